@@ -1,0 +1,239 @@
+//! The subcommands of the `ivjit` tool.
+
+mod batch;
+
+use crate::{BackendArg, FormatArg, PrecisionArg, Source};
+use ivjit::syntax::diagnostic::Diagnostic;
+use ivjit::{BackendChoice, Error, Evaluator, Expression, Interval, Precision};
+use std::path::PathBuf;
+
+/// A failure to report: the message (already rendered) and the exit status.
+pub struct Failure {
+    pub message: String,
+    pub status: u8,
+}
+
+impl Failure {
+    /// Bad input from the user: status 2.
+    pub fn input(message: impl Into<String>) -> Failure {
+        Failure {
+            message: format!("error: {}", message.into()),
+            status: 2,
+        }
+    }
+    /// The environment failed (GPU, I/O): status 1.
+    pub fn runtime(message: impl Into<String>) -> Failure {
+        Failure {
+            message: format!("error: {}", message.into()),
+            status: 1,
+        }
+    }
+}
+
+/// Turns a library error into a failure, rendering diagnostics against the source.
+fn failure(e: Error, source: &str) -> Failure {
+    match e {
+        Error::Compile(d) => Failure {
+            message: d.render(source),
+            status: 2,
+        },
+        Error::Input { .. } | Error::BoxSize { .. } => Failure::input(e.to_string()),
+        Error::NoGpu(_) | Error::Gpu(_) => Failure::runtime(e.to_string()),
+    }
+}
+
+fn precision(p: PrecisionArg) -> Precision {
+    match p {
+        PrecisionArg::F64 => Precision::F64,
+        PrecisionArg::F32 => Precision::F32,
+    }
+}
+
+fn read_source(s: &Source) -> Result<String, Failure> {
+    match (&s.expr, &s.file) {
+        (Some(e), _) => Ok(e.clone()),
+        (None, Some(f)) => std::fs::read_to_string(f).map_err(|e| {
+            Failure::input(format!("cannot read expression file {}: {e}", f.display()))
+        }),
+        (None, None) => Err(Failure::input("no expression given")),
+    }
+}
+
+fn compile(s: &Source) -> Result<(String, Expression), Failure> {
+    let text = read_source(s)?;
+    let expr = Expression::parse(&text).map_err(|e| failure(e, &text))?;
+    Ok((text, expr))
+}
+
+pub struct EvalArgs {
+    pub source: Source,
+    pub vars: Vec<String>,
+    pub input: Option<PathBuf>,
+    pub output: Option<PathBuf>,
+    pub format: FormatArg,
+    pub backend: BackendArg,
+    pub precision: PrecisionArg,
+}
+
+pub fn eval(args: EvalArgs) -> Result<(), Failure> {
+    let (text, expr) = compile(&args.source)?;
+    let precision = precision(args.precision);
+    // Values given with --var, checked against the expression's variables.
+    let mut given: Vec<(String, Interval)> = Vec::new();
+    for v in &args.vars {
+        let Some((name, value)) = v.split_once('=') else {
+            return Err(Failure::input(format!(
+                "--var {v}: expected NAME=INTERVAL, like --var x=[1,2] or --var x=0.5"
+            )));
+        };
+        let name = name.trim();
+        let iv = Interval::parse(value).map_err(|e| Failure::input(format!("--var {v}: {e}")))?;
+        if given.iter().any(|(n, _)| n == name) {
+            return Err(Failure::input(format!("--var {name} is given twice")));
+        }
+        if !expr.vars().iter().any(|x| x == name) {
+            return Err(Failure::input(format!(
+                "--var {name}: the expression has no variable '{name}' (its variables: {})",
+                list(expr.vars())
+            )));
+        }
+        given.push((name.to_string(), iv));
+    }
+    let choice = match args.backend {
+        BackendArg::Auto => BackendChoice::Auto,
+        BackendArg::Cpu => BackendChoice::Cpu,
+        BackendArg::Gpu => BackendChoice::Gpu,
+    };
+    if let Some(input) = &args.input {
+        if args.format == FormatArg::Json {
+            return Err(Failure::input(
+                "--format json is for single boxes; batch results (--input) are written as CSV",
+            ));
+        }
+        let batch = batch::read_csv(input, expr.vars(), &given)?;
+        let missing = missing_vars(&expr, &text, |name| {
+            given.iter().any(|(n, _)| n == name) || batch.columns.iter().any(|c| c == name)
+        });
+        if let Some(f) = missing {
+            return Err(f);
+        }
+        let evaluator = Evaluator::new(&expr, precision, choice).map_err(|e| failure(e, &text))?;
+        report_fallback(&evaluator);
+        let rows = batch.boxes(expr.vars(), &given);
+        let results = evaluator.eval_many(&rows).map_err(|e| failure(e, &text))?;
+        return batch::write_csv(
+            args.output.as_deref(),
+            &results,
+            expr.n_outputs(),
+            precision,
+        );
+    }
+    if args.output.is_some() {
+        return Err(Failure::input("--output needs --input (a batch of boxes)"));
+    }
+    if let Some(f) = missing_vars(&expr, &text, |name| given.iter().any(|(n, _)| n == name)) {
+        return Err(f);
+    }
+    let inputs: Vec<Interval> = expr
+        .vars()
+        .iter()
+        .map(|v| given.iter().find(|(n, _)| n == v).expect("checked").1)
+        .collect();
+    let evaluator = Evaluator::new(&expr, precision, choice).map_err(|e| failure(e, &text))?;
+    report_fallback(&evaluator);
+    let out = evaluator.eval(&inputs).map_err(|e| failure(e, &text))?;
+    match args.format {
+        FormatArg::Text => {
+            for iv in &out {
+                println!("{}", iv.display(precision));
+            }
+        }
+        FormatArg::Json => {
+            let outputs: Vec<serde_json::Value> = out
+                .iter()
+                .map(|iv| {
+                    if iv.is_empty() {
+                        serde_json::json!({ "empty": true })
+                    } else {
+                        serde_json::json!({
+                            "lo": Interval::format_bound(iv.lo, precision),
+                            "hi": Interval::format_bound(iv.hi, precision),
+                        })
+                    }
+                })
+                .collect();
+            let doc = serde_json::json!({
+                "backend": evaluator.backend().name(),
+                "precision": precision.name(),
+                "outputs": outputs,
+            });
+            println!("{doc}");
+        }
+    }
+    Ok(())
+}
+
+/// A diagnostic for the first variable of the expression that has no value.
+fn missing_vars(expr: &Expression, text: &str, has: impl Fn(&str) -> bool) -> Option<Failure> {
+    let name = expr.vars().iter().find(|v| !has(v))?;
+    let span = expr.var_span(name).unwrap_or_default();
+    let d = Diagnostic::new(span, format!("variable '{name}' has no value")).with_help(format!(
+        "pass --var {name}=[lo,hi], or a {name}_lo,{name}_hi column pair with --input"
+    ));
+    Some(Failure {
+        message: d.render(text),
+        status: 2,
+    })
+}
+
+fn report_fallback(e: &Evaluator) {
+    if let Some(why) = e.fallback_reason() {
+        eprintln!("ivjit: {why}; evaluating on the CPU");
+    }
+}
+
+fn list(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    }
+}
+
+pub fn ir(s: &Source, before: bool) -> Result<(), Failure> {
+    let (_, expr) = compile(s)?;
+    if before {
+        print!("{}", ivjit::ir::text::to_text(expr.initial_ir()));
+    } else {
+        print!("{}", expr.ir_text());
+    }
+    Ok(())
+}
+
+pub fn scalar(s: &Source, p: PrecisionArg) -> Result<(), Failure> {
+    let (text, expr) = compile(s)?;
+    let prog = expr.scalar(precision(p)).map_err(|e| failure(e, &text))?;
+    print!("{prog}");
+    Ok(())
+}
+
+pub fn ptx(s: &Source, p: PrecisionArg) -> Result<(), Failure> {
+    let (text, expr) = compile(s)?;
+    print!("{}", expr.ptx(precision(p)).map_err(|e| failure(e, &text))?);
+    Ok(())
+}
+
+pub fn functions() -> Result<(), Failure> {
+    for f in ivjit::ir::functions::FUNCTIONS {
+        println!("{}({})", f.name, arg_names(f.arity));
+        println!("    {}", f.semantics);
+        println!("    domain: {}; accuracy: {}", f.domain, f.accuracy);
+    }
+    println!("operators: + - * / ^ (x^n integer n -> pown, x^0.5 -> sqrt), unary -");
+    println!("constants: pi, e (tight enclosures); literals: 0.1, 1e-3, 0x1.8p-3, [a, b], [empty], [entire]");
+    Ok(())
+}
+
+fn arg_names(n: usize) -> String {
+    ["x", "y", "z"][..n.min(3)].join(", ")
+}

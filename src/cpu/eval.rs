@@ -1,0 +1,292 @@
+//! Evaluates a scalar [`Program`] over a batch of boxes in structure-of-arrays layout.
+//!
+//! Boxes are processed in chunks of [`LANES`]: each instruction runs over the whole chunk before
+//! the next one, so the dispatch on the instruction kind is paid once per chunk and the inner
+//! loops are simple enough to vectorize. Values live in slots reused once their last reader has
+//! run, so memory stays proportional to the live values, not to the program length. Chunks are
+//! independent and run in parallel (rayon).
+
+use crate::cpu::round;
+use crate::interval::Interval;
+use crate::scalar::{Bound, Cmp, Inst, Precision, Program, Round};
+use rayon::prelude::*;
+
+/// Boxes per chunk.
+pub const LANES: usize = 64;
+
+/// Slot assignment for a program: which slot each instruction writes.
+struct Plan {
+    slot: Vec<u32>,
+    n_slots: usize,
+}
+
+impl Plan {
+    fn new(p: &Program) -> Plan {
+        let n = p.insts.len();
+        let mut last_use = vec![0usize; n];
+        for (i, inst) in p.insts.iter().enumerate() {
+            for a in inst.operands() {
+                last_use[a.index()] = i;
+            }
+        }
+        for &(lo, hi) in &p.outputs {
+            last_use[lo.index()] = usize::MAX;
+            last_use[hi.index()] = usize::MAX;
+        }
+        // Values that die at instruction i, so their slots can be reused after it.
+        let mut dying: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (v, &u) in last_use.iter().enumerate() {
+            if u != usize::MAX && u > v {
+                dying[u].push(v as u32);
+            }
+        }
+        let mut free: Vec<u32> = Vec::new();
+        let mut slot = vec![0u32; n];
+        let mut n_slots = 0usize;
+        for i in 0..n {
+            // Operands die after this instruction reads them: their slots are free for the
+            // instructions after it (not for this one, which still reads them).
+            slot[i] = free.pop().unwrap_or_else(|| {
+                n_slots += 1;
+                (n_slots - 1) as u32
+            });
+            // A value never read (possible only for outputs) keeps its slot.
+            for &v in &dying[i] {
+                free.push(slot[v as usize]);
+            }
+        }
+        Plan { slot, n_slots }
+    }
+}
+
+/// Evaluates `program` on `n` boxes. `inputs` holds `2 * n_vars` arrays of `n` values (the lo
+/// array of variable k at `2k`, its hi array at `2k + 1`); the result holds `2 * n_outputs`
+/// arrays in the same layout. Values of an f32 program are f32 values stored as f64.
+pub fn eval_soa(program: &Program, inputs: &[f64], n: usize) -> Vec<f64> {
+    assert_eq!(
+        inputs.len(),
+        2 * program.n_vars() * n,
+        "inputs must hold 2 * n_vars * n values"
+    );
+    let plan = Plan::new(program);
+    let n_out = program.outputs.len();
+    let mut out = vec![0.0; 2 * n_out * n];
+    // Each chunk writes disjoint ranges of every output array; collect per chunk, then scatter.
+    let chunks: Vec<(usize, Vec<f64>)> = (0..n.div_ceil(LANES))
+        .into_par_iter()
+        .map(|c| {
+            let start = c * LANES;
+            let len = LANES.min(n - start);
+            let mut regs = vec![0.0f64; plan.n_slots * LANES];
+            let mut res = vec![0.0f64; 2 * n_out * len];
+            run_chunk(program, &plan, inputs, n, start, len, &mut regs, &mut res);
+            (start, res)
+        })
+        .collect();
+    for (start, res) in chunks {
+        let len = res.len() / (2 * n_out).max(1);
+        for k in 0..2 * n_out {
+            out[k * n + start..k * n + start + len].copy_from_slice(&res[k * len..(k + 1) * len]);
+        }
+    }
+    out
+}
+
+/// Reads an output pair as an interval: (NaN, NaN) is empty. A pair with exactly one NaN bound
+/// cannot come from a correct lowering; it is widened to the whole line rather than trusted.
+pub fn to_interval(lo: f64, hi: f64) -> Interval {
+    match (lo.is_nan(), hi.is_nan()) {
+        (true, true) => Interval::EMPTY,
+        (false, false) => Interval { lo, hi },
+        _ => {
+            debug_assert!(false, "half-NaN interval ({lo}, {hi})");
+            Interval::ENTIRE
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_chunk(
+    p: &Program,
+    plan: &Plan,
+    inputs: &[f64],
+    n: usize,
+    start: usize,
+    len: usize,
+    regs: &mut [f64],
+    res: &mut [f64],
+) {
+    let f32p = p.precision == Precision::F32;
+    for (i, inst) in p.insts.iter().enumerate() {
+        let dst = plan.slot[i] as usize * LANES;
+        let r = |v: crate::scalar::Value| plan.slot[v.index()] as usize * LANES;
+        // Reads operand slots into small arrays first: the destination slot may alias an operand
+        // slot only if that operand died earlier, which the plan forbids, but copying keeps the
+        // borrow checker and the vectorizer happy.
+        macro_rules! lanes {
+            ($v:expr) => {{
+                let o = r($v);
+                let mut a = [0.0f64; LANES];
+                a[..len].copy_from_slice(&regs[o..o + len]);
+                a
+            }};
+        }
+        let mut out = [0.0f64; LANES];
+        match *inst {
+            Inst::Input { var, bound } => {
+                let k = 2 * var as usize + usize::from(bound == Bound::Hi);
+                out[..len].copy_from_slice(&inputs[k * n + start..k * n + start + len]);
+            }
+            Inst::Const(c) => out[..len].fill(c),
+            Inst::Bool(b) => out[..len].fill(if b { 1.0 } else { 0.0 }),
+            Inst::Add(a, b, rd) => {
+                binary(&mut out, &lanes!(a), &lanes!(b), len, f32p, rd, Op2::Add)
+            }
+            Inst::Sub(a, b, rd) => {
+                binary(&mut out, &lanes!(a), &lanes!(b), len, f32p, rd, Op2::Sub)
+            }
+            Inst::Mul(a, b, rd) => {
+                binary(&mut out, &lanes!(a), &lanes!(b), len, f32p, rd, Op2::Mul)
+            }
+            Inst::Div(a, b, rd) => {
+                binary(&mut out, &lanes!(a), &lanes!(b), len, f32p, rd, Op2::Div)
+            }
+            Inst::Fma(a, b, c, rd) => {
+                let (x, y, z) = (lanes!(a), lanes!(b), lanes!(c));
+                for l in 0..len {
+                    out[l] = if f32p {
+                        round::fma_f32(x[l] as f32, y[l] as f32, z[l] as f32, rd) as f64
+                    } else {
+                        round::fma_f64(x[l], y[l], z[l], rd)
+                    };
+                }
+            }
+            Inst::Sqrt(a, rd) => {
+                let x = lanes!(a);
+                for l in 0..len {
+                    out[l] = if f32p {
+                        round::sqrt_f32(x[l] as f32, rd) as f64
+                    } else {
+                        round::sqrt_f64(x[l], rd)
+                    };
+                }
+            }
+            Inst::Neg(a) => {
+                let x = lanes!(a);
+                for l in 0..len {
+                    out[l] = -x[l];
+                }
+            }
+            Inst::Abs(a) => {
+                let x = lanes!(a);
+                for l in 0..len {
+                    out[l] = x[l].abs();
+                }
+            }
+            Inst::Min(a, b) => {
+                let (x, y) = (lanes!(a), lanes!(b));
+                for l in 0..len {
+                    out[l] = round::min_f64(x[l], y[l]);
+                }
+            }
+            Inst::Max(a, b) => {
+                let (x, y) = (lanes!(a), lanes!(b));
+                for l in 0..len {
+                    out[l] = round::max_f64(x[l], y[l]);
+                }
+            }
+            Inst::Compare(c, a, b) => {
+                let (x, y) = (lanes!(a), lanes!(b));
+                for l in 0..len {
+                    let t = match c {
+                        Cmp::Lt => x[l] < y[l],
+                        Cmp::Le => x[l] <= y[l],
+                        Cmp::Gt => x[l] > y[l],
+                        Cmp::Ge => x[l] >= y[l],
+                        Cmp::Eq => x[l] == y[l],
+                    };
+                    out[l] = if t { 1.0 } else { 0.0 };
+                }
+            }
+            Inst::IsNan(a) => {
+                let x = lanes!(a);
+                for l in 0..len {
+                    out[l] = if x[l].is_nan() { 1.0 } else { 0.0 };
+                }
+            }
+            Inst::And(a, b) => {
+                let (x, y) = (lanes!(a), lanes!(b));
+                for l in 0..len {
+                    out[l] = if x[l] != 0.0 && y[l] != 0.0 { 1.0 } else { 0.0 };
+                }
+            }
+            Inst::Or(a, b) => {
+                let (x, y) = (lanes!(a), lanes!(b));
+                for l in 0..len {
+                    out[l] = if x[l] != 0.0 || y[l] != 0.0 { 1.0 } else { 0.0 };
+                }
+            }
+            Inst::Not(a) => {
+                let x = lanes!(a);
+                for l in 0..len {
+                    out[l] = if x[l] != 0.0 { 0.0 } else { 1.0 };
+                }
+            }
+            Inst::Select(c, a, b) => {
+                let (cc, x, y) = (lanes!(c), lanes!(a), lanes!(b));
+                for l in 0..len {
+                    out[l] = if cc[l] != 0.0 { x[l] } else { y[l] };
+                }
+            }
+        }
+        regs[dst..dst + len].copy_from_slice(&out[..len]);
+    }
+    for (k, &(lo, hi)) in p.outputs.iter().enumerate() {
+        for (j, v) in [lo, hi].into_iter().enumerate() {
+            let o = plan.slot[v.index()] as usize * LANES;
+            let at = (2 * k + j) * len;
+            res[at..at + len].copy_from_slice(&regs[o..o + len]);
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Op2 {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+#[inline]
+fn binary(
+    out: &mut [f64; LANES],
+    x: &[f64; LANES],
+    y: &[f64; LANES],
+    len: usize,
+    f32p: bool,
+    rd: Round,
+    op: Op2,
+) {
+    if f32p {
+        let f = match op {
+            Op2::Add => round::add_f32,
+            Op2::Sub => round::sub_f32,
+            Op2::Mul => round::mul_f32,
+            Op2::Div => round::div_f32,
+        };
+        for l in 0..len {
+            out[l] = f(x[l] as f32, y[l] as f32, rd) as f64;
+        }
+    } else {
+        let f = match op {
+            Op2::Add => round::add_f64,
+            Op2::Sub => round::sub_f64,
+            Op2::Mul => round::mul_f64,
+            Op2::Div => round::div_f64,
+        };
+        for l in 0..len {
+            out[l] = f(x[l], y[l], rd);
+        }
+    }
+}

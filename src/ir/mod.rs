@@ -1,0 +1,311 @@
+//! Interval IR: a hash-consed DAG of interval operations.
+//!
+//! Every node is created through [`Graph::add`], which returns the existing node when an identical
+//! one exists (common subexpressions are computed once) and folds operations whose arguments are
+//! all constants, with rigorous interval arithmetic (the same lowering and CPU evaluator that run
+//! expressions, see [`fold`]). Operands always have smaller ids than their users, so a walk in id
+//! order visits arguments first; no pass needs recursion.
+
+pub mod build;
+pub mod fold;
+pub mod functions;
+pub mod text;
+
+use crate::interval::Interval;
+use crate::syntax::ast::Span;
+use std::collections::HashMap;
+
+/// Index of a node in a [`Graph`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// One interval operation. Semantics are IEEE 1788 set-based: each op returns an interval that
+/// contains the image of its arguments' sets (restricted to the function's domain).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Op {
+    /// Input variable number `n` (in order of first appearance).
+    Var(u32),
+    /// A constant interval with f64 bounds (possibly empty).
+    Const(Interval),
+    Neg(NodeId),
+    Add(NodeId, NodeId),
+    Sub(NodeId, NodeId),
+    Mul(NodeId, NodeId),
+    Div(NodeId, NodeId),
+    /// `x^y` as written; the power rewrite turns the cases it knows into `Pown`, `Sqrt`, `Div`.
+    Pow(NodeId, NodeId),
+    Sqr(NodeId),
+    Sqrt(NodeId),
+    /// `x^n` for an integer `n >= 0` (negative exponents are `1 / pown(x, -n)`).
+    Pown(NodeId, i64),
+    Abs(NodeId),
+    Min(NodeId, NodeId),
+    Max(NodeId, NodeId),
+    /// `a * b + c`.
+    Fma(NodeId, NodeId, NodeId),
+    /// The smallest interval containing both.
+    Hull(NodeId, NodeId),
+    Intersect(NodeId, NodeId),
+}
+
+impl Op {
+    /// The node's interval arguments, in order.
+    pub fn args(&self) -> Vec<NodeId> {
+        match *self {
+            Op::Var(_) | Op::Const(_) => vec![],
+            Op::Neg(a) | Op::Sqr(a) | Op::Sqrt(a) | Op::Pown(a, _) | Op::Abs(a) => vec![a],
+            Op::Add(a, b)
+            | Op::Sub(a, b)
+            | Op::Mul(a, b)
+            | Op::Div(a, b)
+            | Op::Pow(a, b)
+            | Op::Min(a, b)
+            | Op::Max(a, b)
+            | Op::Hull(a, b)
+            | Op::Intersect(a, b) => vec![a, b],
+            Op::Fma(a, b, c) => vec![a, b, c],
+        }
+    }
+
+    /// The same operation on other arguments (same count, same order as [`Op::args`]).
+    pub fn with_args(&self, a: &[NodeId]) -> Op {
+        match *self {
+            Op::Var(_) | Op::Const(_) => *self,
+            Op::Neg(_) => Op::Neg(a[0]),
+            Op::Sqr(_) => Op::Sqr(a[0]),
+            Op::Sqrt(_) => Op::Sqrt(a[0]),
+            Op::Pown(_, n) => Op::Pown(a[0], n),
+            Op::Abs(_) => Op::Abs(a[0]),
+            Op::Add(..) => Op::Add(a[0], a[1]),
+            Op::Sub(..) => Op::Sub(a[0], a[1]),
+            Op::Mul(..) => Op::Mul(a[0], a[1]),
+            Op::Div(..) => Op::Div(a[0], a[1]),
+            Op::Pow(..) => Op::Pow(a[0], a[1]),
+            Op::Min(..) => Op::Min(a[0], a[1]),
+            Op::Max(..) => Op::Max(a[0], a[1]),
+            Op::Hull(..) => Op::Hull(a[0], a[1]),
+            Op::Intersect(..) => Op::Intersect(a[0], a[1]),
+            Op::Fma(..) => Op::Fma(a[0], a[1], a[2]),
+        }
+    }
+
+    /// Name used in the text form.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Var(_) => "var",
+            Op::Const(_) => "const",
+            Op::Neg(_) => "neg",
+            Op::Add(..) => "add",
+            Op::Sub(..) => "sub",
+            Op::Mul(..) => "mul",
+            Op::Div(..) => "div",
+            Op::Pow(..) => "pow",
+            Op::Sqr(_) => "sqr",
+            Op::Sqrt(_) => "sqrt",
+            Op::Pown(..) => "pown",
+            Op::Abs(_) => "abs",
+            Op::Min(..) => "min",
+            Op::Max(..) => "max",
+            Op::Fma(..) => "fma",
+            Op::Hull(..) => "hull",
+            Op::Intersect(..) => "intersect",
+        }
+    }
+
+    /// Whether the operation is commutative in its two arguments (for canonical hash-consing).
+    fn commutative(&self) -> bool {
+        matches!(
+            self,
+            Op::Add(..)
+                | Op::Mul(..)
+                | Op::Min(..)
+                | Op::Max(..)
+                | Op::Hull(..)
+                | Op::Intersect(..)
+        )
+    }
+
+    /// Hash key: constants by bit pattern (empty constants all alike), commutative arguments sorted.
+    fn key(&self) -> OpKey {
+        match *self {
+            Op::Const(c) if c.is_empty() => OpKey::EmptyConst,
+            Op::Const(c) => OpKey::Const(c.lo.to_bits(), c.hi.to_bits()),
+            op => {
+                let mut args = op.args();
+                if op.commutative() {
+                    args.sort();
+                }
+                let extra = match op {
+                    Op::Var(v) => v as i64,
+                    Op::Pown(_, n) => n,
+                    _ => 0,
+                };
+                OpKey::Other(op.name(), args, extra)
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum OpKey {
+    EmptyConst,
+    Const(u64, u64),
+    Other(&'static str, Vec<NodeId>, i64),
+}
+
+/// A compiled expression's interval IR: nodes in topological order, the variables, the outputs.
+#[derive(Clone, Debug)]
+pub struct Graph {
+    nodes: Vec<Op>,
+    /// Source span of the expression that first created each node (for error messages).
+    spans: Vec<Span>,
+    dedup: HashMap<OpKey, NodeId>,
+    /// Variable names, indexed by `Op::Var`'s number.
+    pub vars: Vec<String>,
+    /// Where each variable first appears in the source.
+    pub var_spans: Vec<Span>,
+    pub outputs: Vec<NodeId>,
+}
+
+impl Graph {
+    pub fn new(vars: Vec<String>, var_spans: Vec<Span>) -> Graph {
+        Graph {
+            nodes: Vec::new(),
+            spans: Vec::new(),
+            dedup: HashMap::new(),
+            vars,
+            var_spans,
+            outputs: Vec::new(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    pub fn op(&self, id: NodeId) -> Op {
+        self.nodes[id.index()]
+    }
+
+    pub fn span(&self, id: NodeId) -> Span {
+        self.spans[id.index()]
+    }
+
+    pub fn ids(&self) -> impl DoubleEndedIterator<Item = NodeId> {
+        (0..self.nodes.len() as u32).map(NodeId)
+    }
+
+    /// The constant a node is, if it is one.
+    pub fn as_const(&self, id: NodeId) -> Option<Interval> {
+        match self.op(id) {
+            Op::Const(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Adds a node (or finds the identical one), folding it when all arguments are constants.
+    pub fn add(&mut self, op: Op, span: Span) -> NodeId {
+        let args = op.args();
+        if !args.is_empty() && args.iter().all(|&a| self.as_const(a).is_some()) {
+            let consts: Vec<Interval> = args.iter().map(|&a| self.as_const(a).unwrap()).collect();
+            if let Some(c) = fold::fold(&op, &consts) {
+                return self.add(Op::Const(c), span);
+            }
+        }
+        let key = op.key();
+        if let Some(&id) = self.dedup.get(&key) {
+            return id;
+        }
+        let id = NodeId(self.nodes.len() as u32);
+        self.nodes.push(op);
+        self.spans.push(span);
+        self.dedup.insert(key, id);
+        id
+    }
+
+    /// A constant node.
+    pub fn constant(&mut self, c: Interval) -> NodeId {
+        self.add(Op::Const(c), Span::default())
+    }
+
+    /// Rebuilds the graph keeping only nodes that an output depends on (dead-code elimination),
+    /// mapping every kept node through `rewrite`, which may build replacement nodes in the new graph.
+    /// `rewrite` receives the new graph, the old op with arguments already mapped, the old id, and
+    /// the map from old ids to new ones built so far.
+    pub fn rebuild(
+        &self,
+        mut rewrite: impl FnMut(&mut Graph, Op, NodeId, &[Option<NodeId>]) -> NodeId,
+    ) -> Graph {
+        let live = self.live();
+        let mut new = Graph::new(self.vars.clone(), self.var_spans.clone());
+        let mut map: Vec<Option<NodeId>> = vec![None; self.nodes.len()];
+        for id in self.ids() {
+            if !live[id.index()] {
+                continue;
+            }
+            let op = self.op(id);
+            let args: Vec<NodeId> = op
+                .args()
+                .iter()
+                .map(|a| map[a.index()].expect("arguments precede users"))
+                .collect();
+            let mapped = op.with_args(&args);
+            let span = self.span(id);
+            // New nodes created by `rewrite` inherit this node's span.
+            let before = new.nodes.len();
+            let out = rewrite(&mut new, mapped, id, &map);
+            for s in &mut new.spans[before..] {
+                if *s == Span::default() {
+                    *s = span;
+                }
+            }
+            map[id.index()] = Some(out);
+        }
+        new.outputs = self
+            .outputs
+            .iter()
+            .map(|o| map[o.index()].unwrap())
+            .collect();
+        new
+    }
+
+    /// Which nodes some output depends on.
+    pub fn live(&self) -> Vec<bool> {
+        let mut live = vec![false; self.nodes.len()];
+        for o in &self.outputs {
+            live[o.index()] = true;
+        }
+        for id in self.ids().rev() {
+            if live[id.index()] {
+                for a in self.op(id).args() {
+                    live[a.index()] = true;
+                }
+            }
+        }
+        live
+    }
+
+    /// How many live nodes use each node as an argument.
+    pub fn use_counts(&self) -> Vec<u32> {
+        let live = self.live();
+        let mut uses = vec![0u32; self.nodes.len()];
+        for id in self.ids() {
+            if live[id.index()] {
+                for a in self.op(id).args() {
+                    uses[a.index()] += 1;
+                }
+            }
+        }
+        uses
+    }
+}

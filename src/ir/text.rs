@@ -1,0 +1,45 @@
+//! The readable text form of the IR (`ivjit ir`), used in snapshots.
+
+use super::{Graph, Op};
+use crate::rewrite::sign::Facts;
+use std::fmt::Write;
+
+/// Prints the live nodes, one per line, with the sign facts the lowering will use.
+pub fn to_text(g: &Graph) -> String {
+    let facts = Facts::analyze(g);
+    let live = g.live();
+    let mut s = String::new();
+    let _ = writeln!(s, "vars: {}", g.vars.join(", "));
+    for id in g.ids() {
+        if !live[id.index()] {
+            continue;
+        }
+        let op = g.op(id);
+        let _ = write!(s, "%{} = {}", id.0, op.name());
+        match op {
+            Op::Var(v) => {
+                let _ = write!(s, " {}", g.vars[v as usize]);
+            }
+            Op::Const(c) => {
+                let _ = write!(s, " {c}");
+            }
+            Op::Pown(a, n) => {
+                let _ = write!(s, " %{}, {n}", a.0);
+            }
+            _ => {
+                let args: Vec<String> = op.args().iter().map(|a| format!("%{}", a.0)).collect();
+                let _ = write!(s, " {}", args.join(", "));
+            }
+        }
+        let f = facts.get(id);
+        let tag = f.describe();
+        if !tag.is_empty() && !matches!(op, Op::Const(_)) {
+            let _ = write!(s, "    ; {tag}");
+        }
+        s.push('\n');
+    }
+    for (k, o) in g.outputs.iter().enumerate() {
+        let _ = writeln!(s, "out{k} = %{}", o.0);
+    }
+    s
+}

@@ -1,0 +1,502 @@
+//! Interval lowering: interval IR → scalar IR. Interval semantics live here and only here.
+//!
+//! Every interval value becomes a pair of scalar values (lo, hi); the empty set is (NaN, NaN).
+//! Each rule below states which bounds to combine, in which rounding direction, and how empty
+//! and unbounded arguments behave (IEEE 1788 set-based semantics). Sign tests that the static
+//! analysis ([`crate::rewrite::sign`]) decides are replaced by constants, and the scalar builder
+//! folds the selects that depend on them.
+//!
+//! Conventions used by every rule:
+//! - a lower bound is computed rounding down, an upper bound rounding up;
+//! - a product of bounds where one is 0 and the other infinite counts as 0 (IEEE 1788), which the
+//!   hardware would make NaN: [`Lowering::mul_bound`] repairs it unless a fact rules it out;
+//! - `min`/`max` ignore NaN, so rules that use them test emptiness explicitly.
+
+use crate::interval::Interval;
+use crate::ir::{Graph, Op};
+use crate::rewrite::sign::{Fact, Facts};
+use crate::scalar::{Bound, Builder, Cmp, Precision, Program, Round, Value};
+use crate::syntax::ast::Span;
+
+/// A lowered interval: its two bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Iv {
+    pub lo: Value,
+    pub hi: Value,
+}
+
+/// An operation the lowering cannot express (yet).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct LowerError {
+    pub span: Span,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+/// Lowers every output of the graph to a scalar program in the given precision.
+pub fn lower(g: &Graph, precision: Precision) -> Result<Program, LowerError> {
+    let facts = Facts::analyze(g);
+    let live = g.live();
+    let mut l = Lowering {
+        b: Builder::new(precision, g.vars.clone()),
+    };
+    let mut vals: Vec<Option<Iv>> = vec![None; g.len()];
+    let all_facts: Vec<Fact> = g.ids().map(|id| facts.get(id)).collect();
+    for id in g.ids() {
+        if !live[id.index()] {
+            continue;
+        }
+        let op = g.op(id);
+        if let Op::Pow(..) = op {
+            return Err(LowerError {
+                span: g.span(id),
+                message: "powers with a non-integer or non-constant exponent are not supported yet"
+                    .into(),
+                help: Some(
+                    "use an integer constant exponent (x^3, x^-2), x^0.5 for sqrt, or sqr/sqrt/pown"
+                        .into(),
+                ),
+            });
+        }
+        let args: Vec<Iv> = op
+            .args()
+            .iter()
+            .map(|a| vals[a.index()].expect("arguments precede users"))
+            .collect();
+        let arg_facts: Vec<Fact> = op.args().iter().map(|a| all_facts[a.index()]).collect();
+        vals[id.index()] = Some(l.op(op, &args, &arg_facts));
+    }
+    let outputs = g
+        .outputs
+        .iter()
+        .map(|o| {
+            let v = vals[o.index()].expect("outputs are live");
+            (v.lo, v.hi)
+        })
+        .collect();
+    Ok(l.b.finish(outputs))
+}
+
+/// Lowers one operation on constant arguments in f64 into a program with no inputs (used by
+/// constant folding). Returns `None` for operations that need the rewrites first (`pow`).
+pub fn lower_constant_op(op: &Op, args: &[Interval]) -> Option<Program> {
+    if matches!(op, Op::Pow(..) | Op::Var(_) | Op::Const(_)) {
+        return None;
+    }
+    let facts: Vec<Fact> = args
+        .iter()
+        .map(|c| crate::rewrite::sign::fact_of(Op::Const(*c), &[]))
+        .collect();
+    let mut l = Lowering {
+        b: Builder::new(Precision::F64, Vec::new()),
+    };
+    let ivs: Vec<Iv> = args.iter().map(|c| l.constant(*c)).collect();
+    let out = l.op(*op, &ivs, &facts);
+    Some(l.b.finish(vec![(out.lo, out.hi)]))
+}
+
+struct Lowering {
+    b: Builder,
+}
+
+impl Lowering {
+    fn op(&mut self, op: Op, a: &[Iv], f: &[Fact]) -> Iv {
+        match op {
+            Op::Var(v) => Iv {
+                lo: self.b.input(v, Bound::Lo),
+                hi: self.b.input(v, Bound::Hi),
+            },
+            Op::Const(c) => self.constant(c),
+            Op::Neg(_) => self.neg(a[0]),
+            Op::Add(..) => {
+                let lo = self.b.add(a[0].lo, a[1].lo, Round::Down);
+                let hi = self.b.add(a[0].hi, a[1].hi, Round::Up);
+                Iv { lo, hi }
+            }
+            Op::Sub(..) => {
+                let lo = self.b.sub(a[0].lo, a[1].hi, Round::Down);
+                let hi = self.b.sub(a[0].hi, a[1].lo, Round::Up);
+                Iv { lo, hi }
+            }
+            Op::Mul(..) => self.mul(a[0], a[1], f[0], f[1], None),
+            Op::Fma(..) => self.mul(a[0], a[1], f[0], f[1], Some((a[2], f[2]))),
+            Op::Div(..) => self.div(a[0], a[1], f[0], f[1]),
+            Op::Sqr(_) => self.pown(a[0], 2, f[0]),
+            Op::Pown(_, n) => self.pown(a[0], n, f[0]),
+            Op::Sqrt(_) => self.sqrt(a[0], f[0]),
+            Op::Abs(_) => self.abs(a[0], f[0]),
+            Op::Min(..) | Op::Max(..) => {
+                let is_min = matches!(op, Op::Min(..));
+                let (lo, hi) = if is_min {
+                    (self.b.min(a[0].lo, a[1].lo), self.b.min(a[0].hi, a[1].hi))
+                } else {
+                    (self.b.max(a[0].lo, a[1].lo), self.b.max(a[0].hi, a[1].hi))
+                };
+                let empty = self.either_empty(a[0], f[0], a[1], f[1]);
+                self.empty_if(empty, Iv { lo, hi })
+            }
+            Op::Hull(..) => Iv {
+                // min/max ignore NaN: the hull of the empty set and X is X, as it should be.
+                lo: self.b.min(a[0].lo, a[1].lo),
+                hi: self.b.max(a[0].hi, a[1].hi),
+            },
+            Op::Intersect(..) => {
+                let lo = self.b.max(a[0].lo, a[1].lo);
+                let hi = self.b.min(a[0].hi, a[1].hi);
+                let disjoint = self.b.cmp(Cmp::Gt, lo, hi);
+                let e = self.either_empty(a[0], f[0], a[1], f[1]);
+                let empty = self.b.or(e, disjoint);
+                self.empty_if(empty, Iv { lo, hi })
+            }
+            Op::Pow(..) => unreachable!("pow is rejected before lowering"),
+        }
+    }
+
+    /// A constant interval, rounded outward to the program's precision.
+    fn constant(&mut self, c: Interval) -> Iv {
+        if c.is_empty() {
+            let nan = self.b.nan();
+            return Iv { lo: nan, hi: nan };
+        }
+        let c = match self.b.precision() {
+            Precision::F64 => c,
+            Precision::F32 => c.to_f32_enclosure(),
+        };
+        Iv {
+            lo: self.b.constant(c.lo),
+            hi: self.b.constant(c.hi),
+        }
+    }
+
+    fn neg(&mut self, a: Iv) -> Iv {
+        Iv {
+            lo: self.b.neg(a.hi),
+            hi: self.b.neg(a.lo),
+        }
+    }
+
+    /// Boolean: the interval is empty (its lower bound is NaN), or constant false when the
+    /// analysis proved it nonempty.
+    fn is_empty(&mut self, a: Iv, f: Fact) -> Value {
+        if f.maybe_empty {
+            self.b.is_nan(a.lo)
+        } else {
+            self.b.bool(false)
+        }
+    }
+
+    fn either_empty(&mut self, a: Iv, fa: Fact, c: Iv, fc: Fact) -> Value {
+        let x = self.is_empty(a, fa);
+        let y = self.is_empty(c, fc);
+        self.b.or(x, y)
+    }
+
+    /// `empty ? [empty] : r`.
+    fn empty_if(&mut self, empty: Value, r: Iv) -> Iv {
+        let nan = self.b.nan();
+        Iv {
+            lo: self.b.select(empty, nan, r.lo),
+            hi: self.b.select(empty, nan, r.hi),
+        }
+    }
+
+    /// Boolean `x >= 0`, answered statically when `known` says so.
+    fn ge0(&mut self, x: Value, known: bool) -> Value {
+        if known {
+            return self.b.bool(true);
+        }
+        let z = self.b.zero();
+        self.b.cmp(Cmp::Ge, x, z)
+    }
+
+    /// Boolean `x <= 0`, answered statically when `known` says so.
+    fn le0(&mut self, x: Value, known: bool) -> Value {
+        if known {
+            return self.b.bool(true);
+        }
+        let z = self.b.zero();
+        self.b.cmp(Cmp::Le, x, z)
+    }
+
+    /// One directed product of two bounds (plus `add` in one rounding, for fma), with
+    /// 0 * inf = 0 as IEEE 1788 requires. The hardware gives NaN there; the repair is skipped when
+    /// one factor's bounds are known finite and nonzero. Both operands are never NaN here unless
+    /// an argument is empty, which the caller handles.
+    fn mul_bound(
+        &mut self,
+        x: Value,
+        y: Value,
+        add: Option<Value>,
+        r: Round,
+        exact: bool,
+    ) -> Value {
+        let p = match add {
+            None => self.b.mul(x, y, r),
+            Some(c) => self.b.fma(x, y, c, r),
+        };
+        if exact {
+            return p;
+        }
+        let nan = self.b.is_nan(p);
+        // For fma, a 0 * inf product contributes 0, leaving the addend (a float, exact).
+        let repair = match add {
+            None => self.b.zero(),
+            Some(c) => c,
+        };
+        self.b.select(nan, repair, p)
+    }
+
+    /// Interval product (Table 1 of the GPU interval paper), or `a*b + c` when `addend` is given.
+    ///
+    /// With P = "lower bound >= 0" and N = "upper bound <= 0" for each factor, the lower bound is
+    /// one product of bounds chosen by the signs, except when both factors straddle zero (neither
+    /// P nor N), where it is the smaller of two; likewise the upper bound. The operands are
+    /// selected branchlessly; in the other cases the second candidate duplicates the first.
+    fn mul(&mut self, a: Iv, b: Iv, fa: Fact, fb: Fact, addend: Option<(Iv, Fact)>) -> Iv {
+        let exact = fa.finite_nonzero_bounds || fb.finite_nonzero_bounds;
+        let ap = self.ge0(a.lo, fa.nonneg);
+        let an = self.le0(a.hi, fa.nonpos);
+        let bp = self.ge0(b.lo, fb.nonneg);
+        let bn = self.le0(b.hi, fb.nonpos);
+        let s = |l: &mut Self, c, x, y| l.b.select(c, x, y);
+
+        // Lower bound: PP a1*b1 | PM,PN a2*b1 | MP,NP,NM a1*b2 | MN a2*b1 | NN a2*b2 | MM min(a2*b1, a1*b2).
+        let t = s(self, bp, a.lo, a.hi);
+        let u = s(self, bn, a.hi, a.lo);
+        let m = s(self, bp, a.lo, a.hi);
+        let v = s(self, an, u, m);
+        let x1 = s(self, ap, t, v);
+        let w = s(self, bp, b.hi, b.lo);
+        let z = s(self, an, b.hi, w);
+        let y1 = s(self, ap, b.lo, z);
+        // Upper bound: PP,PM a2*b2 | PN a1*b2 | NP a2*b1 | NM,NN a1*b1 | MP a2*b2 | MN a1*b1 | MM max(a1*b1, a2*b2).
+        let t = s(self, bn, a.lo, a.hi);
+        let u = s(self, bp, a.hi, a.lo);
+        let m = s(self, bn, a.lo, a.hi);
+        let v = s(self, an, u, m);
+        let x2 = s(self, ap, t, v);
+        let w = s(self, bn, b.lo, b.hi);
+        let z = s(self, an, b.lo, w);
+        let y2 = s(self, ap, b.hi, z);
+
+        let (c_lo, c_hi) = match addend {
+            Some((c, _)) => (Some(c.lo), Some(c.hi)),
+            None => (None, None),
+        };
+        let mut lo = self.mul_bound(x1, y1, c_lo, Round::Down, exact);
+        let mut hi = self.mul_bound(x2, y2, c_hi, Round::Up, exact);
+
+        // Both straddle zero: a second candidate for each bound.
+        let not_ap = self.b.not(ap);
+        let not_an = self.b.not(an);
+        let not_bp = self.b.not(bp);
+        let not_bn = self.b.not(bn);
+        let am = self.b.and(not_ap, not_an);
+        let bm = self.b.and(not_bp, not_bn);
+        let mm = self.b.and(am, bm);
+        if self.b.as_bool(mm) != Some(false) {
+            let x3 = s(self, mm, a.lo, x1);
+            let y3 = s(self, mm, b.hi, y1);
+            let x4 = s(self, mm, a.lo, x2);
+            let y4 = s(self, mm, b.lo, y2);
+            let lo2 = self.mul_bound(x3, y3, c_lo, Round::Down, exact);
+            let hi2 = self.mul_bound(x4, y4, c_hi, Round::Up, exact);
+            lo = self.b.min(lo, lo2);
+            hi = self.b.max(hi, hi2);
+        }
+        let mut empty = self.either_empty(a, fa, b, fb);
+        if let Some((c, fc)) = addend {
+            let ec = self.is_empty(c, fc);
+            empty = self.b.or(empty, ec);
+        }
+        self.empty_if(empty, Iv { lo, hi })
+    }
+
+    /// Interval division, IEEE 1788: `x/[0,0]` is empty; a divisor touching zero at one end gives a
+    /// half-unbounded result; one straddling zero gives the whole line (or [0,0] for a zero
+    /// numerator).
+    ///
+    /// For a divisor >= 0 (b1 >= 0, b != [0,0]):
+    ///   lo = a1 / (a1 >= 0 ? b2 : b1),  hi = a2 / (a2 > 0 ? b1 : b2),
+    /// with b1 = +0 when it is zero, so that a1 / b1 is -inf for a1 < 0 and a2 / b1 is +inf for
+    /// a2 > 0. For a divisor <= 0 mirror it:
+    ///   lo = a2 / (a2 > 0 ? b2 : b1),   hi = a1 / (a1 >= 0 ? b1 : b2),  with b2 = -0 when zero.
+    /// No quotient is 0/0 or inf/inf in these cases.
+    fn div(&mut self, a: Iv, b: Iv, fa: Fact, fb: Fact) -> Iv {
+        let zero = self.b.zero();
+        let nonneg = self.ge0(b.lo, fb.nonneg);
+        let nonpos = self.le0(b.hi, fb.nonpos);
+        // Divisor >= 0.
+        let b1 = if fb.finite_nonzero_bounds {
+            b.lo
+        } else {
+            self.b.add(b.lo, zero, Round::Nearest) // -0 + 0 = +0 under round-to-nearest
+        };
+        let a1_ge0 = self.ge0(a.lo, fa.nonneg);
+        let a2_gt0 = self.b.cmp(Cmp::Gt, a.hi, zero);
+        let d_lo_pos = self.b.select(a1_ge0, b.hi, b1);
+        let d_hi_pos = self.b.select(a2_gt0, b1, b.hi);
+        // Divisor <= 0.
+        let b2 = if fb.finite_nonzero_bounds {
+            b.hi
+        } else {
+            let neg_zero = self.b.constant(-0.0);
+            let is_zero = self.b.cmp(Cmp::Eq, b.hi, zero);
+            self.b.select(is_zero, neg_zero, b.hi)
+        };
+        let d_lo_neg = self.b.select(a2_gt0, b2, b.lo);
+        let d_hi_neg = self.b.select(a1_ge0, b.lo, b2);
+
+        let n_lo = self.b.select(nonneg, a.lo, a.hi);
+        let d_lo = self.b.select(nonneg, d_lo_pos, d_lo_neg);
+        let n_hi = self.b.select(nonneg, a.hi, a.lo);
+        let d_hi = self.b.select(nonneg, d_hi_pos, d_hi_neg);
+        let mut lo = self.b.div(n_lo, d_lo, Round::Down);
+        let mut hi = self.b.div(n_hi, d_hi, Round::Up);
+
+        // Divisor strictly straddling zero: the whole line, or [0, 0] for a zero numerator.
+        let not_nonneg = self.b.not(nonneg);
+        let not_nonpos = self.b.not(nonpos);
+        let straddle = self.b.and(not_nonneg, not_nonpos);
+        if self.b.as_bool(straddle) != Some(false) {
+            let lo_zero = self.b.cmp(Cmp::Eq, a.lo, zero);
+            let hi_zero = self.b.cmp(Cmp::Eq, a.hi, zero);
+            let a_zero = self.b.and(lo_zero, hi_zero);
+            let ninf = self.b.constant(f64::NEG_INFINITY);
+            let pinf = self.b.constant(f64::INFINITY);
+            let lo_s = self.b.select(a_zero, zero, ninf);
+            let hi_s = self.b.select(a_zero, zero, pinf);
+            lo = self.b.select(straddle, lo_s, lo);
+            hi = self.b.select(straddle, hi_s, hi);
+        }
+        // Empty: an empty argument, or division by [0, 0].
+        let by_zero = self.b.and(nonneg, nonpos);
+        let e = self.either_empty(a, fa, b, fb);
+        let empty = self.b.or(e, by_zero);
+        self.empty_if(empty, Iv { lo, hi })
+    }
+
+    /// `x^n` by repeated directed products (binary method) for `x >= 0`: every factor is
+    /// nonnegative and directed rounding is monotone, so rounding every product down (up) gives
+    /// a lower (upper) bound of the exact power.
+    fn power_of_nonneg(&mut self, x: Value, n: i64, r: Round) -> Value {
+        debug_assert!(n >= 1);
+        let mut acc: Option<Value> = None;
+        let mut base = x;
+        let mut k = n as u64;
+        loop {
+            if k & 1 == 1 {
+                acc = Some(match acc {
+                    None => base,
+                    Some(a) => self.b.mul(a, base, r),
+                });
+            }
+            k >>= 1;
+            if k == 0 {
+                break;
+            }
+            base = self.b.mul(base, base, r);
+        }
+        acc.expect("n >= 1")
+    }
+
+    /// `pown(x, n)`, n >= 0 (Table 2 of the GPU interval paper).
+    /// - n = 0: [1, 1] for a nonempty x;
+    /// - n even: [mig(x)^n, mag(x)^n] where mig = max(a1, -a2, 0) and mag = max(-a1, a2);
+    /// - n odd: monotone increasing, lo = a1^n, hi = a2^n, each computed on |bound| with the
+    ///   direction that the sign of the bound calls for.
+    fn pown(&mut self, a: Iv, n: i64, f: Fact) -> Iv {
+        assert!(n >= 0, "negative powers are rewritten to 1/pown");
+        if n == 0 {
+            let one = self.b.constant(1.0);
+            let empty = self.is_empty(a, f);
+            return self.empty_if(empty, Iv { lo: one, hi: one });
+        }
+        if n == 1 {
+            return a;
+        }
+        if n % 2 == 0 {
+            let (mig, mag) = if f.nonneg {
+                (a.lo, a.hi)
+            } else if f.nonpos {
+                (self.b.neg(a.hi), self.b.neg(a.lo))
+            } else {
+                // t = max(a1, -a2) is the mignitude when positive; when t <= 0 the interval
+                // contains 0. For an empty interval t is NaN and stays NaN through the select.
+                let na2 = self.b.neg(a.hi);
+                let t = self.b.max(a.lo, na2);
+                let z = self.b.zero();
+                let contains_zero = self.b.cmp(Cmp::Le, t, z);
+                let mig = self.b.select(contains_zero, z, t);
+                let na1 = self.b.neg(a.lo);
+                (mig, self.b.max(na1, a.hi))
+            };
+            let lo = self.power_of_nonneg(mig, n, Round::Down);
+            let hi = self.power_of_nonneg(mag, n, Round::Up);
+            return Iv { lo, hi };
+        }
+        // Odd n.
+        let lo = self.odd_power_bound(a.lo, n, f, Round::Down);
+        let hi = self.odd_power_bound(a.hi, n, f, Round::Up);
+        Iv { lo, hi }
+    }
+
+    /// One bound of an odd power: `x^n` rounded in direction `r`, for x of either sign:
+    /// x >= 0 gives pow(x) rounded r; x < 0 gives -pow(-x) rounded the other way.
+    fn odd_power_bound(&mut self, x: Value, n: i64, f: Fact, r: Round) -> Value {
+        let other = if r == Round::Down {
+            Round::Up
+        } else {
+            Round::Down
+        };
+        if f.nonneg {
+            return self.power_of_nonneg(x, n, r);
+        }
+        let nx = self.b.neg(x);
+        let neg_branch = self.power_of_nonneg(nx, n, other);
+        let neg_branch = self.b.neg(neg_branch);
+        if f.nonpos {
+            return neg_branch;
+        }
+        let pos_branch = self.power_of_nonneg(x, n, r);
+        let nonneg = self.ge0(x, false);
+        self.b.select(nonneg, pos_branch, neg_branch)
+    }
+
+    /// `sqrt(x)`: the part of x below zero is outside the domain and ignored; empty when x < 0.
+    fn sqrt(&mut self, a: Iv, f: Fact) -> Iv {
+        let z = self.b.zero();
+        let lo_arg = if f.nonneg {
+            a.lo
+        } else {
+            let neg = self.b.cmp(Cmp::Lt, a.lo, z);
+            self.b.select(neg, z, a.lo) // NaN (empty) is not < 0 and stays NaN
+        };
+        let lo = self.b.sqrt(lo_arg, Round::Down);
+        let hi = self.b.sqrt(a.hi, Round::Up);
+        if f.nonneg {
+            return Iv { lo, hi };
+        }
+        let below = self.b.cmp(Cmp::Lt, a.hi, z);
+        self.empty_if(below, Iv { lo, hi })
+    }
+
+    /// `|x|` = [mig(x), mag(x)].
+    fn abs(&mut self, a: Iv, f: Fact) -> Iv {
+        if f.nonneg {
+            return a;
+        }
+        if f.nonpos {
+            return self.neg(a);
+        }
+        let na2 = self.b.neg(a.hi);
+        let t = self.b.max(a.lo, na2);
+        let z = self.b.zero();
+        let contains_zero = self.b.cmp(Cmp::Le, t, z);
+        let lo = self.b.select(contains_zero, z, t);
+        let na1 = self.b.neg(a.lo);
+        let hi = self.b.max(na1, a.hi);
+        Iv { lo, hi }
+    }
+}

@@ -1,0 +1,132 @@
+//! The `ivjit` command-line tool.
+//!
+//! Exit status: 0 on success, 2 when the input is wrong (expression, `--var`, CSV), 1 when the
+//! environment fails (no GPU with `--backend gpu`, a GPU or I/O error).
+
+mod cli;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "ivjit",
+    version,
+    about = "Interval-expression JIT: rigorous enclosures on NVIDIA GPUs or the CPU"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum BackendArg {
+    Auto,
+    Cpu,
+    Gpu,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum PrecisionArg {
+    F64,
+    F32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    Text,
+    Json,
+}
+
+/// Where the expression comes from: the command line or a file.
+#[derive(clap::Args)]
+pub struct Source {
+    /// The expression, e.g. 'x^4 - 5*x^2 + y' (or use -f FILE).
+    #[arg(required_unless_present = "file")]
+    pub expr: Option<String>,
+    /// Read the expression from a file.
+    #[arg(short = 'f', long = "file", conflicts_with = "expr")]
+    pub file: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Evaluate an expression on one box (--var) or on a batch of boxes (--input).
+    Eval {
+        #[command(flatten)]
+        source: Source,
+        /// A variable's interval: x=[1,2], x=0.5, x=[-inf,0], x=[empty]. Repeat per variable.
+        #[arg(long = "var", value_name = "NAME=INTERVAL")]
+        vars: Vec<String>,
+        /// CSV of boxes: a header of NAME_lo,NAME_hi column pairs, one box per row.
+        #[arg(long, value_name = "FILE")]
+        input: Option<PathBuf>,
+        /// Where batch results go (CSV); standard output by default.
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[arg(long, value_enum, default_value = "text")]
+        format: FormatArg,
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendArg,
+        #[arg(long, value_enum, default_value = "f64")]
+        precision: PrecisionArg,
+    },
+    /// Print the interval IR after rewrites (--before: as built, before rewrites).
+    Ir {
+        #[command(flatten)]
+        source: Source,
+        #[arg(long)]
+        before: bool,
+    },
+    /// Print the scalar IR (every float operation with its rounding direction).
+    Scalar {
+        #[command(flatten)]
+        source: Source,
+        #[arg(long, value_enum, default_value = "f64")]
+        precision: PrecisionArg,
+    },
+    /// Print the PTX kernel.
+    Ptx {
+        #[command(flatten)]
+        source: Source,
+        #[arg(long, value_enum, default_value = "f64")]
+        precision: PrecisionArg,
+    },
+    /// List the functions expressions can call, with their semantics.
+    Functions,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Eval {
+            source,
+            vars,
+            input,
+            output,
+            format,
+            backend,
+            precision,
+        } => cli::eval(cli::EvalArgs {
+            source,
+            vars,
+            input,
+            output,
+            format,
+            backend,
+            precision,
+        }),
+        Command::Ir { source, before } => cli::ir(&source, before),
+        Command::Scalar { source, precision } => cli::scalar(&source, precision),
+        Command::Ptx { source, precision } => cli::ptx(&source, precision),
+        Command::Functions => cli::functions(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{}", e.message);
+            ExitCode::from(e.status)
+        }
+    }
+}

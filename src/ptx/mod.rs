@@ -1,0 +1,373 @@
+//! PTX backend: turns a scalar [`Program`] into the text of a PTX module with one kernel.
+//!
+//! # Kernel ABI
+//!
+//! ```text
+//! .visible .entry ivjit_kernel(.param .u64 n, .param .u64 inputs,
+//!                              .param .u64 outputs, .param .u64 flags)
+//! ```
+//!
+//! - `n`: number of elements (independent evaluations).
+//! - `inputs`: device pointer to `2 * n_vars` arrays of `n` values of the program's precision
+//!   (`f64` or `f32`), one after the other (structure of arrays). Array `2 * var + 0` holds the
+//!   lo bounds of variable `var`, array `2 * var + 1` its hi bounds; element `i` of array `k` is at
+//!   byte offset `(k * n + i) * size`. May be anything (e.g. 0) when the program has no variables.
+//! - `outputs`: device pointer to `2 * n_outputs` arrays of `n` values laid out the same way:
+//!   array `2 * j + 0` receives the lo bound of output `j`, array `2 * j + 1` its hi bound.
+//! - `flags`: reserved for IEEE 1788 decorations (one small flag word per output value and
+//!   element, layout to be fixed with them). The kernel never reads or writes it today; pass 0.
+//!
+//! The kernel runs a grid-stride loop over `i < n`, so any launch configuration with a 1-D grid
+//! and 1-D blocks covers all elements.
+//!
+//! # Code shape
+//!
+//! Every instruction is emitted inline (no `.func`, no calls). The register of IR value `v` is
+//! `%f{v}` for floats and `%p{v}` for booleans, so the text changes only when the code generator
+//! does. Float registers are declared with the program's type (`.f64` or `.f32`).
+//!
+//! Rounding: `Round::Down` is `.rm`, `Round::Up` is `.rp`, `Round::Nearest` is `.rn`; the modifier
+//! is always written on add/sub/mul/fma/div/sqrt (an add or mul without it may be contracted into
+//! an fma by ptxas), and `.ftz` is never used, so subnormals are kept. `div.{rn,rm,rp}` and
+//! `sqrt.{rn,rm,rp}` are the IEEE correctly rounded forms (not `div.full`/`.approx`).
+//!
+//! Min/Max: plain `min`/`max`. The PTX ISA (section "Floating Point Instructions: min / max")
+//! specifies that a NaN operand yields the other operand (minNum/maxNum) and that "if values of
+//! both inputs are 0.0, then +0.0 > -0.0", which is exactly the IR semantics, so no extra sequence
+//! is needed. (When both are NaN the result is the canonical NaN; the IR gives no NaN payload
+//! guarantee, so comparisons treat all NaNs alike.) `tests/gpu_basic.rs` checks the signed-zero
+//! and NaN cases; they passed on an H200 (driver 580.159.04) in both precisions.
+
+use crate::scalar::{Bound, Cmp, Inst, Precision, Program, Round, Type, Value};
+
+/// Name of the single kernel in every emitted module.
+pub const KERNEL_NAME: &str = "ivjit_kernel";
+
+/// PTX ISA version written in the header (the driver accepts at most 9.0; sm_90 needs 7.8).
+pub const PTX_VERSION: &str = "8.0";
+
+/// Target architecture written in the header.
+pub const PTX_TARGET: &str = "sm_90";
+
+/// Checks that a program is well formed for code generation: every operand refers to an earlier
+/// value of the right type, inputs name existing variables, outputs are floats.
+pub fn check(program: &Program) -> Result<(), String> {
+    let insts = &program.insts;
+    let ty = |v: Value, at: usize, want: Type| -> Result<(), String> {
+        if v.index() >= at {
+            return Err(format!(
+                "instruction %{at} uses {v}, which is not defined before it"
+            ));
+        }
+        let got = insts[v.index()].ty();
+        if got != want {
+            return Err(format!(
+                "instruction %{at} uses {v} as {want:?}, but it is {got:?}"
+            ));
+        }
+        Ok(())
+    };
+    for (i, inst) in insts.iter().enumerate() {
+        match *inst {
+            Inst::Input { var, .. } => {
+                if var as usize >= program.n_vars() {
+                    return Err(format!(
+                        "instruction %{i} reads variable {var}, but the program has {} variables",
+                        program.n_vars()
+                    ));
+                }
+            }
+            Inst::Const(_) | Inst::Bool(_) => {}
+            Inst::Select(c, a, b) => {
+                ty(c, i, Type::Bool)?;
+                ty(a, i, Type::Float)?;
+                ty(b, i, Type::Float)?;
+            }
+            Inst::And(a, b) | Inst::Or(a, b) => {
+                ty(a, i, Type::Bool)?;
+                ty(b, i, Type::Bool)?;
+            }
+            Inst::Not(a) => ty(a, i, Type::Bool)?,
+            other => {
+                for v in other.operands() {
+                    ty(v, i, Type::Float)?;
+                }
+            }
+        }
+    }
+    for (j, &(lo, hi)) in program.outputs.iter().enumerate() {
+        for v in [lo, hi] {
+            ty(v, insts.len(), Type::Float).map_err(|e| format!("output {j}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Emits the PTX module for `program` (see the module documentation for the kernel ABI).
+///
+/// # Panics
+/// If the program is ill-formed (see [`check`]); that is a bug in whatever built it.
+pub fn emit(program: &Program) -> String {
+    if let Err(e) = check(program) {
+        panic!("ptx::emit: ill-formed scalar program: {e}");
+    }
+    let mut e = Emitter::new(program);
+    e.module();
+    e.out
+}
+
+/// Index of the input array holding `bound` of variable `var`.
+fn input_array(var: u32, bound: Bound) -> usize {
+    2 * var as usize + usize::from(bound == Bound::Hi)
+}
+
+fn round_modifier(r: Round) -> &'static str {
+    match r {
+        Round::Down => "rm",
+        Round::Up => "rp",
+        Round::Nearest => "rn",
+    }
+}
+
+struct Emitter<'a> {
+    program: &'a Program,
+    /// `f64` or `f32`.
+    ty: &'static str,
+    /// log2 of the element size in bytes.
+    elem_shift: u32,
+    out: String,
+}
+
+impl<'a> Emitter<'a> {
+    fn new(program: &'a Program) -> Self {
+        let (ty, elem_shift) = match program.precision {
+            Precision::F64 => ("f64", 3),
+            Precision::F32 => ("f32", 2),
+        };
+        Emitter {
+            program,
+            ty,
+            elem_shift,
+            out: String::new(),
+        }
+    }
+
+    /// One line of the kernel body, indented by a tab.
+    fn line(&mut self, text: impl AsRef<str>) {
+        self.out.push('\t');
+        self.out.push_str(text.as_ref());
+        self.out.push('\n');
+    }
+
+    fn raw(&mut self, text: impl AsRef<str>) {
+        self.out.push_str(text.as_ref());
+        self.out.push('\n');
+    }
+
+    /// Input arrays the program reads, in increasing order, without repeats.
+    fn used_inputs(&self) -> Vec<usize> {
+        let mut used = vec![false; 2 * self.program.n_vars()];
+        for inst in &self.program.insts {
+            if let Inst::Input { var, bound } = *inst {
+                used[input_array(var, bound)] = true;
+            }
+        }
+        (0..used.len()).filter(|&k| used[k]).collect()
+    }
+
+    fn module(&mut self) {
+        let p = self.program;
+        self.raw("//");
+        self.raw("// Generated by ivjit: do not edit.");
+        self.raw(format!(
+            "// precision {}, {} variables, {} outputs, {} instructions",
+            p.precision,
+            p.n_vars(),
+            p.outputs.len(),
+            p.insts.len()
+        ));
+        self.raw(format!(
+            "// ABI: n elements; inputs = {} arrays of n {}, array 2*var+0 = lo, 2*var+1 = hi;",
+            2 * p.n_vars(),
+            self.ty
+        ));
+        self.raw(format!(
+            "// outputs = {} arrays of n {}, array 2*out+0 = lo, 2*out+1 = hi; flags reserved (0).",
+            2 * p.outputs.len(),
+            self.ty
+        ));
+        self.raw("//");
+        self.raw("");
+        self.raw(format!(".version {PTX_VERSION}"));
+        self.raw(format!(".target {PTX_TARGET}"));
+        self.raw(".address_size 64");
+        self.raw("");
+        self.raw(format!(".visible .entry {KERNEL_NAME}("));
+        self.raw("\t.param .u64 n,");
+        self.raw("\t.param .u64 inputs,");
+        self.raw("\t.param .u64 outputs,");
+        self.raw("\t.param .u64 flags");
+        self.raw(")");
+        self.raw("{");
+        self.declarations();
+        self.prologue();
+        self.raw("$L_loop:");
+        for (i, inst) in p.insts.iter().enumerate() {
+            self.inst(i, inst);
+        }
+        self.stores();
+        self.epilogue();
+        self.raw("}");
+    }
+
+    fn declarations(&mut self) {
+        let n_insts = self.program.insts.len();
+        let n_in = 2 * self.program.n_vars();
+        let n_out = 2 * self.program.outputs.len();
+        // Value registers are indexed by IR value number; booleans and floats share the index
+        // space, so each declaration covers every index (unused ones cost nothing).
+        if n_insts > 0 {
+            let ty = self.ty;
+            self.line(format!(".reg .{ty} %f<{n_insts}>;"));
+            self.line(format!(".reg .pred %p<{n_insts}>;"));
+        }
+        // Loop control.
+        self.line(".reg .pred %done;");
+        self.line(".reg .b32 %r<4>;");
+        self.line(".reg .b64 %n, %i, %stride, %arraybytes, %stepbytes, %offset, %pin, %pout;");
+        // Running pointers: one per input array read and per output array.
+        if n_in > 0 {
+            self.line(format!(".reg .b64 %in<{n_in}>;"));
+        }
+        if n_out > 0 {
+            self.line(format!(".reg .b64 %out<{n_out}>;"));
+        }
+        self.raw("");
+    }
+
+    fn prologue(&mut self) {
+        let shift = self.elem_shift;
+        self.line("ld.param.u64 %n, [n];");
+        self.line("ld.param.u64 %pin, [inputs];");
+        self.line("ld.param.u64 %pout, [outputs];");
+        self.line("// flags: reserved for decorations, not read yet.");
+        self.line("cvta.to.global.u64 %pin, %pin;");
+        self.line("cvta.to.global.u64 %pout, %pout;");
+        self.line("// i = ctaid.x * ntid.x + tid.x; stride = nctaid.x * ntid.x");
+        self.line("mov.u32 %r0, %ctaid.x;");
+        self.line("mov.u32 %r1, %ntid.x;");
+        self.line("mov.u32 %r2, %tid.x;");
+        self.line("mov.u32 %r3, %nctaid.x;");
+        self.line("cvt.u64.u32 %i, %r2;");
+        self.line("mad.wide.u32 %i, %r0, %r1, %i;");
+        self.line("mul.wide.u32 %stride, %r3, %r1;");
+        self.line("setp.ge.u64 %done, %i, %n;");
+        self.line("@%done bra $L_exit;");
+        self.line(format!("shl.b64 %arraybytes, %n, {shift};"));
+        self.line(format!("shl.b64 %stepbytes, %stride, {shift};"));
+        self.line(format!("shl.b64 %offset, %i, {shift};"));
+        self.line("// running pointers to element i of each array");
+        for k in self.used_inputs() {
+            self.line(format!("mad.lo.u64 %in{k}, %arraybytes, {k}, %pin;"));
+            self.line(format!("add.u64 %in{k}, %in{k}, %offset;"));
+        }
+        for k in 0..2 * self.program.outputs.len() {
+            self.line(format!("mad.lo.u64 %out{k}, %arraybytes, {k}, %pout;"));
+            self.line(format!("add.u64 %out{k}, %out{k}, %offset;"));
+        }
+    }
+
+    fn stores(&mut self) {
+        let ty = self.ty;
+        let outputs = self.program.outputs.clone();
+        for (j, (lo, hi)) in outputs.into_iter().enumerate() {
+            let (lo, hi) = (lo.index(), hi.index());
+            self.line(format!("st.global.{ty} [%out{}], %f{lo};", 2 * j));
+            self.line(format!("st.global.{ty} [%out{}], %f{hi};", 2 * j + 1));
+        }
+    }
+
+    fn epilogue(&mut self) {
+        for k in self.used_inputs() {
+            self.line(format!("add.u64 %in{k}, %in{k}, %stepbytes;"));
+        }
+        for k in 0..2 * self.program.outputs.len() {
+            self.line(format!("add.u64 %out{k}, %out{k}, %stepbytes;"));
+        }
+        self.line("add.u64 %i, %i, %stride;");
+        self.line("setp.lt.u64 %done, %i, %n;");
+        self.line("@%done bra $L_loop;");
+        self.raw("$L_exit:");
+        self.line("ret;");
+    }
+
+    /// Emits instruction number `i`.
+    fn inst(&mut self, i: usize, inst: &Inst) {
+        let t = self.ty;
+        let f = |v: Value| format!("%f{}", v.index());
+        let p = |v: Value| format!("%p{}", v.index());
+        let text = match *inst {
+            Inst::Input { var, bound } => {
+                format!("ld.global.nc.{t} %f{i}, [%in{}];", input_array(var, bound))
+            }
+            Inst::Const(c) => format!("mov.{t} %f{i}, {};", self.immediate(c)),
+            Inst::Add(a, b, r) => {
+                format!("add.{}.{t} %f{i}, {}, {};", round_modifier(r), f(a), f(b))
+            }
+            Inst::Sub(a, b, r) => {
+                format!("sub.{}.{t} %f{i}, {}, {};", round_modifier(r), f(a), f(b))
+            }
+            Inst::Mul(a, b, r) => {
+                format!("mul.{}.{t} %f{i}, {}, {};", round_modifier(r), f(a), f(b))
+            }
+            Inst::Div(a, b, r) => {
+                format!("div.{}.{t} %f{i}, {}, {};", round_modifier(r), f(a), f(b))
+            }
+            Inst::Fma(a, b, c, r) => format!(
+                "fma.{}.{t} %f{i}, {}, {}, {};",
+                round_modifier(r),
+                f(a),
+                f(b),
+                f(c)
+            ),
+            Inst::Sqrt(a, r) => format!("sqrt.{}.{t} %f{i}, {};", round_modifier(r), f(a)),
+            Inst::Neg(a) => format!("neg.{t} %f{i}, {};", f(a)),
+            Inst::Abs(a) => format!("abs.{t} %f{i}, {};", f(a)),
+            // PTX min/max: NaN operand ignored, -0 < +0 (see module docs).
+            Inst::Min(a, b) => format!("min.{t} %f{i}, {}, {};", f(a), f(b)),
+            Inst::Max(a, b) => format!("max.{t} %f{i}, {}, {};", f(a), f(b)),
+            // lt/le/gt/ge/eq are the ordered comparisons (false on NaN).
+            Inst::Compare(c, a, b) => {
+                format!("setp.{}.{t} %p{i}, {}, {};", cmp_name(c), f(a), f(b))
+            }
+            Inst::IsNan(a) => format!("testp.notanumber.{t} %p{i}, {};", f(a)),
+            Inst::Bool(b) => format!("setp.ne.u32 %p{i}, {}, 0;", u32::from(b)),
+            Inst::And(a, b) => format!("and.pred %p{i}, {}, {};", p(a), p(b)),
+            Inst::Or(a, b) => format!("or.pred %p{i}, {}, {};", p(a), p(b)),
+            Inst::Not(a) => format!("not.pred %p{i}, {};", p(a)),
+            Inst::Select(c, a, b) => format!("selp.{t} %f{i}, {}, {}, {};", f(a), f(b), p(c)),
+        };
+        self.line(text);
+    }
+
+    /// Exact hexadecimal immediate of a constant in the program's precision.
+    fn immediate(&self, c: f64) -> String {
+        match self.program.precision {
+            Precision::F64 => format!("0d{:016X}", c.to_bits()),
+            Precision::F32 => format!("0f{:08X}", (c as f32).to_bits()),
+        }
+    }
+}
+
+fn cmp_name(c: Cmp) -> &'static str {
+    match c {
+        Cmp::Lt => "lt",
+        Cmp::Le => "le",
+        Cmp::Gt => "gt",
+        Cmp::Ge => "ge",
+        Cmp::Eq => "eq",
+    }
+}
+
+#[cfg(test)]
+mod tests;

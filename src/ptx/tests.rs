@@ -1,0 +1,194 @@
+use super::*;
+use crate::scalar::Builder;
+
+const ROUNDS: [Round; 3] = [Round::Down, Round::Up, Round::Nearest];
+
+/// A program using every rounded operation with every rounding, plus min/max/select/compare.
+fn sample(precision: Precision) -> Program {
+    let mut b = Builder::new(precision, vec!["x".into(), "y".into()]);
+    let xl = b.input(0, Bound::Lo);
+    let xh = b.input(0, Bound::Hi);
+    let yl = b.input(1, Bound::Lo);
+    let yh = b.input(1, Bound::Hi);
+    let mut outs = Vec::new();
+    for r in ROUNDS {
+        let a = b.add(xl, yl, r);
+        let s = b.sub(xh, yh, r);
+        let m = b.mul(a, s, r);
+        let d = b.div(m, yh, r);
+        let f = b.fma(d, xl, yl, r);
+        let q = b.sqrt(f, r);
+        outs.push((a, s));
+        outs.push((m, d));
+        outs.push((f, q));
+    }
+    let c = b.constant(-0.0);
+    let lo = b.min(xl, c);
+    let hi = b.max(xh, c);
+    let lt = b.cmp(Cmp::Lt, xl, yl);
+    let nan = b.is_nan(yh);
+    let p = b.or(lt, nan);
+    let sel = b.select(p, lo, hi);
+    let neg = b.neg(sel);
+    let abs = b.abs(neg);
+    outs.push((lo, hi));
+    outs.push((neg, abs));
+    b.finish(outs)
+}
+
+fn arithmetic_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| {
+            ["add.", "sub.", "mul.", "div.", "fma.", "sqrt."]
+                .iter()
+                .any(|op| l.starts_with(op))
+        })
+        // Integer address arithmetic is not rounded.
+        .filter(|l| l.contains(".f64") || l.contains(".f32"))
+        .collect()
+}
+
+#[test]
+fn output_is_deterministic() {
+    for p in [Precision::F64, Precision::F32] {
+        let a = emit(&sample(p));
+        let b = emit(&sample(p));
+        assert_eq!(a, b);
+    }
+}
+
+#[test]
+fn header_and_kernel_signature() {
+    let text = emit(&sample(Precision::F64));
+    assert!(text.contains(".version 8.0\n.target sm_90\n.address_size 64\n"));
+    assert!(text.contains(
+        ".visible .entry ivjit_kernel(\n\t.param .u64 n,\n\t.param .u64 inputs,\n\t.param .u64 outputs,\n\t.param .u64 flags\n)"
+    ));
+}
+
+#[test]
+fn every_float_arithmetic_instruction_has_a_rounding_modifier() {
+    for p in [Precision::F64, Precision::F32] {
+        let text = emit(&sample(p));
+        let lines = arithmetic_lines(&text);
+        assert_eq!(lines.len(), 18, "{text}");
+        for l in lines {
+            let op = l.split_whitespace().next().unwrap();
+            let parts: Vec<&str> = op.split('.').collect();
+            assert_eq!(parts.len(), 3, "{l}");
+            assert!(["rn", "rm", "rp"].contains(&parts[1]), "{l}");
+            assert_eq!(parts[2], p.name(), "{l}");
+        }
+    }
+}
+
+#[test]
+fn rounding_directions_map_to_rm_rp_rn() {
+    let text = emit(&sample(Precision::F64));
+    for op in ["add", "sub", "mul", "div", "fma", "sqrt"] {
+        for m in ["rm", "rp", "rn"] {
+            assert!(text.contains(&format!("\t{op}.{m}.f64 ")), "{op}.{m}");
+        }
+    }
+}
+
+#[test]
+fn no_ftz_no_func_no_approx() {
+    for p in [Precision::F64, Precision::F32] {
+        let text = emit(&sample(p));
+        for bad in [".ftz", ".func", "call", ".approx", ".full", ".sat"] {
+            assert!(!text.contains(bad), "{bad} in\n{text}");
+        }
+    }
+}
+
+#[test]
+fn f32_programs_use_only_f32() {
+    let text = emit(&sample(Precision::F32));
+    assert!(!text.contains("f64"), "{text}");
+    assert!(text.contains(".reg .f32 %f<"));
+    assert!(text.contains("shl.b64 %offset, %i, 2;"));
+}
+
+#[test]
+fn registers_follow_value_numbers() {
+    let p = sample(Precision::F64);
+    let text = emit(&p);
+    for (i, inst) in p.insts.iter().enumerate() {
+        let reg = match inst.ty() {
+            Type::Float => format!("%f{i},"),
+            Type::Bool => format!("%p{i},"),
+        };
+        assert!(text.contains(&reg), "{reg} for {inst:?}");
+    }
+}
+
+#[test]
+fn constants_are_exact_hex() {
+    let mut b = Builder::new(Precision::F64, vec!["x".into()]);
+    let x = b.input(0, Bound::Lo);
+    let c = b.constant(0.1);
+    let z = b.constant(-0.0);
+    let s = b.add(x, c, Round::Up);
+    let text = emit(&b.finish(vec![(s, z)]));
+    assert!(text.contains("0d3FB999999999999A;"), "{text}");
+    assert!(text.contains("0d8000000000000000;"), "{text}");
+
+    let mut b = Builder::new(Precision::F32, vec!["x".into()]);
+    let x = b.input(0, Bound::Lo);
+    let c = b.constant(0.1f32 as f64);
+    let s = b.add(x, c, Round::Down);
+    let text = emit(&b.finish(vec![(s, s)]));
+    assert!(text.contains("mov.f32 %f1, 0f3DCCCCCD;"), "{text}");
+}
+
+#[test]
+fn loads_and_stores_use_the_soa_arrays() {
+    let mut b = Builder::new(Precision::F64, vec!["x".into(), "y".into()]);
+    let yh = b.input(1, Bound::Hi);
+    let xl = b.input(0, Bound::Lo);
+    let text = emit(&b.finish(vec![(xl, yh)]));
+    assert!(text.contains("ld.global.nc.f64 %f0, [%in3];"), "{text}");
+    assert!(text.contains("ld.global.nc.f64 %f1, [%in0];"), "{text}");
+    assert!(text.contains("mad.lo.u64 %in3, %arraybytes, 3, %pin;"));
+    assert!(!text.contains("%in1,"), "unused arrays get no pointer");
+    assert!(text.contains("st.global.f64 [%out0], %f1;"));
+    assert!(text.contains("st.global.f64 [%out1], %f0;"));
+}
+
+#[test]
+fn check_rejects_ill_formed_programs() {
+    let bad_type = Program {
+        precision: Precision::F64,
+        var_names: vec![],
+        insts: vec![Inst::Bool(true), Inst::Neg(Value(0))],
+        outputs: vec![(Value(1), Value(1))],
+    };
+    assert!(check(&bad_type).is_err());
+    let forward = Program {
+        precision: Precision::F64,
+        var_names: vec![],
+        insts: vec![Inst::Neg(Value(0))],
+        outputs: vec![(Value(0), Value(0))],
+    };
+    assert!(check(&forward).is_err());
+    let bad_var = Program {
+        precision: Precision::F64,
+        var_names: vec![],
+        insts: vec![Inst::Input {
+            var: 0,
+            bound: Bound::Lo,
+        }],
+        outputs: vec![(Value(0), Value(0))],
+    };
+    assert!(check(&bad_var).is_err());
+    let bool_out = Program {
+        precision: Precision::F64,
+        var_names: vec![],
+        insts: vec![Inst::Bool(true)],
+        outputs: vec![(Value(0), Value(0))],
+    };
+    assert!(check(&bool_out).is_err());
+    assert!(check(&sample(Precision::F32)).is_ok());
+}

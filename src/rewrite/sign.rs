@@ -1,0 +1,187 @@
+//! Static sign analysis: what is known at compile time about each node's interval.
+//!
+//! A library evaluating `x*y` must test the signs of four bounds at run time. The compiler often
+//! knows them: `sqr(x)` is never negative, `[2, 3]` is positive, `-sqrt(x)` is never positive.
+//! The lowering asks these facts before emitting a sign test; a known answer removes the test and
+//! the selects that depend on it.
+//!
+//! Every fact is a claim about all elements of the node's (possibly empty) value set, so it holds
+//! vacuously for the empty set; the lowering handles emptiness separately.
+
+use crate::ir::{Graph, NodeId, Op};
+
+/// Compile-time knowledge about one node's interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fact {
+    /// Every element is >= 0 (so the lower bound is >= 0).
+    pub nonneg: bool,
+    /// Every element is <= 0 (so the upper bound is <= 0).
+    pub nonpos: bool,
+    /// The interval may be empty at run time.
+    pub maybe_empty: bool,
+    /// Both bounds are finite and nonzero (so a bound times any bound is never 0 * inf).
+    pub finite_nonzero_bounds: bool,
+}
+
+impl Fact {
+    /// Nothing known.
+    pub const UNKNOWN: Fact = Fact {
+        nonneg: false,
+        nonpos: false,
+        maybe_empty: true,
+        finite_nonzero_bounds: false,
+    };
+
+    fn sign(nonneg: bool, nonpos: bool, maybe_empty: bool) -> Fact {
+        Fact {
+            nonneg,
+            nonpos,
+            maybe_empty,
+            finite_nonzero_bounds: false,
+        }
+    }
+
+    /// The facts in words, for the IR text form.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        match (self.nonneg, self.nonpos) {
+            (true, true) => parts.push("=0"),
+            (true, false) => parts.push(">=0"),
+            (false, true) => parts.push("<=0"),
+            _ => {}
+        }
+        if !self.maybe_empty {
+            parts.push("nonempty");
+        }
+        parts.join(" ")
+    }
+
+    fn negated(self) -> Fact {
+        Fact {
+            nonneg: self.nonpos,
+            nonpos: self.nonneg,
+            ..self
+        }
+    }
+}
+
+/// Facts for every node of a graph.
+pub struct Facts {
+    facts: Vec<Fact>,
+}
+
+impl Facts {
+    /// One forward pass in node order (arguments precede users).
+    pub fn analyze(g: &Graph) -> Facts {
+        let mut facts: Vec<Fact> = Vec::with_capacity(g.len());
+        for id in g.ids() {
+            let f = fact_of(g.op(id), &facts);
+            facts.push(f);
+        }
+        Facts { facts }
+    }
+
+    pub fn get(&self, id: NodeId) -> Fact {
+        self.facts[id.index()]
+    }
+}
+
+/// The fact for one operation given its arguments' facts (`facts` holds every earlier node).
+pub fn fact_of(op: Op, facts: &[Fact]) -> Fact {
+    let f = |id: NodeId| facts[id.index()];
+    let either_empty = |a: NodeId, b: NodeId| f(a).maybe_empty || f(b).maybe_empty;
+    match op {
+        Op::Var(_) => Fact::UNKNOWN,
+        Op::Const(c) => {
+            if c.is_empty() {
+                // Vacuously every claim holds; it is certainly empty.
+                return Fact {
+                    nonneg: true,
+                    nonpos: true,
+                    maybe_empty: true,
+                    finite_nonzero_bounds: false,
+                };
+            }
+            Fact {
+                nonneg: c.lo >= 0.0,
+                nonpos: c.hi <= 0.0,
+                maybe_empty: false,
+                finite_nonzero_bounds: c.lo.is_finite()
+                    && c.hi.is_finite()
+                    && c.lo != 0.0
+                    && c.hi != 0.0,
+            }
+        }
+        Op::Neg(a) => f(a).negated(),
+        Op::Add(a, b) => Fact::sign(
+            f(a).nonneg && f(b).nonneg,
+            f(a).nonpos && f(b).nonpos,
+            either_empty(a, b),
+        ),
+        Op::Sub(a, b) => Fact::sign(
+            f(a).nonneg && f(b).nonpos,
+            f(a).nonpos && f(b).nonneg,
+            either_empty(a, b),
+        ),
+        Op::Mul(a, b) => {
+            let (x, y) = (f(a), f(b));
+            Fact::sign(
+                (x.nonneg && y.nonneg) || (x.nonpos && y.nonpos),
+                (x.nonneg && y.nonpos) || (x.nonpos && y.nonneg),
+                either_empty(a, b),
+            )
+        }
+        Op::Div(a, b) => {
+            // Signs of a quotient follow the signs of the operands (including the infinite limits
+            // of a division by an interval touching zero). Division by [0, 0] is empty.
+            let (x, y) = (f(a), f(b));
+            Fact::sign(
+                (x.nonneg && y.nonneg) || (x.nonpos && y.nonpos),
+                (x.nonneg && y.nonpos) || (x.nonpos && y.nonneg),
+                true,
+            )
+        }
+        Op::Pow(..) => Fact::UNKNOWN,
+        Op::Sqr(a) => Fact::sign(true, f(a).nonneg && f(a).nonpos, f(a).maybe_empty),
+        Op::Sqrt(a) => Fact::sign(true, f(a).nonpos, true),
+        Op::Pown(a, n) => {
+            let x = f(a);
+            if n == 0 {
+                Fact::sign(true, false, x.maybe_empty)
+            } else if n % 2 == 0 {
+                Fact::sign(true, x.nonneg && x.nonpos, x.maybe_empty)
+            } else {
+                Fact::sign(x.nonneg, x.nonpos, x.maybe_empty)
+            }
+        }
+        Op::Abs(a) => Fact::sign(true, f(a).nonneg && f(a).nonpos, f(a).maybe_empty),
+        Op::Min(a, b) => Fact::sign(
+            f(a).nonneg && f(b).nonneg,
+            f(a).nonpos || f(b).nonpos,
+            either_empty(a, b),
+        ),
+        Op::Max(a, b) => Fact::sign(
+            f(a).nonneg || f(b).nonneg,
+            f(a).nonpos && f(b).nonpos,
+            either_empty(a, b),
+        ),
+        Op::Fma(a, b, c) => {
+            let (x, y, z) = (f(a), f(b), f(c));
+            let prod_nonneg = (x.nonneg && y.nonneg) || (x.nonpos && y.nonpos);
+            let prod_nonpos = (x.nonneg && y.nonpos) || (x.nonpos && y.nonneg);
+            Fact::sign(
+                prod_nonneg && z.nonneg,
+                prod_nonpos && z.nonpos,
+                x.maybe_empty || y.maybe_empty || z.maybe_empty,
+            )
+        }
+        Op::Hull(a, b) => Fact::sign(
+            f(a).nonneg && f(b).nonneg,
+            f(a).nonpos && f(b).nonpos,
+            f(a).maybe_empty && f(b).maybe_empty,
+        ),
+        Op::Intersect(a, b) => {
+            Fact::sign(f(a).nonneg || f(b).nonneg, f(a).nonpos || f(b).nonpos, true)
+        }
+    }
+}

@@ -1,0 +1,507 @@
+//! Scalar IR: the contract between the interval lowering and the backends.
+//!
+//! A [`Program`] is a straight-line SSA list of scalar instructions. Every float operation carries
+//! its rounding direction; backends (the CPU evaluator, the PTX emitter) know nothing about
+//! intervals. Values are either floats of the program's precision or booleans (predicates).
+//!
+//! Semantics every backend must reproduce bit for bit (the CPU-vs-GPU test checks it):
+//! - `Add/Sub/Mul/Div/Fma/Sqrt` are IEEE 754 operations correctly rounded in the given direction,
+//!   without flushing subnormals; an exact zero sum of operands of opposite sign is `-0` when
+//!   rounding down and `+0` otherwise.
+//! - `Min/Max` return the other operand when one is NaN (IEEE 754-2008 minNum/maxNum); between
+//!   `-0` and `+0` they order `-0 < +0`.
+//! - Comparisons are ordered: false when either operand is NaN.
+//! - `Select(c, a, b)` is `a` when `c` holds, else `b`.
+//!
+//! Interval bounds: an interval is a pair of values (lo, hi). The empty interval is (NaN, NaN);
+//! inputs are validated on the host, so a NaN bound inside a kernel always means "empty".
+
+use std::collections::HashMap;
+use std::fmt;
+
+/// Floating-point format a program computes in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Precision {
+    F64,
+    F32,
+}
+
+impl Precision {
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F64 => "f64",
+            Precision::F32 => "f32",
+        }
+    }
+}
+
+impl fmt::Display for Precision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Rounding direction of one float operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Round {
+    /// Toward -infinity (PTX `.rm`).
+    Down,
+    /// Toward +infinity (PTX `.rp`).
+    Up,
+    /// To nearest, ties to even (PTX `.rn`).
+    Nearest,
+}
+
+impl Round {
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Round::Down => "rd",
+            Round::Up => "ru",
+            Round::Nearest => "rn",
+        }
+    }
+}
+
+/// Which bound of an interval input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Bound {
+    Lo,
+    Hi,
+}
+
+/// An SSA value: the index of the instruction that defines it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Value(pub u32);
+
+impl Value {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "%{}", self.0)
+    }
+}
+
+/// Ordered comparison (false when an operand is NaN).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Cmp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+}
+
+impl Cmp {
+    pub fn name(self) -> &'static str {
+        match self {
+            Cmp::Lt => "lt",
+            Cmp::Le => "le",
+            Cmp::Gt => "gt",
+            Cmp::Ge => "ge",
+            Cmp::Eq => "eq",
+        }
+    }
+}
+
+/// One scalar instruction. Float-valued unless noted.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Inst {
+    /// Bound `bound` of input variable number `var`.
+    Input {
+        var: u32,
+        bound: Bound,
+    },
+    /// A constant, exactly representable in the program's precision (stored widened to f64).
+    Const(f64),
+    Add(Value, Value, Round),
+    Sub(Value, Value, Round),
+    Mul(Value, Value, Round),
+    Div(Value, Value, Round),
+    /// `a * b + c` with one rounding.
+    Fma(Value, Value, Value, Round),
+    Sqrt(Value, Round),
+    Neg(Value),
+    Abs(Value),
+    Min(Value, Value),
+    Max(Value, Value),
+    /// Boolean: ordered comparison.
+    Compare(Cmp, Value, Value),
+    /// Boolean: the value is NaN.
+    IsNan(Value),
+    /// Boolean constant.
+    Bool(bool),
+    /// Boolean and/or/not.
+    And(Value, Value),
+    Or(Value, Value),
+    Not(Value),
+    /// Float: `c ? a : b` where `c` is boolean.
+    Select(Value, Value, Value),
+}
+
+/// Type of a scalar value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Type {
+    Float,
+    Bool,
+}
+
+impl Inst {
+    pub fn ty(&self) -> Type {
+        match self {
+            Inst::Compare(..)
+            | Inst::IsNan(_)
+            | Inst::Bool(_)
+            | Inst::And(..)
+            | Inst::Or(..)
+            | Inst::Not(_) => Type::Bool,
+            _ => Type::Float,
+        }
+    }
+
+    /// The values this instruction reads, in order.
+    pub fn operands(&self) -> Vec<Value> {
+        match *self {
+            Inst::Input { .. } | Inst::Const(_) | Inst::Bool(_) => vec![],
+            Inst::Sqrt(a, _) | Inst::Neg(a) | Inst::Abs(a) | Inst::IsNan(a) | Inst::Not(a) => {
+                vec![a]
+            }
+            Inst::Add(a, b, _)
+            | Inst::Sub(a, b, _)
+            | Inst::Mul(a, b, _)
+            | Inst::Div(a, b, _)
+            | Inst::Min(a, b)
+            | Inst::Max(a, b)
+            | Inst::Compare(_, a, b)
+            | Inst::And(a, b)
+            | Inst::Or(a, b) => vec![a, b],
+            Inst::Fma(a, b, c, _) | Inst::Select(a, b, c) => vec![a, b, c],
+        }
+    }
+
+    /// Hash key (floats by bit pattern so that -0 and +0, and NaNs, are told apart).
+    fn key(&self) -> InstKey {
+        match *self {
+            Inst::Const(c) => InstKey::Const(c.to_bits()),
+            other => InstKey::Other(format!("{other:?}")),
+        }
+    }
+}
+
+#[derive(PartialEq, Eq, Hash)]
+enum InstKey {
+    Const(u64),
+    Other(String),
+}
+
+/// A complete scalar program: inputs are `n_vars` interval variables, each given by its lo and
+/// hi bound; outputs are (lo, hi) value pairs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub precision: Precision,
+    pub var_names: Vec<String>,
+    pub insts: Vec<Inst>,
+    pub outputs: Vec<(Value, Value)>,
+}
+
+impl Program {
+    pub fn n_vars(&self) -> usize {
+        self.var_names.len()
+    }
+
+    /// Number of float operations that round (add, sub, mul, div, fma, sqrt): the figure the
+    /// benchmarks divide by.
+    pub fn rounded_op_count(&self) -> usize {
+        self.insts
+            .iter()
+            .filter(|i| {
+                matches!(
+                    i,
+                    Inst::Add(..)
+                        | Inst::Sub(..)
+                        | Inst::Mul(..)
+                        | Inst::Div(..)
+                        | Inst::Fma(..)
+                        | Inst::Sqrt(..)
+                )
+            })
+            .count()
+    }
+}
+
+impl fmt::Display for Program {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "scalar program ({}, inputs: {})",
+            self.precision,
+            self.var_names.join(", ")
+        )?;
+        for (i, inst) in self.insts.iter().enumerate() {
+            write!(f, "  %{i} = ")?;
+            match *inst {
+                Inst::Input { var, bound } => {
+                    let b = if bound == Bound::Lo { "lo" } else { "hi" };
+                    write!(f, "input {}.{b}", self.var_names[var as usize])?
+                }
+                Inst::Const(c) => write!(f, "const {}", crate::syntax::number::hexf64(c))?,
+                Inst::Add(a, b, r) => write!(f, "add.{} {a}, {b}", r.suffix())?,
+                Inst::Sub(a, b, r) => write!(f, "sub.{} {a}, {b}", r.suffix())?,
+                Inst::Mul(a, b, r) => write!(f, "mul.{} {a}, {b}", r.suffix())?,
+                Inst::Div(a, b, r) => write!(f, "div.{} {a}, {b}", r.suffix())?,
+                Inst::Fma(a, b, c, r) => write!(f, "fma.{} {a}, {b}, {c}", r.suffix())?,
+                Inst::Sqrt(a, r) => write!(f, "sqrt.{} {a}", r.suffix())?,
+                Inst::Neg(a) => write!(f, "neg {a}")?,
+                Inst::Abs(a) => write!(f, "abs {a}")?,
+                Inst::Min(a, b) => write!(f, "min {a}, {b}")?,
+                Inst::Max(a, b) => write!(f, "max {a}, {b}")?,
+                Inst::Compare(c, a, b) => write!(f, "cmp.{} {a}, {b}", c.name())?,
+                Inst::IsNan(a) => write!(f, "isnan {a}")?,
+                Inst::Bool(b) => write!(f, "bool {b}")?,
+                Inst::And(a, b) => write!(f, "and {a}, {b}")?,
+                Inst::Or(a, b) => write!(f, "or {a}, {b}")?,
+                Inst::Not(a) => write!(f, "not {a}")?,
+                Inst::Select(c, a, b) => write!(f, "select {c}, {a}, {b}")?,
+            }
+            writeln!(f)?;
+        }
+        for (k, (lo, hi)) in self.outputs.iter().enumerate() {
+            writeln!(f, "  out{k} = [{lo}, {hi}]")?;
+        }
+        Ok(())
+    }
+}
+
+/// Builds a [`Program`] with hash-consing (identical instructions are emitted once) and folding of
+/// boolean constants (a select on a known predicate is its chosen operand). The interval lowering
+/// answers predicates it can decide statically with [`Builder::bool`], and the selects vanish.
+pub struct Builder {
+    precision: Precision,
+    var_names: Vec<String>,
+    insts: Vec<Inst>,
+    seen: HashMap<InstKey, Value>,
+}
+
+impl Builder {
+    pub fn new(precision: Precision, var_names: Vec<String>) -> Self {
+        Builder {
+            precision,
+            var_names,
+            insts: Vec::new(),
+            seen: HashMap::new(),
+        }
+    }
+
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    pub fn inst(&self, v: Value) -> Inst {
+        self.insts[v.index()]
+    }
+
+    /// The constant a value is, if it is one.
+    pub fn as_const(&self, v: Value) -> Option<f64> {
+        match self.inst(v) {
+            Inst::Const(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    pub fn as_bool(&self, v: Value) -> Option<bool> {
+        match self.inst(v) {
+            Inst::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    fn push(&mut self, inst: Inst) -> Value {
+        let key = inst.key();
+        if let Some(&v) = self.seen.get(&key) {
+            return v;
+        }
+        let v = Value(self.insts.len() as u32);
+        self.insts.push(inst);
+        self.seen.insert(key, v);
+        v
+    }
+
+    pub fn input(&mut self, var: u32, bound: Bound) -> Value {
+        self.push(Inst::Input { var, bound })
+    }
+
+    /// A float constant; it must be exactly representable in the program's precision.
+    pub fn constant(&mut self, c: f64) -> Value {
+        debug_assert!(
+            self.precision == Precision::F64 || c.is_nan() || (c as f32) as f64 == c,
+            "constant {c:e} is not an f32 value"
+        );
+        self.push(Inst::Const(c))
+    }
+
+    pub fn nan(&mut self) -> Value {
+        self.constant(f64::NAN)
+    }
+
+    pub fn zero(&mut self) -> Value {
+        self.constant(0.0)
+    }
+
+    pub fn bool(&mut self, b: bool) -> Value {
+        self.push(Inst::Bool(b))
+    }
+
+    pub fn add(&mut self, a: Value, b: Value, r: Round) -> Value {
+        self.push(Inst::Add(a, b, r))
+    }
+    pub fn sub(&mut self, a: Value, b: Value, r: Round) -> Value {
+        self.push(Inst::Sub(a, b, r))
+    }
+    pub fn mul(&mut self, a: Value, b: Value, r: Round) -> Value {
+        self.push(Inst::Mul(a, b, r))
+    }
+    pub fn div(&mut self, a: Value, b: Value, r: Round) -> Value {
+        self.push(Inst::Div(a, b, r))
+    }
+    pub fn fma(&mut self, a: Value, b: Value, c: Value, r: Round) -> Value {
+        self.push(Inst::Fma(a, b, c, r))
+    }
+    pub fn sqrt(&mut self, a: Value, r: Round) -> Value {
+        self.push(Inst::Sqrt(a, r))
+    }
+    pub fn neg(&mut self, a: Value) -> Value {
+        if let Inst::Neg(x) = self.inst(a) {
+            return x;
+        }
+        if let Some(c) = self.as_const(a) {
+            return self.constant(-c);
+        }
+        self.push(Inst::Neg(a))
+    }
+    pub fn abs(&mut self, a: Value) -> Value {
+        self.push(Inst::Abs(a))
+    }
+    pub fn min(&mut self, a: Value, b: Value) -> Value {
+        if a == b {
+            return a;
+        }
+        self.push(Inst::Min(a, b))
+    }
+    pub fn max(&mut self, a: Value, b: Value) -> Value {
+        if a == b {
+            return a;
+        }
+        self.push(Inst::Max(a, b))
+    }
+    pub fn cmp(&mut self, c: Cmp, a: Value, b: Value) -> Value {
+        if let (Some(x), Some(y)) = (self.as_const(a), self.as_const(b)) {
+            let r = match c {
+                Cmp::Lt => x < y,
+                Cmp::Le => x <= y,
+                Cmp::Gt => x > y,
+                Cmp::Ge => x >= y,
+                Cmp::Eq => x == y,
+            };
+            return self.bool(r);
+        }
+        self.push(Inst::Compare(c, a, b))
+    }
+    pub fn is_nan(&mut self, a: Value) -> Value {
+        if let Some(x) = self.as_const(a) {
+            return self.bool(x.is_nan());
+        }
+        self.push(Inst::IsNan(a))
+    }
+    pub fn and(&mut self, a: Value, b: Value) -> Value {
+        match (self.as_bool(a), self.as_bool(b)) {
+            (Some(false), _) | (_, Some(false)) => self.bool(false),
+            (Some(true), _) => b,
+            (_, Some(true)) => a,
+            _ if a == b => a,
+            _ => self.push(Inst::And(a, b)),
+        }
+    }
+    pub fn or(&mut self, a: Value, b: Value) -> Value {
+        match (self.as_bool(a), self.as_bool(b)) {
+            (Some(true), _) | (_, Some(true)) => self.bool(true),
+            (Some(false), _) => b,
+            (_, Some(false)) => a,
+            _ if a == b => a,
+            _ => self.push(Inst::Or(a, b)),
+        }
+    }
+    pub fn not(&mut self, a: Value) -> Value {
+        if let Some(x) = self.as_bool(a) {
+            return self.bool(!x);
+        }
+        if let Inst::Not(x) = self.inst(a) {
+            return x;
+        }
+        self.push(Inst::Not(a))
+    }
+    pub fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
+        if a == b {
+            return a;
+        }
+        match self.as_bool(c) {
+            Some(true) => a,
+            Some(false) => b,
+            None => self.push(Inst::Select(c, a, b)),
+        }
+    }
+
+    /// Finishes the program and removes instructions no output depends on.
+    pub fn finish(self, outputs: Vec<(Value, Value)>) -> Program {
+        let mut live = vec![false; self.insts.len()];
+        let mut stack: Vec<Value> = outputs.iter().flat_map(|&(a, b)| [a, b]).collect();
+        while let Some(v) = stack.pop() {
+            if !live[v.index()] {
+                live[v.index()] = true;
+                stack.extend(self.insts[v.index()].operands());
+            }
+        }
+        let mut renumber = vec![Value(u32::MAX); self.insts.len()];
+        let mut insts = Vec::new();
+        let map = |v: Value, renumber: &[Value]| renumber[v.index()];
+        for (i, inst) in self.insts.iter().enumerate() {
+            if !live[i] {
+                continue;
+            }
+            renumber[i] = Value(insts.len() as u32);
+            let r = &renumber;
+            let m = |v| map(v, r);
+            insts.push(match *inst {
+                Inst::Add(a, b, d) => Inst::Add(m(a), m(b), d),
+                Inst::Sub(a, b, d) => Inst::Sub(m(a), m(b), d),
+                Inst::Mul(a, b, d) => Inst::Mul(m(a), m(b), d),
+                Inst::Div(a, b, d) => Inst::Div(m(a), m(b), d),
+                Inst::Fma(a, b, c, d) => Inst::Fma(m(a), m(b), m(c), d),
+                Inst::Sqrt(a, d) => Inst::Sqrt(m(a), d),
+                Inst::Neg(a) => Inst::Neg(m(a)),
+                Inst::Abs(a) => Inst::Abs(m(a)),
+                Inst::Min(a, b) => Inst::Min(m(a), m(b)),
+                Inst::Max(a, b) => Inst::Max(m(a), m(b)),
+                Inst::Compare(c, a, b) => Inst::Compare(c, m(a), m(b)),
+                Inst::IsNan(a) => Inst::IsNan(m(a)),
+                Inst::And(a, b) => Inst::And(m(a), m(b)),
+                Inst::Or(a, b) => Inst::Or(m(a), m(b)),
+                Inst::Not(a) => Inst::Not(m(a)),
+                Inst::Select(c, a, b) => Inst::Select(m(c), m(a), m(b)),
+                other @ (Inst::Input { .. } | Inst::Const(_) | Inst::Bool(_)) => other,
+            });
+        }
+        let outputs = outputs
+            .into_iter()
+            .map(|(a, b)| (renumber[a.index()], renumber[b.index()]))
+            .collect();
+        Program {
+            precision: self.precision,
+            var_names: self.var_names,
+            insts,
+            outputs,
+        }
+    }
+}

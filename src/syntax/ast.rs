@@ -1,0 +1,118 @@
+//! The abstract syntax tree, stored in an arena.
+//!
+//! Nodes live in one `Vec` and refer to their children by index. The parser creates children before
+//! their parents, so every child index is smaller than its parent's: walking `nodes` in order is a
+//! post-order walk. Later stages rely on that instead of recursion, so arbitrarily long expressions
+//! cannot overflow the stack (and dropping the tree is not recursive either).
+
+use std::fmt;
+
+/// A byte range in the source text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Self {
+        Span { start, end }
+    }
+    /// The smallest span covering both.
+    pub fn join(self, other: Span) -> Span {
+        Span::new(self.start.min(other.start), self.end.max(other.end))
+    }
+}
+
+/// Index of a node in [`Ast::nodes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    /// `^`
+    Pow,
+}
+
+impl fmt::Display for BinOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Pow => "^",
+        })
+    }
+}
+
+/// One interval-literal bound as written: an optional `-` followed by a number or `inf`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoundText {
+    pub text: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum NodeKind {
+    /// An unsigned number literal exactly as written (`0.1`, `1e-3`, `0x1.8p-3`).
+    Number(String),
+    /// `[lo, hi]`.
+    Interval {
+        lo: BoundText,
+        hi: BoundText,
+    },
+    /// `[empty]`.
+    Empty,
+    /// `[entire]`.
+    Entire,
+    /// A name: a variable, a `let` binding, or a constant such as `pi`.
+    Name(String),
+    /// Unary minus.
+    Neg(NodeId),
+    Binary(BinOp, NodeId, NodeId),
+    /// `name(args)`; `name_span` covers just the name.
+    Call {
+        name: String,
+        name_span: Span,
+        args: Vec<NodeId>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub kind: NodeKind,
+    pub span: Span,
+}
+
+/// `let name = value;`
+#[derive(Clone, Debug, PartialEq)]
+pub struct Let {
+    pub name: String,
+    pub name_span: Span,
+    pub value: NodeId,
+}
+
+/// A parsed input: bindings in order, then the outputs.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Ast {
+    pub nodes: Vec<Node>,
+    pub lets: Vec<Let>,
+    pub outputs: Vec<NodeId>,
+}
+
+impl Ast {
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.index()]
+    }
+}

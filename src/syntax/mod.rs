@@ -1,0 +1,8 @@
+//! Front end: lexer (logos), parser (LALRPOP, grammar in `grammar/expr.lalrpop`), the AST arena,
+//! number-literal conversion, and diagnostics.
+
+pub mod ast;
+pub mod diagnostic;
+pub mod lexer;
+pub mod number;
+pub mod parser;

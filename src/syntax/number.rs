@@ -1,0 +1,563 @@
+//! Number literals to rigorous `f64` enclosures, and floats back to text.
+//!
+//! [`parse_enclosure`] turns the text of a real number into the tightest `f64`
+//! interval `[lo, hi]` that contains it. [`format_f64`] / [`format_f32`] print the
+//! shortest decimal that round-trips, and [`hexf64`] prints the exact bits as a C99
+//! hex float (for snapshots).
+//!
+//! # Accepted syntax
+//!
+//! An optional leading `+` or `-`, then one of
+//!
+//! * decimal: `123`, `1.5`, `.5`, `5.`, with an optional exponent `e`/`E`, an
+//!   optional sign and at least one digit (`1e-3`, `2.5E+300`);
+//! * hex, as C's `%a` prints it: `0x1.8p-3`, `0X1.999999999999AP-4`, `0x0.0p+0`,
+//!   `0x.8p1`, `0x1.p0`. The binary exponent (`p`, decimal digits) is required
+//!   when a `.` is present. Without a `.` the exponent is optional, so `0x10` is
+//!   the hex integer 16 (and `0x1e5` is 485: `e` is a hex digit);
+//! * `inf` or `infinity`, in any case.
+//!
+//! Nothing else: no surrounding whitespace, no `_` separators, no non-ASCII
+//! digits, no `nan` (reported as [`NumberError::NotANumber`]).
+//!
+//! # Results
+//!
+//! * A value that is an `f64` gives `lo == hi == value` and `exact == true`
+//!   (`0.5`, `1e22`, `0x1.8p-3`, subnormals such as `0x1p-1074`).
+//! * Zero is exact: `0`, `+0`, `0x0p0` give `+0.0`; `-0` (any spelling of a
+//!   negative zero) gives `lo == hi == -0.0`, keeping the IEEE sign of the literal.
+//!   Both compare equal to `0.0`.
+//! * Any other value gives the two adjacent doubles around it, `exact == false`:
+//!   `0.1` gives `[0x1.9999999999999p-4, 0x1.999999999999ap-4]`.
+//! * Beyond `f64::MAX`: `[f64::MAX, inf]` (mirrored for negatives).
+//! * Between 0 and the smallest subnormal: `[0.0, 5e-324]`; negative:
+//!   `[-5e-324, 0.0]`. A bound that sits next to zero of an inexact value is
+//!   always `+0.0`.
+//! * `inf` gives `lo == hi == inf`, `-inf` gives `lo == hi == -inf`, both
+//!   `exact == true`: the caller decides whether an infinite bound is allowed.
+//!
+//! # Algorithm and limits
+//!
+//! Decimal: the significant digits are located in one linear scan (leading and
+//! trailing zeros dropped). A value whose leading digit is at `10^309` or above
+//! overflows, at `10^-325` or below underflows; both are decided without arithmetic.
+//! Otherwise at most the first [`MAX_SIG_DIGITS`] significant digits `D` are kept
+//! (a *sticky* flag records that nonzero digits were dropped), std's correctly
+//! rounded `str::parse::<f64>` gives a double near `D * 10^E`, and exact big-integer
+//! comparisons of `D * 10^E` (and `(D + 1) * 10^E` when sticky) against the
+//! candidate doubles fix the largest double below and the smallest above. Every
+//! double in range has at most 767 significant decimal digits, so with 800 kept
+//! digits no double lies strictly inside the dropped tail, and the result is the
+//! tightest enclosure of the full value. Big integers stay below ~4000 bits.
+//!
+//! Hex: the first 16 significant nibbles go into a `u64`, the rest into a sticky
+//! flag; rounding to 53 bits (or to the subnormal grid) is done with integer
+//! shifts, no big integers.
+//!
+//! Exponents are read with saturation at `10^30` (far beyond any input length),
+//! so `1e` followed by a million digits costs linear time and is safely treated
+//! as overflow or underflow. Total time is linear in the input length; memory
+//! beyond the input is O(1) apart from the fixed-size big integers.
+
+use num_bigint::BigUint;
+use num_traits::Zero;
+use std::cmp::Ordering;
+
+/// The tightest f64 interval `[lo, hi]` containing the real number written in the text.
+/// `exact` is true when `lo == hi` is the number itself.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Enclosure {
+    pub lo: f64,
+    pub hi: f64,
+    pub exact: bool,
+}
+
+/// Why a text is not a number literal.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum NumberError {
+    /// The text is empty.
+    #[error("empty number: expected a literal such as `42`, `1.5e-3`, `0x1.8p-3` or `inf`")]
+    Empty,
+    /// The text spells NaN (`nan`, `-NaN`, ...), which no interval can enclose.
+    #[error("`nan` is not a number an interval can enclose: write a value such as `1.5`, `0x1p-3` or `inf`")]
+    NotANumber,
+    /// The text is not a valid literal. `text` is the input, shortened to 40
+    /// characters and escaped (`\n`, `\u{...}`) as `char::escape_debug` does.
+    #[error("malformed number `{text}`: {reason}; expected a literal such as `42`, `1.5e-3`, `0x1.8p-3` or `inf`")]
+    Malformed { text: String, reason: String },
+}
+
+/// Number of significant decimal digits kept before the rest is folded into a
+/// sticky flag. Must exceed 767 + 2 (the longest exact decimal of a double, plus
+/// slack for the leading-digit position); see the module docs.
+pub const MAX_SIG_DIGITS: usize = 800;
+
+/// Exponents (decimal `e` and binary `p`) saturate at this magnitude. It is far
+/// larger than any input length, so saturation never changes the outcome.
+const EXP_CAP: i128 = 1_000_000_000_000_000_000_000_000_000_000; // 10^30
+
+/// Accepts the syntax described in the module docs; see there for the results.
+pub fn parse_enclosure(text: &str) -> Result<Enclosure, NumberError> {
+    if text.is_empty() {
+        return Err(NumberError::Empty);
+    }
+    let (neg, body) = match text.as_bytes()[0] {
+        b'+' => (false, &text[1..]),
+        b'-' => (true, &text[1..]),
+        _ => (false, text),
+    };
+    let malformed = |reason: String| {
+        // Shortened and escaped, so the message stays one short line.
+        let mut short: String = text.chars().take(40).flat_map(char::escape_debug).collect();
+        if text.chars().nth(40).is_some() {
+            short.push('…');
+        }
+        NumberError::Malformed {
+            text: short,
+            reason,
+        }
+    };
+    if body.is_empty() {
+        return Err(malformed("a sign must be followed by a number".into()));
+    }
+    let mag = if body.eq_ignore_ascii_case("inf") || body.eq_ignore_ascii_case("infinity") {
+        Enclosure {
+            lo: f64::INFINITY,
+            hi: f64::INFINITY,
+            exact: true,
+        }
+    } else if body.eq_ignore_ascii_case("nan") {
+        return Err(NumberError::NotANumber);
+    } else {
+        let b = body.as_bytes();
+        if b.len() >= 2 && b[0] == b'0' && (b[1] == b'x' || b[1] == b'X') {
+            parse_hex(&b[2..]).map_err(malformed)?
+        } else {
+            parse_decimal(b).map_err(malformed)?
+        }
+    };
+    Ok(if neg { negate(mag) } else { mag })
+}
+
+fn negate(e: Enclosure) -> Enclosure {
+    let mut hi = -e.lo;
+    if !e.exact && hi == 0.0 {
+        hi = 0.0; // +0.0 for the bound next to zero
+    }
+    Enclosure {
+        lo: -e.hi,
+        hi,
+        exact: e.exact,
+    }
+}
+
+const OVERFLOW: Enclosure = Enclosure {
+    lo: f64::MAX,
+    hi: f64::INFINITY,
+    exact: false,
+};
+const UNDERFLOW: Enclosure = Enclosure {
+    lo: 0.0,
+    hi: f64::from_bits(1),
+    exact: false,
+};
+const ZERO: Enclosure = Enclosure {
+    lo: 0.0,
+    hi: 0.0,
+    exact: true,
+};
+
+fn describe_unexpected(s: &[u8], i: usize, what: &str) -> String {
+    let c = s[i];
+    match c {
+        b'.' => format!("a second `.` in the {what}"),
+        b'_' => "digit separators `_` are not allowed".into(),
+        b'+' | b'-' => format!("unexpected sign `{}` in the {what}", c as char),
+        _ if c.is_ascii_whitespace() => "whitespace is not allowed in a number".into(),
+        _ if !c.is_ascii() => "non-ASCII character (only ASCII digits are allowed)".into(),
+        _ => format!("unexpected character `{}` in the {what}", c as char),
+    }
+}
+
+/// Reads `[+-]digits` (decimal) at `s[i..]`, saturating at `EXP_CAP`.
+/// Returns the value and the index after the last digit.
+fn parse_exponent(s: &[u8], mut i: usize, marker: char) -> Result<(i128, usize), String> {
+    let mut neg = false;
+    if i < s.len() && (s[i] == b'+' || s[i] == b'-') {
+        neg = s[i] == b'-';
+        i += 1;
+    }
+    let start = i;
+    let mut acc: i128 = 0;
+    while i < s.len() && s[i].is_ascii_digit() {
+        acc = (acc * 10 + i128::from(s[i] - b'0')).min(EXP_CAP);
+        i += 1;
+    }
+    if i == start {
+        return Err(format!(
+            "the exponent after `{marker}` needs at least one decimal digit"
+        ));
+    }
+    Ok((if neg { -acc } else { acc }, i))
+}
+
+fn scan_digits(s: &[u8], mut i: usize, hex: bool) -> usize {
+    while i < s.len()
+        && (if hex {
+            s[i].is_ascii_hexdigit()
+        } else {
+            s[i].is_ascii_digit()
+        })
+    {
+        i += 1;
+    }
+    i
+}
+
+/// Mantissa digits split by an optional point: `int` then `frac`.
+struct Mantissa<'a> {
+    int: &'a [u8],
+    frac: &'a [u8],
+    point: bool,
+}
+
+impl Mantissa<'_> {
+    fn len(&self) -> usize {
+        self.int.len() + self.frac.len()
+    }
+    fn get(&self, t: usize) -> u8 {
+        if t < self.int.len() {
+            self.int[t]
+        } else {
+            self.frac[t - self.int.len()]
+        }
+    }
+    /// First and last index (over int ++ frac) of a digit that is not `0`.
+    fn nonzero_span(&self) -> Option<(usize, usize)> {
+        let n = self.len();
+        let first = (0..n).find(|&t| self.get(t) != b'0')?;
+        let last = (0..n).rev().find(|&t| self.get(t) != b'0')?;
+        Some((first, last))
+    }
+    /// Position (power of the radix) of the digit at index `t`.
+    fn weight(&self, t: usize) -> i128 {
+        self.int.len() as i128 - 1 - t as i128
+    }
+}
+
+fn scan_mantissa(s: &[u8], hex: bool) -> Result<(Mantissa<'_>, usize), String> {
+    let i = scan_digits(s, 0, hex);
+    let int = &s[..i];
+    let (frac, point, i) = if i < s.len() && s[i] == b'.' {
+        let j = scan_digits(s, i + 1, hex);
+        (&s[i + 1..j], true, j)
+    } else {
+        (&s[i..i], false, i)
+    };
+    if int.is_empty() && frac.is_empty() {
+        let kind = if hex { "hex digit after `0x`" } else { "digit" };
+        return Err(format!("the mantissa needs at least one {kind}"));
+    }
+    Ok((Mantissa { int, frac, point }, i))
+}
+
+fn parse_decimal(s: &[u8]) -> Result<Enclosure, String> {
+    let (m, mut i) = scan_mantissa(s, false)?;
+    let mut exp: i128 = 0;
+    if i < s.len() && (s[i] == b'e' || s[i] == b'E') {
+        let (e, j) = parse_exponent(s, i + 1, s[i] as char)?;
+        exp = e;
+        i = j;
+        if i < s.len() {
+            return Err(describe_unexpected(s, i, "exponent"));
+        }
+    }
+    if i < s.len() {
+        return Err(describe_unexpected(s, i, "number"));
+    }
+    let Some((first, last)) = m.nonzero_span() else {
+        return Ok(ZERO);
+    };
+    // The value lies in [10^lead, 10^(lead+1)).
+    let lead = m.weight(first) + exp;
+    if lead >= 309 {
+        return Ok(OVERFLOW); // >= 1e309 > f64::MAX
+    }
+    if lead <= -325 {
+        return Ok(UNDERFLOW); // < 1e-324 < 2^-1075, half the smallest subnormal
+    }
+    let count = (last - first + 1).min(MAX_SIG_DIGITS);
+    let sticky = last - first + 1 > MAX_SIG_DIGITS; // the dropped tail ends in a nonzero digit
+    let digits: String = (first..first + count).map(|t| m.get(t) as char).collect();
+    let e10 = (lead - (count as i128 - 1)) as i64; // |e10| < 1200
+    Ok(enclose_decimal(&digits, e10, sticky))
+}
+
+/// Encloses a positive value v with `D * 10^e <= v`, and `v == D * 10^e` when
+/// `!sticky`, else `v < (D + 1) * 10^e`. `digits` has no leading zero.
+fn enclose_decimal(digits: &str, e10: i64, sticky: bool) -> Enclosure {
+    let d = BigUint::parse_bytes(digits.as_bytes(), 10).expect("ASCII digits");
+    let x: f64 = format!("{digits}e{e10}")
+        .parse()
+        .expect("std parses a plain decimal");
+    // Largest double <= D * 10^e (which is <= v).
+    let mut lo = if x.is_infinite() { f64::MAX } else { x };
+    while cmp_dec_f64(&d, e10, lo) == Ordering::Less {
+        lo = next_down(lo);
+    }
+    // Smallest double >= the upper bound of v.
+    let d_up = if sticky { &d + 1u32 } else { d };
+    let mut hi = x;
+    while hi.is_finite() && cmp_dec_f64(&d_up, e10, hi) == Ordering::Greater {
+        hi = next_up(hi);
+    }
+    Enclosure {
+        lo,
+        hi,
+        exact: !sticky && lo == hi,
+    }
+}
+
+/// Exact comparison of `d * 10^e10` with the finite nonnegative double `y`.
+fn cmp_dec_f64(d: &BigUint, e10: i64, y: f64) -> Ordering {
+    debug_assert!(y.is_finite() && y >= 0.0);
+    let bits = y.to_bits();
+    let biased = (bits >> 52) as i64;
+    let frac = bits & ((1u64 << 52) - 1);
+    let (m, k) = if biased == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1u64 << 52), biased - 1075)
+    };
+    if m == 0 {
+        return if d.is_zero() {
+            Ordering::Equal
+        } else {
+            Ordering::Greater
+        };
+    }
+    // Compare d * 10^e10 with m * 2^k, both scaled to integers.
+    let mut a = d.clone();
+    let mut b = BigUint::from(m);
+    // 10^n = 5^n * 2^n: fold the power of two into the shift.
+    let mut shift_a: i64 = 0;
+    if e10 >= 0 {
+        a *= BigUint::from(5u32).pow(e10 as u32);
+        shift_a += e10;
+    } else {
+        b *= BigUint::from(5u32).pow((-e10) as u32);
+        shift_a += e10;
+    }
+    // a * 2^shift_a vs b * 2^k
+    let s = shift_a - k;
+    if s >= 0 {
+        a <<= s as u64;
+    } else {
+        b <<= (-s) as u64;
+    }
+    a.cmp(&b)
+}
+
+fn parse_hex(s: &[u8]) -> Result<Enclosure, String> {
+    let (m, mut i) = scan_mantissa(s, true)?;
+    let mut exp: i128 = 0;
+    if i < s.len() && (s[i] == b'p' || s[i] == b'P') {
+        let (e, j) = parse_exponent(s, i + 1, s[i] as char)?;
+        exp = e;
+        i = j;
+        if i < s.len() {
+            return Err(describe_unexpected(s, i, "exponent"));
+        }
+    } else if i < s.len() {
+        return Err(describe_unexpected(s, i, "hex number"));
+    } else if m.point {
+        return Err("a hex float with a `.` needs a binary exponent such as `p0`".into());
+    }
+    let Some((first, last)) = m.nonzero_span() else {
+        return Ok(ZERO);
+    };
+    let count = (last - first + 1).min(16);
+    let sticky = last - first + 1 > 16;
+    let mut mant: u64 = 0;
+    for t in first..first + count {
+        mant = (mant << 4) | u64::from(hex_value(m.get(t)));
+    }
+    // value = (mant + theta) * 2^e2 with theta in [0, 1), theta > 0 iff sticky.
+    let e2 = 4 * m.weight(first + count - 1) + exp;
+    Ok(enclose_binary(mant, e2, sticky))
+}
+
+fn hex_value(c: u8) -> u8 {
+    match c {
+        b'0'..=b'9' => c - b'0',
+        b'a'..=b'f' => c - b'a' + 10,
+        _ => c - b'A' + 10,
+    }
+}
+
+/// Encloses `(mant + theta) * 2^e2`, `mant > 0`, theta in [0, 1), theta > 0 iff sticky.
+fn enclose_binary(mant: u64, e2: i128, sticky: bool) -> Enclosure {
+    debug_assert!(mant != 0);
+    let bl = 64 - i128::from(mant.leading_zeros());
+    let lead = bl - 1 + e2; // value in [2^lead, 2^(lead+1))
+    if lead >= 1024 {
+        return OVERFLOW;
+    }
+    if lead <= -1076 {
+        return UNDERFLOW; // < 2^-1075
+    }
+    // Exponent of the last mantissa bit of a double at this magnitude.
+    let q = (lead - 52).max(-1074);
+    let (mm, rest) = if e2 >= q {
+        (mant << (e2 - q) as u32, sticky)
+    } else {
+        let sh = q - e2;
+        if sh >= 64 {
+            (0, true)
+        } else {
+            let sh = sh as u32;
+            (mant >> sh, (mant & ((1u64 << sh) - 1)) != 0 || sticky)
+        }
+    };
+    // mm < 2^53 and mm * 2^q is representable, so the product is exact.
+    let lo = mm as f64 * pow2(q as i32);
+    if rest {
+        Enclosure {
+            lo,
+            hi: next_up(lo),
+            exact: false,
+        }
+    } else {
+        Enclosure {
+            lo,
+            hi: lo,
+            exact: true,
+        }
+    }
+}
+
+/// 2^q for q in [-1074, 1023], exactly.
+fn pow2(q: i32) -> f64 {
+    debug_assert!((-1074..=1023).contains(&q));
+    if q >= -1022 {
+        f64::from_bits(((q + 1023) as u64) << 52)
+    } else {
+        f64::from_bits(1u64 << (q + 1074))
+    }
+}
+
+/// The least double greater than `x` (`f64::next_up`, stable only from Rust 1.86).
+fn next_up(x: f64) -> f64 {
+    if x.is_nan() || x == f64::INFINITY {
+        return x;
+    }
+    if x == 0.0 {
+        return f64::from_bits(1);
+    }
+    let b = x.to_bits();
+    f64::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
+}
+
+/// The greatest double less than `x`.
+fn next_down(x: f64) -> f64 {
+    -next_up(-x)
+}
+
+/// Shortest decimal that round-trips to `x` as an `f64`: `0.1`, `-2.5`, `1e300`,
+/// `2.2250738585072014e-308`, `5e-324`, `inf`, `-inf`, `nan`. Integers print
+/// without a point (`3`), `+0.0` prints `0` and `-0.0` prints `-0`. Plain notation
+/// when the decimal exponent is in `-5..=16`, otherwise scientific with `e` and no `+`.
+pub fn format_f64(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    // `{:e}` prints the shortest digits that round-trip (Grisu/Ryu-style in std).
+    layout(&format!("{x:e}"))
+}
+
+/// [`format_f64`] for an `f32`: the shortest digits that round-trip as `f32`
+/// (`0.1f32` prints `0.1`).
+pub fn format_f32(x: f32) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.into();
+    }
+    layout(&format!("{x:e}"))
+}
+
+/// Re-lays out std's `{:e}` text (`-1.25e-7`, `0e0`) per the rules of [`format_f64`].
+fn layout(sci: &str) -> String {
+    let (neg, rest) = match sci.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, sci),
+    };
+    let (mant, exp) = rest.split_once('e').expect("`{:e}` output has an `e`");
+    let exp: i32 = exp.parse().expect("`{:e}` exponent is an integer");
+    let digits: String = mant.chars().filter(|&c| c != '.').collect();
+    let n = digits.len() as i32;
+    let mut out = String::with_capacity(digits.len() + 24);
+    if neg {
+        out.push('-');
+    }
+    if (-5..=16).contains(&exp) {
+        if exp >= n - 1 {
+            out.push_str(&digits);
+            out.extend(std::iter::repeat_n('0', (exp - (n - 1)) as usize));
+        } else if exp >= 0 {
+            let (a, b) = digits.split_at(exp as usize + 1);
+            out.push_str(a);
+            out.push('.');
+            out.push_str(b);
+        } else {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
+            out.push_str(&digits);
+        }
+    } else {
+        let (a, b) = digits.split_at(1);
+        out.push_str(a);
+        if !b.is_empty() {
+            out.push('.');
+            out.push_str(b);
+        }
+        out.push('e');
+        out.push_str(&exp.to_string());
+    }
+    out
+}
+
+/// Exact C99 hex-float text of an `f64`, as glibc's `%a` prints it:
+/// `0x1.999999999999ap-4`, `0x1p+0`, `-0x0p+0`, subnormals as
+/// `0x0.0000000000001p-1022`, and `inf`, `-inf`, `nan`.
+pub fn hexf64(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    let sign = if x.is_sign_negative() { "-" } else { "" };
+    if x.is_infinite() {
+        return format!("{sign}inf");
+    }
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let frac = bits & ((1u64 << 52) - 1);
+    if biased == 0 && frac == 0 {
+        return format!("{sign}0x0p+0");
+    }
+    let (lead, e) = if biased == 0 {
+        (0, -1022)
+    } else {
+        (1, biased - 1023)
+    };
+    let hex = format!("{frac:013x}");
+    let hex = hex.trim_end_matches('0');
+    if hex.is_empty() {
+        format!("{sign}0x{lead}p{e:+}")
+    } else {
+        format!("{sign}0x{lead}.{hex}p{e:+}")
+    }
+}

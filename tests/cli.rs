@@ -1,0 +1,262 @@
+//! The `ivjit` command line, driven exactly as a user drives it (on the CPU backend, so that the
+//! results do not depend on the machine).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn ivjit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ivjit"))
+        .args(args)
+        .output()
+        .expect("ivjit runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn eval_prints_one_line_per_output() {
+    let o = ivjit(&[
+        "eval",
+        "x^2 - y, x / y, sqrt(y - 1)",
+        "--var",
+        "x=[-1,2]",
+        "--var",
+        "y=0.5",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<String> = stdout(&o).lines().map(String::from).collect();
+    assert_eq!(lines, ["[-0.5, 3.5]", "[-2, 4]", "[empty]"]);
+}
+
+#[test]
+fn decimal_inputs_are_rounded_outward() {
+    let o = ivjit(&["eval", "x", "--var", "x=0.1", "--backend", "cpu"]);
+    assert_eq!(stdout(&o), "[0.09999999999999999, 0.1]\n");
+    let o = ivjit(&[
+        "eval",
+        "x",
+        "--var",
+        "x=[0.1, 0.1]",
+        "--backend",
+        "cpu",
+        "--precision",
+        "f32",
+    ]);
+    assert_eq!(stdout(&o), "[0.099999994, 0.1]\n");
+    let o = ivjit(&[
+        "eval",
+        "x + 1",
+        "--var",
+        "x=[-inf, 0x1p-3]",
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(stdout(&o), "[-inf, 1.125]\n");
+}
+
+#[test]
+fn json_output() {
+    let o = ivjit(&[
+        "eval",
+        "x + 1, sqrt(x)",
+        "--var",
+        "x=[-3,-2]",
+        "--format",
+        "json",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["backend"], "cpu");
+    assert_eq!(v["precision"], "f64");
+    assert_eq!(v["outputs"][0]["lo"], "-2");
+    assert_eq!(v["outputs"][0]["hi"], "-1");
+    assert_eq!(v["outputs"][1]["empty"], true);
+}
+
+#[test]
+fn syntax_errors_show_a_caret_and_exit_2() {
+    let o = ivjit(&["eval", "x + * 2", "--var", "x=1", "--backend", "cpu"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("x + * 2"), "{e}");
+    assert!(e.contains('^'), "{e}");
+}
+
+#[test]
+fn unknown_function_and_arity_exit_2() {
+    let o = ivjit(&["eval", "sqrtt(x)", "--var", "x=1", "--backend", "cpu"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("unknown function 'sqrtt'"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("sqrt"), "suggests the right name");
+    let o = ivjit(&["eval", "min(x)", "--var", "x=1", "--backend", "cpu"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("min takes 2 arguments, found 1"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn missing_and_unknown_variables_exit_2() {
+    let o = ivjit(&["eval", "x + y", "--var", "x=1", "--backend", "cpu"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.contains("variable 'y' has no value"), "{e}");
+    assert!(
+        e.contains("x + y") && e.contains('^'),
+        "points into the expression: {e}"
+    );
+    let o = ivjit(&[
+        "eval",
+        "x",
+        "--var",
+        "x=1",
+        "--var",
+        "z=2",
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no variable 'z'"), "{}", stderr(&o));
+    let o = ivjit(&["eval", "x", "--var", "x=[2,1]", "--backend", "cpu"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("greater than"), "{}", stderr(&o));
+}
+
+#[test]
+fn gpu_backend_without_gpu_fails_clearly() {
+    if ivjit::gpu::detect().is_ok() {
+        return; // this machine has a GPU: nothing to check here
+    }
+    let o = ivjit(&["eval", "x", "--var", "x=1", "--backend", "gpu"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no GPU"), "{}", stderr(&o));
+    // auto falls back to the CPU and says so
+    let o = ivjit(&["eval", "x", "--var", "x=1", "--format", "json"]);
+    assert!(o.status.success());
+    assert!(stdout(&o).contains("\"backend\":\"cpu\""), "{}", stdout(&o));
+    assert!(stderr(&o).contains("CPU"), "{}", stderr(&o));
+}
+
+#[test]
+fn csv_batch_in_order_with_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("boxes.csv");
+    std::fs::write(
+        &input,
+        "x_lo,x_hi,y_lo,y_hi\n1,2,0.5,0.5\n-1,1,0x1p-1,1\n-4,-1,empty,empty\n0.25,0.25,-inf,inf\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out.csv");
+    let o = ivjit(&[
+        "eval",
+        "x*y, sqrt(x)",
+        "--input",
+        input.to_str().unwrap(),
+        "--output",
+        out.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        text,
+        "out1_lo,out1_hi,out2_lo,out2_hi\n\
+         0.5,1,1,1.4142135623730951\n\
+         -1,1,0,1\n\
+         empty,empty,empty,empty\n\
+         -inf,inf,0.5,0.5\n"
+    );
+    // One output: columns lo,hi, to stdout.
+    let o = ivjit(&[
+        "eval",
+        "x + y",
+        "--input",
+        input.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("lo,hi\n1.5,2.5\n"), "{}", stdout(&o));
+}
+
+#[test]
+fn malformed_row_names_row_and_column_and_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("boxes.csv");
+    std::fs::write(&input, "x_lo,x_hi\n1,2\n3,abc\n").unwrap();
+    let out = dir.path().join("out.csv");
+    let o = ivjit(&[
+        "eval",
+        "x",
+        "--input",
+        input.to_str().unwrap(),
+        "--output",
+        out.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("row 2") && e.contains("x_hi") && e.contains("abc"),
+        "{e}"
+    );
+    assert!(!Path::new(&out).exists(), "no partial output file");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temporary left behind"
+    );
+}
+
+#[test]
+fn ir_and_ptx_subcommands() {
+    let o = ivjit(&["ir", "x*x + x^3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ir = stdout(&o);
+    assert!(ir.contains("sqr") && ir.contains("pown"), "{ir}");
+    let o = ivjit(&["ptx", "x*y", "--precision", "f32"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ptx = stdout(&o);
+    assert!(
+        ptx.contains(".rm.f32") && ptx.contains(".rp.f32") && ptx.contains(".entry"),
+        "{ptx}"
+    );
+    let o = ivjit(&["functions"]);
+    assert!(stdout(&o).contains("pown"));
+}
+
+#[test]
+fn expression_from_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("e.txt");
+    std::fs::write(&f, "# a comment\nlet t = x + 1;\nt * t\n").unwrap();
+    let o = ivjit(&[
+        "eval",
+        "-f",
+        f.to_str().unwrap(),
+        "--var",
+        "x=[0,1]",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "[1, 4]\n");
+}

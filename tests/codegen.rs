@@ -1,0 +1,131 @@
+//! Snapshot tests of the code generator: for every expression of the corpus, the IR before the
+//! rewrites and after each pass, the scalar program, and the PTX in both precisions. Every PTX
+//! snapshot is also assembled by ptxas for sm_90 (installed by `tools/install-ptxas`).
+
+use ivjit::ir::text::to_text;
+use ivjit::rewrite::PASSES;
+use ivjit::{Expression, Precision};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The corpus: every operation and every rewrite appears at least once.
+const CORPUS: &[(&str, &str)] = &[
+    ("add", "x + y"),
+    ("sub", "x - y"),
+    ("mul_general", "x * y"),
+    ("mul_const_pos", "3 * x"),
+    ("mul_const_neg", "x * -2.5"),
+    ("mul_inexact_const", "0.1 * x"),
+    ("div_general", "x / y"),
+    ("div_by_const", "x / 4"),
+    ("recip", "recip(x)"),
+    ("neg", "-x"),
+    ("sqr_call", "sqr(x)"),
+    ("square_of_product", "x * x"),
+    ("pow2", "x^2"),
+    ("pow3", "x^3"),
+    ("pow4", "x^4"),
+    ("pow_neg2", "x^-2"),
+    ("pow_zero", "x^0"),
+    ("pow_one", "x^1"),
+    ("pow_half", "x^0.5"),
+    ("pow_big", "x^1000000001"),
+    ("pown_call", "pown(x, 5) + pown(y, -3)"),
+    ("repeated_factors", "x * y * x"),
+    ("repeated_factors_powers", "x^2 * x * y^3 * y"),
+    ("sqrt", "sqrt(x)"),
+    ("sqrt_of_sqr", "sqrt(sqr(x) + 1)"),
+    ("abs", "abs(x)"),
+    ("min_max", "min(x, y), max(x, y)"),
+    ("fma", "fma(x, y, z)"),
+    ("hull_intersect", "hull(x, y), intersect(x, y)"),
+    ("sign_known_product", "sqr(x) * abs(y)"),
+    ("sign_known_quotient", "sqrt(x) / (1 + sqr(y))"),
+    ("cse", "let t = x*y + 1; t*t + t"),
+    ("constant_fold", "(1 + 2) * x + pi * e"),
+    ("literals", "[1, 2] * x + [-inf, 0] + 0x1.8p-3"),
+    ("tangle", "x^4 - 5*x^2 + y^4 - 5*y^2 + z^4 - 5*z^2 + 11.8"),
+    ("empty_literal", "x + [empty]"),
+    ("entire_literal", "x * [entire]"),
+    ("outputs_share", "x + y, x - y, (x + y) * (x - y)"),
+];
+
+fn ptxas() -> PathBuf {
+    if let Ok(p) = std::env::var("IVJIT_PTXAS") {
+        return PathBuf::from(p);
+    }
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".tools/ptxas");
+    assert!(
+        p.exists(),
+        "ptxas not found: run tools/install-ptxas (the README's test command does), or set IVJIT_PTXAS"
+    );
+    p
+}
+
+fn assemble(name: &str, ptx: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(format!("{name}.ptx"));
+    std::fs::write(&file, ptx).unwrap();
+    let out = Command::new(ptxas())
+        .args(["--gpu-name", "sm_90", "-o"])
+        .arg(dir.path().join("out.cubin"))
+        .arg(&file)
+        .output()
+        .expect("ptxas runs");
+    assert!(
+        out.status.success(),
+        "ptxas rejected {name}:\n{}\n{ptx}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The IR before rewrites, then after each pass that changes it.
+fn ir_story(expr: &Expression) -> String {
+    let mut s = format!("source: {}\n\n== built ==\n", expr.source());
+    let mut g = expr.initial_ir().clone();
+    let mut last = to_text(&g);
+    s.push_str(&last);
+    for pass in PASSES {
+        g = (pass.run)(&g);
+        let now = to_text(&g);
+        if now != last {
+            s.push_str(&format!("\n== after {} ==\n{now}", pass.name));
+            last = now;
+        }
+    }
+    assert_eq!(last, expr.ir_text(), "the passes reproduce the final IR");
+    s
+}
+
+#[test]
+fn corpus_snapshots_and_ptxas() {
+    for (name, src) in CORPUS {
+        let expr = Expression::parse(src).unwrap_or_else(|e| panic!("{name}: {src}: {e}"));
+        let story = ir_story(&expr);
+        let scalar = expr.scalar(Precision::F64).unwrap().to_string();
+        insta::assert_snapshot!(
+            format!("ir__{name}"),
+            format!("{story}\n== scalar f64 ==\n{scalar}")
+        );
+        for p in [Precision::F64, Precision::F32] {
+            let ptx = expr.ptx(p).unwrap();
+            insta::assert_snapshot!(format!("ptx__{name}__{p}"), ptx.clone());
+            assert_eq!(ptx, expr.ptx(p).unwrap(), "PTX output is deterministic");
+            assert!(
+                !ptx.contains(".ftz"),
+                "{name}: no flush-to-zero in interval code"
+            );
+            assemble(&format!("{name}_{p}"), &ptx);
+        }
+    }
+}
+
+#[test]
+fn corpus_covers_every_function() {
+    for f in ivjit::ir::functions::FUNCTIONS {
+        let used = CORPUS
+            .iter()
+            .any(|(_, src)| src.contains(&format!("{}(", f.name)) || f.name == "neg");
+        assert!(used, "the corpus never calls {}", f.name);
+    }
+}

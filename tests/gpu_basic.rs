@@ -1,0 +1,514 @@
+//! CPU vs GPU, bit for bit, on every scalar instruction (both precisions, every rounding), on a
+//! few thousand inputs including signed zeros, infinities, NaN, subnormals and extreme values.
+//!
+//! Without a GPU each test prints "skipped: no GPU (reason)" and passes, unless
+//! `IVJIT_REQUIRE_GPU=1` (set by the GPU machine's runner), where it fails.
+//!
+//! NaN results are compared as "both NaN": the IR makes no promise about NaN payloads or signs
+//! (PTX returns a canonical NaN).
+
+use ivjit::cpu::round;
+use ivjit::gpu::{self, GpuError, GpuKernel};
+use ivjit::scalar::{Bound, Cmp, Inst, Precision, Program, Round, Value};
+
+const ROUNDS: [Round; 3] = [Round::Down, Round::Up, Round::Nearest];
+const CMPS: [Cmp; 5] = [Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge, Cmp::Eq];
+
+/// A scalar value of the CPU reference.
+#[derive(Clone, Copy, Debug)]
+enum V {
+    F(f64),
+    B(bool),
+}
+
+impl V {
+    fn f(self) -> f64 {
+        match self {
+            V::F(x) => x,
+            V::B(_) => panic!("boolean used as float"),
+        }
+    }
+    fn b(self) -> bool {
+        match self {
+            V::B(b) => b,
+            V::F(_) => panic!("float used as boolean"),
+        }
+    }
+}
+
+/// What `inst` must produce, given the values of the instructions before it. Float values are
+/// held widened to f64; in f32 programs they are f32 values and the f32 operations are used.
+fn expected(precision: Precision, inst: &Inst, vals: &[V]) -> V {
+    let f = |v: Value| vals[v.index()].f();
+    let b = |v: Value| vals[v.index()].b();
+    let f32_ = |v: Value| f(v) as f32;
+    let single = precision == Precision::F32;
+    V::F(match *inst {
+        Inst::Input { .. } => unreachable!("inputs are given"),
+        Inst::Const(c) => c,
+        Inst::Add(x, y, r) if single => round::add_f32(f32_(x), f32_(y), r) as f64,
+        Inst::Add(x, y, r) => round::add_f64(f(x), f(y), r),
+        Inst::Sub(x, y, r) if single => round::sub_f32(f32_(x), f32_(y), r) as f64,
+        Inst::Sub(x, y, r) => round::sub_f64(f(x), f(y), r),
+        Inst::Mul(x, y, r) if single => round::mul_f32(f32_(x), f32_(y), r) as f64,
+        Inst::Mul(x, y, r) => round::mul_f64(f(x), f(y), r),
+        Inst::Div(x, y, r) if single => round::div_f32(f32_(x), f32_(y), r) as f64,
+        Inst::Div(x, y, r) => round::div_f64(f(x), f(y), r),
+        Inst::Fma(x, y, z, r) if single => round::fma_f32(f32_(x), f32_(y), f32_(z), r) as f64,
+        Inst::Fma(x, y, z, r) => round::fma_f64(f(x), f(y), f(z), r),
+        Inst::Sqrt(x, r) if single => round::sqrt_f32(f32_(x), r) as f64,
+        Inst::Sqrt(x, r) => round::sqrt_f64(f(x), r),
+        Inst::Neg(x) => -f(x),
+        Inst::Abs(x) => f(x).abs(),
+        // f32 values are held widened exactly, so the f64 min/max is the f32 one.
+        Inst::Min(x, y) => round::min_f64(f(x), f(y)),
+        Inst::Max(x, y) => round::max_f64(f(x), f(y)),
+        Inst::Select(c, x, y) => {
+            if b(c) {
+                f(x)
+            } else {
+                f(y)
+            }
+        }
+        Inst::Compare(c, x, y) => {
+            let (x, y) = (f(x), f(y));
+            return V::B(match c {
+                Cmp::Lt => x < y,
+                Cmp::Le => x <= y,
+                Cmp::Gt => x > y,
+                Cmp::Ge => x >= y,
+                Cmp::Eq => x == y,
+            });
+        }
+        Inst::IsNan(x) => return V::B(f(x).is_nan()),
+        Inst::Bool(v) => return V::B(v),
+        Inst::And(x, y) => return V::B(b(x) && b(y)),
+        Inst::Or(x, y) => return V::B(b(x) || b(y)),
+        Inst::Not(x) => return V::B(!b(x)),
+    })
+}
+
+/// Evaluates a whole program on the CPU with [`expected`], one element at a time.
+fn reference(program: &Program, inputs: &[f64], n: usize) -> Vec<f64> {
+    let mut out = vec![0.0; 2 * program.outputs.len() * n];
+    let mut vals = Vec::with_capacity(program.insts.len());
+    for i in 0..n {
+        vals.clear();
+        for inst in &program.insts {
+            let v = match *inst {
+                Inst::Input { var, bound } => {
+                    let k = 2 * var as usize + usize::from(bound == Bound::Hi);
+                    V::F(inputs[k * n + i])
+                }
+                ref other => expected(program.precision, other, &vals),
+            };
+            vals.push(v);
+        }
+        for (j, &(lo, hi)) in program.outputs.iter().enumerate() {
+            out[2 * j * n + i] = vals[lo.index()].f();
+            out[(2 * j + 1) * n + i] = vals[hi.index()].f();
+        }
+    }
+    out
+}
+
+fn same(a: f64, b: f64) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+/// Deterministic generator (splitmix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+fn specials(precision: Precision) -> Vec<f64> {
+    let mut v = match precision {
+        Precision::F64 => vec![
+            0.0,
+            f64::INFINITY,
+            f64::NAN,
+            f64::from_bits(1),
+            f64::from_bits(0x000F_FFFF_FFFF_FFFF),
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            1.0,
+            1.0 + f64::EPSILON,
+            0.5,
+            3.0,
+            0.1,
+            1e300,
+            1e-300,
+        ],
+        Precision::F32 => [
+            0.0,
+            f32::INFINITY,
+            f32::NAN,
+            f32::from_bits(1),
+            f32::from_bits(0x007F_FFFF),
+            f32::MIN_POSITIVE,
+            f32::MAX,
+            1.0,
+            1.0 + f32::EPSILON,
+            0.5,
+            3.0,
+            0.1,
+            1e30,
+            1e-30,
+        ]
+        .iter()
+        .map(|&x| x as f64)
+        .collect(),
+    };
+    let negated: Vec<f64> = v.iter().map(|x| -x).collect();
+    v.extend(negated);
+    v
+}
+
+/// Operand values: all pairs of special values first, then random values (half "nice" numbers
+/// of moderate exponent so that rounding matters, half arbitrary bit patterns).
+fn operands(precision: Precision, n: usize, seed: u64) -> [Vec<f64>; 3] {
+    let sp = specials(precision);
+    let mut rng = Rng(seed);
+    let random = |rng: &mut Rng| -> f64 {
+        let bits = rng.next();
+        match precision {
+            Precision::F64 if bits & 1 == 0 => {
+                let e = (rng.next() % 80) as i32 - 40;
+                let m = f64::from_bits(0x3FF0_0000_0000_0000 | (rng.next() >> 12));
+                let s = if bits & 2 == 0 { 1.0 } else { -1.0 };
+                s * m * 2f64.powi(e)
+            }
+            Precision::F64 => f64::from_bits(bits),
+            Precision::F32 if bits & 1 == 0 => {
+                let e = (rng.next() % 40) as i32 - 20;
+                let m = f32::from_bits(0x3F80_0000 | ((rng.next() >> 41) as u32));
+                let s = if bits & 2 == 0 { 1.0 } else { -1.0 };
+                (s * m * 2f32.powi(e)) as f64
+            }
+            Precision::F32 => f32::from_bits((bits >> 32) as u32) as f64,
+        }
+    };
+    let mut cols: [Vec<f64>; 3] = [vec![], vec![], vec![]];
+    for i in 0..n {
+        let pair = i / sp.len();
+        if pair < sp.len() {
+            cols[0].push(sp[pair]);
+            cols[1].push(sp[i % sp.len()]);
+            cols[2].push(if i % 3 == 0 {
+                sp[(i / 7) % sp.len()]
+            } else {
+                random(&mut rng)
+            });
+        } else {
+            for col in cols.iter_mut() {
+                let x = if rng.next() % 8 == 0 {
+                    sp[(rng.next() % sp.len() as u64) as usize]
+                } else {
+                    random(&mut rng)
+                };
+                col.push(x);
+            }
+        }
+    }
+    cols
+}
+
+/// SoA inputs for three variables x, y, z. The programs read x.lo, y.hi and z.lo; the other
+/// arrays hold a marker value so that a wrong array index shows up as a mismatch.
+fn soa_inputs(cols: &[Vec<f64>; 3], n: usize) -> Vec<f64> {
+    let marker = vec![12345.0; n];
+    [&cols[0][..], &marker, &marker, &cols[1], &cols[2], &marker].concat()
+}
+
+/// Program: %0 = x.lo, %1 = y.hi, %2 = z.lo, then `tail` (whose last value is the output, a
+/// float), output interval (last, last).
+fn program(precision: Precision, tail: &[Inst]) -> Program {
+    let mut insts = vec![
+        Inst::Input {
+            var: 0,
+            bound: Bound::Lo,
+        },
+        Inst::Input {
+            var: 1,
+            bound: Bound::Hi,
+        },
+        Inst::Input {
+            var: 2,
+            bound: Bound::Lo,
+        },
+    ];
+    insts.extend_from_slice(tail);
+    let last = Value(insts.len() as u32 - 1);
+    Program {
+        precision,
+        var_names: vec!["x".into(), "y".into(), "z".into()],
+        insts,
+        outputs: vec![(last, last)],
+    }
+}
+
+fn cases() -> Vec<(String, Vec<Inst>)> {
+    let (x, y, z) = (Value(0), Value(1), Value(2));
+    let mut cases = Vec::new();
+    for r in ROUNDS {
+        let s = r.suffix();
+        cases.push((format!("add.{s}"), vec![Inst::Add(x, y, r)]));
+        cases.push((format!("sub.{s}"), vec![Inst::Sub(x, y, r)]));
+        cases.push((format!("mul.{s}"), vec![Inst::Mul(x, y, r)]));
+        cases.push((format!("div.{s}"), vec![Inst::Div(x, y, r)]));
+        cases.push((format!("fma.{s}"), vec![Inst::Fma(x, y, z, r)]));
+        cases.push((format!("sqrt.{s}"), vec![Inst::Sqrt(x, r)]));
+    }
+    cases.push(("neg".into(), vec![Inst::Neg(x)]));
+    cases.push(("abs".into(), vec![Inst::Abs(x)]));
+    cases.push(("min".into(), vec![Inst::Min(x, y)]));
+    cases.push(("max".into(), vec![Inst::Max(x, y)]));
+    cases.push(("const".into(), vec![Inst::Const(-0.0)]));
+    for c in CMPS {
+        cases.push((
+            format!("select(cmp.{})", c.name()),
+            vec![Inst::Compare(c, x, y), Inst::Select(Value(3), x, z)],
+        ));
+    }
+    cases.push((
+        "select(isnan)".into(),
+        vec![Inst::IsNan(y), Inst::Select(Value(3), x, z)],
+    ));
+    cases.push((
+        "select(and/or/not/bool)".into(),
+        vec![
+            Inst::Compare(Cmp::Lt, x, y),  // 3
+            Inst::IsNan(z),                // 4
+            Inst::And(Value(3), Value(4)), // 5
+            Inst::Not(Value(5)),           // 6
+            Inst::Bool(false),             // 7
+            Inst::Or(Value(6), Value(7)),  // 8
+            Inst::Select(Value(8), y, z),  // 9
+        ],
+    ));
+    cases
+}
+
+/// Compares GPU and CPU results of `program`; returns a description of the first mismatches.
+fn compare(name: &str, program: &Program, inputs: &[f64], n: usize) -> Vec<String> {
+    let kernel = match GpuKernel::new(program) {
+        Ok(k) => k,
+        Err(e) => return vec![format!("{name}: compiling failed: {e}")],
+    };
+    let got = match kernel.eval(inputs, n) {
+        Ok(v) => v,
+        Err(e) => return vec![format!("{name}: eval failed: {e}")],
+    };
+    let want = reference(program, inputs, n);
+    if got.len() != want.len() {
+        return vec![format!(
+            "{name}: {} results, expected {}",
+            got.len(),
+            want.len()
+        )];
+    }
+    let mut bad = Vec::new();
+    for (k, (&g, &w)) in got.iter().zip(&want).enumerate() {
+        if !same(g, w) {
+            let (array, i) = (k / n, k % n);
+            let args: Vec<String> = (0..program.n_vars() * 2)
+                .map(|a| format!("{:e}", inputs[a * n + i]))
+                .collect();
+            bad.push(format!(
+                "{name} ({}): element {i} output array {array}: gpu {g:e} ({:#x}) cpu {w:e} ({:#x}); inputs [{}]",
+                program.precision,
+                g.to_bits(),
+                w.to_bits(),
+                args.join(", ")
+            ));
+            if bad.len() >= 5 {
+                break;
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn every_instruction_matches_the_cpu_bit_for_bit() {
+    let Some(info) = gpu::require_gpu_or_skip("every_instruction_matches_the_cpu_bit_for_bit")
+    else {
+        return;
+    };
+    eprintln!("GPU: {info}");
+    let n = 4099; // not a multiple of the block size
+    let mut failures = Vec::new();
+    for precision in [Precision::F64, Precision::F32] {
+        let cols = operands(precision, n, 0x1788 + precision as u64);
+        let inputs = soa_inputs(&cols, n);
+        for (name, tail) in cases() {
+            let p = program(precision, &tail);
+            failures.extend(compare(&name, &p, &inputs, n));
+        }
+    }
+    assert!(failures.is_empty(), "mismatches:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn signed_zeros_in_min_and_max() {
+    let Some(_) = gpu::require_gpu_or_skip("signed_zeros_in_min_and_max") else {
+        return;
+    };
+    for precision in [Precision::F64, Precision::F32] {
+        let (x, y) = (Value(0), Value(1));
+        let p = program(
+            precision,
+            &[
+                Inst::Min(x, y),
+                Inst::Max(x, y),
+                Inst::Min(y, x),
+                Inst::Max(y, x),
+            ],
+        );
+        let p = Program {
+            outputs: vec![(Value(3), Value(4)), (Value(5), Value(6))],
+            ..p
+        };
+        let xs = [0.0, -0.0, 0.0, -0.0, f64::NAN, 0.0, f64::NAN, -0.0];
+        let ys = [0.0, 0.0, -0.0, -0.0, 0.0, f64::NAN, -0.0, f64::NAN];
+        let n = xs.len();
+        let cols = [xs.to_vec(), ys.to_vec(), vec![0.0; n]];
+        let kernel = GpuKernel::new(&p).expect("compile");
+        let got = kernel.eval(&soa_inputs(&cols, n), n).expect("eval");
+        for i in 0..n {
+            let (mn, mx, mn2, mx2) = (got[i], got[n + i], got[2 * n + i], got[3 * n + i]);
+            let (x, y) = (xs[i], ys[i]);
+            let ctx = format!(
+                "{precision} x={x:?} y={y:?}: min {mn:?} max {mx:?} min' {mn2:?} max' {mx2:?}"
+            );
+            // Inputs are zeros or NaN: a NaN operand yields the other one; otherwise min is -0
+            // if either zero is negative, max is +0 if either is positive.
+            let pick = |zero: f64| {
+                if x.is_nan() {
+                    y
+                } else if y.is_nan() {
+                    x
+                } else {
+                    zero
+                }
+            };
+            let neg = x.is_sign_negative() || y.is_sign_negative();
+            let pos = x.is_sign_positive() || y.is_sign_positive();
+            let want_min = pick(if neg { -0.0 } else { 0.0 });
+            let want_max = pick(if pos { 0.0 } else { -0.0 });
+            for (g, w) in [
+                (mn, want_min),
+                (mn2, want_min),
+                (mx, want_max),
+                (mx2, want_max),
+            ] {
+                assert_eq!(g.to_bits(), w.to_bits(), "{ctx}");
+            }
+        }
+    }
+}
+
+#[test]
+fn layout_sizes_and_grid_stride() {
+    let Some(info) = gpu::require_gpu_or_skip("layout_sizes_and_grid_stride") else {
+        return;
+    };
+    // Two variables, outputs (y.lo, x.hi) and (x.lo, y.hi): checks the SoA indexing both ways.
+    let insts = vec![
+        Inst::Input {
+            var: 0,
+            bound: Bound::Lo,
+        },
+        Inst::Input {
+            var: 0,
+            bound: Bound::Hi,
+        },
+        Inst::Input {
+            var: 1,
+            bound: Bound::Lo,
+        },
+        Inst::Input {
+            var: 1,
+            bound: Bound::Hi,
+        },
+    ];
+    for precision in [Precision::F64, Precision::F32] {
+        let p = Program {
+            precision,
+            var_names: vec!["x".into(), "y".into()],
+            insts: insts.clone(),
+            outputs: vec![(Value(2), Value(1)), (Value(0), Value(3))],
+        };
+        let kernel = GpuKernel::new(&p).expect("compile");
+        // n = 0, one element, a partial block, and more elements than one grid covers
+        // (the grid is capped at 8 blocks of 256 per SM).
+        let big = info.multiprocessors as usize * 8 * 256 * 2 + 77;
+        for n in [0usize, 1, 300, big] {
+            let inputs: Vec<f64> = (0..4 * n).map(|k| k as f64).collect();
+            let got = kernel.eval(&inputs, n).expect("eval");
+            assert_eq!(got.len(), 4 * n);
+            for i in 0..n {
+                let at = |a: usize| (a * n + i) as f64;
+                assert_eq!(got[i], at(2), "{precision} n={n} i={i}");
+                assert_eq!(got[n + i], at(1), "{precision} n={n} i={i}");
+                assert_eq!(got[2 * n + i], at(0), "{precision} n={n} i={i}");
+                assert_eq!(got[3 * n + i], at(3), "{precision} n={n} i={i}");
+            }
+        }
+        let err = kernel.eval(&[1.0, 2.0], 1).unwrap_err();
+        assert!(matches!(err, GpuError::InputLength { .. }), "{err}");
+    }
+}
+
+#[test]
+fn program_without_variables() {
+    let Some(_) = gpu::require_gpu_or_skip("program_without_variables") else {
+        return;
+    };
+    for precision in [Precision::F64, Precision::F32] {
+        let p = Program {
+            precision,
+            var_names: vec![],
+            insts: vec![
+                Inst::Const(1.0),
+                Inst::Const(3.0),
+                Inst::Div(Value(0), Value(1), Round::Down),
+                Inst::Div(Value(0), Value(1), Round::Up),
+            ],
+            outputs: vec![(Value(2), Value(3))],
+        };
+        let kernel = GpuKernel::new(&p).expect("compile");
+        let n = 1000;
+        let got = kernel.eval(&[], n).expect("eval");
+        let want = reference(&p, &[], n);
+        assert_eq!(got.len(), 2 * n);
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!(g.to_bits(), w.to_bits(), "{precision}");
+        }
+        assert!(got[0] < got[n], "{precision}: 1/3 rounded down < up");
+    }
+}
+
+#[test]
+fn rejected_ptx_comes_with_the_jit_log() {
+    let Some(_) = gpu::require_gpu_or_skip("rejected_ptx_comes_with_the_jit_log") else {
+        return;
+    };
+    let bad = ".version 8.0\n.target sm_90\n.address_size 64\n\
+               .visible .entry k()\n{\n\t.reg .f64 %f<2>;\n\tadd.rm.f64 %f0, %f1, %undefined;\n\tret;\n}\n";
+    match gpu::validate_ptx(bad) {
+        Err(GpuError::PtxRejected { code, log }) => {
+            eprintln!("driver said {code}:\n{log}");
+            assert!(!log.starts_with('('), "no JIT log: {log}");
+        }
+        other => panic!("expected PtxRejected, got {other:?}"),
+    }
+}

@@ -1,0 +1,212 @@
+//! IEEE 1788 set-based semantics on the examples the project promises, on the CPU evaluator in
+//! both precisions, plus the edge cases every test set needs: empty, entire, half-unbounded,
+//! [0,0], -0, subnormals, the largest finite values.
+
+use ivjit::{BackendChoice, Evaluator, Expression, Interval, Precision};
+
+fn iv(lo: f64, hi: f64) -> Interval {
+    Interval::new(lo, hi).unwrap()
+}
+
+const INF: f64 = f64::INFINITY;
+const MAX: f64 = f64::MAX;
+const TINY: f64 = 4.9406564584124654e-324; // smallest subnormal
+
+fn eval_with(src: &str, p: Precision, args: &[Interval]) -> Vec<Interval> {
+    let e = Expression::parse(src).unwrap_or_else(|e| panic!("{src}: {e}"));
+    Evaluator::new(&e, p, BackendChoice::Cpu)
+        .unwrap()
+        .eval(args)
+        .unwrap()
+}
+
+/// Checks one result in f64 exactly, and in f32 that the result encloses the f64 one's
+/// rounding (f32 bounds are f32 values, so compare after outward rounding).
+#[track_caller]
+fn check(src: &str, args: &[Interval], want: Interval) {
+    let got = eval_with(src, Precision::F64, args);
+    assert_eq!(
+        got[0], want,
+        "{src} on {args:?}: got {}, want {want}",
+        got[0]
+    );
+    let args32: Vec<Interval> = args.iter().map(|a| a.to_f32_enclosure()).collect();
+    let got32 = eval_with(src, Precision::F32, &args32);
+    // The f32 result must hold the f32 hull of the exact answer (want is tightest in f64, and
+    // outward rounding composes: rounding want outward to f32 is the f32 hull of the answer).
+    if want.is_empty() {
+        assert!(
+            got32[0].is_empty(),
+            "{src} f32 on {args:?}: got {}",
+            got32[0]
+        );
+    } else {
+        assert!(
+            got32[0].contains_interval(&want.to_f32_enclosure()),
+            "{src} f32 on {args:?}: got {}, want at least {want}",
+            got32[0]
+        );
+    }
+}
+
+#[test]
+fn issue_examples() {
+    check("x / y", &[iv(1.0, 2.0), iv(-1.0, 1.0)], Interval::ENTIRE);
+    check("x / y", &[iv(1.0, 2.0), iv(0.0, 1.0)], iv(1.0, INF));
+    check("x / y", &[iv(1.0, 2.0), iv(0.0, 0.0)], Interval::EMPTY);
+    check("sqrt(x)", &[iv(-4.0, 0.0)], iv(0.0, 0.0));
+    check("sqrt(x)", &[iv(-2.0, -1.0)], Interval::EMPTY);
+    check("x * y", &[iv(0.0, 0.0), Interval::ENTIRE], iv(0.0, 0.0));
+    check("x^2", &[iv(-1.0, 2.0)], iv(0.0, 4.0));
+    check("x*x", &[iv(-1.0, 2.0)], iv(0.0, 4.0));
+    check("x*y", &[iv(-1.0, 2.0), iv(-1.0, 2.0)], iv(-2.0, 4.0));
+}
+
+#[test]
+fn literals_are_tight_enclosures() {
+    let e = Expression::parse("0.1").unwrap();
+    let out = Evaluator::new(&e, Precision::F64, BackendChoice::Cpu)
+        .unwrap()
+        .eval(&[])
+        .unwrap();
+    assert_eq!(out[0], iv(0.09999999999999999, 0.1));
+    assert!(out[0].lo < out[0].hi);
+    // pi and e are enclosed, not rounded.
+    let out = eval_with("pi, e", Precision::F64, &[]);
+    assert_eq!(out[0], iv(3.141592653589793, 3.1415926535897936));
+    assert_eq!(out[1], iv(2.718281828459045, 2.7182818284590455));
+}
+
+#[test]
+fn division_cases() {
+    let z = iv(0.0, 0.0);
+    check("x / y", &[z, iv(-1.0, 1.0)], z);
+    check("x / y", &[z, z], Interval::EMPTY);
+    check("x / y", &[iv(0.0, 1.0), iv(0.0, 1.0)], iv(0.0, INF));
+    check("x / y", &[iv(-1.0, 1.0), iv(0.0, 1.0)], Interval::ENTIRE);
+    check("x / y", &[iv(-2.0, -1.0), iv(0.0, 1.0)], iv(-INF, -1.0));
+    check("x / y", &[iv(-2.0, 0.0), iv(0.0, 1.0)], iv(-INF, 0.0));
+    check("x / y", &[iv(1.0, 2.0), iv(-1.0, 0.0)], iv(-INF, -1.0));
+    check("x / y", &[iv(-2.0, -1.0), iv(-1.0, -0.0)], iv(1.0, INF));
+    check("x / y", &[iv(1.0, 2.0), iv(-0.0, 4.0)], iv(0.25, INF));
+    check("x / y", &[iv(1.0, 2.0), iv(-4.0, -2.0)], iv(-1.0, -0.25));
+    check("x / y", &[iv(-1.0, 2.0), iv(2.0, INF)], iv(-0.5, 1.0));
+    check("x / y", &[iv(-INF, 2.0), iv(2.0, 4.0)], iv(-INF, 1.0));
+    check("x / y", &[Interval::EMPTY, iv(1.0, 2.0)], Interval::EMPTY);
+    check("x / y", &[iv(1.0, 2.0), Interval::EMPTY], Interval::EMPTY);
+    // 1/MAX is just above 2^-1024, a subnormal: the bounds are 2^-1024 and the next float up.
+    let p = 2f64.powi(-1024);
+    check(
+        "1 / x",
+        &[iv(MAX, MAX)],
+        iv(p, f64::from_bits(p.to_bits() + 1)),
+    );
+}
+
+#[test]
+fn multiplication_cases() {
+    check("x * y", &[iv(0.0, 1.0), iv(1.0, INF)], iv(0.0, INF));
+    check("x * y", &[iv(-INF, 0.0), iv(0.0, INF)], iv(-INF, 0.0));
+    check("x * y", &[iv(-2.0, 3.0), iv(-5.0, 7.0)], iv(-15.0, 21.0));
+    check("x * y", &[iv(-2.0, -1.0), iv(-5.0, 7.0)], iv(-14.0, 10.0));
+    check("x * y", &[iv(MAX, MAX), iv(2.0, 2.0)], iv(MAX, INF));
+    check("x * y", &[iv(TINY, TINY), iv(0.5, 0.5)], iv(0.0, TINY));
+    check(
+        "x * y",
+        &[Interval::EMPTY, Interval::ENTIRE],
+        Interval::EMPTY,
+    );
+    check(
+        "x * y",
+        &[Interval::ENTIRE, Interval::ENTIRE],
+        Interval::ENTIRE,
+    );
+    check("x * y", &[iv(-0.0, -0.0), iv(-INF, INF)], iv(0.0, 0.0));
+}
+
+#[test]
+fn powers_abs_sqrt() {
+    check("x^3", &[iv(-2.0, 3.0)], iv(-8.0, 27.0));
+    check("x^4", &[iv(-2.0, 1.0)], iv(0.0, 16.0));
+    check("x^4", &[iv(-3.0, -2.0)], iv(16.0, 81.0));
+    check("x^-2", &[iv(-1.0, 1.0)], iv(1.0, INF));
+    check("x^-1", &[iv(-1.0, 1.0)], Interval::ENTIRE);
+    check("x^0", &[iv(-1.0, 1.0)], iv(1.0, 1.0));
+    check("x^0", &[Interval::EMPTY], Interval::EMPTY);
+    check("x^2", &[Interval::EMPTY], Interval::EMPTY);
+    check("x^2", &[iv(-INF, 1.0)], iv(0.0, INF));
+    check("x^3", &[iv(-INF, 1.0)], iv(-INF, 1.0));
+    check("x^1000000001", &[iv(1.0, 1.0)], iv(1.0, 1.0));
+    check("x^1000000001", &[iv(-1.0, 1.0)], iv(-1.0, 1.0));
+    check("x^0.5", &[iv(4.0, 9.0)], iv(2.0, 3.0));
+    check("abs(x)", &[iv(-3.0, 2.0)], iv(0.0, 3.0));
+    check("abs(x)", &[iv(-3.0, -2.0)], iv(2.0, 3.0));
+    check("abs(x)", &[Interval::EMPTY], Interval::EMPTY);
+    check("sqrt(x)", &[iv(0.0, INF)], iv(0.0, INF));
+    check("sqrt(x)", &[Interval::EMPTY], Interval::EMPTY);
+}
+
+#[test]
+fn set_operations() {
+    check("hull(x, y)", &[iv(1.0, 2.0), iv(5.0, 6.0)], iv(1.0, 6.0));
+    check("hull(x, y)", &[Interval::EMPTY, iv(5.0, 6.0)], iv(5.0, 6.0));
+    check(
+        "intersect(x, y)",
+        &[iv(1.0, 5.0), iv(3.0, 6.0)],
+        iv(3.0, 5.0),
+    );
+    check(
+        "intersect(x, y)",
+        &[iv(1.0, 2.0), iv(3.0, 6.0)],
+        Interval::EMPTY,
+    );
+    check(
+        "intersect(x, y)",
+        &[Interval::EMPTY, iv(3.0, 6.0)],
+        Interval::EMPTY,
+    );
+    check("min(x, y)", &[iv(1.0, 5.0), iv(3.0, 4.0)], iv(1.0, 4.0));
+    check("max(x, y)", &[iv(1.0, 5.0), iv(3.0, 4.0)], iv(3.0, 5.0));
+    check(
+        "min(x, y)",
+        &[Interval::EMPTY, iv(3.0, 4.0)],
+        Interval::EMPTY,
+    );
+    check(
+        "fma(x, y, z)",
+        &[iv(0.0, 0.0), Interval::ENTIRE, iv(1.0, 2.0)],
+        iv(1.0, 2.0),
+    );
+    check(
+        "fma(x, y, z)",
+        &[iv(0.1, 0.1), iv(10.0, 10.0), iv(-1.0, -1.0)],
+        iv(5.551115123125783e-17, 5.551115123125783e-17),
+    );
+}
+
+#[test]
+fn rewrites_keep_emptiness_and_domain() {
+    // x^0 on an empty box stays empty; 1/sqrt(x) keeps the domain x > 0.
+    check("x^-0.5", &[iv(4.0, 4.0)], iv(0.5, 0.5));
+    check("x^-0.5", &[iv(-1.0, 0.0)], Interval::EMPTY);
+    check("x*y*x", &[iv(-1.0, 2.0), iv(1.0, 1.0)], iv(0.0, 4.0));
+}
+
+#[test]
+fn invalid_boxes_are_errors() {
+    assert!(Interval::new(2.0, 1.0).is_err());
+    assert!(Interval::new(f64::NAN, 1.0).is_err());
+    assert!(Interval::new(INF, INF).is_err());
+    assert!(Interval::new(-INF, -INF).is_err());
+    let e = Expression::parse("x + 1").unwrap();
+    let ev = Evaluator::new(&e, Precision::F64, BackendChoice::Cpu).unwrap();
+    let bad = ev.eval_soa(&[2.0, 1.0], 1);
+    assert!(bad.is_err(), "an inverted box is rejected");
+    let nan = ev.eval_soa(&[f64::NAN, 1.0], 1);
+    assert!(nan.is_err(), "a half-NaN box is rejected");
+    let empty = ev.eval_soa(&[f64::NAN, f64::NAN], 1).unwrap();
+    assert!(
+        empty[0].is_nan() && empty[1].is_nan(),
+        "(NaN, NaN) is the empty box"
+    );
+}
