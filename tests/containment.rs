@@ -16,6 +16,8 @@
 //! sqrt or a divisor) are skipped and counted. ivjit's output must contain the oracle interval
 //! (exact rational comparison; an infinite bound contains everything on its side); an
 //! undecided comparison is retried with 2000-bit square roots.
+//!
+//! The proptest seed is fixed; `CONTAINMENT_SEED=<u64>` runs another one.
 
 mod common;
 
@@ -326,11 +328,27 @@ fn interval_strategy() -> impl Strategy<Value = Interval> {
     })
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 struct Case {
     program: Program,
     boxes: Vec<[Interval; 3]>,
     seed: u64,
+}
+
+/// Shown by proptest for the (shrunk) failing case: the source and the boxes in hex-float.
+impl std::fmt::Debug for Case {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "expression: {}", self.program.source())?;
+        for (i, b) in self.boxes.iter().enumerate() {
+            let ivs: Vec<String> = b
+                .iter()
+                .zip(VAR_NAMES)
+                .map(|(iv, n)| format!("{n} = {}", hex_iv(iv)))
+                .collect();
+            writeln!(f, "box {i}: {}", ivs.join(", "))?;
+        }
+        write!(f, "point seed: {}", self.seed)
+    }
 }
 
 fn case_strategy() -> impl Strategy<Value = Case> {
@@ -734,10 +752,22 @@ fn narrow_box(b: &[Interval; 3], fmt: Fmt) -> [Interval; 3] {
     })
 }
 
+/// Runs ivjit code, turning a panic into a test failure that names the expression.
+fn guard<T>(src: &str, what: &str, f: impl FnOnce() -> T) -> Result<T, TestCaseError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+        let msg = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        TestCaseError::fail(format!("ivjit panicked while {what} `{src}`: {msg}"))
+    })
+}
+
 fn check_case(case: &Case) -> Result<(), TestCaseError> {
     CASES.fetch_add(1, Relaxed);
     let src = case.program.source();
-    let expr = Expression::parse(&src)
+    let expr = guard(&src, "parsing", || Expression::parse(&src))?
         .map_err(|e| TestCaseError::fail(format!("ivjit rejected `{src}`: {e}")))?;
     let vars: Vec<usize> = expr
         .vars()
@@ -755,15 +785,16 @@ fn check_case(case: &Case) -> Result<(), TestCaseError> {
             Fmt::F64 => Precision::F64,
             Fmt::F32 => Precision::F32,
         };
-        let eval = Evaluator::new(&expr, precision, BackendChoice::Cpu)
-            .map_err(|e| TestCaseError::fail(format!("compiling `{src}` for {fmt:?}: {e}")))?;
+        let eval = guard(&src, "compiling", || {
+            Evaluator::new(&expr, precision, BackendChoice::Cpu)
+        })?
+        .map_err(|e| TestCaseError::fail(format!("compiling `{src}` for {fmt:?}: {e}")))?;
         let boxes: Vec<[Interval; 3]> = case.boxes.iter().map(|b| narrow_box(b, fmt)).collect();
         let inputs: Vec<Vec<Interval>> = boxes
             .iter()
             .map(|b| vars.iter().map(|&v| b[v]).collect())
             .collect();
-        let results = eval
-            .eval_many(&inputs)
+        let results = guard(&src, "evaluating", || eval.eval_many(&inputs))?
             .map_err(|e| TestCaseError::fail(format!("evaluating `{src}`: {e}")))?;
         for (b, res) in boxes.iter().zip(&results) {
             BOXES.fetch_add(1, Relaxed);
@@ -853,7 +884,7 @@ fn check_case(case: &Case) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-const N_CASES: u32 = 2500;
+const N_CASES: u32 = 5000;
 
 #[test]
 fn containment() {
@@ -861,7 +892,12 @@ fn containment() {
     let config = Config {
         cases: N_CASES,
         failure_persistence: None,
-        rng_seed: RngSeed::Fixed(0x1788_c0de),
+        rng_seed: RngSeed::Fixed(
+            std::env::var("CONTAINMENT_SEED")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0x1788_c0de),
+        ),
         max_shrink_iters: 4000,
         max_shrink_time: 120_000,
         ..Config::default()

@@ -8,7 +8,8 @@
 //! the result is not a valid interval, or when the expected result is empty and ivjit's is not.
 //! Tightness is the distance, in f64 steps, by which each result bound lies outside the expected
 //! bound; for the operations ivjit promises tightest results on (every one here except pown with
-//! |n| > 2) it must be zero.
+//! n outside -1..=2, which is computed by repeated directed products: `pown(x, -2)` is
+//! `1 / sqr(x)`, two roundings) it must be zero.
 //!
 //! One expression is compiled per operation shape (`x + y`, `pown(x, -3)`, ...) and all of its
 //! cases are evaluated as one batch.
@@ -131,7 +132,7 @@ impl Shape {
     /// Whether ivjit promises the tightest (correctly rounded) result.
     fn tight(&self) -> bool {
         match self.exponent {
-            Some(n) => n.abs() <= 2,
+            Some(n) => (-1..=2).contains(&n),
             None => true,
         }
     }
@@ -218,7 +219,10 @@ struct Row {
     max_hi: u64,
     excess_sum: f64,
     bounds: usize,
-    inexact_bounds: usize,
+    /// Cases with a literal that is not exactly representable (read as the nearest double).
+    inexact: usize,
+    /// Cases also run with their inexact argument bounds rounded outward (containment only).
+    outward: usize,
 }
 
 impl Row {
@@ -288,15 +292,18 @@ fn run(choice: BackendChoice, backend: &'static str) -> Report {
             tight: shape.tight(),
             cases: cases.len(),
             skipped: *skipped,
-            inexact_bounds: cases.iter().map(|(_, c)| c.inexact_bounds).sum(),
+            inexact: cases
+                .iter()
+                .filter(|(_, c)| c.inexact_args + c.inexact_expected > 0)
+                .count(),
             ..Row::default()
         };
         if cases.is_empty() {
             report.rows.push(row);
             continue;
         }
-        let results = evaluate(&source, choice, cases);
-        let results = match results {
+        let boxes: Vec<Vec<Interval>> = cases.iter().map(|(_, c)| c.args.clone()).collect();
+        let results = match evaluate(&source, choice, &boxes) {
             Ok(r) => r,
             Err(e) => {
                 row.failures = cases.len();
@@ -348,19 +355,56 @@ fn run(choice: BackendChoice, backend: &'static str) -> Report {
         if let Some((_, msg)) = worst {
             report.loose.push(msg);
         }
+        // The cases with inexact argument literals once more, on the outward-rounded boxes
+        // (supersets of the nearest-reading boxes): the result must still contain `expected`.
+        let outward: Vec<&(&Line, &Case)> =
+            cases.iter().filter(|(_, c)| c.inexact_args > 0).collect();
+        row.outward = outward.len();
+        if !outward.is_empty() {
+            let boxes: Vec<Vec<Interval>> = outward
+                .iter()
+                .map(|(_, c)| c.args_outward.clone())
+                .collect();
+            match evaluate(&source, choice, &boxes) {
+                Err(e) => {
+                    row.failures += outward.len();
+                    report
+                        .problems
+                        .push(format!("[{backend}] `{source}`: cannot evaluate: {e}"));
+                }
+                Ok(results) => {
+                    for ((line, case), got) in outward.iter().zip(&results) {
+                        if let Verdict::Fail(reason) = check(&case.expected, got) {
+                            let args: Vec<String> = case.args_outward.iter().map(fmt_iv).collect();
+                            row.failures += 1;
+                            report.problems.push(format!(
+                                "[{backend}] {}:{} `{}` with outward-rounded arguments {}\n    \
+                                 expected {}\n    got      {}\n    FAIL: {reason}",
+                                line.file,
+                                line.line,
+                                line.text,
+                                args.join(" "),
+                                fmt_iv(&case.expected),
+                                fmt_iv(got)
+                            ));
+                        }
+                    }
+                }
+            }
+        }
         report.rows.push(row);
     }
     report
 }
 
-/// Compiles `source` and evaluates every case as one batch; one output interval per case.
+/// Compiles `source` and evaluates every box as one batch; one output interval per box.
 fn evaluate(
     source: &str,
     choice: BackendChoice,
-    cases: &[(&Line, &Case)],
+    boxes: &[Vec<Interval>],
 ) -> Result<Vec<Interval>, String> {
     let expr = Expression::parse(source).map_err(|e| format!("compile: {e}"))?;
-    let arity = cases[0].1.args.len();
+    let arity = boxes[0].len();
     let names = ["x", "y", "z"];
     if expr.vars() != &names[..arity] {
         return Err(format!(
@@ -373,11 +417,10 @@ fn evaluate(
         return Err(format!("{} outputs, expected 1", expr.n_outputs()));
     }
     let eval = Evaluator::new(&expr, Precision::F64, choice).map_err(|e| format!("{e}"))?;
-    let boxes: Vec<Vec<Interval>> = cases.iter().map(|(_, c)| c.args.clone()).collect();
     let out = eval
-        .eval_many(&boxes)
+        .eval_many(boxes)
         .map_err(|e| format!("eval_many: {e}"))?;
-    if out.len() != cases.len() || out.iter().any(|r| r.len() != 1) {
+    if out.len() != boxes.len() || out.iter().any(|r| r.len() != 1) {
         return Err("eval_many returned the wrong shape".into());
     }
     Ok(out.into_iter().map(|r| r[0]).collect())
@@ -396,11 +439,13 @@ fn text_table(report: &Report) -> String {
     );
     let _ = writeln!(
         s,
-        "{:<18} {:<12} {:>6} {:>7} {:>8} {:>9} {:>11} {:>11} {:>9}  {}",
+        "{:<18} {:<12} {:>6} {:>7} {:>7} {:>7} {:>8} {:>9} {:>11} {:>11} {:>9}  {}",
         "expression",
         "op",
         "cases",
         "skipped",
+        "inexact",
+        "outward",
         "failures",
         "not tight",
         "max ulp lo",
@@ -411,11 +456,13 @@ fn text_table(report: &Report) -> String {
     for r in &report.rows {
         let _ = writeln!(
             s,
-            "{:<18} {:<12} {:>6} {:>7} {:>8} {:>9} {:>11} {:>11} {:>9.3}  {}{}",
+            "{:<18} {:<12} {:>6} {:>7} {:>7} {:>7} {:>8} {:>9} {:>11} {:>11} {:>9.3}  {}{}",
             r.expression,
             r.op,
             r.cases,
             r.skipped,
+            r.inexact,
+            r.outward,
             r.failures,
             r.not_tight,
             r.max_lo,
@@ -427,11 +474,14 @@ fn text_table(report: &Report) -> String {
     }
     let _ = writeln!(
         s,
-        "total: {} cases run, {} skipped (decorated or NaI), {} failing rows, {} inexact bounds rounded outward",
+        "total: {} cases run ({} with inexact literals, {} of them also run with outward-rounded \
+         arguments), {} skipped (decorated or NaI), {} failing cases, {} failing rows",
         report.total(|r| r.cases),
+        report.total(|r| r.inexact),
+        report.total(|r| r.outward),
         report.total(|r| r.skipped),
+        report.problems.len(),
         report.rows.iter().filter(|r| !r.ok()).count(),
-        report.total(|r| r.inexact_bounds),
     );
     s
 }
@@ -444,27 +494,32 @@ fn markdown_section(report: &Report, heading: &str, device: Option<&str>) -> Str
     }
     let _ = writeln!(
         s,
-        "{} cases run, {} lines skipped (decorated or NaI), {} operation shapes, {} failing. \
-         {} bounds in the vectors were not exactly representable and were rounded outward.\n",
+        "{} cases run ({} with a literal that is not exactly representable, {} of them \
+         also run with outward-rounded arguments), {} lines skipped (decorated or NaI); \
+         {} operation shapes, {} failing; {} failing cases.\n",
         report.total(|r| r.cases),
+        report.total(|r| r.inexact),
+        report.total(|r| r.outward),
         report.total(|r| r.skipped),
         report.rows.len(),
         report.rows.iter().filter(|r| !r.ok()).count(),
-        report.total(|r| r.inexact_bounds),
+        report.problems.len(),
     );
     s.push_str(
-        "| expression | ITF1788 op | cases | skipped | failures | not tightest | max ulp lo | \
-         max ulp hi | mean ulp/bound | required | status |\n",
+        "| expression | ITF1788 op | cases | skipped | inexact | outward | failures | \
+         not tightest | max ulp lo | max ulp hi | mean ulp/bound | required | status |\n",
     );
-    s.push_str("|---|---|--:|--:|--:|--:|--:|--:|--:|---|---|\n");
+    s.push_str("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n");
     for r in &report.rows {
         let _ = writeln!(
             s,
-            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} |",
+            "| `{}` | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} |",
             r.expression,
             r.op,
             r.cases,
             r.skipped,
+            r.inexact,
+            r.outward,
             r.failures,
             r.not_tight,
             r.max_lo,
@@ -512,8 +567,8 @@ fn preamble() -> String {
          ## Method\n\n\
          Each operation shape becomes one ivjit expression (pown once per exponent), compiled \
          for f64 and evaluated on all of its vectors as one batch with `Evaluator::eval_many`. \
-         The vectors are the oracle: their results are exact IEEE 1788 answers (bounds that are \
-         not exactly representable are rounded outward when read). A case **fails** when the \
+         The vectors are the oracle: their results are the tightest f64 enclosures of the exact \
+         IEEE 1788 answers. A case **fails** when the \
          result does not contain the expected interval, is not a valid interval, or is not empty \
          while the expected result is. **Tightness** is measured per bound in f64 steps (ulps) \
          by which the result lies outside the expected bound (the infinities count as one step \
@@ -522,6 +577,16 @@ fn preamble() -> String {
          and pown with |n| <= 2) or *containment* (other pown exponents: the excess is only \
          reported). Lines with decorations (`_com`, `_dac`, `_def`, `_trv`) or `[nai]` are \
          counted as skipped: ivjit has no decorations yet.\n\n\
+         **Inexact literals.** A few literals are not binary64 values (the *inexact* column \
+         counts the cases). A decimal one (`[13.1,13.1]`, `abs [1.1,2.1] = [1.1,2.1]`, mpfi's \
+         `-8.0e-17`) is read as the *nearest* double: the vectors were converted from C/C++ test \
+         suites where such a literal is the nearest double, and the expected results are the \
+         tightest answers for those doubles (reading them outward instead makes correct tight \
+         results look wrong, e.g. mpfi's `add [-infinity, 0.0] [d, d] = [-infinity, -8.0e-17]` \
+         whose answer is exactly `d`). A hex one (mpfi states some bounds with 54 bits) is a real \
+         bound of the answer and is rounded outward. Every case with an inexact argument literal \
+         is also run on the outward-rounded box (the *outward* column), which contains the \
+         nearest-reading box, and its result must still contain the expected interval.\n\n\
          Files read ({}): {}.\n",
         files.len(),
         files
@@ -667,13 +732,17 @@ fn reader_handles_the_itl_variety() {
         \x20   pos [nai] = [nai];\n\
         \x20   intersection [empty] [entire] = [empty];\n\
         \x20   mul [0.1, 0.1] [1,1] = [0.1,0.1] signal Nothing;\n\
+        \x20   add [0x123456789abcdfp-56, 1] [3.5, 3.5] = [0x3923456789abcdp-52, 4.5];\n\
         \x20   sin [1.0,2.0] = [0.8,1.0];\n\
         \x20   dot_nearest {1.0, 2.0} {1.0, 2.0} = 5.0;\n\
         \x20   b-textToInterval \"[1;2]\" = [1.0,2.0];\n\
         }\n";
     let lines = itl::parse_file("t.itl", text).unwrap();
     let ops: Vec<&str> = lines.iter().map(|l| l.op.as_str()).collect();
-    assert_eq!(ops, ["add", "pown", "sqr", "pos", "intersection", "mul"]);
+    assert_eq!(
+        ops,
+        ["add", "pown", "sqr", "pos", "intersection", "mul", "add"]
+    );
     assert_eq!(lines[0].line, 4);
     assert_eq!(lines[0].testcase, "t1");
     let Outcome::Case(add) = &lines[0].outcome else {
@@ -682,7 +751,8 @@ fn reader_handles_the_itl_variety() {
     assert_eq!((add.args[0].lo, add.args[0].hi), (1.0, 2.0));
     assert_eq!((add.args[1].lo, add.args[1].hi), (-3.0, 16.0));
     assert_eq!((add.expected.lo, add.expected.hi), (-2.0, 18.0));
-    assert_eq!(add.inexact_bounds, 0);
+    assert_eq!((add.inexact_args, add.inexact_expected), (0, 0));
+    assert_eq!(add.args_outward[1].lo, -3.0);
     assert_eq!(lines[1].exponent, Some(-3));
     let Outcome::Case(pown) = &lines[1].outcome else {
         panic!("pown must be a case")
@@ -705,10 +775,20 @@ fn reader_handles_the_itl_variety() {
     let Outcome::Case(mul) = &lines[5].outcome else {
         panic!("mul must be a case")
     };
-    // 0.1 is rounded outward: down as a lower bound, up as an upper bound.
-    assert_eq!(mul.inexact_bounds, 4);
-    assert!(mul.args[0].lo < 0.1 && mul.args[0].hi == 0.1);
-    assert!(mul.expected.lo < 0.1 && mul.expected.hi == 0.1);
+    // 0.1 is read as the nearest double, and for the outward boxes rounded outward.
+    assert_eq!((mul.inexact_args, mul.inexact_expected), (2, 2));
+    assert!(mul.args[0].lo == 0.1 && mul.args[0].hi == 0.1);
+    assert!(mul.expected.lo == 0.1 && mul.expected.hi == 0.1);
+    let (lo, hi) = (mul.args_outward[0].lo, mul.args_outward[0].hi);
+    assert!(lo < 0.1 && hi == 0.1 && lo.next_up() == hi);
+    assert_eq!(mul.args_outward[1].lo, 1.0);
+    // An inexact hex literal is a real bound: rounded outward in both readings.
+    let Outcome::Case(hex) = &lines[6].outcome else {
+        panic!("add must be a case")
+    };
+    assert_eq!(hex.inexact_expected, 1);
+    // 0x3923456789abcd has 54 bits; the double below it is 0x3923456789abcc (exact, even).
+    assert_eq!(hex.expected.lo, 0x3923456789abcc_u64 as f64 / 2f64.powi(52));
     // Malformed lines of supported operations are errors, not silent skips.
     assert!(itl::parse_file("t.itl", "testcase t { add [1,2] = [1,2]; }").is_err());
     assert!(itl::parse_file("t.itl", "testcase t { pown [1,2] x = [1,2]; }").is_err());

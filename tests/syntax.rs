@@ -4,9 +4,9 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use proptest::prelude::*;
 use ivjit::syntax::ast::{Ast, NodeKind, Span};
 use ivjit::syntax::parser::{parse, to_sexpr, MAX_NESTING};
+use proptest::prelude::*;
 
 fn parse_ok(src: &str) -> Ast {
     match parse(src) {

@@ -43,7 +43,7 @@ pub const FUNCTIONS: &[FunctionInfo] = &[
         arity: 2,
         semantics: "x^n for an integer constant n; pown(x, -n) = 1/pown(x, n)",
         domain: "all reals (n >= 0); x != 0 (n < 0)",
-        accuracy: "n = 0, 1, 2: tightest; otherwise within about |n| ulps (repeated directed products)",
+        accuracy: "n = -1, 0, 1, 2: tightest; otherwise a few ulps (repeated directed products; 1/x^n for n < 0)",
     },
     FunctionInfo {
         name: "abs",

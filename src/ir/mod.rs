@@ -216,6 +216,18 @@ impl Graph {
     /// Adds a node (or finds the identical one), folding it when all arguments are constants.
     pub fn add(&mut self, op: Op, span: Span) -> NodeId {
         let args = op.args();
+        // An empty argument makes every operation empty, except the hull, which ignores it.
+        let is_empty = |g: &Graph, a: NodeId| g.as_const(a).is_some_and(|c| c.is_empty());
+        if let Op::Hull(a, b) = op {
+            if is_empty(self, a) {
+                return b;
+            }
+            if is_empty(self, b) {
+                return a;
+            }
+        } else if args.iter().any(|&a| is_empty(self, a)) {
+            return self.add(Op::Const(Interval::EMPTY), span);
+        }
         if !args.is_empty() && args.iter().all(|&a| self.as_const(a).is_some()) {
             let consts: Vec<Interval> = args.iter().map(|&a| self.as_const(a).unwrap()).collect();
             if let Some(c) = fold::fold(&op, &consts) {

@@ -8,6 +8,16 @@ use std::fmt::Write;
 pub fn to_text(g: &Graph) -> String {
     let facts = Facts::analyze(g);
     let live = g.live();
+    // Live nodes are numbered densely, so that dropping a dead node does not renumber the text.
+    let mut number = vec![0usize; g.len()];
+    let mut next = 0;
+    for id in g.ids() {
+        if live[id.index()] {
+            number[id.index()] = next;
+            next += 1;
+        }
+    }
+    let name = |id: crate::ir::NodeId| format!("%{}", number[id.index()]);
     let mut s = String::new();
     let _ = writeln!(s, "vars: {}", g.vars.join(", "));
     for id in g.ids() {
@@ -15,7 +25,7 @@ pub fn to_text(g: &Graph) -> String {
             continue;
         }
         let op = g.op(id);
-        let _ = write!(s, "%{} = {}", id.0, op.name());
+        let _ = write!(s, "{} = {}", name(id), op.name());
         match op {
             Op::Var(v) => {
                 let _ = write!(s, " {}", g.vars[v as usize]);
@@ -24,10 +34,10 @@ pub fn to_text(g: &Graph) -> String {
                 let _ = write!(s, " {c}");
             }
             Op::Pown(a, n) => {
-                let _ = write!(s, " %{}, {n}", a.0);
+                let _ = write!(s, " {}, {n}", name(a));
             }
             _ => {
-                let args: Vec<String> = op.args().iter().map(|a| format!("%{}", a.0)).collect();
+                let args: Vec<String> = op.args().iter().map(|&a| name(a)).collect();
                 let _ = write!(s, " {}", args.join(", "));
             }
         }
@@ -39,7 +49,7 @@ pub fn to_text(g: &Graph) -> String {
         s.push('\n');
     }
     for (k, o) in g.outputs.iter().enumerate() {
-        let _ = writeln!(s, "out{k} = %{}", o.0);
+        let _ = writeln!(s, "out{k} = {}", name(*o));
     }
     s
 }

@@ -106,10 +106,14 @@ pub fn fact_of(op: Op, facts: &[Fact]) -> Fact {
                 nonneg: c.lo >= 0.0,
                 nonpos: c.hi <= 0.0,
                 maybe_empty: false,
-                finite_nonzero_bounds: c.lo.is_finite()
-                    && c.hi.is_finite()
-                    && c.lo != 0.0
-                    && c.hi != 0.0,
+                // Must hold in every precision the constant may be lowered to: in f32, 1e39 is
+                // [f32::MAX, inf] and 1e-50 is [0, tiny], so check the f32 enclosure too.
+                finite_nonzero_bounds: {
+                    let c32 = c.to_f32_enclosure();
+                    [c.lo, c.hi, c32.lo, c32.hi]
+                        .iter()
+                        .all(|b| b.is_finite() && *b != 0.0)
+                },
             }
         }
         Op::Neg(a) => f(a).negated(),
