@@ -595,6 +595,7 @@ fn max(a: &QI, b: &QI) -> QI {
 
 /// Combines children: any undefined child makes the point undefined (every function here is
 /// strict); otherwise any undecidable child makes it undecidable.
+#[allow(clippy::result_large_err)] // a small test helper; the error is the value itself
 fn strict(children: Vec<OV>) -> Result<Vec<QI>, OV> {
     if children.iter().any(|c| matches!(c, OV::Undef)) {
         return Err(OV::Undef);
@@ -717,7 +718,7 @@ fn qi_text(v: &QI) -> String {
         if s.len() <= 120 {
             s
         } else {
-            format!("{}", approx(q))
+            approx(q).to_string()
         }
     };
     if v.pt {

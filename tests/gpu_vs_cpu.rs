@@ -58,9 +58,9 @@ const SPECIAL: &[f64] = &[
     -f64::MAX,
     f64::MIN_POSITIVE,
     -f64::MIN_POSITIVE,
-    4.9406564584124654e-324,
-    -4.9406564584124654e-324,
-    2.2250738585072009e-308,
+    f64::from_bits(1), // smallest subnormal
+    -f64::from_bits(1),
+    f64::from_bits(0x000F_FFFF_FFFF_FFFF), // largest subnormal
     1e-310,
     -1e-310,
     1e300,

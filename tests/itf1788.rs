@@ -270,7 +270,8 @@ fn describe(line: &Line, case: &Case) -> String {
 
 fn run(choice: BackendChoice, backend: &'static str) -> Report {
     let v = vectors();
-    let mut groups: BTreeMap<Shape, (Vec<(&Line, &Case)>, usize)> = BTreeMap::new();
+    type Group<'a> = (Vec<(&'a Line, &'a Case)>, usize);
+    let mut groups: BTreeMap<Shape, Group> = BTreeMap::new();
     for line in &v.lines {
         let g = groups.entry(Shape::of(line)).or_default();
         match &line.outcome {
@@ -439,7 +440,7 @@ fn text_table(report: &Report) -> String {
     );
     let _ = writeln!(
         s,
-        "{:<18} {:<12} {:>6} {:>7} {:>7} {:>7} {:>8} {:>9} {:>11} {:>11} {:>9}  {}",
+        "{:<18} {:<12} {:>6} {:>7} {:>7} {:>7} {:>8} {:>9} {:>11} {:>11} {:>9}  required",
         "expression",
         "op",
         "cases",
@@ -451,7 +452,6 @@ fn text_table(report: &Report) -> String {
         "max ulp lo",
         "max ulp hi",
         "mean ulp",
-        "required"
     );
     for r in &report.rows {
         let _ = writeln!(

@@ -10,7 +10,7 @@ fn iv(lo: f64, hi: f64) -> Interval {
 
 const INF: f64 = f64::INFINITY;
 const MAX: f64 = f64::MAX;
-const TINY: f64 = 4.9406564584124654e-324; // smallest subnormal
+const TINY: f64 = f64::from_bits(1); // smallest subnormal
 
 fn eval_with(src: &str, p: Precision, args: &[Interval]) -> Vec<Interval> {
     let e = Expression::parse(src).unwrap_or_else(|e| panic!("{src}: {e}"));
@@ -73,8 +73,12 @@ fn literals_are_tight_enclosures() {
     assert!(out[0].lo < out[0].hi);
     // pi and e are enclosed, not rounded.
     let out = eval_with("pi, e", Precision::F64, &[]);
-    assert_eq!(out[0], iv(3.141592653589793, 3.1415926535897936));
-    assert_eq!(out[1], iv(2.718281828459045, 2.7182818284590455));
+    // The nearest doubles to pi and e are both below the real constants, so the tightest
+    // enclosures are [nearest, next double up].
+    let up = |x: f64| f64::from_bits(x.to_bits() + 1);
+    use std::f64::consts::{E, PI};
+    assert_eq!(out[0], iv(PI, up(PI)));
+    assert_eq!(out[1], iv(E, up(E)));
 }
 
 #[test]
