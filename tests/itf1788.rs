@@ -574,7 +574,7 @@ fn preamble() -> String {
          by which the result lies outside the expected bound (the infinities count as one step \
          beyond the largest finite doubles); 0 is the tightest result. The required column says \
          what the test asserts: *tightest* (0 ulp, every operation that ivjit rounds correctly, \
-         and pown with |n| <= 2) or *containment* (other pown exponents: the excess is only \
+         and pown with n in -1..=2) or *containment* (other pown exponents: the excess is only \
          reported). Lines with decorations (`_com`, `_dac`, `_def`, `_trv`) or `[nai]` are \
          counted as skipped: ivjit has no decorations yet.\n\n\
          **Inexact literals.** A few literals are not binary64 values (the *inexact* column \
