@@ -48,6 +48,26 @@ const CORPUS: &[(&str, &str)] = &[
     ("empty_literal", "x + [empty]"),
     ("entire_literal", "x * [entire]"),
     ("outputs_share", "x + y, x - y, (x + y) * (x - y)"),
+    ("exp_log", "exp(x) + log(y)"),
+    ("exp_family", "exp2(x), exp10(x), expm1(x)"),
+    ("log_family", "log2(x), log10(x), log1p(x)"),
+    ("sin_cos", "sin(x), cos(x)"),
+    ("tan", "tan(x)"),
+    ("inverse_trig", "asin(x), acos(x), atan(x)"),
+    ("atan2", "atan2(y, x)"),
+    ("hyperbolic", "sinh(x), cosh(x), tanh(x)"),
+    ("inverse_hyperbolic", "asinh(x), acosh(x), atanh(x)"),
+    ("pow_interval", "pow(x, y)"),
+    ("pow_general_exponent", "x^0.3"),
+    ("rootn", "rootn(x, 5), rootn(x, 4), rootn(x, -3)"),
+    ("cbrt_hypot", "cbrt(x) + hypot(x, y)"),
+    ("sinpi_cospi", "sinpi(x), cospi(x)"),
+    (
+        "roundings",
+        "floor(x), ceil(x), trunc(x), round(x), rint(x), sign(x)",
+    ),
+    ("sign_known_exp", "exp(x) * y + sqrt(cosh(y))"),
+    ("trig_heavy", "sin(x)*cos(y) + exp(-x*y)*atan(z)"),
 ];
 
 fn ptxas() -> PathBuf {
@@ -66,8 +86,16 @@ fn assemble(name: &str, ptx: &str) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join(format!("{name}.ptx"));
     std::fs::write(&file, ptx).unwrap();
-    let out = Command::new(ptxas())
-        .args(["--gpu-name", "sm_90", "-o"])
+    // A kernel that calls the point-function runtime declares it `.extern`: assemble it as
+    // relocatable code (`-c`); the runtime is linked in at load time (tests/runtime_nvrtc.rs
+    // links the two offline).
+    let mut cmd = Command::new(ptxas());
+    cmd.args(["--gpu-name", "sm_90"]);
+    if ptx.contains(".extern .func") {
+        cmd.arg("-c");
+    }
+    let out = cmd
+        .arg("-o")
         .arg(dir.path().join("out.cubin"))
         .arg(&file)
         .output()

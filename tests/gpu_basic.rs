@@ -70,6 +70,15 @@ fn expected(precision: Precision, inst: &Inst, vals: &[V]) -> V {
                 f(y)
             }
         }
+        // Exact, so the backends agree bit for bit.
+        Inst::RoundInt(k, x) => match k {
+            ivjit::scalar::RoundInt::Floor => f(x).floor(),
+            ivjit::scalar::RoundInt::Ceil => f(x).ceil(),
+            ivjit::scalar::RoundInt::Trunc => f(x).trunc(),
+            ivjit::scalar::RoundInt::Even => f(x).round_ties_even(),
+        },
+        // Point functions differ between backends by design; tests/gpu_points.rs checks them.
+        Inst::Point(..) => unreachable!("no point functions in the bit-for-bit cases"),
         Inst::Compare(c, x, y) => {
             let (x, y) = (f(x), f(y));
             return V::B(match c {
@@ -277,6 +286,14 @@ fn cases() -> Vec<(String, Vec<Inst>)> {
             format!("select(cmp.{})", c.name()),
             vec![Inst::Compare(c, x, y), Inst::Select(Value(3), x, z)],
         ));
+    }
+    for k in [
+        ivjit::scalar::RoundInt::Floor,
+        ivjit::scalar::RoundInt::Ceil,
+        ivjit::scalar::RoundInt::Trunc,
+        ivjit::scalar::RoundInt::Even,
+    ] {
+        cases.push((k.name().into(), vec![Inst::RoundInt(k, x)]));
     }
     cases.push((
         "select(isnan)".into(),

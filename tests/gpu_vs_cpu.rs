@@ -6,7 +6,9 @@
 
 use ivjit::{BackendChoice, Evaluator, Expression, Precision};
 
-/// One expression per operation of the core issue, over variables x, y, z.
+/// One expression per operation whose results are exact or correctly rounded (so both backends
+/// must agree bit for bit), over variables x, y, z. Point functions differ by design and are
+/// checked against an oracle instead (tests/gpu_points.rs, tests/elementary.rs).
 const OPS: &[(&str, &str)] = &[
     ("add", "x + y"),
     ("sub", "x - y"),
@@ -26,6 +28,12 @@ const OPS: &[(&str, &str)] = &[
     ("fma", "fma(x, y, z)"),
     ("hull", "hull(x, y)"),
     ("intersect", "intersect(x, y)"),
+    ("floor", "floor(x)"),
+    ("ceil", "ceil(x)"),
+    ("trunc", "trunc(x)"),
+    ("round", "round(x)"),
+    ("rint", "rint(x)"),
+    ("sign", "sign(x)"),
     ("tangle", "x^4 - 5*x^2 + y^4 - 5*y^2 + z^4 - 5*z^2 + 11.8"),
     ("mixed", "(x*y - z) / (sqr(y) + 0.1) + sqrt(abs(x)) * x^3"),
 ];

@@ -257,3 +257,74 @@ fn ptxas_accepts_every_emitted_module() {
         assemble(&name, &ptx::emit(&program));
     }
 }
+
+/// Every point function with every rounding, unary ones on x.lo and binary ones on (y.lo, x.lo),
+/// Down and Up of the same call sharing it. Such modules declare the runtime functions
+/// `.extern`, so they are relocatable code: ptxas assembles them with `-c`
+/// (`tests/runtime_nvrtc.rs` links them with the NVRTC-compiled runtime).
+fn point_calls(precision: Precision) -> Program {
+    use ivjit::scalar::PointFn;
+    let mut b = Builder::new(precision, vars(&["x", "y"]));
+    let x = b.input(0, Bound::Lo);
+    let y = b.input(1, Bound::Lo);
+    let mut outs = Vec::new();
+    for f in PointFn::ALL {
+        let [d, u, n] = ROUNDS.map(|r| {
+            if f.arity() == 1 {
+                b.point(f, x, r)
+            } else {
+                b.point2(f, y, x, r)
+            }
+        });
+        outs.push((d, u));
+        outs.push((n, n));
+    }
+    b.finish(outs)
+}
+
+#[test]
+fn ptxas_accepts_point_calls_as_relocatable_code() {
+    for p in [Precision::F64, Precision::F32] {
+        let program = point_calls(p);
+        let text = ptx::emit(&program);
+        // One call per function (Down, Up and Nearest share it), one declaration each.
+        use ivjit::scalar::PointFn;
+        for f in PointFn::ALL {
+            let sym = ptx::runtime_symbol(f, p);
+            assert_eq!(
+                text.matches(&format!("call (ret), {sym},")).count(),
+                1,
+                "{sym}"
+            );
+        }
+        assert_eq!(text.matches(".extern .func").count(), PointFn::ALL.len());
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let file = dir.path().join(format!("point_calls_{p}.ptx"));
+        std::fs::write(&file, &text).expect("write the PTX file");
+        let output = Command::new(ptxas())
+            .args(["-c", "--gpu-name", "sm_90", "-o", "/dev/null"])
+            .arg(&file)
+            .output()
+            .expect("run ptxas");
+        assert!(
+            output.status.success(),
+            "ptxas -c rejected point_calls_{p} ({}):\n{}{}\n--- PTX ---\n{text}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+/// Programs without point calls declare nothing and call nothing (their text is unchanged by
+/// the point-function support; the snapshots check it byte for byte).
+#[test]
+fn programs_without_point_calls_have_no_calls() {
+    for (name, program) in corpus() {
+        let text = ptx::emit(&program);
+        assert!(
+            !text.contains(".extern") && !text.contains("call ") && !text.contains("%c<"),
+            "{name}"
+        );
+    }
+}

@@ -214,3 +214,109 @@ fn invalid_boxes_are_errors() {
         "(NaN, NaN) is the empty box"
     );
 }
+
+/// The next double above x (x finite).
+fn up(x: f64) -> f64 {
+    if x == 0.0 {
+        f64::from_bits(1)
+    } else if x > 0.0 {
+        f64::from_bits(x.to_bits() + 1)
+    } else {
+        f64::from_bits(x.to_bits() - 1)
+    }
+}
+
+/// `got` contains `exact` (a set of reals given by exact bounds) and each bound lies within
+/// `ulps` steps of it.
+#[track_caller]
+fn within(got: Interval, exact: Interval, ulps: u32) {
+    assert!(
+        got.contains_interval(&exact),
+        "{got} does not contain {exact}"
+    );
+    let mut hi = exact.hi;
+    let mut lo = -exact.lo;
+    for _ in 0..ulps {
+        if hi.is_finite() {
+            hi = up(hi);
+        }
+        if lo.is_finite() {
+            lo = up(lo);
+        }
+    }
+    assert!(
+        got.hi <= hi && -got.lo <= lo,
+        "{got} is more than {ulps} ulp wider than {exact}"
+    );
+}
+
+#[test]
+fn elementary_examples_from_the_issue() {
+    // The domain restricts: log([-1, 1]) = [-inf, 0].
+    let out = eval_with("log(x)", Precision::F64, &[iv(-1.0, 1.0)]);
+    within(out[0], iv(-INF, 0.0), 1);
+    // Unbounded inputs give the limits: exp([-inf, 0]) = [0, 1].
+    let out = eval_with("exp(x)", Precision::F64, &[iv(-INF, 0.0)]);
+    within(out[0], iv(0.0, 1.0), 1);
+    // atan([entire]) lies within an enclosure of [-pi/2, pi/2] and contains the open interval.
+    let out = eval_with("atan(x)", Precision::F64, &[Interval::ENTIRE]);
+    let half_pi_lo = std::f64::consts::FRAC_PI_2; // the nearest double, below pi/2
+    assert!(
+        out[0].hi >= half_pi_lo && out[0].hi <= up(half_pi_lo),
+        "{}",
+        out[0]
+    );
+    assert!(
+        -out[0].lo >= half_pi_lo && -out[0].lo <= up(half_pi_lo),
+        "{}",
+        out[0]
+    );
+    // Outside the domain: empty.
+    for src in [
+        "log(x)",
+        "sqrt(x)",
+        "acosh(x)",
+        "asin(x - 3)",
+        "atanh(x - 1)",
+        "log1p(x)",
+    ] {
+        let out = eval_with(src, Precision::F64, &[iv(-3.0, -1.0)]);
+        assert!(out[0].is_empty(), "{src}: {}", out[0]);
+    }
+    // Empty in, empty out, for every function.
+    for f in ivjit::ir::functions::FUNCTIONS {
+        let src = match (f.name, f.arity) {
+            ("pown" | "rootn", _) => format!("{}(x, 3)", f.name),
+            (n, 1) => format!("{n}(x)"),
+            (n, 2) => format!("{n}(x, x)"),
+            (n, _) => format!("{n}(x, x, x)"),
+        };
+        let out = eval_with(&src, Precision::F64, &[Interval::EMPTY]);
+        assert!(out[0].is_empty(), "{src} of [empty] is {}", out[0]);
+    }
+}
+
+#[test]
+fn trigonometric_extrema_and_asymptotes() {
+    let pi_lo = std::f64::consts::PI; // below pi
+                                      // sin over [0, pi_lo] reaches its maximum 1 inside.
+    let out = eval_with("sin(x)", Precision::F64, &[iv(0.0, pi_lo)]);
+    assert_eq!(out[0].hi, 1.0);
+    assert!(out[0].lo <= 0.0 && out[0].lo > -1e-300, "{}", out[0]);
+    // A tiny interval right at the maximum stays tight, not [-1, 1].
+    let h = std::f64::consts::FRAC_PI_2;
+    let out = eval_with("sin(x)", Precision::F64, &[iv(h, up(h))]);
+    assert!(out[0].lo > 0.99 && out[0].hi == 1.0, "{}", out[0]);
+    // tan: the doubles around pi/2 straddle the asymptote.
+    let out = eval_with("tan(x)", Precision::F64, &[iv(h, up(h))]);
+    assert_eq!(out[0], Interval::ENTIRE);
+    let out = eval_with("tan(x)", Precision::F64, &[iv(h, h)]);
+    assert!(out[0].lo > 1e16 && out[0].hi < 1.7e16, "{}", out[0]);
+    // A huge argument, one double: a tight enclosure (CORE-MATH reduces exactly).
+    let x = 1e300_f64;
+    let out = eval_with("sin(x)", Precision::F64, &[iv(x, x)]);
+    assert!(out[0].hi - out[0].lo < 1e-15, "{}", out[0]);
+    // Two doubles of 1e300 are far more than a period apart.
+    let out = eval_with("sin(x)", Precision::F64, &[iv(x, up(x))]);
+    assert_eq!(out[0], iv(-1.0, 1.0));
+}

@@ -224,10 +224,19 @@ pub fn ptx(s: &Source, p: PrecisionArg) -> Result<(), Failure> {
 }
 
 pub fn functions() -> Result<(), Failure> {
+    use ivjit::scalar::PointFn;
     for f in ivjit::ir::functions::FUNCTIONS {
         println!("{}({})", f.name, arg_names(f.arity));
         println!("    {}", f.semantics);
         println!("    domain: {}; accuracy: {}", f.domain, f.accuracy);
+        if let Some(&p) = PointFn::ALL.iter().find(|p| p.name() == f.name) {
+            let ulps = |prec| ivjit::ptx::cuda_max_ulps(p, prec);
+            println!(
+                "    GPU: CUDA max error {} ulp (f64), {} ulp (f32), padded one step more",
+                ulps(Precision::F64),
+                ulps(Precision::F32)
+            );
+        }
     }
     println!("operators: + - * / ^ (x^n integer n -> pown, x^0.5 -> sqrt), unary -");
     println!("constants: pi, e (tight enclosures); literals: 0.1, 1e-3, 0x1.8p-3, [a, b], [empty], [entire]");

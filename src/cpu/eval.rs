@@ -6,9 +6,9 @@
 //! run, so memory stays proportional to the live values, not to the program length. Chunks are
 //! independent and run in parallel (rayon).
 
-use crate::cpu::round;
+use crate::cpu::{point, round};
 use crate::interval::Interval;
-use crate::scalar::{Bound, Cmp, Inst, Precision, Program, Round};
+use crate::scalar::{Bound, Cmp, Inst, Precision, Program, Round, RoundInt};
 use rayon::prelude::*;
 
 /// Boxes per chunk.
@@ -168,6 +168,28 @@ fn run_chunk(
                         round::sqrt_f32(x[l] as f32, rd) as f64
                     } else {
                         round::sqrt_f64(x[l], rd)
+                    };
+                }
+            }
+            Inst::Point(f, a, b, rd) => {
+                let (x, y) = (lanes!(a), lanes!(b));
+                for l in 0..len {
+                    out[l] = if f32p {
+                        point::bound_f32(f, x[l] as f32, y[l] as f32, rd) as f64
+                    } else {
+                        point::bound_f64(f, x[l], y[l], rd)
+                    };
+                }
+            }
+            Inst::RoundInt(k, a) => {
+                let x = lanes!(a);
+                for l in 0..len {
+                    // An f32 value widened to f64 rounds to the same integral value.
+                    out[l] = match k {
+                        RoundInt::Floor => x[l].floor(),
+                        RoundInt::Ceil => x[l].ceil(),
+                        RoundInt::Trunc => x[l].trunc(),
+                        RoundInt::Even => x[l].round_ties_even(),
                     };
                 }
             }

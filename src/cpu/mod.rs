@@ -2,4 +2,5 @@
 //! be used. Directed rounding is emulated exactly ([`round`]); f32 results are rounded once.
 
 pub mod eval;
+pub mod point;
 pub mod round;

@@ -45,7 +45,7 @@ const TWO_M100: f64 = f64::from_bits(923 << 52);
 
 /// Next representable f64 toward +inf (NaN and +inf unchanged, -0/+0 -> MIN_SUB).
 #[inline]
-fn next_up(x: f64) -> f64 {
+pub fn next_up(x: f64) -> f64 {
     if x.is_nan() || x == f64::INFINITY {
         return x;
     }
@@ -58,13 +58,13 @@ fn next_up(x: f64) -> f64 {
 
 /// Next representable f64 toward -inf.
 #[inline]
-fn next_down(x: f64) -> f64 {
+pub fn next_down(x: f64) -> f64 {
     -next_up(-x)
 }
 
 /// Next representable f32 toward +inf.
 #[inline]
-fn next_up_f32(x: f32) -> f32 {
+pub fn next_up_f32(x: f32) -> f32 {
     if x.is_nan() || x == f32::INFINITY {
         return x;
     }
@@ -77,7 +77,7 @@ fn next_up_f32(x: f32) -> f32 {
 
 /// Next representable f32 toward -inf.
 #[inline]
-fn next_down_f32(x: f32) -> f32 {
+pub fn next_down_f32(x: f32) -> f32 {
     -next_up_f32(-x)
 }
 

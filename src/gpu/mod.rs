@@ -22,6 +22,10 @@ use cudarc::nvrtc::Ptx;
 use crate::ptx;
 use crate::scalar::{Precision, Program};
 
+pub mod runtime;
+
+pub use runtime::RuntimeError;
+
 /// Threads per block of every launch.
 const BLOCK_SIZE: u32 = 256;
 
@@ -87,6 +91,16 @@ pub enum GpuError {
     InvalidProgram(String),
     #[error("the CUDA driver rejected the generated PTX ({code}):\n{log}")]
     PtxRejected { code: String, log: String },
+    #[error("the point-function runtime is unavailable: {0}")]
+    Runtime(#[from] RuntimeError),
+    #[error(
+        "linking the kernel with the point-function runtime failed while {step} ({code}):\n{log}"
+    )]
+    LinkFailed {
+        step: &'static str,
+        code: String,
+        log: String,
+    },
     #[error("{what}: {}", describe(source))]
     Driver {
         what: &'static str,
@@ -249,12 +263,35 @@ impl fmt::Debug for GpuKernel {
 }
 
 impl GpuKernel {
-    /// Emits the PTX of `program` and loads it into the shared context of device 0.
+    /// Emits the PTX of `program` and loads it into the shared context of device 0. A program
+    /// with point calls is linked with the runtime of the functions it calls (NVRTC, cached on
+    /// disk: see [`runtime`]); errors carry NVRTC's or the linker's log.
     pub fn new(program: &Program) -> Result<GpuKernel, GpuError> {
         ptx::check(program).map_err(GpuError::InvalidProgram)?;
         let text = ptx::emit(program);
         let ctx = shared_context()?;
-        let module = load_module(&ctx, &text)?;
+        let module = if program.has_point_calls() {
+            let cc = |a| ctx.attribute(a).during("querying the compute capability");
+            let major = cc(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+            let minor = cc(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+            let arch = runtime::arch_for((major, minor));
+            let fns = ptx::point_functions(program);
+            let runtime_ptx = runtime::runtime_ptx(&arch, program.precision, &fns)?;
+            let cubin = link_cubin(
+                &ctx,
+                &[
+                    ("ivjit_kernel.ptx", &text),
+                    ("ivjit_math.ptx", &runtime_ptx),
+                ],
+            )?;
+            ctx.load_module(Ptx::from_binary(cubin))
+                .map_err(|e| GpuError::PtxRejected {
+                    code: describe(&e),
+                    log: "(loading the linked cubin; the linker accepted it)".to_string(),
+                })?
+        } else {
+            load_module(&ctx, &text)?
+        };
         let function = module
             .load_function(ptx::KERNEL_NAME)
             .during("looking up the kernel in the loaded module")?;
@@ -369,6 +406,102 @@ impl GpuKernel {
             .during("copying the outputs to the host")?;
         Ok(out)
     }
+}
+
+/// Links PTX modules (`(name, text)`; the kernel and the runtime it calls) into a cubin for the
+/// current device with the driver's linker (`cuLinkCreate_v2` / `cuLinkAddData_v2` /
+/// `cuLinkComplete`); errors carry the linker's error and info logs.
+fn link_cubin(ctx: &Arc<CudaContext>, parts: &[(&str, &str)]) -> Result<Vec<u8>, GpuError> {
+    ctx.bind_to_thread()
+        .during("binding the context for linking")?;
+    let mut error_log = vec![0u8; JIT_LOG_BYTES];
+    let mut info_log = vec![0u8; JIT_LOG_BYTES];
+    let mut options = [
+        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+        sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        sys::CUjit_option::CU_JIT_INFO_LOG_BUFFER,
+        sys::CUjit_option::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+    ];
+    let mut values: [*mut c_void; 4] = [
+        error_log.as_mut_ptr().cast(),
+        std::ptr::without_provenance_mut(error_log.len()),
+        info_log.as_mut_ptr().cast(),
+        std::ptr::without_provenance_mut(info_log.len()),
+    ];
+    let logs = |error_log: &[u8], info_log: &[u8]| {
+        let text = |b: &[u8]| {
+            let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+            String::from_utf8_lossy(&b[..end]).trim().to_string()
+        };
+        let (e, i) = (text(error_log), text(info_log));
+        match (e.is_empty(), i.is_empty()) {
+            (true, true) => "(the linker gave no log)".to_string(),
+            (false, true) => e,
+            (true, false) => i,
+            (false, false) => format!("{e}\n{i}"),
+        }
+    };
+    let mut state: sys::CUlinkState = std::ptr::null_mut();
+    // SAFETY: the option arrays have four entries each; the log buffers are JIT_LOG_BYTES long
+    // and outlive the link state (destroyed below before they are dropped); the context is
+    // current.
+    let status = unsafe {
+        sys::cuLinkCreate_v2(
+            options.len() as u32,
+            options.as_mut_ptr(),
+            values.as_mut_ptr(),
+            &mut state,
+        )
+    };
+    if status != sys::CUresult::CUDA_SUCCESS {
+        return Err(GpuError::LinkFailed {
+            step: "creating the link state",
+            code: format!("{status:?}"),
+            log: logs(&error_log, &info_log),
+        });
+    }
+    let result = (|| {
+        for &(name, text) in parts {
+            let Ok(data) = CString::new(text) else {
+                return Err(("adding a PTX module", format!("{name} contains a NUL byte")));
+            };
+            let name_c = CString::new(name).unwrap_or_default();
+            let bytes = data.as_bytes_with_nul();
+            // SAFETY: `state` is live; `data` is a NUL-terminated PTX image of `bytes.len()`
+            // bytes that outlives the call (the driver copies it); no per-input options.
+            let status = unsafe {
+                sys::cuLinkAddData_v2(
+                    state,
+                    sys::CUjitInputType::CU_JIT_INPUT_PTX,
+                    bytes.as_ptr() as *mut c_void,
+                    bytes.len(),
+                    name_c.as_ptr(),
+                    0,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                )
+            };
+            if status != sys::CUresult::CUDA_SUCCESS {
+                return Err(("adding a PTX module", format!("{name}: {status:?}")));
+            }
+        }
+        let mut cubin: *mut c_void = std::ptr::null_mut();
+        let mut size: usize = 0;
+        // SAFETY: `state` is live; out-pointers are valid.
+        let status = unsafe { sys::cuLinkComplete(state, &mut cubin, &mut size) };
+        if status != sys::CUresult::CUDA_SUCCESS || cubin.is_null() {
+            return Err(("completing the link", format!("{status:?}")));
+        }
+        // SAFETY: the driver owns `size` bytes at `cubin` until cuLinkDestroy; copy them now.
+        Ok(unsafe { std::slice::from_raw_parts(cubin as *const u8, size) }.to_vec())
+    })();
+    // SAFETY: `state` was created above and is destroyed once; the cubin was copied.
+    let _ = unsafe { sys::cuLinkDestroy(state) };
+    result.map_err(|(step, code)| GpuError::LinkFailed {
+        step,
+        code,
+        log: logs(&error_log, &info_log),
+    })
 }
 
 /// Loads `text` again through `cuModuleLoadDataEx` with an error-log buffer, to get the JIT

@@ -3,6 +3,7 @@
 use super::functions::{self, CONSTANTS};
 use super::{Graph, NodeId, Op};
 use crate::interval::Interval;
+use crate::scalar::{PointFn, RoundInt};
 use crate::syntax::ast::{Ast, BinOp, NodeId as AstId, NodeKind, Span};
 use crate::syntax::diagnostic::Diagnostic;
 use crate::syntax::number::parse_enclosure;
@@ -246,6 +247,25 @@ impl Builder<'_> {
                 let one = g.constant(Interval { lo: 1.0, hi: 1.0 });
                 Op::Div(one, a[0])
             }
+            "floor" => Op::RoundInt(RoundInt::Floor, a[0]),
+            "ceil" => Op::RoundInt(RoundInt::Ceil, a[0]),
+            "trunc" => Op::RoundInt(RoundInt::Trunc, a[0]),
+            "rint" => Op::RoundInt(RoundInt::Even, a[0]),
+            "round" => Op::Round(a[0]),
+            "sign" => Op::Sign(a[0]),
+            "atan2" => Op::Elem2(PointFn::Atan2, a[0], a[1]),
+            "pow" => Op::Elem2(PointFn::Pow, a[0], a[1]),
+            "hypot" => Op::Elem2(PointFn::Hypot, a[0], a[1]),
+            "rootn" => {
+                let n = integer_constant(g, a[1]).ok_or_else(|| {
+                    Diagnostic::new(
+                        self.ast.node(args[1]).span,
+                        "the degree of rootn must be an integer constant",
+                    )
+                    .with_help("write rootn(x, 3)")
+                })?;
+                return Ok(rootn(g, a[0], n, span));
+            }
             "pown" => {
                 let n = integer_constant(g, a[1]).ok_or_else(|| {
                     Diagnostic::new(
@@ -256,7 +276,13 @@ impl Builder<'_> {
                 })?;
                 return Ok(pown(g, a[0], n, span));
             }
-            other => unreachable!("function table entry {other} without a builder"),
+            other => match PointFn::ALL
+                .iter()
+                .find(|f| f.name() == other && f.arity() == 1)
+            {
+                Some(&f) => Op::Elem(f, a[0]),
+                None => unreachable!("function table entry {other} without a builder"),
+            },
         };
         Ok(g.add(op, span))
     }
@@ -270,6 +296,21 @@ pub fn pown(g: &mut Graph, x: NodeId, n: i128, span: Span) -> NodeId {
         let p = g.add(Op::Pown(x, (-n) as i64), span);
         let one = g.constant(Interval { lo: 1.0, hi: 1.0 });
         g.add(Op::Div(one, p), span)
+    }
+}
+
+/// The real n-th root: `rootn(x, n)` for n >= 1, `1 / rootn(x, -n)` for n < 0, and empty for
+/// n = 0 (IEEE 1788 leaves it undefined).
+pub fn rootn(g: &mut Graph, x: NodeId, n: i128, span: Span) -> NodeId {
+    if n == 0 {
+        return g.add(Op::Const(Interval::EMPTY), span);
+    }
+    let r = g.add(Op::Rootn(x, n.abs() as i64), span);
+    if n > 0 {
+        r
+    } else {
+        let one = g.constant(Interval { lo: 1.0, hi: 1.0 });
+        g.add(Op::Div(one, r), span)
     }
 }
 

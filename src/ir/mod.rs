@@ -12,6 +12,8 @@ pub mod functions;
 pub mod text;
 
 use crate::interval::Interval;
+pub use crate::scalar::PointFn;
+use crate::scalar::RoundInt;
 use crate::syntax::ast::Span;
 use std::collections::HashMap;
 
@@ -52,6 +54,18 @@ pub enum Op {
     /// The smallest interval containing both.
     Hull(NodeId, NodeId),
     Intersect(NodeId, NodeId),
+    /// A unary elementary function (exp, sin, ...).
+    Elem(PointFn, NodeId),
+    /// A binary elementary function: atan2(y, x), pow(x, y), hypot(x, y).
+    Elem2(PointFn, NodeId, NodeId),
+    /// The real n-th root, n >= 1 (negative n are `1 / rootn(x, -n)`).
+    Rootn(NodeId, i64),
+    /// Rounding to an integral value: floor, ceil, trunc, rint (ties to even).
+    RoundInt(RoundInt, NodeId),
+    /// Rounding to the nearest integer, ties away from zero.
+    Round(NodeId),
+    /// -1, 0 or 1.
+    Sign(NodeId),
 }
 
 impl Op {
@@ -59,7 +73,17 @@ impl Op {
     pub fn args(&self) -> Vec<NodeId> {
         match *self {
             Op::Var(_) | Op::Const(_) => vec![],
-            Op::Neg(a) | Op::Sqr(a) | Op::Sqrt(a) | Op::Pown(a, _) | Op::Abs(a) => vec![a],
+            Op::Neg(a)
+            | Op::Sqr(a)
+            | Op::Sqrt(a)
+            | Op::Pown(a, _)
+            | Op::Abs(a)
+            | Op::Elem(_, a)
+            | Op::Rootn(a, _)
+            | Op::RoundInt(_, a)
+            | Op::Round(a)
+            | Op::Sign(a) => vec![a],
+            Op::Elem2(_, a, b) => vec![a, b],
             Op::Add(a, b)
             | Op::Sub(a, b)
             | Op::Mul(a, b)
@@ -92,6 +116,12 @@ impl Op {
             Op::Hull(..) => Op::Hull(a[0], a[1]),
             Op::Intersect(..) => Op::Intersect(a[0], a[1]),
             Op::Fma(..) => Op::Fma(a[0], a[1], a[2]),
+            Op::Elem(f, _) => Op::Elem(f, a[0]),
+            Op::Elem2(f, ..) => Op::Elem2(f, a[0], a[1]),
+            Op::Rootn(_, n) => Op::Rootn(a[0], n),
+            Op::RoundInt(k, _) => Op::RoundInt(k, a[0]),
+            Op::Round(_) => Op::Round(a[0]),
+            Op::Sign(_) => Op::Sign(a[0]),
         }
     }
 
@@ -115,6 +145,11 @@ impl Op {
             Op::Fma(..) => "fma",
             Op::Hull(..) => "hull",
             Op::Intersect(..) => "intersect",
+            Op::Elem(f, _) | Op::Elem2(f, ..) => f.name(),
+            Op::Rootn(..) => "rootn",
+            Op::RoundInt(k, _) => k.name(),
+            Op::Round(_) => "round",
+            Op::Sign(_) => "sign",
         }
     }
 
@@ -143,7 +178,7 @@ impl Op {
                 }
                 let extra = match op {
                     Op::Var(v) => v as i64,
-                    Op::Pown(_, n) => n,
+                    Op::Pown(_, n) | Op::Rootn(_, n) => n,
                     _ => 0,
                 };
                 OpKey::Other(op.name(), args, extra)

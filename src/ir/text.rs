@@ -33,7 +33,7 @@ pub fn to_text(g: &Graph) -> String {
             Op::Const(c) => {
                 let _ = write!(s, " {c}");
             }
-            Op::Pown(a, n) => {
+            Op::Pown(a, n) | Op::Rootn(a, n) => {
                 let _ = write!(s, " {}, {n}", name(a));
             }
             _ => {

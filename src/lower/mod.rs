@@ -12,6 +12,8 @@
 //!   hardware would make NaN: [`Lowering::mul_bound`] repairs it unless a fact rules it out;
 //! - `min`/`max` ignore NaN, so rules that use them test emptiness explicitly.
 
+mod elementary;
+
 use crate::interval::Interval;
 use crate::ir::{Graph, Op};
 use crate::rewrite::sign::{Fact, Facts};
@@ -65,7 +67,14 @@ pub fn lower(g: &Graph, precision: Precision) -> Result<Program, LowerError> {
             .map(|a| vals[a.index()].expect("arguments precede users"))
             .collect();
         let arg_facts: Vec<Fact> = op.args().iter().map(|a| all_facts[a.index()]).collect();
-        vals[id.index()] = Some(l.op(op, &args, &arg_facts));
+        let mut v = l.op(op, &args, &arg_facts);
+        if matches!(op, Op::Elem(..) | Op::Elem2(..) | Op::Rootn(..)) {
+            // Point bounds step one or more ulps outward, which can cross zero (sinh(0) rounded
+            // down is below 0). Later rules trust the static sign facts, so make the bounds obey
+            // them: rigorous, since the fact holds for the real function.
+            v = l.enforce_sign(v, all_facts[id.index()]);
+        }
+        vals[id.index()] = Some(v);
     }
     let outputs = g
         .outputs
@@ -150,7 +159,28 @@ impl Lowering {
                 self.empty_if(empty, Iv { lo, hi })
             }
             Op::Pow(..) => unreachable!("pow is rejected before lowering"),
+            Op::Elem(func, _) => self.elementary(func, a[0], f[0]),
+            Op::Elem2(func, ..) => self.elementary2(func, a[0], f[0], a[1], f[1]),
+            Op::Rootn(_, n) => self.rootn(a[0], n, f[0]),
+            Op::RoundInt(k, _) => self.round_int(k, a[0]),
+            Op::Round(_) => self.round(a[0]),
+            Op::Sign(_) => self.sign(a[0], f[0]),
         }
+    }
+
+    /// Clamps bounds to the signs the analysis promises (NaN, the empty set, stays NaN).
+    fn enforce_sign(&mut self, r: Iv, f: Fact) -> Iv {
+        let z = self.b.zero();
+        let mut r = r;
+        if f.nonneg {
+            let below = self.b.cmp(Cmp::Lt, r.lo, z);
+            r.lo = self.b.select(below, z, r.lo);
+        }
+        if f.nonpos {
+            let above = self.b.cmp(Cmp::Gt, r.hi, z);
+            r.hi = self.b.select(above, z, r.hi);
+        }
+        r
     }
 
     /// A constant interval, rounded outward to the program's precision.

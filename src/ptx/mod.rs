@@ -22,9 +22,28 @@
 //!
 //! # Code shape
 //!
-//! Every instruction is emitted inline (no `.func`, no calls). The register of IR value `v` is
-//! `%f{v}` for floats and `%p{v}` for booleans, so the text changes only when the code generator
-//! does. Float registers are declared with the program's type (`.f64` or `.f32`).
+//! Every instruction is emitted inline (no `.func`, no calls), except the point functions (see
+//! below). The register of IR value `v` is `%f{v}` for floats and `%p{v}` for booleans, so the
+//! text changes only when the code generator does. Float registers are declared with the
+//! program's type (`.f64` or `.f32`).
+//!
+//! # Point functions
+//!
+//! `Inst::Point(f, a, b, r)` calls the runtime function `ivjit_<f>_<f64|f32>` (see
+//! [`runtime_symbol`]; defined in `runtime/ivjit_math.cu`, compiled by NVRTC and linked with the
+//! kernel by `crate::gpu`). A module that calls any declares them, in [`point_functions`] order,
+//! as `.extern .func` before the kernel: such a module is relocatable (ptxas needs `-c`) and
+//! must be linked with the runtime's PTX. Programs without point calls emit exactly the text
+//! they did before point functions existed.
+//!
+//! The call result of instruction `i` goes to `%c{i}`; a later `Point` with the same function
+//! and operands (typically the other rounding direction) reuses it, so `Down` and `Up` of the
+//! same argument cost one call. The result y is then padded inline: with `Down`, +inf becomes
+//! MAX (an overflowed result may stand for a finite value) and the value moves
+//! [`accuracy::pad_steps`] floats down with `sub.rm x, x, <smallest subnormal>`; with `Up`,
+//! -inf becomes -MAX and the value moves up with `add.rp`. (The steps keep -inf / +inf fixed
+//! in their own direction and NaN as NaN; the +inf test uses `%p{i}`, which a float value never
+//! uses otherwise.) `Nearest` is the library's result unpadded.
 //!
 //! Rounding: `Round::Down` is `.rm`, `Round::Up` is `.rp`, `Round::Nearest` is `.rn`; the modifier
 //! is always written on add/sub/mul/fma/div/sqrt (an add or mul without it may be contracted into
@@ -38,7 +57,13 @@
 //! guarantee, so comparisons treat all NaNs alike.) `tests/gpu_basic.rs` checks the signed-zero
 //! and NaN cases; they passed on an H200 (driver 580.159.04) in both precisions.
 
-use crate::scalar::{Bound, Cmp, Inst, Precision, Program, Round, Type, Value};
+pub mod accuracy;
+
+use std::collections::HashMap;
+
+use crate::scalar::{Bound, Cmp, Inst, PointFn, Precision, Program, Round, RoundInt, Type, Value};
+
+pub use accuracy::cuda_max_ulps;
 
 /// Name of the single kernel in every emitted module.
 pub const KERNEL_NAME: &str = "ivjit_kernel";
@@ -116,6 +141,27 @@ pub fn emit(program: &Program) -> String {
     e.out
 }
 
+/// Name of the runtime function that computes `f` in precision `p` (`ivjit_exp_f64`).
+pub fn runtime_symbol(f: PointFn, p: Precision) -> String {
+    format!("ivjit_{}_{}", f.name(), p.name())
+}
+
+/// The point functions `program` calls, sorted, without repeats (all in the program's
+/// precision). Empty when the kernel needs no runtime.
+pub fn point_functions(program: &Program) -> Vec<PointFn> {
+    let mut fns: Vec<PointFn> = program
+        .insts
+        .iter()
+        .filter_map(|i| match *i {
+            Inst::Point(f, ..) => Some(f),
+            _ => None,
+        })
+        .collect();
+    fns.sort();
+    fns.dedup();
+    fns
+}
+
 /// Index of the input array holding `bound` of variable `var`.
 fn input_array(var: u32, bound: Bound) -> usize {
     2 * var as usize + usize::from(bound == Bound::Hi)
@@ -136,6 +182,9 @@ struct Emitter<'a> {
     /// log2 of the element size in bytes.
     elem_shift: u32,
     out: String,
+    /// Point calls emitted so far: (function, operands) -> index of the `%c` register holding
+    /// the library's result.
+    calls: HashMap<(PointFn, Value, Value), usize>,
 }
 
 impl<'a> Emitter<'a> {
@@ -149,6 +198,7 @@ impl<'a> Emitter<'a> {
             ty,
             elem_shift,
             out: String::new(),
+            calls: HashMap::new(),
         }
     }
 
@@ -202,6 +252,23 @@ impl<'a> Emitter<'a> {
         self.raw(format!(".target {PTX_TARGET}"));
         self.raw(".address_size 64");
         self.raw("");
+        let fns = point_functions(p);
+        if !fns.is_empty() {
+            self.raw("// point functions of the ivjit runtime (runtime/ivjit_math.cu), linked in");
+            for f in fns {
+                let b = self.param_type();
+                let args = if f.arity() == 1 {
+                    format!(".param .{b} x")
+                } else {
+                    format!(".param .{b} a, .param .{b} b")
+                };
+                self.raw(format!(
+                    ".extern .func (.param .{b} ret) {}({args});",
+                    runtime_symbol(f, p.precision)
+                ));
+            }
+            self.raw("");
+        }
         self.raw(format!(".visible .entry {KERNEL_NAME}("));
         self.raw("\t.param .u64 n,");
         self.raw("\t.param .u64 inputs,");
@@ -230,6 +297,9 @@ impl<'a> Emitter<'a> {
             let ty = self.ty;
             self.line(format!(".reg .{ty} %f<{n_insts}>;"));
             self.line(format!(".reg .pred %p<{n_insts}>;"));
+            if self.program.has_point_calls() {
+                self.line(format!(".reg .{ty} %c<{n_insts}>;"));
+            }
         }
         // Loop control.
         self.line(".reg .pred %done;");
@@ -301,8 +371,77 @@ impl<'a> Emitter<'a> {
         self.line("ret;");
     }
 
+    /// `b64` or `b32`: the type of a parameter of a runtime function.
+    fn param_type(&self) -> &'static str {
+        match self.program.precision {
+            Precision::F64 => "b64",
+            Precision::F32 => "b32",
+        }
+    }
+
+    /// Emits `Point(f, a, b, r)` as instruction `i`: the runtime call (unless the same call was
+    /// made before), then the outward padding (see the module documentation).
+    fn point(&mut self, i: usize, f: PointFn, a: Value, b: Value, r: Round) {
+        let t = self.ty;
+        let b = if f.arity() == 1 { a } else { b };
+        let c = match self.calls.get(&(f, a, b)) {
+            Some(&c) => c,
+            None => {
+                let pt = self.param_type();
+                let sym = runtime_symbol(f, self.program.precision);
+                self.line("{");
+                self.line(format!(".param .{pt} ret;"));
+                self.line(format!(".param .{pt} arg0;"));
+                if f.arity() == 1 {
+                    self.line(format!("st.param.{t} [arg0], %f{};", a.index()));
+                    self.line(format!("call (ret), {sym}, (arg0);"));
+                } else {
+                    self.line(format!(".param .{pt} arg1;"));
+                    self.line(format!("st.param.{t} [arg0], %f{};", a.index()));
+                    self.line(format!("st.param.{t} [arg1], %f{};", b.index()));
+                    self.line(format!("call (ret), {sym}, (arg0, arg1);"));
+                }
+                self.line(format!("ld.param.{t} %c{i}, [ret];"));
+                self.line("}");
+                self.calls.insert((f, a, b), i);
+                i
+            }
+        };
+        let (inf, max) = match self.program.precision {
+            Precision::F64 => (f64::INFINITY, f64::MAX),
+            Precision::F32 => (f64::INFINITY, f32::MAX as f64),
+        };
+        let tiny = self.immediate(match self.program.precision {
+            Precision::F64 => f64::from_bits(1),
+            Precision::F32 => f32::from_bits(1) as f64,
+        });
+        let (op, inf, max) = match r {
+            Round::Nearest => {
+                self.line(format!("mov.{t} %f{i}, %c{c};"));
+                return;
+            }
+            Round::Down => ("sub.rm", self.immediate(inf), self.immediate(max)),
+            Round::Up => ("add.rp", self.immediate(-inf), self.immediate(-max)),
+        };
+        let steps = accuracy::pad_steps(f, self.program.precision);
+        self.line(format!(
+            "// {} {}: library result padded {steps} floats",
+            f.name(),
+            if r == Round::Down { "down" } else { "up" }
+        ));
+        self.line(format!("setp.eq.{t} %p{i}, %c{c}, {inf};"));
+        self.line(format!("selp.{t} %f{i}, {max}, %c{c}, %p{i};"));
+        for _ in 0..steps {
+            self.line(format!("{op}.{t} %f{i}, %f{i}, {tiny};"));
+        }
+    }
+
     /// Emits instruction number `i`.
     fn inst(&mut self, i: usize, inst: &Inst) {
+        if let Inst::Point(f, a, b, r) = *inst {
+            self.point(i, f, a, b, r);
+            return;
+        }
         let t = self.ty;
         let f = |v: Value| format!("%f{}", v.index());
         let p = |v: Value| format!("%p{}", v.index());
@@ -333,6 +472,16 @@ impl<'a> Emitter<'a> {
             Inst::Sqrt(a, r) => format!("sqrt.{}.{t} %f{i}, {};", round_modifier(r), f(a)),
             Inst::Neg(a) => format!("neg.{t} %f{i}, {};", f(a)),
             Inst::Abs(a) => format!("abs.{t} %f{i}, {};", f(a)),
+            Inst::RoundInt(k, a) => {
+                let m = match k {
+                    RoundInt::Floor => "rmi",
+                    RoundInt::Ceil => "rpi",
+                    RoundInt::Trunc => "rzi",
+                    RoundInt::Even => "rni",
+                };
+                format!("cvt.{m}.{t}.{t} %f{i}, {};", f(a))
+            }
+            Inst::Point(..) => unreachable!("point calls are emitted by Emitter::point"),
             // PTX min/max: NaN operand ignored, -0 < +0 (see module docs).
             Inst::Min(a, b) => format!("min.{t} %f{i}, {}, {};", f(a), f(b)),
             Inst::Max(a, b) => format!("max.{t} %f{i}, {}, {};", f(a), f(b)),

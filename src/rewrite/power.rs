@@ -6,7 +6,8 @@
 //! - `x^0.5` is `sqrt(x)` and `x^-0.5` is `1 / sqrt(x)`: the same real function on the same
 //!   domain (x >= 0, and x > 0 for the negative exponent).
 //!
-//! Other powers stay `pow` nodes (general `pow` comes with the elementary functions).
+//! Other powers become the general `pow(x, y)`, defined for x >= 0 (IEEE 1788); `rootn(x, 2)` is
+//! `sqrt(x)` and `rootn(x, 3)` is `cbrt(x)`.
 
 use crate::interval::Interval;
 use crate::ir::build::{integer_constant, pown};
@@ -25,10 +26,20 @@ pub fn run(g: &Graph) -> Graph {
                     let one = g.constant(Interval { lo: 1.0, hi: 1.0 });
                     g.add(Op::Div(one, s), Default::default())
                 }
-                _ => g.add(op, Default::default()),
+                // Any other exponent: the general power, defined for x >= 0.
+                _ => g.add(
+                    Op::Elem2(crate::scalar::PointFn::Pow, x, y),
+                    Default::default(),
+                ),
             }
         }
         Op::Pown(x, 1) => x,
+        Op::Rootn(x, 1) => x,
+        Op::Rootn(x, 2) => g.add(Op::Sqrt(x), Default::default()),
+        Op::Rootn(x, 3) => g.add(
+            Op::Elem(crate::scalar::PointFn::Cbrt, x),
+            Default::default(),
+        ),
         _ => g.add(op, Default::default()),
     })
 }

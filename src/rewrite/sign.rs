@@ -187,5 +187,32 @@ pub fn fact_of(op: Op, facts: &[Fact]) -> Fact {
         Op::Intersect(a, b) => {
             Fact::sign(f(a).nonneg || f(b).nonneg, f(a).nonpos || f(b).nonpos, true)
         }
+        Op::Elem(func, a) => {
+            use crate::scalar::PointFn as P;
+            let x = f(a);
+            match func {
+                // Positive everywhere.
+                P::Exp | P::Exp2 | P::Exp10 | P::Cosh => Fact::sign(true, false, x.maybe_empty),
+                P::Acos | P::Acosh => Fact::sign(true, false, true),
+                // Increasing through the origin: the sign of x carries over.
+                P::Expm1 | P::Sinh | P::Tanh | P::Asinh | P::Atan | P::Cbrt => {
+                    Fact::sign(x.nonneg, x.nonpos, x.maybe_empty)
+                }
+                P::Asin | P::Atanh => Fact::sign(x.nonneg, x.nonpos, true),
+                _ => Fact::sign(false, false, true),
+            }
+        }
+        Op::Elem2(func, a, b) => match func {
+            crate::scalar::PointFn::Hypot => {
+                Fact::sign(true, false, f(a).maybe_empty || f(b).maybe_empty)
+            }
+            crate::scalar::PointFn::Pow => Fact::sign(true, false, true),
+            _ => Fact::UNKNOWN,
+        },
+        Op::Rootn(a, _) => Fact::sign(f(a).nonneg, f(a).nonpos, true),
+        // Monotone, sign-preserving roundings (floor(x >= 0) >= 0, ceil(x <= 0) <= 0, ...).
+        Op::RoundInt(_, a) | Op::Round(a) | Op::Sign(a) => {
+            Fact::sign(f(a).nonneg, f(a).nonpos, f(a).maybe_empty)
+        }
     }
 }

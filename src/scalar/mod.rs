@@ -107,6 +107,135 @@ impl Cmp {
     }
 }
 
+/// An elementary point function. `Inst::Point` asks a backend for a rigorous bound of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PointFn {
+    Exp,
+    Exp2,
+    Exp10,
+    Expm1,
+    Log,
+    Log2,
+    Log10,
+    Log1p,
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Tanh,
+    Asinh,
+    Acosh,
+    Atanh,
+    Cbrt,
+    Sinpi,
+    Cospi,
+    /// `atan2(y, x)`: first operand y.
+    Atan2,
+    /// `pow(x, y)` for x >= 0.
+    Pow,
+    Hypot,
+}
+
+impl PointFn {
+    /// Every point function, in declaration order.
+    pub const ALL: [PointFn; 26] = [
+        PointFn::Exp,
+        PointFn::Exp2,
+        PointFn::Exp10,
+        PointFn::Expm1,
+        PointFn::Log,
+        PointFn::Log2,
+        PointFn::Log10,
+        PointFn::Log1p,
+        PointFn::Sin,
+        PointFn::Cos,
+        PointFn::Tan,
+        PointFn::Asin,
+        PointFn::Acos,
+        PointFn::Atan,
+        PointFn::Sinh,
+        PointFn::Cosh,
+        PointFn::Tanh,
+        PointFn::Asinh,
+        PointFn::Acosh,
+        PointFn::Atanh,
+        PointFn::Cbrt,
+        PointFn::Sinpi,
+        PointFn::Cospi,
+        PointFn::Atan2,
+        PointFn::Pow,
+        PointFn::Hypot,
+    ];
+
+    /// The C name of the function (`exp`, `atan2`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            PointFn::Exp => "exp",
+            PointFn::Exp2 => "exp2",
+            PointFn::Exp10 => "exp10",
+            PointFn::Expm1 => "expm1",
+            PointFn::Log => "log",
+            PointFn::Log2 => "log2",
+            PointFn::Log10 => "log10",
+            PointFn::Log1p => "log1p",
+            PointFn::Sin => "sin",
+            PointFn::Cos => "cos",
+            PointFn::Tan => "tan",
+            PointFn::Asin => "asin",
+            PointFn::Acos => "acos",
+            PointFn::Atan => "atan",
+            PointFn::Sinh => "sinh",
+            PointFn::Cosh => "cosh",
+            PointFn::Tanh => "tanh",
+            PointFn::Asinh => "asinh",
+            PointFn::Acosh => "acosh",
+            PointFn::Atanh => "atanh",
+            PointFn::Cbrt => "cbrt",
+            PointFn::Sinpi => "sinpi",
+            PointFn::Cospi => "cospi",
+            PointFn::Atan2 => "atan2",
+            PointFn::Pow => "pow",
+            PointFn::Hypot => "hypot",
+        }
+    }
+
+    /// Number of arguments (1 or 2).
+    pub fn arity(self) -> usize {
+        match self {
+            PointFn::Atan2 | PointFn::Pow | PointFn::Hypot => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// Rounding of a float to an integral value; exact, so every backend agrees bit for bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RoundInt {
+    /// Toward -infinity (`floor`, PTX `cvt.rmi`).
+    Floor,
+    /// Toward +infinity (`ceil`, PTX `cvt.rpi`).
+    Ceil,
+    /// Toward zero (`trunc`, PTX `cvt.rzi`).
+    Trunc,
+    /// To nearest, ties to even (`rint`, PTX `cvt.rni`).
+    Even,
+}
+
+impl RoundInt {
+    pub fn name(self) -> &'static str {
+        match self {
+            RoundInt::Floor => "floor",
+            RoundInt::Ceil => "ceil",
+            RoundInt::Trunc => "trunc",
+            RoundInt::Even => "rint",
+        }
+    }
+}
+
 /// One scalar instruction. Float-valued unless noted.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Inst {
@@ -140,6 +269,17 @@ pub enum Inst {
     Not(Value),
     /// Float: `c ? a : b` where `c` is boolean.
     Select(Value, Value, Value),
+    /// A rigorous bound of a point function at `args` (the second is ignored for unary
+    /// functions and must equal the first): with `Down` a value at most f(args), with `Up` a
+    /// value at least f(args), for every argument in the function's closed domain, where f takes its limit
+    /// values at infinite arguments and at domain ends (log(0) = -inf, atan(inf) = pi/2). Outside
+    /// the domain the result is unspecified: the lowering restricts arguments first. `Nearest`
+    /// asks for the backend's best approximation, with no guarantee. Each backend meets this with
+    /// its own library and error bound (CPU: correctly rounded, one step outward; GPU: the CUDA
+    /// math library, padded by its documented error), so results differ between backends.
+    Point(PointFn, Value, Value, Round),
+    /// Rounds to an integral value (exact).
+    RoundInt(RoundInt, Value),
 }
 
 /// Type of a scalar value.
@@ -166,8 +306,18 @@ impl Inst {
     pub fn operands(&self) -> Vec<Value> {
         match *self {
             Inst::Input { .. } | Inst::Const(_) | Inst::Bool(_) => vec![],
-            Inst::Sqrt(a, _) | Inst::Neg(a) | Inst::Abs(a) | Inst::IsNan(a) | Inst::Not(a) => {
-                vec![a]
+            Inst::Sqrt(a, _)
+            | Inst::Neg(a)
+            | Inst::Abs(a)
+            | Inst::IsNan(a)
+            | Inst::Not(a)
+            | Inst::RoundInt(_, a) => vec![a],
+            Inst::Point(f, a, b, _) => {
+                if f.arity() == 1 {
+                    vec![a]
+                } else {
+                    vec![a, b]
+                }
             }
             Inst::Add(a, b, _)
             | Inst::Sub(a, b, _)
@@ -214,6 +364,12 @@ impl Program {
 
     /// Number of float operations that round (add, sub, mul, div, fma, sqrt): the figure the
     /// benchmarks divide by.
+    /// Whether the program calls point functions, whose results differ between backends (every
+    /// other instruction is exact or correctly rounded and agrees bit for bit).
+    pub fn has_point_calls(&self) -> bool {
+        self.insts.iter().any(|i| matches!(i, Inst::Point(..)))
+    }
+
     pub fn rounded_op_count(&self) -> usize {
         self.insts
             .iter()
@@ -265,6 +421,14 @@ impl fmt::Display for Program {
                 Inst::Or(a, b) => write!(f, "or {a}, {b}")?,
                 Inst::Not(a) => write!(f, "not {a}")?,
                 Inst::Select(c, a, b) => write!(f, "select {c}, {a}, {b}")?,
+                Inst::Point(p, a, b, r) => {
+                    if p.arity() == 1 {
+                        write!(f, "{}.{} {a}", p.name(), r.suffix())?
+                    } else {
+                        write!(f, "{}.{} {a}, {b}", p.name(), r.suffix())?
+                    }
+                }
+                Inst::RoundInt(k, a) => write!(f, "{} {a}", k.name())?,
             }
             writeln!(f)?;
         }
@@ -442,6 +606,19 @@ impl Builder {
         }
         self.push(Inst::Not(a))
     }
+    /// A rigorous bound (`Down`/`Up`) of a unary point function.
+    pub fn point(&mut self, f: PointFn, a: Value, r: Round) -> Value {
+        debug_assert_eq!(f.arity(), 1);
+        self.push(Inst::Point(f, a, a, r))
+    }
+    /// A rigorous bound (`Down`/`Up`) of a binary point function.
+    pub fn point2(&mut self, f: PointFn, a: Value, b: Value, r: Round) -> Value {
+        debug_assert_eq!(f.arity(), 2);
+        self.push(Inst::Point(f, a, b, r))
+    }
+    pub fn round_int(&mut self, k: RoundInt, a: Value) -> Value {
+        self.push(Inst::RoundInt(k, a))
+    }
     pub fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
         if a == b {
             return a;
@@ -490,6 +667,8 @@ impl Builder {
                 Inst::Or(a, b) => Inst::Or(m(a), m(b)),
                 Inst::Not(a) => Inst::Not(m(a)),
                 Inst::Select(c, a, b) => Inst::Select(m(c), m(a), m(b)),
+                Inst::Point(p, a, b, d) => Inst::Point(p, m(a), m(b), d),
+                Inst::RoundInt(k, a) => Inst::RoundInt(k, m(a)),
                 other @ (Inst::Input { .. } | Inst::Const(_) | Inst::Bool(_)) => other,
             });
         }

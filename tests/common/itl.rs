@@ -4,18 +4,21 @@
 //! A file is a sequence of `testcase NAME { ... }` blocks with C-style comments (`/* */`, `//`);
 //! each statement is `op ARG... = RESULT... [signal NAME...];`. Arguments and results are
 //! intervals (`[lo, hi]`, `[empty]`, `[entire]`, `[nai]`, optionally with a decoration suffix
-//! `_com`, `_dac`, `_def`, `_trv`), bare numbers (pown's exponent) or quoted strings.
+//! `_com`, `_dac`, `_def`, `_trv`), bare numbers (the integer of `pown` and `rootn`) or quoted
+//! strings.
 //!
-//! Only statements whose operation is in [`SUPPORTED`] are returned. Among those, statements that
+//! Only statements whose operation is in [`SUPPORTED`] are returned; the others are counted per
+//! operation name ([`Parsed::others`]) so that the report can say what was not run. Among the
+//! supported ones, statements that
 //! carry a decoration or `[nai]` anywhere are returned as [`Outcome::Skipped`] (ivjit has no
 //! decorations yet); everything else must have exactly the expected shape (right number of
-//! interval arguments, an integer exponent for `pown`, one interval result), or reading fails
+//! interval arguments, an integer for `pown` and `rootn`, one interval result), or reading fails
 //! with an error that names the file and line: the harness never silently drops a test line.
 //!
 //! Bounds are read with `ivjit::syntax::number::parse_enclosure` (the tightest f64 interval
-//! around the literal). Most bounds are exact binary64 values, but 153 decimal literals in the
+//! around the literal). Most bounds are exact binary64 values, but some decimal literals in the
 //! undecorated vectors of these operations are not (`[13.1,13.1]`, `[-1.9,-0.33]`, `abs [1.1,2.1]
-//! = [1.1,2.1]`, mpfi's `[-infinity, -8.0e-17]`): the vectors were converted from C/C++ test
+//! = [1.1,2.1]`, mpfi's `[-infinity, -8.0e-17]`, `pow [0.1,0.5] ...`): the vectors were converted from C/C++ test
 //! suites where such a literal is the *nearest* double, and the expected results were computed
 //! from (and printed as) those nearest doubles. So every bound is read two ways:
 //!
@@ -30,12 +33,19 @@
 //! from MPFI's tests, which state real bounds with more bits than binary64 has (`add
 //! [0x123456789abcdfp-56, ...] [3.5, 3.5] = [0x3923456789abcdp-52, ...]`: the exact sum is
 //! `0x3923456789abcd.fp-52`, the literal a 54-bit lower bound of it). Such a literal is a bound of
-//! the real answer, so both readings round it outward, which gives the tightest f64 bound.
+//! the real answer, so both readings round it outward, which gives the tightest f64 bound. (As an
+//! argument, such a literal makes the f64 box a strict superset of the real one, so the f64
+//! result may lie outside the expected bound by more than the function's own error: the harness
+//! marks these cases in its messages.)
 
 use ivjit::syntax::number::parse_enclosure;
 use ivjit::Interval;
+use std::collections::BTreeMap;
 
-/// The ITF1788 operations the harness checks, with their number of interval arguments.
+/// The ITF1788 operations the harness checks, with their number of interval arguments (`pown`
+/// and `rootn` also take an integer, read into [`Line::exponent`]). ITF1788 names: `logp1` is
+/// log1p, `roundTiesToAway` is ivjit's `round`, `roundTiesToEven` its `rint`; `atan2 y x` takes
+/// the y interval first.
 pub const SUPPORTED: &[(&str, usize)] = &[
     ("add", 2),
     ("sub", 2),
@@ -53,6 +63,73 @@ pub const SUPPORTED: &[(&str, usize)] = &[
     ("fma", 3),
     ("convexHull", 2),
     ("intersection", 2),
+    // Elementary functions.
+    ("exp", 1),
+    ("exp2", 1),
+    ("exp10", 1),
+    ("expm1", 1),
+    ("log", 1),
+    ("log2", 1),
+    ("log10", 1),
+    ("logp1", 1),
+    ("sin", 1),
+    ("cos", 1),
+    ("tan", 1),
+    ("asin", 1),
+    ("acos", 1),
+    ("atan", 1),
+    ("atan2", 2),
+    ("sinh", 1),
+    ("cosh", 1),
+    ("tanh", 1),
+    ("asinh", 1),
+    ("acosh", 1),
+    ("atanh", 1),
+    ("pow", 2),
+    ("rootn", 1),
+    ("cbrt", 1),
+    ("hypot", 2),
+    ("sinpi", 1),
+    ("cospi", 1),
+    // Rounding to integers and sign (exact).
+    ("floor", 1),
+    ("ceil", 1),
+    ("trunc", 1),
+    ("roundTiesToAway", 1),
+    ("roundTiesToEven", 1),
+    ("sign", 1),
+];
+
+/// The operations of [`SUPPORTED`] that take an integer after their interval argument.
+pub const INTEGER_ARG: &[&str] = &["pown", "rootn"];
+
+/// Elementary functions of IEEE 1788 (and of the libraries the vectors come from) that ivjit
+/// does not have. Statements of these are not run; the report counts them apart from the
+/// non-arithmetic operations (reverse, boolean, set, numeric, constructors, reductions).
+pub const ELEMENTARY_NOT_SUPPORTED: &[&str] = &[
+    "exp2m1",
+    "exp10m1",
+    "log2p1",
+    "log10p1",
+    "compoundm1",
+    "rsqrt",
+    "tanpi",
+    "asinpi",
+    "acospi",
+    "atanpi",
+    "atan2pi",
+    "sec",
+    "csc",
+    "cot",
+    "asec",
+    "acsc",
+    "acot",
+    "sech",
+    "csch",
+    "coth",
+    "asech",
+    "acsch",
+    "acoth",
 ];
 
 /// Number of interval arguments of a supported operation.
@@ -74,7 +151,8 @@ pub struct Line {
     pub testcase: String,
     /// The ITF1788 operation name (`add`, `pown`, `convexHull`, ...).
     pub op: String,
-    /// pown's integer exponent, when it could be read (also for skipped lines).
+    /// The integer argument of `pown` (exponent) and `rootn` (n), when it could be read (also
+    /// for skipped lines).
     pub exponent: Option<i64>,
     /// The statement text, whitespace collapsed, for messages.
     pub text: String,
@@ -98,6 +176,9 @@ pub struct Case {
     pub expected: Interval,
     /// How many bounds of the arguments were not exactly representable.
     pub inexact_args: usize,
+    /// How many of those were hex literals (real bounds with more than 53 bits, rounded outward
+    /// in both readings: the f64 box is wider than the vector's box).
+    pub widened_args: usize,
     /// How many bounds of the expected result were not exactly representable.
     pub inexact_expected: usize,
 }
@@ -217,16 +298,16 @@ fn tokenize(stmt: &str) -> Result<Vec<Token>, String> {
     Ok(toks)
 }
 
-/// One bound read both ways: (primary, outward, exact). The primary reading is the nearest
+/// One bound read both ways: (primary, outward, exact, hex). The primary reading is the nearest
 /// double for an inexact decimal literal and the outward rounding for an inexact hex literal.
-fn parse_bound(text: &str, upper: bool) -> Result<(f64, f64, bool), String> {
+fn parse_bound(text: &str, upper: bool) -> Result<(f64, f64, bool, bool), String> {
     let e = parse_enclosure(text).map_err(|err| format!("bad bound `{text}`: {err}"))?;
     let outward = if upper { e.hi } else { e.lo };
     if e.exact {
-        return Ok((e.lo, outward, true));
+        return Ok((e.lo, outward, true, false));
     }
     if text.to_ascii_lowercase().contains("0x") {
-        return Ok((outward, outward, false));
+        return Ok((outward, outward, false, true));
     }
     // std's decimal parser rounds to nearest, ties to even.
     let nearest: f64 = text
@@ -237,30 +318,32 @@ fn parse_bound(text: &str, upper: bool) -> Result<(f64, f64, bool), String> {
             "nearest double to `{text}` is not one of its enclosure's bounds"
         ));
     }
-    Ok((nearest, outward, false))
+    Ok((nearest, outward, false, false))
 }
 
-/// An interval literal read both ways: (nearest, outward, number of inexact bounds).
-type Read = (Interval, Interval, usize);
+/// An interval literal read both ways: (nearest, outward, number of inexact bounds, number of
+/// them that are hex literals).
+type Read = (Interval, Interval, usize, usize);
 
 /// Reads the inside of an undecorated, non-NaI interval literal.
 fn parse_interval(inner: &str) -> Result<Read, String> {
     match inner.to_ascii_lowercase().as_str() {
-        "empty" => return Ok((Interval::EMPTY, Interval::EMPTY, 0)),
-        "entire" => return Ok((Interval::ENTIRE, Interval::ENTIRE, 0)),
+        "empty" => return Ok((Interval::EMPTY, Interval::EMPTY, 0, 0)),
+        "entire" => return Ok((Interval::ENTIRE, Interval::ENTIRE, 0, 0)),
         _ => {}
     }
     let (a, b) = inner
         .split_once(',')
         .ok_or_else(|| format!("`[{inner}]` is not an interval literal"))?;
-    let (lo_n, lo_o, lo_exact) = parse_bound(a.trim(), false)?;
-    let (hi_n, hi_o, hi_exact) = parse_bound(b.trim(), true)?;
+    let (lo_n, lo_o, lo_exact, lo_hex) = parse_bound(a.trim(), false)?;
+    let (hi_n, hi_o, hi_exact, hi_hex) = parse_bound(b.trim(), true)?;
     let nearest = Interval::new(lo_n, hi_n).map_err(|e| format!("`[{inner}]`: {e}"))?;
     let outward = Interval::new(lo_o, hi_o).map_err(|e| format!("`[{inner}]`: {e}"))?;
     Ok((
         nearest,
         outward,
         usize::from(!lo_exact) + usize::from(!hi_exact),
+        usize::from(lo_hex) + usize::from(hi_hex),
     ))
 }
 
@@ -280,13 +363,13 @@ fn read_statement(op: &str, toks: &[Token]) -> Result<(Option<i64>, Outcome), St
         .position(|t| *t == Token::Eq)
         .ok_or("no `=` in the statement")?;
     let (lhs, rhs) = (&toks[..eq], &toks[eq + 1..]);
-    let exponent = if op == "pown" {
+    let exponent = if INTEGER_ARG.contains(&op) {
         match lhs.last() {
             Some(Token::Word(w)) => Some(
                 parse_exponent(w)
-                    .ok_or_else(|| format!("pown exponent `{w}` is not an integer"))?,
+                    .ok_or_else(|| format!("{op} argument `{w}` is not an integer"))?,
             ),
-            _ => return Err("pown without an integer exponent".into()),
+            _ => return Err(format!("{op} without an integer argument")),
         }
     } else {
         None
@@ -305,18 +388,20 @@ fn read_statement(op: &str, toks: &[Token]) -> Result<(Option<i64>, Outcome), St
     if lhs.len() != n_intervals + n_words {
         return Err(format!(
             "expected {n_intervals} interval argument(s){}, found {} argument(s)",
-            if n_words > 0 { " and an exponent" } else { "" },
+            if n_words > 0 { " and an integer" } else { "" },
             lhs.len()
         ));
     }
     let mut inexact_args = 0;
+    let mut widened_args = 0;
     let mut args = Vec::new();
     let mut args_outward = Vec::new();
     for t in &lhs[..n_intervals] {
         match t {
             Token::Interval { inner, .. } => {
-                let (nearest, outward, inexact) = parse_interval(inner)?;
+                let (nearest, outward, inexact, hex) = parse_interval(inner)?;
                 inexact_args += inexact;
+                widened_args += hex;
                 args.push(nearest);
                 args_outward.push(outward);
             }
@@ -326,7 +411,7 @@ fn read_statement(op: &str, toks: &[Token]) -> Result<(Option<i64>, Outcome), St
     // The result: one interval, optionally followed by `signal NAME...`.
     let (expected, inexact_expected) = match rhs.first() {
         Some(Token::Interval { inner, .. }) => {
-            let (nearest, _, inexact) = parse_interval(inner)?;
+            let (nearest, _, inexact, _) = parse_interval(inner)?;
             (nearest, inexact)
         }
         _ => return Err("the result is not an interval".into()),
@@ -343,15 +428,26 @@ fn read_statement(op: &str, toks: &[Token]) -> Result<(Option<i64>, Outcome), St
             args_outward,
             expected,
             inexact_args,
+            widened_args,
             inexact_expected,
         }),
     ))
 }
 
-/// Reads every statement of a supported operation in one file's text.
-pub fn parse_file(file: &str, text: &str) -> Result<Vec<Line>, String> {
+/// What one file holds for the harness.
+#[derive(Clone, Debug, Default)]
+pub struct Parsed {
+    /// Every statement of a supported operation.
+    pub lines: Vec<Line>,
+    /// The number of statements of every other operation, by name (not run).
+    pub others: BTreeMap<String, usize>,
+}
+
+/// Reads every statement of a supported operation in one file's text, and counts the others.
+pub fn parse_file(file: &str, text: &str) -> Result<Parsed, String> {
     let text = strip_comments(text).map_err(|e| format!("{file}: {e}"))?;
     let mut lines = Vec::new();
+    let mut others: BTreeMap<String, usize> = BTreeMap::new();
     let mut testcase = String::new();
     let mut line = 1;
     let mut rest = text.as_str();
@@ -431,11 +527,13 @@ pub fn parse_file(file: &str, text: &str) -> Result<Vec<Line>, String> {
                         text: words.join(" "),
                         outcome,
                     });
+                } else if !op.is_empty() {
+                    *others.entry(op.to_string()).or_default() += 1;
                 }
             }
         }
         line += rest[..k + 1].matches('\n').count();
         rest = &rest[k + 1..];
     }
-    Ok(lines)
+    Ok(Parsed { lines, others })
 }

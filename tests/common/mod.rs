@@ -2,5 +2,6 @@
 
 #![allow(dead_code)]
 
+pub mod elem_oracle;
 pub mod itl;
 pub mod oracle;

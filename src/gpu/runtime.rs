@@ -1,0 +1,303 @@
+//! The GPU runtime of point functions: `runtime/ivjit_math.cu`, compiled by NVRTC to PTX at first
+//! use and cached on disk.
+//!
+//! Only the functions a kernel calls are compiled: every entry point of the source is guarded by
+//! `#ifdef IVJIT_<name>_<precision>` and NVRTC gets one `-D` per function the kernel uses
+//! ([`compile_options`]). The PTX is relocatable (`-rdc=true`): [`crate::gpu`] links it with the
+//! kernel, which declares the functions `.extern`.
+//!
+//! # Cache
+//!
+//! Folder: `$IVJIT_CACHE_DIR` if set and not empty, else `$XDG_CACHE_HOME/ivjit` (when that is an
+//! absolute path), else `$HOME/.cache/ivjit`; see [`cache_dir`]. One file per key,
+//! `runtime-<key>.ptx`, where the key is a 128-bit FNV-1a hash of the source text, the NVRTC
+//! version and every compile option (which hold the architecture and the function list). The
+//! file starts with a line that repeats the key and gives the length and a checksum of the PTX
+//! that follows; an entry whose line does not match (corrupt, truncated, another version, a
+//! hash collision of file names) or that cannot be read is ignored and rebuilt. Files are written
+//! to a temporary file in the same folder and renamed into place, so readers never see a partial
+//! entry; a cache that cannot be written is not an error (the PTX is just not kept).
+
+use std::ffi::{c_char, CString};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use cudarc::nvrtc::{result, sys};
+
+use crate::ptx;
+use crate::scalar::{PointFn, Precision};
+
+/// The runtime's CUDA C source.
+pub const SOURCE: &str = include_str!("../../runtime/ivjit_math.cu");
+
+/// File name NVRTC reports in its messages.
+pub const SOURCE_NAME: &str = "ivjit_math.cu";
+
+/// Format tag of cache entries; bump it when the entry layout changes.
+const CACHE_FORMAT: &str = "ivjit-runtime-ptx v1";
+
+/// Why the runtime's PTX could not be produced.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RuntimeError {
+    #[error(
+        "NVRTC (libnvrtc.so.13) was not found; point functions on the GPU need it \
+         (install the CUDA toolkit's NVRTC or put its folder on LD_LIBRARY_PATH)"
+    )]
+    NoNvrtc,
+    #[error("NVRTC failed while {step}: {message}")]
+    Nvrtc { step: &'static str, message: String },
+    #[error("NVRTC rejected {SOURCE_NAME} ({code}) with options {options}:\n{log}")]
+    Compile {
+        code: String,
+        options: String,
+        log: String,
+    },
+}
+
+/// How [`runtime_ptx_in`] obtained the PTX.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CacheOutcome {
+    /// Read from a valid cache entry.
+    Hit,
+    /// Compiled; `stored` says whether the cache entry was written.
+    Compiled { stored: bool },
+    /// Compiled; no cache folder.
+    NoCache,
+}
+
+/// Runs `f`, turning a panic of the NVRTC bindings (a missing entry point) into an error.
+fn guarded<T>(
+    step: &'static str,
+    f: impl FnOnce() -> Result<T, RuntimeError>,
+) -> Result<T, RuntimeError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic in the NVRTC bindings".to_string());
+            Err(RuntimeError::Nvrtc { step, message })
+        }
+    }
+}
+
+/// Whether libnvrtc can be loaded. Never panics.
+pub fn nvrtc_present() -> bool {
+    // SAFETY: only tries to open the library.
+    std::panic::catch_unwind(|| unsafe { sys::is_culib_present() }).unwrap_or(false)
+}
+
+/// NVRTC's version (major, minor).
+pub fn nvrtc_version() -> Result<(i32, i32), RuntimeError> {
+    if !nvrtc_present() {
+        return Err(RuntimeError::NoNvrtc);
+    }
+    guarded("querying its version", || {
+        let (mut major, mut minor) = (0, 0);
+        // SAFETY: two valid out-pointers.
+        unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
+            .result()
+            .map_err(|e| RuntimeError::Nvrtc {
+                step: "querying its version",
+                message: format!("{e:?}"),
+            })?;
+        Ok((major, minor))
+    })
+}
+
+/// The virtual architecture NVRTC compiles for, e.g. `compute_90` for compute capability 9.0.
+pub fn arch_for(compute_capability: (i32, i32)) -> String {
+    format!("compute_{}{}", compute_capability.0, compute_capability.1)
+}
+
+/// NVRTC options for the runtime holding `fns` in precision `p`, compiled for `arch`
+/// (`compute_90`). IEEE-accurate settings: no fast math, subnormals kept, IEEE division and
+/// square root; `--fmad=true` is NVRTC's default and the configuration NVIDIA's accuracy tables
+/// describe (the math library's own contractions are part of what was measured).
+pub fn compile_options(arch: &str, p: Precision, fns: &[PointFn]) -> Vec<String> {
+    let mut fns = fns.to_vec();
+    fns.sort();
+    fns.dedup();
+    let mut opts = vec![
+        format!("--gpu-architecture={arch}"),
+        "--relocatable-device-code=true".to_string(),
+        "--ftz=false".to_string(),
+        "--prec-div=true".to_string(),
+        "--prec-sqrt=true".to_string(),
+        "--fmad=true".to_string(),
+        "--std=c++17".to_string(),
+    ];
+    opts.extend(
+        fns.iter()
+            .map(|&f| format!("-DIVJIT_{}_{}", f.name(), p.name())),
+    );
+    opts
+}
+
+fn c_string_lossy(bytes: &[c_char]) -> String {
+    let bytes: Vec<u8> = bytes.iter().map(|&c| c as u8).collect();
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+/// Compiles the runtime for `fns` in precision `p` and architecture `arch` with NVRTC, without
+/// the cache. Needs libnvrtc (not a GPU).
+pub fn compile(arch: &str, p: Precision, fns: &[PointFn]) -> Result<String, RuntimeError> {
+    if !nvrtc_present() {
+        return Err(RuntimeError::NoNvrtc);
+    }
+    let options = compile_options(arch, p, fns);
+    let src = CString::new(SOURCE).expect("the runtime source has no NUL byte");
+    let name = CString::new(SOURCE_NAME).expect("no NUL byte");
+    guarded("compiling the runtime", || {
+        let nvrtc = |step: &'static str| {
+            move |e: result::NvrtcError| RuntimeError::Nvrtc {
+                step,
+                message: format!("{e:?}"),
+            }
+        };
+        let prog =
+            result::create_program(&src, Some(&name)).map_err(nvrtc("creating the program"))?;
+        // SAFETY: `prog` is a live program until destroyed below; `src` and `name` outlive it.
+        let compiled = unsafe { result::compile_program(prog, &options) };
+        let out = match compiled {
+            Ok(()) => {
+                // SAFETY: as above.
+                unsafe { result::get_ptx(prog) }
+                    .map(|ptx| c_string_lossy(&ptx))
+                    .map_err(nvrtc("fetching the PTX"))
+            }
+            Err(e) => {
+                // SAFETY: as above.
+                let log = unsafe { result::get_program_log(prog) }
+                    .map(|l| c_string_lossy(&l))
+                    .unwrap_or_else(|e| format!("(no log: {e:?})"));
+                Err(RuntimeError::Compile {
+                    code: format!("{:?}", e.0),
+                    options: options.join(" "),
+                    log: log.trim().to_string(),
+                })
+            }
+        };
+        // SAFETY: destroyed once, not used afterwards.
+        let _ = unsafe { result::destroy_program(prog) };
+        out
+    })
+}
+
+/// The cache folder (see the module documentation), or `None` when no location is known.
+pub fn cache_dir() -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var("IVJIT_CACHE_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(xdg) = var("XDG_CACHE_HOME").map(PathBuf::from) {
+        if xdg.is_absolute() {
+            return Some(xdg.join("ivjit"));
+        }
+    }
+    var("HOME").map(|home| PathBuf::from(home).join(".cache").join("ivjit"))
+}
+
+/// 128-bit FNV-1a with a final mix (so that keys differing only in their last bytes, such as
+/// the last `-D` option, do not share most digits): stable across Rust versions and platforms,
+/// unlike `DefaultHasher`. Not cryptographic; entries are verified against their header anyway.
+fn fnv1a128(parts: &[&[u8]]) -> u128 {
+    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
+    const PRIME: u128 = 0x0000000001000000000000000000013b;
+    let mut h = OFFSET;
+    for part in parts {
+        // A separator byte after each part, so that ("ab", "c") and ("a", "bc") differ.
+        for &b in part.iter().chain(std::iter::once(&0xffu8)) {
+            h ^= u128::from(b);
+            h = h.wrapping_mul(PRIME);
+        }
+    }
+    for _ in 0..2 {
+        h ^= h >> 67;
+        h = h.wrapping_mul(PRIME);
+        h ^= h >> 43;
+    }
+    h
+}
+
+/// The cache key of a compilation: hash of the format tag, the source, the NVRTC version and
+/// the options.
+pub fn cache_key(nvrtc_version: (i32, i32), options: &[String]) -> String {
+    let version = format!("{}.{}", nvrtc_version.0, nvrtc_version.1);
+    let mut parts: Vec<&[u8]> = vec![
+        CACHE_FORMAT.as_bytes(),
+        SOURCE.as_bytes(),
+        version.as_bytes(),
+    ];
+    parts.extend(options.iter().map(|o| o.as_bytes()));
+    format!("{:032x}", fnv1a128(&parts))
+}
+
+fn header(key: &str, body: &str) -> String {
+    format!(
+        "// {CACHE_FORMAT} key={key} bytes={} sum={:032x}\n",
+        body.len(),
+        fnv1a128(&[body.as_bytes()])
+    )
+}
+
+/// The PTX of a cache entry if it is intact and declares every function wanted.
+fn read_entry(path: &Path, key: &str, p: Precision, fns: &[PointFn]) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let (first, body) = text.split_at(text.find('\n')? + 1);
+    if first != header(key, body) {
+        return None;
+    }
+    let complete = fns.iter().all(|&f| {
+        let symbol = ptx::runtime_symbol(f, p);
+        body.lines()
+            .any(|l| l.starts_with(".visible .func") && l.contains(&format!(" {symbol}(")))
+    });
+    complete.then(|| body.to_string())
+}
+
+/// Writes a cache entry atomically (temporary file in `dir`, then rename).
+fn write_entry(dir: &Path, path: &Path, key: &str, body: &str) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".runtime-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(header(key, body).as_bytes())?;
+    tmp.write_all(body.as_bytes())?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The runtime's PTX for `fns` in precision `p` and architecture `arch`, from the cache in
+/// `dir` when there is a valid entry, else compiled by NVRTC and stored there.
+pub fn runtime_ptx_in(
+    dir: Option<&Path>,
+    arch: &str,
+    p: Precision,
+    fns: &[PointFn],
+) -> Result<(String, CacheOutcome), RuntimeError> {
+    let version = nvrtc_version()?;
+    let options = compile_options(arch, p, fns);
+    let key = cache_key(version, &options);
+    let Some(dir) = dir else {
+        return Ok((compile(arch, p, fns)?, CacheOutcome::NoCache));
+    };
+    let path = dir.join(format!("runtime-{key}.ptx"));
+    if let Some(ptx) = read_entry(&path, &key, p, fns) {
+        return Ok((ptx, CacheOutcome::Hit));
+    }
+    let ptx = compile(arch, p, fns)?;
+    let stored = write_entry(dir, &path, &key, &ptx).is_ok();
+    Ok((ptx, CacheOutcome::Compiled { stored }))
+}
+
+/// The runtime's PTX through the default cache folder ([`cache_dir`]).
+pub fn runtime_ptx(arch: &str, p: Precision, fns: &[PointFn]) -> Result<String, RuntimeError> {
+    let dir = cache_dir();
+    runtime_ptx_in(dir.as_deref(), arch, p, fns).map(|(ptx, _)| ptx)
+}

@@ -1,0 +1,666 @@
+//! Interval rules of the elementary functions.
+//!
+//! Point values come from `Inst::Point`, a rigorous lower (`Down`) or upper (`Up`) bound of the
+//! function at a float, which each backend provides with its own library and error bound. The
+//! interval logic is written here once: domain restriction, monotonicity, where extrema lie,
+//! range clamps (sin in [-1, 1], exp >= 0, ...), empty and unbounded arguments.
+//!
+//! Trigonometric functions decide whether an interval holds an extremum without reducing the
+//! argument by a floating-point pi. On an interval shorter than half a period, the derivative
+//! (cos for sin) changes sign at most once, so certain signs of the derivative at the two ends
+//! tell whether a maximum, a minimum or neither lies inside. A sign is "certain" when the
+//! rigorous bounds of the derivative at the point exclude zero; when they do not, the point is
+//! within rounding error of an extremum, and the rule takes the wide answer (includes the
+//! extremum), which costs nothing in tightness since the function is then within an ulp or so of
+//! ±1 there. Intervals of up to a whole period are split at their midpoint; longer ones (or ones
+//! whose length is not certainly below a period) give [-1, 1].
+
+use super::{Iv, Lowering};
+use crate::interval::Interval;
+use crate::ir::build::named_constant;
+use crate::rewrite::sign::Fact;
+use crate::scalar::{Cmp, PointFn, Precision, Round, RoundInt, Value};
+
+/// Where a unary function is defined, and what values it takes.
+struct Shape {
+    /// Domain `[lo, hi]` (infinite ends allowed); `open` ends exclude the end point, which still
+    /// bounds the values by the function's limit there (log(0) = -inf).
+    dom_lo: f64,
+    dom_lo_open: bool,
+    dom_hi: f64,
+    dom_hi_open: bool,
+    /// A real interval containing the range (clamps the padded bounds).
+    range: Interval,
+    increasing: bool,
+}
+
+const ALL: Interval = Interval {
+    lo: f64::NEG_INFINITY,
+    hi: f64::INFINITY,
+};
+
+impl Shape {
+    fn everywhere(range: Interval) -> Shape {
+        Shape {
+            dom_lo: f64::NEG_INFINITY,
+            dom_lo_open: false,
+            dom_hi: f64::INFINITY,
+            dom_hi_open: false,
+            range,
+            increasing: true,
+        }
+    }
+}
+
+fn pi() -> Interval {
+    named_constant("pi").expect("pi")
+}
+
+/// An enclosure of pi/2 (halving is exact).
+fn half_pi() -> Interval {
+    let p = pi();
+    Interval {
+        lo: p.lo / 2.0,
+        hi: p.hi / 2.0,
+    }
+}
+
+fn sym(x: Interval) -> Interval {
+    Interval {
+        lo: -x.hi,
+        hi: x.hi,
+    }
+}
+
+impl Lowering {
+    /// A constant <= x in the program's precision.
+    pub(super) fn const_down(&mut self, x: f64) -> Value {
+        let v = match self.b.precision() {
+            Precision::F64 => x,
+            Precision::F32 => crate::cpu::round::narrow_f32(x, Round::Down) as f64,
+        };
+        self.b.constant(v)
+    }
+
+    /// A constant >= x in the program's precision.
+    pub(super) fn const_up(&mut self, x: f64) -> Value {
+        let v = match self.b.precision() {
+            Precision::F64 => x,
+            Precision::F32 => crate::cpu::round::narrow_f32(x, Round::Up) as f64,
+        };
+        self.b.constant(v)
+    }
+
+    /// Clamps a lowered result into `range` (outward-rounded constants). The clamps ignore NaN,
+    /// so callers apply the empty test afterwards.
+    fn clamp(&mut self, r: Iv, range: Interval) -> Iv {
+        let mut r = r;
+        if range.lo > f64::NEG_INFINITY {
+            let c = self.const_down(range.lo);
+            r.lo = self.b.max(r.lo, c);
+        }
+        if range.hi < f64::INFINITY {
+            let c = self.const_up(range.hi);
+            r.hi = self.b.min(r.hi, c);
+        }
+        r
+    }
+
+    /// exp, log, sin, ... applied to an interval.
+    pub(super) fn elementary(&mut self, f: PointFn, a: Iv, fa: Fact) -> Iv {
+        use PointFn as P;
+        let inf = f64::INFINITY;
+        let shape = match f {
+            P::Exp | P::Exp2 | P::Exp10 => Shape::everywhere(Interval { lo: 0.0, hi: inf }),
+            P::Expm1 => Shape::everywhere(Interval { lo: -1.0, hi: inf }),
+            P::Sinh | P::Asinh | P::Cbrt => Shape::everywhere(ALL),
+            P::Tanh => Shape::everywhere(Interval { lo: -1.0, hi: 1.0 }),
+            P::Atan => Shape::everywhere(sym(half_pi())),
+            P::Log | P::Log2 | P::Log10 => Shape {
+                dom_lo: 0.0,
+                dom_lo_open: true,
+                ..Shape::everywhere(ALL)
+            },
+            P::Log1p => Shape {
+                dom_lo: -1.0,
+                dom_lo_open: true,
+                ..Shape::everywhere(ALL)
+            },
+            P::Asin => Shape {
+                dom_lo: -1.0,
+                dom_hi: 1.0,
+                ..Shape::everywhere(sym(half_pi()))
+            },
+            P::Acos => Shape {
+                dom_lo: -1.0,
+                dom_hi: 1.0,
+                increasing: false,
+                ..Shape::everywhere(Interval {
+                    lo: 0.0,
+                    hi: pi().hi,
+                })
+            },
+            P::Acosh => Shape {
+                dom_lo: 1.0,
+                ..Shape::everywhere(Interval { lo: 0.0, hi: inf })
+            },
+            P::Atanh => Shape {
+                dom_lo: -1.0,
+                dom_lo_open: true,
+                dom_hi: 1.0,
+                dom_hi_open: true,
+                ..Shape::everywhere(ALL)
+            },
+            P::Cosh => return self.cosh(a, fa),
+            P::Sin | P::Cos | P::Sinpi | P::Cospi => return self.periodic(f, a, fa),
+            P::Tan => return self.tan(a, fa),
+            P::Atan2 | P::Pow | P::Hypot => unreachable!("binary functions use elementary2"),
+        };
+        self.monotone(f, a, fa, &shape)
+    }
+
+    /// A monotone function on its domain: restrict, take the bounds at the ends, clamp.
+    fn monotone(&mut self, f: PointFn, a: Iv, fa: Fact, s: &Shape) -> Iv {
+        let mut x1 = a.lo;
+        let mut x2 = a.hi;
+        let mut miss = self.b.bool(false);
+        if s.dom_lo > f64::NEG_INFINITY {
+            let d = self.b.constant(s.dom_lo);
+            x1 = self.b.max(a.lo, d);
+            let cmp = if s.dom_lo_open { Cmp::Le } else { Cmp::Lt };
+            let below = self.b.cmp(cmp, a.hi, d);
+            miss = self.b.or(miss, below);
+        }
+        if s.dom_hi < f64::INFINITY {
+            let d = self.b.constant(s.dom_hi);
+            x2 = self.b.min(a.hi, d);
+            let cmp = if s.dom_hi_open { Cmp::Ge } else { Cmp::Gt };
+            let above = self.b.cmp(cmp, a.lo, d);
+            miss = self.b.or(miss, above);
+        }
+        let r = if s.increasing {
+            Iv {
+                lo: self.b.point(f, x1, Round::Down),
+                hi: self.b.point(f, x2, Round::Up),
+            }
+        } else {
+            Iv {
+                lo: self.b.point(f, x2, Round::Down),
+                hi: self.b.point(f, x1, Round::Up),
+            }
+        };
+        let r = self.clamp(r, s.range);
+        let e = self.is_empty(a, fa);
+        let empty = self.b.or(e, miss);
+        self.empty_if(empty, r)
+    }
+
+    /// cosh: even, smallest at 0: [cosh(mig x), cosh(mag x)], at least 1.
+    fn cosh(&mut self, a: Iv, fa: Fact) -> Iv {
+        let m = self.abs(a, fa);
+        let r = Iv {
+            lo: self.b.point(PointFn::Cosh, m.lo, Round::Down),
+            hi: self.b.point(PointFn::Cosh, m.hi, Round::Up),
+        };
+        let r = self.clamp(
+            r,
+            Interval {
+                lo: 1.0,
+                hi: f64::INFINITY,
+            },
+        );
+        let e = self.is_empty(a, fa);
+        self.empty_if(e, r)
+    }
+
+    /// Lower and upper bounds of the derivative's sign function at x: for sin it is cos, for cos
+    /// it is -sin, for sinpi cospi (times pi > 0), for cospi -sinpi.
+    fn derivative_sign(&mut self, f: PointFn, x: Value) -> (Value, Value) {
+        let (g, negate) = match f {
+            PointFn::Sin => (PointFn::Cos, false),
+            PointFn::Cos => (PointFn::Sin, true),
+            PointFn::Sinpi => (PointFn::Cospi, false),
+            PointFn::Cospi => (PointFn::Sinpi, true),
+            _ => unreachable!(),
+        };
+        let lo = self.b.point(g, x, Round::Down);
+        let hi = self.b.point(g, x, Round::Up);
+        if negate {
+            (self.b.neg(hi), self.b.neg(lo))
+        } else {
+            (lo, hi)
+        }
+    }
+
+    /// (certainly positive, certainly negative) for the derivative at x.
+    fn derivative_signs(&mut self, f: PointFn, x: Value) -> (Value, Value) {
+        let (lo, hi) = self.derivative_sign(f, x);
+        let z = self.b.zero();
+        (self.b.cmp(Cmp::Gt, lo, z), self.b.cmp(Cmp::Lt, hi, z))
+    }
+
+    /// sin, cos, sinpi, cospi: periodic with values in [-1, 1]; see the module comment.
+    fn periodic(&mut self, f: PointFn, a: Iv, fa: Fact) -> Iv {
+        // Half a period, rounded down: pi for sin/cos, 1 for sinpi/cospi.
+        let half = match f {
+            PointFn::Sin | PointFn::Cos => self.const_down(pi().lo),
+            _ => self.b.constant(1.0),
+        };
+        // A midpoint inside [a1, a2].
+        let h = self.b.constant(0.5);
+        let ha = self.b.mul(a.lo, h, Round::Nearest);
+        let hb = self.b.mul(a.hi, h, Round::Nearest);
+        let m = self.b.add(ha, hb, Round::Nearest);
+        let m = self.b.min(m, a.hi);
+        let m = self.b.max(m, a.lo);
+        // Both halves certainly shorter than half a period (false for infinite bounds and NaN).
+        let w1 = self.b.sub(m, a.lo, Round::Up);
+        let w2 = self.b.sub(a.hi, m, Round::Up);
+        // `half` is rounded down, so w <= half certainly means a real width below half a period.
+        let short1 = self.b.cmp(Cmp::Le, w1, half);
+        let short2 = self.b.cmp(Cmp::Le, w2, half);
+        let short = self.b.and(short1, short2);
+        let wide = self.b.not(short);
+
+        // Quarter period, rounded down: two ends that are both within rounding error of a
+        // critical point and closer than this are near the same one.
+        let quarter = match f {
+            PointFn::Sin | PointFn::Cos => self.const_down(half_pi().lo),
+            _ => self.b.constant(0.5),
+        };
+        let pts = [a.lo, m, a.hi];
+        let mut sign = Vec::new();
+        let mut val = Vec::new();
+        for &x in &pts {
+            sign.push(self.derivative_signs(f, x));
+            val.push((
+                self.b.point(f, x, Round::Down),
+                self.b.point(f, x, Round::Up),
+            ));
+        }
+        let mut has_max = wide;
+        let mut has_min = wide;
+        for (i, w) in [(0, w1), (1, w2)] {
+            let ((pu, nu), (pv, nv)) = (sign[i], sign[i + 1]);
+            let (u_lo, u_hi) = val[i];
+            // A maximum inside [u, v] is possible unless the derivative is certainly negative at
+            // u or certainly positive at v; a minimum unless certainly positive at u or negative
+            // at v.
+            let max_h = self.none_of(nu, pv);
+            let min_h = self.none_of(pu, nv);
+            // Both signs uncertain and the ends closer than a quarter period: one critical point,
+            // a maximum if f is positive there (f^2 + (f'/k)^2 = 1, so |f| is close to 1).
+            let unsure_u = self.none_of(pu, nu);
+            let unsure_v = self.none_of(pv, nv);
+            let both = self.b.and(unsure_u, unsure_v);
+            let close = self.b.cmp(Cmp::Le, w, quarter);
+            let one_point = self.b.and(both, close);
+            let z = self.b.zero();
+            let not_pos = self.b.cmp(Cmp::Le, u_hi, z);
+            let not_neg = self.b.cmp(Cmp::Ge, u_lo, z);
+            let no_max = self.b.and(one_point, not_pos);
+            let no_min = self.b.and(one_point, not_neg);
+            let keep_max = self.b.not(no_max);
+            let keep_min = self.b.not(no_min);
+            let max_h = self.b.and(max_h, keep_max);
+            let min_h = self.b.and(min_h, keep_min);
+            has_max = self.b.or(has_max, max_h);
+            has_min = self.b.or(has_min, min_h);
+        }
+        let mut lo = val[0].0;
+        let mut hi = val[0].1;
+        for &(l, u) in &val[1..] {
+            lo = self.b.min(lo, l);
+            hi = self.b.max(hi, u);
+        }
+        let one = self.b.constant(1.0);
+        let minus_one = self.b.constant(-1.0);
+        let lo = self.b.select(has_min, minus_one, lo);
+        let hi = self.b.select(has_max, one, hi);
+        let r = self.clamp(Iv { lo, hi }, Interval { lo: -1.0, hi: 1.0 });
+        let e = self.is_empty(a, fa);
+        self.empty_if(e, r)
+    }
+
+    /// `!x && !y`.
+    fn none_of(&mut self, x: Value, y: Value) -> Value {
+        let nx = self.b.not(x);
+        let ny = self.b.not(y);
+        self.b.and(nx, ny)
+    }
+
+    /// tan: increasing between asymptotes. On an interval certainly shorter than pi where cos has
+    /// the same certain sign at both ends, cos has no zero inside, so tan is continuous there;
+    /// otherwise the result is the whole line.
+    fn tan(&mut self, a: Iv, fa: Fact) -> Iv {
+        let half = self.const_down(pi().lo);
+        let w = self.b.sub(a.hi, a.lo, Round::Up);
+        let short = self.b.cmp(Cmp::Le, w, half); // half <= pi, so this means width < pi
+        let (pa, na) = self.derivative_signs(PointFn::Sin, a.lo);
+        let (pb, nb) = self.derivative_signs(PointFn::Sin, a.hi);
+        let both_pos = self.b.and(pa, pb);
+        let both_neg = self.b.and(na, nb);
+        let same = self.b.or(both_pos, both_neg);
+        let ok = self.b.and(short, same);
+        let lo = self.b.point(PointFn::Tan, a.lo, Round::Down);
+        let hi = self.b.point(PointFn::Tan, a.hi, Round::Up);
+        let ninf = self.b.constant(f64::NEG_INFINITY);
+        let pinf = self.b.constant(f64::INFINITY);
+        let lo = self.b.select(ok, lo, ninf);
+        let hi = self.b.select(ok, hi, pinf);
+        let e = self.is_empty(a, fa);
+        self.empty_if(e, Iv { lo, hi })
+    }
+
+    /// atan2, pow and hypot on two intervals.
+    pub(super) fn elementary2(&mut self, f: PointFn, a: Iv, fa: Fact, c: Iv, fc: Fact) -> Iv {
+        match f {
+            PointFn::Hypot => {
+                let x = self.abs(a, fa);
+                let y = self.abs(c, fc);
+                let lo = self.b.point2(PointFn::Hypot, x.lo, y.lo, Round::Down);
+                let hi = self.b.point2(PointFn::Hypot, x.hi, y.hi, Round::Up);
+                let r = self.clamp(
+                    Iv { lo, hi },
+                    Interval {
+                        lo: 0.0,
+                        hi: f64::INFINITY,
+                    },
+                );
+                let e = self.either_empty(a, fa, c, fc);
+                self.empty_if(e, r)
+            }
+            PointFn::Pow => self.pow(a, fa, c, fc),
+            PointFn::Atan2 => self.atan2(a, fa, c, fc),
+            _ => unreachable!("unary functions use elementary"),
+        }
+    }
+
+    /// pow(x, y), IEEE 1788: x is restricted to x >= 0, and x = 0 only counts with y > 0. In each
+    /// argument pow is monotone (for a fixed other argument), so its extremes over a box are at
+    /// the corners; IEEE pow's values at x = 0 and at infinities are the limits the set-based
+    /// definition needs (pow(0, y < 0) = inf, pow(0, 0) = 1 as the limit along y = 0).
+    fn pow(&mut self, x: Iv, fx: Fact, y: Iv, fy: Fact) -> Iv {
+        let z = self.b.zero();
+        let x1 = self.b.max(x.lo, z);
+        let x1 = self.b.add(x1, z, Round::Nearest); // -0 -> +0: pow(-0, y) has odd-y signs
+        let x2 = x.hi;
+        let mut lo: Option<Value> = None;
+        let mut hi: Option<Value> = None;
+        for xa in [x1, x2] {
+            for ya in [y.lo, y.hi] {
+                let l = self.b.point2(PointFn::Pow, xa, ya, Round::Down);
+                let u = self.b.point2(PointFn::Pow, xa, ya, Round::Up);
+                lo = Some(match lo {
+                    None => l,
+                    Some(p) => self.b.min(p, l),
+                });
+                hi = Some(match hi {
+                    None => u,
+                    Some(p) => self.b.max(p, u),
+                });
+            }
+        }
+        let r = Iv {
+            lo: lo.unwrap(),
+            hi: hi.unwrap(),
+        };
+        let r = self.clamp(
+            r,
+            Interval {
+                lo: 0.0,
+                hi: f64::INFINITY,
+            },
+        );
+        // x = [0, 0] after restriction: 0 where y > 0 somewhere, else nothing.
+        let x_zero = self.b.cmp(Cmp::Le, x2, z);
+        let y_pos = self.b.cmp(Cmp::Gt, y.hi, z);
+        let r = Iv {
+            lo: self.b.select(x_zero, z, r.lo),
+            hi: self.b.select(x_zero, z, r.hi),
+        };
+        let below = self.b.cmp(Cmp::Lt, x2, z);
+        let not_y_pos = self.b.not(y_pos);
+        let zero_only = self.b.and(x_zero, not_y_pos);
+        let e = self.either_empty(x, fx, y, fy);
+        let e = self.b.or(e, below);
+        let e = self.b.or(e, zero_only);
+        self.empty_if(e, r)
+    }
+
+    /// atan2(y, x) with values in [-pi, pi]. Over a box that neither holds the origin inside nor
+    /// reaches the negative x axis from below, the angle is continuous and its extremes are at
+    /// the corners (the origin corner, where atan2 is undefined, is left out). A box with x < 0
+    /// somewhere and y < 0 <= y somewhere holds angles near -pi and the value pi: [-pi, pi].
+    fn atan2(&mut self, y: Iv, fy: Fact, x: Iv, fx: Fact) -> Iv {
+        let z = self.b.zero();
+        // -0 -> +0 in both bounds: the angle of (x < 0, y = 0) is pi, never -pi (range (-pi, pi]).
+        let y1 = self.b.add(y.lo, z, Round::Nearest);
+        let y2 = self.b.add(y.hi, z, Round::Nearest);
+        let ninf = self.b.constant(f64::NEG_INFINITY);
+        let pinf = self.b.constant(f64::INFINITY);
+        let mut lo = pinf;
+        let mut hi = ninf;
+        for xa in [x.lo, x.hi] {
+            for ya in [y1, y2] {
+                let l = self.b.point2(PointFn::Atan2, ya, xa, Round::Down);
+                let u = self.b.point2(PointFn::Atan2, ya, xa, Round::Up);
+                let xz = self.b.cmp(Cmp::Eq, xa, z);
+                let yz = self.b.cmp(Cmp::Eq, ya, z);
+                let origin = self.b.and(xz, yz);
+                let l = self.b.select(origin, pinf, l);
+                let u = self.b.select(origin, ninf, u);
+                lo = self.b.min(lo, l);
+                hi = self.b.max(hi, u);
+            }
+        }
+        let p = pi();
+        let cut_lo = self.const_down(-p.hi);
+        let cut_hi = self.const_up(p.hi);
+        let x_neg = self.b.cmp(Cmp::Lt, x.lo, z);
+        let y_neg = self.b.cmp(Cmp::Lt, y.lo, z);
+        let y_reaches = self.b.cmp(Cmp::Ge, y.hi, z);
+        let cut = self.b.and(x_neg, y_neg);
+        let cut = self.b.and(cut, y_reaches);
+        let lo = self.b.select(cut, cut_lo, lo);
+        let hi = self.b.select(cut, cut_hi, hi);
+        let r = self.clamp(Iv { lo, hi }, sym(p));
+        // Only the origin: undefined.
+        let x1z = self.b.cmp(Cmp::Eq, x.lo, z);
+        let x2z = self.b.cmp(Cmp::Eq, x.hi, z);
+        let y1z = self.b.cmp(Cmp::Eq, y.lo, z);
+        let y2z = self.b.cmp(Cmp::Eq, y.hi, z);
+        let xo = self.b.and(x1z, x2z);
+        let yo = self.b.and(y1z, y2z);
+        let origin_only = self.b.and(xo, yo);
+        let e = self.either_empty(y, fy, x, fx);
+        let e = self.b.or(e, origin_only);
+        self.empty_if(e, r)
+    }
+
+    /// floor, ceil, trunc, rint: monotone and exact.
+    pub(super) fn round_int(&mut self, k: RoundInt, a: Iv) -> Iv {
+        Iv {
+            lo: self.b.round_int(k, a.lo),
+            hi: self.b.round_int(k, a.hi),
+        }
+    }
+
+    /// Nearest integer, ties away from zero, of one float (exact): t = trunc(x); the fraction
+    /// x - t is exact; |x - t| >= 0.5 moves one step away from zero.
+    fn round_away(&mut self, x: Value) -> Value {
+        let t = self.b.round_int(RoundInt::Trunc, x);
+        let d = self.b.sub(x, t, Round::Nearest);
+        let d = self.b.abs(d);
+        let half = self.b.constant(0.5);
+        let away = self.b.cmp(Cmp::Ge, d, half);
+        let one = self.b.constant(1.0);
+        let up = self.b.add(t, one, Round::Nearest);
+        let down = self.b.sub(t, one, Round::Nearest);
+        let z = self.b.zero();
+        let neg = self.b.cmp(Cmp::Lt, x, z);
+        let moved = self.b.select(neg, down, up);
+        self.b.select(away, moved, t)
+    }
+
+    pub(super) fn round(&mut self, a: Iv) -> Iv {
+        Iv {
+            lo: self.round_away(a.lo),
+            hi: self.round_away(a.hi),
+        }
+    }
+
+    fn sign_of(&mut self, x: Value) -> Value {
+        let z = self.b.zero();
+        let one = self.b.constant(1.0);
+        let minus_one = self.b.constant(-1.0);
+        let pos = self.b.cmp(Cmp::Gt, x, z);
+        let neg = self.b.cmp(Cmp::Lt, x, z);
+        let s = self.b.select(neg, minus_one, z);
+        self.b.select(pos, one, s)
+    }
+
+    pub(super) fn sign(&mut self, a: Iv, fa: Fact) -> Iv {
+        let r = Iv {
+            lo: self.sign_of(a.lo),
+            hi: self.sign_of(a.hi),
+        };
+        let e = self.is_empty(a, fa);
+        self.empty_if(e, r)
+    }
+
+    /// The real n-th root (n >= 1): increasing; even n restricts to x >= 0, odd n is odd.
+    /// n = 2 and 3 use sqrt and cbrt; other n compute an estimate and *verify* it: a candidate l
+    /// is a lower bound when l^n rounded up is at most x, an upper bound u when u^n rounded down
+    /// is at least x (repeated directed products, as in pown). If a check fails, a crude bound that is
+    /// always true takes over (0 or 1 below; max(x, 1) above).
+    pub(super) fn rootn(&mut self, a: Iv, n: i64, fa: Fact) -> Iv {
+        assert!(n >= 1, "rootn with n <= 0 is rewritten before lowering");
+        if n == 1 {
+            return a;
+        }
+        if n == 2 {
+            return self.sqrt(a, fa);
+        }
+        if n == 3 {
+            let s = Shape::everywhere(ALL);
+            return self.monotone(PointFn::Cbrt, a, fa, &s);
+        }
+        let z = self.b.zero();
+        if n % 2 == 0 {
+            let x1 = self.b.max(a.lo, z);
+            let lo = self.root_of_nonneg(x1, n, Round::Down);
+            let hi = self.root_of_nonneg(a.hi, n, Round::Up);
+            let below = self.b.cmp(Cmp::Lt, a.hi, z);
+            let e = self.is_empty(a, fa);
+            let e = self.b.or(e, below);
+            return self.empty_if(e, Iv { lo, hi });
+        }
+        let lo = self.odd_root_bound(a.lo, n, Round::Down);
+        let hi = self.odd_root_bound(a.hi, n, Round::Up);
+        let e = self.is_empty(a, fa);
+        self.empty_if(e, Iv { lo, hi })
+    }
+
+    fn odd_root_bound(&mut self, x: Value, n: i64, r: Round) -> Value {
+        let other = if r == Round::Down {
+            Round::Up
+        } else {
+            Round::Down
+        };
+        let z = self.b.zero();
+        let pos = self.root_of_nonneg(x, n, r);
+        let nx = self.b.neg(x);
+        let neg = self.root_of_nonneg(nx, n, other);
+        let neg = self.b.neg(neg);
+        let nonneg = self.b.cmp(Cmp::Ge, x, z);
+        self.b.select(nonneg, pos, neg)
+    }
+
+    /// A verified bound of x^(1/n) for x >= 0 (see [`Lowering::rootn`]).
+    fn root_of_nonneg(&mut self, x: Value, n: i64, r: Round) -> Value {
+        // Estimate: pow(x, 1/n), refined by one Newton step r + (x / r^(n-1) - r) / n.
+        let inv_n = self.b.constant(match self.b.precision() {
+            Precision::F64 => 1.0 / n as f64,
+            Precision::F32 => (1.0 / n as f32) as f64,
+        });
+        let est = self.b.point2(PointFn::Pow, x, inv_n, Round::Nearest);
+        let p = self.power_nearest(est, n - 1);
+        let q = self.b.div(x, p, Round::Nearest);
+        let d = self.b.sub(q, est, Round::Nearest);
+        let nn = self.b.constant(n as f64);
+        let step = self.b.div(d, nn, Round::Nearest);
+        let refined = self.b.add(est, step, Round::Nearest);
+        // The refinement is useless where r^(n-1) overflowed or underflowed: keep the estimate.
+        let bad = self.b.is_nan(refined);
+        let est = self.b.select(bad, est, refined);
+        // Candidates: the estimate itself, then one and three steps outward; the first that
+        // verifies wins.
+        let tiny = self.b.constant(match self.b.precision() {
+            Precision::F64 => f64::from_bits(1),
+            Precision::F32 => f32::from_bits(1) as f64,
+        });
+        let step = |l: &mut Self, c: Value| match r {
+            Round::Down => l.b.sub(c, tiny, Round::Down),
+            _ => l.b.add(c, tiny, Round::Up),
+        };
+        let c1 = step(self, est);
+        let c2 = step(self, c1);
+        let c3 = step(self, c2);
+        let z = self.b.zero();
+        let one = self.b.constant(1.0);
+        let is_zero = self.b.cmp(Cmp::Eq, x, z);
+        // Crude bounds that always hold: the root of x >= 1 is >= 1 (else >= 0), and it is at
+        // most max(x, 1).
+        let mut v = match r {
+            Round::Down => {
+                let ge1 = self.b.cmp(Cmp::Ge, x, one);
+                self.b.select(ge1, one, z)
+            }
+            _ => self.b.max(x, one),
+        };
+        for c in [c3, c1, est] {
+            let ok = match r {
+                Round::Down => {
+                    let c = self.b.max(c, z);
+                    let cn = self.power_of_nonneg(c, n, Round::Up);
+                    self.b.cmp(Cmp::Le, cn, x)
+                }
+                _ => {
+                    let cn = self.power_of_nonneg(c, n, Round::Down);
+                    self.b.cmp(Cmp::Ge, cn, x)
+                }
+            };
+            let c = match r {
+                Round::Down => self.b.max(c, z),
+                _ => c,
+            };
+            v = self.b.select(ok, c, v);
+        }
+        self.b.select(is_zero, z, v)
+    }
+
+    /// x^k rounded to nearest at each step (an estimate only).
+    fn power_nearest(&mut self, x: Value, k: i64) -> Value {
+        if k == 0 {
+            return self.b.constant(1.0);
+        }
+        let mut acc: Option<Value> = None;
+        let mut base = x;
+        let mut e = k as u64;
+        loop {
+            if e & 1 == 1 {
+                acc = Some(match acc {
+                    None => base,
+                    Some(a) => self.b.mul(a, base, Round::Nearest),
+                });
+            }
+            e >>= 1;
+            if e == 0 {
+                break;
+            }
+            base = self.b.mul(base, base, Round::Nearest);
+        }
+        acc.expect("k >= 1")
+    }
+}
