@@ -9,7 +9,9 @@ use std::fmt;
 /// both bounds NaN, which is how the empty set is stored (the same convention the kernels use).
 #[derive(Clone, Copy, Debug)]
 pub struct Interval {
+    /// The lower bound (NaN for the empty set).
     pub lo: f64,
+    /// The upper bound (NaN for the empty set).
     pub hi: f64,
 }
 
@@ -17,30 +19,60 @@ pub struct Interval {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum IntervalError {
     #[error("a bound is NaN; NaN is not a number and cannot bound an interval (use [empty] for the empty set)")]
+    /// A bound is NaN (only the empty set has NaN bounds, and then both).
     NaN,
+    /// `lo > hi` (IEEE 1788 calls this an invalid interval).
     #[error("lower bound {lo} is greater than upper bound {hi}; write the smaller bound first")]
-    Inverted { lo: String, hi: String },
+    Inverted {
+        /// The lower bound, formatted.
+        lo: String,
+        /// The upper bound, formatted.
+        hi: String,
+    },
     #[error("lower bound is +inf: no real number is that large (IEEE 1788 intervals contain only reals)")]
+    /// The lower bound is `+inf`, so the set holds no real number.
     LoIsPlusInf,
     #[error("upper bound is -inf: no real number is that small (IEEE 1788 intervals contain only reals)")]
+    /// The upper bound is `-inf`, so the set holds no real number.
     HiIsMinusInf,
     #[error("'{text}' is not a number: {reason}")]
-    BadNumber { text: String, reason: String },
+    /// A bound's text is not a number literal ([`Interval::parse`]).
+    BadNumber {
+        /// The bound's text.
+        text: String,
+        /// Why it is not a number.
+        reason: String,
+    },
     #[error("'{text}' is not an interval: expected a number, [lo, hi], [empty] or [entire]")]
-    BadInterval { text: String },
+    /// The text is neither a number nor `[lo, hi]`, `[empty]`, `[entire]` ([`Interval::parse`]).
+    BadInterval {
+        /// The text that was given.
+        text: String,
+    },
 }
 
 impl Interval {
+    /// The empty set, stored as `[NaN, NaN]`.
     pub const EMPTY: Interval = Interval {
         lo: f64::NAN,
         hi: f64::NAN,
     };
+    /// The whole real line, `[-inf, inf]`.
     pub const ENTIRE: Interval = Interval {
         lo: f64::NEG_INFINITY,
         hi: f64::INFINITY,
     };
 
-    /// A checked interval `[lo, hi]`.
+    /// A checked interval `[lo, hi]`: fails on NaN, `lo > hi`, `lo == +inf` or `hi == -inf`.
+    /// Infinite bounds otherwise allowed; use [`Interval::EMPTY`] for the empty set.
+    ///
+    /// ```
+    /// use ivjit::{Interval, IntervalError};
+    /// let x = Interval::new(-1.0, f64::INFINITY).unwrap();
+    /// assert!(x.contains(1e300) && !x.contains(-2.0));
+    /// assert!(matches!(Interval::new(2.0, 1.0), Err(IntervalError::Inverted { .. })));
+    /// assert_eq!(Interval::new(f64::NAN, 1.0), Err(IntervalError::NaN));
+    /// ```
     pub fn new(lo: f64, hi: f64) -> Result<Interval, IntervalError> {
         if lo.is_nan() || hi.is_nan() {
             return Err(IntervalError::NaN);
@@ -65,6 +97,7 @@ impl Interval {
         Interval::new(x, x)
     }
 
+    /// Whether this is the empty set.
     pub fn is_empty(&self) -> bool {
         self.lo.is_nan() || self.hi.is_nan()
     }
@@ -74,7 +107,15 @@ impl Interval {
         other.is_empty() || (!self.is_empty() && self.lo <= other.lo && other.hi <= self.hi)
     }
 
-    /// Whether the real number `x` is in the interval.
+    /// Whether the real number `x` is in the interval. The empty set contains nothing.
+    ///
+    /// ```
+    /// use ivjit::Interval;
+    /// let x = Interval::new(1.0, 2.0).unwrap();
+    /// assert!(x.contains(1.0) && x.contains(1.5) && x.contains(2.0));
+    /// assert!(!x.contains(2.5));
+    /// assert!(!Interval::EMPTY.contains(0.0));
+    /// ```
     pub fn contains(&self, x: f64) -> bool {
         !self.is_empty() && self.lo <= x && x <= self.hi
     }
@@ -82,6 +123,17 @@ impl Interval {
     /// Reads `0.5`, `-1e-3`, `0x1.8p-3`, `[1, 2]`, `[-inf, 0.1]`, `[empty]`, `[entire]`. Decimal
     /// bounds are rounded outward (a lower bound down, an upper bound up); a single number becomes
     /// the tightest interval around it.
+    ///
+    /// ```
+    /// use ivjit::Interval;
+    /// // 0.1 is not a double: it becomes the two doubles around it.
+    /// let tenth = Interval::parse("0.1").unwrap();
+    /// assert!(tenth.lo < tenth.hi && tenth.contains(0.1));
+    /// let half_line = Interval::new(f64::NEG_INFINITY, 0.1875).unwrap();
+    /// assert_eq!(Interval::parse("[-inf, 0x1.8p-3]").unwrap(), half_line);
+    /// assert!(Interval::parse("[empty]").unwrap().is_empty());
+    /// assert!(Interval::parse("[2, 1]").is_err());
+    /// ```
     pub fn parse(text: &str) -> Result<Interval, IntervalError> {
         let t = text.trim();
         if let Some(inner) = t.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {

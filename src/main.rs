@@ -59,10 +59,11 @@ enum Command {
         /// A variable's interval: x=[1,2], x=0.5, x=[-inf,0], x=[empty]. Repeat per variable.
         #[arg(long = "var", value_name = "NAME=INTERVAL")]
         vars: Vec<String>,
-        /// CSV of boxes: a header of NAME_lo,NAME_hi column pairs, one box per row.
+        /// Boxes: CSV with a header of NAME_lo,NAME_hi column pairs, one box per row; or a NumPy
+        /// .npy array (n_boxes, 2*n_vars) of <f8/<f4, columns [x_lo, x_hi, y_lo, y_hi, ...].
         #[arg(long, value_name = "FILE")]
         input: Option<PathBuf>,
-        /// Where batch results go (CSV); standard output by default.
+        /// Where batch results go: .npy (a <f8 array) by extension, else CSV; stdout by default.
         #[arg(long, value_name = "FILE")]
         output: Option<PathBuf>,
         #[arg(long, value_enum, default_value = "text")]

@@ -1,15 +1,18 @@
-//! Batch input and output as CSV.
+//! Batch input and output: CSV, or NumPy `.npy` (see [`super::npy`]) when a file name ends in
+//! `.npy`; CSV otherwise.
 //!
-//! Input: a header of `NAME_lo,NAME_hi` column pairs (any order), one box per row. Cells use the
+//! CSV input: a header of `NAME_lo,NAME_hi` column pairs (any order), one box per row. Cells use the
 //! number syntax of expressions (decimal, scientific, hex-float, `inf`, `-inf`) and are rounded
 //! outward: a `_lo` cell down, a `_hi` cell up. `empty` in both cells of a pair is the empty set.
-//! Output: `lo,hi` (or `out1_lo,out1_hi,out2_lo,...`), one row per input row, in order; an empty
-//! result is `empty,empty`. The output file is written to a temporary file beside it and renamed
+//! CSV output: `lo,hi` (or `out1_lo,out1_hi,out2_lo,...`), one row per input row, in order; an empty
+//! result is `empty,empty`. An output file (CSV or `.npy`) is written to a temporary file beside it and renamed
 //! into place only when complete, so an error never leaves a partial file behind.
 
+use super::npy;
+use super::progress::Progress;
 use super::Failure;
 use ivjit::syntax::number::parse_enclosure;
-use ivjit::{Interval, Precision};
+use ivjit::{Evaluator, Interval, Precision};
 use std::io::Write;
 use std::path::Path;
 
@@ -18,7 +21,71 @@ pub struct Batch {
     /// Variable names that have columns, in file order.
     pub columns: Vec<String>,
     /// One row per box: the intervals of `columns`, in that order.
-    rows: Vec<Vec<Interval>>,
+    pub(super) rows: Vec<Vec<Interval>>,
+}
+
+/// Boxes evaluated per call, so that the progress bar advances on large batches.
+const CHUNK: usize = 1 << 20;
+
+/// Reads boxes from `path`: `.npy` by extension, CSV otherwise.
+pub fn read(
+    path: &Path,
+    vars: &[String],
+    given: &[(String, Interval)],
+    progress: &mut Progress,
+) -> Result<Batch, Failure> {
+    if npy::is_npy(path) {
+        npy::read(path, vars, given, progress)
+    } else {
+        read_csv(path, vars, given, progress)
+    }
+}
+
+/// Evaluates boxes in chunks, advancing the progress bar; the results are those of one call.
+pub fn evaluate(
+    evaluator: &Evaluator,
+    boxes: &[Vec<Interval>],
+    progress: &mut Progress,
+) -> Result<Vec<Vec<Interval>>, ivjit::Error> {
+    progress.phase("evaluating", boxes.len() as u64);
+    let mut results = Vec::with_capacity(boxes.len());
+    for chunk in boxes.chunks(CHUNK) {
+        results.extend(evaluator.eval_many(chunk)?);
+        progress.set(results.len() as u64);
+    }
+    Ok(results)
+}
+
+/// Writes results to `path` (`.npy` by extension, CSV otherwise) or as CSV to standard output.
+pub fn write(
+    path: Option<&Path>,
+    results: &[Vec<Interval>],
+    n_outputs: usize,
+    precision: Precision,
+    progress: &mut Progress,
+) -> Result<(), Failure> {
+    progress.phase("writing", results.len() as u64);
+    match path {
+        Some(p) if npy::is_npy(p) => {
+            let bytes = npy::encode(results, n_outputs);
+            progress.set(results.len() as u64);
+            write_atomic(p, &bytes)
+        }
+        _ => write_csv(path, results, n_outputs, precision, progress),
+    }
+}
+
+/// Writes `bytes` to a temporary file beside `p` and renames it into place when complete.
+fn write_atomic(p: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    let dir = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let io = |e: std::io::Error| Failure::runtime(format!("cannot write {}: {e}", p.display()));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
+    tmp.write_all(bytes).map_err(io)?;
+    tmp.persist(p).map_err(|e| io(e.error))?;
+    Ok(())
 }
 
 impl Batch {
@@ -46,10 +113,11 @@ impl Batch {
     }
 }
 
-pub fn read_csv(
+fn read_csv(
     path: &Path,
     vars: &[String],
     given: &[(String, Interval)],
+    progress: &mut Progress,
 ) -> Result<Batch, Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::input(format!("cannot read {}: {e}", path.display())))?;
@@ -120,7 +188,14 @@ pub fn read_csv(
         }
     }
     let mut rows = Vec::new();
+    progress.phase(
+        "reading",
+        text.bytes().filter(|&b| b == b'\n').count() as u64,
+    );
     for (row_no, (line_no, line)) in lines.enumerate() {
+        if row_no % 65536 == 0 {
+            progress.set(line_no as u64);
+        }
         let cells: Vec<&str> = line.split(',').map(str::trim).collect();
         let at = |col: usize| {
             format!(
@@ -170,11 +245,12 @@ pub fn read_csv(
     Ok(Batch { columns, rows })
 }
 
-pub fn write_csv(
+fn write_csv(
     path: Option<&Path>,
     results: &[Vec<Interval>],
     n_outputs: usize,
     precision: Precision,
+    progress: &mut Progress,
 ) -> Result<(), Failure> {
     let mut text = String::new();
     if n_outputs == 1 {
@@ -186,7 +262,10 @@ pub fn write_csv(
         text.push_str(&cols.join(","));
         text.push('\n');
     }
-    for row in results {
+    for (i, row) in results.iter().enumerate() {
+        if i % 65536 == 0 {
+            progress.set(i as u64);
+        }
         let cells: Vec<String> = row
             .iter()
             .map(|iv| {
@@ -209,17 +288,6 @@ pub fn write_csv(
             print!("{text}");
             Ok(())
         }
-        Some(p) => {
-            let dir = p
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            let io =
-                |e: std::io::Error| Failure::runtime(format!("cannot write {}: {e}", p.display()));
-            let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-            tmp.write_all(text.as_bytes()).map_err(io)?;
-            tmp.persist(p).map_err(|e| io(e.error))?;
-            Ok(())
-        }
+        Some(p) => write_atomic(p, text.as_bytes()),
     }
 }

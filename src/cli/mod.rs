@@ -1,6 +1,8 @@
 //! The subcommands of the `ivjit` tool.
 
 mod batch;
+mod npy;
+mod progress;
 
 use crate::{BackendArg, FormatArg, PrecisionArg, Source};
 use ivjit::syntax::diagnostic::Diagnostic;
@@ -107,10 +109,11 @@ pub fn eval(args: EvalArgs) -> Result<(), Failure> {
     if let Some(input) = &args.input {
         if args.format == FormatArg::Json {
             return Err(Failure::input(
-                "--format json is for single boxes; batch results (--input) are written as CSV",
+                "--format json is for single boxes; batch results (--input) are written as CSV or .npy",
             ));
         }
-        let batch = batch::read_csv(input, expr.vars(), &given)?;
+        let mut progress = progress::Progress::new();
+        let batch = batch::read(input, expr.vars(), &given, &mut progress)?;
         let missing = missing_vars(&expr, &text, |name| {
             given.iter().any(|(n, _)| n == name) || batch.columns.iter().any(|c| c == name)
         });
@@ -120,13 +123,17 @@ pub fn eval(args: EvalArgs) -> Result<(), Failure> {
         let evaluator = Evaluator::new(&expr, precision, choice).map_err(|e| failure(e, &text))?;
         report_fallback(&evaluator);
         let rows = batch.boxes(expr.vars(), &given);
-        let results = evaluator.eval_many(&rows).map_err(|e| failure(e, &text))?;
-        return batch::write_csv(
+        let results =
+            batch::evaluate(&evaluator, &rows, &mut progress).map_err(|e| failure(e, &text))?;
+        batch::write(
             args.output.as_deref(),
             &results,
             expr.n_outputs(),
             precision,
-        );
+            &mut progress,
+        )?;
+        progress.finish();
+        return Ok(());
     }
     if args.output.is_some() {
         return Err(Failure::input("--output needs --input (a batch of boxes)"));

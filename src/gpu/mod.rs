@@ -74,10 +74,13 @@ impl fmt::Display for GpuInfo {
 /// Why there is no usable GPU.
 #[derive(Clone, Debug, thiserror::Error)]
 pub enum NoGpu {
+    /// `libcuda.so.1` could not be loaded.
     #[error("no CUDA driver library (libcuda.so.1) found")]
     NoDriver,
+    /// The driver loaded but reports no device.
     #[error("no CUDA device")]
     NoDevice,
+    /// The driver failed while the device was being looked for.
     #[error("CUDA driver error: {0}")]
     Driver(String),
 }
@@ -85,37 +88,62 @@ pub enum NoGpu {
 /// Errors of the GPU runtime, each with the step that failed.
 #[derive(Debug, thiserror::Error)]
 pub enum GpuError {
+    /// There is no usable GPU.
     #[error(transparent)]
     NoGpu(#[from] NoGpu),
+    /// The scalar program fails the PTX emitter's checks ([`crate::ptx::check`]).
     #[error("the scalar program cannot be compiled for the GPU: {0}")]
     InvalidProgram(String),
+    /// The driver would not load the emitted PTX.
     #[error("the CUDA driver rejected the generated PTX ({code}):\n{log}")]
-    PtxRejected { code: String, log: String },
+    PtxRejected {
+        /// The CUDA error name.
+        code: String,
+        /// The JIT compiler's log.
+        log: String,
+    },
+    /// The point-function runtime could not be compiled or loaded.
     #[error("the point-function runtime is unavailable: {0}")]
     Runtime(#[from] RuntimeError),
     #[error(
         "linking the kernel with the point-function runtime failed while {step} ({code}):\n{log}"
     )]
+    /// Linking the kernel with the point-function runtime failed.
     LinkFailed {
+        /// The linker step that failed.
         step: &'static str,
+        /// The CUDA error name.
         code: String,
+        /// The linker's log.
         log: String,
     },
     #[error("{what}: {}", describe(source))]
+    /// A driver call failed.
     Driver {
+        /// What was being done.
         what: &'static str,
+        /// The driver's error.
         #[source]
         source: DriverError,
     },
     #[error("expected {expected} input values (2 x {n_vars} variables x {n} elements), got {got}")]
+    /// The input array does not hold `2 * n_vars * n` values.
     InputLength {
+        /// `2 * n_vars * n`.
         expected: usize,
+        /// The length given.
         got: usize,
+        /// The program's number of variables.
         n_vars: usize,
+        /// The number of elements asked for.
         n: usize,
     },
     #[error("{n} elements is too many for one launch")]
-    TooLarge { n: usize },
+    /// `n` does not fit one kernel launch (sizes or grid overflow).
+    TooLarge {
+        /// The number of elements asked for.
+        n: usize,
+    },
 }
 
 /// "CUDA_ERROR_NAME: description" for a driver error, without panicking if the lookup fails.
@@ -314,6 +342,7 @@ impl GpuKernel {
         &self.ptx
     }
 
+    /// The precision the kernel computes in.
     pub fn precision(&self) -> Precision {
         self.precision
     }

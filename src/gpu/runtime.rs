@@ -39,17 +39,28 @@ const CACHE_FORMAT: &str = "ivjit-runtime-ptx v1";
 /// Why the runtime's PTX could not be produced.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum RuntimeError {
+    /// `libnvrtc.so.13` could not be loaded.
     #[error(
         "NVRTC (libnvrtc.so.13) was not found; point functions on the GPU need it \
          (install the CUDA toolkit's NVRTC or put its folder on LD_LIBRARY_PATH)"
     )]
     NoNvrtc,
+    /// An NVRTC call failed.
     #[error("NVRTC failed while {step}: {message}")]
-    Nvrtc { step: &'static str, message: String },
+    Nvrtc {
+        /// What was being done.
+        step: &'static str,
+        /// NVRTC's error.
+        message: String,
+    },
+    /// NVRTC rejected the runtime's CUDA source.
     #[error("NVRTC rejected {SOURCE_NAME} ({code}) with options {options}:\n{log}")]
     Compile {
+        /// NVRTC's result code.
         code: String,
+        /// The compiler options used.
         options: String,
+        /// NVRTC's compilation log.
         log: String,
     },
 }
@@ -60,7 +71,10 @@ pub enum CacheOutcome {
     /// Read from a valid cache entry.
     Hit,
     /// Compiled; `stored` says whether the cache entry was written.
-    Compiled { stored: bool },
+    Compiled {
+        /// Whether the cache entry was written.
+        stored: bool,
+    },
     /// Compiled; no cache folder.
     NoCache,
 }

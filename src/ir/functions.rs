@@ -3,7 +3,9 @@
 /// One callable function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FunctionInfo {
+    /// The name expressions call it by.
     pub name: &'static str,
+    /// The number of arguments.
     pub arity: usize,
     /// IEEE 1788 set-based semantics in one line.
     pub semantics: &'static str,
@@ -330,7 +332,15 @@ pub const FUNCTIONS: &[FunctionInfo] = &[
     },
 ];
 
-/// Looks a function up by name.
+/// Looks a function up by name (exact, case-sensitive); [`suggest`] finds near misses.
+///
+/// ```
+/// use ivjit::ir::functions::lookup;
+/// let atan2 = lookup("atan2").unwrap();
+/// assert_eq!(atan2.arity, 2);
+/// assert_eq!(lookup("sqrt").unwrap().domain, "x >= 0");
+/// assert!(lookup("sqrtt").is_none());
+/// ```
 pub fn lookup(name: &str) -> Option<&'static FunctionInfo> {
     FUNCTIONS.iter().find(|f| f.name == name)
 }

@@ -22,6 +22,7 @@ use std::collections::HashMap;
 pub struct NodeId(pub u32);
 
 impl NodeId {
+    /// The id as a vector index.
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -35,24 +36,35 @@ pub enum Op {
     Var(u32),
     /// A constant interval with f64 bounds (possibly empty).
     Const(Interval),
+    /// `-x`.
     Neg(NodeId),
+    /// `a + b`.
     Add(NodeId, NodeId),
+    /// `a - b`.
     Sub(NodeId, NodeId),
+    /// `a * b`.
     Mul(NodeId, NodeId),
+    /// `a / b` (division by an interval holding 0 gives unbounded or empty results).
     Div(NodeId, NodeId),
     /// `x^y` as written; the power rewrite turns the cases it knows into `Pown`, `Sqrt`, `Div`.
     Pow(NodeId, NodeId),
+    /// `x^2`, never negative (tighter than `x * x` when `x` holds 0).
     Sqr(NodeId),
+    /// Square root, on the non-negative part of `x`.
     Sqrt(NodeId),
     /// `x^n` for an integer `n >= 0` (negative exponents are `1 / pown(x, -n)`).
     Pown(NodeId, i64),
+    /// `|x|`.
     Abs(NodeId),
+    /// Pointwise minimum of the two sets.
     Min(NodeId, NodeId),
+    /// Pointwise maximum of the two sets.
     Max(NodeId, NodeId),
     /// `a * b + c`.
     Fma(NodeId, NodeId, NodeId),
     /// The smallest interval containing both.
     Hull(NodeId, NodeId),
+    /// The intersection of both (possibly empty).
     Intersect(NodeId, NodeId),
     /// A unary elementary function (exp, sin, ...).
     Elem(PointFn, NodeId),
@@ -205,10 +217,12 @@ pub struct Graph {
     pub vars: Vec<String>,
     /// Where each variable first appears in the source.
     pub var_spans: Vec<Span>,
+    /// The output nodes, in source order.
     pub outputs: Vec<NodeId>,
 }
 
 impl Graph {
+    /// An empty graph over the given variables (and where each first appears).
     pub fn new(vars: Vec<String>, var_spans: Vec<Span>) -> Graph {
         Graph {
             nodes: Vec::new(),
@@ -220,22 +234,27 @@ impl Graph {
         }
     }
 
+    /// The number of nodes, live or dead.
     pub fn len(&self) -> usize {
         self.nodes.len()
     }
 
+    /// Whether the graph has no nodes.
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
     }
 
+    /// The operation of a node.
     pub fn op(&self, id: NodeId) -> Op {
         self.nodes[id.index()]
     }
 
+    /// The source span of the expression that first created a node.
     pub fn span(&self, id: NodeId) -> Span {
         self.spans[id.index()]
     }
 
+    /// All node ids in order: arguments before their users.
     pub fn ids(&self) -> impl DoubleEndedIterator<Item = NodeId> {
         (0..self.nodes.len() as u32).map(NodeId)
     }

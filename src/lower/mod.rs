@@ -9,7 +9,7 @@
 //! Conventions used by every rule:
 //! - a lower bound is computed rounding down, an upper bound rounding up;
 //! - a product of bounds where one is 0 and the other infinite counts as 0 (IEEE 1788), which the
-//!   hardware would make NaN: [`Lowering::mul_bound`] repairs it unless a fact rules it out;
+//!   hardware would make NaN: `Lowering::mul_bound` repairs it unless a fact rules it out;
 //! - `min`/`max` ignore NaN, so rules that use them test emptiness explicitly.
 
 mod elementary;
@@ -23,7 +23,9 @@ use crate::syntax::ast::Span;
 /// A lowered interval: its two bounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Iv {
+    /// The scalar value of the lower bound.
     pub lo: Value,
+    /// The scalar value of the upper bound.
     pub hi: Value,
 }
 
@@ -31,8 +33,11 @@ pub struct Iv {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct LowerError {
+    /// The source span of the operation.
     pub span: Span,
+    /// What cannot be lowered.
     pub message: String,
+    /// A suggestion for the user, if there is one.
     pub help: Option<String>,
 }
 

@@ -14,7 +14,9 @@ use crate::ir::Graph;
 
 /// A named rewrite pass.
 pub struct Pass {
+    /// The pass's name (the name of its module).
     pub name: &'static str,
+    /// The pass: builds the rewritten graph.
     pub run: fn(&Graph) -> Graph,
 }
 

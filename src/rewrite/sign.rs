@@ -81,6 +81,7 @@ impl Facts {
         Facts { facts }
     }
 
+    /// The fact for one node.
     pub fn get(&self, id: NodeId) -> Fact {
         self.facts[id.index()]
     }

@@ -22,11 +22,14 @@ use std::fmt;
 /// Floating-point format a program computes in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Precision {
+    /// IEEE 754 binary64 (double).
     F64,
+    /// IEEE 754 binary32 (single); inputs are rounded outward to f32.
     F32,
 }
 
 impl Precision {
+    /// `"f64"` or `"f32"`, as the CLI spells it.
     pub fn name(self) -> &'static str {
         match self {
             Precision::F64 => "f64",
@@ -53,6 +56,7 @@ pub enum Round {
 }
 
 impl Round {
+    /// The suffix the scalar IR text (`ivjit scalar`) uses: `rd`, `ru` or `rn`.
     pub fn suffix(self) -> &'static str {
         match self {
             Round::Down => "rd",
@@ -65,7 +69,9 @@ impl Round {
 /// Which bound of an interval input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Bound {
+    /// The lower bound.
     Lo,
+    /// The upper bound.
     Hi,
 }
 
@@ -74,6 +80,7 @@ pub enum Bound {
 pub struct Value(pub u32);
 
 impl Value {
+    /// The index of the defining instruction in [`Program::insts`].
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -88,14 +95,20 @@ impl fmt::Display for Value {
 /// Ordered comparison (false when an operand is NaN).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Cmp {
+    /// `a < b`
     Lt,
+    /// `a <= b`
     Le,
+    /// `a > b`
     Gt,
+    /// `a >= b`
     Ge,
+    /// `a == b` (`-0 == +0`)
     Eq,
 }
 
 impl Cmp {
+    /// The mnemonic in the scalar IR text: `lt`, `le`, `gt`, `ge`, `eq`.
     pub fn name(self) -> &'static str {
         match self {
             Cmp::Lt => "lt",
@@ -110,33 +123,57 @@ impl Cmp {
 /// An elementary point function. `Inst::Point` asks a backend for a rigorous bound of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PointFn {
+    /// `exp`: e^x.
     Exp,
+    /// `exp2`: 2^x.
     Exp2,
+    /// `exp10`: 10^x.
     Exp10,
+    /// `expm1`: e^x - 1.
     Expm1,
+    /// `log`: natural logarithm.
     Log,
+    /// `log2`: base-2 logarithm.
     Log2,
+    /// `log10`: base-10 logarithm.
     Log10,
+    /// `log1p`: ln(1 + x).
     Log1p,
+    /// `sin`: sine.
     Sin,
+    /// `cos`: cosine.
     Cos,
+    /// `tan`: tangent.
     Tan,
+    /// `asin`: arcsine.
     Asin,
+    /// `acos`: arccosine.
     Acos,
+    /// `atan`: arctangent.
     Atan,
+    /// `sinh`: hyperbolic sine.
     Sinh,
+    /// `cosh`: hyperbolic cosine.
     Cosh,
+    /// `tanh`: hyperbolic tangent.
     Tanh,
+    /// `asinh`: inverse hyperbolic sine.
     Asinh,
+    /// `acosh`: inverse hyperbolic cosine.
     Acosh,
+    /// `atanh`: inverse hyperbolic tangent.
     Atanh,
+    /// `cbrt`: cube root.
     Cbrt,
+    /// `sinpi`: sin(pi * x).
     Sinpi,
+    /// `cospi`: cos(pi * x).
     Cospi,
     /// `atan2(y, x)`: first operand y.
     Atan2,
     /// `pow(x, y)` for x >= 0.
     Pow,
+    /// `hypot(x, y)` = sqrt(x^2 + y^2).
     Hypot,
 }
 
@@ -226,6 +263,7 @@ pub enum RoundInt {
 }
 
 impl RoundInt {
+    /// The function's name in expressions and the scalar IR text.
     pub fn name(self) -> &'static str {
         match self {
             RoundInt::Floor => "floor",
@@ -241,21 +279,32 @@ impl RoundInt {
 pub enum Inst {
     /// Bound `bound` of input variable number `var`.
     Input {
+        /// The variable's number (index into [`Program::var_names`]).
         var: u32,
+        /// Which of its bounds.
         bound: Bound,
     },
     /// A constant, exactly representable in the program's precision (stored widened to f64).
     Const(f64),
+    /// `a + b`, rounded.
     Add(Value, Value, Round),
+    /// `a - b`, rounded.
     Sub(Value, Value, Round),
+    /// `a * b`, rounded.
     Mul(Value, Value, Round),
+    /// `a / b`, rounded.
     Div(Value, Value, Round),
     /// `a * b + c` with one rounding.
     Fma(Value, Value, Value, Round),
+    /// Square root, rounded.
     Sqrt(Value, Round),
+    /// `-a` (exact).
     Neg(Value),
+    /// `|a|` (exact).
     Abs(Value),
+    /// minNum: the other operand when one is NaN; `-0 < +0`.
     Min(Value, Value),
+    /// maxNum: the other operand when one is NaN; `-0 < +0`.
     Max(Value, Value),
     /// Boolean: ordered comparison.
     Compare(Cmp, Value, Value),
@@ -263,9 +312,11 @@ pub enum Inst {
     IsNan(Value),
     /// Boolean constant.
     Bool(bool),
-    /// Boolean and/or/not.
+    /// Boolean and.
     And(Value, Value),
+    /// Boolean or.
     Or(Value, Value),
+    /// Boolean not.
     Not(Value),
     /// Float: `c ? a : b` where `c` is boolean.
     Select(Value, Value, Value),
@@ -285,11 +336,14 @@ pub enum Inst {
 /// Type of a scalar value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Type {
+    /// A float of the program's precision.
     Float,
+    /// A predicate.
     Bool,
 }
 
 impl Inst {
+    /// The type of the value the instruction defines.
     pub fn ty(&self) -> Type {
         match self {
             Inst::Compare(..)
@@ -351,25 +405,30 @@ enum InstKey {
 /// hi bound; outputs are (lo, hi) value pairs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {
+    /// The precision every float value has.
     pub precision: Precision,
+    /// The input variables' names, in input order.
     pub var_names: Vec<String>,
+    /// The instructions; operands precede their users.
     pub insts: Vec<Inst>,
+    /// The (lo, hi) values of each output.
     pub outputs: Vec<(Value, Value)>,
 }
 
 impl Program {
+    /// The number of input variables.
     pub fn n_vars(&self) -> usize {
         self.var_names.len()
     }
 
-    /// Number of float operations that round (add, sub, mul, div, fma, sqrt): the figure the
-    /// benchmarks divide by.
     /// Whether the program calls point functions, whose results differ between backends (every
     /// other instruction is exact or correctly rounded and agrees bit for bit).
     pub fn has_point_calls(&self) -> bool {
         self.insts.iter().any(|i| matches!(i, Inst::Point(..)))
     }
 
+    /// Number of float operations that round (add, sub, mul, div, fma, sqrt): the figure the
+    /// benchmarks divide by.
     pub fn rounded_op_count(&self) -> usize {
         self.insts
             .iter()
@@ -450,6 +509,7 @@ pub struct Builder {
 }
 
 impl Builder {
+    /// An empty program over the given input variables.
     pub fn new(precision: Precision, var_names: Vec<String>) -> Self {
         Builder {
             precision,
@@ -459,10 +519,12 @@ impl Builder {
         }
     }
 
+    /// The precision of the program being built.
     pub fn precision(&self) -> Precision {
         self.precision
     }
 
+    /// The instruction defining a value.
     pub fn inst(&self, v: Value) -> Inst {
         self.insts[v.index()]
     }
@@ -475,6 +537,7 @@ impl Builder {
         }
     }
 
+    /// The boolean constant a value is, if it is one.
     pub fn as_bool(&self, v: Value) -> Option<bool> {
         match self.inst(v) {
             Inst::Bool(b) => Some(b),
@@ -493,6 +556,7 @@ impl Builder {
         v
     }
 
+    /// One bound of input variable number `var`.
     pub fn input(&mut self, var: u32, bound: Bound) -> Value {
         self.push(Inst::Input { var, bound })
     }
@@ -506,36 +570,46 @@ impl Builder {
         self.push(Inst::Const(c))
     }
 
+    /// The NaN constant (a bound of the empty interval).
     pub fn nan(&mut self) -> Value {
         self.constant(f64::NAN)
     }
 
+    /// The constant `+0`.
     pub fn zero(&mut self) -> Value {
         self.constant(0.0)
     }
 
+    /// A boolean constant; selects and boolean operations on it fold away.
     pub fn bool(&mut self, b: bool) -> Value {
         self.push(Inst::Bool(b))
     }
 
+    /// `a + b` rounded in direction `r`.
     pub fn add(&mut self, a: Value, b: Value, r: Round) -> Value {
         self.push(Inst::Add(a, b, r))
     }
+    /// `a - b` rounded in direction `r`.
     pub fn sub(&mut self, a: Value, b: Value, r: Round) -> Value {
         self.push(Inst::Sub(a, b, r))
     }
+    /// `a * b` rounded in direction `r`.
     pub fn mul(&mut self, a: Value, b: Value, r: Round) -> Value {
         self.push(Inst::Mul(a, b, r))
     }
+    /// `a / b` rounded in direction `r`.
     pub fn div(&mut self, a: Value, b: Value, r: Round) -> Value {
         self.push(Inst::Div(a, b, r))
     }
+    /// `a * b + c` with one rounding in direction `r`.
     pub fn fma(&mut self, a: Value, b: Value, c: Value, r: Round) -> Value {
         self.push(Inst::Fma(a, b, c, r))
     }
+    /// Square root of `a` rounded in direction `r`.
     pub fn sqrt(&mut self, a: Value, r: Round) -> Value {
         self.push(Inst::Sqrt(a, r))
     }
+    /// `-a`; a double negation or a constant folds.
     pub fn neg(&mut self, a: Value) -> Value {
         if let Inst::Neg(x) = self.inst(a) {
             return x;
@@ -545,21 +619,25 @@ impl Builder {
         }
         self.push(Inst::Neg(a))
     }
+    /// `|a|`.
     pub fn abs(&mut self, a: Value) -> Value {
         self.push(Inst::Abs(a))
     }
+    /// minNum of `a` and `b` (see [`Inst::Min`]).
     pub fn min(&mut self, a: Value, b: Value) -> Value {
         if a == b {
             return a;
         }
         self.push(Inst::Min(a, b))
     }
+    /// maxNum of `a` and `b` (see [`Inst::Max`]).
     pub fn max(&mut self, a: Value, b: Value) -> Value {
         if a == b {
             return a;
         }
         self.push(Inst::Max(a, b))
     }
+    /// Boolean: the ordered comparison `a c b`; folds when both are constants.
     pub fn cmp(&mut self, c: Cmp, a: Value, b: Value) -> Value {
         if let (Some(x), Some(y)) = (self.as_const(a), self.as_const(b)) {
             let r = match c {
@@ -573,12 +651,14 @@ impl Builder {
         }
         self.push(Inst::Compare(c, a, b))
     }
+    /// Boolean: whether `a` is NaN (an empty interval's bound).
     pub fn is_nan(&mut self, a: Value) -> Value {
         if let Some(x) = self.as_const(a) {
             return self.bool(x.is_nan());
         }
         self.push(Inst::IsNan(a))
     }
+    /// Boolean and, folding known operands.
     pub fn and(&mut self, a: Value, b: Value) -> Value {
         match (self.as_bool(a), self.as_bool(b)) {
             (Some(false), _) | (_, Some(false)) => self.bool(false),
@@ -588,6 +668,7 @@ impl Builder {
             _ => self.push(Inst::And(a, b)),
         }
     }
+    /// Boolean or, folding known operands.
     pub fn or(&mut self, a: Value, b: Value) -> Value {
         match (self.as_bool(a), self.as_bool(b)) {
             (Some(true), _) | (_, Some(true)) => self.bool(true),
@@ -597,6 +678,7 @@ impl Builder {
             _ => self.push(Inst::Or(a, b)),
         }
     }
+    /// Boolean not, folding constants and double negation.
     pub fn not(&mut self, a: Value) -> Value {
         if let Some(x) = self.as_bool(a) {
             return self.bool(!x);
@@ -616,9 +698,11 @@ impl Builder {
         debug_assert_eq!(f.arity(), 2);
         self.push(Inst::Point(f, a, b, r))
     }
+    /// `a` rounded to an integral value as `k` says (exact).
     pub fn round_int(&mut self, k: RoundInt, a: Value) -> Value {
         self.push(Inst::RoundInt(k, a))
     }
+    /// `c ? a : b`; folds when `c` is a known boolean or `a == b`.
     pub fn select(&mut self, c: Value, a: Value, b: Value) -> Value {
         if a == b {
             return a;

@@ -8,8 +8,11 @@ use super::ast::Span;
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("{message}")]
 pub struct Diagnostic {
+    /// The part of the source the error is about.
     pub span: Span,
+    /// What is wrong.
     pub message: String,
+    /// How to fix it, if there is a hint.
     pub help: Option<String>,
 }
 
@@ -19,6 +22,7 @@ const WINDOW: usize = 100;
 const WINDOW_BEFORE: usize = 40;
 
 impl Diagnostic {
+    /// A diagnostic without a hint.
     pub fn new(span: Span, message: impl Into<String>) -> Self {
         Diagnostic {
             span,
@@ -27,6 +31,7 @@ impl Diagnostic {
         }
     }
 
+    /// Adds a hint (replacing any previous one).
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self

@@ -35,10 +35,13 @@ pub enum LexErrorKind {
 #[logos(skip r"[ \t\r\n\f\v]+")]
 #[logos(skip(r"#[^\n]*", allow_greedy = true))]
 pub enum Tok<'a> {
+    /// The keyword `let`.
     #[token("let")]
     Let,
+    /// A name: variable, function, constant or binding.
     #[regex("[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice())]
     Name(&'a str),
+    /// An unsigned number literal, decimal or hex-float, as written.
     #[regex(r"([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?", |lex| lex.slice(), priority = 20)]
     #[regex(
         r"0[xX]([0-9a-fA-F]+([pP][+-]?[0-9]+)?|([0-9a-fA-F]+\.[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)",
@@ -50,28 +53,40 @@ pub enum Tok<'a> {
     /// the longest-match rule makes `1.2.3` or `2x` one error instead of several tokens.
     #[regex(r"[0-9.][0-9A-Za-z_.]*", reject_number, priority = 1)]
     BadNumber,
+    /// `+`
     #[token("+")]
     Plus,
+    /// `-`
     #[token("-")]
     Minus,
+    /// `*`
     #[token("*")]
     Star,
+    /// `/`
     #[token("/")]
     Slash,
+    /// `^`
     #[token("^")]
     Caret,
+    /// `(`
     #[token("(")]
     LParen,
+    /// `)`
     #[token(")")]
     RParen,
+    /// `[`
     #[token("[")]
     LBracket,
+    /// `]`
     #[token("]")]
     RBracket,
+    /// `,`: separates arguments, bounds and outputs
     #[token(",")]
     Comma,
+    /// `;`: ends a `let`
     #[token(";")]
     Semi,
+    /// `=` in a `let`
     #[token("=")]
     Eq,
 }

@@ -67,8 +67,11 @@ use std::cmp::Ordering;
 /// `exact` is true when `lo == hi` is the number itself.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Enclosure {
+    /// The largest double not above the number.
     pub lo: f64,
+    /// The smallest double not below the number.
     pub hi: f64,
+    /// Whether the number is a double (then `lo == hi`).
     pub exact: bool,
 }
 
@@ -84,7 +87,12 @@ pub enum NumberError {
     /// The text is not a valid literal. `text` is the input, shortened to 40
     /// characters and escaped (`\n`, `\u{...}`) as `char::escape_debug` does.
     #[error("malformed number `{text}`: {reason}; expected a literal such as `42`, `1.5e-3`, `0x1.8p-3` or `inf`")]
-    Malformed { text: String, reason: String },
+    Malformed {
+        /// The input, shortened and escaped.
+        text: String,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 /// Number of significant decimal digits kept before the rest is folded into a
@@ -97,6 +105,18 @@ pub const MAX_SIG_DIGITS: usize = 800;
 const EXP_CAP: i128 = 1_000_000_000_000_000_000_000_000_000_000; // 10^30
 
 /// Accepts the syntax described in the module docs; see there for the results.
+///
+/// ```
+/// use ivjit::syntax::number::{parse_enclosure, NumberError};
+/// let tenth = parse_enclosure("0.1").unwrap();
+/// assert!(!tenth.exact && tenth.lo < tenth.hi);
+/// assert_eq!(tenth.hi, 0.1); // the nearest double is just above 1/10
+/// assert_eq!(tenth.lo, f64::from_bits(0.1f64.to_bits() - 1));
+/// let e = parse_enclosure("0x1.8p-3").unwrap();
+/// assert!(e.exact && e.lo == 0.1875 && e.hi == 0.1875);
+/// assert_eq!(parse_enclosure("1e400").unwrap().hi, f64::INFINITY);
+/// assert_eq!(parse_enclosure("nan"), Err(NumberError::NotANumber));
+/// ```
 pub fn parse_enclosure(text: &str) -> Result<Enclosure, NumberError> {
     if text.is_empty() {
         return Err(NumberError::Empty);
