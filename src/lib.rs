@@ -19,6 +19,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bench;
 pub mod cpu;
 pub mod gpu;
 pub mod interval;

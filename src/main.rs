@@ -43,7 +43,7 @@ pub enum FormatArg {
 #[derive(clap::Args)]
 pub struct Source {
     /// The expression, e.g. 'x^4 - 5*x^2 + y' (or use -f FILE).
-    #[arg(required_unless_present = "file")]
+    #[arg(required_unless_present = "file", allow_hyphen_values = true)]
     pub expr: Option<String>,
     /// Read the expression from a file.
     #[arg(short = 'f', long = "file", conflicts_with = "expr")]
@@ -96,6 +96,25 @@ enum Command {
     },
     /// List the functions expressions can call, with their semantics.
     Functions,
+    /// Benchmark a suite of expressions (GPU: kernel and end-to-end time, compile latency,
+    /// ceilings, hand-written CUDA baseline; CPU: boxes/s). See docs/bench.md.
+    Bench {
+        /// GPU if present (else the CPU suite, said on stderr), cpu, or gpu (exit 1 if none).
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendArg,
+        /// Boxes per expression (default 2^24 on the GPU, 2^16 on the CPU).
+        #[arg(long)]
+        boxes: Option<usize>,
+        /// Seed of the random inputs (default: from the clock).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Only these benchmarks (comma-separated names, e.g. tangle,rosenbrock10).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// Print JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -122,6 +141,13 @@ fn main() -> ExitCode {
         Command::Scalar { source, precision } => cli::scalar(&source, precision),
         Command::Ptx { source, precision } => cli::ptx(&source, precision),
         Command::Functions => cli::functions(),
+        Command::Bench {
+            backend,
+            boxes,
+            seed,
+            only,
+            json,
+        } => cli::bench(backend, boxes, seed, only, json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

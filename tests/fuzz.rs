@@ -296,7 +296,7 @@ fn valid_program() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(config(12_000))]
+    #![proptest_config(config(16_000))]
 
     #[test]
     fn arbitrary_unicode_never_panics(src in prop_oneof![
@@ -309,7 +309,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(config(40_000))]
+    #![proptest_config(config(55_000))]
 
     #[test]
     fn token_soup_never_panics(src in token_soup(), bx in boxes()) {
@@ -318,7 +318,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(config(30_000))]
+    #![proptest_config(config(40_000))]
 
     #[test]
     fn generated_expressions_over_every_function(src in valid_program(), bx in boxes()) {

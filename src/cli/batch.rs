@@ -1,12 +1,13 @@
 //! Batch input and output: CSV, or NumPy `.npy` (see [`super::npy`]) when a file name ends in
 //! `.npy`; CSV otherwise.
 //!
-//! CSV input: a header of `NAME_lo,NAME_hi` column pairs (any order), one box per row. Cells use the
-//! number syntax of expressions (decimal, scientific, hex-float, `inf`, `-inf`) and are rounded
-//! outward: a `_lo` cell down, a `_hi` cell up. `empty` in both cells of a pair is the empty set.
-//! CSV output: `lo,hi` (or `out1_lo,out1_hi,out2_lo,...`), one row per input row, in order; an empty
-//! result is `empty,empty`. An output file (CSV or `.npy`) is written to a temporary file beside it and renamed
-//! into place only when complete, so an error never leaves a partial file behind.
+//! CSV input: a header of `NAME_lo,NAME_hi` column pairs (any order), one box per row. Cells use
+//! the number syntax of expressions (decimal, scientific, hex-float, `inf`, `-inf`) and are
+//! rounded outward: a `_lo` cell down, a `_hi` cell up. `empty` in both cells of a pair is the
+//! empty set. CSV output: `lo,hi` (or `out1_lo,out1_hi,out2_lo,...`), one row per input row, in
+//! order; an empty result is `empty,empty`. An output file (CSV or `.npy`) is written to a
+//! temporary file beside it and renamed into place only when complete, so an error never leaves a
+//! partial file behind.
 
 use super::npy;
 use super::progress::Progress;
@@ -119,8 +120,7 @@ fn read_csv(
     given: &[(String, Interval)],
     progress: &mut Progress,
 ) -> Result<Batch, Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::input(format!("cannot read {}: {e}", path.display())))?;
+    let text = super::read_text(path, "input file")?;
     let file = path.display();
     let mut lines = text
         .lines()

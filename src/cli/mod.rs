@@ -51,12 +51,24 @@ fn precision(p: PrecisionArg) -> Precision {
     }
 }
 
+/// Reads a text file; invalid UTF-8 is reported with the byte offset where it starts.
+pub fn read_text(path: &std::path::Path, what: &str) -> Result<String, Failure> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| Failure::input(format!("cannot read {what} {}: {e}", path.display())))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        Failure::input(format!(
+            "{what} {}: invalid UTF-8 at byte {at} (line {line}); save it as UTF-8 text",
+            path.display()
+        ))
+    })
+}
+
 fn read_source(s: &Source) -> Result<String, Failure> {
     match (&s.expr, &s.file) {
         (Some(e), _) => Ok(e.clone()),
-        (None, Some(f)) => std::fs::read_to_string(f).map_err(|e| {
-            Failure::input(format!("cannot read expression file {}: {e}", f.display()))
-        }),
+        (None, Some(f)) => read_text(f, "expression file"),
         (None, None) => Err(Failure::input("no expression given")),
     }
 }
@@ -184,7 +196,8 @@ pub fn eval(args: EvalArgs) -> Result<(), Failure> {
 fn missing_vars(expr: &Expression, text: &str, has: impl Fn(&str) -> bool) -> Option<Failure> {
     let name = expr.vars().iter().find(|v| !has(v))?;
     let span = expr.var_span(name).unwrap_or_default();
-    let d = Diagnostic::new(span, format!("variable '{name}' has no value")).with_help(format!(
+    let shown = ivjit::syntax::lexer::shorten(name);
+    let d = Diagnostic::new(span, format!("variable '{shown}' has no value")).with_help(format!(
         "pass --var {name}=[lo,hi], or a {name}_lo,{name}_hi column pair with --input"
     ));
     Some(Failure {
@@ -252,4 +265,36 @@ pub fn functions() -> Result<(), Failure> {
 
 fn arg_names(n: usize) -> String {
     ["x", "y", "z"][..n.min(3)].join(", ")
+}
+
+/// `ivjit bench`: the suite of docs/bench.md on the GPU or the CPU evaluator.
+pub fn bench(
+    backend: BackendArg,
+    boxes: Option<usize>,
+    seed: Option<u64>,
+    only: Vec<String>,
+    json: bool,
+) -> Result<(), Failure> {
+    use ivjit::bench::{Options, Target};
+    if boxes == Some(0) {
+        return Err(Failure::input("--boxes must be at least 1"));
+    }
+    let target = match backend {
+        BackendArg::Auto => Target::Auto,
+        BackendArg::Cpu => Target::Cpu,
+        BackendArg::Gpu => Target::Gpu,
+    };
+    let report = ivjit::bench::run(&Options {
+        target,
+        boxes,
+        seed,
+        only,
+    })
+    .map_err(Failure::runtime)?;
+    if json {
+        println!("{}", report.json);
+    } else {
+        print!("{}", report.text);
+    }
+    Ok(())
 }

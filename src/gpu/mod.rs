@@ -1,8 +1,13 @@
 //! GPU runtime: loads the PTX of a scalar [`Program`] with the CUDA driver (through cudarc) and
-//! evaluates it on device 0.
+//! evaluates it on one or more devices.
 //!
-//! Everything here is synchronous and single-device for now; streaming and several GPUs come
-//! later. No function here panics on a missing driver, a missing device or a driver error: those
+//! - Batches of any size are split across the kernel's devices (every visible device, or
+//!   `IVJIT_DEVICES=0,1`, or [`KernelOptions::devices`]) and streamed through each in chunks
+//!   with pinned staging buffers and two streams ([`batch`]).
+//! - Kernels are cached in the process and, as linked cubins, on disk ([`cache`]).
+//! - The block size comes from the driver's occupancy calculator; the grid fills the device.
+//!
+//! No function here panics on a missing driver, a missing device or a driver error: those
 //! are values ([`NoGpu`], [`GpuError`]). cudarc itself panics when `libcuda.so.1` is absent, so
 //! [`detect`] checks for the library before calling anything else, and [`GpuKernel::new`] calls
 //! [`detect`].
@@ -14,26 +19,19 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{
-    result, sys, CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, DriverError,
-    LaunchConfig, PushKernelArg, ValidAsZeroBits,
+    result, sys, CudaContext, CudaFunction, CudaModule, DriverError, LaunchConfig,
 };
 use cudarc::nvrtc::Ptx;
 
 use crate::ptx;
 use crate::scalar::{Precision, Program};
 
+mod batch;
+pub mod cache;
 pub mod runtime;
 
+pub use cache::{CacheDir, DiskCacheOutcome};
 pub use runtime::RuntimeError;
-
-/// Threads per block of every launch.
-const BLOCK_SIZE: u32 = 256;
-
-/// Resident blocks per multiprocessor the grid is sized for (8 x 256 = 2048 threads, the maximum
-/// per SM on sm_90). The kernel is a grid-stride loop, so a smaller grid is still correct.
-/// Occupancy-based tuning (registers per thread, `cuOccupancyMaxActiveBlocksPerMultiprocessor`)
-/// comes later.
-const BLOCKS_PER_SM: u32 = 8;
 
 /// Size of the buffer for the driver's JIT error log.
 const JIT_LOG_BYTES: usize = 1 << 16;
@@ -138,6 +136,22 @@ pub enum GpuError {
         /// The number of elements asked for.
         n: usize,
     },
+    #[error("device {device}, chunk {chunk}: {step}: {}", describe(source))]
+    /// A driver call failed in the middle of a batch; the whole batch is discarded.
+    Batch {
+        /// The device ordinal.
+        device: usize,
+        /// The index of the chunk on that device (0 for steps before the first chunk).
+        chunk: usize,
+        /// What was being done.
+        step: &'static str,
+        /// The driver's error.
+        #[source]
+        source: DriverError,
+    },
+    #[error("device selection: {0}")]
+    /// The device list (`IVJIT_DEVICES` or [`KernelOptions::devices`]) is invalid.
+    Devices(String),
     #[error("{n} elements is too many for one launch")]
     /// `n` does not fit one kernel launch (sizes or grid overflow).
     TooLarge {
@@ -236,26 +250,32 @@ pub fn require_gpu_or_skip(test: &str) -> Option<GpuInfo> {
     }
 }
 
-/// The context of device 0, created once per process (creating one costs 0.2-0.4 s) and shared
-/// by every kernel. It is the device's primary context, so it also agrees with any other user.
-fn shared_context() -> Result<Arc<CudaContext>, GpuError> {
-    static CONTEXT: Mutex<Option<Arc<CudaContext>>> = Mutex::new(None);
-    let mut slot = CONTEXT
+/// The primary context of device `ordinal`, created once per process (creating one costs
+/// 0.2-0.4 s) and shared by every kernel on that device.
+fn context(ordinal: usize) -> Result<Arc<CudaContext>, GpuError> {
+    static CONTEXTS: Mutex<Vec<(usize, Arc<CudaContext>)>> = Mutex::new(Vec::new());
+    let mut slots = CONTEXTS
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(ctx) = slot.as_ref() {
+    if let Some((_, ctx)) = slots.iter().find(|(o, _)| *o == ordinal) {
         return Ok(ctx.clone());
     }
-    detect()?;
-    let ctx = CudaContext::new(0).during("creating the CUDA context of device 0")?;
-    *slot = Some(ctx.clone());
+    let info = detect()?;
+    if ordinal >= info.device_count {
+        return Err(GpuError::Devices(format!(
+            "device {ordinal} does not exist ({} visible)",
+            info.device_count
+        )));
+    }
+    let ctx = CudaContext::new(ordinal).during("creating a CUDA context")?;
+    slots.push((ordinal, ctx.clone()));
     Ok(ctx)
 }
 
 /// Loads a PTX module into device 0's shared context, checking that the driver accepts it, and
 /// unloads it again. The error carries the driver's JIT log. For tests and diagnostics.
 pub fn validate_ptx(text: &str) -> Result<(), GpuError> {
-    let ctx = shared_context()?;
+    let ctx = context(0)?;
     load_module(&ctx, text).map(drop)
 }
 
@@ -268,15 +288,298 @@ fn load_module(ctx: &Arc<CudaContext>, text: &str) -> Result<Arc<CudaModule>, Gp
         })
 }
 
-/// A scalar program compiled for device 0.
+/// Parses a device list such as `0,1` (the syntax of `IVJIT_DEVICES`): distinct ordinals,
+/// at least one, in the order given.
+pub fn parse_devices(text: &str) -> Result<Vec<usize>, GpuError> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let d: usize = part.parse().map_err(|_| {
+            GpuError::Devices(format!("IVJIT_DEVICES: `{part}` is not a device number"))
+        })?;
+        if out.contains(&d) {
+            return Err(GpuError::Devices(format!(
+                "IVJIT_DEVICES: device {d} is listed twice"
+            )));
+        }
+        out.push(d);
+    }
+    if out.is_empty() {
+        return Err(GpuError::Devices(
+            "IVJIT_DEVICES names no device".to_string(),
+        ));
+    }
+    Ok(out)
+}
+
+/// The devices a kernel uses by default: those of `IVJIT_DEVICES` (e.g. `0,1`) when it is set
+/// and not empty, else every visible device.
+pub fn default_devices() -> Result<Vec<usize>, GpuError> {
+    match std::env::var("IVJIT_DEVICES") {
+        Ok(v) if !v.trim().is_empty() => parse_devices(&v),
+        _ => Ok((0..detect()?.device_count).collect()),
+    }
+}
+
+/// Options of [`GpuKernel::with_options`]. The default is what [`GpuKernel::new`] uses.
+#[derive(Clone, Debug)]
+pub struct KernelOptions {
+    /// Device ordinals to split batches across; `None`: [`default_devices`].
+    pub devices: Option<Vec<usize>>,
+    /// Where linked kernels are cached on disk.
+    pub cache_dir: CacheDir,
+    /// Whether to use (and fill) the in-process kernel cache.
+    pub memory_cache: bool,
+    /// Elements per chunk; `None`: `IVJIT_CHUNK_ELEMENTS` if set, else sized from the free
+    /// device memory (capped, see [`GpuKernel::eval`]).
+    pub chunk_elements: Option<usize>,
+}
+
+impl Default for KernelOptions {
+    fn default() -> Self {
+        KernelOptions {
+            devices: None,
+            cache_dir: CacheDir::Default,
+            memory_cache: true,
+            chunk_elements: None,
+        }
+    }
+}
+
+/// Largest staging size (inputs + outputs of one chunk, bytes) of one slot: two slots per
+/// device, each with this much device memory and pinned host memory.
+const MAX_CHUNK_BYTES: usize = 64 << 20;
+
+/// Fraction of the free device memory the staging buffers of one batch may take (1/4).
+const FREE_MEMORY_DIVISOR: usize = 4;
+
+/// Below this many elements per device, a batch is not split further across devices.
+const MIN_ELEMENTS_PER_DEVICE: usize = 1 << 16;
+
+/// Pipelines kept for reuse per device kernel.
+const POOL_SIZE: usize = 4;
+
+/// A kernel loaded on one device, with its launch shape and a pool of staging pipelines.
+pub(crate) struct DeviceKernel {
+    pub(crate) ordinal: usize,
+    pub(crate) ctx: Arc<CudaContext>,
+    pub(crate) function: CudaFunction,
+    /// Threads per block (`cuOccupancyMaxPotentialBlockSize`).
+    block: u32,
+    /// Blocks that fill the device: SMs x resident blocks per SM at `block` threads.
+    max_grid: u32,
+    disk: DiskCacheOutcome,
+    pool: Mutex<Vec<batch::Pipeline>>,
+}
+
+impl DeviceKernel {
+    pub(crate) fn launch_config(&self, m: usize) -> LaunchConfig {
+        batch::launch_config(self.block, self.max_grid, m)
+    }
+
+    /// Emits nothing: compiles (or reads from the disk cache) and loads `text` on `ordinal`.
+    fn build(
+        ordinal: usize,
+        program: &Program,
+        text: &str,
+        cache_dir: Option<&std::path::Path>,
+    ) -> Result<DeviceKernel, GpuError> {
+        let ctx = context(ordinal)?;
+        ctx.bind_to_thread()
+            .during("binding the device's context")?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .during("querying the compute capability")?;
+        let runtime_ptx = if program.has_point_calls() {
+            let arch = runtime::arch_for((major, minor));
+            let fns = ptx::point_functions(program);
+            Some(runtime::runtime_ptx(&arch, program.precision, &fns)?)
+        } else {
+            None
+        };
+        let mut driver_version: std::ffi::c_int = 0;
+        // SAFETY: one valid out-pointer.
+        unsafe { sys::cuDriverGetVersion(&mut driver_version) }
+            .result()
+            .during("querying the driver version")?;
+        let arch = format!("sm_{major}{minor}");
+        let key = cache::cubin_key(
+            text,
+            runtime_ptx.as_deref().unwrap_or(""),
+            driver_version,
+            &arch,
+        );
+        let mut parts = vec![("ivjit_kernel.ptx", text)];
+        if let Some(rt) = runtime_ptx.as_deref() {
+            parts.push(("ivjit_math.ptx", rt));
+        }
+        let load_cubin = |cubin: Vec<u8>| ctx.load_module(Ptx::from_binary(cubin));
+        let mut found_invalid = false;
+        let mut module = None;
+        let mut disk = DiskCacheOutcome::NoCache;
+        if let Some(dir) = cache_dir {
+            match cache::read_cubin(dir, &key) {
+                cache::Lookup::Valid(cubin) => {
+                    // A valid entry the driver still refuses is rebuilt like a corrupt one.
+                    match load_cubin(cubin) {
+                        Ok(m) => {
+                            module = Some(m);
+                            disk = DiskCacheOutcome::Hit;
+                        }
+                        Err(_) => found_invalid = true,
+                    }
+                }
+                cache::Lookup::Invalid => found_invalid = true,
+                cache::Lookup::Missing => {}
+            }
+        }
+        let module = match module {
+            Some(m) => m,
+            None => match link_cubin(&ctx, &parts) {
+                Ok(cubin) => {
+                    let stored = match cache_dir {
+                        Some(dir) => cache::write_cubin(dir, &key, &cubin).is_ok(),
+                        None => false,
+                    };
+                    if cache_dir.is_some() {
+                        disk = DiskCacheOutcome::Linked {
+                            stored,
+                            rebuilt: found_invalid,
+                        };
+                    }
+                    load_cubin(cubin).map_err(|e| GpuError::PtxRejected {
+                        code: describe(&e),
+                        log: "(loading the linked cubin; the linker accepted it)".to_string(),
+                    })?
+                }
+                // Without point calls the plain load path gives the JIT log of a rejected
+                // kernel (and works even if the linker refused for another reason).
+                Err(_) if runtime_ptx.is_none() => {
+                    disk = DiskCacheOutcome::Ptx;
+                    load_module(&ctx, text)?
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        let function = module
+            .load_function(ptx::KERNEL_NAME)
+            .during("looking up the kernel in the loaded module")?;
+        let sms = ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .during("querying the multiprocessor count")?
+            .max(1) as u32;
+        extern "C" fn no_dynamic_shared_memory(_block_size: std::ffi::c_int) -> usize {
+            0
+        }
+        let (_, block) = function
+            .occupancy_max_potential_block_size(no_dynamic_shared_memory, 0, 0, None)
+            .during("querying the occupancy-optimal block size")?;
+        let block = if block == 0 { 128 } else { block };
+        let per_sm = function
+            .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+            .during("querying the resident blocks per multiprocessor")?
+            .max(1);
+        Ok(DeviceKernel {
+            ordinal,
+            ctx,
+            function,
+            block,
+            max_grid: sms.saturating_mul(per_sm).max(1),
+            disk,
+            pool: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Elements per chunk for a share of `len` elements.
+    fn chunk_for(&self, len: usize, bytes_per_element: usize, forced: Option<usize>) -> usize {
+        if let Some(c) = forced {
+            return c.max(1);
+        }
+        let bpe = bytes_per_element.max(1);
+        let free = self.ctx.mem_get_info().map(|(free, _)| free).unwrap_or(0);
+        let by_memory = free / FREE_MEMORY_DIVISOR / 2 / bpe;
+        by_memory.min(MAX_CHUNK_BYTES / bpe).min(len).max(1)
+    }
+
+    /// Runs elements `a..b` on this device (see [`batch`]).
+    fn run(
+        &self,
+        precision: Precision,
+        inputs: &[f64],
+        n_total: usize,
+        range: (usize, usize),
+        n_in: usize,
+        outs: &mut [&mut [f64]],
+        forced_chunk: Option<usize>,
+    ) -> Result<(), GpuError> {
+        let size = match precision {
+            Precision::F64 => 8,
+            Precision::F32 => 4,
+        };
+        let len = range.1 - range.0;
+        let mut chunk = self.chunk_for(len, (n_in + outs.len()) * size, forced_chunk);
+        let pooled = {
+            let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+            let fits = |p: &batch::Pipeline| match forced_chunk {
+                Some(c) => p.chunk() == c.max(1),
+                None => p.chunk() >= chunk,
+            };
+            pool.iter().position(fits).map(|i| pool.swap_remove(i))
+        };
+        let mut pipeline = match pooled {
+            Some(p) => p,
+            None => loop {
+                let made =
+                    match precision {
+                        Precision::F64 => batch::Slots::new(self, chunk, n_in, outs.len())
+                            .map(batch::Pipeline::F64),
+                        Precision::F32 => batch::Slots::new(self, chunk, n_in, outs.len())
+                            .map(batch::Pipeline::F32),
+                    };
+                match made {
+                    Ok(p) => break p,
+                    // Out of memory (device or pinned host): halve the chunk and try again,
+                    // unless the size was forced or is already small.
+                    Err(e)
+                        if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY
+                            && forced_chunk.is_none()
+                            && chunk > 1024 =>
+                    {
+                        chunk /= 2;
+                    }
+                    Err(source) => {
+                        return Err(GpuError::Batch {
+                            device: self.ordinal,
+                            chunk: 0,
+                            step: "allocating the staging buffers",
+                            source,
+                        })
+                    }
+                }
+            },
+        };
+        let result = match &mut pipeline {
+            batch::Pipeline::F64(s) => s.run(self, inputs, n_total, range, n_in, outs),
+            batch::Pipeline::F32(s) => s.run(self, inputs, n_total, range, n_in, outs),
+        };
+        // After an error the streams may be unusable: drop the pipeline instead of pooling it.
+        if result.is_ok() {
+            let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+            if pool.len() < POOL_SIZE {
+                pool.push(pipeline);
+            }
+        }
+        result
+    }
+}
+
+/// A scalar program compiled for one or more devices.
 pub struct GpuKernel {
     precision: Precision,
     n_vars: usize,
     n_outputs: usize,
     ptx: String,
-    stream: Arc<CudaStream>,
-    function: CudaFunction,
-    multiprocessors: u32,
+    devices: Vec<Arc<DeviceKernel>>,
+    chunk_elements: Option<usize>,
 }
 
 impl fmt::Debug for GpuKernel {
@@ -286,54 +589,68 @@ impl fmt::Debug for GpuKernel {
             .field("n_vars", &self.n_vars)
             .field("n_outputs", &self.n_outputs)
             .field("ptx_bytes", &self.ptx.len())
+            .field("devices", &self.device_ordinals())
             .finish_non_exhaustive()
     }
 }
 
+/// How a kernel is launched on one device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchShape {
+    /// Device ordinal.
+    pub ordinal: usize,
+    /// Threads per block (from `cuOccupancyMaxPotentialBlockSize`).
+    pub block: u32,
+    /// Largest grid: multiprocessors x resident blocks per multiprocessor.
+    pub max_grid: u32,
+}
+
 impl GpuKernel {
-    /// Emits the PTX of `program` and loads it into the shared context of device 0. A program
-    /// with point calls is linked with the runtime of the functions it calls (NVRTC, cached on
-    /// disk: see [`runtime`]); errors carry NVRTC's or the linker's log.
+    /// Emits the PTX of `program` and loads it on every device of [`default_devices`] (every
+    /// visible device, or `IVJIT_DEVICES`). A program with point calls is linked with the
+    /// runtime of the functions it calls (NVRTC, cached on disk: see [`runtime`]); errors carry
+    /// NVRTC's or the linker's log. Kernels are cached in the process and on disk ([`cache`]):
+    /// a repeated program costs no compilation.
     pub fn new(program: &Program) -> Result<GpuKernel, GpuError> {
+        GpuKernel::with_options(program, &KernelOptions::default())
+    }
+
+    /// [`GpuKernel::new`] with explicit devices, cache folder and chunk size.
+    pub fn with_options(program: &Program, options: &KernelOptions) -> Result<GpuKernel, GpuError> {
         ptx::check(program).map_err(GpuError::InvalidProgram)?;
         let text = ptx::emit(program);
-        let ctx = shared_context()?;
-        let module = if program.has_point_calls() {
-            let cc = |a| ctx.attribute(a).during("querying the compute capability");
-            let major = cc(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
-            let minor = cc(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
-            let arch = runtime::arch_for((major, minor));
-            let fns = ptx::point_functions(program);
-            let runtime_ptx = runtime::runtime_ptx(&arch, program.precision, &fns)?;
-            let cubin = link_cubin(
-                &ctx,
-                &[
-                    ("ivjit_kernel.ptx", &text),
-                    ("ivjit_math.ptx", &runtime_ptx),
-                ],
-            )?;
-            ctx.load_module(Ptx::from_binary(cubin))
-                .map_err(|e| GpuError::PtxRejected {
-                    code: describe(&e),
-                    log: "(loading the linked cubin; the linker accepted it)".to_string(),
-                })?
-        } else {
-            load_module(&ctx, &text)?
+        detect()?;
+        let ordinals = match &options.devices {
+            Some(d) if d.is_empty() => {
+                return Err(GpuError::Devices("the device list is empty".to_string()))
+            }
+            Some(d) => d.clone(),
+            None => default_devices()?,
         };
-        let function = module
-            .load_function(ptx::KERNEL_NAME)
-            .during("looking up the kernel in the loaded module")?;
-        let sms = ctx
-            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-            .during("querying the multiprocessor count")?;
+        let dir = options.cache_dir.resolve();
+        let mut devices = Vec::with_capacity(ordinals.len());
+        for &ordinal in &ordinals {
+            let build =
+                || DeviceKernel::build(ordinal, program, &text, dir.as_deref()).map(Arc::new);
+            devices.push(if options.memory_cache {
+                cache::in_process(&text, program.precision, ordinal, build)?
+            } else {
+                build()?
+            });
+        }
+        let chunk_elements = options.chunk_elements.or_else(|| {
+            std::env::var("IVJIT_CHUNK_ELEMENTS")
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .filter(|&c| c > 0)
+        });
         Ok(GpuKernel {
             precision: program.precision,
             n_vars: program.n_vars(),
             n_outputs: program.outputs.len(),
             ptx: text,
-            stream: ctx.default_stream(),
-            function,
-            multiprocessors: sms.max(1) as u32,
+            devices,
+            chunk_elements,
         })
     }
 
@@ -347,11 +664,60 @@ impl GpuKernel {
         self.precision
     }
 
+    /// The device ordinals batches are split across, in order.
+    pub fn device_ordinals(&self) -> Vec<usize> {
+        self.devices.iter().map(|d| d.ordinal).collect()
+    }
+
+    /// The launch shape on each device.
+    pub fn launch_shapes(&self) -> Vec<LaunchShape> {
+        self.devices
+            .iter()
+            .map(|d| LaunchShape {
+                ordinal: d.ordinal,
+                block: d.block,
+                max_grid: d.max_grid,
+            })
+            .collect()
+    }
+
+    /// What the disk cache did on each device when this kernel's code was first loaded (a
+    /// kernel from the in-process cache reports what happened then).
+    pub fn disk_cache_outcomes(&self) -> Vec<DiskCacheOutcome> {
+        self.devices.iter().map(|d| d.disk.clone()).collect()
+    }
+
+    /// Whether `self` and `other` run the same loaded code (the in-process cache gave both).
+    pub fn shares_code_with(&self, other: &GpuKernel) -> bool {
+        self.devices.len() == other.devices.len()
+            && self
+                .devices
+                .iter()
+                .zip(&other.devices)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+    }
+
+    /// The forced chunk size, if any.
+    pub fn chunk_elements(&self) -> Option<usize> {
+        self.chunk_elements
+    }
+
+    /// Forces the number of elements per chunk (`None`: sized from free device memory).
+    pub fn set_chunk_elements(&mut self, chunk: Option<usize>) {
+        self.chunk_elements = chunk.map(|c| c.max(1));
+    }
+
     /// Evaluates the program on `n` elements. `inputs` holds `2 * n_vars * n` values in the
     /// structure-of-arrays layout of the kernel ABI (array `2*var` = lo bounds of `var`, array
     /// `2*var+1` = hi bounds, each `n` long); the result holds `2 * n_outputs * n` values laid
     /// out the same way. For f32 programs the values are converted with `as f32` on the way in
     /// (the caller guarantees they are f32 values) and widened exactly on the way out.
+    ///
+    /// Any `n` works: the batch is split across the kernel's devices (contiguous ranges, one
+    /// host thread per device) and streamed through each in chunks sized from the free device
+    /// memory (at most 64 MiB of inputs + outputs per chunk, or [`GpuKernel::set_chunk_elements`]),
+    /// with pinned staging buffers and two streams so that copies overlap compute. An error on
+    /// any device or chunk is returned ([`GpuError::Batch`] names them); no partial result is.
     pub fn eval(&self, inputs: &[f64], n: usize) -> Result<Vec<f64>, GpuError> {
         let expected = n
             .checked_mul(2 * self.n_vars)
@@ -370,69 +736,55 @@ impl GpuKernel {
         if out_len == 0 {
             return Ok(Vec::new());
         }
-        match self.precision {
-            Precision::F64 => self.run::<f64>(inputs.to_vec(), n, out_len),
-            Precision::F32 => {
-                let host: Vec<f32> = inputs.iter().map(|&x| x as f32).collect();
-                let out = self.run::<f32>(host, n, out_len)?;
-                Ok(out.into_iter().map(f64::from).collect())
+        let mut out = vec![0.0f64; out_len];
+        let n_in = 2 * self.n_vars;
+        let n_out = 2 * self.n_outputs;
+        let n_dev = self
+            .devices
+            .len()
+            .min(n.div_ceil(MIN_ELEMENTS_PER_DEVICE))
+            .max(1);
+        let bounds: Vec<usize> = (0..=n_dev).map(|d| n * d / n_dev).collect();
+        // Output array j, split at the device boundaries: per_dev[d][j] = elements of device d.
+        let mut per_dev: Vec<Vec<&mut [f64]>> =
+            (0..n_dev).map(|_| Vec::with_capacity(n_out)).collect();
+        for array in out.chunks_mut(n) {
+            let mut rest = array;
+            for d in 0..n_dev {
+                let (mine, tail) = rest.split_at_mut(bounds[d + 1] - bounds[d]);
+                per_dev[d].push(mine);
+                rest = tail;
             }
         }
-    }
-
-    fn launch_config(&self, n: usize) -> Result<LaunchConfig, GpuError> {
-        let blocks = n.div_ceil(BLOCK_SIZE as usize);
-        let cap = (self.multiprocessors as usize) * BLOCKS_PER_SM as usize;
-        let grid = blocks.min(cap).max(1);
-        Ok(LaunchConfig {
-            grid_dim: (
-                u32::try_from(grid).map_err(|_| GpuError::TooLarge { n })?,
-                1,
-                1,
-            ),
-            block_dim: (BLOCK_SIZE, 1, 1),
-            shared_mem_bytes: 0,
-        })
-    }
-
-    fn run<T: DeviceRepr + ValidAsZeroBits + Copy>(
-        &self,
-        host_inputs: Vec<T>,
-        n: usize,
-        out_len: usize,
-    ) -> Result<Vec<T>, GpuError> {
-        let stream = &self.stream;
-        let cfg = self.launch_config(n)?;
-        // A program without variables gets a one-element dummy buffer (it is never read), so
-        // that no zero-byte allocation is made.
-        let d_inputs = if host_inputs.is_empty() {
-            stream.alloc_zeros::<T>(1)
+        let forced = self.chunk_elements;
+        if n_dev == 1 {
+            let outs = &mut per_dev[0];
+            self.devices[0].run(self.precision, inputs, n, (0, n), n_in, outs, forced)?;
         } else {
-            stream.clone_htod(&host_inputs)
+            let results: Vec<Result<(), GpuError>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = per_dev
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(d, outs)| {
+                        let dk = &self.devices[d];
+                        let range = (bounds[d], bounds[d + 1]);
+                        let precision = self.precision;
+                        scope.spawn(move || dk.run(precision, inputs, n, range, n_in, outs, forced))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(GpuError::Devices("a device thread panicked".to_string()))
+                        })
+                    })
+                    .collect()
+            });
+            for r in results {
+                r?;
+            }
         }
-        .during("copying the inputs to the device")?;
-        let mut d_outputs = stream
-            .alloc_zeros::<T>(out_len)
-            .during("allocating the output buffer")?;
-        let n_arg = n as u64;
-        let flags: u64 = 0; // reserved for decorations; the kernel does not read it
-        let mut launch = stream.launch_builder(&self.function);
-        launch
-            .arg(&n_arg)
-            .arg(&d_inputs)
-            .arg(&mut d_outputs)
-            .arg(&flags);
-        // SAFETY: the kernel takes (u64 n, u64 inputs, u64 outputs, u64 flags), reads
-        // 2*n_vars*n elements of T from `inputs` and writes 2*n_outputs*n to `outputs`; the
-        // buffers have those lengths (checked in `eval`).
-        unsafe { launch.launch(cfg) }.during("launching the kernel")?;
-        stream.synchronize().during("running the kernel")?;
-        let out = stream
-            .clone_dtoh(&d_outputs)
-            .during("copying the outputs to the host")?;
-        stream
-            .synchronize()
-            .during("copying the outputs to the host")?;
         Ok(out)
     }
 }

@@ -218,7 +218,7 @@ pub fn cache_dir() -> Option<PathBuf> {
 /// 128-bit FNV-1a with a final mix (so that keys differing only in their last bytes, such as
 /// the last `-D` option, do not share most digits): stable across Rust versions and platforms,
 /// unlike `DefaultHasher`. Not cryptographic; entries are verified against their header anyway.
-fn fnv1a128(parts: &[&[u8]]) -> u128 {
+pub(crate) fn fnv1a128(parts: &[&[u8]]) -> u128 {
     const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
     const PRIME: u128 = 0x0000000001000000000000000000013b;
     let mut h = OFFSET;

@@ -211,7 +211,8 @@ impl Builder<'_> {
         span: Span,
     ) -> Result<NodeId, Diagnostic> {
         let Some(info) = functions::lookup(name) else {
-            let mut d = Diagnostic::new(name_span, format!("unknown function '{name}'"));
+            let shown = crate::syntax::lexer::shorten(name);
+            let mut d = Diagnostic::new(name_span, format!("unknown function '{shown}'"));
             d = match functions::suggest(name) {
                 Some(s) => d.with_help(format!(
                     "did you mean '{s}'? (`ivjit functions` lists them all)"

@@ -348,12 +348,14 @@ pub fn lookup(name: &str) -> Option<&'static FunctionInfo> {
 /// Named constants, as tight enclosures.
 pub const CONSTANTS: &[&str] = &["pi", "e"];
 
-/// The known function name closest to `name` (edit distance at most 2), for "did you mean".
+/// The known function name closest to `name` (edit distance at most 2, and at most half the
+/// name's length, so that `x` does not suggest `exp`), for "did you mean".
 pub fn suggest(name: &str) -> Option<&'static str> {
+    let limit = 2.min(name.chars().count() / 2);
     FUNCTIONS
         .iter()
         .map(|f| (edit_distance(name, f.name), f.name))
-        .filter(|&(d, _)| d <= 2)
+        .filter(|&(d, _)| d <= limit)
         .min()
         .map(|(_, n)| n)
 }

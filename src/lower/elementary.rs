@@ -621,7 +621,7 @@ impl Lowering {
             Precision::F32 => (1.0 / n as f32) as f64,
         });
         let est = self.b.point2(PointFn::Pow, x, inv_n, Round::Nearest);
-        let p = self.power_nearest(est, n - 1);
+        let p = self.power_of_nonneg(est, n - 1, Round::Nearest); // an estimate only
         let q = self.b.div(x, p, Round::Nearest);
         let d = self.b.sub(q, est, Round::Nearest);
         let nn = self.b.constant(n as f64);
@@ -674,29 +674,5 @@ impl Lowering {
             v = self.b.select(ok, c, v);
         }
         self.b.select(is_zero, z, v)
-    }
-
-    /// x^k rounded to nearest at each step (an estimate only).
-    fn power_nearest(&mut self, x: Value, k: i64) -> Value {
-        if k == 0 {
-            return self.b.constant(1.0);
-        }
-        let mut acc: Option<Value> = None;
-        let mut base = x;
-        let mut e = k as u64;
-        loop {
-            if e & 1 == 1 {
-                acc = Some(match acc {
-                    None => base,
-                    Some(a) => self.b.mul(a, base, Round::Nearest),
-                });
-            }
-            e >>= 1;
-            if e == 0 {
-                break;
-            }
-            base = self.b.mul(base, base, Round::Nearest);
-        }
-        acc.expect("k >= 1")
     }
 }

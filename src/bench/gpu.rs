@@ -1,0 +1,389 @@
+//! GPU timing for `ivjit bench`: device buffers, device events, the two ceilings (device copy and
+//! an FMA loop), ivjit's kernel and the CUDA C baseline, all through cudarc directly.
+//!
+//! Kernel-only time is the median of [`REPS`] launches, each between two device events, after
+//! [`WARMUP`] launches. End-to-end time is host-to-device copy + kernel + device-to-host copy
+//! (pageable host memory) between two events, median of [`E2E_REPS`].
+
+use std::ffi::{c_void, CString};
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::{
+    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
+    ValidAsZeroBits,
+};
+use cudarc::nvrtc::{CompileOptions, Ptx};
+
+use super::baseline;
+use crate::scalar::Precision;
+use crate::{BackendChoice, Evaluator, Expression};
+
+/// Launches before timing.
+pub const WARMUP: usize = 3;
+/// Timed kernel launches (the median is reported).
+pub const REPS: usize = 15;
+/// Timed end-to-end runs.
+pub const E2E_REPS: usize = 3;
+const BLOCK: u32 = 256;
+const BLOCKS_PER_SM: u32 = 8;
+
+type R<T> = Result<T, String>;
+
+fn d<T>(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> String + '_ {
+    move |e| format!("{what}: {e:?}")
+}
+
+/// The device, its context and a stream.
+pub struct Device {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    /// e.g. "NVIDIA H200".
+    pub name: String,
+    /// Compute capability.
+    pub cc: (i32, i32),
+    sms: u32,
+}
+
+/// Timings of one expression in one precision on the GPU.
+#[derive(Clone, Debug)]
+pub struct GpuRow {
+    /// Median kernel time (ms), device events.
+    pub kernel_ms: f64,
+    /// Median host-to-device + kernel + device-to-host (ms).
+    pub e2e_ms: f64,
+    /// parse → PTX → load/link of a new expression (ms), host clock.
+    pub cold_compile_ms: f64,
+    /// A second `Evaluator` for the same expression (ms).
+    pub warm_compile_ms: f64,
+    /// Median kernel time of the CUDA C baseline (ms), or why there is none.
+    pub baseline_ms: Result<f64, String>,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+impl Device {
+    /// Device 0, or why there is none (never panics on a missing driver).
+    pub fn open() -> R<Device> {
+        let info = crate::gpu::detect().map_err(|e| e.to_string())?;
+        let ctx = CudaContext::new(0).map_err(d::<()>("creating the context"))?;
+        let stream = ctx.new_stream().map_err(d::<()>("creating a stream"))?;
+        Ok(Device {
+            ctx,
+            stream,
+            name: info.name,
+            cc: info.compute_capability,
+            sms: info.multiprocessors,
+        })
+    }
+
+    fn cfg(&self, n: usize) -> LaunchConfig {
+        let blocks = n.div_ceil(BLOCK as usize);
+        let grid = blocks.min((self.sms * BLOCKS_PER_SM) as usize).max(1);
+        LaunchConfig {
+            grid_dim: (grid as u32, 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    fn event(&self) -> R<cudarc::driver::CudaEvent> {
+        self.stream
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(d::<()>("recording an event"))
+    }
+
+    /// Median time (ms) of `f` between two events, after warm-up.
+    fn time(&self, warmup: usize, reps: usize, mut f: impl FnMut() -> R<()>) -> R<f64> {
+        for _ in 0..warmup {
+            f()?;
+        }
+        let mut times = Vec::with_capacity(reps);
+        for _ in 0..reps {
+            let a = self.event()?;
+            f()?;
+            let b = self.event()?;
+            let ms = a.elapsed_ms(&b).map_err(d::<()>("timing"))?;
+            times.push(ms as f64);
+        }
+        self.stream.synchronize().map_err(d::<()>("running"))?;
+        Ok(median(times))
+    }
+
+    /// NVRTC: CUDA C → PTX for this device.
+    fn nvrtc(&self, src: &str, name: &str) -> R<Ptx> {
+        if !crate::gpu::runtime::nvrtc_present() {
+            return Err("no NVRTC library (libnvrtc.so.13)".into());
+        }
+        let opts = CompileOptions {
+            options: vec![format!(
+                "--gpu-architecture={}",
+                crate::gpu::runtime::arch_for(self.cc)
+            )],
+            name: Some(name.to_string()),
+            ..Default::default()
+        };
+        cudarc::nvrtc::compile_ptx_with_opts(src, opts).map_err(|e| format!("NVRTC: {e:?}"))
+    }
+
+    fn function(&self, ptx: Ptx, entry: &str) -> R<CudaFunction> {
+        let m = self
+            .ctx
+            .load_module(ptx)
+            .map_err(d::<()>("loading a module"))?;
+        m.load_function(entry)
+            .map_err(d::<()>("looking up the kernel"))
+    }
+
+    /// Device-to-device copy of 1 GiB: (bytes read + bytes written) / second.
+    pub fn copy_bandwidth(&self) -> R<f64> {
+        let len = 1usize << 27; // f64 elements: 1 GiB
+        let host: Vec<f64> = (0..len).map(|i| 1.0 + i as f64 * 1e-9).collect();
+        let src = self
+            .stream
+            .clone_htod(&host)
+            .map_err(d::<()>("copying in"))?;
+        let mut dst = self
+            .stream
+            .alloc_zeros::<f64>(len)
+            .map_err(d::<()>("allocating"))?;
+        let ms = self.time(WARMUP, REPS, || {
+            self.stream
+                .memcpy_dtod(&src, &mut dst)
+                .map_err(d::<()>("device copy"))
+        })?;
+        Ok(2.0 * (len * 8) as f64 / (ms * 1e-3))
+    }
+
+    /// FMA operations per second of a loop kernel with 8 independent chains per thread.
+    pub fn fma_rate(&self, p: Precision) -> R<f64> {
+        let src = fma_source(p);
+        let f = self.function(self.nvrtc(&src, "fma_loop.cu")?, "fma_loop")?;
+        let blocks = self.sms * BLOCKS_PER_SM * 4;
+        let threads = (blocks * BLOCK) as usize;
+        let iters: i32 = 2048;
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let ms = match p {
+            Precision::F64 => {
+                let mut out = self
+                    .stream
+                    .alloc_zeros::<f64>(threads)
+                    .map_err(d::<()>("alloc"))?;
+                let (b, c) = (0.999_999_f64, 1e-7_f64);
+                self.time(1, 5, || {
+                    let mut l = self.stream.launch_builder(&f);
+                    l.arg(&mut out).arg(&iters).arg(&b).arg(&c);
+                    // SAFETY: fma_loop(T*, int, T, T) writes one T per thread; `out` has one per thread.
+                    unsafe { l.launch(cfg) }
+                        .map(drop)
+                        .map_err(d::<()>("launch"))
+                })?
+            }
+            Precision::F32 => {
+                let mut out = self
+                    .stream
+                    .alloc_zeros::<f32>(threads)
+                    .map_err(d::<()>("alloc"))?;
+                let (b, c) = (0.999_99_f32, 1e-5_f32);
+                self.time(1, 5, || {
+                    let mut l = self.stream.launch_builder(&f);
+                    l.arg(&mut out).arg(&iters).arg(&b).arg(&c);
+                    // SAFETY: as above.
+                    unsafe { l.launch(cfg) }
+                        .map(drop)
+                        .map_err(d::<()>("launch"))
+                })?
+            }
+        };
+        Ok(threads as f64 * iters as f64 * 8.0 / (ms * 1e-3))
+    }
+
+    /// ivjit's kernel for `text`, loaded from `Expression::ptx` (linked with the point-function
+    /// runtime when the program calls one).
+    fn ivjit_function(&self, expr: &Expression, p: Precision) -> R<CudaFunction> {
+        let program = expr.scalar(p).map_err(|e| e.to_string())?;
+        let text = crate::ptx::emit(&program);
+        if !program.has_point_calls() {
+            return self.function(Ptx::from_src(text), crate::ptx::KERNEL_NAME);
+        }
+        let arch = crate::gpu::runtime::arch_for(self.cc);
+        let fns = crate::ptx::point_functions(&program);
+        let rt = crate::gpu::runtime::runtime_ptx(&arch, p, &fns).map_err(|e| e.to_string())?;
+        let cubin = link(&self.ctx, &[&text, &rt])?;
+        self.function(Ptx::from_binary(cubin), crate::ptx::KERNEL_NAME)
+    }
+
+    /// Times one expression: compile latency, ivjit kernel, end to end, baseline kernel.
+    /// `inputs` are `2 * n_vars * n` bounds (exact values of the precision).
+    pub fn row(
+        &self,
+        text: &str,
+        p: Precision,
+        inputs: &[f64],
+        n: usize,
+        n_outputs: usize,
+    ) -> R<GpuRow> {
+        let t0 = Instant::now();
+        let expr = Expression::parse(text).map_err(|e| e.to_string())?;
+        Evaluator::new(&expr, p, BackendChoice::Gpu).map_err(|e| e.to_string())?;
+        let cold = t0.elapsed().as_secs_f64() * 1e3;
+        let t1 = Instant::now();
+        Evaluator::new(&expr, p, BackendChoice::Gpu).map_err(|e| e.to_string())?;
+        let warm = t1.elapsed().as_secs_f64() * 1e3;
+        let f = self.ivjit_function(&expr, p)?;
+        let base = baseline::cuda_source(expr.initial_ir(), p).and_then(|src| {
+            let ptx = self.nvrtc(&src, "baseline.cu")?;
+            self.function(ptx, baseline::BASELINE_NAME)
+        });
+        let out_len = 2 * n_outputs * n;
+        let (kernel_ms, e2e_ms, baseline_ms) = match p {
+            Precision::F64 => self.run::<f64>(&f, base, inputs.to_vec(), n, out_len)?,
+            Precision::F32 => {
+                let host: Vec<f32> = inputs.iter().map(|&x| x as f32).collect();
+                self.run::<f32>(&f, base, host, n, out_len)?
+            }
+        };
+        Ok(GpuRow {
+            kernel_ms,
+            e2e_ms,
+            cold_compile_ms: cold,
+            warm_compile_ms: warm,
+            baseline_ms,
+        })
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn run<T: DeviceRepr + ValidAsZeroBits + Copy + Default>(
+        &self,
+        f: &CudaFunction,
+        base: R<CudaFunction>,
+        host_in: Vec<T>,
+        n: usize,
+        out_len: usize,
+    ) -> R<(f64, f64, Result<f64, String>)> {
+        let s = &self.stream;
+        let mut d_in: CudaSlice<T> = s.clone_htod(&host_in).map_err(d::<()>("copying in"))?;
+        let mut d_out: CudaSlice<T> = s.alloc_zeros(out_len).map_err(d::<()>("allocating"))?;
+        let cfg = self.cfg(n);
+        let n_arg = n as u64;
+        let flags = 0u64;
+        let launch = |f: &CudaFunction, d_in: &CudaSlice<T>, d_out: &mut CudaSlice<T>| -> R<()> {
+            let mut l = s.launch_builder(f);
+            l.arg(&n_arg).arg(d_in).arg(d_out).arg(&flags);
+            // SAFETY: both kernels take (u64 n, T* in, T* out, u64 flags), read 2*n_vars*n and
+            // write 2*n_outputs*n elements: the buffers' lengths.
+            unsafe { l.launch(cfg) }
+                .map(drop)
+                .map_err(d::<()>("launching"))
+        };
+        let kernel = self.time(WARMUP, REPS, || launch(f, &d_in, &mut d_out))?;
+        let mut host_out = vec![T::default(); out_len];
+        let e2e = self.time(1, E2E_REPS, || {
+            s.memcpy_htod(&host_in, &mut d_in)
+                .map_err(d::<()>("htod"))?;
+            launch(f, &d_in, &mut d_out)?;
+            s.memcpy_dtoh(&d_out, &mut host_out)
+                .map_err(d::<()>("dtoh"))
+        })?;
+        let baseline = match base {
+            Ok(b) => self.time(WARMUP, REPS, || launch(&b, &d_in, &mut d_out)),
+            Err(e) => Err(e),
+        };
+        Ok((kernel, e2e, baseline))
+    }
+}
+
+/// Links PTX texts into a cubin with the driver's linker (no logs: the evaluator's own linker
+/// reports them; this one only runs what that one already accepted).
+fn link(ctx: &Arc<CudaContext>, parts: &[&str]) -> R<Vec<u8>> {
+    ctx.bind_to_thread().map_err(d::<()>("binding"))?;
+    let mut state: sys::CUlinkState = std::ptr::null_mut();
+    // SAFETY: no options; `state` is an out-pointer.
+    let st =
+        unsafe { sys::cuLinkCreate_v2(0, std::ptr::null_mut(), std::ptr::null_mut(), &mut state) };
+    if st != sys::CUresult::CUDA_SUCCESS {
+        return Err(format!("cuLinkCreate: {st:?}"));
+    }
+    let result = (|| {
+        for (k, text) in parts.iter().enumerate() {
+            let data = CString::new(*text).map_err(|_| "NUL in PTX".to_string())?;
+            let name = CString::new(format!("part{k}.ptx")).unwrap_or_default();
+            let bytes = data.as_bytes_with_nul();
+            // SAFETY: `state` is live; `data` outlives the call.
+            let st = unsafe {
+                sys::cuLinkAddData_v2(
+                    state,
+                    sys::CUjitInputType::CU_JIT_INPUT_PTX,
+                    bytes.as_ptr() as *mut c_void,
+                    bytes.len(),
+                    name.as_ptr(),
+                    0,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                )
+            };
+            if st != sys::CUresult::CUDA_SUCCESS {
+                return Err(format!("cuLinkAddData part {k}: {st:?}"));
+            }
+        }
+        let mut cubin: *mut c_void = std::ptr::null_mut();
+        let mut size = 0usize;
+        // SAFETY: `state` is live; out-pointers valid.
+        let st = unsafe { sys::cuLinkComplete(state, &mut cubin, &mut size) };
+        if st != sys::CUresult::CUDA_SUCCESS || cubin.is_null() {
+            return Err(format!("cuLinkComplete: {st:?}"));
+        }
+        // SAFETY: the driver owns `size` bytes at `cubin` until cuLinkDestroy.
+        Ok(unsafe { std::slice::from_raw_parts(cubin as *const u8, size) }.to_vec())
+    })();
+    // SAFETY: created above, destroyed once.
+    let _ = unsafe { sys::cuLinkDestroy(state) };
+    result
+}
+
+/// CUDA C of the FMA-rate kernel: 8 independent `fma` chains per thread, `iters` rounds.
+pub fn fma_source(p: Precision) -> String {
+    let (t, fma) = match p {
+        Precision::F64 => ("double", "__fma_rn"),
+        Precision::F32 => ("float", "__fmaf_rn"),
+    };
+    format!(
+        r#"extern "C" __global__ void fma_loop({t}* out, int iters, {t} b, {t} c) {{
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    {t} a0 = ({t})i * ({t})1e-9, a1 = a0 + ({t})1, a2 = a0 + ({t})2, a3 = a0 + ({t})3;
+    {t} a4 = a0 + ({t})4, a5 = a0 + ({t})5, a6 = a0 + ({t})6, a7 = a0 + ({t})7;
+    for (int k = 0; k < iters; k++) {{
+    a0 = {fma}(a0, b, c); a1 = {fma}(a1, b, c); a2 = {fma}(a2, b, c); a3 = {fma}(a3, b, c);
+    a4 = {fma}(a4, b, c); a5 = {fma}(a5, b, c); a6 = {fma}(a6, b, c); a7 = {fma}(a7, b, c);
+    }}
+    out[i] = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+}}
+"#
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fma_kernel_compiles_with_nvrtc() {
+        if !crate::gpu::runtime::nvrtc_present() {
+            eprintln!("skipped: no libnvrtc");
+            return;
+        }
+        for p in [super::Precision::F64, super::Precision::F32] {
+            let opts = cudarc::nvrtc::CompileOptions {
+                options: vec!["--gpu-architecture=compute_90".into()],
+                ..Default::default()
+            };
+            let ptx = cudarc::nvrtc::compile_ptx_with_opts(super::fma_source(p), opts).unwrap();
+            assert!(ptx.to_src().contains("fma.rn"));
+        }
+    }
+}

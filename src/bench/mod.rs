@@ -1,0 +1,552 @@
+//! `ivjit bench`: a suite of named expressions timed on the GPU (kernel alone with device
+//! events, end to end with transfers, cold and cached compile latency, against a hand-written
+//! CUDA C baseline and the device's measured copy bandwidth and FMA rate) or on the CPU
+//! evaluator. See `docs/bench.md` for the method and the targets.
+//!
+//! Work is counted per box: bytes = inputs read once + outputs written once
+//! (`2*n_vars*size + 2*n_outputs*size`); floating-point operations = the scalar program's
+//! rounded operations ([`crate::scalar::Program::rounded_op_count`]: add, sub, mul, div, fma,
+//! sqrt, each directed operation counted as one). Selects, compares, min/max and the point
+//! functions' internal work are not counted.
+
+pub mod baseline;
+pub mod gpu;
+
+use crate::scalar::Precision;
+use crate::{BackendChoice, Evaluator, Expression};
+use serde_json::{json, Value};
+use std::fmt::Write;
+use std::time::Instant;
+
+/// Default number of boxes on the GPU.
+pub const GPU_BOXES: usize = 1 << 24;
+/// Default number of boxes on the CPU.
+pub const CPU_BOXES: usize = 1 << 16;
+/// Node count of the generated large expression (at least).
+pub const BIG_NODES: usize = 2000;
+
+/// Which backend the suite runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// The CPU evaluator.
+    Cpu,
+    /// The GPU; fail when there is none.
+    Gpu,
+    /// The GPU if there is one, else the CPU (and say so).
+    Auto,
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Backend.
+    pub target: Target,
+    /// Boxes per expression (default: [`GPU_BOXES`] or [`CPU_BOXES`]).
+    pub boxes: Option<usize>,
+    /// Random seed (default: from the clock; fresh inputs every run).
+    pub seed: Option<u64>,
+    /// Only the rows whose names are listed.
+    pub only: Vec<String>,
+}
+
+/// One expression of the suite.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// Short name (`add`, `tangle`, ...).
+    pub name: &'static str,
+    /// Source text.
+    pub text: String,
+    /// Input centers are uniform in this range (every variable).
+    pub centers: (f64, f64),
+    /// Half-widths are uniform in `(0, max]`.
+    pub max_half_width: f64,
+}
+
+/// Rosenbrock's function in `n` variables `x1..xn`.
+pub fn rosenbrock(n: usize) -> String {
+    (1..n)
+        .map(|i| format!("100*(x{} - x{i}^2)^2 + (1 - x{i})^2", i + 1))
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+/// A deterministic polynomial expression over `x, y, z, w` whose rewritten IR has at least
+/// `min_nodes` live nodes; returns the text and the node count.
+pub fn generated(min_nodes: usize) -> (String, usize) {
+    let mut lets = min_nodes / 8 + 1;
+    loop {
+        let text = generated_text(lets);
+        let n = Expression::parse(&text)
+            .map(|e| live_nodes(&e))
+            .unwrap_or(0);
+        if n >= min_nodes {
+            return (text, n);
+        }
+        lets = lets * 21 / 20 + 1;
+    }
+}
+
+fn generated_text(lets: usize) -> String {
+    let mut rng = Rng(0x1b8_7e11);
+    let vars = ["x", "y", "z", "w"];
+    let ops = ["*", "+", "-"];
+    let mut s = String::from("let t0 = 0.5*x + 0.25*y*z - 0.125*w;\n");
+    for k in 1..=lets {
+        let j = rng.below(k as u64);
+        let v = vars[rng.below(4) as usize];
+        let op = ops[rng.below(3) as usize];
+        let c1 = 100 + rng.below(500);
+        let c2 = 100 + rng.below(300);
+        let _ = writeln!(
+            s,
+            "let t{k} = 0.{c1:03}*t{} + 0.{c2:03}*(t{j} {op} {v});",
+            k - 1
+        );
+    }
+    let _ = write!(s, "t{lets}");
+    s
+}
+
+/// Live nodes of the rewritten IR.
+pub fn live_nodes(e: &Expression) -> usize {
+    e.ir().live().iter().filter(|&&l| l).count()
+}
+
+/// The suite, in order.
+pub fn suite() -> Vec<Case> {
+    let c = |name, text: &str, centers, w| Case {
+        name,
+        text: text.to_string(),
+        centers,
+        max_half_width: w,
+    };
+    vec![
+        c("add", "x + y", (-10.0, 10.0), 1.0),
+        c("mul", "x * y", (-10.0, 10.0), 1.0),
+        c("div", "x / y", (1.0, 10.0), 0.5),
+        c("sqr", "sqr(x)", (-10.0, 10.0), 1.0),
+        c("sqrt", "sqrt(x)", (1.0, 100.0), 0.5),
+        c("exp", "exp(x)", (-20.0, 20.0), 1.0),
+        c("sin", "sin(x)", (-100.0, 100.0), 1.0),
+        c(
+            "tangle",
+            "x^4 - 5*x^2 + y^4 - 5*y^2 + z^4 - 5*z^2 + 11.8",
+            (-3.0, 3.0),
+            0.1,
+        ),
+        c("rosenbrock10", &rosenbrock(10), (-2.0, 2.0), 0.1),
+        c(
+            "trig",
+            "sin(x)*cos(y) + exp(-x*y)*atan(z)",
+            (-3.0, 3.0),
+            0.1,
+        ),
+        c("generated", &generated(BIG_NODES).0, (-1.0, 1.0), 0.01),
+    ]
+}
+
+/// splitmix64.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Fresh random boxes in structure-of-arrays layout: `2 * n_vars * n` bounds, random centers and
+/// non-zero random widths, exact values of the precision (never zeros).
+pub fn random_inputs(case: &Case, n_vars: usize, n: usize, p: Precision, seed: u64) -> Vec<f64> {
+    let mut rng = Rng(seed);
+    let mut v = vec![0.0; 2 * n_vars * n];
+    let (c0, c1) = case.centers;
+    for k in 0..n_vars {
+        for i in 0..n {
+            let c = c0 + (c1 - c0) * rng.unit();
+            let h = case.max_half_width * (0.01 + 0.99 * rng.unit());
+            let (lo, hi) = match p {
+                Precision::F64 => (c - h, c + h),
+                Precision::F32 => {
+                    let (c, h) = (c as f32, h as f32);
+                    ((c - h) as f64, (c + h) as f64)
+                }
+            };
+            v[2 * k * n + i] = lo;
+            v[(2 * k + 1) * n + i] = hi;
+        }
+    }
+    v
+}
+
+/// Device ceilings measured in the same run.
+#[derive(Clone, Debug)]
+pub struct Ceilings {
+    /// Device-to-device copy, bytes read + written per second.
+    pub copy_bytes_per_s: f64,
+    /// f64 FMA operations per second.
+    pub fma_f64: f64,
+    /// f32 FMA operations per second.
+    pub fma_f32: f64,
+}
+
+/// A finished benchmark: JSON and a table.
+pub struct Report {
+    /// The machine-readable result (`--json`).
+    pub json: Value,
+    /// The table for the terminal.
+    pub text: String,
+}
+
+fn precisions() -> [Precision; 2] {
+    [Precision::F64, Precision::F32]
+}
+
+fn size(p: Precision) -> usize {
+    match p {
+        Precision::F64 => 8,
+        Precision::F32 => 4,
+    }
+}
+
+fn clock_seed() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0x5eed)
+}
+
+/// Runs the suite. Errors are messages for the user (no GPU with `Target::Gpu`, a driver error).
+pub fn run(opts: &Options) -> Result<Report, String> {
+    let device = match opts.target {
+        Target::Cpu => None,
+        Target::Gpu => Some(gpu::Device::open().map_err(|e| format!("no GPU available: {e}"))?),
+        Target::Auto => match gpu::Device::open() {
+            Ok(d) => Some(d),
+            Err(e) => {
+                eprintln!("ivjit bench: no GPU ({e}); running the CPU suite");
+                None
+            }
+        },
+    };
+    let seed = opts.seed.unwrap_or_else(clock_seed);
+    let cases: Vec<Case> = suite()
+        .into_iter()
+        .filter(|c| opts.only.is_empty() || opts.only.iter().any(|o| o == c.name))
+        .collect();
+    if cases.is_empty() {
+        return Err(format!(
+            "--only matches no benchmark (names: {})",
+            suite()
+                .iter()
+                .map(|c| c.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    match device {
+        Some(dev) => run_gpu(&dev, &cases, opts.boxes.unwrap_or(GPU_BOXES), seed),
+        None => run_cpu(&cases, opts.boxes.unwrap_or(CPU_BOXES), seed),
+    }
+}
+
+/// Common row facts.
+fn row_base(case: &Case, expr: &Expression, p: Precision, n: usize) -> Result<Value, String> {
+    let program = expr.scalar(p).map_err(|e| e.to_string())?;
+    let nv = program.n_vars();
+    let no = program.outputs.len();
+    Ok(json!({
+        "name": case.name,
+        "precision": p.name(),
+        "expr": if case.text.len() > 80 { format!("{}...", &case.text[..77]) } else { case.text.clone() },
+        "n_vars": nv,
+        "n_outputs": no,
+        "ir_nodes": live_nodes(expr),
+        "ir_nodes_before_rewrites": expr.initial_ir().live().iter().filter(|&&l| l).count(),
+        "rounded_ops_per_box": program.rounded_op_count(),
+        "bytes_per_box": (2 * nv + 2 * no) * size(p),
+        "boxes": n,
+    }))
+}
+
+fn run_cpu(cases: &[Case], n: usize, seed: u64) -> Result<Report, String> {
+    let threads = rayon::current_num_threads();
+    let mut rows = Vec::new();
+    let (c100, c100_nodes) = generated(100);
+    let t = Instant::now();
+    let e = Expression::parse(&c100).map_err(|e| e.to_string())?;
+    Evaluator::new(&e, Precision::F64, BackendChoice::Cpu).map_err(|e| e.to_string())?;
+    let compile_100_ms = t.elapsed().as_secs_f64() * 1e3;
+    for (ci, case) in cases.iter().enumerate() {
+        for p in precisions() {
+            let t = Instant::now();
+            let expr = Expression::parse(&case.text).map_err(|e| e.to_string())?;
+            let eval = Evaluator::new(&expr, p, BackendChoice::Cpu).map_err(|e| e.to_string())?;
+            let compile_ms = t.elapsed().as_secs_f64() * 1e3;
+            let nv = expr.vars().len();
+            let mut times = Vec::new();
+            // One warm-up, then three runs on fresh inputs each; the median.
+            for rep in 0..4u64 {
+                let inputs = random_inputs(case, nv, n, p, seed ^ (ci as u64) << 32 ^ rep);
+                let t = Instant::now();
+                let out = eval.eval_soa(&inputs, n).map_err(|e| e.to_string())?;
+                let s = t.elapsed().as_secs_f64();
+                std::hint::black_box(&out);
+                if rep > 0 {
+                    times.push(s);
+                }
+            }
+            let s = median(times);
+            let mut row = row_base(case, &expr, p, n)?;
+            let ops = row["rounded_ops_per_box"].as_u64().unwrap_or(0) as f64;
+            let o = row.as_object_mut().expect("object");
+            o.insert("seconds".into(), json!(s));
+            o.insert("boxes_per_s".into(), json!(n as f64 / s));
+            o.insert("ns_per_box".into(), json!(s * 1e9 / n as f64));
+            o.insert("rounded_ops_per_s".into(), json!(ops * n as f64 / s));
+            o.insert("compile_ms".into(), json!(compile_ms));
+            rows.push(row);
+        }
+    }
+    let mut text = format!(
+        "ivjit bench: CPU evaluator, {threads} threads, {n} boxes per expression, seed {seed}\n\
+         compile of a {c100_nodes}-node expression (parse + rewrite + lower): {compile_100_ms:.2} ms\n"
+    );
+    let _ = writeln!(
+        text,
+        "{:<13} {:>4} {:>6} {:>7} {:>12} {:>10} {:>10} {:>10}",
+        "name", "prec", "nodes", "ops/box", "boxes/s", "ns/box", "Gop/s", "compile ms"
+    );
+    for r in &rows {
+        let _ = writeln!(
+            text,
+            "{:<13} {:>4} {:>6} {:>7} {:>12.3e} {:>10.1} {:>10.3} {:>10.2}",
+            r["name"].as_str().unwrap_or(""),
+            r["precision"].as_str().unwrap_or(""),
+            r["ir_nodes"].as_u64().unwrap_or(0),
+            r["rounded_ops_per_box"].as_u64().unwrap_or(0),
+            r["boxes_per_s"].as_f64().unwrap_or(0.0),
+            r["ns_per_box"].as_f64().unwrap_or(0.0),
+            r["rounded_ops_per_s"].as_f64().unwrap_or(0.0) / 1e9,
+            r["compile_ms"].as_f64().unwrap_or(0.0),
+        );
+    }
+    let _ = writeln!(
+        text,
+        "ops = rounded scalar operations (add/sub/mul/div/fma/sqrt, each directed op one); \
+         selects, compares, min/max and point-function internals are not counted"
+    );
+    Ok(Report {
+        json: json!({
+            "backend": "cpu",
+            "device": format!("CPU ({threads} threads)"),
+            "threads": threads,
+            "boxes": n,
+            "seed": seed,
+            "ceilings": Value::Null,
+            "compile_100": { "nodes": c100_nodes, "cold_ms": compile_100_ms },
+            "rows": rows,
+        }),
+        text,
+    })
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn run_gpu(dev: &gpu::Device, cases: &[Case], n: usize, seed: u64) -> Result<Report, String> {
+    eprintln!(
+        "ivjit bench: {} (sm_{}{}), {n} boxes",
+        dev.name, dev.cc.0, dev.cc.1
+    );
+    // Context creation and the first module load stay out of every number.
+    let warm = Expression::parse("x + 1").map_err(|e| e.to_string())?;
+    Evaluator::new(&warm, Precision::F64, BackendChoice::Gpu).map_err(|e| e.to_string())?;
+    let ceil = Ceilings {
+        copy_bytes_per_s: dev.copy_bandwidth()?,
+        fma_f64: dev.fma_rate(Precision::F64)?,
+        fma_f32: dev.fma_rate(Precision::F32)?,
+    };
+    // Compile latency of a new ~100-node expression, then of the same one again.
+    let (c100, c100_nodes) = generated(100);
+    let compile = |text: &str| -> Result<f64, String> {
+        let t = Instant::now();
+        let e = Expression::parse(text).map_err(|e| e.to_string())?;
+        Evaluator::new(&e, Precision::F64, BackendChoice::Gpu).map_err(|e| e.to_string())?;
+        Ok(t.elapsed().as_secs_f64() * 1e3)
+    };
+    let c100_cold = compile(&c100)?;
+    let c100_warm = compile(&c100)?;
+    let mut rows = Vec::new();
+    for (ci, case) in cases.iter().enumerate() {
+        for p in precisions() {
+            let expr = Expression::parse(&case.text).map_err(|e| e.to_string())?;
+            let nv = expr.vars().len();
+            let inputs = random_inputs(
+                case,
+                nv,
+                n,
+                p,
+                seed ^ ((ci as u64) << 32) ^ (p == Precision::F32) as u64,
+            );
+            let g = dev.row(&case.text, p, &inputs, n, expr.n_outputs())?;
+            let mut row = row_base(case, &expr, p, n)?;
+            let ops = row["rounded_ops_per_box"].as_u64().unwrap_or(0) as f64;
+            let bytes = row["bytes_per_box"].as_u64().unwrap_or(0) as f64;
+            let ks = g.kernel_ms * 1e-3;
+            let fma = match p {
+                Precision::F64 => ceil.fma_f64,
+                Precision::F32 => ceil.fma_f32,
+            };
+            let o = row.as_object_mut().expect("object");
+            o.insert("kernel_ms".into(), json!(g.kernel_ms));
+            o.insert("e2e_ms".into(), json!(g.e2e_ms));
+            o.insert("boxes_per_s".into(), json!(n as f64 / ks));
+            o.insert(
+                "e2e_boxes_per_s".into(),
+                json!(n as f64 / (g.e2e_ms * 1e-3)),
+            );
+            o.insert("bytes_per_s".into(), json!(bytes * n as f64 / ks));
+            o.insert(
+                "copy_fraction".into(),
+                json!(bytes * n as f64 / ks / ceil.copy_bytes_per_s),
+            );
+            o.insert("rounded_ops_per_s".into(), json!(ops * n as f64 / ks));
+            o.insert("fma_fraction".into(), json!(ops * n as f64 / ks / fma));
+            o.insert("cold_compile_ms".into(), json!(g.cold_compile_ms));
+            o.insert("warm_compile_ms".into(), json!(g.warm_compile_ms));
+            match &g.baseline_ms {
+                Ok(b) => {
+                    o.insert("baseline_ms".into(), json!(b));
+                    o.insert("speedup_vs_baseline".into(), json!(b / g.kernel_ms));
+                }
+                Err(e) => {
+                    o.insert("baseline_ms".into(), Value::Null);
+                    o.insert("baseline_error".into(), json!(e));
+                }
+            }
+            eprintln!("  {} {}: {:.3} ms", case.name, p.name(), g.kernel_ms);
+            rows.push(row);
+        }
+    }
+    let mut text = format!(
+        "ivjit bench: {} (sm_{}{}), {n} boxes per expression, seed {seed}\n\
+         ceilings: device copy {:.3} TB/s (read + write); FMA f64 {:.2} Tops/s, f32 {:.2} Tops/s\n\
+         compile of a new {c100_nodes}-node expression (parse -> PTX -> load): {c100_cold:.2} ms; \
+         same again: {c100_warm:.2} ms\n",
+        dev.name,
+        dev.cc.0,
+        dev.cc.1,
+        ceil.copy_bytes_per_s / 1e12,
+        ceil.fma_f64 / 1e12,
+        ceil.fma_f32 / 1e12,
+    );
+    let _ = writeln!(
+        text,
+        "{:<13} {:>4} {:>5} {:>6} {:>10} {:>7} {:>5} {:>8} {:>5} {:>9} {:>9} {:>9} {:>6} {:>8} {:>8}",
+        "name", "prec", "nodes", "op/box", "boxes/s", "GB/s", "%copy", "Gop/s", "%fma",
+        "kernel ms", "e2e ms", "base ms", "xbase", "cold ms", "warm ms"
+    );
+    let f = |r: &Value, k: &str| r[k].as_f64().unwrap_or(f64::NAN);
+    for r in &rows {
+        let _ = writeln!(
+            text,
+            "{:<13} {:>4} {:>5} {:>6} {:>10.3e} {:>7.0} {:>5.1} {:>8.0} {:>5.1} {:>9.4} {:>9.2} {:>9} {:>6} {:>8.1} {:>8.1}",
+            r["name"].as_str().unwrap_or(""),
+            r["precision"].as_str().unwrap_or(""),
+            r["ir_nodes"].as_u64().unwrap_or(0),
+            r["rounded_ops_per_box"].as_u64().unwrap_or(0),
+            f(r, "boxes_per_s"),
+            f(r, "bytes_per_s") / 1e9,
+            100.0 * f(r, "copy_fraction"),
+            f(r, "rounded_ops_per_s") / 1e9,
+            100.0 * f(r, "fma_fraction"),
+            f(r, "kernel_ms"),
+            f(r, "e2e_ms"),
+            r["baseline_ms"].as_f64().map(|b| format!("{b:.4}")).unwrap_or("-".into()),
+            r["speedup_vs_baseline"].as_f64().map(|b| format!("{b:.2}")).unwrap_or("-".into()),
+            f(r, "cold_compile_ms"),
+            f(r, "warm_compile_ms"),
+        );
+    }
+    let _ = writeln!(
+        text,
+        "kernel: median of {} launches between device events after {} warm-up; e2e: host->device + \
+         kernel + device->host (pageable memory), median of {}; bytes: inputs read once + outputs \
+         written once; ops: rounded scalar operations (each directed op one; selects, compares, \
+         min/max and point-function internals not counted) vs FMA operations",
+        gpu::REPS,
+        gpu::WARMUP,
+        gpu::E2E_REPS
+    );
+    for r in &rows {
+        if let Some(e) = r["baseline_error"].as_str() {
+            let _ = writeln!(text, "baseline {} {}: {e}", r["name"], r["precision"]);
+        }
+    }
+    Ok(Report {
+        json: json!({
+            "backend": "gpu",
+            "device": dev.name,
+            "compute_capability": [dev.cc.0, dev.cc.1],
+            "boxes": n,
+            "seed": seed,
+            "ceilings": {
+                "copy_bytes_per_s": ceil.copy_bytes_per_s,
+                "fma_f64_ops_per_s": ceil.fma_f64,
+                "fma_f32_ops_per_s": ceil.fma_f32,
+            },
+            "compile_100": { "nodes": c100_nodes, "cold_ms": c100_cold, "warm_ms": c100_warm },
+            "rows": rows,
+        }),
+        text,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_is_large_and_deterministic() {
+        let (a, n) = generated(BIG_NODES);
+        assert!(n >= BIG_NODES);
+        assert_eq!(a, generated(BIG_NODES).0);
+    }
+
+    #[test]
+    fn every_case_parses_and_has_a_baseline() {
+        for c in suite() {
+            let e = Expression::parse(&c.text).unwrap();
+            for p in precisions() {
+                baseline::cuda_source(e.initial_ir(), p).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn inputs_are_intervals_and_not_zero() {
+        let c = &suite()[0];
+        for p in precisions() {
+            let v = random_inputs(c, 2, 100, p, 7);
+            for k in 0..2 {
+                for i in 0..100 {
+                    let (lo, hi) = (v[2 * k * 100 + i], v[(2 * k + 1) * 100 + i]);
+                    assert!(lo < hi && lo != 0.0);
+                }
+            }
+        }
+    }
+}

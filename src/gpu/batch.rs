@@ -1,0 +1,277 @@
+//! Streaming a batch through one device: chunks, pinned staging buffers, two streams.
+//!
+//! A device's share of the batch (elements `a..b` of the caller's structure-of-arrays input) is
+//! cut into chunks of at most `chunk` elements. Each chunk goes through one of two *slots*
+//! (chunk k through slot k % 2). A slot owns a stream, device input/output buffers and pinned
+//! host staging buffers for one chunk. For a chunk, the host gathers the chunk's slice of every
+//! input array into the slot's pinned input buffer in the chunk's own compact SoA layout (stride
+//! = the chunk's length `m`), then enqueues on the slot's stream: the upload, the kernel launched
+//! with `n = m`, and the download into the pinned output buffer. While chunk k runs on one
+//! stream, the host fills the other slot and chunk k+1's upload runs on the other stream. Before
+//! a slot is reused its stream is synchronized and the previous chunk's outputs are scattered
+//! into the caller's output arrays.
+//!
+//! Any driver error stops the batch and is returned with the device, the chunk index and the
+//! step; the caller then discards the whole output (no partial result is returned).
+
+use std::sync::Arc;
+
+use cudarc::driver::{
+    result, sys, CudaSlice, CudaStream, DevicePtr, DeviceRepr, DriverError, LaunchConfig,
+    PinnedHostSlice, PushKernelArg, ValidAsZeroBits,
+};
+
+use super::{DeviceKernel, GpuError};
+
+/// A float type of the kernel ABI.
+pub(crate) trait Elem: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync + 'static {
+    fn from_f64(x: f64) -> Self;
+    fn to_f64(self) -> f64;
+}
+
+impl Elem for f64 {
+    fn from_f64(x: f64) -> Self {
+        x
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+impl Elem for f32 {
+    fn from_f64(x: f64) -> Self {
+        // The caller guarantees f32 values (bounds already rounded outward to f32).
+        x as f32
+    }
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+/// The chunk being processed in a slot.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    chunk: usize,
+    start: usize,
+    len: usize,
+}
+
+/// One half of the double buffer.
+pub(crate) struct Slot<T> {
+    stream: Arc<CudaStream>,
+    d_in: CudaSlice<T>,
+    d_out: CudaSlice<T>,
+    h_in: PinnedHostSlice<T>,
+    h_out: PinnedHostSlice<T>,
+    pending: Option<Pending>,
+}
+
+impl<T> Drop for Slot<T> {
+    fn drop(&mut self) {
+        // Wait for any copy still in flight before the pinned buffers are freed (after an
+        // error the stream may hold work; its error is of no interest any more).
+        let _ = self.stream.synchronize();
+    }
+}
+
+/// Two slots sized for chunks of `chunk` elements, for `n_in` input and `n_out` output arrays.
+pub(crate) struct Slots<T> {
+    pub(crate) chunk: usize,
+    slots: Vec<Slot<T>>,
+}
+
+/// Staging for either precision (a kernel has one), kept in the device kernel's pool.
+pub(crate) enum Pipeline {
+    F64(Slots<f64>),
+    F32(Slots<f32>),
+}
+
+impl Pipeline {
+    pub(crate) fn chunk(&self) -> usize {
+        match self {
+            Pipeline::F64(s) => s.chunk,
+            Pipeline::F32(s) => s.chunk,
+        }
+    }
+}
+
+impl<T: Elem> Slots<T> {
+    /// Allocates two slots on `dk`'s context.
+    pub(crate) fn new(
+        dk: &DeviceKernel,
+        chunk: usize,
+        n_in: usize,
+        n_out: usize,
+    ) -> Result<Slots<T>, DriverError> {
+        let ctx = &dk.ctx;
+        ctx.bind_to_thread()?;
+        let in_len = (n_in * chunk).max(1);
+        let out_len = (n_out * chunk).max(1);
+        let mut slots = Vec::with_capacity(2);
+        for _ in 0..2 {
+            let stream = ctx.new_stream()?;
+            // SAFETY: the buffers are written (uploads: by the host gather; outputs: by the
+            // kernel and the download) before any element is read.
+            let d_in = unsafe { stream.alloc::<T>(in_len) }?;
+            let d_out = unsafe { stream.alloc::<T>(out_len) }?;
+            // Write-combined for the input (the host only writes it), cached for the output
+            // (the host reads it; reads of write-combined memory are very slow).
+            let h_in = unsafe {
+                ctx.alloc_pinned_with_flags::<T>(in_len, sys::CU_MEMHOSTALLOC_WRITECOMBINED)
+            }?;
+            let h_out = unsafe { ctx.alloc_pinned_with_flags::<T>(out_len, 0) }?;
+            slots.push(Slot {
+                stream,
+                d_in,
+                d_out,
+                h_in,
+                h_out,
+                pending: None,
+            });
+        }
+        Ok(Slots { chunk, slots })
+    }
+
+    /// Runs elements `a..b` of the batch (`inputs`: `n_in` arrays of stride `n_total`) and
+    /// writes output array j's elements `a..b` to `outs[j]` (each `b - a` long).
+    pub(crate) fn run(
+        &mut self,
+        dk: &DeviceKernel,
+        inputs: &[f64],
+        n_total: usize,
+        (a, b): (usize, usize),
+        n_in: usize,
+        outs: &mut [&mut [f64]],
+    ) -> Result<(), GpuError> {
+        let device = dk.ordinal;
+        let err = |chunk: usize, step: &'static str| {
+            move |source: DriverError| GpuError::Batch {
+                device,
+                chunk,
+                step,
+                source,
+            }
+        };
+        dk.ctx
+            .bind_to_thread()
+            .map_err(err(0, "binding the device's context"))?;
+        let n_out = outs.len();
+        let chunk = self.chunk.max(1);
+        let flags: u64 = 0; // reserved for decorations; the kernel does not read it
+        let mut start = a;
+        let mut index = 0;
+        while start < b {
+            let m = chunk.min(b - start);
+            let slot = &mut self.slots[index % 2];
+            if let Some(p) = slot.pending.take() {
+                finish(slot, p, a, outs, n_out, device)?;
+            }
+            let Slot {
+                stream,
+                d_in,
+                d_out,
+                h_in,
+                h_out,
+                pending,
+            } = slot;
+            let cu_stream = stream.cu_stream();
+            // Gather the chunk's slice of every input array, compact (stride m).
+            let staged = h_in
+                .as_mut_slice()
+                .map_err(err(index, "waiting for the staging buffer"))?;
+            for k in 0..n_in {
+                let src = &inputs[k * n_total + start..k * n_total + start + m];
+                for (d, &s) in staged[k * m..(k + 1) * m].iter_mut().zip(src) {
+                    *d = T::from_f64(s);
+                }
+            }
+            if n_in > 0 {
+                let (dst, _guard) = d_in.device_ptr(stream);
+                // SAFETY: `staged` is pinned memory owned by this slot that is not touched by
+                // the host again until this stream has been synchronized (in `finish`); the
+                // device buffer holds n_in * chunk >= n_in * m elements; the context is current.
+                unsafe { result::memcpy_htod_async(dst, &staged[..n_in * m], cu_stream) }
+                    .map_err(err(index, "uploading the inputs"))?;
+            }
+            let cfg = dk.launch_config(m);
+            let n_arg = m as u64;
+            let mut launch = stream.launch_builder(&dk.function);
+            launch.arg(&n_arg).arg(&*d_in).arg(&mut *d_out).arg(&flags);
+            // SAFETY: the kernel takes (u64 n, u64 inputs, u64 outputs, u64 flags), reads
+            // n_in * m elements of T from `inputs` and writes n_out * m to `outputs`; the
+            // buffers hold n_in * chunk and n_out * chunk elements (at least 1), chunk >= m.
+            unsafe { launch.launch(cfg) }.map_err(err(index, "launching the kernel"))?;
+            let fetched = h_out
+                .as_mut_slice()
+                .map_err(err(index, "waiting for the staging buffer"))?;
+            {
+                let (src, _guard) = d_out.device_ptr(stream);
+                // SAFETY: as for the upload; `fetched` is only read after the stream is
+                // synchronized.
+                unsafe { result::memcpy_dtoh_async(&mut fetched[..n_out * m], src, cu_stream) }
+                    .map_err(err(index, "downloading the outputs"))?;
+            }
+            *pending = Some(Pending {
+                chunk: index,
+                start,
+                len: m,
+            });
+            start += m;
+            index += 1;
+        }
+        for slot in &mut self.slots {
+            if let Some(p) = slot.pending.take() {
+                finish(slot, p, a, outs, n_out, device)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Waits for the chunk in `slot` and scatters its outputs.
+fn finish<T: Elem>(
+    slot: &mut Slot<T>,
+    p: Pending,
+    a: usize,
+    outs: &mut [&mut [f64]],
+    n_out: usize,
+    device: usize,
+) -> Result<(), GpuError> {
+    slot.stream
+        .synchronize()
+        .map_err(|source| GpuError::Batch {
+            device,
+            chunk: p.chunk,
+            step: "running the chunk (upload, kernel, download)",
+            source,
+        })?;
+    let fetched = slot.h_out.as_slice().map_err(|source| GpuError::Batch {
+        device,
+        chunk: p.chunk,
+        step: "reading the staging buffer",
+        source,
+    })?;
+    let m = p.len;
+    let off = p.start - a;
+    for (j, out) in outs.iter_mut().enumerate().take(n_out) {
+        for (d, &s) in out[off..off + m]
+            .iter_mut()
+            .zip(&fetched[j * m..(j + 1) * m])
+        {
+            *d = s.to_f64();
+        }
+    }
+    Ok(())
+}
+
+/// The launch configuration of `m` elements for a kernel with occupancy-derived `block` and
+/// `max_grid` (enough blocks to fill the device).
+pub(crate) fn launch_config(block: u32, max_grid: u32, m: usize) -> LaunchConfig {
+    let blocks = m.div_ceil(block.max(1) as usize);
+    let grid = blocks.min(max_grid.max(1) as usize).max(1) as u32;
+    LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (block.max(1), 1, 1),
+        shared_mem_bytes: 0,
+    }
+}

@@ -1,0 +1,215 @@
+//! Kernel caches: compiled kernels in this process, and linked cubins on disk across processes.
+//!
+//! # In process
+//!
+//! A map from (PTX text of the kernel, precision, device ordinal) to the loaded
+//! [`DeviceKernel`](super::DeviceKernel). Each key has its own slot behind its own mutex, so two
+//! threads asking for the same kernel compile it once (the second waits for the first) while
+//! different kernels compile in parallel. A failed compilation is not remembered.
+//!
+//! # On disk
+//!
+//! Every kernel is linked into a cubin by the driver's linker (with the point-function runtime
+//! when it calls any) and the cubin is kept in the cache folder of [`super::runtime::cache_dir`]
+//! as `kernel-<key>.cubin`. The key is a 128-bit hash of the entry format, the kernel's PTX, the
+//! runtime's PTX (empty without point calls), the driver version and the architecture
+//! (`sm_XY`). The entry starts with a text line that repeats the key and gives the length and a
+//! checksum of the cubin that follows; an entry whose line does not match (corrupt, truncated, a
+//! file-name collision) is ignored and rebuilt. Entries are written to a temporary file in the
+//! same folder and renamed into place; a cache that cannot be written is not an error.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::scalar::Precision;
+
+use super::runtime::fnv1a128;
+use super::DeviceKernel;
+
+/// Format tag of cubin entries; bump it when the entry layout changes.
+const CUBIN_FORMAT: &str = "ivjit-kernel-cubin v1";
+
+/// Where the disk cache of linked kernels lives.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum CacheDir {
+    /// The default folder ([`super::runtime::cache_dir`]: `$IVJIT_CACHE_DIR`, XDG, `~/.cache`).
+    #[default]
+    Default,
+    /// No disk cache.
+    Off,
+    /// This folder.
+    At(PathBuf),
+}
+
+impl CacheDir {
+    /// The folder, if any.
+    pub fn resolve(&self) -> Option<PathBuf> {
+        match self {
+            CacheDir::Default => super::runtime::cache_dir(),
+            CacheDir::Off => None,
+            CacheDir::At(p) => Some(p.clone()),
+        }
+    }
+}
+
+/// What the disk cache did when a kernel was loaded on one device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DiskCacheOutcome {
+    /// The cubin came from a valid entry; nothing was compiled or linked.
+    Hit,
+    /// The cubin was linked; `stored` says whether the entry was written, `rebuilt` whether an
+    /// invalid entry (corrupt, truncated) was found and replaced.
+    Linked {
+        /// Whether the entry was written.
+        stored: bool,
+        /// Whether an entry existed but failed its check.
+        rebuilt: bool,
+    },
+    /// No cache folder; the cubin was linked.
+    NoCache,
+    /// The kernel was loaded from PTX directly (the driver's linker refused a program without
+    /// point calls; the plain load path was used and nothing was stored).
+    Ptx,
+}
+
+/// Key of the in-process cache.
+type MemKey = (String, Precision, usize);
+type Slot = Arc<Mutex<Option<Arc<DeviceKernel>>>>;
+
+fn memory() -> &'static Mutex<HashMap<MemKey, Slot>> {
+    static MAP: OnceLock<Mutex<HashMap<MemKey, Slot>>> = OnceLock::new();
+    MAP.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The kernel for `key` from the in-process cache, or built by `build` and remembered.
+pub(crate) fn in_process<E>(
+    ptx: &str,
+    precision: Precision,
+    ordinal: usize,
+    build: impl FnOnce() -> Result<Arc<DeviceKernel>, E>,
+) -> Result<Arc<DeviceKernel>, E> {
+    let slot = {
+        let mut map = memory().lock().unwrap_or_else(|p| p.into_inner());
+        map.entry((ptx.to_string(), precision, ordinal))
+            .or_default()
+            .clone()
+    };
+    let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(k) = slot.as_ref() {
+        return Ok(k.clone());
+    }
+    let k = build()?;
+    *slot = Some(k.clone());
+    Ok(k)
+}
+
+/// Number of kernels held by the in-process cache (for tests and diagnostics).
+pub fn in_process_len() -> usize {
+    let map = memory().lock().unwrap_or_else(|p| p.into_inner());
+    map.values()
+        .filter(|s| s.lock().map(|s| s.is_some()).unwrap_or(false))
+        .count()
+}
+
+/// The disk-cache key of a linked kernel.
+pub fn cubin_key(kernel_ptx: &str, runtime_ptx: &str, driver_version: i32, arch: &str) -> String {
+    let driver = driver_version.to_string();
+    format!(
+        "{:032x}",
+        fnv1a128(&[
+            CUBIN_FORMAT.as_bytes(),
+            kernel_ptx.as_bytes(),
+            runtime_ptx.as_bytes(),
+            driver.as_bytes(),
+            arch.as_bytes(),
+        ])
+    )
+}
+
+/// The path of the entry for `key` in `dir`.
+pub fn cubin_path(dir: &Path, key: &str) -> PathBuf {
+    dir.join(format!("kernel-{key}.cubin"))
+}
+
+fn header(key: &str, body: &[u8]) -> String {
+    format!(
+        "{CUBIN_FORMAT} key={key} bytes={} sum={:032x}\n",
+        body.len(),
+        fnv1a128(&[body])
+    )
+}
+
+/// Result of looking an entry up.
+pub(crate) enum Lookup {
+    /// A valid entry's cubin.
+    Valid(Vec<u8>),
+    /// No entry.
+    Missing,
+    /// An entry that fails its check.
+    Invalid,
+}
+
+/// Reads the entry for `key`, checking its header line.
+pub(crate) fn read_cubin(dir: &Path, key: &str) -> Lookup {
+    let Ok(bytes) = std::fs::read(cubin_path(dir, key)) else {
+        return Lookup::Missing;
+    };
+    let Some(nl) = bytes.iter().position(|&b| b == b'\n') else {
+        return Lookup::Invalid;
+    };
+    let (first, body) = bytes.split_at(nl + 1);
+    if body.is_empty() || first != header(key, body).as_bytes() {
+        return Lookup::Invalid;
+    }
+    Lookup::Valid(body.to_vec())
+}
+
+/// Writes the entry for `key` atomically (temporary file in `dir`, then rename).
+pub(crate) fn write_cubin(dir: &Path, key: &str, cubin: &[u8]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".kernel-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(header(key, cubin).as_bytes())?;
+    tmp.write_all(cubin)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(cubin_path(dir, key)).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip_and_corruption_is_detected() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = cubin_key("ptx", "", 13000, "sm_90");
+        assert!(matches!(read_cubin(dir.path(), &key), Lookup::Missing));
+        let cubin: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 251) as u8).collect();
+        write_cubin(dir.path(), &key, &cubin).unwrap();
+        match read_cubin(dir.path(), &key) {
+            Lookup::Valid(b) => assert_eq!(b, cubin),
+            _ => panic!("entry not read back"),
+        }
+        let path = cubin_path(dir.path(), &key);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(matches!(read_cubin(dir.path(), &key), Lookup::Invalid));
+        bytes[last] ^= 0x40;
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        assert!(matches!(read_cubin(dir.path(), &key), Lookup::Invalid));
+        std::fs::write(&path, b"").unwrap();
+        assert!(matches!(read_cubin(dir.path(), &key), Lookup::Invalid));
+        // Keys depend on every part.
+        assert_ne!(key, cubin_key("ptx", "", 13000, "sm_80"));
+        assert_ne!(key, cubin_key("ptx", "", 12080, "sm_90"));
+        assert_ne!(key, cubin_key("ptx", "rt", 13000, "sm_90"));
+        assert_ne!(key, cubin_key("ptx2", "", 13000, "sm_90"));
+    }
+}

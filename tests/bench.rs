@@ -1,0 +1,75 @@
+//! `ivjit bench` through the CLI binary: the CPU suite's JSON shape and positive rates.
+
+use std::process::Command;
+
+#[test]
+fn cpu_bench_json_has_every_row_with_positive_rates() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ivjit"))
+        .args(["bench", "--backend", "cpu", "--boxes", "4096", "--json"])
+        .output()
+        .expect("run ivjit");
+    assert!(
+        out.status.success(),
+        "ivjit bench failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert_eq!(doc["backend"], "cpu");
+    assert_eq!(doc["boxes"], 4096);
+    assert!(doc["compile_100"]["nodes"].as_u64().unwrap() >= 100);
+    let rows = doc["rows"].as_array().expect("rows");
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    for want in [
+        "add",
+        "mul",
+        "div",
+        "sqr",
+        "sqrt",
+        "exp",
+        "sin",
+        "tangle",
+        "rosenbrock10",
+        "trig",
+        "generated",
+    ] {
+        for p in ["f64", "f32"] {
+            assert!(
+                rows.iter()
+                    .any(|r| r["name"] == want && r["precision"] == p),
+                "no row {want} {p} in {names:?}"
+            );
+        }
+    }
+    for r in rows {
+        let bps = r["boxes_per_s"].as_f64().expect("boxes_per_s");
+        assert!(bps > 0.0 && bps.is_finite(), "{r}");
+        assert!(r["ns_per_box"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["n_vars"].as_u64().unwrap() >= 1);
+        assert!(r["bytes_per_box"].as_u64().unwrap() > 0);
+    }
+    let big = rows.iter().find(|r| r["name"] == "generated").unwrap();
+    assert!(big["ir_nodes"].as_u64().unwrap() >= 2000);
+}
+
+#[test]
+fn gpu_bench_without_gpu_fails_clearly_and_auto_falls_back() {
+    if ivjit::gpu::detect().is_ok() {
+        eprintln!("skipped: a GPU is present");
+        return;
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_ivjit"))
+        .args(["bench", "--backend", "gpu", "--boxes", "16"])
+        .output()
+        .expect("run ivjit");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no GPU"));
+    let out = Command::new(env!("CARGO_BIN_EXE_ivjit"))
+        .args(["bench", "--boxes", "64", "--only", "add,tangle", "--json"])
+        .output()
+        .expect("run ivjit");
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("running the CPU suite"));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["backend"], "cpu");
+    assert_eq!(doc["rows"].as_array().unwrap().len(), 4);
+}

@@ -1,0 +1,482 @@
+//! The batch engine of the GPU backend: chunked streaming, several devices, the kernel caches,
+//! occupancy-based launches and concurrent use of one kernel.
+//!
+//! Programs without point calls must give exactly the CPU evaluator's bits (every operation is
+//! correctly rounded on both). Without a GPU each GPU test prints "skipped: no GPU (reason)" and
+//! passes, unless `IVJIT_REQUIRE_GPU=1`, where it fails. Timings are printed, never asserted.
+
+use std::time::Instant;
+
+use ivjit::gpu::{self, CacheDir, DiskCacheOutcome, GpuError, GpuKernel, KernelOptions};
+use ivjit::scalar::Program;
+use ivjit::{BackendChoice, Evaluator, Expression, Precision};
+
+/// Uses +, -, *, /, sqr, pown, sqrt, min/max, abs: many inline sequences, no point calls.
+const EXPR: &str = "x^4 - 5*x^2 + y*z - x/(y + 3), sqrt(abs(z)) * x + min(x, y), sqr(x - z) / y";
+
+/// Boxes per batch.
+const N: usize = 1_000_003;
+
+fn program(p: Precision) -> Program {
+    let program = Expression::parse(EXPR).unwrap().scalar(p).unwrap();
+    assert!(
+        !program.has_point_calls(),
+        "the bit-for-bit tests need inline code only"
+    );
+    program
+}
+
+/// splitmix64.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e3779b97f4a7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
+        z ^ (z >> 31)
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// A bound of varied magnitude and sign.
+    fn value(&mut self) -> f64 {
+        match self.next() % 16 {
+            0 => 0.0,
+            1 => -0.0,
+            2 => f64::MIN_POSITIVE * self.unit(),
+            3 => (self.unit() - 0.5) * 1e300,
+            _ => (self.unit() - 0.5) * 2f64.powi((self.next() % 40) as i32 - 20),
+        }
+    }
+}
+
+/// `n` boxes of `n_vars` variables in the SoA layout, with empty, entire and point boxes among
+/// them; every bound is an f32 value when `p` is f32.
+fn boxes(seed: u64, n_vars: usize, n: usize, p: Precision) -> Vec<f64> {
+    let mut rng = Rng(seed);
+    let round = |x: f64, up: bool| match p {
+        Precision::F64 => x,
+        Precision::F32 => {
+            let y = x as f32;
+            let y = if up && (y as f64) < x {
+                y.next_up()
+            } else if !up && (y as f64) > x {
+                y.next_down()
+            } else {
+                y
+            };
+            y as f64
+        }
+    };
+    let mut soa = vec![0.0; 2 * n_vars * n];
+    for k in 0..n_vars {
+        for i in 0..n {
+            let (lo, hi) = match rng.next() % 64 {
+                0 => (f64::NAN, f64::NAN),
+                1 => (f64::NEG_INFINITY, f64::INFINITY),
+                2 => (f64::NEG_INFINITY, rng.value()),
+                3 => {
+                    let v = rng.value();
+                    (v, v)
+                }
+                _ => {
+                    let (a, b) = (rng.value(), rng.value());
+                    (a.min(b), a.max(b))
+                }
+            };
+            let (lo, hi) = if lo.is_nan() {
+                (lo, hi)
+            } else {
+                (round(lo, false), round(hi, true))
+            };
+            soa[2 * k * n + i] = lo;
+            soa[(2 * k + 1) * n + i] = hi;
+        }
+    }
+    soa
+}
+
+/// Bit-for-bit equality, NaN equal to any NaN (the IR promises no NaN payload).
+fn assert_same_bits(what: &str, got: &[f64], want: &[f64]) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths differ");
+    let mut bad = 0;
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let same = (g.is_nan() && w.is_nan()) || g.to_bits() == w.to_bits();
+        if !same {
+            if bad < 10 {
+                eprintln!(
+                    "{what}: value {i}: gpu {g:e} ({:#x}) cpu {w:e} ({:#x})",
+                    g.to_bits(),
+                    w.to_bits()
+                );
+            }
+            bad += 1;
+        }
+    }
+    assert_eq!(
+        bad,
+        0,
+        "{what}: {bad} of {} values differ from the CPU",
+        got.len()
+    );
+}
+
+fn options() -> KernelOptions {
+    KernelOptions::default()
+}
+
+#[test]
+fn kernels_can_be_shared_between_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<GpuKernel>();
+    send_sync::<Evaluator>();
+}
+
+#[test]
+fn device_lists_parse() {
+    assert_eq!(gpu::parse_devices("0,1").unwrap(), [0, 1]);
+    assert_eq!(gpu::parse_devices(" 2 , 0 ").unwrap(), [2, 0]);
+    assert!(matches!(
+        gpu::parse_devices("0,0"),
+        Err(GpuError::Devices(_))
+    ));
+    assert!(matches!(gpu::parse_devices("a"), Err(GpuError::Devices(_))));
+    assert!(matches!(gpu::parse_devices(""), Err(GpuError::Devices(_))));
+}
+
+/// ~10^6 boxes through 1000-element chunks on device 0 (so ~1000 chunks, the last one ragged),
+/// in both precisions, against the CPU evaluator.
+#[test]
+fn tiny_chunks_equal_cpu_bit_for_bit() {
+    if gpu::require_gpu_or_skip("tiny_chunks_equal_cpu_bit_for_bit").is_none() {
+        return;
+    }
+    for p in [Precision::F64, Precision::F32] {
+        let program = program(p);
+        let inputs = boxes(1 + p as u64, program.n_vars(), N, p);
+        let want = ivjit::cpu::eval::eval_soa(&program, &inputs, N);
+        let kernel = GpuKernel::with_options(
+            &program,
+            &KernelOptions {
+                devices: Some(vec![0]),
+                chunk_elements: Some(1000),
+                ..options()
+            },
+        )
+        .unwrap();
+        assert_eq!(kernel.chunk_elements(), Some(1000));
+        eprintln!("{p:?}: launch shapes {:?}", kernel.launch_shapes());
+        for shape in kernel.launch_shapes() {
+            assert!(shape.block >= 32 && shape.block <= 1024, "{shape:?}");
+            assert!(shape.max_grid >= 1, "{shape:?}");
+        }
+        let t = Instant::now();
+        let got = kernel.eval(&inputs, N).unwrap();
+        eprintln!("{p:?}: {N} boxes in 1000-box chunks: {:?}", t.elapsed());
+        assert_same_bits(&format!("{p:?}, chunks of 1000"), &got, &want);
+        // Chunks that are not a divisor of N and larger than a small batch.
+        let mut kernel = kernel;
+        kernel.set_chunk_elements(Some(77_777));
+        assert_same_bits(
+            &format!("{p:?}, chunks of 77777"),
+            &kernel.eval(&inputs, N).unwrap(),
+            &want,
+        );
+        // Automatic chunk size (one chunk for this batch on any real GPU).
+        kernel.set_chunk_elements(None);
+        let t = Instant::now();
+        let got = kernel.eval(&inputs, N).unwrap();
+        eprintln!("{p:?}: {N} boxes, automatic chunks: {:?}", t.elapsed());
+        assert_same_bits(&format!("{p:?}, automatic chunks"), &got, &want);
+        // Small batches: 1, a few, one less and one more than a chunk.
+        kernel.set_chunk_elements(Some(1000));
+        for n in [1, 7, 999, 1000, 1001] {
+            let small = boxes(100 + n as u64, program.n_vars(), n, p);
+            let want = ivjit::cpu::eval::eval_soa(&program, &small, n);
+            assert_same_bits(
+                &format!("{p:?}, n = {n}"),
+                &kernel.eval(&small, n).unwrap(),
+                &want,
+            );
+        }
+        assert!(
+            kernel.eval(&inputs, 0).is_err(),
+            "a wrong input length is an error"
+        );
+        assert!(kernel.eval(&[], 0).unwrap().is_empty());
+    }
+}
+
+/// The same batch split across every visible device (several only on a multi-GPU machine).
+#[test]
+fn all_devices_equal_cpu() {
+    let Some(info) = gpu::require_gpu_or_skip("all_devices_equal_cpu") else {
+        return;
+    };
+    let program = program(Precision::F64);
+    let inputs = boxes(7, program.n_vars(), N, Precision::F64);
+    let want = ivjit::cpu::eval::eval_soa(&program, &inputs, N);
+    let all: Vec<usize> = (0..info.device_count).collect();
+    for chunk in [None, Some(4096)] {
+        let kernel = GpuKernel::with_options(
+            &program,
+            &KernelOptions {
+                devices: Some(all.clone()),
+                chunk_elements: chunk,
+                ..options()
+            },
+        )
+        .unwrap();
+        assert_eq!(kernel.device_ordinals(), all);
+        let t = Instant::now();
+        let got = kernel.eval(&inputs, N).unwrap();
+        eprintln!(
+            "{} device(s), chunk {chunk:?}: {N} boxes in {:?}",
+            all.len(),
+            t.elapsed()
+        );
+        assert_same_bits(
+            &format!("{} devices, chunk {chunk:?}", all.len()),
+            &got,
+            &want,
+        );
+    }
+    // A device that does not exist is an error, not a panic.
+    let bad = GpuKernel::with_options(
+        &program,
+        &KernelOptions {
+            devices: Some(vec![info.device_count + 5]),
+            ..options()
+        },
+    );
+    assert!(matches!(bad, Err(GpuError::Devices(_))), "{bad:?}");
+}
+
+#[test]
+fn in_process_cache_reuses_kernels() {
+    if gpu::require_gpu_or_skip("in_process_cache_reuses_kernels").is_none() {
+        return;
+    }
+    let program = program(Precision::F64);
+    let a = GpuKernel::new(&program).unwrap();
+    let b = GpuKernel::new(&program).unwrap();
+    assert!(
+        a.shares_code_with(&b),
+        "the second kernel was compiled again"
+    );
+    let other = GpuKernel::new(
+        &Expression::parse("x + 1")
+            .unwrap()
+            .scalar(Precision::F64)
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(!a.shares_code_with(&other));
+    // Another precision is another kernel.
+    let f32k = GpuKernel::new(&program_text_f32()).unwrap();
+    assert!(!a.shares_code_with(&f32k));
+
+    // Measured, not asserted: the first Evaluator::new of a fresh expression against a second.
+    let expr = Expression::parse("x*y - 3.25*z + x^3").unwrap();
+    let t = Instant::now();
+    let e1 = Evaluator::new(&expr, Precision::F64, BackendChoice::Gpu).unwrap();
+    let first = t.elapsed();
+    let t = Instant::now();
+    let e2 = Evaluator::new(&expr, Precision::F64, BackendChoice::Gpu).unwrap();
+    let second = t.elapsed();
+    eprintln!("Evaluator::new: first {first:?}, second {second:?} (in-process cache)");
+    let x = [
+        ivjit::Interval::new(-1.0, 2.0).unwrap(),
+        ivjit::Interval::point(3.0).unwrap(),
+        ivjit::Interval::new(0.5, 0.75).unwrap(),
+    ];
+    assert_eq!(e1.eval(&x).unwrap(), e2.eval(&x).unwrap());
+    eprintln!(
+        "{} kernels in the in-process cache",
+        gpu::cache::in_process_len()
+    );
+}
+
+fn program_text_f32() -> Program {
+    program(Precision::F32)
+}
+
+/// The only cubin entry in `dir`.
+fn entry(dir: &std::path::Path) -> std::path::PathBuf {
+    let entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cubin"))
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    entries[0].clone()
+}
+
+fn disk_cache_case(name: &str, program: &Program, inputs: &[f64], n: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = KernelOptions {
+        devices: Some(vec![0]),
+        cache_dir: CacheDir::At(dir.path().to_path_buf()),
+        memory_cache: false,
+        chunk_elements: None,
+    };
+    let load = |what: &str| {
+        let t = Instant::now();
+        let k = GpuKernel::with_options(program, &opts).unwrap();
+        eprintln!(
+            "{name}: {what}: {:?} in {:?}",
+            k.disk_cache_outcomes(),
+            t.elapsed()
+        );
+        k
+    };
+    let fresh = load("empty cache");
+    assert_eq!(
+        fresh.disk_cache_outcomes(),
+        [DiskCacheOutcome::Linked {
+            stored: true,
+            rebuilt: false
+        }]
+    );
+    let want = fresh.eval(inputs, n).unwrap();
+    let path = entry(dir.path());
+    let hit = load("second load");
+    assert_eq!(hit.disk_cache_outcomes(), [DiskCacheOutcome::Hit]);
+    assert!(
+        !hit.shares_code_with(&fresh),
+        "the in-process cache was bypassed"
+    );
+    assert_same_bits(
+        &format!("{name}: from the disk cache"),
+        &hit.eval(inputs, n).unwrap(),
+        &want,
+    );
+
+    // Flip bytes in the middle of the cubin.
+    let good = std::fs::read(&path).unwrap();
+    let mut bad = good.clone();
+    let mid = bad.len() / 2;
+    for b in &mut bad[mid..mid + 8] {
+        *b ^= 0xa5;
+    }
+    std::fs::write(&path, &bad).unwrap();
+    let rebuilt = load("flipped bytes");
+    assert_eq!(
+        rebuilt.disk_cache_outcomes(),
+        [DiskCacheOutcome::Linked {
+            stored: true,
+            rebuilt: true
+        }]
+    );
+    assert_same_bits(
+        &format!("{name}: after flipped bytes"),
+        &rebuilt.eval(inputs, n).unwrap(),
+        &want,
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        good,
+        "the entry was rewritten"
+    );
+
+    // Truncate it; then an empty file; then a header alone.
+    for cut in [
+        good.len() - 1,
+        good.len() / 3,
+        0,
+        good.iter().position(|&b| b == b'\n').unwrap() + 1,
+    ] {
+        std::fs::write(&path, &good[..cut]).unwrap();
+        let rebuilt = load(&format!("truncated to {cut} bytes"));
+        assert_eq!(
+            rebuilt.disk_cache_outcomes(),
+            [DiskCacheOutcome::Linked {
+                stored: true,
+                rebuilt: true
+            }]
+        );
+        assert_same_bits(
+            &format!("{name}: after truncation to {cut}"),
+            &rebuilt.eval(inputs, n).unwrap(),
+            &want,
+        );
+    }
+    assert_eq!(
+        load("after repairs").disk_cache_outcomes(),
+        [DiskCacheOutcome::Hit]
+    );
+}
+
+#[test]
+fn disk_cache_detects_and_rebuilds_corrupt_entries() {
+    if gpu::require_gpu_or_skip("disk_cache_detects_and_rebuilds_corrupt_entries").is_none() {
+        return;
+    }
+    let n = 10_000;
+    let plain = program(Precision::F64);
+    let inputs = boxes(11, plain.n_vars(), n, Precision::F64);
+    let want = ivjit::cpu::eval::eval_soa(&plain, &inputs, n);
+    disk_cache_case("inline program", &plain, &inputs, n);
+    // And the cached kernel equals the CPU too.
+    let k = GpuKernel::with_options(
+        &plain,
+        &KernelOptions {
+            devices: Some(vec![0]),
+            cache_dir: CacheDir::Off,
+            memory_cache: false,
+            chunk_elements: None,
+        },
+    )
+    .unwrap();
+    assert_eq!(k.disk_cache_outcomes(), [DiskCacheOutcome::NoCache]);
+    assert_same_bits("no disk cache", &k.eval(&inputs, n).unwrap(), &want);
+
+    // A program with point calls (linked with the NVRTC runtime).
+    let points = Expression::parse("exp(x) + sin(y)")
+        .unwrap()
+        .scalar(Precision::F64)
+        .unwrap();
+    assert!(points.has_point_calls());
+    let inputs = boxes(12, points.n_vars(), n, Precision::F64);
+    disk_cache_case("point calls", &points, &inputs, n);
+}
+
+/// Eight threads evaluate different batches with one kernel at once; each gets what a serial
+/// evaluation of its batch gives.
+#[test]
+fn concurrent_use_of_one_kernel() {
+    if gpu::require_gpu_or_skip("concurrent_use_of_one_kernel").is_none() {
+        return;
+    }
+    let program = program(Precision::F64);
+    let mut kernel = GpuKernel::new(&program).unwrap();
+    kernel.set_chunk_elements(Some(10_000));
+    let n = 100_000;
+    let batches: Vec<Vec<f64>> = (0..8)
+        .map(|t| boxes(1000 + t, program.n_vars(), n, Precision::F64))
+        .collect();
+    let serial: Vec<Vec<f64>> = batches.iter().map(|b| kernel.eval(b, n).unwrap()).collect();
+    for (b, s) in batches.iter().zip(&serial) {
+        assert_same_bits("serial", s, &ivjit::cpu::eval::eval_soa(&program, b, n));
+    }
+    let kernel = &kernel;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = batches
+            .iter()
+            .map(|b| {
+                scope.spawn(move || {
+                    (0..4)
+                        .map(|_| kernel.eval(b, n).unwrap())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for (t, (h, s)) in handles.into_iter().zip(&serial).enumerate() {
+            for got in h.join().unwrap() {
+                assert_same_bits(&format!("thread {t}"), &got, s);
+            }
+        }
+    });
+}
