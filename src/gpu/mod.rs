@@ -495,8 +495,11 @@ impl DeviceKernel {
             return c.max(1);
         }
         let bpe = bytes_per_element.max(1);
-        let free = self.ctx.mem_get_info().map(|(free, _)| free).unwrap_or(0);
-        let by_memory = free / FREE_MEMORY_DIVISOR / 2 / bpe;
+        // If the query fails, size by the cap alone: an allocation failure is handled below.
+        let by_memory = match self.ctx.mem_get_info() {
+            Ok((free, _)) => free / FREE_MEMORY_DIVISOR / 2 / bpe,
+            Err(_) => usize::MAX,
+        };
         by_memory.min(MAX_CHUNK_BYTES / bpe).min(len).max(1)
     }
 
