@@ -30,7 +30,7 @@ const BLOCKS_PER_SM: u32 = 8;
 
 type R<T> = Result<T, String>;
 
-fn d<T>(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> String + '_ {
+fn d(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> String + '_ {
     move |e| format!("{what}: {e:?}")
 }
 
@@ -69,8 +69,8 @@ impl Device {
     /// Device 0, or why there is none (never panics on a missing driver).
     pub fn open() -> R<Device> {
         let info = crate::gpu::detect().map_err(|e| e.to_string())?;
-        let ctx = CudaContext::new(0).map_err(d::<()>("creating the context"))?;
-        let stream = ctx.new_stream().map_err(d::<()>("creating a stream"))?;
+        let ctx = CudaContext::new(0).map_err(d("creating the context"))?;
+        let stream = ctx.new_stream().map_err(d("creating a stream"))?;
         Ok(Device {
             ctx,
             stream,
@@ -93,7 +93,7 @@ impl Device {
     fn event(&self) -> R<cudarc::driver::CudaEvent> {
         self.stream
             .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(d::<()>("recording an event"))
+            .map_err(d("recording an event"))
     }
 
     /// Median time (ms) of `f` between two events, after warm-up.
@@ -106,10 +106,10 @@ impl Device {
             let a = self.event()?;
             f()?;
             let b = self.event()?;
-            let ms = a.elapsed_ms(&b).map_err(d::<()>("timing"))?;
+            let ms = a.elapsed_ms(&b).map_err(d("timing"))?;
             times.push(ms as f64);
         }
-        self.stream.synchronize().map_err(d::<()>("running"))?;
+        self.stream.synchronize().map_err(d("running"))?;
         Ok(median(times))
     }
 
@@ -130,30 +130,23 @@ impl Device {
     }
 
     fn function(&self, ptx: Ptx, entry: &str) -> R<CudaFunction> {
-        let m = self
-            .ctx
-            .load_module(ptx)
-            .map_err(d::<()>("loading a module"))?;
-        m.load_function(entry)
-            .map_err(d::<()>("looking up the kernel"))
+        let m = self.ctx.load_module(ptx).map_err(d("loading a module"))?;
+        m.load_function(entry).map_err(d("looking up the kernel"))
     }
 
     /// Device-to-device copy of 1 GiB: (bytes read + bytes written) / second.
     pub fn copy_bandwidth(&self) -> R<f64> {
         let len = 1usize << 27; // f64 elements: 1 GiB
         let host: Vec<f64> = (0..len).map(|i| 1.0 + i as f64 * 1e-9).collect();
-        let src = self
-            .stream
-            .clone_htod(&host)
-            .map_err(d::<()>("copying in"))?;
+        let src = self.stream.clone_htod(&host).map_err(d("copying in"))?;
         let mut dst = self
             .stream
             .alloc_zeros::<f64>(len)
-            .map_err(d::<()>("allocating"))?;
+            .map_err(d("allocating"))?;
         let ms = self.time(WARMUP, REPS, || {
             self.stream
                 .memcpy_dtod(&src, &mut dst)
-                .map_err(d::<()>("device copy"))
+                .map_err(d("device copy"))
         })?;
         Ok(2.0 * (len * 8) as f64 / (ms * 1e-3))
     }
@@ -175,30 +168,26 @@ impl Device {
                 let mut out = self
                     .stream
                     .alloc_zeros::<f64>(threads)
-                    .map_err(d::<()>("alloc"))?;
+                    .map_err(d("alloc"))?;
                 let (b, c) = (0.999_999_f64, 1e-7_f64);
                 self.time(1, 5, || {
                     let mut l = self.stream.launch_builder(&f);
                     l.arg(&mut out).arg(&iters).arg(&b).arg(&c);
                     // SAFETY: fma_loop(T*, int, T, T) writes one T per thread; `out` has one per thread.
-                    unsafe { l.launch(cfg) }
-                        .map(drop)
-                        .map_err(d::<()>("launch"))
+                    unsafe { l.launch(cfg) }.map(drop).map_err(d("launch"))
                 })?
             }
             Precision::F32 => {
                 let mut out = self
                     .stream
                     .alloc_zeros::<f32>(threads)
-                    .map_err(d::<()>("alloc"))?;
+                    .map_err(d("alloc"))?;
                 let (b, c) = (0.999_99_f32, 1e-5_f32);
                 self.time(1, 5, || {
                     let mut l = self.stream.launch_builder(&f);
                     l.arg(&mut out).arg(&iters).arg(&b).arg(&c);
                     // SAFETY: as above.
-                    unsafe { l.launch(cfg) }
-                        .map(drop)
-                        .map_err(d::<()>("launch"))
+                    unsafe { l.launch(cfg) }.map(drop).map_err(d("launch"))
                 })?
             }
         };
@@ -269,8 +258,8 @@ impl Device {
         out_len: usize,
     ) -> R<(f64, f64, Result<f64, String>)> {
         let s = &self.stream;
-        let mut d_in: CudaSlice<T> = s.clone_htod(&host_in).map_err(d::<()>("copying in"))?;
-        let mut d_out: CudaSlice<T> = s.alloc_zeros(out_len).map_err(d::<()>("allocating"))?;
+        let mut d_in: CudaSlice<T> = s.clone_htod(&host_in).map_err(d("copying in"))?;
+        let mut d_out: CudaSlice<T> = s.alloc_zeros(out_len).map_err(d("allocating"))?;
         let cfg = self.cfg(n);
         let n_arg = n as u64;
         let flags = 0u64;
@@ -279,18 +268,14 @@ impl Device {
             l.arg(&n_arg).arg(d_in).arg(d_out).arg(&flags);
             // SAFETY: both kernels take (u64 n, T* in, T* out, u64 flags), read 2*n_vars*n and
             // write 2*n_outputs*n elements: the buffers' lengths.
-            unsafe { l.launch(cfg) }
-                .map(drop)
-                .map_err(d::<()>("launching"))
+            unsafe { l.launch(cfg) }.map(drop).map_err(d("launching"))
         };
         let kernel = self.time(WARMUP, REPS, || launch(f, &d_in, &mut d_out))?;
         let mut host_out = vec![T::default(); out_len];
         let e2e = self.time(1, E2E_REPS, || {
-            s.memcpy_htod(&host_in, &mut d_in)
-                .map_err(d::<()>("htod"))?;
+            s.memcpy_htod(&host_in, &mut d_in).map_err(d("htod"))?;
             launch(f, &d_in, &mut d_out)?;
-            s.memcpy_dtoh(&d_out, &mut host_out)
-                .map_err(d::<()>("dtoh"))
+            s.memcpy_dtoh(&d_out, &mut host_out).map_err(d("dtoh"))
         })?;
         let baseline = match base {
             Ok(b) => self.time(WARMUP, REPS, || launch(&b, &d_in, &mut d_out)),
@@ -303,7 +288,7 @@ impl Device {
 /// Links PTX texts into a cubin with the driver's linker (no logs: the evaluator's own linker
 /// reports them; this one only runs what that one already accepted).
 fn link(ctx: &Arc<CudaContext>, parts: &[&str]) -> R<Vec<u8>> {
-    ctx.bind_to_thread().map_err(d::<()>("binding"))?;
+    ctx.bind_to_thread().map_err(d("binding"))?;
     let mut state: sys::CUlinkState = std::ptr::null_mut();
     // SAFETY: no options; `state` is an out-pointer.
     let st =
