@@ -157,3 +157,43 @@ fn corpus_covers_every_function() {
         assert!(used, "the corpus never calls {}", f.name);
     }
 }
+
+/// The benchmark kernels must not spill registers (ptxas -v, sm_90). The 2,000-node generated
+/// expression of `ivjit bench` is known to spill (255 registers, about 3.6 KB of spill stores in
+/// f64: docs/bench.md) and is left out until its kernel gets smaller.
+#[test]
+fn benchmark_kernels_do_not_spill() {
+    let cases = [
+        "x + y".to_string(),
+        "x * y".to_string(),
+        "x^4 - 5*x^2 + y^4 - 5*y^2 + z^4 - 5*z^2 + 11.8".to_string(),
+        ivjit::bench::rosenbrock(10),
+        "sin(x)*cos(y) + exp(-x*y)*atan(z)".to_string(),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for src in &cases {
+        let e = Expression::parse(src).unwrap();
+        for p in [Precision::F64, Precision::F32] {
+            let ptx = e.ptx(p).unwrap();
+            let file = dir.path().join("k.ptx");
+            std::fs::write(&file, &ptx).unwrap();
+            let mut cmd = Command::new(ptxas());
+            cmd.args(["--gpu-name", "sm_90", "-v"]);
+            if ptx.contains(".extern .func") {
+                cmd.arg("-c");
+            }
+            let out = cmd
+                .arg("-o")
+                .arg(dir.path().join("k.cubin"))
+                .arg(&file)
+                .output()
+                .unwrap();
+            let log = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{src} {p}: {log}");
+            assert!(
+                log.contains("0 bytes spill stores") && log.contains("0 bytes spill loads"),
+                "{src} {p} spills registers:\n{log}"
+            );
+        }
+    }
+}
