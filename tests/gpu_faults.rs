@@ -1,0 +1,150 @@
+//! Faults on the GPU path, through the CLI as a user meets them: concurrent processes sharing
+//! one disk cache (and finding it corrupted), and a device allocation that fails mid-batch.
+//! Skips without a GPU unless IVJIT_REQUIRE_GPU=1.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The binary cargo built; on the GPU machine (tests run from `.gpu/`), the packed copy.
+fn binary() -> PathBuf {
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_ivjit"));
+    if built.exists() {
+        return built;
+    }
+    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default()).join(".gpu/bin/ivjit")
+}
+
+fn run(args: &[&str], envs: &[(&str, &Path)]) -> Output {
+    let mut cmd = Command::new(binary());
+    cmd.args(args);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("ivjit runs")
+}
+
+const EXPR: &str = "exp(x) * sin(y) + x^3 - sqrt(y)";
+const ARGS: [&str; 8] = [
+    "eval",
+    EXPR,
+    "--var",
+    "x=[0.5,1.5]",
+    "--var",
+    "y=[2,3]",
+    "--backend",
+    "gpu",
+];
+
+/// Runs `count` processes at once and returns their outputs.
+fn concurrently(count: usize, cache: &Path) -> Vec<Output> {
+    let children: Vec<_> = (0..count)
+        .map(|_| {
+            Command::new(binary())
+                .args(ARGS)
+                .env("IVJIT_CACHE_DIR", cache)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("spawn ivjit")
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|c| c.wait_with_output().expect("wait"))
+        .collect()
+}
+
+#[test]
+fn disk_cache_survives_concurrent_processes_and_corruption() {
+    if ivjit::gpu::require_gpu_or_skip("disk_cache_survives_concurrent_processes_and_corruption")
+        .is_none()
+    {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    // The reference: one process, cache off to the side.
+    let alone = tempfile::tempdir().unwrap();
+    let reference = run(&ARGS, &[("IVJIT_CACHE_DIR", alone.path())]);
+    assert!(
+        reference.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reference.stderr)
+    );
+    // Eight processes filling one empty cache at the same time.
+    for o in concurrently(8, cache.path()) {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(o.stdout, reference.stdout, "same answer from every process");
+    }
+    let entries: Vec<PathBuf> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(!entries.is_empty(), "the processes filled the cache");
+    println!("cache entries: {entries:?}");
+    // Corrupt every entry (flip bytes in one half, truncate the other), then run 8 again.
+    for (i, p) in entries.iter().enumerate() {
+        let mut bytes = std::fs::read(p).unwrap();
+        if i % 2 == 0 {
+            let mid = bytes.len() / 2;
+            for b in &mut bytes[mid..(mid + 16).min(bytes.len())] {
+                *b ^= 0x5A;
+            }
+        } else {
+            bytes.truncate(bytes.len() / 3);
+        }
+        std::fs::write(p, bytes).unwrap();
+    }
+    for o in concurrently(8, cache.path()) {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            o.stdout, reference.stdout,
+            "a corrupted cache is rebuilt, not trusted"
+        );
+    }
+}
+
+#[test]
+fn device_allocation_failure_is_a_clear_error_and_leaves_no_output() {
+    if ivjit::gpu::require_gpu_or_skip(
+        "device_allocation_failure_is_a_clear_error_and_leaves_no_output",
+    )
+    .is_none()
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("boxes.csv");
+    std::fs::write(&input, "x_lo,x_hi\n1,2\n3,4\n-1,1\n").unwrap();
+    let output = dir.path().join("out.csv");
+    // Force chunks of 2^40 boxes: the device (and pinned host) allocation must fail.
+    let mut cmd = Command::new(binary());
+    cmd.args(["eval", "x*x + 1", "--input"])
+        .arg(&input)
+        .arg("--output")
+        .arg(&output)
+        .args(["--backend", "gpu"])
+        .env("IVJIT_CHUNK_ELEMENTS", "1099511627776")
+        .env("IVJIT_CACHE_DIR", dir.path().join("cache"));
+    let o = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    println!("{err}");
+    assert_eq!(o.status.code(), Some(1), "an environment failure: {err}");
+    assert!(err.starts_with("error:") && err.contains("GPU"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!output.exists(), "no output file after a failed batch");
+    // And the same batch succeeds with the default chunking.
+    let o = Command::new(binary())
+        .args(["eval", "x*x + 1", "--input"])
+        .arg(&input)
+        .arg("--output")
+        .arg(&output)
+        .args(["--backend", "gpu"])
+        .env("IVJIT_CACHE_DIR", dir.path().join("cache"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&output).unwrap(),
+        "lo,hi\n2,5\n10,17\n1,2\n"
+    );
+}
