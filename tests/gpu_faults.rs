@@ -85,8 +85,8 @@ fn disk_cache_survives_concurrent_processes_and_corruption() {
     for (i, p) in entries.iter().enumerate() {
         let mut bytes = std::fs::read(p).unwrap();
         if i % 2 == 0 {
-            let mid = bytes.len() / 2;
-            for b in &mut bytes[mid..(mid + 16).min(bytes.len())] {
+            let (mid, len) = (bytes.len() / 2, bytes.len());
+            for b in &mut bytes[mid..(mid + 16).min(len)] {
                 *b ^= 0x5A;
             }
         } else {
