@@ -3,7 +3,7 @@
 //! # In process
 //!
 //! A map from (PTX text of the kernel, precision, device ordinal) to the loaded
-//! [`DeviceKernel`](super::DeviceKernel). Each key has its own slot behind its own mutex, so two
+//! `DeviceKernel`. Each key has its own slot behind its own mutex, so two
 //! threads asking for the same kernel compile it once (the second waits for the first) while
 //! different kernels compile in parallel. A failed compilation is not remembered.
 //!

@@ -3,7 +3,7 @@
 //!
 //! - Batches of any size are split across the kernel's devices (every visible device, or
 //!   `IVJIT_DEVICES=0,1`, or [`KernelOptions::devices`]) and streamed through each in chunks
-//!   with pinned staging buffers and two streams ([`batch`]).
+//!   with pinned staging buffers and two streams (module `batch`).
 //! - Kernels are cached in the process and, as linked cubins, on disk ([`cache`]).
 //! - The block size comes from the driver's occupancy calculator; the grid fills the device.
 //!
