@@ -1,16 +1,10 @@
 //! `ivjit bench` through the CLI binary: the CPU suite's JSON shape and positive rates.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The binary cargo built; on the GPU machine (tests run from `.gpu/`), the packed copy.
-fn binary() -> PathBuf {
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_ivjit"));
-    if built.exists() {
-        return built;
-    }
-    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default()).join(".gpu/bin/ivjit")
-}
+#[path = "support/binary.rs"]
+mod support;
+use support::ivjit_binary as binary;
 
 #[test]
 fn cpu_bench_json_has_every_row_with_positive_rates() {

@@ -4,23 +4,9 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-/// The binary cargo built; when the tests run elsewhere (the GPU machine, from `.gpu/`), the
-/// packed copy beside them.
-fn binary() -> std::path::PathBuf {
-    let built = std::path::PathBuf::from(env!("CARGO_BIN_EXE_ivjit"));
-    if built.exists() {
-        return built;
-    }
-    let packed =
-        Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default()).join(".gpu/bin/ivjit");
-    assert!(
-        packed.exists(),
-        "ivjit binary not found at {} or {}",
-        built.display(),
-        packed.display()
-    );
-    packed
-}
+#[path = "support/binary.rs"]
+mod support;
+use support::ivjit_binary as binary;
 
 fn ivjit(args: &[&str]) -> Output {
     Command::new(binary())

@@ -2,26 +2,12 @@
 //! NPY, every malformed file, and no output file (or temporary file) left behind on error. The
 //! `.npy` files are written byte by byte here, so the tests need no NumPy.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-/// The binary cargo built; when the tests run elsewhere (the GPU machine, from `.gpu/`), the
-/// packed copy beside them.
-fn binary() -> PathBuf {
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_ivjit"));
-    if built.exists() {
-        return built;
-    }
-    let packed =
-        Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default()).join(".gpu/bin/ivjit");
-    assert!(
-        packed.exists(),
-        "ivjit binary not found at {} or {}",
-        built.display(),
-        packed.display()
-    );
-    packed
-}
+#[path = "support/binary.rs"]
+mod support;
+use support::ivjit_binary as binary;
 
 /// Runs `ivjit eval EXPR --backend cpu ARGS...`; the progress bar is allowed at once, so that a
 /// bar drawn on a non-terminal stderr would show in every test.

@@ -5,14 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The binary cargo built; on the GPU machine (tests run from `.gpu/`), the packed copy.
-fn binary() -> PathBuf {
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_ivjit"));
-    if built.exists() {
-        return built;
-    }
-    Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default()).join(".gpu/bin/ivjit")
-}
+#[path = "support/binary.rs"]
+mod support;
+use support::ivjit_binary as binary;
 
 fn run(args: &[&str], envs: &[(&str, &Path)]) -> Output {
     let mut cmd = Command::new(binary());

@@ -5,23 +5,15 @@
 //! no output file. See docs/fuzzing.md.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
-/// The binary cargo built, or the packed copy beside the tests (like tests/cli.rs).
-fn binary() -> PathBuf {
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_ivjit"));
-    if built.exists() {
-        return built;
-    }
-    let packed =
-        Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default()).join(".gpu/bin/ivjit");
-    assert!(packed.exists(), "ivjit binary not found");
-    packed
-}
+#[path = "support/binary.rs"]
+mod support;
+use support::ivjit_binary as binary;
 
 struct Run {
     status: i32,

@@ -503,7 +503,8 @@ impl DeviceKernel {
         by_memory.min(MAX_CHUNK_BYTES / bpe).min(len).max(1)
     }
 
-    /// Runs elements `a..b` on this device (see [`batch`]).
+    /// Runs elements `a..b` on this device (see module `batch`).
+    #[allow(clippy::too_many_arguments)] // the SoA slices, their layout and the chunking
     fn run(
         &self,
         precision: Precision,
