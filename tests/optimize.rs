@@ -1,0 +1,80 @@
+//! The branch-and-bound example (`examples/optimize.rs`) on known minima, CPU backend.
+#[allow(dead_code)]
+#[path = "../examples/optimize.rs"]
+mod optimize;
+
+use ivjit::BackendChoice;
+use optimize::{demos, minimize, Report};
+
+fn run(src: &str, boxes: &[(String, f64, f64)], tol: f64) -> Report {
+    let r = minimize(src, boxes, tol, BackendChoice::Cpu, 2_000_000).unwrap();
+    assert!(r.complete, "{src}: budget hit before tol: {r:?}");
+    assert!(r.boxes > 0 && r.lower <= r.upper, "{r:?}");
+    r
+}
+
+/// The certified enclosure holds `known` and is narrower than `width`.
+fn check(r: &Report, known: f64, width: f64) {
+    assert!(
+        r.lower <= known && known <= r.upper,
+        "{known} not in [{}, {}]",
+        r.lower,
+        r.upper
+    );
+    assert!(
+        r.upper - r.lower < width,
+        "too wide: [{}, {}]",
+        r.lower,
+        r.upper
+    );
+}
+
+fn demo(name: &str) -> (String, Vec<(String, f64, f64)>, f64) {
+    let (_, src, boxes, known) = demos().into_iter().find(|d| d.0 == name).unwrap();
+    (src, boxes, known)
+}
+
+#[test]
+fn six_hump_camel() {
+    let (src, boxes, known) = demo("six-hump camel");
+    assert_eq!(known, -1.031628453489877);
+    let r = run(&src, &boxes, 9e-5);
+    check(&r, known, 1e-4);
+    // The best point is one of the two minimizers (+-0.0898, -+0.7126).
+    assert!((r.argmin[0].abs() - 0.0898).abs() < 1e-2 && (r.argmin[1].abs() - 0.7126).abs() < 1e-2);
+}
+
+#[test]
+fn rosenbrock_2d() {
+    let (src, boxes, known) = demo("Rosenbrock 2-D");
+    let r = run(&src, &boxes, 9e-5);
+    check(&r, known, 1e-4);
+}
+
+#[test]
+fn minimum_on_the_boundary() {
+    let boxes = [("x".to_string(), 1.0, 3.0)];
+    let r = run("x^2", &boxes, 1e-9);
+    check(&r, 1.0, 1e-8);
+    // Enclosures of nearby wrong answers are excluded: the bound is tight at 1.
+    assert!(r.lower > 0.999 && r.upper < 1.001);
+    // A shifted minimum: (x-2)^2 + 3 on [-1, 5] has minimum 3 at x = 2 (interior).
+    let r = run("(x-2)^2 + 3", &[("x".to_string(), -1.0, 5.0)], 1e-9);
+    check(&r, 3.0, 1e-8);
+}
+
+#[test]
+fn bad_input_is_an_error() {
+    let b = |v: &str| vec![(v.to_string(), 0.0, 1.0)];
+    assert!(minimize("x^2", &b("y"), 1e-6, BackendChoice::Cpu, 1000).is_err());
+    assert!(minimize("x^2 + y", &b("x"), 1e-6, BackendChoice::Cpu, 1000).is_err());
+    assert!(minimize("sqrt(x - 5)", &b("x"), 1e-6, BackendChoice::Cpu, 1000).is_err());
+}
+
+#[test]
+fn budget_stop_is_reported_and_still_encloses() {
+    let (src, boxes, known) = demo("six-hump camel");
+    let r = minimize(&src, &boxes, 1e-12, BackendChoice::Cpu, 2000).unwrap();
+    assert!(!r.complete && r.boxes <= 2000, "{r:?}");
+    assert!(r.lower <= known && known <= r.upper);
+}
