@@ -91,7 +91,7 @@ pub fn minimize(
         }
         root.push((*lo, *hi));
     }
-    if !(tol >= 0.0) {
+    if tol.is_nan() || tol < 0.0 {
         return Err("tol must be >= 0".into());
     }
 
@@ -134,8 +134,7 @@ pub fn minimize(
         // Keep the boxes whose lower bound can still be <= U (NaN = empty: dropped).
         let mut lower = f64::INFINITY;
         let mut keep = Vec::with_capacity(n);
-        for i in 0..n {
-            let lo = out[i];
+        for (i, &lo) in out.iter().enumerate().take(n) {
             if lo <= upper {
                 keep.push(i);
                 lower = lower.min(lo);
@@ -187,7 +186,7 @@ fn mid(lo: f64, hi: f64) -> f64 {
 }
 
 /// The demo problems: (name, expression, box per variable, known global minimum).
-#[allow(dead_code)]
+#[allow(dead_code, clippy::type_complexity)]
 pub fn demos() -> Vec<(&'static str, String, Vec<(String, f64, f64)>, f64)> {
     let cube = |n: usize, r: f64| {
         (1..=n)
