@@ -193,12 +193,6 @@ pub fn demos() -> Vec<(&'static str, String, Vec<(String, f64, f64)>, f64)> {
             .map(|i| (format!("x{i}"), -r, r))
             .collect::<Vec<_>>()
     };
-    let rosenbrock = |n: usize| {
-        (1..n)
-            .map(|i| format!("100*(x{}-x{i}^2)^2 + (1-x{i})^2", i + 1))
-            .collect::<Vec<_>>()
-            .join(" + ")
-    };
     vec![
         (
             "six-hump camel",
@@ -208,21 +202,76 @@ pub fn demos() -> Vec<(&'static str, String, Vec<(String, f64, f64)>, f64)> {
         ),
         ("Rosenbrock 2-D", rosenbrock(2), cube(2, 5.0), 0.0),
         ("Rosenbrock 4-D", rosenbrock(4), cube(4, 5.0), 0.0),
-        (
-            "Griewank 2-D",
-            "1 + (x1^2 + x2^2)/4000 - cos(x1)*cos(x2/sqrt(2))".to_string(),
-            cube(2, 10.0),
-            0.0,
-        ),
-        (
-            "Levy 2-D",
-            "let w1 = 1 + (x1 - 1)/4; let w2 = 1 + (x2 - 1)/4; \
-             sin(pi*w1)^2 + (w1 - 1)^2*(1 + 10*sin(pi*w1 + 1)^2) + (w2 - 1)^2*(1 + sin(2*pi*w2)^2)"
-                .to_string(),
-            cube(2, 10.0),
-            0.0,
-        ),
+        ("Griewank 2-D", griewank(2), cube(2, 10.0), 0.0),
+        ("Levy 2-D", levy(2), cube(2, 10.0), 0.0),
     ]
+}
+
+/// Rosenbrock in n variables x1..xn: sum 100 (x_{i+1} - x_i^2)^2 + (1 - x_i)^2; minimum 0 at 1.
+pub fn rosenbrock(n: usize) -> String {
+    (1..n)
+        .map(|i| format!("100*(x{}-x{i}^2)^2 + (1-x{i})^2", i + 1))
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+/// Griewank in n variables: 1 + sum x_i^2 / 4000 - prod cos(x_i / sqrt(i)); minimum 0 at 0.
+pub fn griewank(n: usize) -> String {
+    let sum: Vec<String> = (1..=n).map(|i| format!("x{i}^2")).collect();
+    let prod: Vec<String> = (1..=n)
+        .map(|i| {
+            if i == 1 {
+                "cos(x1)".to_string()
+            } else {
+                format!("cos(x{i}/sqrt({i}))")
+            }
+        })
+        .collect();
+    format!("1 + ({})/4000 - {}", sum.join(" + "), prod.join("*"))
+}
+
+/// Levy in n variables (w_i = 1 + (x_i - 1)/4): sin(pi w_1)^2
+/// + sum_{i<n} (w_i - 1)^2 (1 + 10 sin(pi w_i + 1)^2) + (w_n - 1)^2 (1 + sin(2 pi w_n)^2);
+/// minimum 0 at 1.
+pub fn levy(n: usize) -> String {
+    let mut s: String = (1..=n)
+        .map(|i| format!("let w{i} = 1 + (x{i} - 1)/4; "))
+        .collect();
+    s.push_str("sin(pi*w1)^2");
+    for i in 1..n {
+        s.push_str(&format!(" + (w{i} - 1)^2*(1 + 10*sin(pi*w{i} + 1)^2)"));
+    }
+    s.push_str(&format!(" + (w{n} - 1)^2*(1 + sin(2*pi*w{n})^2)"));
+    s
+}
+
+/// The dimension-scaling suite of `optimize table`: (name, dims, expression, box, minimum).
+#[allow(dead_code, clippy::type_complexity)]
+pub fn scaling_suite() -> Vec<(&'static str, usize, String, Vec<(String, f64, f64)>, f64)> {
+    let cube = |n: usize, r: f64| {
+        (1..=n)
+            .map(|i| (format!("x{i}"), -r, r))
+            .collect::<Vec<_>>()
+    };
+    let mut v = vec![(
+        "six-hump camel",
+        2,
+        demos()[0].1.clone(),
+        demos()[0].2.clone(),
+        demos()[0].3,
+    )];
+    for n in [2, 4, 8] {
+        v.push(("Rosenbrock", n, rosenbrock(n), cube(n, 5.0), 0.0));
+    }
+    for n in [2, 4, 8] {
+        // Off-center box: on a box symmetric about 0 the first midpoint is the minimizer.
+        let b = (1..=n).map(|i| (format!("x{i}"), -7.0, 10.0)).collect();
+        v.push(("Griewank", n, griewank(n), b, 0.0));
+    }
+    for n in [2, 4, 8] {
+        v.push(("Levy", n, levy(n), cube(n, 10.0), 0.0));
+    }
+    v
 }
 
 /// A bound as the expression language writes it (`[-2, 2]`, `0.1`, `pi`), rounded outward.
@@ -289,7 +338,7 @@ fn main() {
 
 fn run() -> Result<(), String> {
     let usage = "usage: optimize 'EXPR' --box x=[-2,2] ... [--tol T] [--backend cpu|gpu|auto] \
-                 [--max-boxes N]";
+                 [--max-boxes N], or optimize table [--tol T] [--max-boxes N]";
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (mut src, mut boxes, mut tol) = (None, Vec::new(), 1e-6);
     let (mut backend, mut max_boxes) = (BackendChoice::Auto, 5_000_000usize);
@@ -322,6 +371,7 @@ fn run() -> Result<(), String> {
         }
     }
     match src {
+        Some(t) if t == "table" => table(tol, backend, max_boxes)?,
         Some(src) => {
             let r = minimize(&src, &boxes, tol, backend, max_boxes)?;
             print("minimize", &src, &r, None);
@@ -333,6 +383,48 @@ fn run() -> Result<(), String> {
             }
         }
         None => return Err(usage.into()),
+    }
+    Ok(())
+}
+
+/// `optimize table`: the scaling suite on the GPU (when there is one and `backend` allows it)
+/// and on the CPU evaluator, as a markdown table.
+fn table(tol: f64, backend: BackendChoice, max_boxes: usize) -> Result<(), String> {
+    let mut backends = Vec::new();
+    if backend != BackendChoice::Cpu && ivjit::gpu::detect().is_ok() {
+        backends.push(BackendChoice::Gpu);
+    }
+    if backend != BackendChoice::Gpu {
+        backends.push(BackendChoice::Cpu);
+    }
+    println!("tolerance {tol:e}, budget {max_boxes} boxes");
+    println!();
+    println!(
+        "| problem | dims | backend | certified enclosure of the minimum | width | known inside | \
+         boxes | rounds | seconds | boxes/s |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for (name, dims, src, boxes, known) in scaling_suite() {
+        for &b in &backends {
+            let r = minimize(&src, &boxes, tol, b, max_boxes)?;
+            println!(
+                "| {name} | {dims} | {} | [{:.10e}, {:.10e}] | {:.1e}{} | {} | {} | {} | {:.3} | {:.2e} |",
+                r.backend.name(),
+                r.lower + 0.0, // no "-0"
+                r.upper + 0.0,
+                r.upper - r.lower,
+                if r.complete { "" } else { " (budget)" },
+                if r.lower <= known && known <= r.upper {
+                    "yes"
+                } else {
+                    "NO (bug!)"
+                },
+                r.boxes,
+                r.rounds,
+                r.seconds,
+                r.boxes as f64 / r.seconds
+            );
+        }
     }
     Ok(())
 }

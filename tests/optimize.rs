@@ -78,3 +78,31 @@ fn budget_stop_is_reported_and_still_encloses() {
     assert!(!r.complete && r.boxes <= 2000, "{r:?}");
     assert!(r.lower <= known && known <= r.upper);
 }
+
+/// The generated n-dimensional test functions vanish at their known minimizers (the enclosure
+/// of a point box holds 0) and are positive elsewhere; and the search certifies the minimum of
+/// the 4-D ones (off-center box for Griewank, so the first midpoint is not the minimizer).
+#[test]
+fn scaling_suite_functions_and_4d_minima() {
+    use ivjit::{Evaluator, Expression, Interval, Precision};
+    for (name, dims, src, boxes, known) in optimize::scaling_suite() {
+        let expr = Expression::parse(&src).unwrap();
+        assert_eq!(expr.vars().len(), dims, "{name}");
+        let eval = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();
+        if name != "six-hump camel" {
+            let at = if name == "Griewank" { 0.0 } else { 1.0 };
+            let min = eval
+                .eval(&vec![Interval::point(at).unwrap(); dims])
+                .unwrap()[0];
+            assert!(min.lo <= known && known <= min.hi, "{name} {dims}: {min:?}");
+            let off = eval
+                .eval(&vec![Interval::point(at + 0.5).unwrap(); dims])
+                .unwrap()[0];
+            assert!(off.lo > known, "{name} {dims}: {off:?} at {}", at + 0.5);
+        }
+        if dims == 4 {
+            let r = run(&src, &boxes, 1e-4);
+            check(&r, known, 1e-4);
+        }
+    }
+}
