@@ -340,6 +340,13 @@ impl Lowering {
             lo = self.b.min(lo, lo2);
             hi = self.b.max(hi, hi2);
         }
+        if exact {
+            // No 0 * inf repair: every candidate product (and fma) involves a bound of each
+            // argument (and the addend), so an empty argument (NaN, NaN) already makes every
+            // candidate NaN, and min/max of two NaNs is NaN. The result is (NaN, NaN) without
+            // an emptiness test.
+            return Iv { lo, hi };
+        }
         let mut empty = self.either_empty(a, fa, b, fb);
         if let Some((c, fc)) = addend {
             let ec = self.is_empty(c, fc);
