@@ -33,6 +33,8 @@ pub mod syntax;
 pub use interval::{Interval, IntervalError};
 pub use scalar::Precision;
 
+use std::sync::{Arc, OnceLock};
+
 use ir::Graph;
 use scalar::Program;
 use syntax::ast::Span;
@@ -71,11 +73,49 @@ pub enum Error {
 }
 
 /// A parsed, rewritten expression, ready to be lowered for any backend and precision.
+///
+/// The lowered program and the PTX of each precision are computed at first use and kept (clones
+/// share them), so that a second [`Evaluator`] of the same expression repeats none of that
+/// work: for a 100-node expression lowering and emitting take about 0.3 ms, the budget of a
+/// cached compile is 1 ms.
 #[derive(Clone, Debug)]
 pub struct Expression {
     source: String,
     initial: Graph,
     graph: Graph,
+    /// Per precision (index [`precision_index`]), once lowered successfully; behind an `Arc` so
+    /// that clones, even those made before the first use, share one memo.
+    compiled: Arc<[OnceLock<Compiled>; 2]>,
+}
+
+/// What an [`Expression`] compiled for one precision.
+#[derive(Debug)]
+struct Compiled {
+    program: Arc<Program>,
+    /// The checked PTX with its in-process cache key, emitted at first GPU use (the CPU backend
+    /// does not need it), or why the program cannot be compiled for the GPU.
+    kernel: OnceLock<Result<gpu::KernelSource, String>>,
+}
+
+impl Compiled {
+    fn kernel_source(&self) -> Result<&gpu::KernelSource, Error> {
+        self.kernel
+            .get_or_init(|| {
+                gpu::KernelSource::new(&self.program).map_err(|e| match e {
+                    gpu::GpuError::InvalidProgram(why) => why,
+                    other => other.to_string(),
+                })
+            })
+            .as_ref()
+            .map_err(|why| Error::Gpu(gpu::GpuError::InvalidProgram(why.clone())))
+    }
+}
+
+fn precision_index(p: Precision) -> usize {
+    match p {
+        Precision::F64 => 0,
+        Precision::F32 => 1,
+    }
 }
 
 impl Expression {
@@ -99,9 +139,11 @@ impl Expression {
             source: source.to_string(),
             initial,
             graph,
+            compiled: Default::default(),
         };
-        // Surface lowering errors (unsupported operations) at compile time, with their span.
-        expr.scalar(Precision::F64)?;
+        // Surface lowering errors (unsupported operations) at compile time, with their span;
+        // the f64 program is kept for the evaluators.
+        expr.compiled(Precision::F64)?;
         Ok(expr)
     }
 
@@ -157,15 +199,44 @@ impl Expression {
         ir::text::to_text(&self.graph)
     }
 
-    /// The scalar program for one precision.
+    /// The scalar program for one precision (a copy of [`Expression::program`]).
     pub fn scalar(&self, precision: Precision) -> Result<Program, Error> {
-        lower::lower(&self.graph, precision).map_err(|e| {
+        Ok(Program::clone(&*self.program(precision)?))
+    }
+
+    /// The scalar program for one precision, lowered at the first call and shared afterwards
+    /// (with clones of the expression too).
+    ///
+    /// ```
+    /// use ivjit::{Expression, Precision};
+    /// let expr = Expression::parse("x*y + 1").unwrap();
+    /// let a = expr.program(Precision::F32).unwrap();
+    /// let b = expr.clone().program(Precision::F32).unwrap();
+    /// assert!(std::sync::Arc::ptr_eq(&a, &b));
+    /// ```
+    pub fn program(&self, precision: Precision) -> Result<Arc<Program>, Error> {
+        Ok(self.compiled(precision)?.program.clone())
+    }
+
+    /// The memoized compilation for one precision. A lowering error is returned and not kept
+    /// (it is recomputed if asked for again; errors are not the case to make fast).
+    fn compiled(&self, precision: Precision) -> Result<&Compiled, Error> {
+        let cell = &self.compiled[precision_index(precision)];
+        if let Some(c) = cell.get() {
+            return Ok(c);
+        }
+        let program = lower::lower(&self.graph, precision).map_err(|e| {
             let d = Diagnostic::new(e.span, e.message);
             Error::Compile(match e.help {
                 Some(h) => d.with_help(h),
                 None => d,
             })
-        })
+        })?;
+        // Two threads may both lower; they get the same program, and the first one is kept.
+        Ok(cell.get_or_init(|| Compiled {
+            program: Arc::new(program),
+            kernel: OnceLock::new(),
+        }))
     }
 
     /// The PTX kernel for one precision (`ivjit ptx`). Emitting it needs no GPU.
@@ -178,7 +249,11 @@ impl Expression {
     /// assert!(ptx.contains("mul.rm.f32") && ptx.contains("mul.rp.f32"));
     /// ```
     pub fn ptx(&self, precision: Precision) -> Result<String, Error> {
-        Ok(ptx::emit(&self.scalar(precision)?))
+        Ok(self
+            .compiled(precision)?
+            .kernel_source()?
+            .text()
+            .to_string())
     }
 }
 
@@ -214,7 +289,8 @@ pub enum BackendChoice {
 
 /// An expression compiled for one backend and precision.
 pub struct Evaluator {
-    program: Program,
+    /// Shared with the [`Expression`] it was built from.
+    program: Arc<Program>,
     backend: Backend,
     gpu: Option<gpu::GpuKernel>,
     fallback_reason: Option<String>,
@@ -239,15 +315,21 @@ impl Evaluator {
         precision: Precision,
         choice: BackendChoice,
     ) -> Result<Evaluator, Error> {
-        let program = expr.scalar(precision)?;
+        let compiled = expr.compiled(precision)?;
+        let program = compiled.program.clone();
+        let kernel = || -> Result<gpu::GpuKernel, Error> {
+            let source = compiled.kernel_source()?;
+            let options = gpu::KernelOptions::default();
+            Ok(gpu::GpuKernel::from_source(&program, source, &options)?)
+        };
         let (backend, gpu, fallback_reason) = match choice {
             BackendChoice::Cpu => (Backend::Cpu, None, None),
             BackendChoice::Gpu => {
                 gpu::detect()?;
-                (Backend::Gpu, Some(gpu::GpuKernel::new(&program)?), None)
+                (Backend::Gpu, Some(kernel()?), None)
             }
             BackendChoice::Auto => match gpu::detect() {
-                Ok(_) => (Backend::Gpu, Some(gpu::GpuKernel::new(&program)?), None),
+                Ok(_) => (Backend::Gpu, Some(kernel()?), None),
                 Err(why) => (Backend::Cpu, None, Some(why.to_string())),
             },
         };
@@ -277,6 +359,11 @@ impl Evaluator {
     /// The scalar program being evaluated (what `ivjit scalar` prints).
     pub fn program(&self) -> &Program {
         &self.program
+    }
+
+    /// The GPU kernel, when the backend is the GPU.
+    pub fn gpu_kernel(&self) -> Option<&gpu::GpuKernel> {
+        self.gpu.as_ref()
     }
 
     /// Evaluates one box (one interval per variable, in [`Expression::vars`] order); returns one
@@ -393,6 +480,100 @@ impl Evaluator {
         match &self.gpu {
             Some(kernel) => Ok(kernel.eval(&checked, n)?),
             None => Ok(cpu::eval::eval_soa(&self.program, &checked, n)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "let s = x*y - 3.25*z; s^3 + sqrt(abs(s)), exp(x) / (y + 4)";
+
+    #[test]
+    fn expression_lowers_and_emits_once_per_precision() {
+        fn shareable<T: Clone + Send + Sync>() {}
+        shareable::<Expression>();
+        let expr = Expression::parse(TEXT).unwrap();
+        let copy = expr.clone();
+        for p in [Precision::F64, Precision::F32] {
+            let fresh = lower::lower(expr.ir(), p).unwrap();
+            let a = expr.program(p).unwrap();
+            // As text: the derived equality of programs is false on NaN constants.
+            let text = fresh.to_string();
+            assert_eq!(
+                a.to_string(),
+                text,
+                "{p:?}: the kept program is the lowering"
+            );
+            assert!(
+                Arc::ptr_eq(&a, &expr.program(p).unwrap()),
+                "{p:?}: lowered again"
+            );
+            assert!(
+                Arc::ptr_eq(&a, &copy.program(p).unwrap()),
+                "{p:?}: clone lowered again"
+            );
+            assert_eq!(expr.scalar(p).unwrap().to_string(), text);
+
+            let compiled = expr.compiled(p).unwrap();
+            let k1 = compiled.kernel_source().unwrap().text();
+            let k2 = expr.compiled(p).unwrap().kernel_source().unwrap().text();
+            assert!(std::ptr::eq(k1, k2), "{p:?}: PTX emitted again");
+            assert_eq!(k1, ptx::emit(&fresh), "{p:?}: the kept PTX is the emission");
+            assert_eq!(expr.ptx(p).unwrap(), k1);
+        }
+        // The precisions are kept apart.
+        assert_ne!(
+            expr.program(Precision::F64).unwrap().to_string(),
+            expr.program(Precision::F32).unwrap().to_string()
+        );
+    }
+
+    #[test]
+    fn evaluators_of_one_expression_share_its_program_and_agree() {
+        let expr = Expression::parse(TEXT).unwrap();
+        let n = 3;
+        #[rustfmt::skip]
+        let inputs = [
+            -1.0, 0.5, 2.0, /* x lo */ 1.0, 0.5, 3.0, // x hi
+            2.0, -3.0, 0.0, /* y lo */ 2.5, -1.0, 0.0, // y hi
+            0.0, 1.0, -5.0, /* z lo */ 0.25, 1.0, 5.0, // z hi
+        ];
+        for p in [Precision::F64, Precision::F32] {
+            let e1 = Evaluator::new(&expr, p, BackendChoice::Cpu).unwrap();
+            let e2 = Evaluator::new(&expr.clone(), p, BackendChoice::Cpu).unwrap();
+            assert!(std::ptr::eq(e1.program(), e2.program()), "{p:?}");
+            assert!(std::ptr::eq(e1.program(), &*expr.program(p).unwrap()));
+            let want = cpu::eval::eval_soa(&lower::lower(expr.ir(), p).unwrap(), &inputs, n);
+            let got1 = e1.eval_soa(&inputs, n).unwrap();
+            let got2 = e2.eval_soa(&inputs, n).unwrap();
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got1), bits(&want), "{p:?}");
+            assert_eq!(bits(&got2), bits(&want), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn detection_is_answered_the_same_way_every_time() {
+        let first = gpu::detect();
+        for _ in 0..3 {
+            match (&first, gpu::detect()) {
+                (Ok(a), Ok(b)) => assert_eq!(*a, b),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                (a, b) => panic!("detection changed: {a:?}, then {b:?}"),
+            }
+        }
+        // Without a GPU, Auto falls back to the CPU and says why, every time.
+        if let Err(why) = first {
+            let expr = Expression::parse("x + 1").unwrap();
+            for _ in 0..2 {
+                let e = Evaluator::new(&expr, Precision::F64, BackendChoice::Auto).unwrap();
+                assert_eq!(e.backend(), Backend::Cpu);
+                assert_eq!(e.fallback_reason(), Some(why.to_string().as_str()));
+                let gpu = Evaluator::new(&expr, Precision::F64, BackendChoice::Gpu);
+                assert!(matches!(gpu, Err(Error::NoGpu(_))));
+            }
         }
     }
 }

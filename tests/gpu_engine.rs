@@ -293,6 +293,25 @@ fn in_process_cache_reuses_kernels() {
         ivjit::Interval::new(0.5, 0.75).unwrap(),
     ];
     assert_eq!(e1.eval(&x).unwrap(), e2.eval(&x).unwrap());
+    // The second evaluator reused the expression's program and the loaded kernel.
+    assert!(std::ptr::eq(e1.program(), e2.program()));
+    let (k1, k2) = (e1.gpu_kernel().unwrap(), e2.gpu_kernel().unwrap());
+    assert!(
+        k1.shares_code_with(k2),
+        "the second evaluator compiled again"
+    );
+    assert_eq!(k1.ptx(), k2.ptx());
+    // The same text parsed again is another expression with the same PTX: the cache finds it
+    // by the text's hash and compares the text.
+    let again = Expression::parse("x*y - 3.25*z + x^3").unwrap();
+    let e3 = Evaluator::new(&again, Precision::F64, BackendChoice::Gpu).unwrap();
+    assert!(!std::ptr::eq(e1.program(), e3.program()));
+    assert!(k1.shares_code_with(e3.gpu_kernel().unwrap()));
+    assert_eq!(e3.eval(&x).unwrap(), e1.eval(&x).unwrap());
+    let f32e = Evaluator::new(&expr, Precision::F32, BackendChoice::Gpu).unwrap();
+    assert!(!k1.shares_code_with(f32e.gpu_kernel().unwrap()));
+    let cpu = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();
+    assert!(cpu.gpu_kernel().is_none());
     eprintln!(
         "{} kernels in the in-process cache",
         gpu::cache::in_process_len()

@@ -385,7 +385,6 @@ impl Inst {
             Inst::Fma(a, b, c, _) | Inst::Select(a, b, c) => vec![a, b, c],
         }
     }
-
 }
 
 /// Hash-consing key of an instruction: structural equality, with constants compared by bit
