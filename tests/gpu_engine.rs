@@ -176,14 +176,19 @@ fn tiny_chunks_equal_cpu_bit_for_bit() {
         let got = kernel.eval(&inputs, N).unwrap();
         eprintln!("{p:?}: {N} boxes in 1000-box chunks: {:?}", t.elapsed());
         assert_same_bits(&format!("{p:?}, chunks of 1000"), &got, &want);
-        // Chunks that are not a divisor of N and larger than a small batch.
+        // Chunks that are not a divisor of N and larger than a small batch. The host gathers
+        // and scatters in parallel tasks of 2^16 elements: 20000-element chunks (6 input and 6
+        // output arrays) are cut at array ends only, 65537 and 77777 inside arrays too; the
+        // 1000-element chunks above are copied on one thread.
         let mut kernel = kernel;
-        kernel.set_chunk_elements(Some(77_777));
-        assert_same_bits(
-            &format!("{p:?}, chunks of 77777"),
-            &kernel.eval(&inputs, N).unwrap(),
-            &want,
-        );
+        for chunk in [20_000, 65_537, 77_777] {
+            kernel.set_chunk_elements(Some(chunk));
+            assert_same_bits(
+                &format!("{p:?}, chunks of {chunk}"),
+                &kernel.eval(&inputs, N).unwrap(),
+                &want,
+            );
+        }
         // Automatic chunk size (one chunk for this batch on any real GPU).
         kernel.set_chunk_elements(None);
         let t = Instant::now();
