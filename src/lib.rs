@@ -33,10 +33,20 @@ pub mod syntax;
 pub use interval::{Interval, IntervalError};
 pub use scalar::Precision;
 
+use std::sync::{Arc, OnceLock};
+
+use rayon::prelude::*;
+
 use ir::Graph;
 use scalar::Program;
 use syntax::ast::Span;
 use syntax::diagnostic::Diagnostic;
+
+/// Elements per task when the host converts or checks a batch in parallel (rayon): large
+/// enough that a task (tens of microseconds) outweighs handing it to the pool, small enough to
+/// spread a chunk of a few million elements over every core. A batch of at most this many is
+/// handled on the calling thread.
+pub(crate) const PARALLEL_PIECE: usize = 1 << 16;
 
 /// Everything that can go wrong, with enough context to tell the user what to do.
 #[derive(Debug, thiserror::Error)]
@@ -71,11 +81,49 @@ pub enum Error {
 }
 
 /// A parsed, rewritten expression, ready to be lowered for any backend and precision.
+///
+/// The lowered program and the PTX of each precision are computed at first use and kept (clones
+/// share them), so that a second [`Evaluator`] of the same expression repeats none of that
+/// work: for a 100-node expression lowering and emitting take about 0.3 ms, the budget of a
+/// cached compile is 1 ms.
 #[derive(Clone, Debug)]
 pub struct Expression {
     source: String,
     initial: Graph,
     graph: Graph,
+    /// Per precision (index [`precision_index`]), once lowered successfully; behind an `Arc` so
+    /// that clones, even those made before the first use, share one memo.
+    compiled: Arc<[OnceLock<Compiled>; 2]>,
+}
+
+/// What an [`Expression`] compiled for one precision.
+#[derive(Debug)]
+struct Compiled {
+    program: Arc<Program>,
+    /// The checked PTX with its in-process cache key, emitted at first GPU use (the CPU backend
+    /// does not need it), or why the program cannot be compiled for the GPU.
+    kernel: OnceLock<Result<gpu::KernelSource, String>>,
+}
+
+impl Compiled {
+    fn kernel_source(&self) -> Result<&gpu::KernelSource, Error> {
+        self.kernel
+            .get_or_init(|| {
+                gpu::KernelSource::new(&self.program).map_err(|e| match e {
+                    gpu::GpuError::InvalidProgram(why) => why,
+                    other => other.to_string(),
+                })
+            })
+            .as_ref()
+            .map_err(|why| Error::Gpu(gpu::GpuError::InvalidProgram(why.clone())))
+    }
+}
+
+fn precision_index(p: Precision) -> usize {
+    match p {
+        Precision::F64 => 0,
+        Precision::F32 => 1,
+    }
 }
 
 impl Expression {
@@ -99,9 +147,11 @@ impl Expression {
             source: source.to_string(),
             initial,
             graph,
+            compiled: Default::default(),
         };
-        // Surface lowering errors (unsupported operations) at compile time, with their span.
-        expr.scalar(Precision::F64)?;
+        // Surface lowering errors (unsupported operations) at compile time, with their span;
+        // the f64 program is kept for the evaluators.
+        expr.compiled(Precision::F64)?;
         Ok(expr)
     }
 
@@ -157,15 +207,44 @@ impl Expression {
         ir::text::to_text(&self.graph)
     }
 
-    /// The scalar program for one precision.
+    /// The scalar program for one precision (a copy of [`Expression::program`]).
     pub fn scalar(&self, precision: Precision) -> Result<Program, Error> {
-        lower::lower(&self.graph, precision).map_err(|e| {
+        Ok(Program::clone(&*self.program(precision)?))
+    }
+
+    /// The scalar program for one precision, lowered at the first call and shared afterwards
+    /// (with clones of the expression too).
+    ///
+    /// ```
+    /// use ivjit::{Expression, Precision};
+    /// let expr = Expression::parse("x*y + 1").unwrap();
+    /// let a = expr.program(Precision::F32).unwrap();
+    /// let b = expr.clone().program(Precision::F32).unwrap();
+    /// assert!(std::sync::Arc::ptr_eq(&a, &b));
+    /// ```
+    pub fn program(&self, precision: Precision) -> Result<Arc<Program>, Error> {
+        Ok(self.compiled(precision)?.program.clone())
+    }
+
+    /// The memoized compilation for one precision. A lowering error is returned and not kept
+    /// (it is recomputed if asked for again; errors are not the case to make fast).
+    fn compiled(&self, precision: Precision) -> Result<&Compiled, Error> {
+        let cell = &self.compiled[precision_index(precision)];
+        if let Some(c) = cell.get() {
+            return Ok(c);
+        }
+        let program = lower::lower(&self.graph, precision).map_err(|e| {
             let d = Diagnostic::new(e.span, e.message);
             Error::Compile(match e.help {
                 Some(h) => d.with_help(h),
                 None => d,
             })
-        })
+        })?;
+        // Two threads may both lower; they get the same program, and the first one is kept.
+        Ok(cell.get_or_init(|| Compiled {
+            program: Arc::new(program),
+            kernel: OnceLock::new(),
+        }))
     }
 
     /// The PTX kernel for one precision (`ivjit ptx`). Emitting it needs no GPU.
@@ -178,7 +257,11 @@ impl Expression {
     /// assert!(ptx.contains("mul.rm.f32") && ptx.contains("mul.rp.f32"));
     /// ```
     pub fn ptx(&self, precision: Precision) -> Result<String, Error> {
-        Ok(ptx::emit(&self.scalar(precision)?))
+        Ok(self
+            .compiled(precision)?
+            .kernel_source()?
+            .text()
+            .to_string())
     }
 }
 
@@ -214,7 +297,8 @@ pub enum BackendChoice {
 
 /// An expression compiled for one backend and precision.
 pub struct Evaluator {
-    program: Program,
+    /// Shared with the [`Expression`] it was built from.
+    program: Arc<Program>,
     backend: Backend,
     gpu: Option<gpu::GpuKernel>,
     fallback_reason: Option<String>,
@@ -239,15 +323,21 @@ impl Evaluator {
         precision: Precision,
         choice: BackendChoice,
     ) -> Result<Evaluator, Error> {
-        let program = expr.scalar(precision)?;
+        let compiled = expr.compiled(precision)?;
+        let program = compiled.program.clone();
+        let kernel = || -> Result<gpu::GpuKernel, Error> {
+            let source = compiled.kernel_source()?;
+            let options = gpu::KernelOptions::default();
+            Ok(gpu::GpuKernel::from_source(&program, source, &options)?)
+        };
         let (backend, gpu, fallback_reason) = match choice {
             BackendChoice::Cpu => (Backend::Cpu, None, None),
             BackendChoice::Gpu => {
                 gpu::detect()?;
-                (Backend::Gpu, Some(gpu::GpuKernel::new(&program)?), None)
+                (Backend::Gpu, Some(kernel()?), None)
             }
             BackendChoice::Auto => match gpu::detect() {
-                Ok(_) => (Backend::Gpu, Some(gpu::GpuKernel::new(&program)?), None),
+                Ok(_) => (Backend::Gpu, Some(kernel()?), None),
                 Err(why) => (Backend::Cpu, None, Some(why.to_string())),
             },
         };
@@ -277,6 +367,11 @@ impl Evaluator {
     /// The scalar program being evaluated (what `ivjit scalar` prints).
     pub fn program(&self) -> &Program {
         &self.program
+    }
+
+    /// The GPU kernel, when the backend is the GPU.
+    pub fn gpu_kernel(&self) -> Option<&gpu::GpuKernel> {
+        self.gpu.as_ref()
     }
 
     /// Evaluates one box (one interval per variable, in [`Expression::vars`] order); returns one
@@ -340,6 +435,69 @@ impl Evaluator {
             .collect())
     }
 
+    /// `inputs` checked as [`Evaluator::eval_soa`] describes, in the same layout; for f32,
+    /// rounded outward to f32. The first invalid box (lowest variable, then lowest box) is the
+    /// error. Variables one after the other, the boxes of each in parallel tasks of
+    /// [`PARALLEL_PIECE`] (a single thread checks a few hundred million bounds a second, a
+    /// GPU takes them faster).
+    fn checked_inputs(&self, inputs: &[f64], n: usize) -> Result<Vec<f64>, Error> {
+        let precision = self.program.precision;
+        // Every element is written below; zeroed memory costs no pass of its own.
+        let mut checked = vec![0.0; inputs.len()];
+        if n == 0 {
+            return Ok(checked);
+        }
+        // Boxes `first..` of one variable: the lo and hi bounds in, the checked ones out; the
+        // first failure with its box.
+        let check = |first: usize,
+                     (out_lo, out_hi): (&mut [f64], &mut [f64]),
+                     (lo, hi): (&[f64], &[f64])|
+         -> Result<(), (usize, IntervalError)> {
+            for (i, (((ol, oh), &l), &h)) in
+                out_lo.iter_mut().zip(out_hi).zip(lo).zip(hi).enumerate()
+            {
+                let iv = if l.is_nan() && h.is_nan() {
+                    Interval::EMPTY
+                } else {
+                    Interval::new(l, h).map_err(|e| (first + i, e))?
+                };
+                let iv = match precision {
+                    Precision::F64 => iv,
+                    Precision::F32 => iv.to_f32_enclosure(),
+                };
+                (*ol, *oh) = (iv.lo, iv.hi);
+            }
+            Ok(())
+        };
+        // Variable k: lo array, then hi array, each n long.
+        let vars = checked.chunks_mut(2 * n).zip(inputs.chunks(2 * n));
+        for (k, (out, bounds)) in vars.enumerate() {
+            let (out_lo, out_hi) = out.split_at_mut(n);
+            let (lo, hi) = bounds.split_at(n);
+            let result = if n <= PARALLEL_PIECE {
+                check(0, (out_lo, out_hi), (lo, hi))
+            } else {
+                let outs = out_lo
+                    .par_chunks_mut(PARALLEL_PIECE)
+                    .zip(out_hi.par_chunks_mut(PARALLEL_PIECE));
+                let ins = lo
+                    .par_chunks(PARALLEL_PIECE)
+                    .zip(hi.par_chunks(PARALLEL_PIECE));
+                // The failure of the earliest task, hence of the earliest box.
+                let first_failure = outs
+                    .zip(ins)
+                    .enumerate()
+                    .find_map_first(|(t, (o, b))| check(t * PARALLEL_PIECE, o, b).err());
+                first_failure.map_or(Ok(()), Err)
+            };
+            result.map_err(|(i, error)| Error::Input {
+                name: format!("box {i}, variable {}", self.program.var_names[k]),
+                error,
+            })?;
+        }
+        Ok(checked)
+    }
+
     /// Evaluates `n` boxes in structure-of-arrays layout: `inputs` holds the lo array of
     /// variable k at `[2k*n, 2k*n + n)` and its hi array right after; the result has the same
     /// layout per output. Every input pair is checked to be an interval (or NaN, NaN for empty);
@@ -370,29 +528,171 @@ impl Evaluator {
             2 * nv * n,
             "inputs must hold 2 * n_vars * n values"
         );
-        let mut checked = inputs.to_vec();
-        for k in 0..nv {
-            for i in 0..n {
-                let (lo, hi) = (inputs[2 * k * n + i], inputs[(2 * k + 1) * n + i]);
-                let iv = if lo.is_nan() && hi.is_nan() {
-                    Interval::EMPTY
-                } else {
-                    Interval::new(lo, hi).map_err(|error| Error::Input {
-                        name: format!("box {i}, variable {}", self.program.var_names[k]),
-                        error,
-                    })?
-                };
-                let iv = match self.program.precision {
-                    Precision::F64 => iv,
-                    Precision::F32 => iv.to_f32_enclosure(),
-                };
-                checked[2 * k * n + i] = iv.lo;
-                checked[(2 * k + 1) * n + i] = iv.hi;
-            }
-        }
+        let checked = self.checked_inputs(inputs, n)?;
         match &self.gpu {
             Some(kernel) => Ok(kernel.eval(&checked, n)?),
             None => Ok(cpu::eval::eval_soa(&self.program, &checked, n)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "let s = x*y - 3.25*z; s^3 + sqrt(abs(s)), exp(x) / (y + 4)";
+
+    #[test]
+    fn expression_lowers_and_emits_once_per_precision() {
+        fn shareable<T: Clone + Send + Sync>() {}
+        shareable::<Expression>();
+        let expr = Expression::parse(TEXT).unwrap();
+        let copy = expr.clone();
+        for p in [Precision::F64, Precision::F32] {
+            let fresh = lower::lower(expr.ir(), p).unwrap();
+            let a = expr.program(p).unwrap();
+            // As text: the derived equality of programs is false on NaN constants.
+            let text = fresh.to_string();
+            assert_eq!(
+                a.to_string(),
+                text,
+                "{p:?}: the kept program is the lowering"
+            );
+            assert!(
+                Arc::ptr_eq(&a, &expr.program(p).unwrap()),
+                "{p:?}: lowered again"
+            );
+            assert!(
+                Arc::ptr_eq(&a, &copy.program(p).unwrap()),
+                "{p:?}: clone lowered again"
+            );
+            assert_eq!(expr.scalar(p).unwrap().to_string(), text);
+
+            let compiled = expr.compiled(p).unwrap();
+            let k1 = compiled.kernel_source().unwrap().text();
+            let k2 = expr.compiled(p).unwrap().kernel_source().unwrap().text();
+            assert!(std::ptr::eq(k1, k2), "{p:?}: PTX emitted again");
+            assert_eq!(k1, ptx::emit(&fresh), "{p:?}: the kept PTX is the emission");
+            assert_eq!(expr.ptx(p).unwrap(), k1);
+        }
+        // The precisions are kept apart.
+        assert_ne!(
+            expr.program(Precision::F64).unwrap().to_string(),
+            expr.program(Precision::F32).unwrap().to_string()
+        );
+    }
+
+    #[test]
+    fn evaluators_of_one_expression_share_its_program_and_agree() {
+        let expr = Expression::parse(TEXT).unwrap();
+        let n = 3;
+        #[rustfmt::skip]
+        let inputs = [
+            -1.0, 0.5, 2.0, /* x lo */ 1.0, 0.5, 3.0, // x hi
+            2.0, -3.0, 0.0, /* y lo */ 2.5, -1.0, 0.0, // y hi
+            0.0, 1.0, -5.0, /* z lo */ 0.25, 1.0, 5.0, // z hi
+        ];
+        for p in [Precision::F64, Precision::F32] {
+            let e1 = Evaluator::new(&expr, p, BackendChoice::Cpu).unwrap();
+            let e2 = Evaluator::new(&expr.clone(), p, BackendChoice::Cpu).unwrap();
+            assert!(std::ptr::eq(e1.program(), e2.program()), "{p:?}");
+            assert!(std::ptr::eq(e1.program(), &*expr.program(p).unwrap()));
+            let want = cpu::eval::eval_soa(&lower::lower(expr.ir(), p).unwrap(), &inputs, n);
+            let got1 = e1.eval_soa(&inputs, n).unwrap();
+            let got2 = e2.eval_soa(&inputs, n).unwrap();
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got1), bits(&want), "{p:?}");
+            assert_eq!(bits(&got2), bits(&want), "{p:?}");
+        }
+    }
+
+    /// Large batches are checked in parallel tasks: the checked bounds are those of a serial
+    /// pass, and the error names the first invalid box (first variable, then first box), also
+    /// when later tasks fail too.
+    #[test]
+    fn input_checks_in_parallel_equal_a_serial_pass() {
+        let expr = Expression::parse("x - y").unwrap();
+        let p = PARALLEL_PIECE;
+        for n in [1, 5, p - 1, p, p + 1, 3 * p + 5] {
+            let mut inputs = Vec::with_capacity(4 * n);
+            for k in 0..2 {
+                let lo: Vec<f64> = (0..n)
+                    .map(|i| (i as f64 + 0.1) * (k as f64 - 0.7))
+                    .collect();
+                let hi = lo.iter().enumerate().map(|(i, l)| l + (i % 7) as f64 * 0.3);
+                inputs.extend_from_slice(&lo);
+                inputs.extend(hi);
+            }
+            // Some empty boxes (NaN, NaN).
+            for i in (0..n).step_by(1001) {
+                inputs[i] = f64::NAN;
+                inputs[n + i] = f64::NAN;
+            }
+            for precision in [Precision::F64, Precision::F32] {
+                let eval = Evaluator::new(&expr, precision, BackendChoice::Cpu).unwrap();
+                let serial: Vec<f64> = (0..2)
+                    .flat_map(|k| {
+                        let iv = |i: usize| {
+                            let (lo, hi) = (inputs[2 * k * n + i], inputs[(2 * k + 1) * n + i]);
+                            let iv = if lo.is_nan() {
+                                Interval::EMPTY
+                            } else {
+                                Interval::new(lo, hi).unwrap()
+                            };
+                            match precision {
+                                Precision::F64 => iv,
+                                Precision::F32 => iv.to_f32_enclosure(),
+                            }
+                        };
+                        let los: Vec<f64> = (0..n).map(|i| iv(i).lo).collect();
+                        let his: Vec<f64> = (0..n).map(|i| iv(i).hi).collect();
+                        los.into_iter().chain(his)
+                    })
+                    .collect();
+                let checked = eval.checked_inputs(&inputs, n).unwrap();
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert!(bits(&checked) == bits(&serial), "n = {n}, {precision:?}");
+            }
+            // Inverted boxes: y at boxes n/2 and n-1, x at box n-1.
+            let eval = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();
+            let mut bad = inputs.clone();
+            let invert = |v: &mut [f64], k: usize, i: usize| {
+                (v[2 * k * n + i], v[(2 * k + 1) * n + i]) = (2.0, 1.0);
+            };
+            invert(&mut bad, 1, n / 2);
+            invert(&mut bad, 1, n - 1);
+            let name = |e: Error| match e {
+                Error::Input { name, .. } => name,
+                other => panic!("not an input error: {other}"),
+            };
+            let e = eval.checked_inputs(&bad, n).unwrap_err();
+            assert_eq!(name(e), format!("box {}, variable y", n / 2), "n = {n}");
+            invert(&mut bad, 0, n - 1);
+            let e = eval.eval_soa(&bad, n).unwrap_err();
+            assert_eq!(name(e), format!("box {}, variable x", n - 1), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn detection_is_answered_the_same_way_every_time() {
+        let first = gpu::detect();
+        for _ in 0..3 {
+            match (&first, gpu::detect()) {
+                (Ok(a), Ok(b)) => assert_eq!(*a, b),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                (a, b) => panic!("detection changed: {a:?}, then {b:?}"),
+            }
+        }
+        // Without a GPU, Auto falls back to the CPU and says why, every time.
+        if let Err(why) = first {
+            let expr = Expression::parse("x + 1").unwrap();
+            for _ in 0..2 {
+                let e = Evaluator::new(&expr, Precision::F64, BackendChoice::Auto).unwrap();
+                assert_eq!(e.backend(), Backend::Cpu);
+                assert_eq!(e.fallback_reason(), Some(why.to_string().as_str()));
+                let gpu = Evaluator::new(&expr, Precision::F64, BackendChoice::Gpu);
+                assert!(matches!(gpu, Err(Error::NoGpu(_))));
+            }
         }
     }
 }

@@ -176,14 +176,19 @@ fn tiny_chunks_equal_cpu_bit_for_bit() {
         let got = kernel.eval(&inputs, N).unwrap();
         eprintln!("{p:?}: {N} boxes in 1000-box chunks: {:?}", t.elapsed());
         assert_same_bits(&format!("{p:?}, chunks of 1000"), &got, &want);
-        // Chunks that are not a divisor of N and larger than a small batch.
+        // Chunks that are not a divisor of N and larger than a small batch. The host gathers
+        // and scatters in parallel tasks of 2^16 elements: 20000-element chunks (6 input and 6
+        // output arrays) are cut at array ends only, 65537 and 77777 inside arrays too; the
+        // 1000-element chunks above are copied on one thread.
         let mut kernel = kernel;
-        kernel.set_chunk_elements(Some(77_777));
-        assert_same_bits(
-            &format!("{p:?}, chunks of 77777"),
-            &kernel.eval(&inputs, N).unwrap(),
-            &want,
-        );
+        for chunk in [20_000, 65_537, 77_777] {
+            kernel.set_chunk_elements(Some(chunk));
+            assert_same_bits(
+                &format!("{p:?}, chunks of {chunk}"),
+                &kernel.eval(&inputs, N).unwrap(),
+                &want,
+            );
+        }
         // Automatic chunk size (one chunk for this batch on any real GPU).
         kernel.set_chunk_elements(None);
         let t = Instant::now();
@@ -293,6 +298,25 @@ fn in_process_cache_reuses_kernels() {
         ivjit::Interval::new(0.5, 0.75).unwrap(),
     ];
     assert_eq!(e1.eval(&x).unwrap(), e2.eval(&x).unwrap());
+    // The second evaluator reused the expression's program and the loaded kernel.
+    assert!(std::ptr::eq(e1.program(), e2.program()));
+    let (k1, k2) = (e1.gpu_kernel().unwrap(), e2.gpu_kernel().unwrap());
+    assert!(
+        k1.shares_code_with(k2),
+        "the second evaluator compiled again"
+    );
+    assert_eq!(k1.ptx(), k2.ptx());
+    // The same text parsed again is another expression with the same PTX: the cache finds it
+    // by the text's hash and compares the text.
+    let again = Expression::parse("x*y - 3.25*z + x^3").unwrap();
+    let e3 = Evaluator::new(&again, Precision::F64, BackendChoice::Gpu).unwrap();
+    assert!(!std::ptr::eq(e1.program(), e3.program()));
+    assert!(k1.shares_code_with(e3.gpu_kernel().unwrap()));
+    assert_eq!(e3.eval(&x).unwrap(), e1.eval(&x).unwrap());
+    let f32e = Evaluator::new(&expr, Precision::F32, BackendChoice::Gpu).unwrap();
+    assert!(!k1.shares_code_with(f32e.gpu_kernel().unwrap()));
+    let cpu = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();
+    assert!(cpu.gpu_kernel().is_none());
     eprintln!(
         "{} kernels in the in-process cache",
         gpu::cache::in_process_len()

@@ -11,10 +11,17 @@
 //! a slot is reused its stream is synchronized and the previous chunk's outputs are scattered
 //! into the caller's output arrays.
 //!
+//! The gather (f64 to the kernel's type) and the scatter (back to f64) are the host's share of
+//! the work, and one thread copies only a few GB/s: both run on rayon's pool in tasks of
+//! [`crate::PARALLEL_PIECE`] elements ([`convert`]); a chunk that small is copied on the calling
+//! thread.
+//!
 //! Any driver error stops the batch and is returned with the device, the chunk index and the
 //! step; the caller then discards the whole output (no partial result is returned).
 
 use std::sync::Arc;
+
+use rayon::prelude::*;
 
 use cudarc::driver::{
     result, sys, CudaSlice, CudaStream, DevicePtr, DeviceRepr, DriverError, LaunchConfig,
@@ -22,6 +29,7 @@ use cudarc::driver::{
 };
 
 use super::{DeviceKernel, GpuError};
+use crate::PARALLEL_PIECE;
 
 /// A float type of the kernel ABI.
 pub(crate) trait Elem: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync + 'static {
@@ -179,12 +187,11 @@ impl<T: Elem> Slots<T> {
             let staged = h_in
                 .as_mut_slice()
                 .map_err(err(index, "waiting for the staging buffer"))?;
-            for k in 0..n_in {
-                let src = &inputs[k * n_total + start..k * n_total + start + m];
-                for (d, &s) in staged[k * m..(k + 1) * m].iter_mut().zip(src) {
-                    *d = T::from_f64(s);
-                }
-            }
+            let arrays = staged[..n_in * m].chunks_mut(m).enumerate();
+            convert(
+                arrays.map(|(k, dst)| (dst, &inputs[k * n_total + start..][..m])),
+                T::from_f64,
+            );
             if n_in > 0 {
                 let (dst, _guard) = d_in.device_ptr(stream);
                 // SAFETY: `staged` is pinned memory owned by this slot that is not touched by
@@ -253,15 +260,59 @@ fn finish<T: Elem>(
     })?;
     let m = p.len;
     let off = p.start - a;
-    for (j, out) in outs.iter_mut().enumerate().take(n_out) {
-        for (d, &s) in out[off..off + m]
-            .iter_mut()
-            .zip(&fetched[j * m..(j + 1) * m])
-        {
-            *d = s.to_f64();
+    let arrays = outs.iter_mut().take(n_out).enumerate();
+    convert(
+        arrays.map(|(j, out)| (&mut out[off..off + m], &fetched[j * m..(j + 1) * m])),
+        T::to_f64,
+    );
+    Ok(())
+}
+
+/// Writes `f(s)` for every element `s` of each pair's source to the same place of its
+/// destination (the two have the same length). The pairs are cut and grouped into tasks of
+/// [`PARALLEL_PIECE`] elements that run on rayon's pool; when all of them hold at most that
+/// many, on the calling thread, which costs no hand-off to the pool.
+pub(crate) fn convert<'a, S, D>(
+    pairs: impl Iterator<Item = (&'a mut [D], &'a [S])>,
+    f: impl Fn(S) -> D + Sync,
+) where
+    S: Copy + Sync + 'a,
+    D: Send + 'a,
+{
+    let copy = |task: Vec<(&'a mut [D], &'a [S])>| {
+        for (dst, src) in task {
+            for (d, &s) in dst.iter_mut().zip(src) {
+                *d = f(s);
+            }
+        }
+    };
+    let mut tasks = Vec::new();
+    let mut task = Vec::new();
+    let mut fill = 0;
+    for (mut dst, mut src) in pairs {
+        // A shorter source would leave stale elements in the destination.
+        assert_eq!(dst.len(), src.len(), "convert: lengths differ");
+        while !dst.is_empty() {
+            let take = (PARALLEL_PIECE - fill).min(dst.len());
+            let (d, dst_rest) = std::mem::take(&mut dst).split_at_mut(take);
+            let (s, src_rest) = src.split_at(take);
+            task.push((d, s));
+            (dst, src) = (dst_rest, src_rest);
+            fill += take;
+            if fill == PARALLEL_PIECE {
+                tasks.push(std::mem::take(&mut task));
+                fill = 0;
+            }
         }
     }
-    Ok(())
+    if !task.is_empty() {
+        tasks.push(task);
+    }
+    if tasks.len() <= 1 {
+        tasks.into_iter().for_each(copy);
+    } else {
+        tasks.into_par_iter().for_each(copy);
+    }
 }
 
 /// The launch configuration of `m` elements for a kernel with occupancy-derived `block` and
@@ -273,5 +324,78 @@ pub(crate) fn launch_config(block: u32, max_grid: u32, m: usize) -> LaunchConfig
         grid_dim: (grid, 1, 1),
         block_dim: (block.max(1), 1, 1),
         shared_mem_bytes: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every element of every destination written with the converted source, for arrays
+    /// shorter than, as long as and longer than a task, alone and together.
+    fn check<S, D>(lens: &[usize], value: impl Fn(usize) -> S, f: impl Fn(S) -> D + Sync + Copy)
+    where
+        S: Copy + Sync + std::fmt::Debug,
+        D: Send + Copy + PartialEq + std::fmt::Debug,
+        D: From<u8>,
+    {
+        let mut base = 0;
+        let sources: Vec<Vec<S>> = lens
+            .iter()
+            .map(|&len| {
+                let v = (0..len).map(|i| value(base + i)).collect();
+                base += len;
+                v
+            })
+            .collect();
+        // A sentinel that no conversion below produces, to see elements left unwritten.
+        let sentinel = D::from(77);
+        let mut dests: Vec<Vec<D>> = lens.iter().map(|&len| vec![sentinel; len]).collect();
+        convert(
+            dests
+                .iter_mut()
+                .zip(&sources)
+                .map(|(d, s)| (d.as_mut_slice(), s.as_slice())),
+            f,
+        );
+        for (k, (d, s)) in dests.iter().zip(&sources).enumerate() {
+            for (i, (&d, &s)) in d.iter().zip(s).enumerate() {
+                assert_eq!(d, f(s), "lens {lens:?}: array {k}, element {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn convert_writes_every_element_for_any_sizes() {
+        let p = PARALLEL_PIECE;
+        let cases: &[&[usize]] = &[
+            &[],
+            &[0],
+            &[1],
+            &[7, 0, 3],
+            &[p - 1],
+            &[p],
+            &[p + 1],
+            &[p - 1, 2],
+            &[p / 3; 7],
+            &[3 * p + 7, 1, p, 5],
+        ];
+        // Values are k + 0.5, never 77.
+        let value = |i: usize| (i % 1000) as f64 + 0.5;
+        for lens in cases {
+            // Gather of an f32 kernel and of an f64 kernel.
+            check(lens, value, <f32 as Elem>::from_f64);
+            check(lens, value, <f64 as Elem>::from_f64);
+            // Scatter.
+            check(lens, |i| value(i) as f32, <f32 as Elem>::to_f64);
+            check(lens, value, <f64 as Elem>::to_f64);
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "lengths differ")]
+    fn convert_refuses_pairs_of_different_lengths() {
+        let mut d = [0.0f64; 3];
+        convert(std::iter::once((&mut d[..], &[1.0f64, 2.0][..])), |x| x);
     }
 }

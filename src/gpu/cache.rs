@@ -7,6 +7,10 @@
 //! threads asking for the same kernel compile it once (the second waits for the first) while
 //! different kernels compile in parallel. A failed compilation is not remembered.
 //!
+//! The map is indexed by a 64-bit hash of the PTX text, computed once per `KernelSource` (an
+//! [`crate::Expression`] keeps one per precision), so a lookup neither copies nor rehashes the
+//! text; a hit still compares the text, so kernels whose hashes collide are told apart.
+//!
 //! # On disk
 //!
 //! Every kernel is linked into a cubin by the driver's linker (with the point-function runtime
@@ -19,14 +23,15 @@
 //! same folder and renamed into place; a cache that cannot be written is not an error.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::scalar::Precision;
+use crate::scalar::{Precision, Program};
 
 use super::runtime::fnv1a128;
-use super::DeviceKernel;
+use super::{DeviceKernel, GpuError};
 
 /// Format tag of cubin entries; bump it when the entry layout changes.
 const CUBIN_FORMAT: &str = "ivjit-kernel-cubin v1";
@@ -74,27 +79,76 @@ pub enum DiskCacheOutcome {
     Ptx,
 }
 
-/// Key of the in-process cache.
-type MemKey = (String, Precision, usize);
-type Slot = Arc<Mutex<Option<Arc<DeviceKernel>>>>;
+/// The PTX text of a kernel, checked and emitted once, with the hash that indexes the
+/// in-process cache. Cloning shares the text.
+#[derive(Clone, Debug)]
+pub(crate) struct KernelSource {
+    text: Arc<str>,
+    hash: u64,
+}
 
-fn memory() -> &'static Mutex<HashMap<MemKey, Slot>> {
-    static MAP: OnceLock<Mutex<HashMap<MemKey, Slot>>> = OnceLock::new();
+impl KernelSource {
+    /// Checks `program` ([`crate::ptx::check`]) and emits its PTX.
+    pub(crate) fn new(program: &Program) -> Result<KernelSource, GpuError> {
+        crate::ptx::check(program).map_err(GpuError::InvalidProgram)?;
+        Ok(KernelSource::from_text(crate::ptx::emit(program)))
+    }
+
+    fn from_text(text: String) -> KernelSource {
+        // SipHash with fixed keys: the same text gives the same hash in every thread. Quality
+        // matters only for speed, since hits compare the text.
+        let mut h = std::hash::DefaultHasher::new();
+        text.hash(&mut h);
+        KernelSource {
+            text: text.into(),
+            hash: h.finish(),
+        }
+    }
+
+    /// The PTX text.
+    pub(crate) fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The shared PTX text.
+    pub(crate) fn shared_text(&self) -> Arc<str> {
+        self.text.clone()
+    }
+}
+
+/// Index of the in-process cache: (hash of the PTX text, precision, device ordinal). Each entry
+/// lists the texts with that hash (almost always one) and their slots.
+type MemKey = (u64, Precision, usize);
+type Slot = Arc<Mutex<Option<Arc<DeviceKernel>>>>;
+type Memory = Mutex<HashMap<MemKey, Vec<(Arc<str>, Slot)>>>;
+
+fn memory() -> &'static Memory {
+    static MAP: OnceLock<Memory> = OnceLock::new();
     MAP.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// The kernel for `key` from the in-process cache, or built by `build` and remembered.
+/// The kernel of `source` on device `ordinal` from the in-process cache, or built by `build`
+/// and remembered.
 pub(crate) fn in_process<E>(
-    ptx: &str,
+    source: &KernelSource,
     precision: Precision,
     ordinal: usize,
     build: impl FnOnce() -> Result<Arc<DeviceKernel>, E>,
 ) -> Result<Arc<DeviceKernel>, E> {
     let slot = {
         let mut map = memory().lock().unwrap_or_else(|p| p.into_inner());
-        map.entry((ptx.to_string(), precision, ordinal))
-            .or_default()
-            .clone()
+        let same_hash = map.entry((source.hash, precision, ordinal)).or_default();
+        let found = same_hash
+            .iter()
+            .find(|(text, _)| Arc::ptr_eq(text, &source.text) || **text == *source.text);
+        match found {
+            Some((_, slot)) => slot.clone(),
+            None => {
+                let slot = Slot::default();
+                same_hash.push((source.text.clone(), slot.clone()));
+                slot
+            }
+        }
     };
     let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(k) = slot.as_ref() {
@@ -109,7 +163,8 @@ pub(crate) fn in_process<E>(
 pub fn in_process_len() -> usize {
     let map = memory().lock().unwrap_or_else(|p| p.into_inner());
     map.values()
-        .filter(|s| s.lock().map(|s| s.is_some()).unwrap_or(false))
+        .flatten()
+        .filter(|(_, s)| s.lock().map(|s| s.is_some()).unwrap_or(false))
         .count()
 }
 

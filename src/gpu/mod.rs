@@ -16,7 +16,7 @@
 
 use std::ffi::{c_void, CString};
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{
     result, sys, CudaContext, CudaFunction, CudaModule, DriverError, LaunchConfig,
@@ -30,6 +30,7 @@ mod batch;
 pub mod cache;
 pub mod runtime;
 
+pub(crate) use cache::KernelSource;
 pub use cache::{CacheDir, DiskCacheOutcome};
 pub use runtime::RuntimeError;
 
@@ -184,7 +185,18 @@ impl<T> Context<T> for Result<T, DriverError> {
 }
 
 /// Finds device 0. Never panics: checks for the driver library first, then the device count.
+///
+/// The answer, a device or the reason there is none, is found once per process and then
+/// returned again: the search opens the driver library (about 1 ms when it is absent, since
+/// every candidate path is tried) and queries the driver, and every [`crate::Evaluator`] asks.
+/// Neither changes while a process runs: CUDA fixes its device list at `cuInit`, and a failed
+/// `cuInit` fails again.
 pub fn detect() -> Result<GpuInfo, NoGpu> {
+    static DETECTED: OnceLock<Result<GpuInfo, NoGpu>> = OnceLock::new();
+    DETECTED.get_or_init(detect_uncached).clone()
+}
+
+fn detect_uncached() -> Result<GpuInfo, NoGpu> {
     // SAFETY: only tries to open the library.
     if !unsafe { sys::is_culib_present() } {
         return Err(NoGpu::NoDriver);
@@ -581,7 +593,7 @@ pub struct GpuKernel {
     precision: Precision,
     n_vars: usize,
     n_outputs: usize,
-    ptx: String,
+    ptx: Arc<str>,
     devices: Vec<Arc<DeviceKernel>>,
     chunk_elements: Option<usize>,
 }
@@ -621,8 +633,20 @@ impl GpuKernel {
 
     /// [`GpuKernel::new`] with explicit devices, cache folder and chunk size.
     pub fn with_options(program: &Program, options: &KernelOptions) -> Result<GpuKernel, GpuError> {
-        ptx::check(program).map_err(GpuError::InvalidProgram)?;
-        let text = ptx::emit(program);
+        GpuKernel::from_source(program, &KernelSource::new(program)?, options)
+    }
+
+    /// [`GpuKernel::with_options`] with the PTX already emitted: `source` must be
+    /// [`KernelSource::new`] of `program` (an [`crate::Expression`] keeps one per precision, so
+    /// that a second evaluator of it neither emits nor hashes the text again). Not public: a
+    /// source of another program would launch a kernel that reads arrays the batch does not
+    /// have.
+    pub(crate) fn from_source(
+        program: &Program,
+        source: &KernelSource,
+        options: &KernelOptions,
+    ) -> Result<GpuKernel, GpuError> {
+        let text = source.text();
         detect()?;
         let ordinals = match &options.devices {
             Some(d) if d.is_empty() => {
@@ -635,9 +659,9 @@ impl GpuKernel {
         let mut devices = Vec::with_capacity(ordinals.len());
         for &ordinal in &ordinals {
             let build =
-                || DeviceKernel::build(ordinal, program, &text, dir.as_deref()).map(Arc::new);
+                || DeviceKernel::build(ordinal, program, text, dir.as_deref()).map(Arc::new);
             devices.push(if options.memory_cache {
-                cache::in_process(&text, program.precision, ordinal, build)?
+                cache::in_process(source, program.precision, ordinal, build)?
             } else {
                 build()?
             });
@@ -652,7 +676,7 @@ impl GpuKernel {
             precision: program.precision,
             n_vars: program.n_vars(),
             n_outputs: program.outputs.len(),
-            ptx: text,
+            ptx: source.shared_text(),
             devices,
             chunk_elements,
         })

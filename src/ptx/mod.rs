@@ -60,6 +60,7 @@
 pub mod accuracy;
 
 use std::collections::HashMap;
+use std::fmt::{self, Write as _};
 
 use crate::scalar::{Bound, Cmp, Inst, PointFn, Precision, Program, Round, RoundInt, Type, Value};
 
@@ -436,42 +437,76 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// Emits instruction number `i`.
+    /// Emits instruction number `i`. Writes straight into the module text: formatting each line
+    /// and its operands into strings of their own made emission a large part of a warm compile.
     fn inst(&mut self, i: usize, inst: &Inst) {
         if let Inst::Point(f, a, b, r) = *inst {
             self.point(i, f, a, b, r);
             return;
         }
         let t = self.ty;
-        let f = |v: Value| format!("%f{}", v.index());
-        let p = |v: Value| format!("%p{}", v.index());
-        let text = match *inst {
+        let precision = self.program.precision;
+        let imm = |c: f64| Immediate(c, precision);
+        let (f, p) = (F, P);
+        let o = &mut self.out;
+        o.push('\t');
+        // Writing to a String cannot fail.
+        let _ = match *inst {
             Inst::Input { var, bound } => {
-                format!("ld.global.nc.{t} %f{i}, [%in{}];", input_array(var, bound))
+                write!(
+                    o,
+                    "ld.global.nc.{t} %f{i}, [%in{}];",
+                    input_array(var, bound)
+                )
             }
-            Inst::Const(c) => format!("mov.{t} %f{i}, {};", self.immediate(c)),
+            Inst::Const(c) => write!(o, "mov.{t} %f{i}, {};", imm(c)),
             Inst::Add(a, b, r) => {
-                format!("add.{}.{t} %f{i}, {}, {};", round_modifier(r), f(a), f(b))
+                write!(
+                    o,
+                    "add.{}.{t} %f{i}, {}, {};",
+                    round_modifier(r),
+                    f(a),
+                    f(b)
+                )
             }
             Inst::Sub(a, b, r) => {
-                format!("sub.{}.{t} %f{i}, {}, {};", round_modifier(r), f(a), f(b))
+                write!(
+                    o,
+                    "sub.{}.{t} %f{i}, {}, {};",
+                    round_modifier(r),
+                    f(a),
+                    f(b)
+                )
             }
             Inst::Mul(a, b, r) => {
-                format!("mul.{}.{t} %f{i}, {}, {};", round_modifier(r), f(a), f(b))
+                write!(
+                    o,
+                    "mul.{}.{t} %f{i}, {}, {};",
+                    round_modifier(r),
+                    f(a),
+                    f(b)
+                )
             }
             Inst::Div(a, b, r) => {
-                format!("div.{}.{t} %f{i}, {}, {};", round_modifier(r), f(a), f(b))
+                write!(
+                    o,
+                    "div.{}.{t} %f{i}, {}, {};",
+                    round_modifier(r),
+                    f(a),
+                    f(b)
+                )
             }
-            Inst::Fma(a, b, c, r) => format!(
+            Inst::Fma(a, b, c, r) => write!(
+                o,
                 "fma.{}.{t} %f{i}, {}, {}, {};",
                 round_modifier(r),
                 f(a),
                 f(b),
                 f(c)
             ),
-            Inst::Sqrt(a, r) => format!("sqrt.{}.{t} %f{i}, {};", round_modifier(r), f(a)),
-            Inst::Neg(a) => format!("neg.{t} %f{i}, {};", f(a)),
-            Inst::Abs(a) => format!("abs.{t} %f{i}, {};", f(a)),
+            Inst::Sqrt(a, r) => write!(o, "sqrt.{}.{t} %f{i}, {};", round_modifier(r), f(a)),
+            Inst::Neg(a) => write!(o, "neg.{t} %f{i}, {};", f(a)),
+            Inst::Abs(a) => write!(o, "abs.{t} %f{i}, {};", f(a)),
             Inst::RoundInt(k, a) => {
                 let m = match k {
                     RoundInt::Floor => "rmi",
@@ -479,31 +514,58 @@ impl<'a> Emitter<'a> {
                     RoundInt::Trunc => "rzi",
                     RoundInt::Even => "rni",
                 };
-                format!("cvt.{m}.{t}.{t} %f{i}, {};", f(a))
+                write!(o, "cvt.{m}.{t}.{t} %f{i}, {};", f(a))
             }
             Inst::Point(..) => unreachable!("point calls are emitted by Emitter::point"),
             // PTX min/max: NaN operand ignored, -0 < +0 (see module docs).
-            Inst::Min(a, b) => format!("min.{t} %f{i}, {}, {};", f(a), f(b)),
-            Inst::Max(a, b) => format!("max.{t} %f{i}, {}, {};", f(a), f(b)),
+            Inst::Min(a, b) => write!(o, "min.{t} %f{i}, {}, {};", f(a), f(b)),
+            Inst::Max(a, b) => write!(o, "max.{t} %f{i}, {}, {};", f(a), f(b)),
             // lt/le/gt/ge/eq are the ordered comparisons (false on NaN).
             Inst::Compare(c, a, b) => {
-                format!("setp.{}.{t} %p{i}, {}, {};", cmp_name(c), f(a), f(b))
+                write!(o, "setp.{}.{t} %p{i}, {}, {};", cmp_name(c), f(a), f(b))
             }
-            Inst::IsNan(a) => format!("testp.notanumber.{t} %p{i}, {};", f(a)),
-            Inst::Bool(b) => format!("setp.ne.u32 %p{i}, {}, 0;", u32::from(b)),
-            Inst::And(a, b) => format!("and.pred %p{i}, {}, {};", p(a), p(b)),
-            Inst::Or(a, b) => format!("or.pred %p{i}, {}, {};", p(a), p(b)),
-            Inst::Not(a) => format!("not.pred %p{i}, {};", p(a)),
-            Inst::Select(c, a, b) => format!("selp.{t} %f{i}, {}, {}, {};", f(a), f(b), p(c)),
+            Inst::IsNan(a) => write!(o, "testp.notanumber.{t} %p{i}, {};", f(a)),
+            Inst::Bool(b) => write!(o, "setp.ne.u32 %p{i}, {}, 0;", u32::from(b)),
+            Inst::And(a, b) => write!(o, "and.pred %p{i}, {}, {};", p(a), p(b)),
+            Inst::Or(a, b) => write!(o, "or.pred %p{i}, {}, {};", p(a), p(b)),
+            Inst::Not(a) => write!(o, "not.pred %p{i}, {};", p(a)),
+            Inst::Select(c, a, b) => write!(o, "selp.{t} %f{i}, {}, {}, {};", f(a), f(b), p(c)),
         };
-        self.line(text);
+        o.push('\n');
     }
 
     /// Exact hexadecimal immediate of a constant in the program's precision.
-    fn immediate(&self, c: f64) -> String {
-        match self.program.precision {
-            Precision::F64 => format!("0d{:016X}", c.to_bits()),
-            Precision::F32 => format!("0f{:08X}", (c as f32).to_bits()),
+    fn immediate(&self, c: f64) -> Immediate {
+        Immediate(c, self.program.precision)
+    }
+}
+
+/// The float register of a value: `%f<index>`.
+struct F(Value);
+
+impl fmt::Display for F {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "%f{}", self.0.index())
+    }
+}
+
+/// The predicate register of a value: `%p<index>`.
+struct P(Value);
+
+impl fmt::Display for P {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "%p{}", self.0.index())
+    }
+}
+
+/// A constant as an exact hexadecimal PTX immediate of a precision (`0d...` or `0f...`).
+struct Immediate(f64, Precision);
+
+impl fmt::Display for Immediate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.1 {
+            Precision::F64 => write!(f, "0d{:016X}", self.0.to_bits()),
+            Precision::F32 => write!(f, "0f{:08X}", (self.0 as f32).to_bits()),
         }
     }
 }

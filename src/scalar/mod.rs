@@ -385,20 +385,47 @@ impl Inst {
             Inst::Fma(a, b, c, _) | Inst::Select(a, b, c) => vec![a, b, c],
         }
     }
+}
 
-    /// Hash key (floats by bit pattern so that -0 and +0, and NaNs, are told apart).
-    fn key(&self) -> InstKey {
-        match *self {
-            Inst::Const(c) => InstKey::Const(c.to_bits()),
-            other => InstKey::Other(format!("{other:?}")),
+/// Hash-consing key of an instruction: structural equality, with constants compared by bit
+/// pattern so that -0 and +0, and NaNs, are told apart (and a NaN constant equals itself). It
+/// hashes the fields directly: formatting each instruction into a string made lowering a
+/// 100-node expression cost 0.4 ms, most of a warm compile.
+#[derive(Clone, Copy)]
+struct InstKey(Inst);
+
+impl PartialEq for InstKey {
+    fn eq(&self, other: &Self) -> bool {
+        match (self.0, other.0) {
+            (Inst::Const(a), Inst::Const(b)) => a.to_bits() == b.to_bits(),
+            // No other variant holds a float, so the derived equality is reflexive.
+            (a, b) => a == b,
         }
     }
 }
 
-#[derive(PartialEq, Eq, Hash)]
-enum InstKey {
-    Const(u64),
-    Other(String),
+impl Eq for InstKey {}
+
+impl std::hash::Hash for InstKey {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        std::mem::discriminant(&self.0).hash(h);
+        match self.0 {
+            Inst::Input { var, bound } => (var, bound).hash(h),
+            Inst::Const(c) => c.to_bits().hash(h),
+            Inst::Add(a, b, r) | Inst::Sub(a, b, r) | Inst::Mul(a, b, r) | Inst::Div(a, b, r) => {
+                (a, b, r).hash(h)
+            }
+            Inst::Fma(a, b, c, r) => (a, b, c, r).hash(h),
+            Inst::Sqrt(a, r) => (a, r).hash(h),
+            Inst::Neg(a) | Inst::Abs(a) | Inst::IsNan(a) | Inst::Not(a) => a.hash(h),
+            Inst::Min(a, b) | Inst::Max(a, b) | Inst::And(a, b) | Inst::Or(a, b) => (a, b).hash(h),
+            Inst::Compare(c, a, b) => (c, a, b).hash(h),
+            Inst::Bool(b) => b.hash(h),
+            Inst::Select(c, a, b) => (c, a, b).hash(h),
+            Inst::Point(f, a, b, r) => (f, a, b, r).hash(h),
+            Inst::RoundInt(k, a) => (k, a).hash(h),
+        }
+    }
 }
 
 /// A complete scalar program: inputs are `n_vars` interval variables, each given by its lo and
@@ -546,7 +573,7 @@ impl Builder {
     }
 
     fn push(&mut self, inst: Inst) -> Value {
-        let key = inst.key();
+        let key = InstKey(inst);
         if let Some(&v) = self.seen.get(&key) {
             return v;
         }
@@ -766,5 +793,44 @@ impl Builder {
             insts,
             outputs,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_consing_merges_identical_instructions_only() {
+        let mut b = Builder::new(Precision::F64, vec!["x".into(), "y".into()]);
+        let x = b.input(0, Bound::Lo);
+        let y = b.input(1, Bound::Lo);
+        assert_eq!(b.input(0, Bound::Lo), x);
+        assert_ne!(b.input(0, Bound::Hi), x);
+        // Constants by bit pattern: -0 and +0 differ, a NaN equals itself.
+        let zero = b.zero();
+        assert_ne!(b.constant(-0.0), zero);
+        assert_eq!(b.constant(0.0), zero);
+        assert_eq!(b.nan(), b.nan());
+        // Same operation, operands and rounding: one instruction; any field differing: two.
+        let s = b.add(x, y, Round::Down);
+        assert_eq!(b.add(x, y, Round::Down), s);
+        assert_ne!(b.add(x, y, Round::Up), s);
+        assert_ne!(b.add(y, x, Round::Down), s);
+        assert_ne!(b.sub(x, y, Round::Down), s);
+        assert_ne!(b.mul(x, y, Round::Down), s);
+        let f = b.fma(x, y, s, Round::Up);
+        assert_eq!(b.fma(x, y, s, Round::Up), f);
+        assert_ne!(b.fma(x, s, y, Round::Up), f);
+        let c = b.cmp(Cmp::Lt, x, y);
+        assert_eq!(b.cmp(Cmp::Lt, x, y), c);
+        assert_ne!(b.cmp(Cmp::Le, x, y), c);
+        let e = b.point(PointFn::Exp, x, Round::Down);
+        assert_eq!(b.point(PointFn::Exp, x, Round::Down), e);
+        assert_ne!(b.point(PointFn::Log, x, Round::Down), e);
+        assert_ne!(b.point(PointFn::Exp, x, Round::Up), e);
+        let fl = b.round_int(RoundInt::Floor, x);
+        assert_eq!(b.round_int(RoundInt::Floor, x), fl);
+        assert_ne!(b.round_int(RoundInt::Ceil, x), fl);
     }
 }
