@@ -39,6 +39,8 @@
 //! enclosures) at the midpoint of the hit piece, with a headlight and a fixed key light.
 use clap::Parser;
 use ivjit::{Backend, BackendChoice, Evaluator, Expression, Precision};
+use rayon::iter::Either;
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -328,18 +330,24 @@ fn eval_ray(
     for (which, slot) in slots.iter().enumerate() {
         let Some(k) = *slot else { continue };
         let (lo, hi) = inputs[2 * k * n..2 * (k + 1) * n].split_at_mut(n);
-        for i in 0..n {
-            let (a, b) = match which {
-                0 => t[i],
-                1 => (uv[i].0, uv[i].0),
-                _ => (uv[i].1, uv[i].1),
-            };
-            lo[i] = a;
-            hi[i] = b;
-        }
+        lo.par_iter_mut()
+            .zip(hi.par_iter_mut())
+            .enumerate()
+            .with_min_len(1 << 14)
+            .for_each(|(i, (l, h))| {
+                (*l, *h) = match which {
+                    0 => t[i],
+                    1 => (uv[i].0, uv[i].0),
+                    _ => (uv[i].1, uv[i].1),
+                };
+            });
     }
     let out = ray.eval_soa(&inputs, n).map_err(|e| e.to_string())?;
-    Ok((0..n).map(|i| (out[i], out[n + i])).collect())
+    Ok((0..n)
+        .into_par_iter()
+        .with_min_len(1 << 14)
+        .map(|i| (out[i], out[n + i]))
+        .collect())
 }
 
 /// Whether an enclosure may contain 0 (an empty one, NaN, cannot: f is undefined there).
@@ -365,60 +373,71 @@ fn search(
         min_width: f64,
         stack: Vec<(f64, f64)>,
     }
-    let mut active = Vec::new();
-    for j in 0..h {
-        for i in 0..w {
-            let (u, v) = Camera::screen(i, j, w, h);
-            if let Some((t0, t1)) = clip(cam.eye, cam.direction(u, v), o.center, o.radius) {
-                active.push(Active {
-                    pixel: j * w + i,
-                    uv: (u, v),
-                    min_width: (t1 - t0) / o.steps.max(1) as f64,
-                    stack: vec![(t0, t1)],
-                });
-            }
-        }
-    }
+    let mut active: Vec<Active> = (0..w * h)
+        .into_par_iter()
+        .filter_map(|pixel| {
+            let (u, v) = Camera::screen(pixel % w, pixel / w, w, h);
+            let (t0, t1) = clip(cam.eye, cam.direction(u, v), o.center, o.radius)?;
+            Some(Active {
+                pixel,
+                uv: (u, v),
+                min_width: (t1 - t0) / o.steps.max(1) as f64,
+                stack: vec![(t0, t1)],
+            })
+        })
+        .collect();
     let (mut rounds, mut boxes) = (0, 0);
+    // The host work of a round (splitting, bookkeeping) runs on all cores too: on the GPU it
+    // would otherwise take longer than the evaluation.
     while !active.is_empty() {
-        let mut t = Vec::with_capacity(active.len() * split);
-        let mut uv = Vec::with_capacity(active.len() * split);
-        for a in &mut active {
-            let (lo, hi) = a.stack.pop().expect("active pixels have a non-empty stack");
-            for k in 0..split {
-                let p0 = if k == 0 {
-                    lo
-                } else {
-                    lo + (hi - lo) * (k as f64 / split as f64)
-                };
-                let p1 = if k + 1 == split {
-                    hi
-                } else {
-                    lo + (hi - lo) * ((k + 1) as f64 / split as f64)
-                };
-                t.push((p0, p1));
-                uv.push(a.uv);
-            }
-        }
-        let f = eval_ray(ray, slots, &t, &uv)?;
+        let pieces: Vec<(f64, f64)> = active
+            .par_iter_mut()
+            .flat_map_iter(|a| {
+                let (lo, hi) = a.stack.pop().expect("active pixels have a non-empty stack");
+                (0..split).map(move |k| {
+                    let p0 = if k == 0 {
+                        lo
+                    } else {
+                        lo + (hi - lo) * (k as f64 / split as f64)
+                    };
+                    let p1 = if k + 1 == split {
+                        hi
+                    } else {
+                        lo + (hi - lo) * ((k + 1) as f64 / split as f64)
+                    };
+                    (p0, p1)
+                })
+            })
+            .collect();
+        let uv: Vec<(f64, f64)> = active
+            .par_iter()
+            .flat_map_iter(|a| std::iter::repeat_n(a.uv, split))
+            .collect();
+        let f = eval_ray(ray, slots, &pieces, &uv)?;
         rounds += 1;
-        boxes += t.len();
-        let mut next = Vec::with_capacity(active.len());
-        for (q, mut a) in active.into_iter().enumerate() {
-            let pieces = &t[q * split..(q + 1) * split];
-            let values = &f[q * split..(q + 1) * split];
-            for k in (0..split).rev() {
-                if may_vanish(values[k]) {
-                    a.stack.push(pieces[k]);
+        boxes += pieces.len();
+        let (done, next): (Vec<(usize, (f64, f64))>, Vec<Active>) = active
+            .into_par_iter()
+            .enumerate()
+            .filter_map(|(q, mut a)| {
+                let piece = &pieces[q * split..(q + 1) * split];
+                let values = &f[q * split..(q + 1) * split];
+                for k in (0..split).rev() {
+                    if may_vanish(values[k]) {
+                        a.stack.push(piece[k]);
+                    }
                 }
-            }
-            match a.stack.last() {
-                None => {}
-                Some(&(lo, hi)) if hi - lo <= a.min_width || hi <= lo => {
-                    hits[a.pixel] = Some((lo, hi))
+                match a.stack.last() {
+                    None => None,
+                    Some(&(lo, hi)) if hi - lo <= a.min_width || hi <= lo => {
+                        Some(Either::Left((a.pixel, (lo, hi))))
+                    }
+                    Some(_) => Some(Either::Right(a)),
                 }
-                Some(_) => next.push(a),
-            }
+            })
+            .partition_map(|e| e);
+        for (pixel, hit) in done {
+            hits[pixel] = Some(hit);
         }
         active = next;
     }
@@ -454,49 +473,57 @@ pub fn point_sample(
         }
     };
     while !active.is_empty() {
-        let mut t = Vec::new();
-        let mut uv = Vec::new();
-        let mut counts = Vec::with_capacity(active.len());
-        for &(_, p_uv, t0, t1, k, _) in &active {
-            let m = per_round.min(steps + 1 - k);
-            for s in k..k + m {
-                let ts = at(t0, t1, s);
-                t.push((ts, ts));
-                uv.push(p_uv);
-            }
-            counts.push(m);
+        let counts: Vec<usize> = active
+            .iter()
+            .map(|&(_, _, _, _, k, _)| per_round.min(steps + 1 - k))
+            .collect();
+        let mut offsets = Vec::with_capacity(active.len());
+        let mut total = 0;
+        for &m in &counts {
+            offsets.push(total);
+            total += m;
         }
+        let t: Vec<(f64, f64)> = active
+            .par_iter()
+            .zip(&counts)
+            .flat_map_iter(|(&(_, _, t0, t1, k, _), &m)| {
+                (k..k + m).map(move |s| {
+                    let ts = at(t0, t1, s);
+                    (ts, ts)
+                })
+            })
+            .collect();
+        let uv: Vec<(f64, f64)> = active
+            .par_iter()
+            .zip(&counts)
+            .flat_map_iter(|(a, &m)| std::iter::repeat_n(a.1, m))
+            .collect();
         let f = eval_ray(ray, slots, &t, &uv)?;
-        let mut next = Vec::with_capacity(active.len());
-        let mut off = 0;
-        for (q, (pixel, p_uv, t0, t1, k, mut prev)) in active.into_iter().enumerate() {
-            let m = counts[q];
-            let mut done = false;
-            for s in 0..m {
-                let (lo, hi) = f[off + s];
-                let value = 0.5 * lo + 0.5 * hi;
-                if value.is_nan() {
-                    prev = None;
-                    continue;
+        let (done, next): (Vec<(usize, (f64, f64))>, Vec<_>) = active
+            .into_par_iter()
+            .enumerate()
+            .filter_map(|(q, (pixel, p_uv, t0, t1, k, mut prev))| {
+                let (m, off) = (counts[q], offsets[q]);
+                for s in 0..m {
+                    let (lo, hi) = f[off + s];
+                    let value = 0.5 * lo + 0.5 * hi;
+                    if value.is_nan() {
+                        prev = None;
+                        continue;
+                    }
+                    let positive = value > 0.0;
+                    if value == 0.0 || prev.is_some_and(|p| p != positive) {
+                        let ts = at(t0, t1, k + s);
+                        let before = if k + s == 0 { ts } else { at(t0, t1, k + s - 1) };
+                        return Some(Either::Left((pixel, (before, ts))));
+                    }
+                    prev = Some(positive);
                 }
-                let positive = value > 0.0;
-                if value == 0.0 || prev.is_some_and(|p| p != positive) {
-                    let ts = at(t0, t1, k + s);
-                    let before = if k + s == 0 {
-                        ts
-                    } else {
-                        at(t0, t1, k + s - 1)
-                    };
-                    hits[pixel] = Some((before, ts));
-                    done = true;
-                    break;
-                }
-                prev = Some(positive);
-            }
-            off += m;
-            if !done && k + m <= steps {
-                next.push((pixel, p_uv, t0, t1, k + m, prev));
-            }
+                (k + m <= steps).then_some(Either::Right((pixel, p_uv, t0, t1, k + m, prev)))
+            })
+            .partition_map(|e| e);
+        for (pixel, hit) in done {
+            hits[pixel] = Some(hit);
         }
         active = next;
     }
@@ -556,29 +583,34 @@ fn shade(
     hits: &[Option<(f64, f64)>],
 ) -> Result<Vec<u8>, String> {
     let (w, h) = (o.width, o.height);
-    let mut points = Vec::new();
-    for (pixel, hit) in hits.iter().enumerate() {
-        if let Some((lo, hi)) = hit {
+    let points: Vec<(usize, [f64; 3], [f64; 3])> = hits
+        .par_iter()
+        .enumerate()
+        .filter_map(|(pixel, hit)| {
+            let (lo, hi) = (*hit)?;
             let (u, v) = Camera::screen(pixel % w, pixel / w, w, h);
             let d = cam.direction(u, v);
             let t = 0.5 * lo + 0.5 * hi;
-            points.push((pixel, [0, 1, 2].map(|k| cam.eye[k] + t * d[k]), d));
-        }
-    }
+            Some((pixel, [0, 1, 2].map(|k| cam.eye[k] + t * d[k]), d))
+        })
+        .collect();
     // Six samples per hit point: +-step along x, y, z.
     let step = 1e-5 * o.radius;
     let n = points.len() * 6;
     let nv = surf.program().n_vars();
     let mut inputs = vec![0.0; 2 * nv * n];
-    for (q, (_, p, _)) in points.iter().enumerate() {
-        for s in 0..6 {
-            let mut x = *p;
-            x[s / 2] += if s % 2 == 0 { step } else { -step };
-            for (slot, &axis) in var_index.iter().enumerate() {
-                inputs[2 * slot * n + q * 6 + s] = x[axis];
-                inputs[(2 * slot + 1) * n + q * 6 + s] = x[axis];
-            }
-        }
+    for (slot, &axis) in var_index.iter().enumerate() {
+        let (lo, hi) = inputs[2 * slot * n..2 * (slot + 1) * n].split_at_mut(n);
+        lo.par_chunks_mut(6)
+            .zip(hi.par_chunks_mut(6))
+            .zip(&points)
+            .for_each(|((lo, hi), (_, p, _))| {
+                for s in 0..6 {
+                    let mut x = *p;
+                    x[s / 2] += if s % 2 == 0 { step } else { -step };
+                    (lo[s], hi[s]) = (x[axis], x[axis]);
+                }
+            });
     }
     let values = if n > 0 && nv > 0 {
         surf.eval_soa(&inputs, n).map_err(|e| e.to_string())?
@@ -703,7 +735,7 @@ fn side_by_side(w: usize, h: usize, left: &[u8], right: &[u8]) -> Vec<u8> {
     out
 }
 
-#[derive(Parser, Debug)]
+#[derive(Parser, Debug, Clone)]
 #[command(about = "Reliable ray tracing of implicit surfaces f(x, y, z) = 0 with ivjit")]
 struct Cli {
     /// A named scene (sphere, kusner-schmitt, tangle, gumdrop-torus, drop, tri-trumpet), `all`
@@ -916,15 +948,19 @@ fn run() -> Result<(), String> {
                 ("tangle", 900.0, 3.0),
                 ("gumdrop-torus", 1080.0, 3.0),
             ];
+            // The paper's size on both backends, unless --size says otherwise.
+            let mut cli = cli.clone();
+            cli.size.get_or_insert_with(|| "1024x1024".to_string());
+            let cli = &cli;
             let mut rows = Vec::new();
             for (name, cpu_paper, gpu_paper) in paper {
                 let s = all.iter().find(|s| s.name == name).expect("a table scene");
                 let gpu = if ivjit::gpu::detect().is_ok() && backend != BackendChoice::Cpu {
-                    Some(render_scene(&cli, s, BackendChoice::Gpu)?)
+                    Some(render_scene(cli, s, BackendChoice::Gpu)?)
                 } else {
                     None
                 };
-                let cpu = render_scene(&cli, s, BackendChoice::Cpu)?;
+                let cpu = render_scene(cli, s, BackendChoice::Cpu)?;
                 rows.push((name, cpu_paper, gpu_paper, gpu, cpu));
             }
             println!();
