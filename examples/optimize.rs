@@ -230,8 +230,8 @@ pub fn griewank(n: usize) -> String {
     format!("1 + ({})/4000 - {}", sum.join(" + "), prod.join("*"))
 }
 
-/// Levy in n variables (w_i = 1 + (x_i - 1)/4): sin(pi w_1)^2
-/// + sum_{i<n} (w_i - 1)^2 (1 + 10 sin(pi w_i + 1)^2) + (w_n - 1)^2 (1 + sin(2 pi w_n)^2);
+/// Levy in n variables (w_i = 1 + (x_i - 1)/4):
+/// `sin(pi w_1)^2 + sum_{i<n} (w_i - 1)^2 (1 + 10 sin(pi w_i + 1)^2) + (w_n - 1)^2 (1 + sin(2 pi w_n)^2)`;
 /// minimum 0 at 1.
 pub fn levy(n: usize) -> String {
     let mut s: String = (1..=n)

@@ -225,7 +225,7 @@ fn clip(eye: [f64; 3], d: [f64; 3], center: [f64; 3], radius: f64) -> Option<(f6
     let b = dot(o, d);
     let c = dot(o, o) - radius * radius;
     let disc = b * b - a * c;
-    if !(disc >= 0.0) {
+    if disc.is_nan() || disc < 0.0 {
         return None;
     }
     let s = disc.sqrt();
@@ -456,7 +456,8 @@ pub fn point_sample(
     let per_round = 32;
     let mut hits = vec![None; w * h];
     // (pixel, uv, t0, t1, next sample index, sign of the previous sample)
-    let mut active: Vec<(usize, (f64, f64), f64, f64, usize, Option<bool>)> = Vec::new();
+    type Ray = (usize, (f64, f64), f64, f64, usize, Option<bool>);
+    let mut active: Vec<Ray> = Vec::new();
     for j in 0..h {
         for i in 0..w {
             let (u, v) = Camera::screen(i, j, w, h);
@@ -499,7 +500,8 @@ pub fn point_sample(
             .flat_map_iter(|(a, &m)| std::iter::repeat_n(a.1, m))
             .collect();
         let f = eval_ray(ray, slots, &t, &uv)?;
-        let (done, next): (Vec<(usize, (f64, f64))>, Vec<_>) = active
+        type Hit = (usize, (f64, f64));
+        let (done, next): (Vec<Hit>, Vec<Ray>) = active
             .into_par_iter()
             .enumerate()
             .filter_map(|(q, (pixel, p_uv, t0, t1, k, mut prev))| {
@@ -514,7 +516,11 @@ pub fn point_sample(
                     let positive = value > 0.0;
                     if value == 0.0 || prev.is_some_and(|p| p != positive) {
                         let ts = at(t0, t1, k + s);
-                        let before = if k + s == 0 { ts } else { at(t0, t1, k + s - 1) };
+                        let before = if k + s == 0 {
+                            ts
+                        } else {
+                            at(t0, t1, k + s - 1)
+                        };
                         return Some(Either::Left((pixel, (before, ts))));
                     }
                     prev = Some(positive);
