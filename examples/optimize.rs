@@ -253,13 +253,8 @@ pub fn scaling_suite() -> Vec<(&'static str, usize, String, Vec<(String, f64, f6
             .map(|i| (format!("x{i}"), -r, r))
             .collect::<Vec<_>>()
     };
-    let mut v = vec![(
-        "six-hump camel",
-        2,
-        demos()[0].1.clone(),
-        demos()[0].2.clone(),
-        demos()[0].3,
-    )];
+    let (camel, src, boxes, known) = demos().swap_remove(0);
+    let mut v = vec![(camel, 2, src, boxes, known)];
     for n in [2, 4, 8] {
         v.push(("Rosenbrock", n, rosenbrock(n), cube(n, 5.0), 0.0));
     }

@@ -272,41 +272,107 @@ pub struct Options {
     pub backend: BackendChoice,
 }
 
-/// Compiles f and checks that it is a surface in x, y, z.
-fn compile_surface(
-    f: &str,
-    o: &Options,
-) -> Result<(Evaluator, Evaluator, Vec<usize>, Camera), String> {
-    let plain = Expression::parse(f).map_err(|e| e.to_string())?;
-    if plain.n_outputs() != 1 {
-        return Err("the surface expression must have exactly one output".into());
-    }
-    let mut var_index = Vec::new();
-    for v in plain.vars() {
-        match v.as_str() {
-            "x" => var_index.push(0),
-            "y" => var_index.push(1),
-            "z" => var_index.push(2),
-            other => {
-                return Err(format!(
-                    "the surface may only use the variables x, y and z, not {other}"
-                ))
+/// A surface compiled for one camera: f along the camera's rays (in t, u, v) for the search,
+/// and f itself (in its variables among x, y, z) for shading.
+pub struct Surface {
+    pub ray: Evaluator,
+    surf: Evaluator,
+    /// For each variable of `surf`, its axis (0 = x, 1 = y, 2 = z).
+    var_index: Vec<usize>,
+    pub cam: Camera,
+}
+
+impl Surface {
+    /// Compiles f and checks that it is a surface in x, y, z and that `o` describes an image.
+    pub fn compile(f: &str, o: &Options) -> Result<Surface, String> {
+        if o.width == 0 || o.height == 0 {
+            return Err("the image must have at least one pixel".into());
+        }
+        if !(o.radius.is_finite() && o.radius > 0.0) {
+            return Err(format!("--radius {}: expected a positive number", o.radius));
+        }
+        let plain = Expression::parse(f).map_err(|e| e.to_string())?;
+        if plain.n_outputs() != 1 {
+            return Err("the surface expression must have exactly one output".into());
+        }
+        let mut var_index = Vec::new();
+        for v in plain.vars() {
+            match v.as_str() {
+                "x" => var_index.push(0),
+                "y" => var_index.push(1),
+                "z" => var_index.push(2),
+                other => {
+                    return Err(format!(
+                        "the surface may only use the variables x, y and z, not {other}"
+                    ))
+                }
             }
         }
+        let cam = Camera::look_at(o.eye, o.center, o.fov_degrees)?;
+        let composed = Expression::parse(&ray_expression(f, &cam)).map_err(|e| e.to_string())?;
+        let ray = Evaluator::new(&composed, o.precision, o.backend).map_err(|e| e.to_string())?;
+        // Shading runs where the search ran (same backend), in f64 (cosmetic).
+        let shade_backend = match ray.backend() {
+            Backend::Gpu => BackendChoice::Gpu,
+            Backend::Cpu => BackendChoice::Cpu,
+        };
+        let surf =
+            Evaluator::new(&plain, Precision::F64, shade_backend).map_err(|e| e.to_string())?;
+        Ok(Surface {
+            ray,
+            surf,
+            var_index,
+            cam,
+        })
     }
-    let cam = Camera::look_at(o.eye, o.center, o.fov_degrees)?;
-    let composed = Expression::parse(&ray_expression(f, &cam)).map_err(|e| e.to_string())?;
-    let ray = Evaluator::new(&composed, o.precision, o.backend).map_err(|e| e.to_string())?;
-    // Shading runs where the search ran (same backend), in f64 (cosmetic).
-    let shade_backend = match ray.backend() {
-        Backend::Gpu => BackendChoice::Gpu,
-        Backend::Cpu => BackendChoice::Cpu,
-    };
-    let surf = Evaluator::new(&plain, Precision::F64, shade_backend).map_err(|e| e.to_string())?;
-    // The composed expression's variables in its own order (t, u, v by first appearance, but
-    // look them up rather than assume; a constant surface has none of them).
-    let _ = composed;
-    Ok((ray, surf, var_index, cam))
+
+    /// The interval search, shaded.
+    pub fn render(&self, o: &Options) -> Result<Frame, String> {
+        let t1 = Instant::now();
+        let (hits, rounds, boxes) = search(&self.ray, &self.cam, o)?;
+        let search_seconds = t1.elapsed().as_secs_f64();
+        let t2 = Instant::now();
+        let rgb = shade(&self.surf, &self.var_index, &self.cam, o, &hits)?;
+        let shade_seconds = t2.elapsed().as_secs_f64();
+        Ok(Frame {
+            width: o.width,
+            height: o.height,
+            hits,
+            search_seconds,
+            shade_seconds,
+            compile_seconds: 0.0,
+            rounds,
+            boxes,
+            backend: self.ray.backend(),
+            fallback: self.ray.fallback_reason().map(str::to_string),
+            rgb,
+        })
+    }
+
+    /// Point sampling (for the comparison), shaded.
+    pub fn sample(&self, o: &Options) -> Result<Sampled, String> {
+        let t = Instant::now();
+        let hits = point_sample(&self.ray, &self.cam, o)?;
+        let seconds = t.elapsed().as_secs_f64();
+        let rgb = shade(&self.surf, &self.var_index, &self.cam, o, &hits)?;
+        Ok(Sampled { hits, rgb, seconds })
+    }
+}
+
+/// A pixel whose ray meets the clipping ball: (pixel, (u, v), clipped segment [t0, t1]).
+type ClippedRay = (usize, (f64, f64), (f64, f64));
+
+/// Every pixel whose ray meets the clipping ball.
+fn clipped_rays(cam: &Camera, o: &Options) -> Vec<ClippedRay> {
+    let (w, h) = (o.width, o.height);
+    (0..w * h)
+        .into_par_iter()
+        .filter_map(|pixel| {
+            let (u, v) = Camera::screen(pixel % w, pixel / w, w, h);
+            let segment = clip(cam.eye, cam.direction(u, v), o.center, o.radius)?;
+            Some((pixel, (u, v), segment))
+        })
+        .collect()
 }
 
 /// Places of t, u and v among the ray evaluator's variables.
@@ -373,17 +439,13 @@ fn search(
         min_width: f64,
         stack: Vec<(f64, f64)>,
     }
-    let mut active: Vec<Active> = (0..w * h)
+    let mut active: Vec<Active> = clipped_rays(cam, o)
         .into_par_iter()
-        .filter_map(|pixel| {
-            let (u, v) = Camera::screen(pixel % w, pixel / w, w, h);
-            let (t0, t1) = clip(cam.eye, cam.direction(u, v), o.center, o.radius)?;
-            Some(Active {
-                pixel,
-                uv: (u, v),
-                min_width: (t1 - t0) / o.steps.max(1) as f64,
-                stack: vec![(t0, t1)],
-            })
+        .map(|(pixel, uv, (t0, t1))| Active {
+            pixel,
+            uv,
+            min_width: (t1 - t0) / o.steps.max(1) as f64,
+            stack: vec![(t0, t1)],
         })
         .collect();
     let (mut rounds, mut boxes) = (0, 0);
@@ -457,15 +519,10 @@ pub fn point_sample(
     let mut hits = vec![None; w * h];
     // (pixel, uv, t0, t1, next sample index, sign of the previous sample)
     type Ray = (usize, (f64, f64), f64, f64, usize, Option<bool>);
-    let mut active: Vec<Ray> = Vec::new();
-    for j in 0..h {
-        for i in 0..w {
-            let (u, v) = Camera::screen(i, j, w, h);
-            if let Some((t0, t1)) = clip(cam.eye, cam.direction(u, v), o.center, o.radius) {
-                active.push((j * w + i, (u, v), t0, t1, 0, None));
-            }
-        }
-    }
+    let mut active: Vec<Ray> = clipped_rays(cam, o)
+        .into_iter()
+        .map(|(pixel, uv, (t0, t1))| (pixel, uv, t0, t1, 0, None))
+        .collect();
     let at = |t0: f64, t1: f64, k: usize| {
         if k == steps {
             t1
@@ -659,59 +716,29 @@ fn shade(
     Ok(rgb)
 }
 
+/// Compiles f and renders it with the interval search (compilation in `compile_seconds`);
+/// the compiled surface is returned too, to sample or prove with.
+pub fn compile_and_render(f: &str, o: &Options) -> Result<(Surface, Frame), String> {
+    let t0 = Instant::now();
+    let surface = Surface::compile(f, o)?;
+    let compile_seconds = t0.elapsed().as_secs_f64();
+    let frame = Frame {
+        compile_seconds,
+        ..surface.render(o)?
+    };
+    Ok((surface, frame))
+}
+
 /// Renders f = 0 with the interval search.
 pub fn render(f: &str, o: &Options) -> Result<Frame, String> {
-    if o.width == 0 || o.height == 0 {
-        return Err("the image must have at least one pixel".into());
-    }
-    if !(o.radius.is_finite() && o.radius > 0.0) {
-        return Err(format!("--radius {}: expected a positive number", o.radius));
-    }
-    let t0 = Instant::now();
-    let (ray, surf, var_index, cam) = compile_surface(f, o)?;
-    let compile_seconds = t0.elapsed().as_secs_f64();
-    let t1 = Instant::now();
-    let (hits, rounds, boxes) = search(&ray, &cam, o)?;
-    let search_seconds = t1.elapsed().as_secs_f64();
-    let t2 = Instant::now();
-    let rgb = shade(&surf, &var_index, &cam, o, &hits)?;
-    let shade_seconds = t2.elapsed().as_secs_f64();
-    Ok(Frame {
-        width: o.width,
-        height: o.height,
-        hits,
-        search_seconds,
-        shade_seconds,
-        compile_seconds,
-        rounds,
-        boxes,
-        backend: ray.backend(),
-        fallback: ray.fallback_reason().map(str::to_string),
-        rgb,
-    })
+    Ok(compile_and_render(f, o)?.1)
 }
 
-/// Renders f = 0 by point sampling (for the comparison); returns the hits and the image.
-pub fn render_sampled(f: &str, o: &Options) -> Result<Sampled, String> {
-    let (ray, surf, var_index, cam) = compile_surface(f, o)?;
-    let t = Instant::now();
-    let hits = point_sample(&ray, &cam, o)?;
-    let seconds = t.elapsed().as_secs_f64();
-    let rgb = shade(&surf, &var_index, &cam, o, &hits)?;
-    Ok(Sampled {
-        hits,
-        rgb,
-        seconds,
-        ray,
-    })
-}
-
-/// A point-sampled frame, with the evaluator of f along the rays (to prove hits with).
+/// A point-sampled frame.
 pub struct Sampled {
     pub hits: Vec<Option<(f64, f64)>>,
     pub rgb: Vec<u8>,
     pub seconds: f64,
-    pub ray: Evaluator,
 }
 
 /// Writes an RGB8 image as PNG.
@@ -881,7 +908,7 @@ fn describe(frame: &Frame) -> String {
 fn render_scene(cli: &Cli, scene: &Scene, backend: BackendChoice) -> Result<Frame, String> {
     let o = options_for(cli, scene, backend)?;
     std::fs::create_dir_all(&cli.out_dir).map_err(|e| format!("{}: {e}", cli.out_dir.display()))?;
-    let frame = render(scene.expr, &o)?;
+    let (surface, frame) = compile_and_render(scene.expr, &o)?;
     if let Some(why) = &frame.fallback {
         eprintln!("note: no GPU ({why}); rendering on the CPU evaluator");
     }
@@ -889,14 +916,14 @@ fn render_scene(cli: &Cli, scene: &Scene, backend: BackendChoice) -> Result<Fram
     write_png(&path, o.width, o.height, &frame.rgb)?;
     println!("{}: {} -> {}", scene.name, describe(&frame), path.display());
     if cli.compare {
-        let sampled = render_sampled(scene.expr, &o)?;
+        let sampled = surface.sample(&o)?;
         let lost: Vec<usize> = (0..frame.hits.len())
             .filter(|&p| frame.hits[p].is_some() && sampled.hits[p].is_none())
             .collect();
         let extra = (0..frame.hits.len())
             .filter(|&p| frame.hits[p].is_none() && sampled.hits[p].is_some())
             .count();
-        let proven = prove_hits(&sampled.ray, &o, &frame.hits, &lost, 1025)?
+        let proven = prove_hits(&surface.ray, &o, &frame.hits, &lost, 1025)?
             .into_iter()
             .filter(|&b| b)
             .count();

@@ -5,7 +5,7 @@
 mod raytrace;
 
 use ivjit::{BackendChoice, Precision};
-use raytrace::{point_sample, prove_hits, render, render_sampled, scenes, Camera, Options};
+use raytrace::{compile_and_render, point_sample, prove_hits, render, scenes, Camera, Options};
 
 fn options(name: &str, size: usize, steps: usize) -> (String, Options) {
     let s = scenes().into_iter().find(|s| s.name == name).unwrap();
@@ -49,9 +49,11 @@ fn sphere_hits_match_the_analytic_intersection() {
                 lo <= t_star * (1.0 + 1e-12),
                 "pixel {p}: hit [{lo}, {hi}] skips the root {t_star}"
             );
-            let (t0, t1) = (t_star - 1.0, t_star + 1.5); // inside the clipping ball's segment
+            // The clipped segment is at most the ball's diameter (plus its 1e-9 padding), so
+            // one step is at most this long.
+            let max_step = 2.0 * o.radius * (1.0 + 1e-6) / o.steps as f64;
             assert!(
-                hi >= t_star - 4.0 * (t1 - t0) / o.steps as f64,
+                hi >= t_star - 4.0 * max_step,
                 "pixel {p}: hit [{lo}, {hi}] far in front of the root {t_star}"
             );
             hits += 1;
@@ -71,12 +73,12 @@ fn sphere_hits_match_the_analytic_intersection() {
 #[test]
 fn point_sampling_loses_thin_parts_the_interval_search_keeps() {
     let (f, o) = options("tri-trumpet", 64, 128);
-    let frame = render(&f, &o).unwrap();
-    let sampled = render_sampled(&f, &o).unwrap();
+    let (surface, frame) = compile_and_render(&f, &o).unwrap();
+    let sampled = surface.sample(&o).unwrap();
     let lost: Vec<usize> = (0..frame.hits.len())
         .filter(|&p| frame.hits[p].is_some() && sampled.hits[p].is_none())
         .collect();
-    let proven = prove_hits(&sampled.ray, &o, &frame.hits, &lost, 1025).unwrap();
+    let proven = prove_hits(&surface.ray, &o, &frame.hits, &lost, 1025).unwrap();
     let proven_lost = proven.iter().filter(|&&b| b).count();
     assert!(
         proven_lost > 0,
@@ -87,7 +89,7 @@ fn point_sampling_loses_thin_parts_the_interval_search_keeps() {
     let sampled_pixels: Vec<usize> = (0..sampled.hits.len())
         .filter(|&p| sampled.hits[p].is_some())
         .collect();
-    let certain = prove_hits(&sampled.ray, &o, &sampled.hits, &sampled_pixels, 2).unwrap();
+    let certain = prove_hits(&surface.ray, &o, &sampled.hits, &sampled_pixels, 2).unwrap();
     let mut checked = 0;
     for (&p, &ok) in sampled_pixels.iter().zip(&certain) {
         if ok {
@@ -104,12 +106,13 @@ fn point_sampling_loses_thin_parts_the_interval_search_keeps() {
 #[test]
 fn point_sampling_finds_the_sphere() {
     let (f, o) = options("sphere", 16, 64);
-    let s = render_sampled(&f, &o).unwrap();
-    let cam = Camera::look_at(o.eye, o.center, o.fov_degrees).unwrap();
+    let (surface, _) = compile_and_render(&f, &o).unwrap();
+    let s = surface.sample(&o).unwrap();
+    let cam = surface.cam;
     let centre = (o.height / 2) * o.width + o.width / 2;
     assert!(s.hits[centre].is_some());
     assert!(s.hits[0].is_none(), "the corner ray misses the sphere");
-    let again = point_sample(&s.ray, &cam, &o).unwrap();
+    let again = point_sample(&surface.ray, &cam, &o).unwrap();
     assert_eq!(again, s.hits, "deterministic");
 }
 
