@@ -435,67 +435,90 @@ impl Evaluator {
             .collect())
     }
 
-    /// `inputs` checked as [`Evaluator::eval_soa`] describes, in the same layout; for f32,
-    /// rounded outward to f32. The first invalid box (lowest variable, then lowest box) is the
-    /// error. Variables one after the other, the boxes of each in parallel tasks of
-    /// [`PARALLEL_PIECE`] (a single thread checks a few hundred million bounds a second, a
-    /// GPU takes them faster).
-    fn checked_inputs(&self, inputs: &[f64], n: usize) -> Result<Vec<f64>, Error> {
+    /// `inputs` checked as [`Evaluator::eval_soa`] describes, in the same layout: for f64 the
+    /// caller's own slice (a valid bound is used as it is, so no copy is made: at 2^28 boxes a
+    /// copy is gigabytes of fresh memory), for f32 a copy rounded outward to f32. The first
+    /// invalid box (lowest variable, then lowest box) is the error. Variables one after the
+    /// other, the boxes of each in parallel tasks of [`PARALLEL_PIECE`] (a single thread checks
+    /// a few hundred million bounds a second, a GPU takes them faster).
+    fn checked_inputs<'a>(
+        &self,
+        inputs: &'a [f64],
+        n: usize,
+    ) -> Result<std::borrow::Cow<'a, [f64]>, Error> {
         let precision = self.program.precision;
         // Every element is written below; zeroed memory costs no pass of its own.
-        let mut checked = vec![0.0; inputs.len()];
-        if n == 0 {
-            return Ok(checked);
-        }
-        // Boxes `first..` of one variable: the lo and hi bounds in, the checked ones out; the
-        // first failure with its box.
-        let check = |first: usize,
-                     (out_lo, out_hi): (&mut [f64], &mut [f64]),
-                     (lo, hi): (&[f64], &[f64])|
-         -> Result<(), (usize, IntervalError)> {
-            for (i, (((ol, oh), &l), &h)) in
-                out_lo.iter_mut().zip(out_hi).zip(lo).zip(hi).enumerate()
-            {
-                let iv = if l.is_nan() && h.is_nan() {
-                    Interval::EMPTY
-                } else {
-                    Interval::new(l, h).map_err(|e| (first + i, e))?
-                };
-                let iv = match precision {
-                    Precision::F64 => iv,
-                    Precision::F32 => iv.to_f32_enclosure(),
-                };
-                (*ol, *oh) = (iv.lo, iv.hi);
-            }
-            Ok(())
+        let mut rounded = match precision {
+            Precision::F64 => None,
+            Precision::F32 => Some(vec![0.0; inputs.len()]),
         };
-        // Variable k: lo array, then hi array, each n long.
-        let vars = checked.chunks_mut(2 * n).zip(inputs.chunks(2 * n));
-        for (k, (out, bounds)) in vars.enumerate() {
-            let (out_lo, out_hi) = out.split_at_mut(n);
-            let (lo, hi) = bounds.split_at(n);
-            let result = if n <= PARALLEL_PIECE {
-                check(0, (out_lo, out_hi), (lo, hi))
-            } else {
-                let outs = out_lo
-                    .par_chunks_mut(PARALLEL_PIECE)
-                    .zip(out_hi.par_chunks_mut(PARALLEL_PIECE));
-                let ins = lo
-                    .par_chunks(PARALLEL_PIECE)
-                    .zip(hi.par_chunks(PARALLEL_PIECE));
-                // The failure of the earliest task, hence of the earliest box.
-                let first_failure = outs
-                    .zip(ins)
-                    .enumerate()
-                    .find_map_first(|(t, (o, b))| check(t * PARALLEL_PIECE, o, b).err());
-                first_failure.map_or(Ok(()), Err)
+        if n > 0 {
+            // Boxes `first..` of one variable: the lo and hi bounds in, for f32 the rounded
+            // ones out; the first failure with its box.
+            let check = |first: usize,
+                         out: Option<(&mut [f64], &mut [f64])>,
+                         (lo, hi): (&[f64], &[f64])|
+             -> Result<(), (usize, IntervalError)> {
+                let valid = |i: usize, l: f64, h: f64| {
+                    if l.is_nan() && h.is_nan() {
+                        Ok(Interval::EMPTY)
+                    } else {
+                        Interval::new(l, h).map_err(|e| (first + i, e))
+                    }
+                };
+                match out {
+                    None => {
+                        for (i, (&l, &h)) in lo.iter().zip(hi).enumerate() {
+                            valid(i, l, h)?;
+                        }
+                    }
+                    Some((out_lo, out_hi)) => {
+                        let pairs = out_lo.iter_mut().zip(out_hi).zip(lo).zip(hi);
+                        for (i, (((ol, oh), &l), &h)) in pairs.enumerate() {
+                            let iv = valid(i, l, h)?.to_f32_enclosure();
+                            (*ol, *oh) = (iv.lo, iv.hi);
+                        }
+                    }
+                }
+                Ok(())
             };
-            result.map_err(|(i, error)| Error::Input {
-                name: format!("box {i}, variable {}", self.program.var_names[k]),
-                error,
-            })?;
+            for k in 0..self.program.n_vars() {
+                let (lo, hi) = inputs[2 * k * n..2 * (k + 1) * n].split_at(n);
+                let out = rounded
+                    .as_mut()
+                    .map(|r| r[2 * k * n..2 * (k + 1) * n].split_at_mut(n));
+                let result = if n <= PARALLEL_PIECE {
+                    check(0, out, (lo, hi))
+                } else {
+                    let ins = lo
+                        .par_chunks(PARALLEL_PIECE)
+                        .zip(hi.par_chunks(PARALLEL_PIECE))
+                        .enumerate();
+                    // The failure of the earliest task, hence of the earliest box.
+                    let first_failure = match out {
+                        None => {
+                            ins.find_map_first(|(t, b)| check(t * PARALLEL_PIECE, None, b).err())
+                        }
+                        Some((out_lo, out_hi)) => out_lo
+                            .par_chunks_mut(PARALLEL_PIECE)
+                            .zip(out_hi.par_chunks_mut(PARALLEL_PIECE))
+                            .zip(ins)
+                            .find_map_first(|(o, (t, b))| {
+                                check(t * PARALLEL_PIECE, Some(o), b).err()
+                            }),
+                    };
+                    first_failure.map_or(Ok(()), Err)
+                };
+                result.map_err(|(i, error)| Error::Input {
+                    name: format!("box {i}, variable {}", self.program.var_names[k]),
+                    error,
+                })?;
+            }
         }
-        Ok(checked)
+        Ok(match rounded {
+            Some(r) => std::borrow::Cow::Owned(r),
+            None => std::borrow::Cow::Borrowed(inputs),
+        })
     }
 
     /// Evaluates `n` boxes in structure-of-arrays layout: `inputs` holds the lo array of
@@ -522,17 +545,49 @@ impl Evaluator {
     /// assert!(out[0].is_nan() && out[1].is_nan());
     /// ```
     pub fn eval_soa(&self, inputs: &[f64], n: usize) -> Result<Vec<f64>, Error> {
+        let mut out = vec![0.0; 2 * self.program.outputs.len() * n];
+        self.eval_soa_into(inputs, n, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Evaluator::eval_soa`] into the caller's `out` (`2 * n_outputs * n` values), for
+    /// batches evaluated again and again in the same memory: a fresh output costs the
+    /// operating system's page faults on first touch (on the H200 host, 0.2 to 0.45 s of a
+    /// 0.78 s round trip of 2^28 boxes, `docs/bench.md`), and inputs and outputs in
+    /// [`gpu::HostBuffer`]s go to and from the GPU without host copies. On an error `out`
+    /// holds no meaningful values.
+    pub fn eval_soa_into(&self, inputs: &[f64], n: usize, out: &mut [f64]) -> Result<(), Error> {
         let nv = self.program.n_vars();
         assert_eq!(
             inputs.len(),
             2 * nv * n,
             "inputs must hold 2 * n_vars * n values"
         );
-        let checked = self.checked_inputs(inputs, n)?;
+        assert_eq!(
+            out.len(),
+            2 * self.program.outputs.len() * n,
+            "out must hold 2 * n_outputs * n values"
+        );
         match &self.gpu {
-            Some(kernel) => Ok(kernel.eval(&checked, n)?),
-            None => Ok(cpu::eval::eval_soa(&self.program, &checked, n)),
+            // f64 kernels take the inputs unchanged: check them while the batch runs (on a
+            // direct batch the host's cores are idle; a staged one shares them) and discard
+            // the result if a box is invalid (the kernel computes garbage for it, never
+            // anything unsafe). f32 kernels need the checked copy, rounded to f32, first.
+            Some(kernel) if self.program.precision == Precision::F64 => {
+                let (checked, ran) = rayon::join(
+                    || self.checked_inputs(inputs, n).map(|_| ()),
+                    || kernel.eval_into(inputs, n, out),
+                );
+                checked?;
+                ran?;
+            }
+            Some(kernel) => kernel.eval_into(&self.checked_inputs(inputs, n)?, n, out)?,
+            None => {
+                let checked = self.checked_inputs(inputs, n)?;
+                cpu::eval::eval_soa_into(&self.program, &checked, n, out)
+            }
         }
+        Ok(())
     }
 }
 

@@ -7,7 +7,9 @@
 
 use std::time::Instant;
 
-use ivjit::gpu::{self, CacheDir, DiskCacheOutcome, GpuError, GpuKernel, KernelOptions};
+use ivjit::gpu::{
+    self, CacheDir, DiskCacheOutcome, GpuError, GpuKernel, HostBuffer, HostTransfer, KernelOptions,
+};
 use ivjit::scalar::Program;
 use ivjit::{BackendChoice, Evaluator, Expression, Precision};
 
@@ -345,6 +347,7 @@ fn disk_cache_case(name: &str, program: &Program, inputs: &[f64], n: usize) {
         cache_dir: CacheDir::At(dir.path().to_path_buf()),
         memory_cache: false,
         chunk_elements: None,
+        host_transfer: None,
     };
     let load = |what: &str| {
         let t = Instant::now();
@@ -451,6 +454,7 @@ fn disk_cache_detects_and_rebuilds_corrupt_entries() {
             cache_dir: CacheDir::Off,
             memory_cache: false,
             chunk_elements: None,
+            host_transfer: None,
         },
     )
     .unwrap();
@@ -503,4 +507,138 @@ fn concurrent_use_of_one_kernel() {
             }
         }
     });
+}
+
+/// Direct copies from and to the caller's page-locked memory give the CPU's bits: locked per
+/// call (plain vectors) and locked once (`HostBuffer`s), on every device, with automatic and
+/// ragged chunks, into poisoned outputs; f32 kernels stage whatever the mode. Several threads
+/// sharing one locked input slice at once (the registry of calls in flight keeps the first
+/// call's unlock from pulling pages from under the others).
+#[test]
+fn pinned_transfers_equal_cpu() {
+    let Some(info) = gpu::require_gpu_or_skip("pinned_transfers_equal_cpu") else {
+        return;
+    };
+    let all: Vec<usize> = (0..info.device_count).collect();
+    for p in [Precision::F64, Precision::F32] {
+        let program = program(p);
+        let inputs = boxes(31 + p as u64, program.n_vars(), N, p);
+        let want = ivjit::cpu::eval::eval_soa(&program, &inputs, N);
+        let mut kernel = GpuKernel::with_options(
+            &program,
+            &KernelOptions {
+                devices: Some(all.clone()),
+                host_transfer: Some(HostTransfer::Pinned),
+                ..options()
+            },
+        )
+        .unwrap();
+        assert_eq!(kernel.host_transfer(), HostTransfer::Pinned);
+        let mut locked_in = HostBuffer::new(inputs.len()).unwrap();
+        assert!(locked_in.is_locked());
+        locked_in.copy_from_slice(&inputs);
+        let mut locked_out = HostBuffer::new(want.len()).unwrap();
+        let mut plain_out = vec![0.0; want.len()];
+        for chunk in [None, Some(4096), Some(65_537)] {
+            kernel.set_chunk_elements(chunk);
+            plain_out.fill(f64::from_bits(0x7ff4_dead_beef_0001));
+            plain_out[0] = 12345.0; // a non-NaN poison too
+            let t = Instant::now();
+            kernel.eval_into(&inputs, N, &mut plain_out).unwrap();
+            eprintln!("{p:?}, chunk {chunk:?}, pinned per call: {:?}", t.elapsed());
+            assert_same_bits(
+                &format!("{p:?}, chunk {chunk:?}, pinned"),
+                &plain_out,
+                &want,
+            );
+            locked_out.fill(f64::from_bits(0x7ff4_dead_beef_0002));
+            locked_out[want.len() - 1] = -12345.0;
+            let t = Instant::now();
+            kernel.eval_into(&locked_in, N, &mut locked_out).unwrap();
+            eprintln!("{p:?}, chunk {chunk:?}, HostBuffers: {:?}", t.elapsed());
+            assert_same_bits(
+                &format!("{p:?}, chunk {chunk:?}, locked"),
+                &locked_out,
+                &want,
+            );
+        }
+        // Staged into the same output, then eval (fresh output) in the default mode.
+        kernel.set_host_transfer(HostTransfer::Staged);
+        plain_out.fill(f64::NAN);
+        kernel.eval_into(&inputs, N, &mut plain_out).unwrap();
+        assert_same_bits(&format!("{p:?}, staged"), &plain_out, &want);
+        kernel.set_host_transfer(HostTransfer::Auto);
+        assert_same_bits(
+            &format!("{p:?}, auto"),
+            &kernel.eval(&inputs, N).unwrap(),
+            &want,
+        );
+        // A wrong output length is an error naming both lengths.
+        let err = kernel
+            .eval_into(&inputs, N, &mut plain_out[1..])
+            .unwrap_err();
+        assert!(matches!(err, GpuError::OutputLength { .. }), "{err}");
+    }
+    // Eight threads, one shared input slice, each locking it per call and evaluating it into
+    // its own output, four times over.
+    let program = program(Precision::F64);
+    let n = 200_000;
+    let inputs = boxes(77, program.n_vars(), n, Precision::F64);
+    let want = ivjit::cpu::eval::eval_soa(&program, &inputs, n);
+    let mut kernel = GpuKernel::new(&program).unwrap();
+    kernel.set_host_transfer(HostTransfer::Pinned);
+    kernel.set_chunk_elements(Some(25_000));
+    let (kernel, inputs, want) = (&kernel, &inputs, &want);
+    std::thread::scope(|scope| {
+        for t in 0..8 {
+            scope.spawn(move || {
+                let mut out = vec![f64::NAN; want.len()];
+                for round in 0..4 {
+                    kernel.eval_into(inputs, n, &mut out).unwrap();
+                    assert_same_bits(&format!("thread {t}, round {round}"), &out, want);
+                    out.fill(f64::NAN);
+                }
+            });
+        }
+    });
+}
+
+/// The evaluator with inputs and outputs in `HostBuffer`s: direct copies, the input checks run
+/// while the batch is on the device; valid boxes give the CPU's bits, an invalid one (found
+/// during the batch) is still the error, naming the box.
+#[test]
+fn evaluator_checks_direct_batches() {
+    if gpu::require_gpu_or_skip("evaluator_checks_direct_batches").is_none() {
+        return;
+    }
+    let expr = Expression::parse(EXPR).unwrap();
+    let eval = Evaluator::new(&expr, Precision::F64, BackendChoice::Gpu).unwrap();
+    let kernel = eval.gpu_kernel().expect("a GPU evaluator");
+    let program = program(Precision::F64);
+    let n = 300_000;
+    let inputs = boxes(5, program.n_vars(), n, Precision::F64);
+    let want = ivjit::cpu::eval::eval_soa(&program, &inputs, n);
+    let mut locked_in = HostBuffer::new(inputs.len()).unwrap();
+    locked_in.copy_from_slice(&inputs);
+    let mut locked_out = HostBuffer::new(want.len()).unwrap();
+    locked_out.fill(f64::NAN);
+    assert_eq!(
+        kernel.copies_directly(&locked_in, &locked_out),
+        kernel.host_transfer() != gpu::HostTransfer::Staged
+    );
+    eval.eval_soa_into(&locked_in, n, &mut locked_out).unwrap();
+    assert_same_bits("evaluator, HostBuffers", &locked_out, &want);
+    // Box 123456 of the second variable inverted (lo > hi): the error names it.
+    let var = &program.var_names[1];
+    let (lo, hi) = (2 * n + 123_456, 3 * n + 123_456);
+    locked_in[lo] = 2.0;
+    locked_in[hi] = 1.0;
+    let err = eval
+        .eval_soa_into(&locked_in, n, &mut locked_out)
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("box 123456") && text.contains(&format!("variable {var}")),
+        "{text}"
+    );
 }

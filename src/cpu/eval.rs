@@ -63,6 +63,13 @@ impl Plan {
 /// array of variable k at `2k`, its hi array at `2k + 1`); the result holds `2 * n_outputs`
 /// arrays in the same layout. Values of an f32 program are f32 values stored as f64.
 pub fn eval_soa(program: &Program, inputs: &[f64], n: usize) -> Vec<f64> {
+    let mut out = vec![0.0; 2 * program.outputs.len() * n];
+    eval_soa_into(program, inputs, n, &mut out);
+    out
+}
+
+/// [`eval_soa`] into `out`, which must hold `2 * n_outputs * n` values.
+pub fn eval_soa_into(program: &Program, inputs: &[f64], n: usize, out: &mut [f64]) {
     assert_eq!(
         inputs.len(),
         2 * program.n_vars() * n,
@@ -70,7 +77,11 @@ pub fn eval_soa(program: &Program, inputs: &[f64], n: usize) -> Vec<f64> {
     );
     let plan = Plan::new(program);
     let n_out = program.outputs.len();
-    let mut out = vec![0.0; 2 * n_out * n];
+    assert_eq!(
+        out.len(),
+        2 * n_out * n,
+        "out must hold 2 * n_outputs * n values"
+    );
     // Each chunk writes disjoint ranges of every output array; collect per chunk, then scatter.
     let chunks: Vec<(usize, Vec<f64>)> = (0..n.div_ceil(LANES))
         .into_par_iter()
@@ -89,7 +100,6 @@ pub fn eval_soa(program: &Program, inputs: &[f64], n: usize) -> Vec<f64> {
             out[k * n + start..k * n + start + len].copy_from_slice(&res[k * len..(k + 1) * len]);
         }
     }
-    out
 }
 
 /// Reads an output pair as an interval: (NaN, NaN) is empty. A pair with exactly one NaN bound

@@ -16,10 +16,19 @@
 //! [`crate::PARALLEL_PIECE`] elements ([`convert`]); a chunk that small is copied on the calling
 //! thread.
 //!
+//! When the caller's slices are page-locked ([`super::pin`], `direct` jobs, f64 only), the
+//! host does no copying: each chunk is uploaded straight from the caller's input arrays (one
+//! copy per array, from its stride-`n_total` place to the chunk's compact layout) and
+//! downloaded straight into the output arrays; the staging buffers stay unused.
+//!
+//! With `IVJIT_BATCH_TRACE` set, each device's share prints one line to stderr: the mode, the
+//! chunks, and the host's time gathering, waiting for the device and scattering.
+//!
 //! Any driver error stops the batch and is returned with the device, the chunk index and the
 //! step; the caller then discards the whole output (no partial result is returned).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
@@ -29,15 +38,45 @@ use cudarc::driver::{
 };
 
 use super::{DeviceKernel, GpuError};
+use crate::scalar::Precision;
 use crate::PARALLEL_PIECE;
+
+/// One batch as every device sees it.
+pub(crate) struct Job<'a> {
+    pub(crate) precision: Precision,
+    /// `n_in` arrays of stride `n_total`.
+    pub(crate) inputs: &'a [f64],
+    pub(crate) n_total: usize,
+    pub(crate) n_in: usize,
+    pub(crate) forced_chunk: Option<usize>,
+    /// The caller's inputs and outputs are page-locked: copy them directly (f64 only).
+    pub(crate) direct: bool,
+}
+
+/// Whether `IVJIT_BATCH_TRACE` asks for the per-device timing line.
+fn tracing() -> bool {
+    static TRACE: OnceLock<bool> = OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var_os("IVJIT_BATCH_TRACE").is_some_and(|v| !v.is_empty()))
+}
+
+/// Host time of one device's share, by what the host was doing.
+#[derive(Default)]
+struct Trace {
+    gather: Duration,
+    wait: Duration,
+    scatter: Duration,
+}
 
 /// A float type of the kernel ABI.
 pub(crate) trait Elem: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync + 'static {
+    /// Whether this is f64 (the caller's own type: direct copies need no conversion).
+    const IS_F64: bool;
     fn from_f64(x: f64) -> Self;
     fn to_f64(self) -> f64;
 }
 
 impl Elem for f64 {
+    const IS_F64: bool = true;
     fn from_f64(x: f64) -> Self {
         x
     }
@@ -47,6 +86,7 @@ impl Elem for f64 {
 }
 
 impl Elem for f32 {
+    const IS_F64: bool = false;
     fn from_f64(x: f64) -> Self {
         // The caller guarantees f32 values (bounds already rounded outward to f32).
         x as f32
@@ -140,17 +180,18 @@ impl<T: Elem> Slots<T> {
         Ok(Slots { chunk, slots })
     }
 
-    /// Runs elements `a..b` of the batch (`inputs`: `n_in` arrays of stride `n_total`) and
-    /// writes output array j's elements `a..b` to `outs[j]` (each `b - a` long).
+    /// Runs elements `a..b` of `job` and writes output array j's elements `a..b` to `outs[j]`
+    /// (each `b - a` long).
     pub(crate) fn run(
         &mut self,
         dk: &DeviceKernel,
-        inputs: &[f64],
-        n_total: usize,
+        job: &Job<'_>,
         (a, b): (usize, usize),
-        n_in: usize,
         outs: &mut [&mut [f64]],
     ) -> Result<(), GpuError> {
+        let (inputs, n_total, n_in) = (job.inputs, job.n_total, job.n_in);
+        // Direct copies move f64 values unconverted; an f32 pipeline always stages.
+        let direct = job.direct && T::IS_F64;
         let device = dk.ordinal;
         let err = |chunk: usize, step: &'static str| {
             move |source: DriverError| GpuError::Batch {
@@ -163,8 +204,11 @@ impl<T: Elem> Slots<T> {
         dk.ctx
             .bind_to_thread()
             .map_err(err(0, "binding the device's context"))?;
+        let started = Instant::now();
+        let mut trace = Trace::default();
         let n_out = outs.len();
         let chunk = self.chunk.max(1);
+        let elem = std::mem::size_of::<T>() as u64;
         let flags: u64 = 0; // reserved for decorations; the kernel does not read it
         let mut start = a;
         let mut index = 0;
@@ -172,7 +216,7 @@ impl<T: Elem> Slots<T> {
             let m = chunk.min(b - start);
             let slot = &mut self.slots[index % 2];
             if let Some(p) = slot.pending.take() {
-                finish(slot, p, a, outs, n_out, device)?;
+                finish(slot, p, a, outs, n_out, device, direct, &mut trace)?;
             }
             let Slot {
                 stream,
@@ -183,22 +227,39 @@ impl<T: Elem> Slots<T> {
                 pending,
             } = slot;
             let cu_stream = stream.cu_stream();
-            // Gather the chunk's slice of every input array, compact (stride m).
-            let staged = h_in
-                .as_mut_slice()
-                .map_err(err(index, "waiting for the staging buffer"))?;
-            let arrays = staged[..n_in * m].chunks_mut(m).enumerate();
-            convert(
-                arrays.map(|(k, dst)| (dst, &inputs[k * n_total + start..][..m])),
-                T::from_f64,
-            );
-            if n_in > 0 {
+            if direct {
                 let (dst, _guard) = d_in.device_ptr(stream);
-                // SAFETY: `staged` is pinned memory owned by this slot that is not touched by
-                // the host again until this stream has been synchronized (in `finish`); the
-                // device buffer holds n_in * chunk >= n_in * m elements; the context is current.
-                unsafe { result::memcpy_htod_async(dst, &staged[..n_in * m], cu_stream) }
+                for k in 0..n_in {
+                    let src = &inputs[k * n_total + start..][..m];
+                    // SAFETY: `src` is the caller's (page-locked) f64 memory, borrowed until
+                    // the batch returns, and every stream is synchronized before that; the
+                    // device buffer holds n_in * chunk >= n_in * m elements of T = f64.
+                    unsafe {
+                        result::memcpy_htod_async(dst + (k * m) as u64 * elem, src, cu_stream)
+                    }
                     .map_err(err(index, "uploading the inputs"))?;
+                }
+            } else {
+                // Gather the chunk's slice of every input array, compact (stride m).
+                let t = Instant::now();
+                let staged = h_in
+                    .as_mut_slice()
+                    .map_err(err(index, "waiting for the staging buffer"))?;
+                let arrays = staged[..n_in * m].chunks_mut(m).enumerate();
+                convert(
+                    arrays.map(|(k, dst)| (dst, &inputs[k * n_total + start..][..m])),
+                    T::from_f64,
+                );
+                trace.gather += t.elapsed();
+                if n_in > 0 {
+                    let (dst, _guard) = d_in.device_ptr(stream);
+                    // SAFETY: `staged` is pinned memory owned by this slot that is not touched
+                    // by the host again until this stream has been synchronized (in `finish`);
+                    // the device buffer holds n_in * chunk >= n_in * m elements; the context
+                    // is current.
+                    unsafe { result::memcpy_htod_async(dst, &staged[..n_in * m], cu_stream) }
+                        .map_err(err(index, "uploading the inputs"))?;
+                }
             }
             let cfg = dk.launch_config(m);
             let n_arg = m as u64;
@@ -208,10 +269,22 @@ impl<T: Elem> Slots<T> {
             // n_in * m elements of T from `inputs` and writes n_out * m to `outputs`; the
             // buffers hold n_in * chunk and n_out * chunk elements (at least 1), chunk >= m.
             unsafe { launch.launch(cfg) }.map_err(err(index, "launching the kernel"))?;
-            let fetched = h_out
-                .as_mut_slice()
-                .map_err(err(index, "waiting for the staging buffer"))?;
-            {
+            if direct {
+                let off = start - a;
+                let (src, _guard) = d_out.device_ptr(stream);
+                for (j, out) in outs.iter_mut().enumerate() {
+                    let dst: &mut [f64] = &mut out[off..off + m];
+                    // SAFETY: as for the direct upload; the host does not touch `outs` until
+                    // the batch has synchronized every stream.
+                    unsafe {
+                        result::memcpy_dtoh_async(dst, src + (j * m) as u64 * elem, cu_stream)
+                    }
+                    .map_err(err(index, "downloading the outputs"))?;
+                }
+            } else {
+                let fetched = h_out
+                    .as_mut_slice()
+                    .map_err(err(index, "waiting for the staging buffer"))?;
                 let (src, _guard) = d_out.device_ptr(stream);
                 // SAFETY: as for the upload; `fetched` is only read after the stream is
                 // synchronized.
@@ -228,14 +301,27 @@ impl<T: Elem> Slots<T> {
         }
         for slot in &mut self.slots {
             if let Some(p) = slot.pending.take() {
-                finish(slot, p, a, outs, n_out, device)?;
+                finish(slot, p, a, outs, n_out, device, direct, &mut trace)?;
             }
+        }
+        if tracing() {
+            eprintln!(
+                "ivjit batch: device {device}, {} elements in {index} chunks of <= {chunk}, {}: \
+                 {:.3} s (host: gather {:.3} s, wait {:.3} s, scatter {:.3} s)",
+                b - a,
+                if direct { "direct" } else { "staged" },
+                started.elapsed().as_secs_f64(),
+                trace.gather.as_secs_f64(),
+                trace.wait.as_secs_f64(),
+                trace.scatter.as_secs_f64(),
+            );
         }
         Ok(())
     }
 }
 
-/// Waits for the chunk in `slot` and scatters its outputs.
+/// Waits for the chunk in `slot` and, unless the copies were direct, scatters its outputs.
+#[allow(clippy::too_many_arguments)] // the slot, its chunk, where it goes, and the bookkeeping
 fn finish<T: Elem>(
     slot: &mut Slot<T>,
     p: Pending,
@@ -243,7 +329,10 @@ fn finish<T: Elem>(
     outs: &mut [&mut [f64]],
     n_out: usize,
     device: usize,
+    direct: bool,
+    trace: &mut Trace,
 ) -> Result<(), GpuError> {
+    let t = Instant::now();
     slot.stream
         .synchronize()
         .map_err(|source| GpuError::Batch {
@@ -252,6 +341,11 @@ fn finish<T: Elem>(
             step: "running the chunk (upload, kernel, download)",
             source,
         })?;
+    trace.wait += t.elapsed();
+    if direct {
+        return Ok(());
+    }
+    let t = Instant::now();
     let fetched = slot.h_out.as_slice().map_err(|source| GpuError::Batch {
         device,
         chunk: p.chunk,
@@ -265,6 +359,7 @@ fn finish<T: Elem>(
         arrays.map(|(j, out)| (&mut out[off..off + m], &fetched[j * m..(j + 1) * m])),
         T::to_f64,
     );
+    trace.scatter += t.elapsed();
     Ok(())
 }
 
