@@ -2,5 +2,6 @@
 //! be used. Directed rounding is emulated exactly ([`round`]); f32 results are rounded once.
 
 pub mod eval;
+mod lanes;
 pub mod point;
 pub mod round;
