@@ -164,7 +164,7 @@ fn mul(x: &[f64; LANES], y: &[f64; LANES], out: &mut [f64; LANES], up: bool) -> 
         let p = a * b;
         let ap = p.abs();
         let e = a.mul_add(b, -p);
-        ok[l] = ap >= TWO_M960 && ap <= f64::MAX;
+        ok[l] = (TWO_M960..=f64::MAX).contains(&ap);
         out[l] = step(p, e, up);
     }
     slow_lanes(|l| ok[l])
@@ -182,7 +182,7 @@ fn div(x: &[f64; LANES], y: &[f64; LANES], out: &mut [f64; LANES], up: bool) -> 
         let aa = a.abs();
         let rem = (-q).mul_add(b, a);
         let e = if b < 0.0 { -rem } else { rem };
-        ok[l] = aa >= TWO_M960 && aa <= f64::MAX && q.is_finite() && q != 0.0 && b.is_finite();
+        ok[l] = (TWO_M960..=f64::MAX).contains(&aa) && q.is_finite() && q != 0.0 && b.is_finite();
         out[l] = step(q, e, up);
     }
     slow_lanes(|l| ok[l])
@@ -266,12 +266,12 @@ mod tests {
         xs.extend_from_slice(&r[..65_536]);
         ys.extend_from_slice(&r[65_536..]);
         // Products and sums of nearby magnitudes (cancellation, exact results).
-        for i in 0..4096 {
-            let a = r[i];
+        for (i, &a) in r.iter().take(4096).enumerate() {
             xs.push(a);
             ys.push(-a * (1.0 + f64::EPSILON * (i % 7) as f64));
         }
-        let scalar: [(Op, fn(f64, f64, Round) -> f64); 4] = [
+        type Scalar = fn(f64, f64, Round) -> f64;
+        let scalar: [(Op, Scalar); 4] = [
             (Op::Add, round::add_f64),
             (Op::Sub, round::sub_f64),
             (Op::Mul, round::mul_f64),
