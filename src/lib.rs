@@ -552,8 +552,9 @@ impl Evaluator {
 
     /// [`Evaluator::eval_soa`] into the caller's `out` (`2 * n_outputs * n` values), for
     /// batches evaluated again and again in the same memory: a fresh output costs the
-    /// operating system's page faults on first touch (on the H200 host, 0.2 to 0.45 s of a
-    /// 0.78 s round trip of 2^28 boxes, `docs/bench.md`), and inputs and outputs in
+    /// operating system's page faults on first touch (on the H200 host, 2^28 boxes: 0.55 to
+    /// 1.07 s into a fresh output against 0.33 to 0.47 s into a reused one, `docs/bench.md`),
+    /// and inputs and outputs in
     /// [`gpu::HostBuffer`]s go to and from the GPU without host copies. On an error `out`
     /// holds no meaningful values.
     pub fn eval_soa_into(&self, inputs: &[f64], n: usize, out: &mut [f64]) -> Result<(), Error> {

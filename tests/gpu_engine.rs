@@ -642,3 +642,17 @@ fn evaluator_checks_direct_batches() {
         "{text}"
     );
 }
+
+/// `HostBuffer::new_or_plain` always gives a zeroed buffer of the asked length: locked when
+/// there is a GPU, plain memory (still usable by every evaluator) when there is none.
+#[test]
+fn host_buffer_falls_back_to_plain_memory() {
+    let gpu = gpu::detect().is_ok();
+    let buffer = HostBuffer::new_or_plain(1000);
+    assert_eq!(buffer.len(), 1000);
+    assert!(buffer.iter().all(|&v| v == 0.0));
+    assert_eq!(buffer.is_locked(), gpu, "{buffer:?}");
+    assert_eq!(HostBuffer::new(1000).is_ok(), gpu);
+    // An empty buffer needs no lock and never fails.
+    assert!(HostBuffer::new(0).is_ok_and(|b| b.is_empty()));
+}

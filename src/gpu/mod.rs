@@ -156,6 +156,9 @@ pub enum GpuError {
     #[error("device selection: {0}")]
     /// The device list (`IVJIT_DEVICES` or [`KernelOptions::devices`]) is invalid.
     Devices(String),
+    #[error("host transfer: {0}")]
+    /// The host transfer mode (`IVJIT_HOST_TRANSFER`) is invalid.
+    HostTransfer(String),
     #[error(
         "expected {expected} output values (2 x {n_outputs} outputs x {n} elements), got {got}"
     )]
@@ -392,8 +395,8 @@ impl HostTransfer {
             "staged" => Ok(HostTransfer::Staged),
             "pinned" => Ok(HostTransfer::Pinned),
             "auto" => Ok(HostTransfer::Auto),
-            other => Err(GpuError::Devices(format!(
-                "unknown host transfer mode {other:?} (IVJIT_HOST_TRANSFER): use staged, pinned or auto"
+            other => Err(GpuError::HostTransfer(format!(
+                "unknown mode {other:?} (IVJIT_HOST_TRANSFER): use staged, pinned or auto"
             ))),
         }
     }
@@ -857,7 +860,7 @@ impl GpuKernel {
         let n_in = 2 * self.n_vars;
         let n_out = 2 * self.n_outputs;
         // Lock the caller's memory for direct copies when asked (f64 only: f32 converts).
-        let pins = self.pin_for_call(inputs, out)?;
+        let pins = self.pin_for_call(inputs, out);
         let direct = pins.is_some();
         let n_dev = self
             .devices
@@ -930,21 +933,14 @@ impl GpuKernel {
 
     /// Whether this call copies directly from and to the caller's memory, with the locks it
     /// took for that (none when the memory is in [`HostBuffer`]s); `None`: it stages.
-    fn pin_for_call(
-        &self,
-        inputs: &[f64],
-        out: &[f64],
-    ) -> Result<Option<Vec<pin::CallPin>>, GpuError> {
-        if self.precision != Precision::F64 || inputs.is_empty() {
-            return Ok(None);
+    fn pin_for_call(&self, inputs: &[f64], out: &[f64]) -> Option<Vec<pin::CallPin>> {
+        // An empty input (a program without variables) has nothing to lock or copy.
+        if inputs.is_empty() || !self.copies_directly(inputs, out) {
+            return None;
         }
-        match self.host_transfer {
-            HostTransfer::Staged => return Ok(None),
-            HostTransfer::Auto => {
-                let locked = pin::in_host_buffer(inputs) && pin::in_host_buffer(out);
-                return Ok(locked.then(Vec::new));
-            }
-            HostTransfer::Pinned => {}
+        if self.host_transfer == HostTransfer::Auto {
+            // Both slices lie in HostBuffers, locked for as long as they are borrowed.
+            return Some(Vec::new());
         }
         let ctx = &self.devices[0].ctx;
         let read_only = self.devices.iter().all(|d| {
@@ -966,7 +962,7 @@ impl GpuKernel {
             }
         };
         // A refusal (memory the driver cannot lock) is not an error: the call stages.
-        Ok(pinned.ok().flatten())
+        pinned.ok().flatten()
     }
 }
 
