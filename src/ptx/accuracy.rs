@@ -1,8 +1,8 @@
 //! Error bounds of the CUDA math library functions the GPU runtime (`runtime/ivjit_math.cu`)
 //! calls, in ulps, and the outward padding the PTX emitter derives from them.
 //!
-//! Source: NVIDIA, CUDA C++ Programming Guide, section 5.5 "Floating-Point Computation" (CUDA
-//! 13.0), the copy in `../shared/seeds/cuda-floating-point.txt`: tables 47 (exponential
+//! Source: NVIDIA, *CUDA C++ Programming Guide*, release 13.0, section 5.5 "Floating-Point
+//! Computation" (docs.nvidia.com/cuda/cuda-c-programming-guide): tables 47 (exponential
 //! functions), 48 (power functions), 49 (trigonometric), 50 (hyperbolic) of section 5.5.7 "CUDA
 //! C++ Mathematical Standard Library Functions", and table 55 of section 5.5.8 "Non-Standard
 //! CUDA Mathematical Functions" (exp10, sinpi, cospi). Every function we call is in those tables,
