@@ -8,6 +8,7 @@
 //! DAG with constant folding) → [`rewrite`] (power specialization, repeated factors, squares,
 //! static signs) → [`lower`] (interval semantics → [`scalar`] IR with a rounding direction on every
 //! float operation) → backends: [`cpu`] (evaluator) and [`ptx`] (emitter) + [`gpu`] (cudarc).
+//! Every stage reads what it knows of an elementary function from one table, [`point`].
 //!
 //! ```
 //! use ivjit::{Expression, Evaluator, BackendChoice, Interval, Precision};
@@ -25,6 +26,7 @@ pub mod gpu;
 pub mod interval;
 pub mod ir;
 pub mod lower;
+pub mod point;
 pub mod ptx;
 pub mod rewrite;
 pub mod scalar;

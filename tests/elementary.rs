@@ -9,7 +9,7 @@
 //!
 //! For every elementary function (exp, exp2, exp10, expm1, log, log2, log10, log1p, sin, cos,
 //! tan, asin, acos, atan, sinh, cosh, tanh, asinh, acosh, atanh, cbrt, rootn(x, n) for
-//! n = 2..5, sinpi, cospi, floor, ceil, trunc, round, rint, sign, and the binary atan2, pow,
+//! n = 2..5, sinpi, cospi, erf, erfc, floor, ceil, trunc, round, rint, sign, and the binary atan2, pow,
 //! hypot) and each precision (f64; f32 with f32-representable box bounds), we build a sorted
 //! pool of points: random values over the whole exponent range plus the function's stress
 //! cases (huge trigonometric arguments up to f64::MAX and 2^1000, the floats next to k*pi/2 for
@@ -208,6 +208,30 @@ fn specials(f: &str, rng: &mut Rng, fmt: Fmt) -> Vec<f64> {
     let mut v = common_specials(fmt);
     let ln2 = std::f64::consts::LN_2;
     match f {
+        "erf" | "erfc" => {
+            // Where erf rounds to 1 (f64 near 5.92, f32 near 3.92), where erfc becomes
+            // subnormal (26.54 in f64, 9.19 in f32) and underflows (27.23 / 10.06), the
+            // oracle's cut at 28, and small arguments where erf(x) ~ 2x/sqrt(pi).
+            v.extend([
+                5.921587195794507,
+                -5.921587195794507,
+                3.9192059,
+                26.543,
+                27.2262,
+                27.9999,
+                28.0,
+                9.194,
+                10.0542,
+                -6.0,
+                0.5,
+                1e-8,
+                2f64.powi(-30),
+                -1e-8,
+            ]);
+            for _ in 0..40 {
+                v.push(rng.range(-30.0, 30.0));
+            }
+        }
         "exp" | "expm1" | "sinh" | "cosh" | "tanh" => {
             v.extend([
                 709.782712893384,
@@ -847,8 +871,8 @@ macro_rules! function_tests {
 
 function_tests!(
     exp, exp2, exp10, expm1, log, log2, log10, log1p, sin, cos, tan, asin, acos, atan, sinh, cosh,
-    tanh, asinh, acosh, atanh, cbrt, rootn2, rootn3, rootn4, rootn5, sinpi, cospi, floor, ceil,
-    trunc, round, rint, sign, atan2, pow, hypot,
+    tanh, asinh, acosh, atanh, cbrt, rootn2, rootn3, rootn4, rootn5, sinpi, cospi, erf, erfc,
+    floor, ceil, trunc, round, rint, sign, atan2, pow, hypot,
 );
 
 // ---------------------------------------------------------------- oracle self-check
@@ -937,6 +961,21 @@ fn oracle_self_check() {
         ("tan", 1.5, 14.101419947171719387, 14.101419947171719388),
         ("tan", -4.0, -1.1578212823495775831, -1.1578212823495775830),
         ("hypot", 1.0, 1.4142135623730950488, 1.4142135623730950489),
+        ("erf", 1.0, 0.84270079294971486934, 0.84270079294971486935),
+        ("erf", 0.5, 0.52049987781304653768, 0.52049987781304653769),
+        ("erfc", 1.0, 0.15729920705028513065, 0.15729920705028513066),
+        (
+            "erfc",
+            5.0,
+            1.5374597944280348501e-12,
+            1.5374597944280348502e-12,
+        ),
+        (
+            "erfc",
+            10.0,
+            2.0884875837625447570e-45,
+            2.0884875837625447571e-45,
+        ),
     ] {
         let args: Vec<f64> = if f == "hypot" { vec![x, 1.0] } else { vec![x] };
         let (d, u) = match eo::point(f, &args, 192) {
@@ -1140,11 +1179,8 @@ fn allowed_steps(src: &str, fmt: Fmt, backend: BackendChoice) -> u32 {
     } else {
         ivjit::Precision::F32
     };
-    match ivjit::scalar::PointFn::ALL
-        .iter()
-        .find(|f| f.name() == name)
-    {
-        Some(&f) => 2 * ivjit::ptx::cuda_max_ulps(f, prec) + 1,
+    match ivjit::scalar::PointFn::from_name(name) {
+        Some(f) => 2 * ivjit::ptx::cuda_max_ulps(f, prec) + 1,
         None => 1,
     }
 }

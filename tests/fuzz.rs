@@ -357,7 +357,7 @@ fn every_function_on_hostile_boxes() {
         Interval::new(709.0, 711.0).unwrap(),
         Interval::new(1e22, 1e22).unwrap(),
     ];
-    for f in FUNCTIONS {
+    for f in FUNCTIONS.iter() {
         let srcs: Vec<String> = match f.name {
             "pown" | "rootn" => [-3, -2, -1, 0, 1, 2, 3, 7]
                 .iter()

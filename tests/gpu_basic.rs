@@ -78,7 +78,9 @@ fn expected(precision: Precision, inst: &Inst, vals: &[V]) -> V {
             ivjit::scalar::RoundInt::Even => f(x).round_ties_even(),
         },
         // Point functions differ between backends by design; tests/gpu_points.rs checks them.
-        Inst::Point(..) => unreachable!("no point functions in the bit-for-bit cases"),
+        Inst::Point1(..) | Inst::Point2(..) => {
+            unreachable!("no point functions in the bit-for-bit cases")
+        }
         Inst::Compare(c, x, y) => {
             let (x, y) = (f(x), f(y));
             return V::B(match c {

@@ -16,11 +16,11 @@
 //!
 //! Without a GPU it prints "skipped: no GPU (reason)" and passes, unless `IVJIT_REQUIRE_GPU=1`.
 
-use ivjit::cpu::point::{nearest_f32, nearest_f64};
 use ivjit::cpu::round::{next_down, next_down_f32, next_up, next_up_f32};
 use ivjit::gpu::{self, GpuKernel};
+use ivjit::point::Rule;
 use ivjit::ptx;
-use ivjit::scalar::{Bound, Builder, PointFn, Precision, Program, Round};
+use ivjit::scalar::{BinaryFn, Bound, Builder, PointFn, Precision, Program, Round, UnaryFn};
 
 /// Random arguments per function and precision (special values come on top).
 const RANDOM_ARGS: usize = 100_000;
@@ -125,9 +125,11 @@ fn ulps(a: f64, b: f64, p: Precision) -> i64 {
 
 /// The correctly rounded value of `f` at (x, y).
 fn cr(f: PointFn, x: f64, y: f64, p: Precision) -> f64 {
-    match p {
-        Precision::F64 => nearest_f64(f, x, y),
-        Precision::F32 => nearest_f32(f, x as f32, y as f32) as f64,
+    match (f, p) {
+        (PointFn::Unary(u), Precision::F64) => (u.row().cpu_f64)(x),
+        (PointFn::Unary(u), Precision::F32) => (u.row().cpu_f32)(x as f32) as f64,
+        (PointFn::Binary(b), Precision::F64) => (b.row().cpu_f64)(x, y),
+        (PointFn::Binary(b), Precision::F32) => (b.row().cpu_f32)(x as f32, y as f32) as f64,
     }
 }
 
@@ -181,9 +183,12 @@ fn specials(p: Precision) -> Vec<f64> {
 
 /// Extra special arguments of one function: overflow and underflow thresholds, pi multiples.
 fn function_specials(f: PointFn, p: Precision) -> Vec<f64> {
-    use PointFn::*;
+    use UnaryFn::*;
     let mut v = Vec::new();
     let single = p == Precision::F32;
+    let PointFn::Unary(f) = f else {
+        return v;
+    };
     match f {
         Exp | Expm1 | Sinh | Cosh => {
             let (ovf, unf) = if single {
@@ -279,6 +284,17 @@ fn function_specials(f: PointFn, p: Precision) -> Vec<f64> {
             around(0.0, 5, p, &mut v);
             around(1.0, 3, p, &mut v);
         }
+        Erf | Erfc => {
+            // Where erf reaches 1 in the precision, and where erfc becomes subnormal and 0.
+            let cs: &[f64] = if single {
+                &[3.9192059, 9.194, 10.0542, -3.9192059]
+            } else {
+                &[5.921587195794507, 26.543, 27.2262, -5.921587195794507]
+            };
+            for &c in cs {
+                around(c, 5, p, &mut v);
+            }
+        }
         _ => {}
     }
     v
@@ -286,17 +302,20 @@ fn function_specials(f: PointFn, p: Precision) -> Vec<f64> {
 
 /// Whether x (and y) lie in the function's closed domain, where a limit value exists.
 fn in_domain(f: PointFn, x: f64, y: f64) -> bool {
-    use PointFn::*;
+    use BinaryFn::*;
     if x.is_nan() || y.is_nan() {
         return false;
     }
+    let f = match f {
+        // The closure of the row's domain; the periodic functions have no limit at infinity.
+        PointFn::Unary(u) => {
+            let (d, rule) = (u.row().domain, u.row().rule);
+            let periodic = matches!(rule, Rule::Periodic | Rule::Tangent);
+            return d.lo <= x && x <= d.hi && (x.is_finite() || !periodic);
+        }
+        PointFn::Binary(b) => b,
+    };
     match f {
-        Exp | Exp2 | Exp10 | Expm1 | Atan | Sinh | Cosh | Tanh | Asinh | Cbrt => true,
-        Log | Log2 | Log10 => x >= 0.0,
-        Log1p => x >= -1.0,
-        Sin | Cos | Tan | Sinpi | Cospi => x.is_finite(),
-        Asin | Acos | Atanh => (-1.0..=1.0).contains(&x),
-        Acosh => x >= 1.0,
         // atan2(y, x): no limit at (0, 0) or at two infinities.
         Atan2 => (x != 0.0 || y != 0.0) && !(x.is_infinite() && y.is_infinite()),
         // pow(x, y) for x >= 0.
@@ -307,8 +326,13 @@ fn in_domain(f: PointFn, x: f64, y: f64) -> bool {
 
 /// The random range where the function does something interesting (beyond random bit patterns).
 fn main_range(f: PointFn, p: Precision) -> (f64, f64) {
-    use PointFn::*;
+    use UnaryFn::*;
     let single = p == Precision::F32;
+    let f = match f {
+        PointFn::Unary(u) => u,
+        PointFn::Binary(BinaryFn::Pow) => return (0.0, 10.0),
+        PointFn::Binary(_) => return (-10.0, 10.0),
+    };
     match f {
         Exp | Expm1 => {
             if single {
@@ -345,14 +369,21 @@ fn main_range(f: PointFn, p: Precision) -> (f64, f64) {
         Sinpi | Cospi => (-10.0, 10.0),
         Asin | Acos | Atanh => (-1.0, 1.0),
         Acosh => (1.0, 10.0),
-        Atan2 | Hypot => (-10.0, 10.0),
-        Pow => (0.0, 10.0),
+        Erf => (-7.0, 7.0),
+        Erfc => {
+            if single {
+                (-5.0, 11.0)
+            } else {
+                (-7.0, 28.0)
+            }
+        }
     }
 }
 
 /// The arguments of one function: (x, y) pairs in the domain (y = x for unary functions).
 fn arguments(f: PointFn, p: Precision) -> Vec<(f64, f64)> {
-    let mut rng = Rng(0x1234_5678 ^ ((f as u64) << 32) ^ (p as u64));
+    let index = PointFn::all().position(|g| g == f).unwrap() as u64;
+    let mut rng = Rng(0x1234_5678 ^ (index << 32) ^ (p as u64));
     let mut special = specials(p);
     special.extend(function_specials(f, p));
     let (lo, hi) = main_range(f, p);
@@ -393,7 +424,7 @@ fn arguments(f: PointFn, p: Precision) -> Vec<(f64, f64)> {
             };
             let (a, b) = (pick(&mut rng), pick(&mut rng));
             // Pow: the exponent (second operand) mostly moderate, so results are not all 0/inf.
-            let b = if f == PointFn::Pow && rng.next() % 2 == 0 {
+            let b = if f == PointFn::Binary(BinaryFn::Pow) && rng.next() % 2 == 0 {
                 rng.uniform(-50.0, 50.0)
             } else {
                 b
@@ -409,12 +440,9 @@ fn program(f: PointFn, p: Precision) -> Program {
     let mut b = Builder::new(p, vec!["x".to_string(), "y".to_string()]);
     let x = b.input(0, Bound::Lo);
     let y = b.input(1, Bound::Lo);
-    let [d, u, n] = [Round::Down, Round::Up, Round::Nearest].map(|r| {
-        if f.arity() == 1 {
-            b.point(f, x, r)
-        } else {
-            b.point2(f, x, y, r)
-        }
+    let [d, u, n] = [Round::Down, Round::Up, Round::Nearest].map(|r| match f {
+        PointFn::Unary(f) => b.point(f, x, r),
+        PointFn::Binary(f) => b.point2(f, x, y, r),
     });
     b.finish(vec![(d, u), (n, n)])
 }
@@ -547,7 +575,7 @@ fn check_all(backend: Backend) {
     );
     let mut failures = Vec::new();
     for p in [Precision::F64, Precision::F32] {
-        for f in PointFn::ALL {
+        for f in PointFn::all() {
             let t = std::time::Instant::now();
             let s = check_function(f, p, backend);
             println!(
@@ -557,7 +585,7 @@ fn check_all(backend: Backend) {
                 s.n,
                 ptx::cuda_max_ulps(f, p),
                 s.max_lib,
-                ptx::accuracy::pad_steps(f, p),
+                ptx::pad_steps(f, p),
                 s.max_down,
                 s.max_up,
                 s.undecided,
@@ -589,7 +617,7 @@ fn one_call_for_both_bounds_and_the_runtime_is_cached() {
     else {
         return;
     };
-    let prog = program(PointFn::Exp, Precision::F64);
+    let prog = program(PointFn::Unary(UnaryFn::Exp), Precision::F64);
     let text = ptx::emit(&prog);
     assert_eq!(
         text.matches("call (ret), ivjit_exp_f64").count(),

@@ -249,7 +249,8 @@ fn point_fns(program: &Program) -> Vec<PointFn> {
         .insts
         .iter()
         .filter_map(|i| match i {
-            Inst::Point(f, ..) => Some(*f),
+            Inst::Point1(f, ..) => Some(PointFn::Unary(*f)),
+            Inst::Point2(f, ..) => Some(PointFn::Binary(*f)),
             _ => None,
         })
         .collect();
@@ -1716,7 +1717,7 @@ fn requirements() {
         }
         let exp = shape("exp", None);
         let (_, p) = program(&exp, precision);
-        assert!(point_fns(&p).contains(&PointFn::Exp));
+        assert!(point_fns(&p).contains(&PointFn::Unary(ivjit::scalar::UnaryFn::Exp)));
     }
 }
 

@@ -268,13 +268,10 @@ fn point_calls(precision: Precision) -> Program {
     let x = b.input(0, Bound::Lo);
     let y = b.input(1, Bound::Lo);
     let mut outs = Vec::new();
-    for f in PointFn::ALL {
-        let [d, u, n] = ROUNDS.map(|r| {
-            if f.arity() == 1 {
-                b.point(f, x, r)
-            } else {
-                b.point2(f, y, x, r)
-            }
+    for f in PointFn::all() {
+        let [d, u, n] = ROUNDS.map(|r| match f {
+            PointFn::Unary(f) => b.point(f, x, r),
+            PointFn::Binary(f) => b.point2(f, y, x, r),
         });
         outs.push((d, u));
         outs.push((n, n));
@@ -289,7 +286,7 @@ fn ptxas_accepts_point_calls_as_relocatable_code() {
         let text = ptx::emit(&program);
         // One call per function (Down, Up and Nearest share it), one declaration each.
         use ivjit::scalar::PointFn;
-        for f in PointFn::ALL {
+        for f in PointFn::all() {
             let sym = ptx::runtime_symbol(f, p);
             assert_eq!(
                 text.matches(&format!("call (ret), {sym},")).count(),
@@ -297,7 +294,10 @@ fn ptxas_accepts_point_calls_as_relocatable_code() {
                 "{sym}"
             );
         }
-        assert_eq!(text.matches(".extern .func").count(), PointFn::ALL.len());
+        assert_eq!(
+            text.matches(".extern .func").count(),
+            PointFn::all().count()
+        );
         let dir = tempfile::tempdir().expect("temporary directory");
         let file = dir.path().join(format!("point_calls_{p}.ptx"));
         std::fs::write(&file, &text).expect("write the PTX file");

@@ -21,7 +21,7 @@ use std::process::Command;
 
 use ivjit::gpu::runtime::{self, CacheOutcome};
 use ivjit::ptx;
-use ivjit::scalar::{Bound, Builder, PointFn, Precision, Program, Round, Value};
+use ivjit::scalar::{BinaryFn, Bound, Builder, PointFn, Precision, Program, Round, UnaryFn, Value};
 
 const CHILD_VAR: &str = "IVJIT_NVRTC_CHILD";
 
@@ -119,13 +119,10 @@ fn every_point_function(p: Precision) -> Program {
     let x = b.input(0, Bound::Lo);
     let y = b.input(1, Bound::Lo);
     let mut outs: Vec<(Value, Value)> = Vec::new();
-    for f in PointFn::ALL {
-        let [d, u, n] = [Round::Down, Round::Up, Round::Nearest].map(|r| {
-            if f.arity() == 1 {
-                b.point(f, x, r)
-            } else {
-                b.point2(f, y, x, r)
-            }
+    for f in PointFn::all() {
+        let [d, u, n] = [Round::Down, Round::Up, Round::Nearest].map(|r| match f {
+            PointFn::Unary(f) => b.point(f, x, r),
+            PointFn::Binary(f) => b.point2(f, y, x, r),
         });
         outs.push((d, u));
         outs.push((n, n));
@@ -168,7 +165,7 @@ fn runtime_compiles_and_links_with_a_kernel_calling_every_function() {
     for p in [Precision::F64, Precision::F32] {
         let program = every_point_function(p);
         let fns = ptx::point_functions(&program);
-        assert_eq!(fns, PointFn::ALL.to_vec());
+        assert_eq!(fns, PointFn::all().collect::<Vec<_>>());
         let t = std::time::Instant::now();
         let rt = runtime::compile("compute_90", p, &fns)
             .unwrap_or_else(|e| panic!("NVRTC compiles the runtime ({p}): {e}"));
@@ -178,7 +175,7 @@ fn runtime_compiles_and_links_with_a_kernel_calling_every_function() {
             t.elapsed().as_secs_f64() * 1e3,
             rt.len()
         );
-        for f in PointFn::ALL {
+        for f in PointFn::all() {
             let sym = ptx::runtime_symbol(f, p);
             assert!(
                 rt.lines()
@@ -236,7 +233,7 @@ fn runtime_holds_only_the_functions_asked_for() {
     let rt = runtime::compile(
         "compute_90",
         Precision::F64,
-        &[PointFn::Exp, PointFn::Atan2],
+        &[UnaryFn::Exp.into(), BinaryFn::Atan2.into()],
     )
     .expect("NVRTC compiles");
     let funcs: Vec<&str> = rt
@@ -255,7 +252,7 @@ fn cache_hits_misses_and_rebuilds_corrupt_entries() {
     }
     let dir = tempfile::tempdir().expect("temporary directory");
     let cache = dir.path().join("nested").join("ivjit");
-    let fns = [PointFn::Sin, PointFn::Cos];
+    let fns: [PointFn; 2] = [UnaryFn::Sin.into(), UnaryFn::Cos.into()];
     let arch = "compute_90";
     let p = Precision::F32;
     let (first, how) = runtime::runtime_ptx_in(Some(&cache), arch, p, &fns).expect("compiles");
@@ -283,8 +280,13 @@ fn cache_hits_misses_and_rebuilds_corrupt_entries() {
     println!("cache hit in {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
 
     // Function order does not matter: same key.
-    let (_, how) = runtime::runtime_ptx_in(Some(&cache), arch, p, &[PointFn::Cos, PointFn::Sin])
-        .expect("cached");
+    let (_, how) = runtime::runtime_ptx_in(
+        Some(&cache),
+        arch,
+        p,
+        &[UnaryFn::Cos.into(), UnaryFn::Sin.into()],
+    )
+    .expect("cached");
     assert_eq!(how, CacheOutcome::Hit);
 
     // Corruptions: a flipped byte in the body, a truncated file, an empty file, garbage.
@@ -312,7 +314,7 @@ fn cache_hits_misses_and_rebuilds_corrupt_entries() {
     }
 
     // A different function set, precision or architecture is a different entry.
-    runtime::runtime_ptx_in(Some(&cache), arch, p, &[PointFn::Sin]).unwrap();
+    runtime::runtime_ptx_in(Some(&cache), arch, p, &[UnaryFn::Sin.into()]).unwrap();
     runtime::runtime_ptx_in(Some(&cache), arch, Precision::F64, &fns).unwrap();
     runtime::runtime_ptx_in(Some(&cache), "compute_100", p, &fns).unwrap();
     assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 4);

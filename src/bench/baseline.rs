@@ -9,7 +9,7 @@
 //! `k`, array `2k+1` its hi bounds, each `n` long; outputs likewise.
 
 use crate::ir::{Graph, NodeId, Op};
-use crate::scalar::{PointFn, Precision};
+use crate::scalar::{Precision, UnaryFn};
 use std::fmt::Write;
 
 /// The kernel's entry name.
@@ -230,27 +230,27 @@ extern "C" __global__ void {BASELINE_NAME}(unsigned long long n, const T* __rest
         s
     }
 
-    fn elem(&self, i: u32, f: PointFn, x: u32) -> Result<String, String> {
+    fn elem(&self, i: u32, f: UnaryFn, x: u32) -> Result<String, String> {
         let m = |n: &str| self.math(n);
         Ok(match f {
-            PointFn::Exp
-            | PointFn::Exp2
-            | PointFn::Expm1
-            | PointFn::Log
-            | PointFn::Log2
-            | PointFn::Log1p
-            | PointFn::Atan
-            | PointFn::Tanh
-            | PointFn::Sinh
-            | PointFn::Asinh
-            | PointFn::Cbrt => {
+            UnaryFn::Exp
+            | UnaryFn::Exp2
+            | UnaryFn::Expm1
+            | UnaryFn::Log
+            | UnaryFn::Log2
+            | UnaryFn::Log1p
+            | UnaryFn::Atan
+            | UnaryFn::Tanh
+            | UnaryFn::Sinh
+            | UnaryFn::Asinh
+            | UnaryFn::Cbrt => {
                 let name = m(f.name());
                 format!("T l{i} = down({name}(l{x})), h{i} = up({name}(h{x}));")
             }
-            PointFn::Sin => {
+            UnaryFn::Sin => {
                 format!("T l{i}, h{i}; itrig(l{x}, h{x}, (T)HALF_PI, true, &l{i}, &h{i});")
             }
-            PointFn::Cos => {
+            UnaryFn::Cos => {
                 format!("T l{i}, h{i}; itrig(l{x}, h{x}, (T)0, false, &l{i}, &h{i});")
             }
             other => return Err(format!("{} is not in the baseline", other.name())),

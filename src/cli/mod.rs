@@ -245,11 +245,11 @@ pub fn ptx(s: &Source, p: PrecisionArg) -> Result<(), Failure> {
 
 pub fn functions() -> Result<(), Failure> {
     use ivjit::scalar::PointFn;
-    for f in ivjit::ir::functions::FUNCTIONS {
+    for f in ivjit::ir::functions::FUNCTIONS.iter() {
         println!("{}({})", f.name, arg_names(f.arity));
         println!("    {}", f.semantics);
         println!("    domain: {}; accuracy: {}", f.domain, f.accuracy);
-        if let Some(&p) = PointFn::ALL.iter().find(|p| p.name() == f.name) {
+        if let Some(p) = PointFn::from_name(f.name) {
             let ulps = |prec| ivjit::ptx::cuda_max_ulps(p, prec);
             println!(
                 "    GPU: CUDA max error {} ulp (f64), {} ulp (f32), padded one step more",

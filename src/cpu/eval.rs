@@ -224,13 +224,23 @@ fn run_chunk_body(
                     };
                 }
             }
-            Inst::Point(f, a, b, rd) => {
+            Inst::Point1(f, a, rd) => {
+                let x = lanes!(a);
+                for l in 0..len {
+                    out[l] = if f32p {
+                        point::bound_f32(f, x[l] as f32, rd) as f64
+                    } else {
+                        point::bound_f64(f, x[l], rd)
+                    };
+                }
+            }
+            Inst::Point2(f, a, b, rd) => {
                 let (x, y) = (lanes!(a), lanes!(b));
                 for l in 0..len {
                     out[l] = if f32p {
-                        point::bound_f32(f, x[l] as f32, y[l] as f32, rd) as f64
+                        point::bound2_f32(f, x[l] as f32, y[l] as f32, rd) as f64
                     } else {
-                        point::bound_f64(f, x[l], y[l], rd)
+                        point::bound2_f64(f, x[l], y[l], rd)
                     };
                 }
             }

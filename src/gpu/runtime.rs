@@ -1,9 +1,6 @@
-//! The GPU runtime of point functions: `runtime/ivjit_math.cu`, compiled by NVRTC to PTX at first
-//! use and cached on disk.
-//!
-//! Only the functions a kernel calls are compiled: every entry point of the source is guarded by
-//! `#ifdef IVJIT_<name>_<precision>` and NVRTC gets one `-D` per function the kernel uses
-//! ([`compile_options`]). The PTX is relocatable (`-rdc=true`): [`crate::gpu`] links it with the
+//! The GPU runtime of point functions: CUDA C generated from the point-function table
+//! ([`crate::point::cuda_runtime_source`]) for exactly the functions a kernel calls, compiled by
+//! NVRTC to PTX at first use and cached on disk. The PTX is relocatable (`-rdc=true`): [`crate::gpu`] links it with the
 //! kernel, which declares the functions `.extern`.
 //!
 //! # Cache
@@ -11,7 +8,7 @@
 //! Folder: `$IVJIT_CACHE_DIR` if set and not empty, else `$XDG_CACHE_HOME/ivjit` (when that is an
 //! absolute path), else `$HOME/.cache/ivjit`; see [`cache_dir`]. One file per key,
 //! `runtime-<key>.ptx`, where the key is a 128-bit FNV-1a hash of the source text, the NVRTC
-//! version and every compile option (which hold the architecture and the function list). The
+//! version and every compile option (the source names the functions; the options the architecture). The
 //! file starts with a line that repeats the key and gives the length and a checksum of the PTX
 //! that follows; an entry whose line does not match (corrupt, truncated, another version, a
 //! hash collision of file names) or that cannot be read is ignored and rebuilt. Files are written
@@ -27,8 +24,10 @@ use cudarc::nvrtc::{result, sys};
 use crate::ptx;
 use crate::scalar::{PointFn, Precision};
 
-/// The runtime's CUDA C source.
-pub const SOURCE: &str = include_str!("../../runtime/ivjit_math.cu");
+/// The runtime's CUDA C source for `fns` in precision `p` (see [`crate::point::cuda_runtime_source`]).
+pub fn source(p: Precision, fns: &[PointFn]) -> String {
+    crate::point::cuda_runtime_source(p, fns)
+}
 
 /// File name NVRTC reports in its messages.
 pub const SOURCE_NAME: &str = "ivjit_math.cu";
@@ -126,15 +125,11 @@ pub fn arch_for(compute_capability: (i32, i32)) -> String {
     format!("compute_{}{}", compute_capability.0, compute_capability.1)
 }
 
-/// NVRTC options for the runtime holding `fns` in precision `p`, compiled for `arch`
-/// (`compute_90`). IEEE-accurate settings: no fast math, subnormals kept, IEEE division and
+/// NVRTC options for the runtime, compiled for `arch` (`compute_90`). IEEE-accurate settings: no fast math, subnormals kept, IEEE division and
 /// square root; `--fmad=true` is NVRTC's default and the configuration NVIDIA's accuracy tables
 /// describe (the math library's own contractions are part of what was measured).
-pub fn compile_options(arch: &str, p: Precision, fns: &[PointFn]) -> Vec<String> {
-    let mut fns = fns.to_vec();
-    fns.sort();
-    fns.dedup();
-    let mut opts = vec![
+pub fn compile_options(arch: &str) -> Vec<String> {
+    vec![
         format!("--gpu-architecture={arch}"),
         "--relocatable-device-code=true".to_string(),
         "--ftz=false".to_string(),
@@ -142,12 +137,7 @@ pub fn compile_options(arch: &str, p: Precision, fns: &[PointFn]) -> Vec<String>
         "--prec-sqrt=true".to_string(),
         "--fmad=true".to_string(),
         "--std=c++17".to_string(),
-    ];
-    opts.extend(
-        fns.iter()
-            .map(|&f| format!("-DIVJIT_{}_{}", f.name(), p.name())),
-    );
-    opts
+    ]
 }
 
 fn c_string_lossy(bytes: &[c_char]) -> String {
@@ -162,8 +152,8 @@ pub fn compile(arch: &str, p: Precision, fns: &[PointFn]) -> Result<String, Runt
     if !nvrtc_present() {
         return Err(RuntimeError::NoNvrtc);
     }
-    let options = compile_options(arch, p, fns);
-    let src = CString::new(SOURCE).expect("the runtime source has no NUL byte");
+    let options = compile_options(arch);
+    let src = CString::new(source(p, fns)).expect("the runtime source has no NUL byte");
     let name = CString::new(SOURCE_NAME).expect("no NUL byte");
     guarded("compiling the runtime", || {
         let nvrtc = |step: &'static str| {
@@ -237,13 +227,13 @@ pub(crate) fn fnv1a128(parts: &[&[u8]]) -> u128 {
     h
 }
 
-/// The cache key of a compilation: hash of the format tag, the source, the NVRTC version and
-/// the options.
-pub fn cache_key(nvrtc_version: (i32, i32), options: &[String]) -> String {
+/// The cache key of a compilation: hash of the format tag, the source (which names the
+/// functions and the precision), the NVRTC version and the options.
+pub fn cache_key(source: &str, nvrtc_version: (i32, i32), options: &[String]) -> String {
     let version = format!("{}.{}", nvrtc_version.0, nvrtc_version.1);
     let mut parts: Vec<&[u8]> = vec![
         CACHE_FORMAT.as_bytes(),
-        SOURCE.as_bytes(),
+        source.as_bytes(),
         version.as_bytes(),
     ];
     parts.extend(options.iter().map(|o| o.as_bytes()));
@@ -296,8 +286,8 @@ pub fn runtime_ptx_in(
     fns: &[PointFn],
 ) -> Result<(String, CacheOutcome), RuntimeError> {
     let version = nvrtc_version()?;
-    let options = compile_options(arch, p, fns);
-    let key = cache_key(version, &options);
+    let options = compile_options(arch);
+    let key = cache_key(&source(p, fns), version, &options);
     let Some(dir) = dir else {
         return Ok((compile(arch, p, fns)?, CacheOutcome::NoCache));
     };

@@ -3,7 +3,7 @@
 use super::functions::{self, CONSTANTS};
 use super::{Graph, NodeId, Op};
 use crate::interval::Interval;
-use crate::scalar::{PointFn, RoundInt};
+use crate::scalar::{BinaryFn, RoundInt, UnaryFn};
 use crate::syntax::ast::{Ast, BinOp, NodeId as AstId, NodeKind, Span};
 use crate::syntax::diagnostic::Diagnostic;
 use crate::syntax::number::parse_enclosure;
@@ -254,9 +254,6 @@ impl Builder<'_> {
             "rint" => Op::RoundInt(RoundInt::Even, a[0]),
             "round" => Op::Round(a[0]),
             "sign" => Op::Sign(a[0]),
-            "atan2" => Op::Elem2(PointFn::Atan2, a[0], a[1]),
-            "pow" => Op::Elem2(PointFn::Pow, a[0], a[1]),
-            "hypot" => Op::Elem2(PointFn::Hypot, a[0], a[1]),
             "rootn" => {
                 let n = integer_constant(g, a[1]).ok_or_else(|| {
                     Diagnostic::new(
@@ -277,12 +274,10 @@ impl Builder<'_> {
                 })?;
                 return Ok(pown(g, a[0], n, span));
             }
-            other => match PointFn::ALL
-                .iter()
-                .find(|f| f.name() == other && f.arity() == 1)
-            {
-                Some(&f) => Op::Elem(f, a[0]),
-                None => unreachable!("function table entry {other} without a builder"),
+            other => match (UnaryFn::from_name(other), BinaryFn::from_name(other)) {
+                (Some(f), _) => Op::Elem(f, a[0]),
+                (_, Some(f)) => Op::Elem2(f, a[0], a[1]),
+                _ => unreachable!("function table entry {other} without a builder"),
             },
         };
         Ok(g.add(op, span))

@@ -12,8 +12,8 @@ pub mod functions;
 pub mod text;
 
 use crate::interval::Interval;
-pub use crate::scalar::PointFn;
 use crate::scalar::RoundInt;
+pub use crate::scalar::{BinaryFn, PointFn, UnaryFn};
 use crate::syntax::ast::Span;
 use std::collections::HashMap;
 
@@ -67,9 +67,9 @@ pub enum Op {
     /// The intersection of both (possibly empty).
     Intersect(NodeId, NodeId),
     /// A unary elementary function (exp, sin, ...).
-    Elem(PointFn, NodeId),
+    Elem(UnaryFn, NodeId),
     /// A binary elementary function: atan2(y, x), pow(x, y), hypot(x, y).
-    Elem2(PointFn, NodeId, NodeId),
+    Elem2(BinaryFn, NodeId, NodeId),
     /// The real n-th root, n >= 1 (negative n are `1 / rootn(x, -n)`).
     Rootn(NodeId, i64),
     /// Rounding to an integral value: floor, ceil, trunc, rint (ties to even).
@@ -157,7 +157,8 @@ impl Op {
             Op::Fma(..) => "fma",
             Op::Hull(..) => "hull",
             Op::Intersect(..) => "intersect",
-            Op::Elem(f, _) | Op::Elem2(f, ..) => f.name(),
+            Op::Elem(f, _) => f.name(),
+            Op::Elem2(f, ..) => f.name(),
             Op::Rootn(..) => "rootn",
             Op::RoundInt(k, _) => k.name(),
             Op::Round(_) => "round",

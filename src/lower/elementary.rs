@@ -1,9 +1,12 @@
 //! Interval rules of the elementary functions.
 //!
-//! Point values come from `Inst::Point`, a rigorous lower (`Down`) or upper (`Up`) bound of the
-//! function at a float, which each backend provides with its own library and error bound. The
-//! interval logic is written here once: domain restriction, monotonicity, where extrema lie,
-//! range clamps (sin in [-1, 1], exp >= 0, ...), empty and unbounded arguments.
+//! Point values come from `Inst::Point1` / `Inst::Point2`, a rigorous lower (`Down`) or upper
+//! (`Up`) bound of the function at a float, which each backend provides with its own library and
+//! error bound. The interval logic is written here once: domain restriction, monotonicity, where
+//! extrema lie, range clamps (sin in [-1, 1], exp >= 0, ...), empty and unbounded arguments. What
+//! each function is (domain, range, which rule, exact point) is its row in [`crate::point`]: the
+//! monotone rules serve every function whose row says so; the others (periodic, tangent, the
+//! binary functions) are written here by name.
 //!
 //! Trigonometric functions decide whether an interval holds an extremum without reducing the
 //! argument by a floating-point pi. On an interval shorter than half a period, the derivative
@@ -18,39 +21,9 @@
 use super::{Iv, Lowering};
 use crate::interval::Interval;
 use crate::ir::build::named_constant;
+use crate::point::{BinaryFn, Domain, Limit, Range, Rule, Rule2, UnaryFn};
 use crate::rewrite::sign::Fact;
-use crate::scalar::{Cmp, PointFn, Precision, Round, RoundInt, Value};
-
-/// Where a unary function is defined, and what values it takes.
-struct Shape {
-    /// Domain `[lo, hi]` (infinite ends allowed); `open` ends exclude the end point, which still
-    /// bounds the values by the function's limit there (log(0) = -inf).
-    dom_lo: f64,
-    dom_lo_open: bool,
-    dom_hi: f64,
-    dom_hi_open: bool,
-    /// A real interval containing the range (clamps the padded bounds).
-    range: Interval,
-    increasing: bool,
-}
-
-const ALL: Interval = Interval {
-    lo: f64::NEG_INFINITY,
-    hi: f64::INFINITY,
-};
-
-impl Shape {
-    fn everywhere(range: Interval) -> Shape {
-        Shape {
-            dom_lo: f64::NEG_INFINITY,
-            dom_lo_open: false,
-            dom_hi: f64::INFINITY,
-            dom_hi_open: false,
-            range,
-            increasing: true,
-        }
-    }
-}
+use crate::scalar::{Cmp, Precision, Round, RoundInt, Value};
 
 fn pi() -> Interval {
     named_constant("pi").expect("pi")
@@ -72,36 +45,34 @@ fn sym(x: Interval) -> Interval {
     }
 }
 
-/// A point where the function's value is exactly representable and well known: (x, f(x)).
-/// Bounds there are exact instead of an ulp or more outward, which keeps the identities the
-/// IEEE 1788 tests check (exp(0) = 1, log(1) = 0, acos(1) = 0, ...) tight on every backend.
-fn exact_point(f: PointFn) -> Option<(f64, f64)> {
-    use PointFn as P;
-    Some(match f {
-        P::Exp | P::Exp2 | P::Exp10 | P::Cos | P::Cosh | P::Cospi => (0.0, 1.0),
-        P::Expm1
-        | P::Log1p
-        | P::Sin
-        | P::Tan
-        | P::Asin
-        | P::Atan
-        | P::Sinh
-        | P::Tanh
-        | P::Asinh
-        | P::Atanh
-        | P::Cbrt
-        | P::Sinpi => (0.0, 0.0),
-        P::Log | P::Log2 | P::Log10 | P::Acos | P::Acosh => (1.0, 0.0),
-        P::Atan2 | P::Pow | P::Hypot => return None,
-    })
+/// A real interval containing a row's range: each end rounded outward (k * pi/2 from the
+/// enclosure of pi/2; multiplying it by k in -2..=2 is exact).
+fn range_enclosure(r: Range) -> Interval {
+    let end = |l: Limit, upper: bool| match l {
+        Limit::Num(x) => x,
+        Limit::HalfPis(k) => {
+            assert!((-2..=2).contains(&k), "k * pi/2 is exact only for |k| <= 2");
+            let h = half_pi();
+            let (a, b) = (h.lo * k as f64, h.hi * k as f64);
+            if upper {
+                a.max(b)
+            } else {
+                a.min(b)
+            }
+        }
+    };
+    Interval {
+        lo: end(r.lo, false),
+        hi: end(r.hi, true),
+    }
 }
 
 impl Lowering {
     /// A rigorous bound of a unary point function at x, exact at the function's known exact
-    /// point.
-    fn bound(&mut self, f: PointFn, x: Value, r: Round) -> Value {
+    /// point (its row's `exact`).
+    fn bound(&mut self, f: UnaryFn, x: Value, r: Round) -> Value {
         let v = self.b.point(f, x, r);
-        match exact_point(f) {
+        match f.row().exact {
             Some((px, fx)) => {
                 let p = self.b.constant(px);
                 let at = self.b.cmp(Cmp::Eq, x, p);
@@ -145,79 +116,39 @@ impl Lowering {
         r
     }
 
-    /// exp, log, sin, ... applied to an interval.
-    pub(super) fn elementary(&mut self, f: PointFn, a: Iv, fa: Fact) -> Iv {
-        use PointFn as P;
-        let inf = f64::INFINITY;
-        let shape = match f {
-            P::Exp | P::Exp2 | P::Exp10 => Shape::everywhere(Interval { lo: 0.0, hi: inf }),
-            P::Expm1 => Shape::everywhere(Interval { lo: -1.0, hi: inf }),
-            P::Sinh | P::Asinh | P::Cbrt => Shape::everywhere(ALL),
-            P::Tanh => Shape::everywhere(Interval { lo: -1.0, hi: 1.0 }),
-            P::Atan => Shape::everywhere(sym(half_pi())),
-            P::Log | P::Log2 | P::Log10 => Shape {
-                dom_lo: 0.0,
-                dom_lo_open: true,
-                ..Shape::everywhere(ALL)
-            },
-            P::Log1p => Shape {
-                dom_lo: -1.0,
-                dom_lo_open: true,
-                ..Shape::everywhere(ALL)
-            },
-            P::Asin => Shape {
-                dom_lo: -1.0,
-                dom_hi: 1.0,
-                ..Shape::everywhere(sym(half_pi()))
-            },
-            P::Acos => Shape {
-                dom_lo: -1.0,
-                dom_hi: 1.0,
-                increasing: false,
-                ..Shape::everywhere(Interval {
-                    lo: 0.0,
-                    hi: pi().hi,
-                })
-            },
-            P::Acosh => Shape {
-                dom_lo: 1.0,
-                ..Shape::everywhere(Interval { lo: 0.0, hi: inf })
-            },
-            P::Atanh => Shape {
-                dom_lo: -1.0,
-                dom_lo_open: true,
-                dom_hi: 1.0,
-                dom_hi_open: true,
-                ..Shape::everywhere(ALL)
-            },
-            P::Cosh => return self.cosh(a, fa),
-            P::Sin | P::Cos | P::Sinpi | P::Cospi => return self.periodic(f, a, fa),
-            P::Tan => return self.tan(a, fa),
-            P::Atan2 | P::Pow | P::Hypot => unreachable!("binary functions use elementary2"),
-        };
-        self.monotone(f, a, fa, &shape)
+    /// exp, log, sin, ... applied to an interval, as the function's row says.
+    pub(super) fn elementary(&mut self, f: UnaryFn, a: Iv, fa: Fact) -> Iv {
+        let row = f.row();
+        match row.rule {
+            Rule::Increasing => self.monotone(f, a, fa, true),
+            Rule::Decreasing => self.monotone(f, a, fa, false),
+            Rule::EvenIncreasing => self.even_increasing(f, a, fa),
+            Rule::Periodic => self.periodic(f, a, fa),
+            Rule::Tangent => self.tan(a, fa),
+        }
     }
 
     /// A monotone function on its domain: restrict, take the bounds at the ends, clamp.
-    fn monotone(&mut self, f: PointFn, a: Iv, fa: Fact, s: &Shape) -> Iv {
+    fn monotone(&mut self, f: UnaryFn, a: Iv, fa: Fact, increasing: bool) -> Iv {
+        let s: Domain = f.row().domain;
         let mut x1 = a.lo;
         let mut x2 = a.hi;
         let mut miss = self.b.bool(false);
-        if s.dom_lo > f64::NEG_INFINITY {
-            let d = self.b.constant(s.dom_lo);
+        if s.lo > f64::NEG_INFINITY {
+            let d = self.b.constant(s.lo);
             x1 = self.b.max(a.lo, d);
-            let cmp = if s.dom_lo_open { Cmp::Le } else { Cmp::Lt };
+            let cmp = if s.lo_open { Cmp::Le } else { Cmp::Lt };
             let below = self.b.cmp(cmp, a.hi, d);
             miss = self.b.or(miss, below);
         }
-        if s.dom_hi < f64::INFINITY {
-            let d = self.b.constant(s.dom_hi);
+        if s.hi < f64::INFINITY {
+            let d = self.b.constant(s.hi);
             x2 = self.b.min(a.hi, d);
-            let cmp = if s.dom_hi_open { Cmp::Ge } else { Cmp::Gt };
+            let cmp = if s.hi_open { Cmp::Ge } else { Cmp::Gt };
             let above = self.b.cmp(cmp, a.lo, d);
             miss = self.b.or(miss, above);
         }
-        let r = if s.increasing {
+        let r = if increasing {
             Iv {
                 lo: self.bound(f, x1, Round::Down),
                 hi: self.bound(f, x2, Round::Up),
@@ -228,39 +159,35 @@ impl Lowering {
                 hi: self.bound(f, x1, Round::Up),
             }
         };
-        let r = self.clamp(r, s.range);
+        let r = self.clamp(r, range_enclosure(f.row().range));
         let e = self.is_empty(a, fa);
         let empty = self.b.or(e, miss);
         self.empty_if(empty, r)
     }
 
-    /// cosh: even, smallest at 0: [cosh(mig x), cosh(mag x)], at least 1.
-    fn cosh(&mut self, a: Iv, fa: Fact) -> Iv {
+    /// An even function increasing in |x| (cosh), defined everywhere:
+    /// [f(mig x), f(mag x)], clamped to the range.
+    fn even_increasing(&mut self, f: UnaryFn, a: Iv, fa: Fact) -> Iv {
+        debug_assert!(f.row().domain.is_everywhere());
         let m = self.abs(a, fa);
         let r = Iv {
-            lo: self.bound(PointFn::Cosh, m.lo, Round::Down),
-            hi: self.bound(PointFn::Cosh, m.hi, Round::Up),
+            lo: self.bound(f, m.lo, Round::Down),
+            hi: self.bound(f, m.hi, Round::Up),
         };
-        let r = self.clamp(
-            r,
-            Interval {
-                lo: 1.0,
-                hi: f64::INFINITY,
-            },
-        );
+        let r = self.clamp(r, range_enclosure(f.row().range));
         let e = self.is_empty(a, fa);
         self.empty_if(e, r)
     }
 
     /// Lower and upper bounds of the derivative's sign function at x: for sin it is cos, for cos
     /// it is -sin, for sinpi cospi (times pi > 0), for cospi -sinpi.
-    fn derivative_sign(&mut self, f: PointFn, x: Value) -> (Value, Value) {
+    fn derivative_sign(&mut self, f: UnaryFn, x: Value) -> (Value, Value) {
         let (g, negate) = match f {
-            PointFn::Sin => (PointFn::Cos, false),
-            PointFn::Cos => (PointFn::Sin, true),
-            PointFn::Sinpi => (PointFn::Cospi, false),
-            PointFn::Cospi => (PointFn::Sinpi, true),
-            _ => unreachable!(),
+            UnaryFn::Sin => (UnaryFn::Cos, false),
+            UnaryFn::Cos => (UnaryFn::Sin, true),
+            UnaryFn::Sinpi => (UnaryFn::Cospi, false),
+            UnaryFn::Cospi => (UnaryFn::Sinpi, true),
+            _ => unreachable!("{f} has no periodic rule"),
         };
         let lo = self.b.point(g, x, Round::Down);
         let hi = self.b.point(g, x, Round::Up);
@@ -272,17 +199,17 @@ impl Lowering {
     }
 
     /// (certainly positive, certainly negative) for the derivative at x.
-    fn derivative_signs(&mut self, f: PointFn, x: Value) -> (Value, Value) {
+    fn derivative_signs(&mut self, f: UnaryFn, x: Value) -> (Value, Value) {
         let (lo, hi) = self.derivative_sign(f, x);
         let z = self.b.zero();
         (self.b.cmp(Cmp::Gt, lo, z), self.b.cmp(Cmp::Lt, hi, z))
     }
 
     /// sin, cos, sinpi, cospi: periodic with values in [-1, 1]; see the module comment.
-    fn periodic(&mut self, f: PointFn, a: Iv, fa: Fact) -> Iv {
+    fn periodic(&mut self, f: UnaryFn, a: Iv, fa: Fact) -> Iv {
         // Half a period, rounded down: pi for sin/cos, 1 for sinpi/cospi.
         let half = match f {
-            PointFn::Sin | PointFn::Cos => self.const_down(pi().lo),
+            UnaryFn::Sin | UnaryFn::Cos => self.const_down(pi().lo),
             _ => self.b.constant(1.0),
         };
         // A midpoint inside [a1, a2].
@@ -304,7 +231,7 @@ impl Lowering {
         // Quarter period, rounded down: two ends that are both within rounding error of a
         // critical point and closer than this are near the same one.
         let quarter = match f {
-            PointFn::Sin | PointFn::Cos => self.const_down(half_pi().lo),
+            UnaryFn::Sin | UnaryFn::Cos => self.const_down(half_pi().lo),
             _ => self.b.constant(0.5),
         };
         let pts = [a.lo, m, a.hi];
@@ -372,14 +299,14 @@ impl Lowering {
         let half = self.const_down(pi().lo);
         let w = self.b.sub(a.hi, a.lo, Round::Up);
         let short = self.b.cmp(Cmp::Le, w, half); // half <= pi, so this means width < pi
-        let (pa, na) = self.derivative_signs(PointFn::Sin, a.lo);
-        let (pb, nb) = self.derivative_signs(PointFn::Sin, a.hi);
+        let (pa, na) = self.derivative_signs(UnaryFn::Sin, a.lo);
+        let (pb, nb) = self.derivative_signs(UnaryFn::Sin, a.hi);
         let both_pos = self.b.and(pa, pb);
         let both_neg = self.b.and(na, nb);
         let same = self.b.or(both_pos, both_neg);
         let ok = self.b.and(short, same);
-        let lo = self.bound(PointFn::Tan, a.lo, Round::Down);
-        let hi = self.bound(PointFn::Tan, a.hi, Round::Up);
+        let lo = self.bound(UnaryFn::Tan, a.lo, Round::Down);
+        let hi = self.bound(UnaryFn::Tan, a.hi, Round::Up);
         let ninf = self.b.constant(f64::NEG_INFINITY);
         let pinf = self.b.constant(f64::INFINITY);
         let lo = self.b.select(ok, lo, ninf);
@@ -389,13 +316,13 @@ impl Lowering {
     }
 
     /// atan2, pow and hypot on two intervals.
-    pub(super) fn elementary2(&mut self, f: PointFn, a: Iv, fa: Fact, c: Iv, fc: Fact) -> Iv {
-        match f {
-            PointFn::Hypot => {
+    pub(super) fn elementary2(&mut self, f: BinaryFn, a: Iv, fa: Fact, c: Iv, fc: Fact) -> Iv {
+        match f.row().rule {
+            Rule2::Hypot => {
                 let x = self.abs(a, fa);
                 let y = self.abs(c, fc);
-                let lo = self.b.point2(PointFn::Hypot, x.lo, y.lo, Round::Down);
-                let hi = self.b.point2(PointFn::Hypot, x.hi, y.hi, Round::Up);
+                let lo = self.b.point2(f, x.lo, y.lo, Round::Down);
+                let hi = self.b.point2(f, x.hi, y.hi, Round::Up);
                 let r = self.clamp(
                     Iv { lo, hi },
                     Interval {
@@ -406,9 +333,8 @@ impl Lowering {
                 let e = self.either_empty(a, fa, c, fc);
                 self.empty_if(e, r)
             }
-            PointFn::Pow => self.pow(a, fa, c, fc),
-            PointFn::Atan2 => self.atan2(a, fa, c, fc),
-            _ => unreachable!("unary functions use elementary"),
+            Rule2::Pow => self.pow(a, fa, c, fc),
+            Rule2::Atan2 => self.atan2(a, fa, c, fc),
         }
     }
 
@@ -425,8 +351,8 @@ impl Lowering {
         let mut hi: Option<Value> = None;
         for xa in [x1, x2] {
             for ya in [y.lo, y.hi] {
-                let l = self.b.point2(PointFn::Pow, xa, ya, Round::Down);
-                let u = self.b.point2(PointFn::Pow, xa, ya, Round::Up);
+                let l = self.b.point2(BinaryFn::Pow, xa, ya, Round::Down);
+                let u = self.b.point2(BinaryFn::Pow, xa, ya, Round::Up);
                 lo = Some(match lo {
                     None => l,
                     Some(p) => self.b.min(p, l),
@@ -479,8 +405,8 @@ impl Lowering {
         let mut hi = ninf;
         for xa in [x.lo, x.hi] {
             for ya in [y1, y2] {
-                let l = self.b.point2(PointFn::Atan2, ya, xa, Round::Down);
-                let u = self.b.point2(PointFn::Atan2, ya, xa, Round::Up);
+                let l = self.b.point2(BinaryFn::Atan2, ya, xa, Round::Down);
+                let u = self.b.point2(BinaryFn::Atan2, ya, xa, Round::Up);
                 let xz = self.b.cmp(Cmp::Eq, xa, z);
                 let yz = self.b.cmp(Cmp::Eq, ya, z);
                 let origin = self.b.and(xz, yz);
@@ -579,8 +505,7 @@ impl Lowering {
             return self.sqrt(a, fa);
         }
         if n == 3 {
-            let s = Shape::everywhere(ALL);
-            return self.monotone(PointFn::Cbrt, a, fa, &s);
+            return self.monotone(UnaryFn::Cbrt, a, fa, true);
         }
         let z = self.b.zero();
         if n % 2 == 0 {
@@ -620,7 +545,7 @@ impl Lowering {
             Precision::F64 => 1.0 / n as f64,
             Precision::F32 => (1.0 / n as f32) as f64,
         });
-        let est = self.b.point2(PointFn::Pow, x, inv_n, Round::Nearest);
+        let est = self.b.point2(BinaryFn::Pow, x, inv_n, Round::Nearest);
         let p = self.power_of_nonneg(est, n - 1, Round::Nearest); // an estimate only
         let q = self.b.div(x, p, Round::Nearest);
         let d = self.b.sub(q, est, Round::Nearest);

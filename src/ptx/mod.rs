@@ -29,8 +29,9 @@
 //!
 //! # Point functions
 //!
-//! `Inst::Point(f, a, b, r)` calls the runtime function `ivjit_<f>_<f64|f32>` (see
-//! [`runtime_symbol`]; defined in `runtime/ivjit_math.cu`, compiled by NVRTC and linked with the
+//! `Inst::Point1(f, a, r)` and `Inst::Point2(f, a, b, r)` call the runtime function
+//! `ivjit_<f>_<f64|f32>` (see [`runtime_symbol`]; its CUDA source is generated from the function's
+//! row, [`crate::point::cuda_runtime_source`], compiled by NVRTC and linked with the
 //! kernel by `crate::gpu`). A module that calls any declares them, in [`point_functions`] order,
 //! as `.extern .func` before the kernel: such a module is relocatable (ptxas needs `-c`) and
 //! must be linked with the runtime's PTX. Programs without point calls emit exactly the text
@@ -40,7 +41,7 @@
 //! and operands (typically the other rounding direction) reuses it, so `Down` and `Up` of the
 //! same argument cost one call. The result y is then padded inline: with `Down`, +inf becomes
 //! MAX (an overflowed result may stand for a finite value) and the value moves
-//! [`accuracy::pad_steps`] floats down with `sub.rm x, x, <smallest subnormal>`; with `Up`,
+//! [`pad_steps`] floats down with `sub.rm x, x, <smallest subnormal>`; with `Up`,
 //! -inf becomes -MAX and the value moves up with `add.rp`. (The steps keep -inf / +inf fixed
 //! in their own direction and NaN as NaN; the +inf test uses `%p{i}`, which a float value never
 //! uses otherwise.) `Nearest` is the library's result unpadded.
@@ -57,14 +58,12 @@
 //! guarantee, so comparisons treat all NaNs alike.) `tests/gpu_basic.rs` checks the signed-zero
 //! and NaN cases; they passed on an H200 (driver 580.159.04) in both precisions.
 
-pub mod accuracy;
-
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 
 use crate::scalar::{Bound, Cmp, Inst, PointFn, Precision, Program, Round, RoundInt, Type, Value};
 
-pub use accuracy::cuda_max_ulps;
+pub use crate::point::{cuda_max_ulps, runtime_symbol};
 
 /// Name of the single kernel in every emitted module.
 pub const KERNEL_NAME: &str = "ivjit_kernel";
@@ -142,9 +141,11 @@ pub fn emit(program: &Program) -> String {
     e.out
 }
 
-/// Name of the runtime function that computes `f` in precision `p` (`ivjit_exp_f64`).
-pub fn runtime_symbol(f: PointFn, p: Precision) -> String {
-    format!("ivjit_{}_{}", f.name(), p.name())
+/// Number of one-float steps outward the emitter applies to the library's result:
+/// [`cuda_max_ulps`] + 1 (a result within e ulps of the correctly rounded value, which is within
+/// half an ulp of the true one, encloses it after e + 1 steps; see [`crate::point`]).
+pub fn pad_steps(f: PointFn, p: Precision) -> u32 {
+    cuda_max_ulps(f, p) + 1
 }
 
 /// The point functions `program` calls, sorted, without repeats (all in the program's
@@ -154,7 +155,8 @@ pub fn point_functions(program: &Program) -> Vec<PointFn> {
         .insts
         .iter()
         .filter_map(|i| match *i {
-            Inst::Point(f, ..) => Some(f),
+            Inst::Point1(f, ..) => Some(PointFn::Unary(f)),
+            Inst::Point2(f, ..) => Some(PointFn::Binary(f)),
             _ => None,
         })
         .collect();
@@ -255,7 +257,9 @@ impl<'a> Emitter<'a> {
         self.raw("");
         let fns = point_functions(p);
         if !fns.is_empty() {
-            self.raw("// point functions of the ivjit runtime (runtime/ivjit_math.cu), linked in");
+            self.raw(
+                "// point functions of the ivjit runtime (generated from src/point.rs), linked in",
+            );
             for f in fns {
                 let b = self.param_type();
                 let args = if f.arity() == 1 {
@@ -424,7 +428,7 @@ impl<'a> Emitter<'a> {
             Round::Down => ("sub.rm", self.immediate(inf), self.immediate(max)),
             Round::Up => ("add.rp", self.immediate(-inf), self.immediate(-max)),
         };
-        let steps = accuracy::pad_steps(f, self.program.precision);
+        let steps = pad_steps(f, self.program.precision);
         self.line(format!(
             "// {} {}: library result padded {steps} floats",
             f.name(),
@@ -440,9 +444,10 @@ impl<'a> Emitter<'a> {
     /// Emits instruction number `i`. Writes straight into the module text: formatting each line
     /// and its operands into strings of their own made emission a large part of a warm compile.
     fn inst(&mut self, i: usize, inst: &Inst) {
-        if let Inst::Point(f, a, b, r) = *inst {
-            self.point(i, f, a, b, r);
-            return;
+        match *inst {
+            Inst::Point1(f, a, r) => return self.point(i, PointFn::Unary(f), a, a, r),
+            Inst::Point2(f, a, b, r) => return self.point(i, PointFn::Binary(f), a, b, r),
+            _ => {}
         }
         let t = self.ty;
         let precision = self.program.precision;
@@ -516,7 +521,9 @@ impl<'a> Emitter<'a> {
                 };
                 write!(o, "cvt.{m}.{t}.{t} %f{i}, {};", f(a))
             }
-            Inst::Point(..) => unreachable!("point calls are emitted by Emitter::point"),
+            Inst::Point1(..) | Inst::Point2(..) => {
+                unreachable!("point calls are emitted by Emitter::point")
+            }
             // PTX min/max: NaN operand ignored, -0 < +0 (see module docs).
             Inst::Min(a, b) => write!(o, "min.{t} %f{i}, {}, {};", f(a), f(b)),
             Inst::Max(a, b) => write!(o, "max.{t} %f{i}, {}, {};", f(a), f(b)),

@@ -29,7 +29,7 @@ pub fn run(g: &Graph) -> Graph {
                 }
                 // Any other exponent: the general power, defined for x >= 0.
                 _ => g.add(
-                    Op::Elem2(crate::scalar::PointFn::Pow, x, y),
+                    Op::Elem2(crate::scalar::BinaryFn::Pow, x, y),
                     Default::default(),
                 ),
             }
@@ -38,7 +38,7 @@ pub fn run(g: &Graph) -> Graph {
         Op::Rootn(x, 1) => x,
         Op::Rootn(x, 2) => g.add(Op::Sqrt(x), Default::default()),
         Op::Rootn(x, 3) => g.add(
-            Op::Elem(crate::scalar::PointFn::Cbrt, x),
+            Op::Elem(crate::scalar::UnaryFn::Cbrt, x),
             Default::default(),
         ),
         _ => g.add(op, Default::default()),

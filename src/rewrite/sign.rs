@@ -9,6 +9,7 @@
 //! vacuously for the empty set; the lowering handles emptiness separately.
 
 use crate::ir::{Graph, NodeId, Op};
+use crate::point::SignRule;
 
 /// Compile-time knowledge about one node's interval.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -188,28 +189,25 @@ pub fn fact_of(op: Op, facts: &[Fact]) -> Fact {
         Op::Intersect(a, b) => {
             Fact::sign(f(a).nonneg || f(b).nonneg, f(a).nonpos || f(b).nonpos, true)
         }
+        // Elementary functions: the sign rule of the function's row. A result may be empty for
+        // a nonempty argument only where the domain is not every real.
         Op::Elem(func, a) => {
-            use crate::scalar::PointFn as P;
-            let x = f(a);
-            match func {
-                // Positive everywhere.
-                P::Exp | P::Exp2 | P::Exp10 | P::Cosh => Fact::sign(true, false, x.maybe_empty),
-                P::Acos | P::Acosh => Fact::sign(true, false, true),
-                // Increasing through the origin: the sign of x carries over.
-                P::Expm1 | P::Sinh | P::Tanh | P::Asinh | P::Atan | P::Cbrt => {
-                    Fact::sign(x.nonneg, x.nonpos, x.maybe_empty)
-                }
-                P::Asin | P::Atanh => Fact::sign(x.nonneg, x.nonpos, true),
-                _ => Fact::sign(false, false, true),
+            let (row, x) = (func.row(), f(a));
+            let maybe_empty = x.maybe_empty || !row.domain.is_everywhere();
+            match row.sign {
+                SignRule::Nonneg => Fact::sign(true, false, maybe_empty),
+                SignRule::FollowsArgument => Fact::sign(x.nonneg, x.nonpos, maybe_empty),
+                SignRule::Unknown => Fact::sign(false, false, true),
             }
         }
-        Op::Elem2(func, a, b) => match func {
-            crate::scalar::PointFn::Hypot => {
-                Fact::sign(true, false, f(a).maybe_empty || f(b).maybe_empty)
+        Op::Elem2(func, a, b) => {
+            let row = func.row();
+            let maybe_empty = f(a).maybe_empty || f(b).maybe_empty || !row.everywhere;
+            match row.sign {
+                SignRule::Nonneg => Fact::sign(true, false, maybe_empty),
+                SignRule::FollowsArgument | SignRule::Unknown => Fact::UNKNOWN,
             }
-            crate::scalar::PointFn::Pow => Fact::sign(true, false, true),
-            _ => Fact::UNKNOWN,
-        },
+        }
         Op::Rootn(a, _) => Fact::sign(f(a).nonneg, f(a).nonpos, true),
         // Monotone, sign-preserving roundings (floor(x >= 0) >= 0, ceil(x <= 0) <= 0, ...).
         Op::RoundInt(_, a) | Op::Round(a) | Op::Sign(a) => {

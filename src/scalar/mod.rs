@@ -120,134 +120,7 @@ impl Cmp {
     }
 }
 
-/// An elementary point function. `Inst::Point` asks a backend for a rigorous bound of it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum PointFn {
-    /// `exp`: e^x.
-    Exp,
-    /// `exp2`: 2^x.
-    Exp2,
-    /// `exp10`: 10^x.
-    Exp10,
-    /// `expm1`: e^x - 1.
-    Expm1,
-    /// `log`: natural logarithm.
-    Log,
-    /// `log2`: base-2 logarithm.
-    Log2,
-    /// `log10`: base-10 logarithm.
-    Log10,
-    /// `log1p`: ln(1 + x).
-    Log1p,
-    /// `sin`: sine.
-    Sin,
-    /// `cos`: cosine.
-    Cos,
-    /// `tan`: tangent.
-    Tan,
-    /// `asin`: arcsine.
-    Asin,
-    /// `acos`: arccosine.
-    Acos,
-    /// `atan`: arctangent.
-    Atan,
-    /// `sinh`: hyperbolic sine.
-    Sinh,
-    /// `cosh`: hyperbolic cosine.
-    Cosh,
-    /// `tanh`: hyperbolic tangent.
-    Tanh,
-    /// `asinh`: inverse hyperbolic sine.
-    Asinh,
-    /// `acosh`: inverse hyperbolic cosine.
-    Acosh,
-    /// `atanh`: inverse hyperbolic tangent.
-    Atanh,
-    /// `cbrt`: cube root.
-    Cbrt,
-    /// `sinpi`: sin(pi * x).
-    Sinpi,
-    /// `cospi`: cos(pi * x).
-    Cospi,
-    /// `atan2(y, x)`: first operand y.
-    Atan2,
-    /// `pow(x, y)` for x >= 0.
-    Pow,
-    /// `hypot(x, y)` = sqrt(x^2 + y^2).
-    Hypot,
-}
-
-impl PointFn {
-    /// Every point function, in declaration order.
-    pub const ALL: [PointFn; 26] = [
-        PointFn::Exp,
-        PointFn::Exp2,
-        PointFn::Exp10,
-        PointFn::Expm1,
-        PointFn::Log,
-        PointFn::Log2,
-        PointFn::Log10,
-        PointFn::Log1p,
-        PointFn::Sin,
-        PointFn::Cos,
-        PointFn::Tan,
-        PointFn::Asin,
-        PointFn::Acos,
-        PointFn::Atan,
-        PointFn::Sinh,
-        PointFn::Cosh,
-        PointFn::Tanh,
-        PointFn::Asinh,
-        PointFn::Acosh,
-        PointFn::Atanh,
-        PointFn::Cbrt,
-        PointFn::Sinpi,
-        PointFn::Cospi,
-        PointFn::Atan2,
-        PointFn::Pow,
-        PointFn::Hypot,
-    ];
-
-    /// The C name of the function (`exp`, `atan2`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            PointFn::Exp => "exp",
-            PointFn::Exp2 => "exp2",
-            PointFn::Exp10 => "exp10",
-            PointFn::Expm1 => "expm1",
-            PointFn::Log => "log",
-            PointFn::Log2 => "log2",
-            PointFn::Log10 => "log10",
-            PointFn::Log1p => "log1p",
-            PointFn::Sin => "sin",
-            PointFn::Cos => "cos",
-            PointFn::Tan => "tan",
-            PointFn::Asin => "asin",
-            PointFn::Acos => "acos",
-            PointFn::Atan => "atan",
-            PointFn::Sinh => "sinh",
-            PointFn::Cosh => "cosh",
-            PointFn::Tanh => "tanh",
-            PointFn::Asinh => "asinh",
-            PointFn::Acosh => "acosh",
-            PointFn::Atanh => "atanh",
-            PointFn::Cbrt => "cbrt",
-            PointFn::Sinpi => "sinpi",
-            PointFn::Cospi => "cospi",
-            PointFn::Atan2 => "atan2",
-            PointFn::Pow => "pow",
-            PointFn::Hypot => "hypot",
-        }
-    }
-
-    /// Number of arguments (1 or 2).
-    pub fn arity(self) -> usize {
-        match self {
-            PointFn::Atan2 | PointFn::Pow | PointFn::Hypot => 2,
-            _ => 1,
-        }
-    }
-}
+pub use crate::point::{BinaryFn, PointFn, UnaryFn};
 
 /// Rounding of a float to an integral value; exact, so every backend agrees bit for bit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -320,15 +193,17 @@ pub enum Inst {
     Not(Value),
     /// Float: `c ? a : b` where `c` is boolean.
     Select(Value, Value, Value),
-    /// A rigorous bound of a point function at `args` (the second is ignored for unary
-    /// functions and must equal the first): with `Down` a value at most f(args), with `Up` a
-    /// value at least f(args), for every argument in the function's closed domain, where f takes its limit
-    /// values at infinite arguments and at domain ends (log(0) = -inf, atan(inf) = pi/2). Outside
-    /// the domain the result is unspecified: the lowering restricts arguments first. `Nearest`
-    /// asks for the backend's best approximation, with no guarantee. Each backend meets this with
-    /// its own library and error bound (CPU: correctly rounded, one step outward; GPU: the CUDA
-    /// math library, padded by its documented error), so results differ between backends.
-    Point(PointFn, Value, Value, Round),
+    /// A rigorous bound of a unary point function at `a` (see [`Inst::Point2`]).
+    Point1(UnaryFn, Value, Round),
+    /// A rigorous bound of a point function at `(a, b)`: with `Down` a value at most f(a, b),
+    /// with `Up` a value at least f(a, b), for every argument in the function's closed domain,
+    /// where f takes its limit values at infinite arguments and at domain ends (log(0) = -inf,
+    /// atan(inf) = pi/2). Outside the domain the result is unspecified: the lowering restricts
+    /// arguments first. `Nearest` asks for the backend's best approximation, with no guarantee.
+    /// Each backend meets this with its own library and error bound (CPU: correctly rounded, one
+    /// step outward; GPU: the CUDA math library, padded by its documented error; both from the
+    /// function's row in [`crate::point`]), so results differ between backends.
+    Point2(BinaryFn, Value, Value, Round),
     /// Rounds to an integral value (exact).
     RoundInt(RoundInt, Value),
 }
@@ -366,13 +241,8 @@ impl Inst {
             | Inst::IsNan(a)
             | Inst::Not(a)
             | Inst::RoundInt(_, a) => vec![a],
-            Inst::Point(f, a, b, _) => {
-                if f.arity() == 1 {
-                    vec![a]
-                } else {
-                    vec![a, b]
-                }
-            }
+            Inst::Point1(_, a, _) => vec![a],
+            Inst::Point2(_, a, b, _) => vec![a, b],
             Inst::Add(a, b, _)
             | Inst::Sub(a, b, _)
             | Inst::Mul(a, b, _)
@@ -422,7 +292,8 @@ impl std::hash::Hash for InstKey {
             Inst::Compare(c, a, b) => (c, a, b).hash(h),
             Inst::Bool(b) => b.hash(h),
             Inst::Select(c, a, b) => (c, a, b).hash(h),
-            Inst::Point(f, a, b, r) => (f, a, b, r).hash(h),
+            Inst::Point1(f, a, r) => (f, a, r).hash(h),
+            Inst::Point2(f, a, b, r) => (f, a, b, r).hash(h),
             Inst::RoundInt(k, a) => (k, a).hash(h),
         }
     }
@@ -451,7 +322,9 @@ impl Program {
     /// Whether the program calls point functions, whose results differ between backends (every
     /// other instruction is exact or correctly rounded and agrees bit for bit).
     pub fn has_point_calls(&self) -> bool {
-        self.insts.iter().any(|i| matches!(i, Inst::Point(..)))
+        self.insts
+            .iter()
+            .any(|i| matches!(i, Inst::Point1(..) | Inst::Point2(..)))
     }
 
     /// Number of float operations that round (add, sub, mul, div, fma, sqrt): the figure the
@@ -507,13 +380,8 @@ impl fmt::Display for Program {
                 Inst::Or(a, b) => write!(f, "or {a}, {b}")?,
                 Inst::Not(a) => write!(f, "not {a}")?,
                 Inst::Select(c, a, b) => write!(f, "select {c}, {a}, {b}")?,
-                Inst::Point(p, a, b, r) => {
-                    if p.arity() == 1 {
-                        write!(f, "{}.{} {a}", p.name(), r.suffix())?
-                    } else {
-                        write!(f, "{}.{} {a}, {b}", p.name(), r.suffix())?
-                    }
-                }
+                Inst::Point1(p, a, r) => write!(f, "{}.{} {a}", p.name(), r.suffix())?,
+                Inst::Point2(p, a, b, r) => write!(f, "{}.{} {a}, {b}", p.name(), r.suffix())?,
                 Inst::RoundInt(k, a) => write!(f, "{} {a}", k.name())?,
             }
             writeln!(f)?;
@@ -716,14 +584,12 @@ impl Builder {
         self.push(Inst::Not(a))
     }
     /// A rigorous bound (`Down`/`Up`) of a unary point function.
-    pub fn point(&mut self, f: PointFn, a: Value, r: Round) -> Value {
-        debug_assert_eq!(f.arity(), 1);
-        self.push(Inst::Point(f, a, a, r))
+    pub fn point(&mut self, f: UnaryFn, a: Value, r: Round) -> Value {
+        self.push(Inst::Point1(f, a, r))
     }
     /// A rigorous bound (`Down`/`Up`) of a binary point function.
-    pub fn point2(&mut self, f: PointFn, a: Value, b: Value, r: Round) -> Value {
-        debug_assert_eq!(f.arity(), 2);
-        self.push(Inst::Point(f, a, b, r))
+    pub fn point2(&mut self, f: BinaryFn, a: Value, b: Value, r: Round) -> Value {
+        self.push(Inst::Point2(f, a, b, r))
     }
     /// `a` rounded to an integral value as `k` says (exact).
     pub fn round_int(&mut self, k: RoundInt, a: Value) -> Value {
@@ -778,7 +644,8 @@ impl Builder {
                 Inst::Or(a, b) => Inst::Or(m(a), m(b)),
                 Inst::Not(a) => Inst::Not(m(a)),
                 Inst::Select(c, a, b) => Inst::Select(m(c), m(a), m(b)),
-                Inst::Point(p, a, b, d) => Inst::Point(p, m(a), m(b), d),
+                Inst::Point1(p, a, d) => Inst::Point1(p, m(a), d),
+                Inst::Point2(p, a, b, d) => Inst::Point2(p, m(a), m(b), d),
                 Inst::RoundInt(k, a) => Inst::RoundInt(k, m(a)),
                 other @ (Inst::Input { .. } | Inst::Const(_) | Inst::Bool(_)) => other,
             });
@@ -825,10 +692,10 @@ mod tests {
         let c = b.cmp(Cmp::Lt, x, y);
         assert_eq!(b.cmp(Cmp::Lt, x, y), c);
         assert_ne!(b.cmp(Cmp::Le, x, y), c);
-        let e = b.point(PointFn::Exp, x, Round::Down);
-        assert_eq!(b.point(PointFn::Exp, x, Round::Down), e);
-        assert_ne!(b.point(PointFn::Log, x, Round::Down), e);
-        assert_ne!(b.point(PointFn::Exp, x, Round::Up), e);
+        let e = b.point(UnaryFn::Exp, x, Round::Down);
+        assert_eq!(b.point(UnaryFn::Exp, x, Round::Down), e);
+        assert_ne!(b.point(UnaryFn::Log, x, Round::Down), e);
+        assert_ne!(b.point(UnaryFn::Exp, x, Round::Up), e);
         let fl = b.round_int(RoundInt::Floor, x);
         assert_eq!(b.round_int(RoundInt::Floor, x), fl);
         assert_ne!(b.round_int(RoundInt::Ceil, x), fl);

@@ -569,7 +569,8 @@ fn is_int(x: f64) -> bool {
 pub const UNARY: &[&str] = &[
     "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin",
     "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "cbrt", "sinpi", "cospi",
-    "floor", "ceil", "trunc", "round", "rint", "sign", "rootn2", "rootn3", "rootn4", "rootn5",
+    "erf", "erfc", "floor", "ceil", "trunc", "round", "rint", "sign", "rootn2", "rootn3", "rootn4",
+    "rootn5",
 ];
 pub const BINARY: &[&str] = &["atan2", "pow", "hypot"];
 
@@ -804,6 +805,7 @@ pub fn point(f: &str, args: &[f64], p: usize) -> Val {
             inn(incr(lib_atanh, &Enc::exact(x), p))
         }
         "cbrt" => rootn(x, 3, p),
+        "erf" | "erfc" => inn(erf_family(f == "erfc", x, p)),
         "rootn2" => rootn(x, 2, p),
         "rootn3" => rootn(x, 3, p),
         "rootn4" => rootn(x, 4, p),
@@ -902,6 +904,106 @@ pub fn point(f: &str, args: &[f64], p: usize) -> Val {
             inn(exp_e(&t, p))
         }
         _ => panic!("oracle: unknown function {f}"),
+    }
+}
+
+/// Beyond this |x|, erf and erfc are decided by the classical bound 0 < erfc(x) < e^(-x^2) /
+/// (x sqrt(pi)) for x > 0: at x = 28 that is below 2^-1100, far under every f64 and f32.
+const ERF_CUT: f64 = 28.0;
+
+/// An enclosure of 2/sqrt(pi) with p bits.
+fn two_over_sqrt_pi(p: usize) -> Enc {
+    let pi = pi_enc(p + 64);
+    let s = with_cc(|cc| Enc {
+        lo: lo_of(lib_sqrt(&pi.lo, p + 64, RM::Down, cc), p + 64),
+        hi: hi_of(lib_sqrt(&pi.hi, p + 64, RM::Up, cc), p + 64),
+    });
+    div_e(&Enc::exact(2.0), &s, p).expect("sqrt(pi) > 0")
+}
+
+/// Enclosure of S(x) = sum_{n>=0} 2^n x^(2n+1) / (1*3*...*(2n+1)) for x >= 0, the series of
+/// erf(x) = 2/sqrt(pi) e^(-x^2) S(x) (Abramowitz & Stegun 7.1.6). Every term is positive, so
+/// there is no cancellation; t_(n+1) = t_n * 2x^2 / (2n+3), and once that ratio is at most 1/2
+/// (and it only falls afterwards) the tail after t_N is at most 2 t_(N+1). Terms are carried as
+/// enclosures with directed rounding; the loop stops when that tail bound is below 2^-(p+8)
+/// of the partial sum.
+fn erf_series(x: f64, p: usize) -> Enc {
+    let x = bf(x);
+    let x2 = x.mul(&x, p, RM::Up); // exact: 106 bits
+    let two_x2 = x2.mul(&bf(2.0), p, RM::Up); // exact
+    let mut t = Enc::point(x.clone());
+    let mut sum = t.clone();
+    let mut n: u64 = 0;
+    loop {
+        let den = bf((2 * n + 3) as f64);
+        t = Enc {
+            lo: t.lo.mul(&two_x2, p, RM::Down).div(&den, p, RM::Down),
+            hi: t.hi.mul(&two_x2, p, RM::Up).div(&den, p, RM::Up),
+        };
+        n += 1;
+        // ratio 2x^2 / (2n+3) <= 1/2 for every later term: 4x^2 <= 2n+3.
+        let ratio_small = le(&two_x2.mul(&bf(2.0), p, RM::Up), &den);
+        if ratio_small {
+            let mut limit = sum.lo.clone();
+            let e = limit.exponent().unwrap();
+            limit.set_exponent(e - (p as i32 + 8));
+            let tail = t.hi.mul(&bf(2.0), p, RM::Up);
+            if le(&tail, &limit) {
+                // The tail (t_n onwards) is at most 2 t_n: add [0, 2 t_n] on top of [t_n.lo..].
+                return Enc {
+                    lo: sum.lo.add(&t.lo, p, RM::Down),
+                    hi: sum.hi.add(&tail, p, RM::Up),
+                };
+            }
+        }
+        sum = add_e(&sum, &t, p);
+    }
+}
+
+/// erf(x) (or erfc(x) when `complement`) as an enclosure. erf is odd and erfc(-x) = 2 - erfc(x),
+/// so the work is for a = |x| > 0: erf(a) = 2/sqrt(pi) e^(-a^2) S(a). erfc(a) = 1 - erf(a) is
+/// computed with p + 1.45 a^2 + 64 bits, since erfc(a) < e^(-a^2) loses about a^2 / ln 2 bits to
+/// the cancellation; erf itself needs no extra bits (no subtraction).
+fn erf_family(complement: bool, x: f64, p: usize) -> Enc {
+    if x == 0.0 {
+        return Enc::exact(if complement { 1.0 } else { 0.0 });
+    }
+    let a = x.abs();
+    let neg = x < 0.0;
+    let one = Enc::exact(1.0);
+    let q = if complement && !neg {
+        p + (1.45 * a.min(ERF_CUT) * a.min(ERF_CUT)) as usize + 64
+    } else {
+        p + 64
+    };
+    let erf_pos = if a >= ERF_CUT {
+        // 1 - erfc(a) with 0 < erfc(a) < 2^-1100.
+        Enc {
+            lo: bf(1.0).sub(&two_pow(-1100), 1200, RM::Down),
+            hi: bf(1.0),
+        }
+    } else {
+        let x2 = bf(a).mul(&bf(a), q, RM::Up); // exact
+        let e = exp_e(&Enc::point(x2.neg()), q);
+        let erf = mul_e(&mul_e(&two_over_sqrt_pi(q), &e, q), &erf_series(a, q), q);
+        clip(erf, 0.0, 1.0)
+    };
+    let erfc_pos = || {
+        if a >= ERF_CUT {
+            Enc {
+                lo: BigFloat::new(64),
+                hi: two_pow(-1100),
+            }
+        } else {
+            clip(add_e(&one, &erf_pos.neg(), q), 0.0, 1.0)
+        }
+    };
+    match (complement, neg) {
+        (false, false) => erf_pos,
+        (false, true) => erf_pos.neg(),
+        (true, false) => erfc_pos(),
+        // erfc(-a) = 1 + erf(a)
+        (true, true) => add_e(&one, &erf_pos, q),
     }
 }
 

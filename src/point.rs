@@ -1,0 +1,608 @@
+//! The point-function table: one row per elementary function, and everything the pipeline knows
+//! about it derived from that row.
+//!
+//! A row gives the function's name and one-line semantics (`ivjit functions`), its domain and a
+//! real interval containing its range, how the interval lowering treats it ([`Rule`]: monotone
+//! ones need nothing else), an exactly known point (`exp(0) = 1`), the sign fact the static sign
+//! analysis may use, the CPU binding (CORE-MATH's correctly rounded function, f64 and f32) and the
+//! CUDA math library function the GPU runtime calls with its documented maximum error in ulps.
+//!
+//! **Adding a function** is one row here. A function that is monotone on its domain needs nothing
+//! more: the lowering restricts to the domain, bounds the ends and clamps to the range; the CPU
+//! evaluator, the PTX emitter, the GPU runtime source ([`cuda_runtime_source`]), the sign
+//! analysis and `ivjit functions` all read the row. Only a function that is not monotone needs a
+//! lowering rule of its own (a [`Rule`] variant and its code in `src/lower/elementary.rs`).
+//!
+//! Unary and binary functions are separate types ([`UnaryFn`], [`BinaryFn`]), so a unary
+//! function with two arguments cannot be written down.
+//!
+//! **CUDA error bounds.** Source: NVIDIA, *CUDA C++ Programming Guide*, release 13.0, section 5.5
+//! "Floating-Point Computation" (docs.nvidia.com/cuda/cuda-c-programming-guide): tables 47
+//! (exponential functions), 48 (power functions), 49 (trigonometric), 50 (hyperbolic), 51 (error
+//! and gamma functions) of section 5.5.7 "CUDA C++ Mathematical Standard Library Functions", and
+//! table 55 of section 5.5.8 "Non-Standard CUDA Mathematical Functions" (exp10, sinpi, cospi).
+//! Every function we call is in those tables, none with a range restriction or a "full range"
+//! condition: each row gives one bound for the whole domain, and that bound is the row's `ulps`.
+//! None of the rows depends on compilation flags except through `--use_fast_math`, which the
+//! runtime never uses.
+//!
+//! What the bound means (section 5.5.7): "the absolute value of the difference between the ULPs
+//! returned by the function and a correctly rounded result of the corresponding precision
+//! obtained according to the round-to-nearest ties-to-even rounding mode". So a result y with
+//! bound e is at most e floats away from RN(f(x)), which is within half an ulp of f(x): y moved
+//! e + 1 floats outward encloses f(x).
+//!
+//! Caveat, quoted from the same section: "The error bounds are derived from extensive, though not
+//! exhaustive, testing. Therefore, they are not guaranteed." They are the best statement NVIDIA
+//! makes; `tests/gpu_points.rs` measures the distance to correctly rounded values on the GPU and
+//! fails if a padded bound misses.
+
+use crate::scalar::Precision;
+use core_math as cm;
+use std::fmt;
+
+/// Where a function is defined: `[lo, hi]`, infinite ends allowed. An `open` end excludes the
+/// end point, which still bounds the values by the function's limit there (`log(0) = -inf`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Domain {
+    /// Lower end.
+    pub lo: f64,
+    /// Whether `lo` itself is excluded.
+    pub lo_open: bool,
+    /// Upper end.
+    pub hi: f64,
+    /// Whether `hi` itself is excluded.
+    pub hi_open: bool,
+}
+
+impl Domain {
+    /// All reals.
+    pub const ALL: Domain = Domain {
+        lo: f64::NEG_INFINITY,
+        lo_open: false,
+        hi: f64::INFINITY,
+        hi_open: false,
+    };
+
+    /// `x > lo`.
+    const fn above(lo: f64) -> Domain {
+        Domain {
+            lo,
+            lo_open: true,
+            ..Domain::ALL
+        }
+    }
+
+    /// `x >= lo`.
+    const fn from(lo: f64) -> Domain {
+        Domain { lo, ..Domain::ALL }
+    }
+
+    /// `lo <= x <= hi`.
+    const fn closed(lo: f64, hi: f64) -> Domain {
+        Domain {
+            lo,
+            hi,
+            ..Domain::ALL
+        }
+    }
+
+    /// `lo < x < hi`.
+    const fn open(lo: f64, hi: f64) -> Domain {
+        Domain {
+            lo,
+            lo_open: true,
+            hi,
+            hi_open: true,
+        }
+    }
+
+    /// Whether the function is defined on every real number (no argument can fall outside).
+    pub fn is_everywhere(&self) -> bool {
+        self.lo == f64::NEG_INFINITY && self.hi == f64::INFINITY
+    }
+}
+
+/// One end of a range enclosure. The lowering rounds each end outward in the program's
+/// precision.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Limit {
+    /// A number (infinite for no limit).
+    Num(f64),
+    /// k * pi/2: at a lower end the lower bound of its enclosure, at an upper end the upper.
+    HalfPis(i32),
+}
+
+/// A real interval containing every value of the function (clamps the padded bounds).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Range {
+    /// Lower end.
+    pub lo: Limit,
+    /// Upper end.
+    pub hi: Limit,
+}
+
+const fn range(lo: f64, hi: f64) -> Range {
+    Range {
+        lo: Limit::Num(lo),
+        hi: Limit::Num(hi),
+    }
+}
+
+const INF: f64 = f64::INFINITY;
+const ANY: Range = range(-INF, INF);
+
+/// How the interval lowering computes the image of an interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    /// Non-decreasing on the domain: restrict, `[f(lo)↓, f(hi)↑]`, clamp to the range.
+    Increasing,
+    /// Non-increasing on the domain: restrict, `[f(hi)↓, f(lo)↑]`, clamp to the range.
+    Decreasing,
+    /// Even and increasing in |x| (cosh): `[f(mig x)↓, f(mag x)↑]`, clamp to the range.
+    EvenIncreasing,
+    /// sin, cos, sinpi, cospi: extrema decided from the derivative's sign at the ends.
+    Periodic,
+    /// tan: increasing between asymptotes.
+    Tangent,
+}
+
+/// What the static sign analysis may assume of `f(x)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SignRule {
+    /// `f(x) >= 0` wherever defined.
+    Nonneg,
+    /// `f(x)` has the sign of x (increasing through the origin, `f(0) = 0`).
+    FollowsArgument,
+    /// Nothing known.
+    Unknown,
+}
+
+/// The CUDA math library function behind a row, per precision, with its documented maximum
+/// error in ulps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cuda {
+    /// The double-precision function (`exp`).
+    pub f64: &'static str,
+    /// The single-precision function (`expf`).
+    pub f32: &'static str,
+    /// Maximum error of `f64`, in ulps.
+    pub ulps_f64: u32,
+    /// Maximum error of `f32`, in ulps.
+    pub ulps_f32: u32,
+    /// The table of the CUDA C++ Programming Guide (13.0) the bounds are quoted from.
+    pub table: u32,
+}
+
+const fn cuda(f64: &'static str, f32: &'static str, ulps: (u32, u32), table: u32) -> Cuda {
+    Cuda {
+        f64,
+        f32,
+        ulps_f64: ulps.0,
+        ulps_f32: ulps.1,
+        table,
+    }
+}
+
+/// One unary function.
+#[derive(Clone, Copy, Debug)]
+pub struct UnaryRow {
+    /// The name expressions call it by (also the CUDA runtime's entry point name).
+    pub name: &'static str,
+    /// IEEE 1788 set-based semantics in one line.
+    pub semantics: &'static str,
+    /// Where it is defined.
+    pub domain: Domain,
+    /// The domain in words when the floats' domain above says less (tan: every float is in it,
+    /// the reals are not); `None`: written from `domain`.
+    pub domain_note: Option<&'static str>,
+    /// A real interval containing its values.
+    pub range: Range,
+    /// How the lowering computes interval images.
+    pub rule: Rule,
+    /// A point `(x, f(x))` where the value is exactly representable and known: bounds there are
+    /// exact, which keeps the identities the IEEE 1788 tests check (`exp(0) = 1`) tight.
+    pub exact: Option<(f64, f64)>,
+    /// The sign fact.
+    pub sign: SignRule,
+    /// CORE-MATH's correctly rounded f64 function.
+    pub cpu_f64: fn(f64) -> f64,
+    /// CORE-MATH's correctly rounded f32 function.
+    pub cpu_f32: fn(f32) -> f32,
+    /// The CUDA math library functions and their error bounds.
+    pub cuda: Cuda,
+}
+
+/// How the lowering treats a binary function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule2 {
+    /// hypot: increasing in |x| and |y|.
+    Hypot,
+    /// pow: x >= 0, monotone in each argument.
+    Pow,
+    /// atan2: continuous off the branch cut; corners.
+    Atan2,
+}
+
+/// One binary function.
+#[derive(Clone, Copy, Debug)]
+pub struct BinaryRow {
+    /// The name expressions call it by.
+    pub name: &'static str,
+    /// IEEE 1788 set-based semantics in one line.
+    pub semantics: &'static str,
+    /// Where it is defined, in words.
+    pub domain_text: &'static str,
+    /// Whether it is defined on every pair of reals.
+    pub everywhere: bool,
+    /// How the lowering computes interval images.
+    pub rule: Rule2,
+    /// The sign fact (`FollowsArgument` is meaningless here).
+    pub sign: SignRule,
+    /// CORE-MATH's correctly rounded f64 function.
+    pub cpu_f64: fn(f64, f64) -> f64,
+    /// CORE-MATH's correctly rounded f32 function.
+    pub cpu_f32: fn(f32, f32) -> f32,
+    /// The CUDA math library functions and their error bounds.
+    pub cuda: Cuda,
+}
+
+macro_rules! table {
+    ($ty:ident, $row:ident, $rows:ident, $( $(#[doc = $doc:literal])* $variant:ident = $value:expr, )*) => {
+        /// A point function (see the module documentation).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $ty {
+            $( $(#[doc = $doc])* $variant, )*
+        }
+
+        static $rows: &[$row] = &[ $( $value, )* ];
+
+        impl $ty {
+            /// Every function of this kind, in table order.
+            pub const ALL: &'static [$ty] = &[ $( $ty::$variant, )* ];
+
+            /// The function's row.
+            pub fn row(self) -> &'static $row {
+                &$rows[self as usize]
+            }
+
+            /// The name expressions call it by.
+            pub fn name(self) -> &'static str {
+                self.row().name
+            }
+
+            /// The function called `name`, if any.
+            pub fn from_name(name: &str) -> Option<$ty> {
+                $ty::ALL.iter().copied().find(|f| f.name() == name)
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+
+/// CORE-MATH's f64 and f32 versions of a unary function.
+type CpuPair = (fn(f64) -> f64, fn(f32) -> f32);
+
+/// A unary row with the defaults of a function defined everywhere, increasing, with no known
+/// sign; the table overrides what differs.
+const fn unary(name: &'static str, semantics: &'static str, cpu: CpuPair, cuda: Cuda) -> UnaryRow {
+    UnaryRow {
+        name,
+        semantics,
+        domain: Domain::ALL,
+        domain_note: None,
+        range: ANY,
+        rule: Rule::Increasing,
+        exact: None,
+        sign: SignRule::Unknown,
+        cpu_f64: cpu.0,
+        cpu_f32: cpu.1,
+        cuda,
+    }
+}
+
+const HALF_PI: Range = Range {
+    lo: Limit::HalfPis(-1),
+    hi: Limit::HalfPis(1),
+};
+
+table! { UnaryFn, UnaryRow, UNARY,
+    /// e^x.
+    Exp = UnaryRow { range: range(0.0, INF), exact: Some((0.0, 1.0)), sign: SignRule::Nonneg,
+        ..unary("exp", "e^x", (cm::exp, cm::expf), cuda("exp", "expf", (1, 2), 47)) },
+    /// 2^x.
+    Exp2 = UnaryRow { range: range(0.0, INF), exact: Some((0.0, 1.0)), sign: SignRule::Nonneg,
+        ..unary("exp2", "2^x", (cm::exp2, cm::exp2f), cuda("exp2", "exp2f", (1, 2), 47)) },
+    /// 10^x.
+    Exp10 = UnaryRow { range: range(0.0, INF), exact: Some((0.0, 1.0)), sign: SignRule::Nonneg,
+        ..unary("exp10", "10^x", (cm::exp10, cm::exp10f), cuda("exp10", "exp10f", (1, 2), 55)) },
+    /// e^x - 1.
+    Expm1 = UnaryRow { range: range(-1.0, INF), exact: Some((0.0, 0.0)), sign: SignRule::FollowsArgument,
+        ..unary("expm1", "e^x - 1, accurate near 0", (cm::expm1, cm::expm1f), cuda("expm1", "expm1f", (1, 1), 47)) },
+    /// Natural logarithm.
+    Log = UnaryRow { domain: Domain::above(0.0), exact: Some((1.0, 0.0)),
+        ..unary("log", "natural logarithm; log([-1, 1]) = [-inf, 0]", (cm::log, cm::logf), cuda("log", "logf", (1, 1), 47)) },
+    /// Base-2 logarithm.
+    Log2 = UnaryRow { domain: Domain::above(0.0), exact: Some((1.0, 0.0)),
+        ..unary("log2", "base-2 logarithm", (cm::log2, cm::log2f), cuda("log2", "log2f", (1, 1), 47)) },
+    /// Base-10 logarithm.
+    Log10 = UnaryRow { domain: Domain::above(0.0), exact: Some((1.0, 0.0)),
+        ..unary("log10", "base-10 logarithm", (cm::log10, cm::log10f), cuda("log10", "log10f", (1, 2), 47)) },
+    /// ln(1 + x).
+    Log1p = UnaryRow { domain: Domain::above(-1.0), exact: Some((0.0, 0.0)),
+        ..unary("log1p", "log(1 + x), accurate near 0", (cm::log1p, cm::log1pf), cuda("log1p", "log1pf", (1, 1), 47)) },
+    /// Sine.
+    Sin = UnaryRow { range: range(-1.0, 1.0), rule: Rule::Periodic, exact: Some((0.0, 0.0)),
+        ..unary("sin", "sine; extrema found rigorously (no floating-point pi)", (cm::sin, cm::sinf), cuda("sin", "sinf", (2, 2), 49)) },
+    /// Cosine.
+    Cos = UnaryRow { range: range(-1.0, 1.0), rule: Rule::Periodic, exact: Some((0.0, 1.0)),
+        ..unary("cos", "cosine", (cm::cos, cm::cosf), cuda("cos", "cosf", (2, 2), 49)) },
+    /// Tangent.
+    Tan = UnaryRow { rule: Rule::Tangent, exact: Some((0.0, 0.0)), domain_note: Some("x != pi/2 + k pi"),
+        ..unary("tan", "tangent; [entire] when the interval may hold an asymptote", (cm::tan, cm::tanf), cuda("tan", "tanf", (2, 4), 49)) },
+    /// Arcsine.
+    Asin = UnaryRow { domain: Domain::closed(-1.0, 1.0), range: HALF_PI, exact: Some((0.0, 0.0)), sign: SignRule::FollowsArgument,
+        ..unary("asin", "arcsine, values in [-pi/2, pi/2]", (cm::asin, cm::asinf), cuda("asin", "asinf", (2, 2), 49)) },
+    /// Arccosine.
+    Acos = UnaryRow { domain: Domain::closed(-1.0, 1.0), range: Range { lo: Limit::Num(0.0), hi: Limit::HalfPis(2) },
+        rule: Rule::Decreasing, exact: Some((1.0, 0.0)), sign: SignRule::Nonneg,
+        ..unary("acos", "arccosine, values in [0, pi]", (cm::acos, cm::acosf), cuda("acos", "acosf", (2, 2), 49)) },
+    /// Arctangent.
+    Atan = UnaryRow { range: HALF_PI, exact: Some((0.0, 0.0)), sign: SignRule::FollowsArgument,
+        ..unary("atan", "arctangent, values in (-pi/2, pi/2)", (cm::atan, cm::atanf), cuda("atan", "atanf", (2, 2), 49)) },
+    /// Hyperbolic sine.
+    Sinh = UnaryRow { exact: Some((0.0, 0.0)), sign: SignRule::FollowsArgument,
+        ..unary("sinh", "hyperbolic sine", (cm::sinh, cm::sinhf), cuda("sinh", "sinhf", (2, 3), 50)) },
+    /// Hyperbolic cosine.
+    Cosh = UnaryRow { range: range(1.0, INF), rule: Rule::EvenIncreasing, exact: Some((0.0, 1.0)), sign: SignRule::Nonneg,
+        ..unary("cosh", "hyperbolic cosine, >= 1", (cm::cosh, cm::coshf), cuda("cosh", "coshf", (1, 2), 50)) },
+    /// Hyperbolic tangent.
+    Tanh = UnaryRow { range: range(-1.0, 1.0), exact: Some((0.0, 0.0)), sign: SignRule::FollowsArgument,
+        ..unary("tanh", "hyperbolic tangent, in (-1, 1)", (cm::tanh, cm::tanhf), cuda("tanh", "tanhf", (1, 2), 50)) },
+    /// Inverse hyperbolic sine.
+    Asinh = UnaryRow { exact: Some((0.0, 0.0)), sign: SignRule::FollowsArgument,
+        ..unary("asinh", "inverse hyperbolic sine", (cm::asinh, cm::asinhf), cuda("asinh", "asinhf", (3, 3), 50)) },
+    /// Inverse hyperbolic cosine.
+    Acosh = UnaryRow { domain: Domain::from(1.0), range: range(0.0, INF), exact: Some((1.0, 0.0)), sign: SignRule::Nonneg,
+        ..unary("acosh", "inverse hyperbolic cosine", (cm::acosh, cm::acoshf), cuda("acosh", "acoshf", (3, 4), 50)) },
+    /// Inverse hyperbolic tangent.
+    Atanh = UnaryRow { domain: Domain::open(-1.0, 1.0), exact: Some((0.0, 0.0)), sign: SignRule::FollowsArgument,
+        ..unary("atanh", "inverse hyperbolic tangent", (cm::atanh, cm::atanhf), cuda("atanh", "atanhf", (2, 3), 50)) },
+    /// Cube root.
+    Cbrt = UnaryRow { exact: Some((0.0, 0.0)), sign: SignRule::FollowsArgument,
+        ..unary("cbrt", "cube root", (cm::cbrt, cm::cbrtf), cuda("cbrt", "cbrtf", (1, 1), 48)) },
+    /// sin(pi * x).
+    Sinpi = UnaryRow { range: range(-1.0, 1.0), rule: Rule::Periodic, exact: Some((0.0, 0.0)),
+        ..unary("sinpi", "sin(pi x), exact period 2", (cm::sinpi, cm::sinpif), cuda("sinpi", "sinpif", (2, 1), 55)) },
+    /// cos(pi * x).
+    Cospi = UnaryRow { range: range(-1.0, 1.0), rule: Rule::Periodic, exact: Some((0.0, 1.0)),
+        ..unary("cospi", "cos(pi x)", (cm::cospi, cm::cospif), cuda("cospi", "cospif", (2, 1), 55)) },
+    /// The error function.
+    Erf = UnaryRow { range: range(-1.0, 1.0), exact: Some((0.0, 0.0)), sign: SignRule::FollowsArgument,
+        ..unary("erf", "error function, 2/sqrt(pi) times the integral of e^(-t^2) from 0 to x; in (-1, 1)", (cm::erf, cm::erff), cuda("erf", "erff", (2, 2), 51)) },
+    /// The complementary error function.
+    Erfc = UnaryRow { range: range(0.0, 2.0), rule: Rule::Decreasing, exact: Some((0.0, 1.0)), sign: SignRule::Nonneg,
+        ..unary("erfc", "complementary error function 1 - erf(x), accurate for large x; in (0, 2)", (cm::erfc, cm::erfcf), cuda("erfc", "erfcf", (5, 4), 51)) },
+}
+
+table! { BinaryFn, BinaryRow, BINARY,
+    /// atan2(y, x): the angle of the point (x, y); the first operand is y.
+    Atan2 = BinaryRow { name: "atan2", semantics: "atan2(y, x): angle of the point (x, y), values in [-pi, pi]",
+        domain_text: "(x, y) != (0, 0)", everywhere: false, rule: Rule2::Atan2, sign: SignRule::Unknown,
+        cpu_f64: cm::atan2, cpu_f32: cm::atan2f, cuda: cuda("atan2", "atan2f", (2, 3), 49) },
+    /// pow(x, y) for x >= 0.
+    Pow = BinaryRow { name: "pow", semantics: "x^y for an interval exponent (x^n with an integer constant n is pown)",
+        domain_text: "x > 0, or x = 0 with y > 0", everywhere: false, rule: Rule2::Pow, sign: SignRule::Nonneg,
+        cpu_f64: cm::pow, cpu_f32: cm::powf, cuda: cuda("pow", "powf", (2, 4), 48) },
+    /// hypot(x, y) = sqrt(x^2 + y^2).
+    Hypot = BinaryRow { name: "hypot", semantics: "sqrt(x^2 + y^2) without overflow",
+        domain_text: "all reals", everywhere: true, rule: Rule2::Hypot, sign: SignRule::Nonneg,
+        cpu_f64: cm::hypot, cpu_f32: cm::hypotf, cuda: cuda("hypot", "hypotf", (2, 3), 48) },
+}
+
+impl UnaryFn {
+    /// The domain in words, for `ivjit functions`.
+    pub fn domain_text(self) -> String {
+        if let Some(note) = self.row().domain_note {
+            return note.to_string();
+        }
+        let d = self.row().domain;
+        let num = |x: f64| format!("{x}");
+        match (d.lo.is_finite(), d.hi.is_finite()) {
+            (false, false) => "all reals".to_string(),
+            (true, false) => format!("x {} {}", if d.lo_open { ">" } else { ">=" }, num(d.lo)),
+            (false, true) => format!("x {} {}", if d.hi_open { "<" } else { "<=" }, num(d.hi)),
+            (true, true) => format!(
+                "{} {} x {} {}",
+                num(d.lo),
+                if d.lo_open { "<" } else { "<=" },
+                if d.hi_open { "<" } else { "<=" },
+                num(d.hi)
+            ),
+        }
+    }
+}
+
+impl UnaryRow {
+    /// The CUDA function for precision `p`.
+    pub fn cuda_name(&self, p: Precision) -> &'static str {
+        match p {
+            Precision::F64 => self.cuda.f64,
+            Precision::F32 => self.cuda.f32,
+        }
+    }
+}
+
+/// A point function of either kind: what the GPU runtime and the accuracy table are indexed by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PointFn {
+    /// A unary function.
+    Unary(UnaryFn),
+    /// A binary function.
+    Binary(BinaryFn),
+}
+
+impl From<UnaryFn> for PointFn {
+    fn from(f: UnaryFn) -> PointFn {
+        PointFn::Unary(f)
+    }
+}
+
+impl From<BinaryFn> for PointFn {
+    fn from(f: BinaryFn) -> PointFn {
+        PointFn::Binary(f)
+    }
+}
+
+impl PointFn {
+    /// Every point function: the unary ones, then the binary ones.
+    pub fn all() -> impl Iterator<Item = PointFn> {
+        UnaryFn::ALL
+            .iter()
+            .map(|&f| PointFn::Unary(f))
+            .chain(BinaryFn::ALL.iter().map(|&f| PointFn::Binary(f)))
+    }
+
+    /// The function called `name`, if any.
+    pub fn from_name(name: &str) -> Option<PointFn> {
+        PointFn::all().find(|f| f.name() == name)
+    }
+
+    /// The name expressions call it by.
+    pub fn name(self) -> &'static str {
+        match self {
+            PointFn::Unary(f) => f.name(),
+            PointFn::Binary(f) => f.name(),
+        }
+    }
+
+    /// Number of arguments (1 or 2).
+    pub fn arity(self) -> usize {
+        match self {
+            PointFn::Unary(_) => 1,
+            PointFn::Binary(_) => 2,
+        }
+    }
+
+    /// The CUDA math library function and its error bounds.
+    pub fn cuda(self) -> Cuda {
+        match self {
+            PointFn::Unary(f) => f.row().cuda,
+            PointFn::Binary(f) => f.row().cuda,
+        }
+    }
+}
+
+impl fmt::Display for PointFn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Maximum error in ulps of the CUDA math library function behind `f` in precision `p`, as
+/// tabulated by NVIDIA (see the module documentation; each row names its table).
+pub fn cuda_max_ulps(f: PointFn, p: Precision) -> u32 {
+    let c = f.cuda();
+    match p {
+        Precision::F64 => c.ulps_f64,
+        Precision::F32 => c.ulps_f32,
+    }
+}
+
+/// Name of the runtime function that computes `f` in precision `p` (`ivjit_exp_f64`).
+pub fn runtime_symbol(f: PointFn, p: Precision) -> String {
+    format!("ivjit_{}_{}", f.name(), p.name())
+}
+
+/// The CUDA C source of the GPU runtime for the point functions `fns` in precision `p`: one
+/// `extern "C" __device__` entry point per function, [`runtime_symbol`] named, each a plain call
+/// of the CUDA math library (the row's `cuda` name). Binary functions take their operands in the
+/// IR's order (atan2(y, x): y first). The results are the library's round-to-nearest
+/// approximations; the kernel pads them outward inline by the row's error bound. Nothing here
+/// is rigorous on its own.
+pub fn cuda_runtime_source(p: Precision, fns: &[PointFn]) -> String {
+    let mut fns = fns.to_vec();
+    fns.sort();
+    fns.dedup();
+    let t = match p {
+        Precision::F64 => "double",
+        Precision::F32 => "float",
+    };
+    let mut s = format!(
+        "// ivjit GPU runtime ({p}), generated from the point-function table (src/point.rs):\n\
+         // one entry point per function the kernel calls, each a call of the CUDA math library.\n"
+    );
+    for f in fns {
+        let sym = runtime_symbol(f, p);
+        let c = f.cuda();
+        let callee = match p {
+            Precision::F64 => c.f64,
+            Precision::F32 => c.f32,
+        };
+        match f {
+            PointFn::Unary(_) => s.push_str(&format!(
+                "extern \"C\" __device__ {t} {sym}({t} x) {{ return {callee}(x); }}\n"
+            )),
+            PointFn::Binary(_) => s.push_str(&format!(
+                "extern \"C\" __device__ {t} {sym}({t} a, {t} b) {{ return {callee}(a, b); }}\n"
+            )),
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_in_variant_order_and_names_are_unique() {
+        for (i, &f) in UnaryFn::ALL.iter().enumerate() {
+            assert_eq!(f as usize, i);
+            assert_eq!(UnaryFn::from_name(f.name()), Some(f));
+        }
+        for (i, &f) in BinaryFn::ALL.iter().enumerate() {
+            assert_eq!(f as usize, i);
+            assert_eq!(BinaryFn::from_name(f.name()), Some(f));
+        }
+        let mut names: Vec<&str> = PointFn::all().map(|f| f.name()).collect();
+        let n = names.len();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), n, "two rows share a name");
+    }
+
+    #[test]
+    fn exact_points_lie_in_the_domain_and_the_range() {
+        for &f in UnaryFn::ALL {
+            let r = f.row();
+            if let Some((x, y)) = r.exact {
+                let d = r.domain;
+                assert!(
+                    x >= d.lo && x <= d.hi,
+                    "{f}: exact point outside the domain"
+                );
+                assert_eq!((r.cpu_f64)(x), y, "{f}({x}) is not {y}");
+                assert_eq!((r.cpu_f32)(x as f32), y as f32, "{f}f({x}) is not {y}");
+            }
+        }
+    }
+
+    #[test]
+    fn runtime_source_has_one_entry_per_function() {
+        let fns = [
+            PointFn::Binary(BinaryFn::Atan2),
+            PointFn::Unary(UnaryFn::Erfc),
+            PointFn::Unary(UnaryFn::Erfc),
+        ];
+        let s = cuda_runtime_source(Precision::F32, &fns);
+        assert!(s.contains("float ivjit_erfc_f32(float x) { return erfcf(x); }"));
+        assert!(s.contains("float ivjit_atan2_f32(float a, float b) { return atan2f(a, b); }"));
+        assert_eq!(s.matches("__device__").count(), 2);
+    }
+}
