@@ -92,6 +92,20 @@ impl Interval {
         Ok(Interval { lo, hi })
     }
 
+    /// Reads a (lo, hi) pair as every backend returns it: (NaN, NaN) is empty. A pair with
+    /// exactly one NaN bound cannot come from a correct lowering; it is widened to the whole
+    /// line rather than trusted.
+    pub fn from_bounds(lo: f64, hi: f64) -> Interval {
+        match (lo.is_nan(), hi.is_nan()) {
+            (true, true) => Interval::EMPTY,
+            (false, false) => Interval { lo, hi },
+            _ => {
+                debug_assert!(false, "half-NaN interval ({lo}, {hi})");
+                Interval::ENTIRE
+            }
+        }
+    }
+
     /// The interval holding just `x` (which must be finite).
     pub fn point(x: f64) -> Result<Interval, IntervalError> {
         Interval::new(x, x)
@@ -170,7 +184,7 @@ impl Interval {
         if self.is_empty() {
             return self;
         }
-        use crate::cpu::round::narrow_f32;
+        use crate::round::narrow_f32;
         use crate::scalar::Round;
         Interval {
             lo: narrow_f32(self.lo, Round::Down) as f64,

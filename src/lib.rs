@@ -29,6 +29,7 @@ pub mod lower;
 pub mod point;
 pub mod ptx;
 pub mod rewrite;
+pub mod round;
 pub mod scalar;
 pub mod syntax;
 
@@ -104,18 +105,13 @@ struct Compiled {
     program: Arc<Program>,
     /// The checked PTX with its in-process cache key, emitted at first GPU use (the CPU backend
     /// does not need it), or why the program cannot be compiled for the GPU.
-    kernel: OnceLock<Result<gpu::KernelSource, String>>,
+    kernel: OnceLock<Result<gpu::KernelSource, scalar::VerifyError>>,
 }
 
 impl Compiled {
     fn kernel_source(&self) -> Result<&gpu::KernelSource, Error> {
         self.kernel
-            .get_or_init(|| {
-                gpu::KernelSource::new(&self.program).map_err(|e| match e {
-                    gpu::GpuError::InvalidProgram(why) => why,
-                    other => other.to_string(),
-                })
-            })
+            .get_or_init(|| gpu::KernelSource::new(&self.program))
             .as_ref()
             .map_err(|why| Error::Gpu(gpu::GpuError::InvalidProgram(why.clone())))
     }
@@ -143,7 +139,7 @@ impl Expression {
     /// ```
     pub fn parse(source: &str) -> Result<Expression, Error> {
         let ast = syntax::parser::parse(source).map_err(Error::Compile)?;
-        let initial = ir::build::build(&ast).map_err(Error::Compile)?;
+        let initial = ir::build::build(&ast, Some(lower::fold)).map_err(Error::Compile)?;
         let graph = rewrite::run_all(&initial);
         let expr = Expression {
             source: source.to_string(),

@@ -37,7 +37,7 @@
 //! makes; `tests/gpu_points.rs` measures the distance to correctly rounded values on the GPU and
 //! fails if a padded bound misses.
 
-use crate::scalar::Precision;
+use crate::round::{next_down, next_down_f32, next_up, next_up_f32, Precision, Round};
 use core_math as cm;
 use std::fmt;
 
@@ -554,6 +554,50 @@ pub fn cuda_runtime_source(p: Precision, fns: &[PointFn]) -> String {
         }
     }
     s
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reference bounds: CORE-MATH's correctly rounded values (the rows' `cpu_*` functions) stepped
+// one float outward. A correctly rounded result r is the float nearest f(x), so f(x) lies
+// strictly between r's neighbours unless r is exact: one step outward gives a rigorous bound, at
+// most one ulp from the tightest. At infinite or extreme values the step is still valid (the
+// next float below +inf is MAX, which is <= +inf; the next above -inf is -MAX, which is >= -inf).
+// The CPU evaluator and the scalar IR's reference interpreter both use these.
+
+fn step_f64(v: f64, r: Round) -> f64 {
+    match r {
+        Round::Down => next_down(v),
+        Round::Up => next_up(v),
+        Round::Nearest => v,
+    }
+}
+
+fn step_f32(v: f32, r: Round) -> f32 {
+    match r {
+        Round::Down => next_down_f32(v),
+        Round::Up => next_up_f32(v),
+        Round::Nearest => v,
+    }
+}
+
+/// A rigorous bound of a unary `f` at x in f64 (see [`crate::scalar::Inst::Point1`]).
+pub fn bound_f64(f: UnaryFn, x: f64, r: Round) -> f64 {
+    step_f64((f.row().cpu_f64)(x), r)
+}
+
+/// A rigorous bound of a unary `f` at x in f32.
+pub fn bound_f32(f: UnaryFn, x: f32, r: Round) -> f32 {
+    step_f32((f.row().cpu_f32)(x), r)
+}
+
+/// A rigorous bound of a binary `f` at (x, y) in f64.
+pub fn bound2_f64(f: BinaryFn, x: f64, y: f64, r: Round) -> f64 {
+    step_f64((f.row().cpu_f64)(x, y), r)
+}
+
+/// A rigorous bound of a binary `f` at (x, y) in f32.
+pub fn bound2_f32(f: BinaryFn, x: f32, y: f32, r: Round) -> f32 {
+    step_f32((f.row().cpu_f32)(x, y), r)
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ fn print_compile_steps_of_the_100_node_expression() {
     let p = Precision::F64;
     let program = expr.scalar(p).unwrap();
     let ast = ivjit::syntax::parser::parse(&text).unwrap();
-    let initial = ivjit::ir::build::build(&ast).unwrap();
+    let initial = ivjit::ir::build::build(&ast, Some(ivjit::lower::fold)).unwrap();
     let graph = ivjit::rewrite::run_all(&initial);
     println!(
         "100-node expression: {nodes} nodes, {} scalar instructions; median of 200 runs",
@@ -47,7 +47,9 @@ fn print_compile_steps_of_the_100_node_expression() {
     );
     show(
         "  IR build",
-        micros(reps, || ivjit::ir::build::build(&ast).unwrap()),
+        micros(reps, || {
+            ivjit::ir::build::build(&ast, Some(ivjit::lower::fold)).unwrap()
+        }),
     );
     show(
         "  rewrites",
@@ -57,7 +59,7 @@ fn print_compile_steps_of_the_100_node_expression() {
         "  lowering (f64)",
         micros(reps, || ivjit::lower::lower(&graph, p).unwrap()),
     );
-    show("ptx::check", micros(reps, || ptx::check(&program)));
+    show("Program::verify", micros(reps, || program.verify()));
     show("ptx::emit", micros(reps, || ptx::emit(&program)));
     // Calls on an expression that has been used before.
     show(

@@ -1,5 +1,6 @@
-//! CPU vs GPU, bit for bit, on every scalar instruction (both precisions, every rounding), on a
-//! few thousand inputs including signed zeros, infinities, NaN, subnormals and extreme values.
+//! The scalar IR's reference interpreter (`ivjit::scalar::interp`) against the CPU evaluator and
+//! the GPU, bit for bit, on every scalar instruction (both precisions, every rounding), on a few
+//! thousand inputs including signed zeros, infinities, NaN, subnormals and extreme values.
 //!
 //! Without a GPU each test prints "skipped: no GPU (reason)" and passes, unless
 //! `IVJIT_REQUIRE_GPU=1` (set by the GPU machine's runner), where it fails.
@@ -7,117 +8,24 @@
 //! NaN results are compared as "both NaN": the IR makes no promise about NaN payloads or signs
 //! (PTX returns a canonical NaN).
 
-use ivjit::cpu::round;
 use ivjit::gpu::{self, GpuError, GpuKernel};
-use ivjit::scalar::{Bound, Cmp, Inst, Precision, Program, Round, Value};
+use ivjit::scalar::{interp, Bound, Cmp, Inst, Precision, Program, Round, Value};
 
 const ROUNDS: [Round; 3] = [Round::Down, Round::Up, Round::Nearest];
 const CMPS: [Cmp; 5] = [Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge, Cmp::Eq];
 
-/// A scalar value of the CPU reference.
-#[derive(Clone, Copy, Debug)]
-enum V {
-    F(f64),
-    B(bool),
-}
-
-impl V {
-    fn f(self) -> f64 {
-        match self {
-            V::F(x) => x,
-            V::B(_) => panic!("boolean used as float"),
-        }
-    }
-    fn b(self) -> bool {
-        match self {
-            V::B(b) => b,
-            V::F(_) => panic!("float used as boolean"),
-        }
-    }
-}
-
-/// What `inst` must produce, given the values of the instructions before it. Float values are
-/// held widened to f64; in f32 programs they are f32 values and the f32 operations are used.
-fn expected(precision: Precision, inst: &Inst, vals: &[V]) -> V {
-    let f = |v: Value| vals[v.index()].f();
-    let b = |v: Value| vals[v.index()].b();
-    let f32_ = |v: Value| f(v) as f32;
-    let single = precision == Precision::F32;
-    V::F(match *inst {
-        Inst::Input { .. } => unreachable!("inputs are given"),
-        Inst::Const(c) => c,
-        Inst::Add(x, y, r) if single => round::add_f32(f32_(x), f32_(y), r) as f64,
-        Inst::Add(x, y, r) => round::add_f64(f(x), f(y), r),
-        Inst::Sub(x, y, r) if single => round::sub_f32(f32_(x), f32_(y), r) as f64,
-        Inst::Sub(x, y, r) => round::sub_f64(f(x), f(y), r),
-        Inst::Mul(x, y, r) if single => round::mul_f32(f32_(x), f32_(y), r) as f64,
-        Inst::Mul(x, y, r) => round::mul_f64(f(x), f(y), r),
-        Inst::Div(x, y, r) if single => round::div_f32(f32_(x), f32_(y), r) as f64,
-        Inst::Div(x, y, r) => round::div_f64(f(x), f(y), r),
-        Inst::Fma(x, y, z, r) if single => round::fma_f32(f32_(x), f32_(y), f32_(z), r) as f64,
-        Inst::Fma(x, y, z, r) => round::fma_f64(f(x), f(y), f(z), r),
-        Inst::Sqrt(x, r) if single => round::sqrt_f32(f32_(x), r) as f64,
-        Inst::Sqrt(x, r) => round::sqrt_f64(f(x), r),
-        Inst::Neg(x) => -f(x),
-        Inst::Abs(x) => f(x).abs(),
-        // f32 values are held widened exactly, so the f64 min/max is the f32 one.
-        Inst::Min(x, y) => round::min_f64(f(x), f(y)),
-        Inst::Max(x, y) => round::max_f64(f(x), f(y)),
-        Inst::Select(c, x, y) => {
-            if b(c) {
-                f(x)
-            } else {
-                f(y)
-            }
-        }
-        // Exact, so the backends agree bit for bit.
-        Inst::RoundInt(k, x) => match k {
-            ivjit::scalar::RoundInt::Floor => f(x).floor(),
-            ivjit::scalar::RoundInt::Ceil => f(x).ceil(),
-            ivjit::scalar::RoundInt::Trunc => f(x).trunc(),
-            ivjit::scalar::RoundInt::Even => f(x).round_ties_even(),
-        },
-        // Point functions differ between backends by design; tests/gpu_points.rs checks them.
-        Inst::Point1(..) | Inst::Point2(..) => {
-            unreachable!("no point functions in the bit-for-bit cases")
-        }
-        Inst::Compare(c, x, y) => {
-            let (x, y) = (f(x), f(y));
-            return V::B(match c {
-                Cmp::Lt => x < y,
-                Cmp::Le => x <= y,
-                Cmp::Gt => x > y,
-                Cmp::Ge => x >= y,
-                Cmp::Eq => x == y,
-            });
-        }
-        Inst::IsNan(x) => return V::B(f(x).is_nan()),
-        Inst::Bool(v) => return V::B(v),
-        Inst::And(x, y) => return V::B(b(x) && b(y)),
-        Inst::Or(x, y) => return V::B(b(x) || b(y)),
-        Inst::Not(x) => return V::B(!b(x)),
-    })
-}
-
-/// Evaluates a whole program on the CPU with [`expected`], one element at a time.
+/// The reference interpreter of the scalar IR (`ivjit::scalar::interp`), one element at a time,
+/// in the structure-of-arrays layout of the backends.
 fn reference(program: &Program, inputs: &[f64], n: usize) -> Vec<f64> {
     let mut out = vec![0.0; 2 * program.outputs.len() * n];
-    let mut vals = Vec::with_capacity(program.insts.len());
     for i in 0..n {
-        vals.clear();
-        for inst in &program.insts {
-            let v = match *inst {
-                Inst::Input { var, bound } => {
-                    let k = 2 * var as usize + usize::from(bound == Bound::Hi);
-                    V::F(inputs[k * n + i])
-                }
-                ref other => expected(program.precision, other, &vals),
-            };
-            vals.push(v);
-        }
-        for (j, &(lo, hi)) in program.outputs.iter().enumerate() {
-            out[2 * j * n + i] = vals[lo.index()].f();
-            out[(2 * j + 1) * n + i] = vals[hi.index()].f();
+        let boxes: Vec<(f64, f64)> = (0..program.n_vars())
+            .map(|v| (inputs[2 * v * n + i], inputs[(2 * v + 1) * n + i]))
+            .collect();
+        let outs = interp::eval(program, &boxes).expect("a well-formed program");
+        for (j, (lo, hi)) in outs.into_iter().enumerate() {
+            out[2 * j * n + i] = lo;
+            out[(2 * j + 1) * n + i] = hi;
         }
     }
     out
@@ -316,7 +224,8 @@ fn cases() -> Vec<(String, Vec<Inst>)> {
     cases
 }
 
-/// Compares GPU and CPU results of `program`; returns a description of the first mismatches.
+/// Compares GPU and reference results of `program`; returns a description of the first
+/// mismatches.
 fn compare(name: &str, program: &Program, inputs: &[f64], n: usize) -> Vec<String> {
     let kernel = match GpuKernel::new(program) {
         Ok(k) => k,
@@ -326,6 +235,18 @@ fn compare(name: &str, program: &Program, inputs: &[f64], n: usize) -> Vec<Strin
         Ok(v) => v,
         Err(e) => return vec![format!("{name}: eval failed: {e}")],
     };
+    compare_with_reference(name, "gpu", program, &got, inputs, n)
+}
+
+/// Compares `got` (one backend's results) with the reference interpreter's.
+fn compare_with_reference(
+    name: &str,
+    backend: &str,
+    program: &Program,
+    got: &[f64],
+    inputs: &[f64],
+    n: usize,
+) -> Vec<String> {
     let want = reference(program, inputs, n);
     if got.len() != want.len() {
         return vec![format!(
@@ -342,7 +263,7 @@ fn compare(name: &str, program: &Program, inputs: &[f64], n: usize) -> Vec<Strin
                 .map(|a| format!("{:e}", inputs[a * n + i]))
                 .collect();
             bad.push(format!(
-                "{name} ({}): element {i} output array {array}: gpu {g:e} ({:#x}) cpu {w:e} ({:#x}); inputs [{}]",
+                "{name} ({}): element {i} output array {array}: {backend} {g:e} ({:#x}) reference {w:e} ({:#x}); inputs [{}]",
                 program.precision,
                 g.to_bits(),
                 w.to_bits(),
@@ -354,6 +275,24 @@ fn compare(name: &str, program: &Program, inputs: &[f64], n: usize) -> Vec<Strin
         }
     }
     bad
+}
+
+/// The CPU evaluator's vectorized loops against the reference interpreter on the same cases
+/// (runs without a GPU).
+#[test]
+fn cpu_evaluator_matches_the_reference_interpreter() {
+    let n = 4099;
+    let mut failures = Vec::new();
+    for precision in [Precision::F64, Precision::F32] {
+        let cols = operands(precision, n, 0x1788 + precision as u64);
+        let inputs = soa_inputs(&cols, n);
+        for (name, tail) in cases() {
+            let p = program(precision, &tail);
+            let got = ivjit::cpu::eval::eval_soa(&p, &inputs, n);
+            failures.extend(compare_with_reference(&name, "cpu", &p, &got, &inputs, n));
+        }
+    }
+    assert!(failures.is_empty(), "mismatches:\n{}", failures.join("\n"));
 }
 
 #[test]

@@ -16,10 +16,10 @@
 //!
 //! Without a GPU it prints "skipped: no GPU (reason)" and passes, unless `IVJIT_REQUIRE_GPU=1`.
 
-use ivjit::cpu::round::{next_down, next_down_f32, next_up, next_up_f32};
 use ivjit::gpu::{self, GpuKernel};
 use ivjit::point::Rule;
 use ivjit::ptx;
+use ivjit::round::{next_down, next_down_f32, next_up, next_up_f32};
 use ivjit::scalar::{BinaryFn, Bound, Builder, PointFn, Precision, Program, Round, UnaryFn};
 
 /// Random arguments per function and precision (special values come on top).

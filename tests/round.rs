@@ -15,7 +15,7 @@
 //! unoptimized debug builds are several times slower: use `--release` or set
 //! ROUND_TEST_SCALE (a float, default 1) to scale the number of random cases.
 
-use ivjit::cpu::round::*;
+use ivjit::round::*;
 use ivjit::scalar::Round;
 
 use proptest::prelude::*;

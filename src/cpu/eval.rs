@@ -6,13 +6,13 @@
 //! run, so memory stays proportional to the live values, not to the program length. Chunks are
 //! independent and run in parallel (rayon).
 
-use crate::cpu::{lanes, point, round};
+use crate::cpu::lanes;
 use crate::interval::Interval;
 use crate::scalar::{Bound, Cmp, Inst, Precision, Program, Round, RoundInt};
+use crate::{point, round};
 use rayon::prelude::*;
 
-/// Boxes per chunk.
-pub const LANES: usize = 64;
+pub use super::LANES;
 
 /// Slot assignment for a program: which slot each instruction writes.
 struct Plan {
@@ -102,17 +102,9 @@ pub fn eval_soa_into(program: &Program, inputs: &[f64], n: usize, out: &mut [f64
     }
 }
 
-/// Reads an output pair as an interval: (NaN, NaN) is empty. A pair with exactly one NaN bound
-/// cannot come from a correct lowering; it is widened to the whole line rather than trusted.
+/// Reads an output pair as an interval ([`Interval::from_bounds`]).
 pub fn to_interval(lo: f64, hi: f64) -> Interval {
-    match (lo.is_nan(), hi.is_nan()) {
-        (true, true) => Interval::EMPTY,
-        (false, false) => Interval { lo, hi },
-        _ => {
-            debug_assert!(false, "half-NaN interval ({lo}, {hi})");
-            Interval::ENTIRE
-        }
-    }
+    Interval::from_bounds(lo, hi)
 }
 
 /// Runs one chunk; on x86-64 processors with AVX2 and FMA through a copy of the loop compiled

@@ -15,8 +15,8 @@
 //! copy of its loop compiled for AVX2 + FMA when the processor has them (`f64::mul_add` is
 //! then one instruction; without them it is a library call, still exact).
 
-use super::eval::LANES;
-use super::round;
+use super::LANES;
+use crate::round;
 use crate::scalar::Round;
 
 /// 2^-960: products and dividends at least this large have an exactly representable error

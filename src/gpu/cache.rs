@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::scalar::{Precision, Program};
 
 use super::runtime::fnv1a128;
-use super::{DeviceKernel, GpuError};
+use super::DeviceKernel;
 
 /// Format tag of cubin entries; bump it when the entry layout changes.
 const CUBIN_FORMAT: &str = "ivjit-kernel-cubin v1";
@@ -88,9 +88,9 @@ pub(crate) struct KernelSource {
 }
 
 impl KernelSource {
-    /// Checks `program` ([`crate::ptx::check`]) and emits its PTX.
-    pub(crate) fn new(program: &Program) -> Result<KernelSource, GpuError> {
-        crate::ptx::check(program).map_err(GpuError::InvalidProgram)?;
+    /// Verifies `program` ([`Program::verify`]) and emits its PTX.
+    pub(crate) fn new(program: &Program) -> Result<KernelSource, crate::scalar::VerifyError> {
+        program.verify()?;
         Ok(KernelSource::from_text(crate::ptx::emit(program)))
     }
 

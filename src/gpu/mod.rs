@@ -93,9 +93,9 @@ pub enum GpuError {
     /// There is no usable GPU.
     #[error(transparent)]
     NoGpu(#[from] NoGpu),
-    /// The scalar program fails the PTX emitter's checks ([`crate::ptx::check`]).
+    /// The scalar program fails verification ([`crate::scalar::Program::verify`]).
     #[error("the scalar program cannot be compiled for the GPU: {0}")]
-    InvalidProgram(String),
+    InvalidProgram(crate::scalar::VerifyError),
     /// The driver would not load the emitted PTX.
     #[error("the CUDA driver rejected the generated PTX ({code}):\n{log}")]
     PtxRejected {
@@ -687,7 +687,8 @@ impl GpuKernel {
 
     /// [`GpuKernel::new`] with explicit devices, cache folder and chunk size.
     pub fn with_options(program: &Program, options: &KernelOptions) -> Result<GpuKernel, GpuError> {
-        GpuKernel::from_source(program, &KernelSource::new(program)?, options)
+        let source = KernelSource::new(program).map_err(GpuError::InvalidProgram)?;
+        GpuKernel::from_source(program, &source, options)
     }
 
     /// [`GpuKernel::with_options`] with the PTX already emitted: `source` must be

@@ -33,8 +33,9 @@ pub fn named_constant(name: &str) -> Option<Interval> {
 }
 
 /// Builds the IR of a parsed program. Variables are the names that are neither `let` bindings,
-/// constants nor functions, numbered in order of first appearance.
-pub fn build(ast: &Ast) -> Result<Graph, Diagnostic> {
+/// constants nor functions, numbered in order of first appearance. Constant subexpressions are
+/// folded with `folder` (see [`super::Folder`]; `None` keeps them as written).
+pub fn build(ast: &Ast, folder: Option<super::Folder>) -> Result<Graph, Diagnostic> {
     let let_names: HashMap<&str, Span> = ast
         .lets
         .iter()
@@ -43,7 +44,7 @@ pub fn build(ast: &Ast) -> Result<Graph, Diagnostic> {
     // First pass: find the variables in order of appearance, so that Var numbers are stable.
     let mut b = Builder {
         ast,
-        graph: Graph::new(Vec::new(), Vec::new()),
+        graph: Graph::new(Vec::new(), Vec::new(), folder),
         memo: vec![None; ast.nodes.len()],
         scope: HashMap::new(),
         let_names,

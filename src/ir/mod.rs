@@ -2,13 +2,14 @@
 //!
 //! Every node is created through [`Graph::add`], which returns the existing node when an identical
 //! one exists (common subexpressions are computed once) and folds operations whose arguments are
-//! all constants, with rigorous interval arithmetic (the same lowering and CPU evaluator that run
-//! expressions, see [`fold`]). Operands always have smaller ids than their users, so a walk in id
+//! all constants with the [`Folder`] the graph was built with. The IR is data: it knows no
+//! semantics, so the folder is injected (the crate's is `crate::lower::fold`, the interval lowering
+//! run by the scalar IR's reference interpreter: exactly the run-time semantics). Operands always have smaller ids than their users, so a walk in id
 //! order visits arguments first; no pass needs recursion.
 
 pub mod build;
-pub mod fold;
 pub mod functions;
+pub mod sign;
 pub mod text;
 
 use crate::interval::Interval;
@@ -207,6 +208,10 @@ enum OpKey {
     Other(&'static str, Vec<NodeId>, i64),
 }
 
+/// Folds an operation whose arguments are all constants: the constant result, or `None` to keep
+/// the node (see the module documentation).
+pub type Folder = fn(&Op, &[Interval]) -> Option<Interval>;
+
 /// A compiled expression's interval IR: nodes in topological order, the variables, the outputs.
 #[derive(Clone, Debug)]
 pub struct Graph {
@@ -214,6 +219,8 @@ pub struct Graph {
     /// Source span of the expression that first created each node (for error messages).
     spans: Vec<Span>,
     dedup: HashMap<OpKey, NodeId>,
+    /// Constant folding; `None`: nothing is folded.
+    folder: Option<Folder>,
     /// Variable names, indexed by `Op::Var`'s number.
     pub vars: Vec<String>,
     /// Where each variable first appears in the source.
@@ -223,12 +230,14 @@ pub struct Graph {
 }
 
 impl Graph {
-    /// An empty graph over the given variables (and where each first appears).
-    pub fn new(vars: Vec<String>, var_spans: Vec<Span>) -> Graph {
+    /// An empty graph over the given variables (and where each first appears), folding
+    /// constants with `folder` when there is one.
+    pub fn new(vars: Vec<String>, var_spans: Vec<Span>, folder: Option<Folder>) -> Graph {
         Graph {
             nodes: Vec::new(),
             spans: Vec::new(),
             dedup: HashMap::new(),
+            folder,
             vars,
             var_spans,
             outputs: Vec::new(),
@@ -283,10 +292,13 @@ impl Graph {
         } else if args.iter().any(|&a| is_empty(self, a)) {
             return self.add(Op::Const(Interval::EMPTY), span);
         }
-        if !args.is_empty() && args.iter().all(|&a| self.as_const(a).is_some()) {
-            let consts: Vec<Interval> = args.iter().map(|&a| self.as_const(a).unwrap()).collect();
-            if let Some(c) = fold::fold(&op, &consts) {
-                return self.add(Op::Const(c), span);
+        if let Some(fold) = self.folder {
+            if !args.is_empty() && args.iter().all(|&a| self.as_const(a).is_some()) {
+                let consts: Vec<Interval> =
+                    args.iter().map(|&a| self.as_const(a).unwrap()).collect();
+                if let Some(c) = fold(&op, &consts) {
+                    return self.add(Op::Const(c), span);
+                }
             }
         }
         let key = op.key();
@@ -314,7 +326,7 @@ impl Graph {
         mut rewrite: impl FnMut(&mut Graph, Op, NodeId, &[Option<NodeId>]) -> NodeId,
     ) -> Graph {
         let live = self.live();
-        let mut new = Graph::new(self.vars.clone(), self.var_spans.clone());
+        let mut new = Graph::new(self.vars.clone(), self.var_spans.clone(), self.folder);
         let mut map: Vec<Option<NodeId>> = vec![None; self.nodes.len()];
         for id in self.ids() {
             if !live[id.index()] {

@@ -1,7 +1,7 @@
 //! The readable text form of the IR (`ivjit ir`), used in snapshots.
 
 use super::{Graph, Op};
-use crate::rewrite::sign::Facts;
+use crate::ir::sign::Facts;
 use std::fmt::Write;
 
 /// Prints the live nodes, one per line, with the sign facts the lowering will use.

@@ -21,8 +21,8 @@
 use super::{Iv, Lowering};
 use crate::interval::Interval;
 use crate::ir::build::named_constant;
+use crate::ir::sign::Fact;
 use crate::point::{BinaryFn, Domain, Limit, Range, Rule, Rule2, UnaryFn};
-use crate::rewrite::sign::Fact;
 use crate::scalar::{Cmp, Precision, Round, RoundInt, Value};
 
 fn pi() -> Interval {
@@ -87,7 +87,7 @@ impl Lowering {
     pub(super) fn const_down(&mut self, x: f64) -> Value {
         let v = match self.b.precision() {
             Precision::F64 => x,
-            Precision::F32 => crate::cpu::round::narrow_f32(x, Round::Down) as f64,
+            Precision::F32 => crate::round::narrow_f32(x, Round::Down) as f64,
         };
         self.b.constant(v)
     }
@@ -96,7 +96,7 @@ impl Lowering {
     pub(super) fn const_up(&mut self, x: f64) -> Value {
         let v = match self.b.precision() {
             Precision::F64 => x,
-            Precision::F32 => crate::cpu::round::narrow_f32(x, Round::Up) as f64,
+            Precision::F32 => crate::round::narrow_f32(x, Round::Up) as f64,
         };
         self.b.constant(v)
     }

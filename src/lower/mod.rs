@@ -3,7 +3,7 @@
 //! Every interval value becomes a pair of scalar values (lo, hi); the empty set is (NaN, NaN).
 //! Each rule below states which bounds to combine, in which rounding direction, and how empty
 //! and unbounded arguments behave (IEEE 1788 set-based semantics). Sign tests that the static
-//! analysis ([`crate::rewrite::sign`]) decides are replaced by constants, and the scalar builder
+//! analysis ([`crate::ir::sign`]) decides are replaced by constants, and the scalar builder
 //! folds the selects that depend on them.
 //!
 //! Conventions used by every rule:
@@ -15,8 +15,8 @@
 mod elementary;
 
 use crate::interval::Interval;
+use crate::ir::sign::{Fact, Facts};
 use crate::ir::{Graph, Op};
-use crate::rewrite::sign::{Fact, Facts};
 use crate::scalar::{Bound, Builder, Cmp, Precision, Program, Round, Value};
 use crate::syntax::ast::Span;
 
@@ -89,7 +89,27 @@ pub fn lower(g: &Graph, precision: Precision) -> Result<Program, LowerError> {
             (v.lo, v.hi)
         })
         .collect();
-    Ok(l.b.finish(outputs))
+    let program = l.b.finish(outputs);
+    program.verify().map_err(|e| LowerError {
+        span: Span::default(),
+        message: format!(
+            "internal error: the lowering built an ill-formed scalar program ({e}); please report it"
+        ),
+        help: None,
+    })?;
+    Ok(program)
+}
+
+/// Constant folding with exactly the run-time semantics: the lowering of `op` on constant
+/// arguments ([`lower_constant_op`]), run in f64 by the scalar IR's reference interpreter
+/// ([`crate::scalar::interp`]). The IR knows no semantics of its own; this is the folder the
+/// crate injects into it ([`crate::ir::Folder`]). (An f32 program later rounds the folded f64
+/// bounds outward to f32, which encloses the same set.)
+pub fn fold(op: &Op, args: &[Interval]) -> Option<Interval> {
+    let program = lower_constant_op(op, args)?;
+    let out = crate::scalar::interp::eval(&program, &[]).ok()?;
+    let (lo, hi) = out[0];
+    Some(Interval::from_bounds(lo, hi))
 }
 
 /// Lowers one operation on constant arguments in f64 into a program with no inputs (used by
@@ -100,7 +120,7 @@ pub fn lower_constant_op(op: &Op, args: &[Interval]) -> Option<Program> {
     }
     let facts: Vec<Fact> = args
         .iter()
-        .map(|c| crate::rewrite::sign::fact_of(Op::Const(*c), &[]))
+        .map(|c| crate::ir::sign::fact_of(Op::Const(*c), &[]))
         .collect();
     let mut l = Lowering {
         b: Builder::new(Precision::F64, Vec::new()),

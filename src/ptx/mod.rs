@@ -61,7 +61,7 @@
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 
-use crate::scalar::{Bound, Cmp, Inst, PointFn, Precision, Program, Round, RoundInt, Type, Value};
+use crate::scalar::{Bound, Cmp, Inst, PointFn, Precision, Program, Round, RoundInt, Value};
 
 pub use crate::point::{cuda_max_ulps, runtime_symbol};
 
@@ -74,66 +74,13 @@ pub const PTX_VERSION: &str = "8.0";
 /// Target architecture written in the header.
 pub const PTX_TARGET: &str = "sm_90";
 
-/// Checks that a program is well formed for code generation: every operand refers to an earlier
-/// value of the right type, inputs name existing variables, outputs are floats.
-pub fn check(program: &Program) -> Result<(), String> {
-    let insts = &program.insts;
-    let ty = |v: Value, at: usize, want: Type| -> Result<(), String> {
-        if v.index() >= at {
-            return Err(format!(
-                "instruction %{at} uses {v}, which is not defined before it"
-            ));
-        }
-        let got = insts[v.index()].ty();
-        if got != want {
-            return Err(format!(
-                "instruction %{at} uses {v} as {want:?}, but it is {got:?}"
-            ));
-        }
-        Ok(())
-    };
-    for (i, inst) in insts.iter().enumerate() {
-        match *inst {
-            Inst::Input { var, .. } => {
-                if var as usize >= program.n_vars() {
-                    return Err(format!(
-                        "instruction %{i} reads variable {var}, but the program has {} variables",
-                        program.n_vars()
-                    ));
-                }
-            }
-            Inst::Const(_) | Inst::Bool(_) => {}
-            Inst::Select(c, a, b) => {
-                ty(c, i, Type::Bool)?;
-                ty(a, i, Type::Float)?;
-                ty(b, i, Type::Float)?;
-            }
-            Inst::And(a, b) | Inst::Or(a, b) => {
-                ty(a, i, Type::Bool)?;
-                ty(b, i, Type::Bool)?;
-            }
-            Inst::Not(a) => ty(a, i, Type::Bool)?,
-            other => {
-                for v in other.operands() {
-                    ty(v, i, Type::Float)?;
-                }
-            }
-        }
-    }
-    for (j, &(lo, hi)) in program.outputs.iter().enumerate() {
-        for v in [lo, hi] {
-            ty(v, insts.len(), Type::Float).map_err(|e| format!("output {j}: {e}"))?;
-        }
-    }
-    Ok(())
-}
-
 /// Emits the PTX module for `program` (see the module documentation for the kernel ABI).
 ///
 /// # Panics
-/// If the program is ill-formed (see [`check`]); that is a bug in whatever built it.
+/// If the program is ill-formed ([`Program::verify`]); that is a bug in whatever built it (the
+/// lowering verifies every program it returns).
 pub fn emit(program: &Program) -> String {
-    if let Err(e) = check(program) {
+    if let Err(e) = program.verify() {
         panic!("ptx::emit: ill-formed scalar program: {e}");
     }
     let mut e = Emitter::new(program);

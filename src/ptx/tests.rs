@@ -1,5 +1,5 @@
 use super::*;
-use crate::scalar::Builder;
+use crate::scalar::{Builder, Type};
 
 const ROUNDS: [Round; 3] = [Round::Down, Round::Up, Round::Nearest];
 
@@ -155,40 +155,4 @@ fn loads_and_stores_use_the_soa_arrays() {
     assert!(!text.contains("%in1,"), "unused arrays get no pointer");
     assert!(text.contains("st.global.f64 [%out0], %f1;"));
     assert!(text.contains("st.global.f64 [%out1], %f0;"));
-}
-
-#[test]
-fn check_rejects_ill_formed_programs() {
-    let bad_type = Program {
-        precision: Precision::F64,
-        var_names: vec![],
-        insts: vec![Inst::Bool(true), Inst::Neg(Value(0))],
-        outputs: vec![(Value(1), Value(1))],
-    };
-    assert!(check(&bad_type).is_err());
-    let forward = Program {
-        precision: Precision::F64,
-        var_names: vec![],
-        insts: vec![Inst::Neg(Value(0))],
-        outputs: vec![(Value(0), Value(0))],
-    };
-    assert!(check(&forward).is_err());
-    let bad_var = Program {
-        precision: Precision::F64,
-        var_names: vec![],
-        insts: vec![Inst::Input {
-            var: 0,
-            bound: Bound::Lo,
-        }],
-        outputs: vec![(Value(0), Value(0))],
-    };
-    assert!(check(&bad_var).is_err());
-    let bool_out = Program {
-        precision: Precision::F64,
-        var_names: vec![],
-        insts: vec![Inst::Bool(true)],
-        outputs: vec![(Value(0), Value(0))],
-    };
-    assert!(check(&bool_out).is_err());
-    assert!(check(&sample(Precision::F32)).is_ok());
 }

@@ -3,11 +3,11 @@
 //! only ever makes enclosures tighter or cheaper. The passes run in the order of [`PASSES`]; every
 //! rebuild also folds constants, shares common subexpressions and drops dead nodes.
 //!
-//! Static sign analysis ([`sign`]) is not a graph transformation: the lowering consults its facts.
+//! Static sign analysis ([`crate::ir::sign`]) is not a graph transformation but an analysis of the
+//! IR: the lowering consults its facts.
 
 pub mod factors;
 pub mod power;
-pub mod sign;
 pub mod square;
 
 use crate::ir::Graph;

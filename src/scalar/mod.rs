@@ -13,58 +13,25 @@
 //! - Comparisons are ordered: false when either operand is NaN.
 //! - `Select(c, a, b)` is `a` when `c` holds, else `b`.
 //!
+//! The contract has three parts besides the types: a verifier ([`Program::verify`], typed
+//! [`VerifyError`]) that the lowering runs on every program and every backend may rely on; a
+//! reference interpreter ([`interp`]) that defines each instruction's result; and a text form
+//! ([`text`]: `Display` prints it, `str::parse` reads it back), so that a `.sir` file can pin an
+//! instruction's behaviour on every backend (`tests/sir/`).
+//!
 //! Interval bounds: an interval is a pair of values (lo, hi). The empty interval is (NaN, NaN);
 //! inputs are validated on the host, so a NaN bound inside a kernel always means "empty".
 
+pub mod interp;
+pub mod text;
+mod verify;
+
 use std::collections::HashMap;
 use std::fmt;
+pub use text::ParseError;
+pub use verify::VerifyError;
 
-/// Floating-point format a program computes in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Precision {
-    /// IEEE 754 binary64 (double).
-    F64,
-    /// IEEE 754 binary32 (single); inputs are rounded outward to f32.
-    F32,
-}
-
-impl Precision {
-    /// `"f64"` or `"f32"`, as the CLI spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Precision::F64 => "f64",
-            Precision::F32 => "f32",
-        }
-    }
-}
-
-impl fmt::Display for Precision {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// Rounding direction of one float operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Round {
-    /// Toward -infinity (PTX `.rm`).
-    Down,
-    /// Toward +infinity (PTX `.rp`).
-    Up,
-    /// To nearest, ties to even (PTX `.rn`).
-    Nearest,
-}
-
-impl Round {
-    /// The suffix the scalar IR text (`ivjit scalar`) uses: `rd`, `ru` or `rn`.
-    pub fn suffix(self) -> &'static str {
-        match self {
-            Round::Down => "rd",
-            Round::Up => "ru",
-            Round::Nearest => "rn",
-        }
-    }
-}
+pub use crate::round::{Precision, Round};
 
 /// Which bound of an interval input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -314,6 +281,12 @@ pub struct Program {
 }
 
 impl Program {
+    /// Checks that the program is well formed: SSA order, operand types, variable numbers (see
+    /// [`VerifyError`]). The lowering runs it on every program it returns; backends may assume it.
+    pub fn verify(&self) -> Result<(), VerifyError> {
+        verify::verify(self)
+    }
+
     /// The number of input variables.
     pub fn n_vars(&self) -> usize {
         self.var_names.len()

@@ -1,4 +1,7 @@
-//! Correctly rounded scalar float operations with a chosen rounding direction.
+//! Correctly rounded scalar float operations with a chosen rounding direction: the crate's
+//! directed-rounding float library, used by the interval type, the lowering (outward constants),
+//! the scalar IR's reference interpreter and the CPU evaluator. It depends on nothing else in the
+//! crate; [`Precision`] and [`Round`] are its vocabulary (the scalar IR re-exports them).
 //!
 //! Rust (LLVM) always runs the FPU in round-to-nearest-even, so directed rounding
 //! is emulated *exactly*:
@@ -24,7 +27,54 @@
 //! Semantics are IEEE 754-2008 (and PTX `.rn/.rm/.rp` without `.ftz`):
 //! gradual underflow, overflow to +-inf or +-MAX by direction, signed zeros.
 
-use crate::scalar::Round;
+use std::fmt;
+
+/// Floating-point format a program computes in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Precision {
+    /// IEEE 754 binary64 (double).
+    F64,
+    /// IEEE 754 binary32 (single); inputs are rounded outward to f32.
+    F32,
+}
+
+impl Precision {
+    /// `"f64"` or `"f32"`, as the CLI spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F64 => "f64",
+            Precision::F32 => "f32",
+        }
+    }
+}
+
+impl fmt::Display for Precision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Rounding direction of one float operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Round {
+    /// Toward -infinity (PTX `.rm`).
+    Down,
+    /// Toward +infinity (PTX `.rp`).
+    Up,
+    /// To nearest, ties to even (PTX `.rn`).
+    Nearest,
+}
+
+impl Round {
+    /// The suffix the scalar IR text (`ivjit scalar`) uses: `rd`, `ru` or `rn`.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Round::Down => "rd",
+            Round::Up => "ru",
+            Round::Nearest => "rn",
+        }
+    }
+}
 
 /// Smallest positive subnormal f64.
 const MIN_SUB: f64 = f64::from_bits(1);

@@ -1,0 +1,173 @@
+//! The scalar IR's verifier: what every backend may assume of a program. It runs after the
+//! lowering and before every backend ([`super::Program::verify`]); a program that fails it is a
+//! bug in whatever built it, reported as a value, never a panic.
+
+use super::{Inst, Program, Type, Value};
+
+/// Why a scalar program is ill-formed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum VerifyError {
+    /// An operand refers to an instruction at or after its user (SSA order broken).
+    #[error("instruction %{at} uses {value}, which is not defined before it")]
+    UseBeforeDef {
+        /// The user.
+        at: usize,
+        /// The operand.
+        value: Value,
+    },
+    /// An operand has the wrong type (a predicate where a float is needed, or the reverse).
+    #[error("instruction %{at} uses {value} as {expected:?}, but it is {found:?}")]
+    Type {
+        /// The user.
+        at: usize,
+        /// The operand.
+        value: Value,
+        /// The type the user needs.
+        expected: Type,
+        /// The operand's type.
+        found: Type,
+    },
+    /// An input instruction names a variable the program does not have.
+    #[error("instruction %{at} reads variable {var}, but the program has {n_vars} variables")]
+    NoSuchVariable {
+        /// The instruction.
+        at: usize,
+        /// The variable number.
+        var: u32,
+        /// How many the program has.
+        n_vars: usize,
+    },
+    /// An output bound is not a float value of the program.
+    #[error("output {output}: {source}")]
+    Output {
+        /// The output's number.
+        output: usize,
+        /// What is wrong with it.
+        #[source]
+        source: Box<VerifyError>,
+    },
+    /// A caller gave the wrong number of input boxes (reference interpreter).
+    #[error("the program has {expected} variables, but {got} input intervals were given")]
+    InputCount {
+        /// The program's variable count.
+        expected: usize,
+        /// What was given.
+        got: usize,
+    },
+}
+
+/// Checks SSA order, operand types and variable numbers (see [`VerifyError`]).
+pub fn verify(program: &Program) -> Result<(), VerifyError> {
+    let insts = &program.insts;
+    let ty = |value: Value, at: usize, expected: Type| -> Result<(), VerifyError> {
+        if value.index() >= at {
+            return Err(VerifyError::UseBeforeDef { at, value });
+        }
+        let found = insts[value.index()].ty();
+        if found != expected {
+            return Err(VerifyError::Type {
+                at,
+                value,
+                expected,
+                found,
+            });
+        }
+        Ok(())
+    };
+    for (i, inst) in insts.iter().enumerate() {
+        match *inst {
+            Inst::Input { var, .. } => {
+                if var as usize >= program.n_vars() {
+                    return Err(VerifyError::NoSuchVariable {
+                        at: i,
+                        var,
+                        n_vars: program.n_vars(),
+                    });
+                }
+            }
+            Inst::Const(_) | Inst::Bool(_) => {}
+            Inst::Select(c, a, b) => {
+                ty(c, i, Type::Bool)?;
+                ty(a, i, Type::Float)?;
+                ty(b, i, Type::Float)?;
+            }
+            Inst::And(a, b) | Inst::Or(a, b) => {
+                ty(a, i, Type::Bool)?;
+                ty(b, i, Type::Bool)?;
+            }
+            Inst::Not(a) => ty(a, i, Type::Bool)?,
+            other => {
+                for v in other.operands() {
+                    ty(v, i, Type::Float)?;
+                }
+            }
+        }
+    }
+    for (output, &(lo, hi)) in program.outputs.iter().enumerate() {
+        for v in [lo, hi] {
+            ty(v, insts.len(), Type::Float).map_err(|e| VerifyError::Output {
+                output,
+                source: Box::new(e),
+            })?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scalar::{Bound, Precision};
+
+    fn program(insts: Vec<Inst>, outputs: Vec<(Value, Value)>) -> Program {
+        Program {
+            precision: Precision::F64,
+            var_names: vec![],
+            insts,
+            outputs,
+        }
+    }
+
+    #[test]
+    fn rejects_ill_formed_programs_with_the_reason() {
+        let bad_type = program(
+            vec![Inst::Bool(true), Inst::Neg(Value(0))],
+            vec![(Value(1), Value(1))],
+        );
+        assert!(matches!(
+            verify(&bad_type),
+            Err(VerifyError::Type {
+                at: 1,
+                expected: Type::Float,
+                found: Type::Bool,
+                ..
+            })
+        ));
+        let forward = program(vec![Inst::Neg(Value(0))], vec![(Value(0), Value(0))]);
+        assert!(matches!(
+            verify(&forward),
+            Err(VerifyError::UseBeforeDef { at: 0, .. })
+        ));
+        let bad_var = program(
+            vec![Inst::Input {
+                var: 0,
+                bound: Bound::Lo,
+            }],
+            vec![(Value(0), Value(0))],
+        );
+        assert!(matches!(
+            verify(&bad_var),
+            Err(VerifyError::NoSuchVariable { var: 0, .. })
+        ));
+        let bool_out = program(vec![Inst::Bool(true)], vec![(Value(0), Value(0))]);
+        assert!(matches!(
+            verify(&bool_out),
+            Err(VerifyError::Output { output: 0, .. })
+        ));
+        let fine = program(
+            vec![Inst::Const(1.0), Inst::Neg(Value(0))],
+            vec![(Value(1), Value(0))],
+        );
+        assert_eq!(verify(&fine), Ok(()));
+    }
+}
