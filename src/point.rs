@@ -14,7 +14,8 @@
 //! lowering rule of its own (a [`Rule`] variant and its code in `src/lower/elementary.rs`).
 //!
 //! Unary and binary functions are separate types ([`UnaryFn`], [`BinaryFn`]), so a unary
-//! function with two arguments cannot be written down.
+//! function with two arguments cannot be written down. A third kind, [`DerivedFn`] (sec, cot,
+//! acoth, ...), has no point function: its row says which interval operations it expands to.
 //!
 //! **CUDA error bounds.** Source: NVIDIA, *CUDA C++ Programming Guide*, release 13.0, section 5.5
 //! "Floating-Point Computation" (docs.nvidia.com/cuda/cuda-c-programming-guide): tables 47
@@ -249,7 +250,7 @@ pub struct BinaryRow {
 
 macro_rules! table {
     ($ty:ident, $row:ident, $rows:ident, $( $(#[doc = $doc:literal])* $variant:ident = $value:expr, )*) => {
-        /// A point function (see the module documentation).
+        /// A function of the table (see the module documentation).
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum $ty {
             $( $(#[doc = $doc])* $variant, )*
@@ -403,6 +404,90 @@ table! { BinaryFn, BinaryRow, BINARY,
     Hypot = BinaryRow { name: "hypot", semantics: "sqrt(x^2 + y^2) without overflow",
         domain_text: "all reals", everywhere: true, rule: Rule2::Hypot, sign: SignRule::Nonneg,
         cpu_f64: cm::hypot, cpu_f32: cm::hypotf, cuda: cuda("hypot", "hypotf", (2, 3), 48) },
+}
+
+/// What a derived function expands to in the interval IR (see [`DerivedFn`]; the expansions
+/// are written in `crate::ir::build::expand_derived`). Where one formula is loose in some
+/// regime (an inner overflow, an ill-conditioned composition), the expansion intersects two
+/// formulas: each encloses the function's image, so their intersection does, and it is as tight
+/// as the better one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expansion {
+    /// `1 / g(x)`: the interval reciprocal of g's image (sec = 1/cos, csc, coth).
+    RecipOf(UnaryFn),
+    /// acot = atan(1/x) for x != 0, and acot(0) = pi/2: the hull of atan(1/x) with pi/2 when the
+    /// argument holds 0.
+    Acot,
+    /// cot: 1/tan(x), tight near the asymptotes at k pi, intersected with -tan(x - pi/2), tight
+    /// near the zeros at pi/2 + k pi.
+    Cot,
+    /// sech: 1/cosh(x) intersected with 2 e^-|x| / (1 + e^-2|x|) (cosh overflows beyond
+    /// |x| = 710, where sech is still positive).
+    Sech,
+    /// csch, odd: on x > 0, 1/sinh(x) intersected with 2 e^-x / -expm1(-2x) (exact for every x,
+    /// and free of overflow).
+    Csch,
+    /// acoth, odd: on x >= 1, log1p(2 / (x - 1)) / 2 (x - 1 is exact near 1, where atanh(1/x)
+    /// would amplify the rounding of 1/x without bound).
+    Acoth,
+    /// asech on 0 <= x <= 1: acosh(1/x) intersected with log1p(sqrt((1 - x)(1 + x))) - log(x)
+    /// (well conditioned near 1, no overflow of 1/x for subnormal x).
+    Asech,
+    /// acsch, odd: on x >= 0, asinh(1/x) (tight for large x) intersected with
+    /// log1p(sqrt(1 + x^2)) - log(x) (no overflow of 1/x for tiny x).
+    Acsch,
+}
+
+/// One derived function: no point function of its own, but an expansion into interval
+/// operations that are each rigorous, so the result is rigorous by construction (and about as
+/// tight as two or three directed roundings allow).
+#[derive(Clone, Copy, Debug)]
+pub struct DerivedRow {
+    /// The name expressions call it by.
+    pub name: &'static str,
+    /// Semantics in one line.
+    pub semantics: &'static str,
+    /// Where it is defined, in words.
+    pub domain_text: &'static str,
+    /// What it expands to.
+    pub expansion: Expansion,
+}
+
+const fn derived(
+    name: &'static str,
+    semantics: &'static str,
+    domain_text: &'static str,
+    expansion: Expansion,
+) -> DerivedRow {
+    DerivedRow {
+        name,
+        semantics,
+        domain_text,
+        expansion,
+    }
+}
+
+table! { DerivedFn, DerivedRow, DERIVED,
+    /// Secant.
+    Sec = derived("sec", "secant 1/cos(x)", "x != pi/2 + k pi", Expansion::RecipOf(UnaryFn::Cos)),
+    /// Cosecant.
+    Csc = derived("csc", "cosecant 1/sin(x)", "x != k pi", Expansion::RecipOf(UnaryFn::Sin)),
+    /// Cotangent.
+    Cot = derived("cot", "cotangent cos(x)/sin(x)", "x != k pi", Expansion::Cot),
+    /// Inverse cotangent.
+    Acot = derived("acot", "inverse cotangent atan(1/x), acot(0) = pi/2; values in (-pi/2, pi/2]", "all reals", Expansion::Acot),
+    /// Hyperbolic secant.
+    Sech = derived("sech", "hyperbolic secant 1/cosh(x), in (0, 1]", "all reals", Expansion::Sech),
+    /// Hyperbolic cosecant.
+    Csch = derived("csch", "hyperbolic cosecant 1/sinh(x)", "x != 0", Expansion::Csch),
+    /// Hyperbolic cotangent.
+    Coth = derived("coth", "hyperbolic cotangent 1/tanh(x), |coth x| > 1", "x != 0", Expansion::RecipOf(UnaryFn::Tanh)),
+    /// Inverse hyperbolic cotangent.
+    Acoth = derived("acoth", "inverse hyperbolic cotangent atanh(1/x)", "|x| > 1", Expansion::Acoth),
+    /// Inverse hyperbolic secant.
+    Asech = derived("asech", "inverse hyperbolic secant acosh(1/x), >= 0", "0 < x <= 1", Expansion::Asech),
+    /// Inverse hyperbolic cosecant.
+    Acsch = derived("acsch", "inverse hyperbolic cosecant asinh(1/x)", "x != 0", Expansion::Acsch),
 }
 
 impl UnaryFn {

@@ -117,6 +117,9 @@ fn meets_domain(f: &str, b: &[(f64, f64)]) -> bool {
         "acosh" => hi >= 1.0,
         "atanh" => lo < 1.0 && hi > -1.0,
         "rootn2" | "rootn4" => hi >= 0.0,
+        "csc" | "cot" | "csch" | "coth" | "acsch" => !(lo == 0.0 && hi == 0.0),
+        "acoth" => hi > 1.0 || lo < -1.0,
+        "asech" => hi > 0.0 && lo <= 1.0,
         "atan2" => {
             let (xl, xh) = b[1];
             !(lo == 0.0 && hi == 0.0 && xl == 0.0 && xh == 0.0)
@@ -295,7 +298,7 @@ fn specials(f: &str, rng: &mut Rng, fmt: Fmt) -> Vec<f64> {
                 -0.75,
             ]);
         }
-        "sin" | "cos" | "tan" => {
+        "sin" | "cos" | "tan" | "sec" | "csc" | "cot" => {
             pi_multiples(rng, &mut v);
             let pm: Vec<f64> = v.iter().map(|x| -x).collect();
             v.extend(pm);
@@ -304,6 +307,31 @@ fn specials(f: &str, rng: &mut Rng, fmt: Fmt) -> Vec<f64> {
                 std::f32::consts::PI as f64,
                 3.0 * std::f32::consts::FRAC_PI_2 as f64,
                 f32::MAX as f64,
+            ]);
+        }
+        "sech" | "csch" | "coth" => v.extend([
+            709.782712893384,
+            710.4758600739439,
+            -710.4758600739439,
+            20.0,
+            -20.0,
+            1e-8,
+            -1e-8,
+            2f64.powi(-1074),
+            89.41599,
+        ]),
+        "acot" | "acoth" | "asech" | "acsch" => {
+            for k in 0..6 {
+                v.push(1.0 - k as f64 * f64::EPSILON / 2.0);
+                v.push(-1.0 - k as f64 * f64::EPSILON);
+                v.push(1.0 + k as f64 * f64::EPSILON);
+            }
+            v.extend([
+                2f64.powi(-1074),
+                -2f64.powi(-1074),
+                1e-300,
+                1e300,
+                2f64.powi(1023),
             ]);
         }
         "asin" | "acos" | "atanh" => {
@@ -871,9 +899,86 @@ macro_rules! function_tests {
 
 function_tests!(
     exp, exp2, exp10, expm1, log, log2, log10, log1p, sin, cos, tan, asin, acos, atan, sinh, cosh,
-    tanh, asinh, acosh, atanh, cbrt, rootn2, rootn3, rootn4, rootn5, sinpi, cospi, erf, erfc,
-    floor, ceil, trunc, round, rint, sign, atan2, pow, hypot,
+    tanh, asinh, acosh, atanh, cbrt, rootn2, rootn3, rootn4, rootn5, sinpi, cospi, erf, erfc, sec,
+    csc, cot, acot, sech, csch, coth, acoth, asech, acsch, floor, ceil, trunc, round, rint, sign,
+    atan2, pow, hypot,
 );
+
+// ---------------------------------------------------------------- derived functions, tightness
+
+/// The derived functions (sec, cot, acoth, ...) expand to rigorous interval operations
+/// (`ivjit::point::DerivedFn`); on point boxes their bounds must also be tight: within
+/// `DERIVED_CPU_STEPS` floats of the oracle's outward-rounded enclosure on the CPU (the inner
+/// function's bound is within 1 ulp, the reciprocal adds a rounding and can double a relative
+/// error's size in ulps). The oracle and the pools are those of the containment tests.
+const DERIVED_CPU_STEPS: u32 = 4;
+
+#[test]
+fn derived_functions_are_tight_on_points() {
+    let mut rng = Rng::new(11);
+    let mut fails = Vec::new();
+    let mut n = 0;
+    for f in ivjit::point::DerivedFn::ALL.iter().map(|f| f.name()) {
+        for fmt in [Fmt::F64, Fmt::F32] {
+            let pool = make_pool(f, fmt, 300, &mut rng);
+            let expr = Expression::parse(&format!("{f}(x)")).unwrap();
+            let ev = Evaluator::new(&expr, prec_of(fmt), BackendChoice::Cpu).unwrap();
+            for &x in &pool {
+                let Val::In(enc) = eo::point(f, &[x], 192) else {
+                    continue;
+                };
+                let (d, u) = enc.to_f64();
+                let (d, u) = if fmt == Fmt::F32 {
+                    (
+                        common::oracle::round_down(&common::oracle::q_of(d), fmt),
+                        common::oracle::round_up(&common::oracle::q_of(u), fmt),
+                    )
+                } else {
+                    (d, u)
+                };
+                let r = ev.eval(&[Interval { lo: x, hi: x }]).unwrap()[0];
+                let (mut al, mut ah) = (d, u);
+                for _ in 0..DERIVED_CPU_STEPS {
+                    al = step(al, fmt, false);
+                    ah = step(ah, fmt, true);
+                }
+                n += 1;
+                if !(r.lo <= d && r.hi >= u && r.lo >= al && r.hi <= ah) {
+                    fails.push(format!(
+                        "{f}({}) {fmt:?}: [{}, {}], oracle [{}, {}], allowed down to {} and up to {}",
+                        hexf64(x),
+                        hexf64(r.lo),
+                        hexf64(r.hi),
+                        hexf64(d),
+                        hexf64(u),
+                        hexf64(al),
+                        hexf64(ah)
+                    ));
+                }
+            }
+        }
+    }
+    assert!(n > 3000, "only {n} points");
+    assert!(
+        fails.is_empty(),
+        "{} misses:\n{}",
+        fails.len(),
+        fails.join("\n")
+    );
+}
+
+/// One float of the format down or up (infinities stay).
+fn step(x: f64, fmt: Fmt, up: bool) -> f64 {
+    if x.is_infinite() {
+        return x;
+    }
+    match (fmt, up) {
+        (Fmt::F64, true) => x.next_up(),
+        (Fmt::F64, false) => x.next_down(),
+        (Fmt::F32, true) => (x as f32).next_up() as f64,
+        (Fmt::F32, false) => (x as f32).next_down() as f64,
+    }
+}
 
 // ---------------------------------------------------------------- oracle self-check
 

@@ -3,6 +3,7 @@
 use super::functions::{self, CONSTANTS};
 use super::{Graph, NodeId, Op};
 use crate::interval::Interval;
+use crate::point::{DerivedFn, Expansion};
 use crate::scalar::{BinaryFn, RoundInt, UnaryFn};
 use crate::syntax::ast::{Ast, BinOp, NodeId as AstId, NodeKind, Span};
 use crate::syntax::diagnostic::Diagnostic;
@@ -275,13 +276,155 @@ impl Builder<'_> {
                 })?;
                 return Ok(pown(g, a[0], n, span));
             }
-            other => match (UnaryFn::from_name(other), BinaryFn::from_name(other)) {
-                (Some(f), _) => Op::Elem(f, a[0]),
-                (_, Some(f)) => Op::Elem2(f, a[0], a[1]),
-                _ => unreachable!("function table entry {other} without a builder"),
-            },
+            other => {
+                if let Some(f) = UnaryFn::from_name(other) {
+                    Op::Elem(f, a[0])
+                } else if let Some(f) = BinaryFn::from_name(other) {
+                    Op::Elem2(f, a[0], a[1])
+                } else if let Some(f) = DerivedFn::from_name(other) {
+                    return Ok(expand_derived(g, f, a[0], span));
+                } else {
+                    unreachable!("function table entry {other} without a builder")
+                }
+            }
         };
         Ok(g.add(op, span))
+    }
+}
+
+/// A derived function of the table ([`DerivedFn`]) as the interval operations its row names
+/// (see [`Expansion`] for why each is written as it is). Every operation is rigorous, so the
+/// expansion is; an intersection of two enclosures of the same image is one too.
+pub fn expand_derived(g: &mut Graph, f: DerivedFn, x: NodeId, span: Span) -> NodeId {
+    let mut e = Expander { g, span };
+    let one = e.num(1.0, 1.0);
+    let pi = named_constant("pi").expect("pi");
+    // Halving is exact: an enclosure of pi/2.
+    let half_pi = e.num(pi.lo / 2.0, pi.hi / 2.0);
+    match f.row().expansion {
+        Expansion::RecipOf(inner) => {
+            let y = e.op(Op::Elem(inner, x));
+            e.op(Op::Div(one, y))
+        }
+        Expansion::Acot => {
+            let r = e.op(Op::Div(one, x));
+            let a = e.op(Op::Elem(UnaryFn::Atan, r));
+            // pi/2 when x holds 0, else empty: (x ∩ [0, 0]) * 0 + pi/2 (empty stays empty).
+            let zero = e.num(0.0, 0.0);
+            let at_zero = e.op(Op::Intersect(x, zero));
+            let at_zero = e.op(Op::Mul(at_zero, zero));
+            let at_zero = e.op(Op::Add(at_zero, half_pi));
+            e.op(Op::Hull(a, at_zero))
+        }
+        Expansion::Cot => {
+            let t = e.op(Op::Elem(UnaryFn::Tan, x));
+            let near_poles = e.op(Op::Div(one, t));
+            let shifted = e.op(Op::Sub(x, half_pi));
+            let t = e.op(Op::Elem(UnaryFn::Tan, shifted));
+            let near_zeros = e.op(Op::Neg(t));
+            e.op(Op::Intersect(near_poles, near_zeros))
+        }
+        Expansion::Sech => {
+            let c = e.op(Op::Elem(UnaryFn::Cosh, x));
+            let r = e.op(Op::Div(one, c));
+            // sech x = 2 e^-|x| / (1 + e^-2|x|), free of overflow.
+            let a = e.op(Op::Abs(x));
+            let na = e.op(Op::Neg(a));
+            let ex = e.op(Op::Elem(UnaryFn::Exp, na));
+            let two = e.num(2.0, 2.0);
+            let num = e.op(Op::Mul(two, ex));
+            let m2 = e.num(-2.0, -2.0);
+            let t = e.op(Op::Mul(m2, a));
+            let ex2 = e.op(Op::Elem(UnaryFn::Exp, t));
+            let den = e.op(Op::Add(one, ex2));
+            let q = e.op(Op::Div(num, den));
+            e.op(Op::Intersect(r, q))
+        }
+        Expansion::Csch => e.odd(x, 0.0, |e, p| {
+            let one = e.num(1.0, 1.0);
+            let s = e.op(Op::Elem(UnaryFn::Sinh, p));
+            let r = e.op(Op::Div(one, s));
+            // csch x = 2 e^-x / (1 - e^-2x) = 2 e^-x / -expm1(-2x).
+            let np = e.op(Op::Neg(p));
+            let ex = e.op(Op::Elem(UnaryFn::Exp, np));
+            let two = e.num(2.0, 2.0);
+            let num = e.op(Op::Mul(two, ex));
+            let m2 = e.num(-2.0, -2.0);
+            let t = e.op(Op::Mul(m2, p));
+            let em = e.op(Op::Elem(UnaryFn::Expm1, t));
+            let den = e.op(Op::Neg(em));
+            let q = e.op(Op::Div(num, den));
+            e.op(Op::Intersect(r, q))
+        }),
+        Expansion::Acoth => e.odd(x, 1.0, |e, p| {
+            // acoth x = log1p(2 / (x - 1)) / 2 on x >= 1.
+            let one = e.num(1.0, 1.0);
+            let d = e.op(Op::Sub(p, one));
+            let two = e.num(2.0, 2.0);
+            let q = e.op(Op::Div(two, d));
+            let l = e.op(Op::Elem(UnaryFn::Log1p, q));
+            let half = e.num(0.5, 0.5);
+            e.op(Op::Mul(half, l))
+        }),
+        Expansion::Asech => {
+            let dom = e.num(0.0, 1.0);
+            let x = e.op(Op::Intersect(x, dom));
+            let r = e.op(Op::Div(one, x));
+            let a = e.op(Op::Elem(UnaryFn::Acosh, r));
+            // asech x = log((1 + sqrt(1 - x^2)) / x) = log1p(sqrt((1 - x)(1 + x))) - log x.
+            let m = e.op(Op::Sub(one, x));
+            let p = e.op(Op::Add(one, x));
+            let prod = e.op(Op::Mul(m, p));
+            let s = e.op(Op::Sqrt(prod));
+            let l1 = e.op(Op::Elem(UnaryFn::Log1p, s));
+            let lx = e.op(Op::Elem(UnaryFn::Log, x));
+            let b = e.op(Op::Sub(l1, lx));
+            e.op(Op::Intersect(a, b))
+        }
+        Expansion::Acsch => e.odd(x, 0.0, |e, p| {
+            let one = e.num(1.0, 1.0);
+            let r = e.op(Op::Div(one, p));
+            let a = e.op(Op::Elem(UnaryFn::Asinh, r));
+            // acsch x = log((1 + sqrt(1 + x^2)) / x) = log1p(sqrt(1 + x^2)) - log x.
+            let sq = e.op(Op::Sqr(p));
+            let t = e.op(Op::Add(one, sq));
+            let s = e.op(Op::Sqrt(t));
+            let l1 = e.op(Op::Elem(UnaryFn::Log1p, s));
+            let lx = e.op(Op::Elem(UnaryFn::Log, p));
+            let b = e.op(Op::Sub(l1, lx));
+            e.op(Op::Intersect(a, b))
+        }),
+    }
+}
+
+/// Builds the nodes of an expansion, all with the call's span.
+struct Expander<'g> {
+    g: &'g mut Graph,
+    span: Span,
+}
+
+impl Expander<'_> {
+    fn op(&mut self, op: Op) -> NodeId {
+        self.g.add(op, self.span)
+    }
+
+    fn num(&mut self, lo: f64, hi: f64) -> NodeId {
+        self.g.constant(Interval { lo, hi })
+    }
+
+    /// An odd function from its expansion `pos` on x >= c: the hull of pos(x ∩ [c, inf]) and
+    /// -pos(-(x ∩ [-inf, -c])). Each part keeps x away from the other sign, so neither part's
+    /// reciprocal becomes the hull of two rays.
+    fn odd(&mut self, x: NodeId, c: f64, pos: impl Fn(&mut Self, NodeId) -> NodeId) -> NodeId {
+        let above = self.num(c, f64::INFINITY);
+        let below = self.num(f64::NEG_INFINITY, -c);
+        let xa = self.op(Op::Intersect(x, above));
+        let ya = pos(self, xa);
+        let xb = self.op(Op::Intersect(x, below));
+        let nb = self.op(Op::Neg(xb));
+        let yb = pos(self, nb);
+        let yb = self.op(Op::Neg(yb));
+        self.op(Op::Hull(ya, yb))
     }
 }
 

@@ -1,6 +1,6 @@
 //! The functions an expression can call, with their arity and semantics (`ivjit functions`).
 
-use crate::point::{BinaryFn, UnaryFn};
+use crate::point::{BinaryFn, DerivedFn, UnaryFn};
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
@@ -158,9 +158,12 @@ const OTHERS: &[FunctionInfo] = &[
     },
 ];
 
+const DERIVED: &str = "expands to rigorous interval operations (reciprocals of elementary \
+     functions or of the argument): a few ulps more than the elementary function inside";
+
 /// Every function, in the order `ivjit functions` lists them: the core operations, then one row
-/// per elementary function of the point-function table ([`crate::point`]: unary, then binary),
-/// then roots and roundings.
+/// per elementary function of the point-function table ([`crate::point`]: unary, binary, then the
+/// derived functions that expand to other operations), then roots and roundings.
 pub static FUNCTIONS: LazyLock<Vec<FunctionInfo>> = LazyLock::new(|| {
     let unary = UnaryFn::ALL.iter().map(|&f| FunctionInfo {
         name: f.name(),
@@ -176,10 +179,18 @@ pub static FUNCTIONS: LazyLock<Vec<FunctionInfo>> = LazyLock::new(|| {
         domain: Cow::Borrowed(f.row().domain_text),
         accuracy: ELEMENTARY,
     });
+    let derived = DerivedFn::ALL.iter().map(|&f| FunctionInfo {
+        name: f.name(),
+        arity: 1,
+        semantics: f.row().semantics,
+        domain: Cow::Borrowed(f.row().domain_text),
+        accuracy: DERIVED,
+    });
     CORE.iter()
         .cloned()
         .chain(unary)
         .chain(binary)
+        .chain(derived)
         .chain(OTHERS.iter().cloned())
         .collect()
 });

@@ -569,8 +569,8 @@ fn is_int(x: f64) -> bool {
 pub const UNARY: &[&str] = &[
     "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin",
     "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "cbrt", "sinpi", "cospi",
-    "erf", "erfc", "floor", "ceil", "trunc", "round", "rint", "sign", "rootn2", "rootn3", "rootn4",
-    "rootn5",
+    "erf", "erfc", "sec", "csc", "cot", "acot", "sech", "csch", "coth", "acoth", "asech", "acsch",
+    "floor", "ceil", "trunc", "round", "rint", "sign", "rootn2", "rootn3", "rootn4", "rootn5",
 ];
 pub const BINARY: &[&str] = &["atan2", "pow", "hypot"];
 
@@ -806,6 +806,8 @@ pub fn point(f: &str, args: &[f64], p: usize) -> Val {
         }
         "cbrt" => rootn(x, 3, p),
         "erf" | "erfc" => inn(erf_family(f == "erfc", x, p)),
+        "sec" | "csc" | "cot" | "sech" | "csch" | "coth" => reciprocal_of(f, x, p),
+        "acot" | "acoth" | "asech" | "acsch" => of_reciprocal(f, x, p),
         "rootn2" => rootn(x, 2, p),
         "rootn3" => rootn(x, 3, p),
         "rootn4" => rootn(x, 4, p),
@@ -905,6 +907,63 @@ pub fn point(f: &str, args: &[f64], p: usize) -> Val {
         }
         _ => panic!("oracle: unknown function {f}"),
     }
+}
+
+/// sec, csc, cot, sech, csch, coth as the reciprocal of the enclosure of cos, sin, tan, cosh,
+/// sinh, tanh (cot as cos / sin, which keeps it finite near pi/2). Undefined where the inner
+/// function is exactly 0 (only at x = 0 for float arguments).
+fn reciprocal_of(f: &str, x: f64, p: usize) -> Val {
+    if x.is_infinite() && matches!(f, "sec" | "csc" | "cot") {
+        return Val::Out;
+    }
+    let inner = |g: &str| match point(g, &[x], p) {
+        Val::In(e) => Some(e),
+        Val::Out => None,
+    };
+    let (num, den) = match f {
+        "cot" => (inner("cos"), inner("sin")),
+        "sec" => (Some(Enc::exact(1.0)), inner("cos")),
+        "csc" => (Some(Enc::exact(1.0)), inner("sin")),
+        "sech" => (Some(Enc::exact(1.0)), inner("cosh")),
+        "csch" => (Some(Enc::exact(1.0)), inner("sinh")),
+        _ => (Some(Enc::exact(1.0)), inner("tanh")),
+    };
+    let (Some(num), Some(den)) = (num, den) else {
+        return Val::Out;
+    };
+    if den.lo.is_zero() && den.hi.is_zero() {
+        return Val::Out;
+    }
+    Val::In(div_e(&num, &den, p).unwrap_or_else(entire))
+}
+
+/// acot, acoth, asech, acsch as atan, atanh, acosh, asinh of an enclosure of 1/x, with
+/// acot(0) = pi/2 and the limits 0 at infinite x.
+fn of_reciprocal(f: &str, x: f64, p: usize) -> Val {
+    let defined = match f {
+        "acot" => true,
+        "acoth" => x.abs() > 1.0,
+        "asech" => x > 0.0 && x <= 1.0,
+        _ => x != 0.0,
+    };
+    if !defined {
+        return Val::Out;
+    }
+    if f == "acot" && x == 0.0 {
+        let pi = pi_enc(p);
+        return Val::In(mul_e(&pi, &Enc::exact(0.5), p));
+    }
+    if x.is_infinite() || (f == "asech" && x == 1.0) {
+        return Val::In(Enc::exact(0.0));
+    }
+    let r = div_e(&Enc::exact(1.0), &Enc::exact(x), p + 64).expect("x != 0");
+    let g: LibFn = match f {
+        "acot" => lib_atan,
+        "acoth" => lib_atanh,
+        "asech" => lib_acosh,
+        _ => lib_asinh,
+    };
+    Val::In(incr(g, &r, p))
 }
 
 /// Beyond this |x|, erf and erfc are decided by the classical bound 0 < erfc(x) < e^(-x^2) /
