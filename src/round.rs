@@ -24,6 +24,9 @@
 //! rounding of it to `f32` in any direction is correct), then rounded once to
 //! `f32` in the requested direction.
 //!
+//! Why one file (~730 lines before its tests): each fast path and the exact slow path its guards
+//! send the rare inputs to must be read together to check that no input falls between them.
+//!
 //! Semantics are IEEE 754-2008 (and PTX `.rn/.rm/.rp` without `.ftz`):
 //! gradual underflow, overflow to +-inf or +-MAX by direction, signed zeros.
 

@@ -5,7 +5,6 @@
 //! [`WARMUP`] launches. End-to-end time is host-to-device copy + kernel + device-to-host copy
 //! (pageable host memory) between two events, median of [`E2E_REPS`].
 
-use std::ffi::{c_void, CString};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -205,7 +204,8 @@ impl Device {
         let arch = crate::gpu::runtime::arch_for(self.cc);
         let fns = crate::ptx::point_functions(&program);
         let rt = crate::gpu::runtime::runtime_ptx(&arch, p, &fns).map_err(|e| e.to_string())?;
-        let cubin = link(&self.ctx, &[&text, &rt])?;
+        let cubin = crate::gpu::link_cubin(&self.ctx, &[("baseline", &text), ("runtime", &rt)])
+            .map_err(|e| e.to_string())?;
         self.function(Ptx::from_binary(cubin), crate::ptx::KERNEL_NAME)
     }
 
@@ -283,54 +283,6 @@ impl Device {
         };
         Ok((kernel, e2e, baseline))
     }
-}
-
-/// Links PTX texts into a cubin with the driver's linker (no logs: the evaluator's own linker
-/// reports them; this one only runs what that one already accepted).
-fn link(ctx: &Arc<CudaContext>, parts: &[&str]) -> R<Vec<u8>> {
-    ctx.bind_to_thread().map_err(d("binding"))?;
-    let mut state: sys::CUlinkState = std::ptr::null_mut();
-    // SAFETY: no options; `state` is an out-pointer.
-    let st =
-        unsafe { sys::cuLinkCreate_v2(0, std::ptr::null_mut(), std::ptr::null_mut(), &mut state) };
-    if st != sys::CUresult::CUDA_SUCCESS {
-        return Err(format!("cuLinkCreate: {st:?}"));
-    }
-    let result = (|| {
-        for (k, text) in parts.iter().enumerate() {
-            let data = CString::new(*text).map_err(|_| "NUL in PTX".to_string())?;
-            let name = CString::new(format!("part{k}.ptx")).unwrap_or_default();
-            let bytes = data.as_bytes_with_nul();
-            // SAFETY: `state` is live; `data` outlives the call.
-            let st = unsafe {
-                sys::cuLinkAddData_v2(
-                    state,
-                    sys::CUjitInputType::CU_JIT_INPUT_PTX,
-                    bytes.as_ptr() as *mut c_void,
-                    bytes.len(),
-                    name.as_ptr(),
-                    0,
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                )
-            };
-            if st != sys::CUresult::CUDA_SUCCESS {
-                return Err(format!("cuLinkAddData part {k}: {st:?}"));
-            }
-        }
-        let mut cubin: *mut c_void = std::ptr::null_mut();
-        let mut size = 0usize;
-        // SAFETY: `state` is live; out-pointers valid.
-        let st = unsafe { sys::cuLinkComplete(state, &mut cubin, &mut size) };
-        if st != sys::CUresult::CUDA_SUCCESS || cubin.is_null() {
-            return Err(format!("cuLinkComplete: {st:?}"));
-        }
-        // SAFETY: the driver owns `size` bytes at `cubin` until cuLinkDestroy.
-        Ok(unsafe { std::slice::from_raw_parts(cubin as *const u8, size) }.to_vec())
-    })();
-    // SAFETY: created above, destroyed once.
-    let _ = unsafe { sys::cuLinkDestroy(state) };
-    result
 }
 
 /// CUDA C of the FMA-rate kernel: 8 independent `fma` chains per thread, `iters` rounds.

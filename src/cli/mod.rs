@@ -1,7 +1,6 @@
 //! The subcommands of the `ivjit` tool.
 
 mod batch;
-mod npy;
 mod progress;
 
 use crate::{BackendArg, FormatArg, PrecisionArg, Source};

@@ -1,126 +1,20 @@
-//! Batch input and output: CSV, or NumPy `.npy` (see [`super::npy`]) when a file name ends in
-//! `.npy`; CSV otherwise.
-//!
-//! CSV input: a header of `NAME_lo,NAME_hi` column pairs (any order), one box per row. Cells use
-//! the number syntax of expressions (decimal, scientific, hex-float, `inf`, `-inf`) and are
-//! rounded outward: a `_lo` cell down, a `_hi` cell up. `empty` in both cells of a pair is the
-//! empty set. CSV output: `lo,hi` (or `out1_lo,out1_hi,out2_lo,...`), one row per input row, in
-//! order; an empty result is `empty,empty`. An output file (CSV or `.npy`) is written to a
-//! temporary file beside it and renamed into place only when complete, so an error never leaves a
-//! partial file behind.
+//! CSV batches (see the parent module for the format): a header of `NAME_lo,NAME_hi` column
+//! pairs, one box per row; results as `lo,hi` (or `out1_lo,out1_hi,...`) rows.
 
-use super::npy;
-use super::progress::Progress;
-use super::Failure;
+use super::{write_atomic, Batch};
+use crate::cli::progress::Progress;
+use crate::cli::Failure;
 use ivjit::syntax::number::parse_enclosure;
-use ivjit::{Evaluator, Interval, Precision};
-use std::io::Write;
+use ivjit::{Interval, Precision};
 use std::path::Path;
 
-/// The boxes read from a CSV file.
-pub struct Batch {
-    /// Variable names that have columns, in file order.
-    pub columns: Vec<String>,
-    /// One row per box: the intervals of `columns`, in that order.
-    pub(super) rows: Vec<Vec<Interval>>,
-}
-
-/// Boxes evaluated per call, so that the progress bar advances on large batches.
-const CHUNK: usize = 1 << 20;
-
-/// Reads boxes from `path`: `.npy` by extension, CSV otherwise.
-pub fn read(
+pub(super) fn read(
     path: &Path,
     vars: &[String],
     given: &[(String, Interval)],
     progress: &mut Progress,
 ) -> Result<Batch, Failure> {
-    if npy::is_npy(path) {
-        npy::read(path, vars, given, progress)
-    } else {
-        read_csv(path, vars, given, progress)
-    }
-}
-
-/// Evaluates boxes in chunks, advancing the progress bar; the results are those of one call.
-pub fn evaluate(
-    evaluator: &Evaluator,
-    boxes: &[Vec<Interval>],
-    progress: &mut Progress,
-) -> Result<Vec<Vec<Interval>>, ivjit::Error> {
-    progress.phase("evaluating", boxes.len() as u64);
-    let mut results = Vec::with_capacity(boxes.len());
-    for chunk in boxes.chunks(CHUNK) {
-        results.extend(evaluator.eval_many(chunk)?);
-        progress.set(results.len() as u64);
-    }
-    Ok(results)
-}
-
-/// Writes results to `path` (`.npy` by extension, CSV otherwise) or as CSV to standard output.
-pub fn write(
-    path: Option<&Path>,
-    results: &[Vec<Interval>],
-    n_outputs: usize,
-    precision: Precision,
-    progress: &mut Progress,
-) -> Result<(), Failure> {
-    progress.phase("writing", results.len() as u64);
-    match path {
-        Some(p) if npy::is_npy(p) => {
-            let bytes = npy::encode(results, n_outputs);
-            progress.set(results.len() as u64);
-            write_atomic(p, &bytes)
-        }
-        _ => write_csv(path, results, n_outputs, precision, progress),
-    }
-}
-
-/// Writes `bytes` to a temporary file beside `p` and renames it into place when complete.
-fn write_atomic(p: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    let dir = p
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let io = |e: std::io::Error| Failure::runtime(format!("cannot write {}: {e}", p.display()));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-    tmp.write_all(bytes).map_err(io)?;
-    tmp.persist(p).map_err(|e| io(e.error))?;
-    Ok(())
-}
-
-impl Batch {
-    /// Rows of intervals in the expression's variable order, filling fixed `--var` values.
-    pub fn boxes(&self, vars: &[String], given: &[(String, Interval)]) -> Vec<Vec<Interval>> {
-        let source: Vec<Result<usize, Interval>> = vars
-            .iter()
-            .map(|v| match self.columns.iter().position(|c| c == v) {
-                Some(i) => Ok(i),
-                None => Err(given.iter().find(|(n, _)| n == v).expect("checked").1),
-            })
-            .collect();
-        self.rows
-            .iter()
-            .map(|row| {
-                source
-                    .iter()
-                    .map(|s| match s {
-                        Ok(i) => row[*i],
-                        Err(iv) => *iv,
-                    })
-                    .collect()
-            })
-            .collect()
-    }
-}
-
-fn read_csv(
-    path: &Path,
-    vars: &[String],
-    given: &[(String, Interval)],
-    progress: &mut Progress,
-) -> Result<Batch, Failure> {
-    let text = super::read_text(path, "input file")?;
+    let text = crate::cli::read_text(path, "input file")?;
     let file = path.display();
     let mut lines = text
         .lines()
@@ -245,7 +139,7 @@ fn read_csv(
     Ok(Batch { columns, rows })
 }
 
-fn write_csv(
+pub(super) fn write(
     path: Option<&Path>,
     results: &[Vec<Interval>],
     n_outputs: usize,

@@ -9,9 +9,9 @@
 //! Output: a `<f8` array of shape `(n_boxes, 2 * n_outputs)`, `[out1_lo, out1_hi, ...]`, with
 //! `NaN, NaN` for an empty result.
 
-use super::batch::Batch;
-use super::progress::Progress;
-use super::Failure;
+use super::Batch;
+use crate::cli::progress::Progress;
+use crate::cli::Failure;
 use ivjit::Interval;
 use std::path::Path;
 

@@ -1,0 +1,137 @@
+//! Finding the GPU: device detection (never panics without a driver), one shared context per
+//! device, and the test helper that skips or requires a GPU.
+
+use super::*;
+
+/// Device 0, as [`detect`] found it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuInfo {
+    /// Device ordinal (always 0 for now).
+    pub ordinal: usize,
+    /// Marketing name, e.g. "NVIDIA H200".
+    pub name: String,
+    /// Compute capability (major, minor), e.g. (9, 0).
+    pub compute_capability: (i32, i32),
+    /// Number of streaming multiprocessors.
+    pub multiprocessors: u32,
+    /// Total device memory in bytes.
+    pub total_memory: usize,
+    /// Number of CUDA devices in the machine.
+    pub device_count: usize,
+}
+
+impl fmt::Display for GpuInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} (device {} of {}, sm_{}{}, {} SMs, {:.1} GiB)",
+            self.name,
+            self.ordinal,
+            self.device_count,
+            self.compute_capability.0,
+            self.compute_capability.1,
+            self.multiprocessors,
+            self.total_memory as f64 / (1u64 << 30) as f64
+        )
+    }
+}
+
+/// Finds device 0. Never panics: checks for the driver library first, then the device count.
+///
+/// The answer, a device or the reason there is none, is found once per process and then
+/// returned again: the search opens the driver library (about 1 ms when it is absent, since
+/// every candidate path is tried) and queries the driver, and every [`crate::Evaluator`] asks.
+/// Neither changes while a process runs: CUDA fixes its device list at `cuInit`, and a failed
+/// `cuInit` fails again.
+pub fn detect() -> Result<GpuInfo, NoGpu> {
+    static DETECTED: OnceLock<Result<GpuInfo, NoGpu>> = OnceLock::new();
+    DETECTED.get_or_init(detect_uncached).clone()
+}
+
+pub(crate) fn detect_uncached() -> Result<GpuInfo, NoGpu> {
+    // SAFETY: only tries to open the library.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(NoGpu::NoDriver);
+    }
+    // cudarc panics when a driver entry point is missing (e.g. a driver older than the CUDA
+    // version cudarc was built for); turn that into an error too.
+    match std::panic::catch_unwind(detect_device) {
+        Ok(r) => r,
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic in the CUDA driver bindings".to_string());
+            Err(NoGpu::Driver(msg))
+        }
+    }
+}
+
+pub(crate) fn detect_device() -> Result<GpuInfo, NoGpu> {
+    let driver = |e: DriverError| NoGpu::Driver(describe(&e));
+    result::init().map_err(driver)?;
+    let count = result::device::get_count().map_err(driver)?;
+    if count <= 0 {
+        return Err(NoGpu::NoDevice);
+    }
+    let dev = result::device::get(0).map_err(driver)?;
+    let name = result::device::get_name(dev).map_err(driver)?;
+    let attr = |a: sys::CUdevice_attribute| {
+        // SAFETY: `dev` is a valid device handle from cuDeviceGet.
+        unsafe { result::device::get_attribute(dev, a) }.map_err(driver)
+    };
+    use sys::CUdevice_attribute::*;
+    let major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+    let minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+    let sms = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+    // SAFETY: as above.
+    let total_memory = unsafe { result::device::total_mem(dev) }.map_err(driver)?;
+    Ok(GpuInfo {
+        ordinal: 0,
+        name,
+        compute_capability: (major, minor),
+        multiprocessors: sms.max(1) as u32,
+        total_memory,
+        device_count: count as usize,
+    })
+}
+
+/// For tests that need a GPU: the device if there is one; otherwise prints
+/// "`test`: skipped: no GPU (reason)" and returns `None`, unless the environment variable
+/// `IVJIT_REQUIRE_GPU` is `1`, in which case it panics (the GPU machine's runner sets it, so a
+/// broken driver there fails instead of skipping).
+pub fn require_gpu_or_skip(test: &str) -> Option<GpuInfo> {
+    match detect() {
+        Ok(info) => Some(info),
+        Err(reason) => {
+            if std::env::var("IVJIT_REQUIRE_GPU").as_deref() == Ok("1") {
+                panic!("{test}: IVJIT_REQUIRE_GPU=1 but there is no usable GPU: {reason}");
+            }
+            eprintln!("{test}: skipped: no GPU ({reason})");
+            None
+        }
+    }
+}
+
+/// The primary context of device `ordinal`, created once per process (creating one costs
+/// 0.2-0.4 s) and shared by every kernel on that device.
+pub(crate) fn context(ordinal: usize) -> Result<Arc<CudaContext>, GpuError> {
+    static CONTEXTS: Mutex<Vec<(usize, Arc<CudaContext>)>> = Mutex::new(Vec::new());
+    let mut slots = CONTEXTS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, ctx)) = slots.iter().find(|(o, _)| *o == ordinal) {
+        return Ok(ctx.clone());
+    }
+    let info = detect()?;
+    if ordinal >= info.device_count {
+        return Err(GpuError::Devices(format!(
+            "device {ordinal} does not exist ({} visible)",
+            info.device_count
+        )));
+    }
+    let ctx = CudaContext::new(ordinal).during("creating a CUDA context")?;
+    slots.push((ordinal, ctx.clone()));
+    Ok(ctx)
+}

@@ -1,0 +1,557 @@
+//! Compiled kernels: one per device ([`DeviceKernel`]: module, launch shape, staging pool) and
+//! the multi-device kernel users hold ([`GpuKernel`]).
+
+use super::*;
+
+/// Largest staging size (inputs + outputs of one chunk, bytes) of one slot: two slots per
+/// device, each with this much device memory and pinned host memory.
+pub(crate) const MAX_CHUNK_BYTES: usize = 64 << 20;
+
+/// Fraction of the free device memory the staging buffers of one batch may take (1/4).
+pub(crate) const FREE_MEMORY_DIVISOR: usize = 4;
+
+/// Below this many elements per device, a batch is not split further across devices.
+pub(crate) const MIN_ELEMENTS_PER_DEVICE: usize = 1 << 16;
+
+/// Pipelines kept for reuse per device kernel.
+pub(crate) const POOL_SIZE: usize = 4;
+
+/// A kernel loaded on one device, with its launch shape and a pool of staging pipelines.
+pub(crate) struct DeviceKernel {
+    pub(crate) ordinal: usize,
+    pub(crate) ctx: Arc<CudaContext>,
+    pub(crate) function: CudaFunction,
+    /// Threads per block (`cuOccupancyMaxPotentialBlockSize`).
+    block: u32,
+    /// Blocks that fill the device: SMs x resident blocks per SM at `block` threads.
+    max_grid: u32,
+    disk: DiskCacheOutcome,
+    pool: Mutex<Vec<batch::Pipeline>>,
+}
+
+impl DeviceKernel {
+    pub(crate) fn launch_config(&self, m: usize) -> LaunchConfig {
+        batch::launch_config(self.block, self.max_grid, m)
+    }
+
+    /// Emits nothing: compiles (or reads from the disk cache) and loads `text` on `ordinal`.
+    fn build(
+        ordinal: usize,
+        program: &Program,
+        text: &str,
+        cache_dir: Option<&std::path::Path>,
+    ) -> Result<DeviceKernel, GpuError> {
+        let ctx = context(ordinal)?;
+        ctx.bind_to_thread()
+            .during("binding the device's context")?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .during("querying the compute capability")?;
+        let runtime_ptx = if program.has_point_calls() {
+            let arch = runtime::arch_for((major, minor));
+            let fns = ptx::point_functions(program);
+            Some(runtime::runtime_ptx(&arch, program.precision, &fns)?)
+        } else {
+            None
+        };
+        let mut driver_version: std::ffi::c_int = 0;
+        // SAFETY: one valid out-pointer.
+        unsafe { sys::cuDriverGetVersion(&mut driver_version) }
+            .result()
+            .during("querying the driver version")?;
+        let arch = format!("sm_{major}{minor}");
+        let key = cache::cubin_key(
+            text,
+            runtime_ptx.as_deref().unwrap_or(""),
+            driver_version,
+            &arch,
+        );
+        let mut parts = vec![("ivjit_kernel.ptx", text)];
+        if let Some(rt) = runtime_ptx.as_deref() {
+            parts.push(("ivjit_math.ptx", rt));
+        }
+        let load_cubin = |cubin: Vec<u8>| ctx.load_module(Ptx::from_binary(cubin));
+        let mut found_invalid = false;
+        let mut module = None;
+        let mut disk = DiskCacheOutcome::NoCache;
+        if let Some(dir) = cache_dir {
+            match cache::read_cubin(dir, &key) {
+                cache::Lookup::Valid(cubin) => {
+                    // A valid entry the driver still refuses is rebuilt like a corrupt one.
+                    match load_cubin(cubin) {
+                        Ok(m) => {
+                            module = Some(m);
+                            disk = DiskCacheOutcome::Hit;
+                        }
+                        Err(_) => found_invalid = true,
+                    }
+                }
+                cache::Lookup::Invalid => found_invalid = true,
+                cache::Lookup::Missing => {}
+            }
+        }
+        let module = match module {
+            Some(m) => m,
+            None => match link_cubin(&ctx, &parts) {
+                Ok(cubin) => {
+                    let stored = match cache_dir {
+                        Some(dir) => cache::write_cubin(dir, &key, &cubin).is_ok(),
+                        None => false,
+                    };
+                    if cache_dir.is_some() {
+                        disk = DiskCacheOutcome::Linked {
+                            stored,
+                            rebuilt: found_invalid,
+                        };
+                    }
+                    load_cubin(cubin).map_err(|e| GpuError::PtxRejected {
+                        code: describe(&e),
+                        log: "(loading the linked cubin; the linker accepted it)".to_string(),
+                    })?
+                }
+                // Without point calls the plain load path gives the JIT log of a rejected
+                // kernel (and works even if the linker refused for another reason).
+                Err(_) if runtime_ptx.is_none() => {
+                    disk = DiskCacheOutcome::Ptx;
+                    load_module(&ctx, text)?
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        let function = module
+            .load_function(ptx::KERNEL_NAME)
+            .during("looking up the kernel in the loaded module")?;
+        let sms = ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .during("querying the multiprocessor count")?
+            .max(1) as u32;
+        extern "C" fn no_dynamic_shared_memory(_block_size: std::ffi::c_int) -> usize {
+            0
+        }
+        let (_, block) = function
+            .occupancy_max_potential_block_size(no_dynamic_shared_memory, 0, 0, None)
+            .during("querying the occupancy-optimal block size")?;
+        let block = if block == 0 { 128 } else { block };
+        let per_sm = function
+            .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+            .during("querying the resident blocks per multiprocessor")?
+            .max(1);
+        Ok(DeviceKernel {
+            ordinal,
+            ctx,
+            function,
+            block,
+            max_grid: sms.saturating_mul(per_sm).max(1),
+            disk,
+            pool: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Elements per chunk for a share of `len` elements.
+    fn chunk_for(&self, len: usize, bytes_per_element: usize, forced: Option<usize>) -> usize {
+        if let Some(c) = forced {
+            return c.max(1);
+        }
+        let bpe = bytes_per_element.max(1);
+        // If the query fails, size by the cap alone: an allocation failure is handled below.
+        let by_memory = match self.ctx.mem_get_info() {
+            Ok((free, _)) => free / FREE_MEMORY_DIVISOR / 2 / bpe,
+            Err(_) => usize::MAX,
+        };
+        by_memory.min(MAX_CHUNK_BYTES / bpe).min(len).max(1)
+    }
+
+    /// Runs elements `range` of `job` on this device (see module `batch`).
+    fn run(
+        &self,
+        job: &batch::Job<'_>,
+        range: (usize, usize),
+        outs: &mut [&mut [f64]],
+    ) -> Result<(), GpuError> {
+        let (precision, n_in, forced_chunk) = (job.precision, job.n_in, job.forced_chunk);
+        let size = match precision {
+            Precision::F64 => 8,
+            Precision::F32 => 4,
+        };
+        let len = range.1 - range.0;
+        let mut chunk = self.chunk_for(len, (n_in + outs.len()) * size, forced_chunk);
+        let pooled = {
+            let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+            let fits = |p: &batch::Pipeline| match forced_chunk {
+                Some(c) => p.chunk() == c.max(1),
+                None => p.chunk() >= chunk,
+            };
+            pool.iter().position(fits).map(|i| pool.swap_remove(i))
+        };
+        let mut pipeline = match pooled {
+            Some(p) => p,
+            None => loop {
+                let made =
+                    match precision {
+                        Precision::F64 => batch::Slots::new(self, chunk, n_in, outs.len())
+                            .map(batch::Pipeline::F64),
+                        Precision::F32 => batch::Slots::new(self, chunk, n_in, outs.len())
+                            .map(batch::Pipeline::F32),
+                    };
+                match made {
+                    Ok(p) => break p,
+                    // Out of memory (device or pinned host): halve the chunk and try again,
+                    // unless the size was forced or is already small.
+                    Err(e)
+                        if e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY
+                            && forced_chunk.is_none()
+                            && chunk > 1024 =>
+                    {
+                        chunk /= 2;
+                    }
+                    Err(source) => {
+                        return Err(GpuError::Batch {
+                            device: self.ordinal,
+                            chunk: 0,
+                            step: "allocating the staging buffers",
+                            source,
+                        })
+                    }
+                }
+            },
+        };
+        let result = match &mut pipeline {
+            batch::Pipeline::F64(s) => s.run(self, job, range, outs),
+            batch::Pipeline::F32(s) => s.run(self, job, range, outs),
+        };
+        // After an error the streams may be unusable: drop the pipeline instead of pooling it.
+        if result.is_ok() {
+            let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+            if pool.len() < POOL_SIZE {
+                pool.push(pipeline);
+            }
+        }
+        result
+    }
+}
+
+/// A scalar program compiled for one or more devices.
+pub struct GpuKernel {
+    precision: Precision,
+    n_vars: usize,
+    n_outputs: usize,
+    ptx: Arc<str>,
+    devices: Vec<Arc<DeviceKernel>>,
+    chunk_elements: Option<usize>,
+    host_transfer: HostTransfer,
+}
+
+impl fmt::Debug for GpuKernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GpuKernel")
+            .field("precision", &self.precision)
+            .field("n_vars", &self.n_vars)
+            .field("n_outputs", &self.n_outputs)
+            .field("ptx_bytes", &self.ptx.len())
+            .field("devices", &self.device_ordinals())
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a kernel is launched on one device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchShape {
+    /// Device ordinal.
+    pub ordinal: usize,
+    /// Threads per block (from `cuOccupancyMaxPotentialBlockSize`).
+    pub block: u32,
+    /// Largest grid: multiprocessors x resident blocks per multiprocessor.
+    pub max_grid: u32,
+}
+
+impl GpuKernel {
+    /// Emits the PTX of `program` and loads it on every device of [`default_devices`] (every
+    /// visible device, or `IVJIT_DEVICES`). A program with point calls is linked with the
+    /// runtime of the functions it calls (NVRTC, cached on disk: see [`runtime`]); errors carry
+    /// NVRTC's or the linker's log. Kernels are cached in the process and on disk ([`cache`]):
+    /// a repeated program costs no compilation.
+    pub fn new(program: &Program) -> Result<GpuKernel, GpuError> {
+        GpuKernel::with_options(program, &KernelOptions::default())
+    }
+
+    /// [`GpuKernel::new`] with explicit devices, cache folder and chunk size.
+    pub fn with_options(program: &Program, options: &KernelOptions) -> Result<GpuKernel, GpuError> {
+        let source = KernelSource::new(program).map_err(GpuError::InvalidProgram)?;
+        GpuKernel::from_source(program, &source, options)
+    }
+
+    /// [`GpuKernel::with_options`] with the PTX already emitted: `source` must be
+    /// [`KernelSource::new`] of `program` (an [`crate::Expression`] keeps one per precision, so
+    /// that a second evaluator of it neither emits nor hashes the text again). Not public: a
+    /// source of another program would launch a kernel that reads arrays the batch does not
+    /// have.
+    pub(crate) fn from_source(
+        program: &Program,
+        source: &KernelSource,
+        options: &KernelOptions,
+    ) -> Result<GpuKernel, GpuError> {
+        let text = source.text();
+        detect()?;
+        let ordinals = match &options.devices {
+            Some(d) if d.is_empty() => {
+                return Err(GpuError::Devices("the device list is empty".to_string()))
+            }
+            Some(d) => d.clone(),
+            None => default_devices()?,
+        };
+        let dir = options.cache_dir.resolve();
+        let mut devices = Vec::with_capacity(ordinals.len());
+        for &ordinal in &ordinals {
+            let build =
+                || DeviceKernel::build(ordinal, program, text, dir.as_deref()).map(Arc::new);
+            devices.push(if options.memory_cache {
+                cache::in_process(source, program.precision, ordinal, build)?
+            } else {
+                build()?
+            });
+        }
+        let chunk_elements = options.chunk_elements.or_else(|| {
+            std::env::var("IVJIT_CHUNK_ELEMENTS")
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .filter(|&c| c > 0)
+        });
+        let host_transfer = match options.host_transfer {
+            Some(t) => t,
+            None => match std::env::var("IVJIT_HOST_TRANSFER") {
+                Ok(v) if !v.trim().is_empty() => HostTransfer::parse(&v)?,
+                _ => HostTransfer::Auto,
+            },
+        };
+        Ok(GpuKernel {
+            precision: program.precision,
+            n_vars: program.n_vars(),
+            n_outputs: program.outputs.len(),
+            ptx: source.shared_text(),
+            devices,
+            chunk_elements,
+            host_transfer,
+        })
+    }
+
+    /// The PTX this kernel was loaded from.
+    pub fn ptx(&self) -> &str {
+        &self.ptx
+    }
+
+    /// The precision the kernel computes in.
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    /// The device ordinals batches are split across, in order.
+    pub fn device_ordinals(&self) -> Vec<usize> {
+        self.devices.iter().map(|d| d.ordinal).collect()
+    }
+
+    /// The launch shape on each device.
+    pub fn launch_shapes(&self) -> Vec<LaunchShape> {
+        self.devices
+            .iter()
+            .map(|d| LaunchShape {
+                ordinal: d.ordinal,
+                block: d.block,
+                max_grid: d.max_grid,
+            })
+            .collect()
+    }
+
+    /// What the disk cache did on each device when this kernel's code was first loaded (a
+    /// kernel from the in-process cache reports what happened then).
+    pub fn disk_cache_outcomes(&self) -> Vec<DiskCacheOutcome> {
+        self.devices.iter().map(|d| d.disk.clone()).collect()
+    }
+
+    /// Whether `self` and `other` run the same loaded code (the in-process cache gave both).
+    pub fn shares_code_with(&self, other: &GpuKernel) -> bool {
+        self.devices.len() == other.devices.len()
+            && self
+                .devices
+                .iter()
+                .zip(&other.devices)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+    }
+
+    /// The forced chunk size, if any.
+    pub fn chunk_elements(&self) -> Option<usize> {
+        self.chunk_elements
+    }
+
+    /// Forces the number of elements per chunk (`None`: sized from free device memory).
+    pub fn set_chunk_elements(&mut self, chunk: Option<usize>) {
+        self.chunk_elements = chunk.map(|c| c.max(1));
+    }
+
+    /// How batches cross between host and device.
+    pub fn host_transfer(&self) -> HostTransfer {
+        self.host_transfer
+    }
+
+    /// Sets how batches cross between host and device.
+    pub fn set_host_transfer(&mut self, transfer: HostTransfer) {
+        self.host_transfer = transfer;
+    }
+
+    /// Evaluates the program on `n` elements. `inputs` holds `2 * n_vars * n` values in the
+    /// structure-of-arrays layout of the kernel ABI (array `2*var` = lo bounds of `var`, array
+    /// `2*var+1` = hi bounds, each `n` long); the result holds `2 * n_outputs * n` values laid
+    /// out the same way. For f32 programs the values are converted with `as f32` on the way in
+    /// (the caller guarantees they are f32 values) and widened exactly on the way out.
+    ///
+    /// Any `n` works: the batch is split across the kernel's devices (contiguous ranges, one
+    /// host thread per device) and streamed through each in chunks sized from the free device
+    /// memory (at most 64 MiB of inputs + outputs per chunk, or [`GpuKernel::set_chunk_elements`]),
+    /// with pinned staging buffers and two streams so that copies overlap compute. An error on
+    /// any device or chunk is returned ([`GpuError::Batch`] names them); no partial result is.
+    pub fn eval(&self, inputs: &[f64], n: usize) -> Result<Vec<f64>, GpuError> {
+        let out_len = n
+            .checked_mul(2 * self.n_outputs)
+            .ok_or(GpuError::TooLarge { n })?;
+        let mut out = vec![0.0f64; out_len];
+        self.eval_into(inputs, n, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`GpuKernel::eval`] into the caller's `out` (`2 * n_outputs * n` values, same layout),
+    /// for callers that reuse their output memory batch after batch: a fresh output array costs
+    /// the operating system's page faults on first touch, and a [`HostBuffer`] is locked once
+    /// instead of per call. On an error `out` holds no meaningful values.
+    pub fn eval_into(&self, inputs: &[f64], n: usize, out: &mut [f64]) -> Result<(), GpuError> {
+        let expected = n
+            .checked_mul(2 * self.n_vars)
+            .ok_or(GpuError::TooLarge { n })?;
+        if inputs.len() != expected {
+            return Err(GpuError::InputLength {
+                expected,
+                got: inputs.len(),
+                n_vars: self.n_vars,
+                n,
+            });
+        }
+        let out_len = n
+            .checked_mul(2 * self.n_outputs)
+            .ok_or(GpuError::TooLarge { n })?;
+        if out.len() != out_len {
+            return Err(GpuError::OutputLength {
+                expected: out_len,
+                got: out.len(),
+                n_outputs: self.n_outputs,
+                n,
+            });
+        }
+        if out_len == 0 {
+            return Ok(());
+        }
+        let n_in = 2 * self.n_vars;
+        let n_out = 2 * self.n_outputs;
+        // Lock the caller's memory for direct copies when asked (f64 only: f32 converts).
+        let pins = self.pin_for_call(inputs, out);
+        let direct = pins.is_some();
+        let n_dev = self
+            .devices
+            .len()
+            .min(n.div_ceil(MIN_ELEMENTS_PER_DEVICE))
+            .max(1);
+        let bounds: Vec<usize> = (0..=n_dev).map(|d| n * d / n_dev).collect();
+        // Output array j, split at the device boundaries: per_dev[d][j] = elements of device d.
+        let mut per_dev: Vec<Vec<&mut [f64]>> =
+            (0..n_dev).map(|_| Vec::with_capacity(n_out)).collect();
+        for array in out.chunks_mut(n) {
+            let mut rest = array;
+            for d in 0..n_dev {
+                let (mine, tail) = rest.split_at_mut(bounds[d + 1] - bounds[d]);
+                per_dev[d].push(mine);
+                rest = tail;
+            }
+        }
+        let job = batch::Job {
+            precision: self.precision,
+            inputs,
+            n_total: n,
+            n_in,
+            forced_chunk: self.chunk_elements,
+            direct,
+        };
+        let result = if n_dev == 1 {
+            self.devices[0].run(&job, (0, n), &mut per_dev[0])
+        } else {
+            let results: Vec<Result<(), GpuError>> = std::thread::scope(|scope| {
+                let handles: Vec<_> = per_dev
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(d, outs)| {
+                        let dk = &self.devices[d];
+                        let range = (bounds[d], bounds[d + 1]);
+                        let job = &job;
+                        scope.spawn(move || dk.run(job, range, outs))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(GpuError::Devices("a device thread panicked".to_string()))
+                        })
+                    })
+                    .collect()
+            });
+            results.into_iter().collect()
+        };
+        // Every stream that touched the caller's memory has been synchronized (each device's
+        // run ends with its slots finished, or drops them, which synchronizes): unlock now.
+        drop(pins);
+        result
+    }
+
+    /// Whether [`GpuKernel::eval_into`] of these slices copies directly from and to them (an
+    /// f64 kernel, and [`HostTransfer::Pinned`], or [`HostTransfer::Auto`] with both slices in
+    /// [`HostBuffer`]s), leaving the host's cores free while the batch runs. Pinned calls may
+    /// still stage if the driver refuses to lock the memory.
+    pub fn copies_directly(&self, inputs: &[f64], out: &[f64]) -> bool {
+        self.precision == Precision::F64
+            && match self.host_transfer {
+                HostTransfer::Staged => false,
+                HostTransfer::Pinned => true,
+                HostTransfer::Auto => pin::in_host_buffer(inputs) && pin::in_host_buffer(out),
+            }
+    }
+
+    /// Whether this call copies directly from and to the caller's memory, with the locks it
+    /// took for that (none when the memory is in [`HostBuffer`]s); `None`: it stages.
+    fn pin_for_call(&self, inputs: &[f64], out: &[f64]) -> Option<Vec<pin::CallPin>> {
+        // An empty input (a program without variables) has nothing to lock or copy.
+        if inputs.is_empty() || !self.copies_directly(inputs, out) {
+            return None;
+        }
+        if self.host_transfer == HostTransfer::Auto {
+            // Both slices lie in HostBuffers, locked for as long as they are borrowed.
+            return Some(Vec::new());
+        }
+        let ctx = &self.devices[0].ctx;
+        let read_only = self.devices.iter().all(|d| {
+            d.ctx
+                .attribute(
+                    sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED,
+                )
+                .is_ok_and(|v| v != 0)
+        });
+        // SAFETY: `inputs` and `out` are borrowed for the whole call and the pins are dropped
+        // before it returns; the device only reads `inputs` (the uploads).
+        let pinned = unsafe {
+            match pin::CallPin::acquire(ctx, inputs, read_only) {
+                Ok(Some(a)) => match pin::CallPin::acquire(ctx, out, false) {
+                    Ok(Some(b)) => Ok(Some(vec![a, b])),
+                    other => other.map(|_| None),
+                },
+                other => other.map(|_| None),
+            }
+        };
+        // A refusal (memory the driver cannot lock) is not an error: the call stages.
+        pinned.ok().flatten()
+    }
+}

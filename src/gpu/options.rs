@@ -1,0 +1,98 @@
+//! How kernels run: the devices (`IVJIT_DEVICES`), chunk sizes and host transfers
+//! ([`KernelOptions`], [`HostTransfer`]).
+
+use super::*;
+
+/// Parses a device list such as `0,1` (the syntax of `IVJIT_DEVICES`): distinct ordinals,
+/// at least one, in the order given.
+pub fn parse_devices(text: &str) -> Result<Vec<usize>, GpuError> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let d: usize = part.parse().map_err(|_| {
+            GpuError::Devices(format!("IVJIT_DEVICES: `{part}` is not a device number"))
+        })?;
+        if out.contains(&d) {
+            return Err(GpuError::Devices(format!(
+                "IVJIT_DEVICES: device {d} is listed twice"
+            )));
+        }
+        out.push(d);
+    }
+    if out.is_empty() {
+        return Err(GpuError::Devices(
+            "IVJIT_DEVICES names no device".to_string(),
+        ));
+    }
+    Ok(out)
+}
+
+/// The devices a kernel uses by default: those of `IVJIT_DEVICES` (e.g. `0,1`) when it is set
+/// and not empty, else every visible device.
+pub fn default_devices() -> Result<Vec<usize>, GpuError> {
+    match std::env::var("IVJIT_DEVICES") {
+        Ok(v) if !v.trim().is_empty() => parse_devices(&v),
+        _ => Ok((0..detect()?.device_count).collect()),
+    }
+}
+
+/// Options of [`GpuKernel::with_options`]. The default is what [`GpuKernel::new`] uses.
+#[derive(Clone, Debug)]
+pub struct KernelOptions {
+    /// Device ordinals to split batches across; `None`: [`default_devices`].
+    pub devices: Option<Vec<usize>>,
+    /// Where linked kernels are cached on disk.
+    pub cache_dir: CacheDir,
+    /// Whether to use (and fill) the in-process kernel cache.
+    pub memory_cache: bool,
+    /// Elements per chunk; `None`: `IVJIT_CHUNK_ELEMENTS` if set, else sized from the free
+    /// device memory (capped, see [`GpuKernel::eval`]).
+    pub chunk_elements: Option<usize>,
+    /// How batches cross between host and device; `None`: `IVJIT_HOST_TRANSFER`
+    /// (`staged`, `pinned` or `auto`) if set, else [`HostTransfer::Auto`].
+    pub host_transfer: Option<HostTransfer>,
+}
+
+/// How a batch's inputs reach the device and its outputs come back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostTransfer {
+    /// Through the engine's own pinned staging buffers: the host copies each chunk of the
+    /// caller's inputs into them and the outputs out of them, on rayon's pool. Works for every
+    /// precision (f32 kernels convert on the way) and costs nothing up front.
+    Staged,
+    /// Straight from and to the caller's slices, which are page-locked (`cuMemHostRegister`)
+    /// for the call and unlocked after it: no host copies, but locking costs more than it
+    /// saves (H200 host, 2^28 boxes, 17 GB: 1.2 s against 0.33 s staged, `docs/bench.md`)
+    /// unless the memory is locked already (a [`HostBuffer`], or memory the caller registered
+    /// with the driver), which costs nothing. f64 kernels only (f32 kernels need the
+    /// conversion and always stage); if the driver refuses to lock the memory the call stages.
+    Pinned,
+    /// Direct copies when the f64 inputs and outputs both lie in [`HostBuffer`]s (0.245 s for
+    /// the batch above, 95% of the PCIe copy ceiling), staged otherwise.
+    Auto,
+}
+
+impl HostTransfer {
+    /// Parses `staged`, `pinned` or `auto` (the values of `IVJIT_HOST_TRANSFER`).
+    pub fn parse(text: &str) -> Result<HostTransfer, GpuError> {
+        match text.trim() {
+            "staged" => Ok(HostTransfer::Staged),
+            "pinned" => Ok(HostTransfer::Pinned),
+            "auto" => Ok(HostTransfer::Auto),
+            other => Err(GpuError::HostTransfer(format!(
+                "unknown mode {other:?} (IVJIT_HOST_TRANSFER): use staged, pinned or auto"
+            ))),
+        }
+    }
+}
+
+impl Default for KernelOptions {
+    fn default() -> Self {
+        KernelOptions {
+            devices: None,
+            cache_dir: CacheDir::Default,
+            memory_cache: true,
+            chunk_elements: None,
+            host_transfer: None,
+        }
+    }
+}
