@@ -31,6 +31,7 @@ pub mod ptx;
 pub mod rewrite;
 pub mod round;
 pub mod scalar;
+pub mod shape;
 pub mod syntax;
 
 pub use interval::{Interval, IntervalError};
@@ -65,16 +66,10 @@ pub enum Error {
         /// What is wrong with its bounds.
         error: IntervalError,
     },
-    /// A box has the wrong number of intervals.
-    #[error("a box needs {expected} intervals (one per variable: {vars}), found {found}")]
-    BoxSize {
-        /// The number of variables of the expression.
-        expected: usize,
-        /// The number of intervals in the box.
-        found: usize,
-        /// The variable names, comma-separated, in box order.
-        vars: String,
-    },
+    /// A batch of the wrong shape: a box with the wrong number of intervals, or buffers of the
+    /// wrong length.
+    #[error("{0}")]
+    Shape(#[from] shape::ShapeError),
     /// The GPU backend was asked for and there is no usable GPU.
     #[error("no GPU available: {0}")]
     NoGpu(#[from] gpu::NoGpu),
@@ -411,11 +406,12 @@ impl Evaluator {
         let mut soa = vec![0.0; 2 * nv * n];
         for (i, b) in boxes.iter().enumerate() {
             if b.len() != nv {
-                return Err(Error::BoxSize {
+                return Err(shape::ShapeError::Box {
                     expected: nv,
                     found: b.len(),
                     vars: self.program.var_names.join(", "),
-                });
+                }
+                .into());
             }
             for (k, iv) in b.iter().enumerate() {
                 soa[2 * k * n + i] = iv.lo;
@@ -556,17 +552,13 @@ impl Evaluator {
     /// [`gpu::HostBuffer`]s go to and from the GPU without host copies. On an error `out`
     /// holds no meaningful values.
     pub fn eval_soa_into(&self, inputs: &[f64], n: usize, out: &mut [f64]) -> Result<(), Error> {
-        let nv = self.program.n_vars();
-        assert_eq!(
+        shape::check_soa(
+            self.program.n_vars(),
+            self.program.outputs.len(),
+            n,
             inputs.len(),
-            2 * nv * n,
-            "inputs must hold 2 * n_vars * n values"
-        );
-        assert_eq!(
             out.len(),
-            2 * self.program.outputs.len() * n,
-            "out must hold 2 * n_outputs * n values"
-        );
+        )?;
         match &self.gpu {
             // f64 kernels take the inputs unchanged: check them while the batch runs (on a
             // direct batch the host's cores are idle; a staged one shares them) and discard
@@ -748,5 +740,38 @@ mod tests {
                 assert!(matches!(gpu, Err(Error::NoGpu(_))));
             }
         }
+    }
+
+    /// Every way a batch can have the wrong shape is one error value, never a panic.
+    #[test]
+    fn batch_shape_errors_are_values() {
+        let expr = Expression::parse("x + y").unwrap();
+        let eval = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();
+        let one = Interval::new(1.0, 2.0).unwrap();
+        assert!(matches!(
+            eval.eval_many(&[vec![one]]),
+            Err(Error::Shape(shape::ShapeError::Box {
+                expected: 2,
+                found: 1,
+                ..
+            }))
+        ));
+        assert!(matches!(
+            eval.eval_soa(&[1.0; 7], 2),
+            Err(Error::Shape(shape::ShapeError::Inputs {
+                expected: 8,
+                got: 7,
+                ..
+            }))
+        ));
+        let mut out = [0.0; 3];
+        assert!(matches!(
+            eval.eval_soa_into(&[1.0; 8], 2, &mut out),
+            Err(Error::Shape(shape::ShapeError::Outputs {
+                expected: 4,
+                got: 3,
+                ..
+            }))
+        ));
     }
 }

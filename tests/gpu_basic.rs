@@ -422,7 +422,13 @@ fn layout_sizes_and_grid_stride() {
             }
         }
         let err = kernel.eval(&[1.0, 2.0], 1).unwrap_err();
-        assert!(matches!(err, GpuError::InputLength { .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                GpuError::Shape(ivjit::shape::ShapeError::Inputs { .. })
+            ),
+            "{err}"
+        );
     }
 }
 

@@ -38,7 +38,7 @@ fn failure(e: Error, source: &str) -> Failure {
             message: d.render(source),
             status: 2,
         },
-        Error::Input { .. } | Error::BoxSize { .. } => Failure::input(e.to_string()),
+        Error::Input { .. } | Error::Shape(_) => Failure::input(e.to_string()),
         Error::NoGpu(_) | Error::Gpu(_) => Failure::runtime(e.to_string()),
     }
 }

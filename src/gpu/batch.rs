@@ -56,7 +56,7 @@ pub(crate) struct Job<'a> {
 /// Whether `IVJIT_BATCH_TRACE` asks for the per-device timing line.
 fn tracing() -> bool {
     static TRACE: OnceLock<bool> = OnceLock::new();
-    *TRACE.get_or_init(|| std::env::var_os("IVJIT_BATCH_TRACE").is_some_and(|v| !v.is_empty()))
+    *TRACE.get_or_init(super::options::env::batch_trace)
 }
 
 /// Host time of one device's share, by what the host was doing.

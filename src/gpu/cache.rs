@@ -15,26 +15,22 @@
 //!
 //! Every kernel is linked into a cubin by the driver's linker (with the point-function runtime
 //! when it calls any) and the cubin is kept in the cache folder of [`super::runtime::cache_dir`]
-//! as `kernel-<key>.cubin`. The key is a 128-bit hash of the entry format, the kernel's PTX, the
-//! runtime's PTX (empty without point calls), the driver version and the architecture
-//! (`sm_XY`). The entry starts with a text line that repeats the key and gives the length and a
-//! checksum of the cubin that follows; an entry whose line does not match (corrupt, truncated, a
-//! file-name collision) is ignored and rebuilt. Entries are written to a temporary file in the
-//! same folder and renamed into place; a cache that cannot be written is not an error.
+//! as `kernel-<key>.cubin`, in the entry format of every disk-cache entry (`gpu::disk`: a checked
+//! header line, atomic writes). The key hashes the kernel's PTX, the runtime's PTX (empty
+//! without point calls), the driver version and the architecture (`sm_XY`).
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::scalar::{Precision, Program};
 
-use super::runtime::fnv1a128;
+use super::disk;
 use super::DeviceKernel;
 
 /// Format tag of cubin entries; bump it when the entry layout changes.
-const CUBIN_FORMAT: &str = "ivjit-kernel-cubin v1";
+const CUBIN_FORMAT: &str = "ivjit-kernel-cubin v2";
 
 /// Where the disk cache of linked kernels lives.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -171,15 +167,14 @@ pub fn in_process_len() -> usize {
 /// The disk-cache key of a linked kernel.
 pub fn cubin_key(kernel_ptx: &str, runtime_ptx: &str, driver_version: i32, arch: &str) -> String {
     let driver = driver_version.to_string();
-    format!(
-        "{:032x}",
-        fnv1a128(&[
-            CUBIN_FORMAT.as_bytes(),
+    disk::key(
+        CUBIN_FORMAT,
+        &[
             kernel_ptx.as_bytes(),
             runtime_ptx.as_bytes(),
             driver.as_bytes(),
             arch.as_bytes(),
-        ])
+        ],
     )
 }
 
@@ -188,51 +183,16 @@ pub fn cubin_path(dir: &Path, key: &str) -> PathBuf {
     dir.join(format!("kernel-{key}.cubin"))
 }
 
-fn header(key: &str, body: &[u8]) -> String {
-    format!(
-        "{CUBIN_FORMAT} key={key} bytes={} sum={:032x}\n",
-        body.len(),
-        fnv1a128(&[body])
-    )
-}
+pub(crate) use disk::Lookup;
 
-/// Result of looking an entry up.
-pub(crate) enum Lookup {
-    /// A valid entry's cubin.
-    Valid(Vec<u8>),
-    /// No entry.
-    Missing,
-    /// An entry that fails its check.
-    Invalid,
-}
-
-/// Reads the entry for `key`, checking its header line.
+/// Reads the entry for `key`, checking its header line ([`disk::read`]).
 pub(crate) fn read_cubin(dir: &Path, key: &str) -> Lookup {
-    let Ok(bytes) = std::fs::read(cubin_path(dir, key)) else {
-        return Lookup::Missing;
-    };
-    let Some(nl) = bytes.iter().position(|&b| b == b'\n') else {
-        return Lookup::Invalid;
-    };
-    let (first, body) = bytes.split_at(nl + 1);
-    if body.is_empty() || first != header(key, body).as_bytes() {
-        return Lookup::Invalid;
-    }
-    Lookup::Valid(body.to_vec())
+    disk::read(&cubin_path(dir, key), CUBIN_FORMAT, key)
 }
 
-/// Writes the entry for `key` atomically (temporary file in `dir`, then rename).
+/// Writes the entry for `key` atomically ([`disk::write`]).
 pub(crate) fn write_cubin(dir: &Path, key: &str, cubin: &[u8]) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".kernel-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    tmp.write_all(header(key, cubin).as_bytes())?;
-    tmp.write_all(cubin)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(cubin_path(dir, key)).map_err(|e| e.error)?;
-    Ok(())
+    disk::write(dir, &cubin_path(dir, key), CUBIN_FORMAT, key, cubin)
 }
 
 #[cfg(test)]

@@ -105,7 +105,7 @@ pub fn require_gpu_or_skip(test: &str) -> Option<GpuInfo> {
     match detect() {
         Ok(info) => Some(info),
         Err(reason) => {
-            if std::env::var("IVJIT_REQUIRE_GPU").as_deref() == Ok("1") {
+            if super::options::env::require_gpu() {
                 panic!("{test}: IVJIT_REQUIRE_GPU=1 but there is no usable GPU: {reason}");
             }
             eprintln!("{test}: skipped: no GPU ({reason})");

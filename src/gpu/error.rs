@@ -57,18 +57,9 @@ pub enum GpuError {
         #[source]
         source: DriverError,
     },
-    #[error("expected {expected} input values (2 x {n_vars} variables x {n} elements), got {got}")]
-    /// The input array does not hold `2 * n_vars * n` values.
-    InputLength {
-        /// `2 * n_vars * n`.
-        expected: usize,
-        /// The length given.
-        got: usize,
-        /// The program's number of variables.
-        n_vars: usize,
-        /// The number of elements asked for.
-        n: usize,
-    },
+    /// The batch's buffers have the wrong length.
+    #[error("{0}")]
+    Shape(#[from] crate::shape::ShapeError),
     #[error("device {device}, chunk {chunk}: {step}: {}", describe(source))]
     /// A driver call failed in the middle of a batch; the whole batch is discarded.
     Batch {
@@ -88,20 +79,6 @@ pub enum GpuError {
     #[error("host transfer: {0}")]
     /// The host transfer mode (`IVJIT_HOST_TRANSFER`) is invalid.
     HostTransfer(String),
-    #[error(
-        "expected {expected} output values (2 x {n_outputs} outputs x {n} elements), got {got}"
-    )]
-    /// The output array does not hold `2 * n_outputs * n` values.
-    OutputLength {
-        /// `2 * n_outputs * n`.
-        expected: usize,
-        /// The length given.
-        got: usize,
-        /// The program's number of outputs.
-        n_outputs: usize,
-        /// The number of elements asked for.
-        n: usize,
-    },
     #[error("{n} elements is too many for one launch")]
     /// `n` does not fit one kernel launch (sizes or grid overflow).
     TooLarge {

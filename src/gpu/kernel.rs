@@ -310,18 +310,10 @@ impl GpuKernel {
                 build()?
             });
         }
-        let chunk_elements = options.chunk_elements.or_else(|| {
-            std::env::var("IVJIT_CHUNK_ELEMENTS")
-                .ok()
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .filter(|&c| c > 0)
-        });
+        let chunk_elements = options.chunk_elements.or_else(options::env::chunk_elements);
         let host_transfer = match options.host_transfer {
             Some(t) => t,
-            None => match std::env::var("IVJIT_HOST_TRANSFER") {
-                Ok(v) if !v.trim().is_empty() => HostTransfer::parse(&v)?,
-                _ => HostTransfer::Auto,
-            },
+            None => options::env::host_transfer()?.unwrap_or(HostTransfer::Auto),
         };
         Ok(GpuKernel {
             precision: program.precision,
@@ -422,28 +414,8 @@ impl GpuKernel {
     /// the operating system's page faults on first touch, and a [`HostBuffer`] is locked once
     /// instead of per call. On an error `out` holds no meaningful values.
     pub fn eval_into(&self, inputs: &[f64], n: usize, out: &mut [f64]) -> Result<(), GpuError> {
-        let expected = n
-            .checked_mul(2 * self.n_vars)
-            .ok_or(GpuError::TooLarge { n })?;
-        if inputs.len() != expected {
-            return Err(GpuError::InputLength {
-                expected,
-                got: inputs.len(),
-                n_vars: self.n_vars,
-                n,
-            });
-        }
-        let out_len = n
-            .checked_mul(2 * self.n_outputs)
-            .ok_or(GpuError::TooLarge { n })?;
-        if out.len() != out_len {
-            return Err(GpuError::OutputLength {
-                expected: out_len,
-                got: out.len(),
-                n_outputs: self.n_outputs,
-                n,
-            });
-        }
+        crate::shape::check_soa(self.n_vars, self.n_outputs, n, inputs.len(), out.len())?;
+        let out_len = out.len();
         if out_len == 0 {
             return Ok(());
         }

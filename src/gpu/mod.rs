@@ -29,6 +29,7 @@ use crate::scalar::{Precision, Program};
 mod batch;
 pub mod cache;
 mod device;
+mod disk;
 mod error;
 mod kernel;
 mod link;

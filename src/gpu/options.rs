@@ -29,9 +29,9 @@ pub fn parse_devices(text: &str) -> Result<Vec<usize>, GpuError> {
 /// The devices a kernel uses by default: those of `IVJIT_DEVICES` (e.g. `0,1`) when it is set
 /// and not empty, else every visible device.
 pub fn default_devices() -> Result<Vec<usize>, GpuError> {
-    match std::env::var("IVJIT_DEVICES") {
-        Ok(v) if !v.trim().is_empty() => parse_devices(&v),
-        _ => Ok((0..detect()?.device_count).collect()),
+    match env::devices() {
+        Some(v) => parse_devices(&v),
+        None => Ok((0..detect()?.device_count).collect()),
     }
 }
 
@@ -94,5 +94,51 @@ impl Default for KernelOptions {
             chunk_elements: None,
             host_transfer: None,
         }
+    }
+}
+
+/// The environment: every `IVJIT_*` variable the GPU engine reads is read here and nowhere else
+/// (the CLI reads its own, `IVJIT_PROGRESS_AFTER_MS`). An empty value counts as unset.
+pub(crate) mod env {
+    use super::{GpuError, HostTransfer};
+    use std::ffi::OsString;
+
+    fn text(name: &str) -> Option<String> {
+        std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+    }
+
+    /// `IVJIT_DEVICES`: the devices to split batches across (`0,1`), unparsed.
+    pub(crate) fn devices() -> Option<String> {
+        text("IVJIT_DEVICES")
+    }
+
+    /// `IVJIT_CHUNK_ELEMENTS`: elements per streamed chunk (a positive integer; anything else
+    /// is ignored).
+    pub(crate) fn chunk_elements() -> Option<usize> {
+        text("IVJIT_CHUNK_ELEMENTS")
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&c| c > 0)
+    }
+
+    /// `IVJIT_HOST_TRANSFER`: `staged`, `pinned` or `auto`; an unknown value is an error.
+    pub(crate) fn host_transfer() -> Result<Option<HostTransfer>, GpuError> {
+        text("IVJIT_HOST_TRANSFER")
+            .map(|v| HostTransfer::parse(&v))
+            .transpose()
+    }
+
+    /// `IVJIT_BATCH_TRACE`: any value asks for one timing line per device and batch.
+    pub(crate) fn batch_trace() -> bool {
+        std::env::var_os("IVJIT_BATCH_TRACE").is_some_and(|v| !v.is_empty())
+    }
+
+    /// `IVJIT_REQUIRE_GPU=1`: GPU tests fail instead of skipping when there is no GPU.
+    pub(crate) fn require_gpu() -> bool {
+        std::env::var("IVJIT_REQUIRE_GPU").as_deref() == Ok("1")
+    }
+
+    /// `IVJIT_CACHE_DIR`: the disk cache's folder.
+    pub(crate) fn cache_dir() -> Option<OsString> {
+        std::env::var_os("IVJIT_CACHE_DIR").filter(|v| !v.is_empty())
     }
 }

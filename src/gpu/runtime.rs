@@ -1,23 +1,17 @@
 //! The GPU runtime of point functions: CUDA C generated from the point-function table
 //! ([`crate::point::cuda_runtime_source`]) for exactly the functions a kernel calls, compiled by
-//! NVRTC to PTX at first use and cached on disk. The PTX is relocatable (`-rdc=true`): [`crate::gpu`] links it with the
-//! kernel, which declares the functions `.extern`.
+//! NVRTC to PTX at first use and cached on disk. The PTX is relocatable (`-rdc=true`):
+//! [`crate::gpu`] links it with the kernel, which declares the functions `.extern`.
 //!
 //! # Cache
 //!
-//! Folder: `$IVJIT_CACHE_DIR` if set and not empty, else `$XDG_CACHE_HOME/ivjit` (when that is an
-//! absolute path), else `$HOME/.cache/ivjit`; see [`cache_dir`]. One file per key,
-//! `runtime-<key>.ptx`, where the key is a 128-bit FNV-1a hash of the source text, the NVRTC
-//! version and every compile option (the source names the functions; the options the architecture). The
-//! file starts with a line that repeats the key and gives the length and a checksum of the PTX
-//! that follows; an entry whose line does not match (corrupt, truncated, another version, a
-//! hash collision of file names) or that cannot be read is ignored and rebuilt. Files are written
-//! to a temporary file in the same folder and renamed into place, so readers never see a partial
-//! entry; a cache that cannot be written is not an error (the PTX is just not kept).
+//! One entry per key in the disk cache's folder ([`cache_dir`]; the entry format is the one of
+//! every disk-cache entry, `gpu::disk`): `runtime-<key>.ptx`, where the key hashes the source
+//! text (which names the functions and the precision), the NVRTC version and every compile option
+//! (the architecture). An entry that fails its check, or lacks a function asked for, is rebuilt.
 
 use std::ffi::{c_char, CString};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cudarc::nvrtc::{result, sys};
 
@@ -33,7 +27,7 @@ pub fn source(p: Precision, fns: &[PointFn]) -> String {
 pub const SOURCE_NAME: &str = "ivjit_math.cu";
 
 /// Format tag of cache entries; bump it when the entry layout changes.
-const CACHE_FORMAT: &str = "ivjit-runtime-ptx v1";
+const CACHE_FORMAT: &str = "ivjit-runtime-ptx v2";
 
 /// Why the runtime's PTX could not be produced.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -191,90 +185,30 @@ pub fn compile(arch: &str, p: Precision, fns: &[PointFn]) -> Result<String, Runt
     })
 }
 
-/// The cache folder (see the module documentation), or `None` when no location is known.
-pub fn cache_dir() -> Option<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    if let Some(dir) = var("IVJIT_CACHE_DIR") {
-        return Some(PathBuf::from(dir));
-    }
-    if let Some(xdg) = var("XDG_CACHE_HOME").map(PathBuf::from) {
-        if xdg.is_absolute() {
-            return Some(xdg.join("ivjit"));
-        }
-    }
-    var("HOME").map(|home| PathBuf::from(home).join(".cache").join("ivjit"))
-}
-
-/// 128-bit FNV-1a with a final mix (so that keys differing only in their last bytes, such as
-/// the last `-D` option, do not share most digits): stable across Rust versions and platforms,
-/// unlike `DefaultHasher`. Not cryptographic; entries are verified against their header anyway.
-pub(crate) fn fnv1a128(parts: &[&[u8]]) -> u128 {
-    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
-    const PRIME: u128 = 0x0000000001000000000000000000013b;
-    let mut h = OFFSET;
-    for part in parts {
-        // A separator byte after each part, so that ("ab", "c") and ("a", "bc") differ.
-        for &b in part.iter().chain(std::iter::once(&0xffu8)) {
-            h ^= u128::from(b);
-            h = h.wrapping_mul(PRIME);
-        }
-    }
-    for _ in 0..2 {
-        h ^= h >> 67;
-        h = h.wrapping_mul(PRIME);
-        h ^= h >> 43;
-    }
-    h
-}
+use super::disk;
+pub use super::disk::cache_dir;
 
 /// The cache key of a compilation: hash of the format tag, the source (which names the
 /// functions and the precision), the NVRTC version and the options.
 pub fn cache_key(source: &str, nvrtc_version: (i32, i32), options: &[String]) -> String {
     let version = format!("{}.{}", nvrtc_version.0, nvrtc_version.1);
-    let mut parts: Vec<&[u8]> = vec![
-        CACHE_FORMAT.as_bytes(),
-        source.as_bytes(),
-        version.as_bytes(),
-    ];
+    let mut parts: Vec<&[u8]> = vec![source.as_bytes(), version.as_bytes()];
     parts.extend(options.iter().map(|o| o.as_bytes()));
-    format!("{:032x}", fnv1a128(&parts))
-}
-
-fn header(key: &str, body: &str) -> String {
-    format!(
-        "// {CACHE_FORMAT} key={key} bytes={} sum={:032x}\n",
-        body.len(),
-        fnv1a128(&[body.as_bytes()])
-    )
+    disk::key(CACHE_FORMAT, &parts)
 }
 
 /// The PTX of a cache entry if it is intact and declares every function wanted.
 fn read_entry(path: &Path, key: &str, p: Precision, fns: &[PointFn]) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let (first, body) = text.split_at(text.find('\n')? + 1);
-    if first != header(key, body) {
+    let disk::Lookup::Valid(bytes) = disk::read(path, CACHE_FORMAT, key) else {
         return None;
-    }
+    };
+    let body = String::from_utf8(bytes).ok()?;
     let complete = fns.iter().all(|&f| {
         let symbol = ptx::runtime_symbol(f, p);
         body.lines()
             .any(|l| l.starts_with(".visible .func") && l.contains(&format!(" {symbol}(")))
     });
-    complete.then(|| body.to_string())
-}
-
-/// Writes a cache entry atomically (temporary file in `dir`, then rename).
-fn write_entry(dir: &Path, path: &Path, key: &str, body: &str) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".runtime-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    tmp.write_all(header(key, body).as_bytes())?;
-    tmp.write_all(body.as_bytes())?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    complete.then_some(body)
 }
 
 /// The runtime's PTX for `fns` in precision `p` and architecture `arch`, from the cache in
@@ -296,7 +230,7 @@ pub fn runtime_ptx_in(
         return Ok((ptx, CacheOutcome::Hit));
     }
     let ptx = compile(arch, p, fns)?;
-    let stored = write_entry(dir, &path, &key, &ptx).is_ok();
+    let stored = disk::write(dir, &path, CACHE_FORMAT, &key, ptx.as_bytes()).is_ok();
     Ok((ptx, CacheOutcome::Compiled { stored }))
 }
 

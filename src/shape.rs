@@ -1,0 +1,112 @@
+//! The one batch-shape error: a box with the wrong number of intervals, or structure-of-arrays
+//! buffers of the wrong length. Every entry point that takes a batch (the [`crate::Evaluator`],
+//! [`crate::gpu::GpuKernel`]) checks with [`check_soa`] and reports this value, never a panic.
+
+/// Why a batch does not have the shape the compiled expression needs.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    /// A box has the wrong number of intervals.
+    #[error("a box needs {expected} intervals (one per variable: {vars}), found {found}")]
+    Box {
+        /// The number of variables of the expression.
+        expected: usize,
+        /// The number of intervals in the box.
+        found: usize,
+        /// The variable names, comma-separated, in box order.
+        vars: String,
+    },
+    /// The input array does not hold `2 * n_vars * n` values.
+    #[error("expected {expected} input values (2 x {n_vars} variables x {n} boxes), got {got}")]
+    Inputs {
+        /// `2 * n_vars * n`.
+        expected: usize,
+        /// The length given.
+        got: usize,
+        /// The expression's number of variables.
+        n_vars: usize,
+        /// The number of boxes asked for.
+        n: usize,
+    },
+    /// The output array does not hold `2 * n_outputs * n` values.
+    #[error("expected room for {expected} output values (2 x {n_outputs} outputs x {n} boxes), got {got}")]
+    Outputs {
+        /// `2 * n_outputs * n`.
+        expected: usize,
+        /// The length given.
+        got: usize,
+        /// The expression's number of outputs.
+        n_outputs: usize,
+        /// The number of boxes asked for.
+        n: usize,
+    },
+    /// `2 * n_vars * n` or `2 * n_outputs * n` does not fit in memory sizes.
+    #[error("{n} boxes is too many for one batch")]
+    TooLarge {
+        /// The number of boxes asked for.
+        n: usize,
+    },
+}
+
+/// Checks structure-of-arrays buffers for `n` boxes of an expression with `n_vars` variables and
+/// `n_outputs` outputs: `inputs` values in, room for `outputs` values out.
+pub fn check_soa(
+    n_vars: usize,
+    n_outputs: usize,
+    n: usize,
+    inputs: usize,
+    outputs: usize,
+) -> Result<(), ShapeError> {
+    let expected = n
+        .checked_mul(2 * n_vars)
+        .ok_or(ShapeError::TooLarge { n })?;
+    if inputs != expected {
+        return Err(ShapeError::Inputs {
+            expected,
+            got: inputs,
+            n_vars,
+            n,
+        });
+    }
+    let expected = n
+        .checked_mul(2 * n_outputs)
+        .ok_or(ShapeError::TooLarge { n })?;
+    if outputs != expected {
+        return Err(ShapeError::Outputs {
+            expected,
+            got: outputs,
+            n_outputs,
+            n,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths_are_checked_in_order() {
+        assert_eq!(check_soa(2, 1, 3, 12, 6), Ok(()));
+        assert!(matches!(
+            check_soa(2, 1, 3, 11, 6),
+            Err(ShapeError::Inputs {
+                expected: 12,
+                got: 11,
+                ..
+            })
+        ));
+        assert!(matches!(
+            check_soa(2, 1, 3, 12, 7),
+            Err(ShapeError::Outputs {
+                expected: 6,
+                got: 7,
+                ..
+            })
+        ));
+        assert!(matches!(
+            check_soa(2, 1, usize::MAX, 0, 0),
+            Err(ShapeError::TooLarge { .. })
+        ));
+    }
+}
