@@ -14,18 +14,11 @@ use std::time::Instant;
 // ---------------------------------------------------------------- oracle helpers
 
 fn next_up(x: f64) -> f64 {
-    if x.is_nan() || x == f64::INFINITY {
-        return x;
-    }
-    if x == 0.0 {
-        return f64::from_bits(1);
-    }
-    let b = x.to_bits();
-    f64::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
+    x.next_up()
 }
 
 fn next_down(x: f64) -> f64 {
-    -next_up(-x)
+    x.next_down()
 }
 
 fn pow_int(base: u32, exp: u32) -> BigInt {

@@ -110,11 +110,11 @@ fn max_b(a: BigFloat, b: BigFloat) -> BigFloat {
 }
 
 fn next_up(x: f64) -> f64 {
-    super::oracle::next_up_f64(x)
+    x.next_up()
 }
 
 fn next_down(x: f64) -> f64 {
-    -next_up(-x)
+    x.next_down()
 }
 
 /// The largest f64 <= b (directed rounding down, exact).

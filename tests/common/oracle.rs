@@ -75,33 +75,11 @@ impl Fmt {
 }
 
 pub fn next_up_f64(x: f64) -> f64 {
-    if x.is_nan() || x == f64::INFINITY {
-        return x;
-    }
-    if x == 0.0 {
-        return f64::from_bits(1);
-    }
-    let b = x.to_bits();
-    if x > 0.0 {
-        f64::from_bits(b + 1)
-    } else {
-        f64::from_bits(b - 1)
-    }
+    x.next_up()
 }
 
 pub fn next_up_f32(x: f32) -> f32 {
-    if x.is_nan() || x == f32::INFINITY {
-        return x;
-    }
-    if x == 0.0 {
-        return f32::from_bits(1);
-    }
-    let b = x.to_bits();
-    if x > 0.0 {
-        f32::from_bits(b + 1)
-    } else {
-        f32::from_bits(b - 1)
-    }
+    x.next_up()
 }
 
 pub fn pow2(k: i64) -> Q {
