@@ -8,6 +8,9 @@
 //! NaN results are compared as "both NaN": the IR makes no promise about NaN payloads or signs
 //! (PTX returns a canonical NaN).
 
+#[path = "common/rng.rs"]
+mod rng;
+
 use ivjit::gpu::{self, GpuError, GpuKernel};
 use ivjit::scalar::{interp, Bound, Cmp, Inst, Precision, Program, Round, Value};
 
@@ -40,11 +43,7 @@ struct Rng(u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        rng::splitmix64(&mut self.0)
     }
 }
 

@@ -5,6 +5,9 @@
 //! correctly rounded on both). Without a GPU each GPU test prints "skipped: no GPU (reason)" and
 //! passes, unless `IVJIT_REQUIRE_GPU=1`, where it fails. Timings are printed, never asserted.
 
+#[path = "common/rng.rs"]
+mod rng;
+
 use std::time::Instant;
 
 use ivjit::gpu::{
@@ -33,11 +36,7 @@ struct Rng(u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e3779b97f4a7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
-        z ^ (z >> 31)
+        rng::splitmix64(&mut self.0)
     }
     fn unit(&mut self) -> f64 {
         (self.next() >> 11) as f64 / (1u64 << 53) as f64

@@ -16,6 +16,9 @@
 //!
 //! Without a GPU it prints "skipped: no GPU (reason)" and passes, unless `IVJIT_REQUIRE_GPU=1`.
 
+#[path = "common/rng.rs"]
+mod rng;
+
 use ivjit::gpu::{self, GpuKernel};
 use ivjit::point::Rule;
 use ivjit::ptx;
@@ -30,11 +33,7 @@ struct Rng(u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e3779b97f4a7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
-        z ^ (z >> 31)
+        rng::splitmix64(&mut self.0)
     }
     /// Uniform in [0, 1).
     fn unit(&mut self) -> f64 {

@@ -4,6 +4,9 @@
 //! signed-zero, subnormal and extreme bounds among them. Skips without a GPU unless
 //! IVJIT_REQUIRE_GPU=1. `IVJIT_GPU_BOXES` overrides the box count.
 
+#[path = "common/rng.rs"]
+mod rng;
+
 use ivjit::{BackendChoice, Evaluator, Expression, Precision};
 
 /// One expression per operation whose results are exact or correctly rounded (so both backends
@@ -42,10 +45,7 @@ const OPS: &[(&str, &str)] = &[
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545F4914F6CDD1D)
+        rng::splitmix64(&mut self.0)
     }
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n

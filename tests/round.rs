@@ -15,6 +15,9 @@
 //! unoptimized debug builds are several times slower: use `--release` or set
 //! ROUND_TEST_SCALE (a float, default 1) to scale the number of random cases.
 
+#[path = "common/rng.rs"]
+mod rng;
+
 use ivjit::round::*;
 use ivjit::scalar::Round;
 
@@ -656,11 +659,10 @@ impl Rng {
         Rng(std::cell::Cell::new(seed))
     }
     fn next(&self) -> u64 {
-        self.0.set(self.0.get().wrapping_add(0x9e37_79b9_7f4a_7c15));
-        let mut z = self.0.get();
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        let mut state = self.0.get();
+        let bits = rng::splitmix64(&mut state);
+        self.0.set(state);
+        bits
     }
     fn below(&self, n: u64) -> u64 {
         self.next() % n

@@ -2,6 +2,9 @@
 //! threads, evaluates many random batches, and every result equals the serial one bit for bit
 //! (on the CPU backend, and on the GPU when there is one).
 
+#[path = "common/rng.rs"]
+mod rng;
+
 use ivjit::{BackendChoice, Evaluator, Expression, Precision};
 use std::sync::Arc;
 
@@ -22,10 +25,7 @@ struct Rng(u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        rng::splitmix64(&mut self.0)
     }
     /// A number in [-4, 4), sometimes 0 or an infinity.
     fn bound(&mut self) -> f64 {

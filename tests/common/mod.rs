@@ -5,3 +5,4 @@
 pub mod elem_oracle;
 pub mod itl;
 pub mod oracle;
+pub mod rng;
