@@ -423,7 +423,7 @@ impl Evaluator {
         Ok((0..n)
             .map(|i| {
                 (0..no)
-                    .map(|k| cpu::eval::to_interval(out[2 * k * n + i], out[(2 * k + 1) * n + i]))
+                    .map(|k| Interval::from_bounds(out[2 * k * n + i], out[(2 * k + 1) * n + i]))
                     .collect()
             })
             .collect())

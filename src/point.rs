@@ -178,6 +178,24 @@ pub struct Cuda {
     pub table: u32,
 }
 
+impl Cuda {
+    /// The CUDA function for precision `p` (`exp` or `expf`).
+    pub fn function(&self, p: Precision) -> &'static str {
+        match p {
+            Precision::F64 => self.f64,
+            Precision::F32 => self.f32,
+        }
+    }
+
+    /// Its documented maximum error in precision `p`, in ulps.
+    pub fn ulps(&self, p: Precision) -> u32 {
+        match p {
+            Precision::F64 => self.ulps_f64,
+            Precision::F32 => self.ulps_f32,
+        }
+    }
+}
+
 const fn cuda(f64: &'static str, f32: &'static str, ulps: (u32, u32), table: u32) -> Cuda {
     Cuda {
         f64,
@@ -516,16 +534,6 @@ impl UnaryFn {
     }
 }
 
-impl UnaryRow {
-    /// The CUDA function for precision `p`.
-    pub fn cuda_name(&self, p: Precision) -> &'static str {
-        match p {
-            Precision::F64 => self.cuda.f64,
-            Precision::F32 => self.cuda.f32,
-        }
-    }
-}
-
 /// A point function of either kind: what the GPU runtime and the accuracy table are indexed by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PointFn {
@@ -595,11 +603,7 @@ impl fmt::Display for PointFn {
 /// Maximum error in ulps of the CUDA math library function behind `f` in precision `p`, as
 /// tabulated by NVIDIA (see the module documentation; each row names its table).
 pub fn cuda_max_ulps(f: PointFn, p: Precision) -> u32 {
-    let c = f.cuda();
-    match p {
-        Precision::F64 => c.ulps_f64,
-        Precision::F32 => c.ulps_f32,
-    }
+    f.cuda().ulps(p)
 }
 
 /// Name of the runtime function that computes `f` in precision `p` (`ivjit_exp_f64`).
@@ -627,11 +631,7 @@ pub fn cuda_runtime_source(p: Precision, fns: &[PointFn]) -> String {
     );
     for f in fns {
         let sym = runtime_symbol(f, p);
-        let c = f.cuda();
-        let callee = match p {
-            Precision::F64 => c.f64,
-            Precision::F32 => c.f32,
-        };
+        let callee = f.cuda().function(p);
         match f {
             PointFn::Unary(_) => s.push_str(&format!(
                 "extern \"C\" __device__ {t} {sym}({t} x) {{ return {callee}(x); }}\n"

@@ -249,11 +249,13 @@ pub fn functions() -> Result<(), Failure> {
         println!("    {}", f.semantics);
         println!("    domain: {}; accuracy: {}", f.domain, f.accuracy);
         if let Some(p) = PointFn::from_name(f.name) {
-            let ulps = |prec| ivjit::ptx::cuda_max_ulps(p, prec);
+            let cuda = p.cuda();
             println!(
-                "    GPU: CUDA max error {} ulp (f64), {} ulp (f32), padded one step more",
-                ulps(Precision::F64),
-                ulps(Precision::F32)
+                "    GPU: CUDA max error {} ulp (f64), {} ulp (f32) (CUDA C++ Programming Guide \
+                 13.0, table {}), padded one step more",
+                cuda.ulps(Precision::F64),
+                cuda.ulps(Precision::F32),
+                cuda.table
             );
         }
     }

@@ -7,7 +7,6 @@
 //! independent and run in parallel (rayon).
 
 use crate::cpu::lanes;
-use crate::interval::Interval;
 use crate::scalar::{Bound, Cmp, Inst, Precision, Program, Round, RoundInt};
 use crate::{point, round};
 use rayon::prelude::*;
@@ -100,11 +99,6 @@ pub fn eval_soa_into(program: &Program, inputs: &[f64], n: usize, out: &mut [f64
             out[k * n + start..k * n + start + len].copy_from_slice(&res[k * len..(k + 1) * len]);
         }
     }
-}
-
-/// Reads an output pair as an interval ([`Interval::from_bounds`]).
-pub fn to_interval(lo: f64, hi: f64) -> Interval {
-    Interval::from_bounds(lo, hi)
 }
 
 /// Runs one chunk; on x86-64 processors with AVX2 and FMA through a copy of the loop compiled

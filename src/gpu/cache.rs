@@ -86,8 +86,7 @@ pub(crate) struct KernelSource {
 impl KernelSource {
     /// Verifies `program` ([`Program::verify`]) and emits its PTX.
     pub(crate) fn new(program: &Program) -> Result<KernelSource, crate::scalar::VerifyError> {
-        program.verify()?;
-        Ok(KernelSource::from_text(crate::ptx::emit(program)))
+        crate::ptx::try_emit(program).map(KernelSource::from_text)
     }
 
     fn from_text(text: String) -> KernelSource {

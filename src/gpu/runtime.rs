@@ -15,13 +15,9 @@ use std::path::Path;
 
 use cudarc::nvrtc::{result, sys};
 
+use crate::point::cuda_runtime_source;
 use crate::ptx;
 use crate::scalar::{PointFn, Precision};
-
-/// The runtime's CUDA C source for `fns` in precision `p` (see [`crate::point::cuda_runtime_source`]).
-pub fn source(p: Precision, fns: &[PointFn]) -> String {
-    crate::point::cuda_runtime_source(p, fns)
-}
 
 /// File name NVRTC reports in its messages.
 pub const SOURCE_NAME: &str = "ivjit_math.cu";
@@ -143,11 +139,16 @@ fn c_string_lossy(bytes: &[c_char]) -> String {
 /// Compiles the runtime for `fns` in precision `p` and architecture `arch` with NVRTC, without
 /// the cache. Needs libnvrtc (not a GPU).
 pub fn compile(arch: &str, p: Precision, fns: &[PointFn]) -> Result<String, RuntimeError> {
+    compile_source(arch, &cuda_runtime_source(p, fns))
+}
+
+/// Compiles a runtime source ([`cuda_runtime_source`]) with NVRTC for `arch`.
+fn compile_source(arch: &str, source: &str) -> Result<String, RuntimeError> {
     if !nvrtc_present() {
         return Err(RuntimeError::NoNvrtc);
     }
     let options = compile_options(arch);
-    let src = CString::new(source(p, fns)).expect("the runtime source has no NUL byte");
+    let src = CString::new(source).expect("the runtime source has no NUL byte");
     let name = CString::new(SOURCE_NAME).expect("no NUL byte");
     guarded("compiling the runtime", || {
         let nvrtc = |step: &'static str| {
@@ -219,17 +220,16 @@ pub fn runtime_ptx_in(
     p: Precision,
     fns: &[PointFn],
 ) -> Result<(String, CacheOutcome), RuntimeError> {
-    let version = nvrtc_version()?;
-    let options = compile_options(arch);
-    let key = cache_key(&source(p, fns), version, &options);
+    let src = cuda_runtime_source(p, fns);
     let Some(dir) = dir else {
-        return Ok((compile(arch, p, fns)?, CacheOutcome::NoCache));
+        return Ok((compile_source(arch, &src)?, CacheOutcome::NoCache));
     };
+    let key = cache_key(&src, nvrtc_version()?, &compile_options(arch));
     let path = dir.join(format!("runtime-{key}.ptx"));
     if let Some(ptx) = read_entry(&path, &key, p, fns) {
         return Ok((ptx, CacheOutcome::Hit));
     }
-    let ptx = compile(arch, p, fns)?;
+    let ptx = compile_source(arch, &src)?;
     let stored = disk::write(dir, &path, CACHE_FORMAT, &key, ptx.as_bytes()).is_ok();
     Ok((ptx, CacheOutcome::Compiled { stored }))
 }

@@ -297,61 +297,43 @@ impl Builder<'_> {
 /// expansion is; an intersection of two enclosures of the same image is one too.
 pub fn expand_derived(g: &mut Graph, f: DerivedFn, x: NodeId, span: Span) -> NodeId {
     let mut e = Expander { g, span };
-    let one = e.num(1.0, 1.0);
-    let pi = named_constant("pi").expect("pi");
-    // Halving is exact: an enclosure of pi/2.
-    let half_pi = e.num(pi.lo / 2.0, pi.hi / 2.0);
     match f.row().expansion {
-        Expansion::RecipOf(inner) => {
-            let y = e.op(Op::Elem(inner, x));
-            e.op(Op::Div(one, y))
-        }
+        Expansion::RecipOf(inner) => e.recip_of(inner, x),
         Expansion::Acot => {
-            let r = e.op(Op::Div(one, x));
+            let r = e.recip(x);
             let a = e.op(Op::Elem(UnaryFn::Atan, r));
             // pi/2 when x holds 0, else empty: (x ∩ [0, 0]) * 0 + pi/2 (empty stays empty).
             let zero = e.num(0.0, 0.0);
             let at_zero = e.op(Op::Intersect(x, zero));
             let at_zero = e.op(Op::Mul(at_zero, zero));
+            let half_pi = e.half_pi();
             let at_zero = e.op(Op::Add(at_zero, half_pi));
             e.op(Op::Hull(a, at_zero))
         }
         Expansion::Cot => {
-            let t = e.op(Op::Elem(UnaryFn::Tan, x));
-            let near_poles = e.op(Op::Div(one, t));
+            let near_poles = e.recip_of(UnaryFn::Tan, x);
+            let half_pi = e.half_pi();
             let shifted = e.op(Op::Sub(x, half_pi));
             let t = e.op(Op::Elem(UnaryFn::Tan, shifted));
             let near_zeros = e.op(Op::Neg(t));
             e.op(Op::Intersect(near_poles, near_zeros))
         }
         Expansion::Sech => {
-            let c = e.op(Op::Elem(UnaryFn::Cosh, x));
-            let r = e.op(Op::Div(one, c));
+            let r = e.recip_of(UnaryFn::Cosh, x);
             // sech x = 2 e^-|x| / (1 + e^-2|x|), free of overflow.
             let a = e.op(Op::Abs(x));
-            let na = e.op(Op::Neg(a));
-            let ex = e.op(Op::Elem(UnaryFn::Exp, na));
-            let two = e.num(2.0, 2.0);
-            let num = e.op(Op::Mul(two, ex));
-            let m2 = e.num(-2.0, -2.0);
-            let t = e.op(Op::Mul(m2, a));
-            let ex2 = e.op(Op::Elem(UnaryFn::Exp, t));
+            let num = e.two_exp_neg(a);
+            let ex2 = e.of_minus_two(UnaryFn::Exp, a);
+            let one = e.num(1.0, 1.0);
             let den = e.op(Op::Add(one, ex2));
             let q = e.op(Op::Div(num, den));
             e.op(Op::Intersect(r, q))
         }
         Expansion::Csch => e.odd(x, 0.0, |e, p| {
-            let one = e.num(1.0, 1.0);
-            let s = e.op(Op::Elem(UnaryFn::Sinh, p));
-            let r = e.op(Op::Div(one, s));
+            let r = e.recip_of(UnaryFn::Sinh, p);
             // csch x = 2 e^-x / (1 - e^-2x) = 2 e^-x / -expm1(-2x).
-            let np = e.op(Op::Neg(p));
-            let ex = e.op(Op::Elem(UnaryFn::Exp, np));
-            let two = e.num(2.0, 2.0);
-            let num = e.op(Op::Mul(two, ex));
-            let m2 = e.num(-2.0, -2.0);
-            let t = e.op(Op::Mul(m2, p));
-            let em = e.op(Op::Elem(UnaryFn::Expm1, t));
+            let num = e.two_exp_neg(p);
+            let em = e.of_minus_two(UnaryFn::Expm1, p);
             let den = e.op(Op::Neg(em));
             let q = e.op(Op::Div(num, den));
             e.op(Op::Intersect(r, q))
@@ -369,29 +351,24 @@ pub fn expand_derived(g: &mut Graph, f: DerivedFn, x: NodeId, span: Span) -> Nod
         Expansion::Asech => {
             let dom = e.num(0.0, 1.0);
             let x = e.op(Op::Intersect(x, dom));
-            let r = e.op(Op::Div(one, x));
+            let r = e.recip(x);
             let a = e.op(Op::Elem(UnaryFn::Acosh, r));
             // asech x = log((1 + sqrt(1 - x^2)) / x) = log1p(sqrt((1 - x)(1 + x))) - log x.
+            let one = e.num(1.0, 1.0);
             let m = e.op(Op::Sub(one, x));
             let p = e.op(Op::Add(one, x));
             let prod = e.op(Op::Mul(m, p));
-            let s = e.op(Op::Sqrt(prod));
-            let l1 = e.op(Op::Elem(UnaryFn::Log1p, s));
-            let lx = e.op(Op::Elem(UnaryFn::Log, x));
-            let b = e.op(Op::Sub(l1, lx));
+            let b = e.log1p_sqrt_minus_log(prod, x);
             e.op(Op::Intersect(a, b))
         }
         Expansion::Acsch => e.odd(x, 0.0, |e, p| {
-            let one = e.num(1.0, 1.0);
-            let r = e.op(Op::Div(one, p));
+            let r = e.recip(p);
             let a = e.op(Op::Elem(UnaryFn::Asinh, r));
             // acsch x = log((1 + sqrt(1 + x^2)) / x) = log1p(sqrt(1 + x^2)) - log x.
+            let one = e.num(1.0, 1.0);
             let sq = e.op(Op::Sqr(p));
             let t = e.op(Op::Add(one, sq));
-            let s = e.op(Op::Sqrt(t));
-            let l1 = e.op(Op::Elem(UnaryFn::Log1p, s));
-            let lx = e.op(Op::Elem(UnaryFn::Log, p));
-            let b = e.op(Op::Sub(l1, lx));
+            let b = e.log1p_sqrt_minus_log(t, p);
             e.op(Op::Intersect(a, b))
         }),
     }
@@ -410,6 +387,47 @@ impl Expander<'_> {
 
     fn num(&mut self, lo: f64, hi: f64) -> NodeId {
         self.g.constant(Interval { lo, hi })
+    }
+
+    /// An enclosure of pi/2 (halving the enclosure of pi is exact).
+    fn half_pi(&mut self) -> NodeId {
+        let pi = named_constant("pi").expect("pi");
+        self.num(pi.lo / 2.0, pi.hi / 2.0)
+    }
+
+    /// `1 / x`.
+    fn recip(&mut self, x: NodeId) -> NodeId {
+        let one = self.num(1.0, 1.0);
+        self.op(Op::Div(one, x))
+    }
+
+    /// `1 / g(x)`.
+    fn recip_of(&mut self, g: UnaryFn, x: NodeId) -> NodeId {
+        let y = self.op(Op::Elem(g, x));
+        self.recip(y)
+    }
+
+    /// `2 e^-a`.
+    fn two_exp_neg(&mut self, a: NodeId) -> NodeId {
+        let na = self.op(Op::Neg(a));
+        let ex = self.op(Op::Elem(UnaryFn::Exp, na));
+        let two = self.num(2.0, 2.0);
+        self.op(Op::Mul(two, ex))
+    }
+
+    /// `g(-2a)`.
+    fn of_minus_two(&mut self, g: UnaryFn, a: NodeId) -> NodeId {
+        let m2 = self.num(-2.0, -2.0);
+        let t = self.op(Op::Mul(m2, a));
+        self.op(Op::Elem(g, t))
+    }
+
+    /// `log1p(sqrt(s)) - log(x)`: the log form of asech and acsch.
+    fn log1p_sqrt_minus_log(&mut self, s: NodeId, x: NodeId) -> NodeId {
+        let r = self.op(Op::Sqrt(s));
+        let l1 = self.op(Op::Elem(UnaryFn::Log1p, r));
+        let lx = self.op(Op::Elem(UnaryFn::Log, x));
+        self.op(Op::Sub(l1, lx))
     }
 
     /// An odd function from its expansion `pos` on x >= c: the hull of pos(x ∩ [c, inf]) and

@@ -80,12 +80,15 @@ pub const PTX_TARGET: &str = "sm_90";
 /// If the program is ill-formed ([`Program::verify`]); that is a bug in whatever built it (the
 /// lowering verifies every program it returns).
 pub fn emit(program: &Program) -> String {
-    if let Err(e) = program.verify() {
-        panic!("ptx::emit: ill-formed scalar program: {e}");
-    }
+    try_emit(program).unwrap_or_else(|e| panic!("ptx::emit: ill-formed scalar program: {e}"))
+}
+
+/// [`emit`], with an ill-formed program reported as a value: the program is verified once, here.
+pub fn try_emit(program: &Program) -> Result<String, crate::scalar::VerifyError> {
+    program.verify()?;
     let mut e = Emitter::new(program);
     e.module();
-    e.out
+    Ok(e.out)
 }
 
 /// Number of one-float steps outward the emitter applies to the library's result:
