@@ -174,7 +174,7 @@ fn benchmark_kernels_do_not_spill() {
         "x + y".to_string(),
         "x * y".to_string(),
         "x^4 - 5*x^2 + y^4 - 5*y^2 + z^4 - 5*z^2 + 11.8".to_string(),
-        ivjit::bench::rosenbrock(10),
+        ivjit::workloads::rosenbrock(10),
         "sin(x)*cos(y) + exp(-x*y)*atan(z)".to_string(),
     ];
     let dir = tempfile::tempdir().unwrap();

@@ -1,6 +1,7 @@
 //! The subcommands of the `ivjit` tool.
 
 mod batch;
+mod bench;
 mod progress;
 
 use crate::{BackendArg, FormatArg, PrecisionArg, Source};
@@ -276,7 +277,7 @@ pub fn bench(
     only: Vec<String>,
     json: bool,
 ) -> Result<(), Failure> {
-    use ivjit::bench::{Options, Target};
+    use bench::{Options, Target};
     if boxes == Some(0) {
         return Err(Failure::input("--boxes must be at least 1"));
     }
@@ -285,7 +286,7 @@ pub fn bench(
         BackendArg::Cpu => Target::Cpu,
         BackendArg::Gpu => Target::Gpu,
     };
-    let report = ivjit::bench::run(&Options {
+    let report = bench::run(&Options {
         target,
         boxes,
         seed,

@@ -13,7 +13,7 @@
 //!
 //! The gather (f64 to the kernel's type) and the scatter (back to f64) are the host's share of
 //! the work, and one thread copies only a few GB/s: both run on rayon's pool in tasks of
-//! [`crate::PARALLEL_PIECE`] elements ([`convert`]); a chunk that small is copied on the calling
+//! [`crate::input::PARALLEL_PIECE`] elements ([`convert`]); a chunk that small is copied on the calling
 //! thread.
 //!
 //! When the caller's slices are page-locked ([`super::pin`], `direct` jobs, f64 only), the
@@ -38,8 +38,8 @@ use cudarc::driver::{
 };
 
 use super::{DeviceKernel, GpuError};
+use crate::input::PARALLEL_PIECE;
 use crate::scalar::Precision;
-use crate::PARALLEL_PIECE;
 
 /// One batch as every device sees it.
 pub(crate) struct Job<'a> {

@@ -68,6 +68,14 @@ pub(crate) fn detect_uncached() -> Result<GpuInfo, NoGpu> {
     }
 }
 
+/// The driver's CUDA version (`cuDriverGetVersion`: 1000 * major + 10 * minor).
+pub(crate) fn driver_version() -> Result<i32, DriverError> {
+    let mut version: std::ffi::c_int = 0;
+    // SAFETY: one valid out-pointer.
+    unsafe { sys::cuDriverGetVersion(&mut version) }.result()?;
+    Ok(version)
+}
+
 pub(crate) fn detect_device() -> Result<GpuInfo, NoGpu> {
     let driver = |e: DriverError| NoGpu::Driver(describe(&e));
     result::init().map_err(driver)?;

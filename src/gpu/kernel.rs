@@ -54,11 +54,8 @@ impl DeviceKernel {
         } else {
             None
         };
-        let mut driver_version: std::ffi::c_int = 0;
-        // SAFETY: one valid out-pointer.
-        unsafe { sys::cuDriverGetVersion(&mut driver_version) }
-            .result()
-            .during("querying the driver version")?;
+        let driver_version =
+            super::device::driver_version().during("querying the driver version")?;
         let arch = format!("sm_{major}{minor}");
         let key = cache::cubin_key(
             text,

@@ -22,10 +22,7 @@ pub(crate) fn load_module(ctx: &Arc<CudaContext>, text: &str) -> Result<Arc<Cuda
 /// Links PTX modules (`(name, text)`; the kernel and the runtime it calls) into a cubin for the
 /// current device with the driver's linker (`cuLinkCreate_v2` / `cuLinkAddData_v2` /
 /// `cuLinkComplete`); errors carry the linker's error and info logs.
-pub(crate) fn link_cubin(
-    ctx: &Arc<CudaContext>,
-    parts: &[(&str, &str)],
-) -> Result<Vec<u8>, GpuError> {
+pub fn link_cubin(ctx: &Arc<CudaContext>, parts: &[(&str, &str)]) -> Result<Vec<u8>, GpuError> {
     ctx.bind_to_thread()
         .during("binding the context for linking")?;
     let mut error_log = vec![0u8; JIT_LOG_BYTES];

@@ -33,6 +33,7 @@ mod disk;
 mod error;
 mod kernel;
 mod link;
+mod nvrtc;
 mod options;
 mod pin;
 pub mod runtime;

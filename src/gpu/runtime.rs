@@ -9,50 +9,22 @@
 //! every disk-cache entry, `gpu::disk`): `runtime-<key>.ptx`, where the key hashes the source
 //! text (which names the functions and the precision), the NVRTC version and every compile option
 //! (the architecture). An entry that fails its check, or lacks a function asked for, is rebuilt.
+//!
+//! This file is policy (what to compile, with which options, when to reuse an entry); the NVRTC
+//! calls themselves are `gpu::nvrtc`.
 
-use std::ffi::{c_char, CString};
 use std::path::Path;
 
-use cudarc::nvrtc::{result, sys};
-
+use super::disk;
+pub use super::disk::cache_dir;
+use super::nvrtc;
+pub use super::nvrtc::{nvrtc_present, nvrtc_version, RuntimeError, SOURCE_NAME};
 use crate::point::cuda_runtime_source;
 use crate::ptx;
 use crate::scalar::{PointFn, Precision};
 
-/// File name NVRTC reports in its messages.
-pub const SOURCE_NAME: &str = "ivjit_math.cu";
-
 /// Format tag of cache entries; bump it when the entry layout changes.
 const CACHE_FORMAT: &str = "ivjit-runtime-ptx v2";
-
-/// Why the runtime's PTX could not be produced.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum RuntimeError {
-    /// `libnvrtc.so.13` could not be loaded.
-    #[error(
-        "NVRTC (libnvrtc.so.13) was not found; point functions on the GPU need it \
-         (install the CUDA toolkit's NVRTC or put its folder on LD_LIBRARY_PATH)"
-    )]
-    NoNvrtc,
-    /// An NVRTC call failed.
-    #[error("NVRTC failed while {step}: {message}")]
-    Nvrtc {
-        /// What was being done.
-        step: &'static str,
-        /// NVRTC's error.
-        message: String,
-    },
-    /// NVRTC rejected the runtime's CUDA source.
-    #[error("NVRTC rejected {SOURCE_NAME} ({code}) with options {options}:\n{log}")]
-    Compile {
-        /// NVRTC's result code.
-        code: String,
-        /// The compiler options used.
-        options: String,
-        /// NVRTC's compilation log.
-        log: String,
-    },
-}
 
 /// How [`runtime_ptx_in`] obtained the PTX.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,48 +38,6 @@ pub enum CacheOutcome {
     },
     /// Compiled; no cache folder.
     NoCache,
-}
-
-/// Runs `f`, turning a panic of the NVRTC bindings (a missing entry point) into an error.
-fn guarded<T>(
-    step: &'static str,
-    f: impl FnOnce() -> Result<T, RuntimeError>,
-) -> Result<T, RuntimeError> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(panic) => {
-            let message = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "panic in the NVRTC bindings".to_string());
-            Err(RuntimeError::Nvrtc { step, message })
-        }
-    }
-}
-
-/// Whether libnvrtc can be loaded. Never panics.
-pub fn nvrtc_present() -> bool {
-    // SAFETY: only tries to open the library.
-    std::panic::catch_unwind(|| unsafe { sys::is_culib_present() }).unwrap_or(false)
-}
-
-/// NVRTC's version (major, minor).
-pub fn nvrtc_version() -> Result<(i32, i32), RuntimeError> {
-    if !nvrtc_present() {
-        return Err(RuntimeError::NoNvrtc);
-    }
-    guarded("querying its version", || {
-        let (mut major, mut minor) = (0, 0);
-        // SAFETY: two valid out-pointers.
-        unsafe { sys::nvrtcVersion(&mut major, &mut minor) }
-            .result()
-            .map_err(|e| RuntimeError::Nvrtc {
-                step: "querying its version",
-                message: format!("{e:?}"),
-            })?;
-        Ok((major, minor))
-    })
 }
 
 /// The virtual architecture NVRTC compiles for, e.g. `compute_90` for compute capability 9.0.
@@ -130,12 +60,6 @@ pub fn compile_options(arch: &str) -> Vec<String> {
     ]
 }
 
-fn c_string_lossy(bytes: &[c_char]) -> String {
-    let bytes: Vec<u8> = bytes.iter().map(|&c| c as u8).collect();
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    String::from_utf8_lossy(&bytes[..end]).into_owned()
-}
-
 /// Compiles the runtime for `fns` in precision `p` and architecture `arch` with NVRTC, without
 /// the cache. Needs libnvrtc (not a GPU).
 pub fn compile(arch: &str, p: Precision, fns: &[PointFn]) -> Result<String, RuntimeError> {
@@ -144,50 +68,8 @@ pub fn compile(arch: &str, p: Precision, fns: &[PointFn]) -> Result<String, Runt
 
 /// Compiles a runtime source ([`cuda_runtime_source`]) with NVRTC for `arch`.
 fn compile_source(arch: &str, source: &str) -> Result<String, RuntimeError> {
-    if !nvrtc_present() {
-        return Err(RuntimeError::NoNvrtc);
-    }
-    let options = compile_options(arch);
-    let src = CString::new(source).expect("the runtime source has no NUL byte");
-    let name = CString::new(SOURCE_NAME).expect("no NUL byte");
-    guarded("compiling the runtime", || {
-        let nvrtc = |step: &'static str| {
-            move |e: result::NvrtcError| RuntimeError::Nvrtc {
-                step,
-                message: format!("{e:?}"),
-            }
-        };
-        let prog =
-            result::create_program(&src, Some(&name)).map_err(nvrtc("creating the program"))?;
-        // SAFETY: `prog` is a live program until destroyed below; `src` and `name` outlive it.
-        let compiled = unsafe { result::compile_program(prog, &options) };
-        let out = match compiled {
-            Ok(()) => {
-                // SAFETY: as above.
-                unsafe { result::get_ptx(prog) }
-                    .map(|ptx| c_string_lossy(&ptx))
-                    .map_err(nvrtc("fetching the PTX"))
-            }
-            Err(e) => {
-                // SAFETY: as above.
-                let log = unsafe { result::get_program_log(prog) }
-                    .map(|l| c_string_lossy(&l))
-                    .unwrap_or_else(|e| format!("(no log: {e:?})"));
-                Err(RuntimeError::Compile {
-                    code: format!("{:?}", e.0),
-                    options: options.join(" "),
-                    log: log.trim().to_string(),
-                })
-            }
-        };
-        // SAFETY: destroyed once, not used afterwards.
-        let _ = unsafe { result::destroy_program(prog) };
-        out
-    })
+    nvrtc::compile(source, &compile_options(arch))
 }
-
-use super::disk;
-pub use super::disk::cache_dir;
 
 /// The cache key of a compilation: hash of the format tag, the source (which names the
 /// functions and the precision), the NVRTC version and the options.

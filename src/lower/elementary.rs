@@ -8,6 +8,10 @@
 //! monotone rules serve every function whose row says so; the others (periodic, tangent, the
 //! binary functions) are written here by name.
 //!
+//! Why one file of about 600 lines: the non-monotone rules (periodic, tangent, the binary
+//! functions) share the extremum test and the range clamps below; apart they would each need
+//! a copy of them or a module of helpers that only they use.
+//!
 //! Trigonometric functions decide whether an interval holds an extremum without reducing the
 //! argument by a floating-point pi. On an interval shorter than half a period, the derivative
 //! (cos for sin) changes sign at most once, so certain signs of the derivative at the two ends

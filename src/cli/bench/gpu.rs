@@ -15,8 +15,8 @@ use cudarc::driver::{
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
 use super::baseline;
-use crate::scalar::Precision;
-use crate::{BackendChoice, Evaluator, Expression};
+use ivjit::scalar::Precision;
+use ivjit::{BackendChoice, Evaluator, Expression};
 
 /// Launches before timing.
 pub const WARMUP: usize = 3;
@@ -67,7 +67,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 impl Device {
     /// Device 0, or why there is none (never panics on a missing driver).
     pub fn open() -> R<Device> {
-        let info = crate::gpu::detect().map_err(|e| e.to_string())?;
+        let info = ivjit::gpu::detect().map_err(|e| e.to_string())?;
         let ctx = CudaContext::new(0).map_err(d("creating the context"))?;
         let stream = ctx.new_stream().map_err(d("creating a stream"))?;
         Ok(Device {
@@ -114,13 +114,13 @@ impl Device {
 
     /// NVRTC: CUDA C → PTX for this device.
     fn nvrtc(&self, src: &str, name: &str) -> R<Ptx> {
-        if !crate::gpu::runtime::nvrtc_present() {
+        if !ivjit::gpu::runtime::nvrtc_present() {
             return Err("no NVRTC library (libnvrtc.so.13)".into());
         }
         let opts = CompileOptions {
             options: vec![format!(
                 "--gpu-architecture={}",
-                crate::gpu::runtime::arch_for(self.cc)
+                ivjit::gpu::runtime::arch_for(self.cc)
             )],
             name: Some(name.to_string()),
             ..Default::default()
@@ -197,16 +197,16 @@ impl Device {
     /// runtime when the program calls one).
     fn ivjit_function(&self, expr: &Expression, p: Precision) -> R<CudaFunction> {
         let program = expr.scalar(p).map_err(|e| e.to_string())?;
-        let text = crate::ptx::emit(&program);
+        let text = ivjit::ptx::emit(&program);
         if !program.has_point_calls() {
-            return self.function(Ptx::from_src(text), crate::ptx::KERNEL_NAME);
+            return self.function(Ptx::from_src(text), ivjit::ptx::KERNEL_NAME);
         }
-        let arch = crate::gpu::runtime::arch_for(self.cc);
-        let fns = crate::ptx::point_functions(&program);
-        let rt = crate::gpu::runtime::runtime_ptx(&arch, p, &fns).map_err(|e| e.to_string())?;
-        let cubin = crate::gpu::link_cubin(&self.ctx, &[("baseline", &text), ("runtime", &rt)])
+        let arch = ivjit::gpu::runtime::arch_for(self.cc);
+        let fns = ivjit::ptx::point_functions(&program);
+        let rt = ivjit::gpu::runtime::runtime_ptx(&arch, p, &fns).map_err(|e| e.to_string())?;
+        let cubin = ivjit::gpu::link_cubin(&self.ctx, &[("baseline", &text), ("runtime", &rt)])
             .map_err(|e| e.to_string())?;
-        self.function(Ptx::from_binary(cubin), crate::ptx::KERNEL_NAME)
+        self.function(Ptx::from_binary(cubin), ivjit::ptx::KERNEL_NAME)
     }
 
     /// Times one expression: compile latency, ivjit kernel, end to end, baseline kernel.
@@ -310,7 +310,7 @@ pub fn fma_source(p: Precision) -> String {
 mod tests {
     #[test]
     fn fma_kernel_compiles_with_nvrtc() {
-        if !crate::gpu::runtime::nvrtc_present() {
+        if !ivjit::gpu::runtime::nvrtc_present() {
             eprintln!("skipped: no libnvrtc");
             return;
         }

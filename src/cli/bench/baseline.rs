@@ -8,8 +8,8 @@
 //! layout as ivjit's: `baseline(n, in, out)`, input array `2k` holds the lo bounds of variable
 //! `k`, array `2k+1` its hi bounds, each `n` long; outputs likewise.
 
-use crate::ir::{Graph, NodeId, Op};
-use crate::scalar::{Precision, UnaryFn};
+use ivjit::ir::{Graph, NodeId, Op};
+use ivjit::scalar::{Precision, UnaryFn};
 use std::fmt::Write;
 
 /// The kernel's entry name.
@@ -261,7 +261,7 @@ extern "C" __global__ void {BASELINE_NAME}(unsigned long long n, const T* __rest
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Expression;
+    use ivjit::Expression;
 
     #[test]
     fn tangle_source_has_directed_products() {
@@ -282,11 +282,11 @@ mod tests {
     /// Compiles every suite baseline with NVRTC (no GPU needed) when the library is present.
     #[test]
     fn baselines_compile_with_nvrtc() {
-        if !crate::gpu::runtime::nvrtc_present() {
+        if !ivjit::gpu::runtime::nvrtc_present() {
             eprintln!("skipped: no libnvrtc");
             return;
         }
-        for c in crate::bench::suite() {
+        for c in ivjit::workloads::suite() {
             let e = Expression::parse(&c.text).unwrap();
             for p in [Precision::F64, Precision::F32] {
                 let src = cuda_source(e.initial_ir(), p).unwrap();

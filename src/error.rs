@@ -1,0 +1,31 @@
+//! The library's one error type: what went wrong, with enough context to tell the user what to
+//! do (the CLI prints it and maps it to an exit status).
+
+use crate::syntax::diagnostic::Diagnostic;
+use crate::{gpu, shape, IntervalError};
+
+/// Everything that can go wrong, with enough context to tell the user what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The expression is malformed or uses something unknown; the diagnostic points into it.
+    #[error("{0}")]
+    Compile(Diagnostic),
+    /// A box bound is not a valid interval.
+    #[error("input {name}: {error}")]
+    Input {
+        /// Which input: the box and variable, or the `--var` name.
+        name: String,
+        /// What is wrong with its bounds.
+        error: IntervalError,
+    },
+    /// A batch of the wrong shape: a box with the wrong number of intervals, or buffers of the
+    /// wrong length.
+    #[error("{0}")]
+    Shape(#[from] shape::ShapeError),
+    /// The GPU backend was asked for and there is no usable GPU.
+    #[error("no GPU available: {0}")]
+    NoGpu(#[from] gpu::NoGpu),
+    /// The GPU failed while compiling or running the kernel.
+    #[error("GPU error: {0}")]
+    Gpu(#[from] gpu::GpuError),
+}

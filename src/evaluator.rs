@@ -1,0 +1,333 @@
+//! [`Evaluator`]: an [`Expression`] compiled for one backend (CPU or GPU) and precision, and the
+//! batch entry points (one box, many boxes, structure-of-arrays).
+
+use std::sync::Arc;
+
+use crate::scalar::Program;
+use crate::{cpu, gpu, input, shape, Error, Expression, Interval, Precision};
+
+/// Where expressions are evaluated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// The rigorous CPU evaluator ([`cpu`]).
+    Cpu,
+    /// A PTX kernel on an NVIDIA GPU ([`gpu`]).
+    Gpu,
+}
+
+impl Backend {
+    /// `"cpu"` or `"gpu"`, as the CLI prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Cpu => "cpu",
+            Backend::Gpu => "gpu",
+        }
+    }
+}
+
+/// Which backend to use: `Auto` takes the GPU when one can be used and the CPU otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// The GPU if a driver and device are present, else the CPU.
+    Auto,
+    /// Always the CPU evaluator.
+    Cpu,
+    /// The GPU; [`Error::NoGpu`] when there is none.
+    Gpu,
+}
+
+/// An expression compiled for one backend and precision.
+pub struct Evaluator {
+    /// Shared with the [`Expression`] it was built from.
+    program: Arc<Program>,
+    backend: Backend,
+    gpu: Option<gpu::GpuKernel>,
+    fallback_reason: Option<String>,
+}
+
+impl Evaluator {
+    /// Compiles `expr` for a backend. With `Auto`, a missing driver or device selects the CPU
+    /// evaluator and [`Evaluator::fallback_reason`] says why.
+    ///
+    /// ```
+    /// use ivjit::{Backend, BackendChoice, Evaluator, Expression, Precision};
+    /// let expr = Expression::parse("sqrt(x)").unwrap();
+    /// let eval = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();
+    /// assert_eq!(eval.backend(), Backend::Cpu);
+    /// assert_eq!(eval.precision(), Precision::F64);
+    /// // `Auto` never fails for lack of a GPU: it falls back to the CPU and says why.
+    /// let auto = Evaluator::new(&expr, Precision::F64, BackendChoice::Auto).unwrap();
+    /// assert!(auto.backend() == Backend::Gpu || auto.fallback_reason().is_some());
+    /// ```
+    pub fn new(
+        expr: &Expression,
+        precision: Precision,
+        choice: BackendChoice,
+    ) -> Result<Evaluator, Error> {
+        let compiled = expr.compiled(precision)?;
+        let program = compiled.program.clone();
+        let kernel = || -> Result<gpu::GpuKernel, Error> {
+            let source = compiled.kernel_source()?;
+            let options = gpu::KernelOptions::default();
+            Ok(gpu::GpuKernel::from_source(&program, source, &options)?)
+        };
+        let (backend, gpu, fallback_reason) = match choice {
+            BackendChoice::Cpu => (Backend::Cpu, None, None),
+            BackendChoice::Gpu => {
+                gpu::detect()?;
+                (Backend::Gpu, Some(kernel()?), None)
+            }
+            BackendChoice::Auto => match gpu::detect() {
+                Ok(_) => (Backend::Gpu, Some(kernel()?), None),
+                Err(why) => (Backend::Cpu, None, Some(why.to_string())),
+            },
+        };
+        Ok(Evaluator {
+            program,
+            backend,
+            gpu,
+            fallback_reason,
+        })
+    }
+
+    /// The backend that was selected.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The floating-point precision of the bounds the kernel computes with.
+    pub fn precision(&self) -> Precision {
+        self.program.precision
+    }
+
+    /// Why `Auto` chose the CPU, if it did.
+    pub fn fallback_reason(&self) -> Option<&str> {
+        self.fallback_reason.as_deref()
+    }
+
+    /// The scalar program being evaluated (what `ivjit scalar` prints).
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// The GPU kernel, when the backend is the GPU.
+    pub fn gpu_kernel(&self) -> Option<&gpu::GpuKernel> {
+        self.gpu.as_ref()
+    }
+
+    /// Evaluates one box (one interval per variable, in [`Expression::vars`] order); returns one
+    /// interval per output.
+    ///
+    /// ```
+    /// use ivjit::{BackendChoice, Evaluator, Expression, Interval, Precision};
+    /// let expr = Expression::parse("x*y, x - y").unwrap();
+    /// let eval = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();
+    /// let x = Interval::new(-1.0, 2.0).unwrap();
+    /// let y = Interval::point(3.0).unwrap();
+    /// let out = eval.eval(&[x, y]).unwrap();
+    /// assert_eq!(out, [Interval::new(-3.0, 6.0).unwrap(), Interval::new(-4.0, -1.0).unwrap()]);
+    /// // A box with the wrong number of intervals is an error, not a panic.
+    /// assert!(eval.eval(&[x]).is_err());
+    /// ```
+    pub fn eval(&self, inputs: &[Interval]) -> Result<Vec<Interval>, Error> {
+        let out = self.eval_many(&[inputs.to_vec()])?;
+        Ok(out.into_iter().next().unwrap_or_default())
+    }
+
+    /// Evaluates many boxes; returns one row of output intervals per box, in input order.
+    ///
+    /// ```
+    /// use ivjit::{BackendChoice, Evaluator, Expression, Interval, Precision};
+    /// let expr = Expression::parse("log(x)").unwrap();
+    /// let eval = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();
+    /// let boxes = vec![
+    ///     vec![Interval::new(1.0, 10.0).unwrap()],
+    ///     vec![Interval::new(-2.0, -1.0).unwrap()], // outside the domain
+    /// ];
+    /// let rows = eval.eval_many(&boxes).unwrap();
+    /// assert!(rows[0][0].contains(0.0) && rows[0][0].contains(10f64.ln()));
+    /// assert!(rows[1][0].is_empty());
+    /// ```
+    pub fn eval_many(&self, boxes: &[Vec<Interval>]) -> Result<Vec<Vec<Interval>>, Error> {
+        let n = boxes.len();
+        let nv = self.program.n_vars();
+        let mut soa = vec![0.0; 2 * nv * n];
+        for (i, b) in boxes.iter().enumerate() {
+            if b.len() != nv {
+                return Err(shape::ShapeError::Box {
+                    expected: nv,
+                    found: b.len(),
+                    vars: self.program.var_names.join(", "),
+                }
+                .into());
+            }
+            for (k, iv) in b.iter().enumerate() {
+                soa[2 * k * n + i] = iv.lo;
+                soa[(2 * k + 1) * n + i] = iv.hi;
+            }
+        }
+        let out = self.eval_soa(&soa, n)?;
+        let no = self.program.outputs.len();
+        Ok((0..n)
+            .map(|i| {
+                (0..no)
+                    .map(|k| Interval::from_bounds(out[2 * k * n + i], out[(2 * k + 1) * n + i]))
+                    .collect()
+            })
+            .collect())
+    }
+
+    /// Evaluates `n` boxes in structure-of-arrays layout: `inputs` holds the lo array of
+    /// variable k at `[2k*n, 2k*n + n)` and its hi array right after; the result has the same
+    /// layout per output. Every input pair is checked to be an interval (or NaN, NaN for empty);
+    /// for f32 the bounds are rounded outward to f32 first.
+    ///
+    /// ```
+    /// use ivjit::{BackendChoice, Evaluator, Expression, Precision};
+    /// let expr = Expression::parse("x + y").unwrap();
+    /// let eval = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();
+    /// // Three boxes: x in [0,1], [2,3], [4,5]; y = 10, 20, 30.
+    /// let n = 3;
+    /// let inputs = [
+    ///     0.0, 2.0, 4.0, //    x lo
+    ///     1.0, 3.0, 5.0, //    x hi
+    ///     10.0, 20.0, 30.0, // y lo
+    ///     10.0, 20.0, 30.0, // y hi
+    /// ];
+    /// let out = eval.eval_soa(&inputs, n).unwrap();
+    /// assert_eq!(out, [10.0, 22.0, 34.0, /* lo */ 11.0, 23.0, 35.0 /* hi */]);
+    /// // NaN, NaN is the empty interval; the result is empty (NaN, NaN) too.
+    /// let out = eval.eval_soa(&[f64::NAN, f64::NAN, 1.0, 1.0], 1).unwrap();
+    /// assert!(out[0].is_nan() && out[1].is_nan());
+    /// ```
+    pub fn eval_soa(&self, inputs: &[f64], n: usize) -> Result<Vec<f64>, Error> {
+        let mut out = vec![0.0; 2 * self.program.outputs.len() * n];
+        self.eval_soa_into(inputs, n, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Evaluator::eval_soa`] into the caller's `out` (`2 * n_outputs * n` values), for
+    /// batches evaluated again and again in the same memory: a fresh output costs the
+    /// operating system's page faults on first touch (on the H200 host, 2^28 boxes: 0.55 to
+    /// 1.07 s into a fresh output against 0.33 to 0.47 s into a reused one, `docs/bench.md`),
+    /// and inputs and outputs in
+    /// [`gpu::HostBuffer`]s go to and from the GPU without host copies. On an error `out`
+    /// holds no meaningful values.
+    pub fn eval_soa_into(&self, inputs: &[f64], n: usize, out: &mut [f64]) -> Result<(), Error> {
+        shape::check_soa(
+            self.program.n_vars(),
+            self.program.outputs.len(),
+            n,
+            inputs.len(),
+            out.len(),
+        )?;
+        match &self.gpu {
+            // f64 kernels take the inputs unchanged: check them while the batch runs (on a
+            // direct batch the host's cores are idle; a staged one shares them) and discard
+            // the result if a box is invalid (the kernel computes garbage for it, never
+            // anything unsafe). f32 kernels need the checked copy, rounded to f32, first.
+            Some(kernel) if self.program.precision == Precision::F64 => {
+                let (checked, ran) = rayon::join(
+                    || input::checked(&self.program, inputs, n).map(|_| ()),
+                    || kernel.eval_into(inputs, n, out),
+                );
+                checked?;
+                ran?;
+            }
+            Some(kernel) => kernel.eval_into(&input::checked(&self.program, inputs, n)?, n, out)?,
+            None => {
+                let checked = input::checked(&self.program, inputs, n)?;
+                cpu::eval::eval_soa_into(&self.program, &checked, n, out)
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower;
+
+    const TEXT: &str = "let s = x*y - 3.25*z; s^3 + sqrt(abs(s)), exp(x) / (y + 4)";
+
+    #[test]
+    fn evaluators_of_one_expression_share_its_program_and_agree() {
+        let expr = Expression::parse(TEXT).unwrap();
+        let n = 3;
+        #[rustfmt::skip]
+        let inputs = [
+            -1.0, 0.5, 2.0, /* x lo */ 1.0, 0.5, 3.0, // x hi
+            2.0, -3.0, 0.0, /* y lo */ 2.5, -1.0, 0.0, // y hi
+            0.0, 1.0, -5.0, /* z lo */ 0.25, 1.0, 5.0, // z hi
+        ];
+        for p in [Precision::F64, Precision::F32] {
+            let e1 = Evaluator::new(&expr, p, BackendChoice::Cpu).unwrap();
+            let e2 = Evaluator::new(&expr.clone(), p, BackendChoice::Cpu).unwrap();
+            assert!(std::ptr::eq(e1.program(), e2.program()), "{p:?}");
+            assert!(std::ptr::eq(e1.program(), &*expr.program(p).unwrap()));
+            let want = cpu::eval::eval_soa(&lower::lower(expr.ir(), p).unwrap(), &inputs, n);
+            let got1 = e1.eval_soa(&inputs, n).unwrap();
+            let got2 = e2.eval_soa(&inputs, n).unwrap();
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got1), bits(&want), "{p:?}");
+            assert_eq!(bits(&got2), bits(&want), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn detection_is_answered_the_same_way_every_time() {
+        let first = gpu::detect();
+        for _ in 0..3 {
+            match (&first, gpu::detect()) {
+                (Ok(a), Ok(b)) => assert_eq!(*a, b),
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                (a, b) => panic!("detection changed: {a:?}, then {b:?}"),
+            }
+        }
+        // Without a GPU, Auto falls back to the CPU and says why, every time.
+        if let Err(why) = first {
+            let expr = Expression::parse("x + 1").unwrap();
+            for _ in 0..2 {
+                let e = Evaluator::new(&expr, Precision::F64, BackendChoice::Auto).unwrap();
+                assert_eq!(e.backend(), Backend::Cpu);
+                assert_eq!(e.fallback_reason(), Some(why.to_string().as_str()));
+                let gpu = Evaluator::new(&expr, Precision::F64, BackendChoice::Gpu);
+                assert!(matches!(gpu, Err(Error::NoGpu(_))));
+            }
+        }
+    }
+
+    /// Every way a batch can have the wrong shape is one error value, never a panic.
+    #[test]
+    fn batch_shape_errors_are_values() {
+        let expr = Expression::parse("x + y").unwrap();
+        let eval = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();
+        let one = Interval::new(1.0, 2.0).unwrap();
+        assert!(matches!(
+            eval.eval_many(&[vec![one]]),
+            Err(Error::Shape(shape::ShapeError::Box {
+                expected: 2,
+                found: 1,
+                ..
+            }))
+        ));
+        assert!(matches!(
+            eval.eval_soa(&[1.0; 7], 2),
+            Err(Error::Shape(shape::ShapeError::Inputs {
+                expected: 8,
+                got: 7,
+                ..
+            }))
+        ));
+        let mut out = [0.0; 3];
+        assert!(matches!(
+            eval.eval_soa_into(&[1.0; 8], 2, &mut out),
+            Err(Error::Shape(shape::ShapeError::Outputs {
+                expected: 4,
+                got: 3,
+                ..
+            }))
+        ));
+    }
+}

@@ -1,0 +1,236 @@
+//! [`Expression`]: parsed, rewritten, and lowered and emitted on demand, once per precision.
+
+use std::sync::{Arc, OnceLock};
+
+use crate::ir::{self, Graph};
+use crate::scalar::{self, Program};
+use crate::syntax::{self, ast::Span, diagnostic::Diagnostic};
+use crate::{gpu, lower, rewrite, Error, Precision};
+
+/// A parsed, rewritten expression, ready to be lowered for any backend and precision.
+///
+/// The lowered program and the PTX of each precision are computed at first use and kept (clones
+/// share them), so that a second [`Evaluator`] of the same expression repeats none of that
+/// work: for a 100-node expression lowering and emitting take about 0.3 ms, the budget of a
+/// cached compile is 1 ms.
+#[derive(Clone, Debug)]
+pub struct Expression {
+    source: String,
+    initial: Graph,
+    graph: Graph,
+    /// Per precision (index [`precision_index`]), once lowered successfully; behind an `Arc` so
+    /// that clones, even those made before the first use, share one memo.
+    compiled: Arc<[OnceLock<Compiled>; 2]>,
+}
+
+/// What an [`Expression`] compiled for one precision.
+#[derive(Debug)]
+pub(crate) struct Compiled {
+    pub(crate) program: Arc<Program>,
+    /// The checked PTX with its in-process cache key, emitted at first GPU use (the CPU backend
+    /// does not need it), or why the program cannot be compiled for the GPU.
+    kernel: OnceLock<Result<gpu::KernelSource, scalar::VerifyError>>,
+}
+
+impl Compiled {
+    pub(crate) fn kernel_source(&self) -> Result<&gpu::KernelSource, Error> {
+        self.kernel
+            .get_or_init(|| gpu::KernelSource::new(&self.program))
+            .as_ref()
+            .map_err(|why| Error::Gpu(gpu::GpuError::InvalidProgram(why.clone())))
+    }
+}
+
+fn precision_index(p: Precision) -> usize {
+    match p {
+        Precision::F64 => 0,
+        Precision::F32 => 1,
+    }
+}
+
+impl Expression {
+    /// Parses and compiles an expression: syntax, name resolution, rewrites.
+    ///
+    /// Lowering is tried once (for f64) so that unsupported operations are reported here, with
+    /// their span, rather than when an [`Evaluator`] is built.
+    ///
+    /// ```
+    /// use ivjit::{Error, Expression};
+    /// let expr = Expression::parse("let s = x + y; s^2, s / 2").unwrap();
+    /// assert_eq!(expr.n_outputs(), 2);
+    /// // Unknown functions are compile errors that point into the source.
+    /// assert!(matches!(Expression::parse("foo(x)"), Err(Error::Compile(_))));
+    /// ```
+    pub fn parse(source: &str) -> Result<Expression, Error> {
+        let ast = syntax::parser::parse(source).map_err(Error::Compile)?;
+        let initial = ir::build::build(&ast, Some(lower::fold)).map_err(Error::Compile)?;
+        let graph = rewrite::run_all(&initial);
+        let expr = Expression {
+            source: source.to_string(),
+            initial,
+            graph,
+            compiled: Default::default(),
+        };
+        // Surface lowering errors (unsupported operations) at compile time, with their span;
+        // the f64 program is kept for the evaluators.
+        expr.compiled(Precision::F64)?;
+        Ok(expr)
+    }
+
+    /// The source text the expression was parsed from.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Variable names in order of first appearance: the order of intervals in a box.
+    ///
+    /// ```
+    /// use ivjit::Expression;
+    /// let expr = Expression::parse("y * x + y").unwrap();
+    /// assert_eq!(expr.vars(), ["y", "x"]);
+    /// ```
+    pub fn vars(&self) -> &[String] {
+        &self.graph.vars
+    }
+
+    /// Where a variable first appears in the source.
+    pub fn var_span(&self, name: &str) -> Option<Span> {
+        let i = self.graph.vars.iter().position(|v| v == name)?;
+        Some(self.graph.var_spans[i])
+    }
+
+    /// The number of comma-separated outputs: the length of each result row.
+    pub fn n_outputs(&self) -> usize {
+        self.graph.outputs.len()
+    }
+
+    /// The IR as built from the source, before rewrites.
+    pub fn initial_ir(&self) -> &Graph {
+        &self.initial
+    }
+
+    /// The IR after all rewrites.
+    pub fn ir(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// The rewritten IR in text form (`ivjit ir`): one live node per line, with the sign facts
+    /// the lowering uses, then one `outK = ...` line per output.
+    ///
+    /// ```
+    /// use ivjit::Expression;
+    /// let text = Expression::parse("x*y*x").unwrap().ir_text();
+    /// assert!(text.starts_with("vars: x, y\n"));
+    /// // The repeated factor x*x became a square, known to be non-negative.
+    /// assert!(text.contains("sqr %0    ; >=0"));
+    /// assert!(text.ends_with("out0 = %3\n"));
+    /// ```
+    pub fn ir_text(&self) -> String {
+        ir::text::to_text(&self.graph)
+    }
+
+    /// The scalar program for one precision (a copy of [`Expression::program`]).
+    pub fn scalar(&self, precision: Precision) -> Result<Program, Error> {
+        Ok(Program::clone(&*self.program(precision)?))
+    }
+
+    /// The scalar program for one precision, lowered at the first call and shared afterwards
+    /// (with clones of the expression too).
+    ///
+    /// ```
+    /// use ivjit::{Expression, Precision};
+    /// let expr = Expression::parse("x*y + 1").unwrap();
+    /// let a = expr.program(Precision::F32).unwrap();
+    /// let b = expr.clone().program(Precision::F32).unwrap();
+    /// assert!(std::sync::Arc::ptr_eq(&a, &b));
+    /// ```
+    pub fn program(&self, precision: Precision) -> Result<Arc<Program>, Error> {
+        Ok(self.compiled(precision)?.program.clone())
+    }
+
+    /// The memoized compilation for one precision. A lowering error is returned and not kept
+    /// (it is recomputed if asked for again; errors are not the case to make fast).
+    pub(crate) fn compiled(&self, precision: Precision) -> Result<&Compiled, Error> {
+        let cell = &self.compiled[precision_index(precision)];
+        if let Some(c) = cell.get() {
+            return Ok(c);
+        }
+        let program = lower::lower(&self.graph, precision).map_err(|e| {
+            let d = Diagnostic::new(e.span, e.message);
+            Error::Compile(match e.help {
+                Some(h) => d.with_help(h),
+                None => d,
+            })
+        })?;
+        // Two threads may both lower; they get the same program, and the first one is kept.
+        Ok(cell.get_or_init(|| Compiled {
+            program: Arc::new(program),
+            kernel: OnceLock::new(),
+        }))
+    }
+
+    /// The PTX kernel for one precision (`ivjit ptx`). Emitting it needs no GPU.
+    ///
+    /// ```
+    /// use ivjit::{Expression, Precision};
+    /// let ptx = Expression::parse("x*y").unwrap().ptx(Precision::F32).unwrap();
+    /// assert!(ptx.contains(".visible .entry ivjit_kernel("));
+    /// // Every float operation carries an explicit rounding direction.
+    /// assert!(ptx.contains("mul.rm.f32") && ptx.contains("mul.rp.f32"));
+    /// ```
+    pub fn ptx(&self, precision: Precision) -> Result<String, Error> {
+        Ok(self
+            .compiled(precision)?
+            .kernel_source()?
+            .text()
+            .to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ptx;
+
+    const TEXT: &str = "let s = x*y - 3.25*z; s^3 + sqrt(abs(s)), exp(x) / (y + 4)";
+
+    #[test]
+    fn expression_lowers_and_emits_once_per_precision() {
+        fn shareable<T: Clone + Send + Sync>() {}
+        shareable::<Expression>();
+        let expr = Expression::parse(TEXT).unwrap();
+        let copy = expr.clone();
+        for p in [Precision::F64, Precision::F32] {
+            let fresh = lower::lower(expr.ir(), p).unwrap();
+            let a = expr.program(p).unwrap();
+            // As text: the derived equality of programs is false on NaN constants.
+            let text = fresh.to_string();
+            assert_eq!(
+                a.to_string(),
+                text,
+                "{p:?}: the kept program is the lowering"
+            );
+            assert!(
+                Arc::ptr_eq(&a, &expr.program(p).unwrap()),
+                "{p:?}: lowered again"
+            );
+            assert!(
+                Arc::ptr_eq(&a, &copy.program(p).unwrap()),
+                "{p:?}: clone lowered again"
+            );
+            assert_eq!(expr.scalar(p).unwrap().to_string(), text);
+
+            let compiled = expr.compiled(p).unwrap();
+            let k1 = compiled.kernel_source().unwrap().text();
+            let k2 = expr.compiled(p).unwrap().kernel_source().unwrap().text();
+            assert!(std::ptr::eq(k1, k2), "{p:?}: PTX emitted again");
+            assert_eq!(k1, ptx::emit(&fresh), "{p:?}: the kept PTX is the emission");
+            assert_eq!(expr.ptx(p).unwrap(), k1);
+        }
+        // The precisions are kept apart.
+        assert_ne!(
+            expr.program(Precision::F64).unwrap().to_string(),
+            expr.program(Precision::F32).unwrap().to_string()
+        );
+    }
+}

@@ -1,0 +1,176 @@
+//! The standard workloads: the expressions `ivjit bench` times (each with the range its random
+//! boxes are drawn from), Rosenbrock's function in n variables, a generated polynomial of a given
+//! size, and deterministic random boxes. The tests, the examples and the benchmark share them so
+//! that a number in `docs/bench.md` names an expression anyone can rebuild.
+
+use crate::{Expression, Precision};
+use std::fmt::Write;
+
+/// Node count of the generated large expression of the suite (at least).
+pub const BIG_NODES: usize = 2000;
+
+/// One expression of the suite.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// Short name (`add`, `tangle`, ...).
+    pub name: &'static str,
+    /// Source text.
+    pub text: String,
+    /// Input centers are uniform in this range (every variable).
+    pub centers: (f64, f64),
+    /// Half-widths are uniform in `(0, max]`.
+    pub max_half_width: f64,
+}
+
+/// Rosenbrock's function in `n` variables `x1..xn`.
+pub fn rosenbrock(n: usize) -> String {
+    (1..n)
+        .map(|i| format!("100*(x{} - x{i}^2)^2 + (1 - x{i})^2", i + 1))
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+/// A deterministic polynomial expression over `x, y, z, w` whose rewritten IR has at least
+/// `min_nodes` live nodes; returns the text and the node count.
+pub fn generated(min_nodes: usize) -> (String, usize) {
+    let mut lets = min_nodes / 8 + 1;
+    loop {
+        let text = generated_text(lets);
+        let n = Expression::parse(&text)
+            .map(|e| live_nodes(&e))
+            .unwrap_or(0);
+        if n >= min_nodes {
+            return (text, n);
+        }
+        lets = lets * 21 / 20 + 1;
+    }
+}
+
+fn generated_text(lets: usize) -> String {
+    let mut rng = Rng(0x1b8_7e11);
+    let vars = ["x", "y", "z", "w"];
+    let ops = ["*", "+", "-"];
+    let mut s = String::from("let t0 = 0.5*x + 0.25*y*z - 0.125*w;\n");
+    for k in 1..=lets {
+        let j = rng.below(k as u64);
+        let v = vars[rng.below(4) as usize];
+        let op = ops[rng.below(3) as usize];
+        let c1 = 100 + rng.below(500);
+        let c2 = 100 + rng.below(300);
+        let _ = writeln!(
+            s,
+            "let t{k} = 0.{c1:03}*t{} + 0.{c2:03}*(t{j} {op} {v});",
+            k - 1
+        );
+    }
+    let _ = write!(s, "t{lets}");
+    s
+}
+
+/// Live nodes of the rewritten IR.
+pub fn live_nodes(e: &Expression) -> usize {
+    e.ir().live().iter().filter(|&&l| l).count()
+}
+
+/// The suite, in order.
+pub fn suite() -> Vec<Case> {
+    let c = |name, text: &str, centers, w| Case {
+        name,
+        text: text.to_string(),
+        centers,
+        max_half_width: w,
+    };
+    vec![
+        c("add", "x + y", (-10.0, 10.0), 1.0),
+        c("mul", "x * y", (-10.0, 10.0), 1.0),
+        c("div", "x / y", (1.0, 10.0), 0.5),
+        c("sqr", "sqr(x)", (-10.0, 10.0), 1.0),
+        c("sqrt", "sqrt(x)", (1.0, 100.0), 0.5),
+        c("exp", "exp(x)", (-20.0, 20.0), 1.0),
+        c("sin", "sin(x)", (-100.0, 100.0), 1.0),
+        c(
+            "tangle",
+            "x^4 - 5*x^2 + y^4 - 5*y^2 + z^4 - 5*z^2 + 11.8",
+            (-3.0, 3.0),
+            0.1,
+        ),
+        c("rosenbrock10", &rosenbrock(10), (-2.0, 2.0), 0.1),
+        c(
+            "trig",
+            "sin(x)*cos(y) + exp(-x*y)*atan(z)",
+            (-3.0, 3.0),
+            0.1,
+        ),
+        c("generated", &generated(BIG_NODES).0, (-1.0, 1.0), 0.01),
+    ]
+}
+
+/// splitmix64.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Fresh random boxes in structure-of-arrays layout: `2 * n_vars * n` bounds, random centers and
+/// non-zero random widths, exact values of the precision (never zeros).
+pub fn random_inputs(case: &Case, n_vars: usize, n: usize, p: Precision, seed: u64) -> Vec<f64> {
+    let mut rng = Rng(seed);
+    let mut v = vec![0.0; 2 * n_vars * n];
+    let (c0, c1) = case.centers;
+    for k in 0..n_vars {
+        for i in 0..n {
+            let c = c0 + (c1 - c0) * rng.unit();
+            let h = case.max_half_width * (0.01 + 0.99 * rng.unit());
+            let (lo, hi) = match p {
+                Precision::F64 => (c - h, c + h),
+                Precision::F32 => {
+                    let (c, h) = (c as f32, h as f32);
+                    ((c - h) as f64, (c + h) as f64)
+                }
+            };
+            v[2 * k * n + i] = lo;
+            v[(2 * k + 1) * n + i] = hi;
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_is_large_and_deterministic() {
+        let (a, n) = generated(BIG_NODES);
+        assert!(n >= BIG_NODES);
+        assert_eq!(a, generated(BIG_NODES).0);
+    }
+
+    #[test]
+    fn inputs_are_intervals_and_not_zero() {
+        let c = &suite()[0];
+        for p in [Precision::F64, Precision::F32] {
+            let v = random_inputs(c, 2, 100, p, 7);
+            for k in 0..2 {
+                for i in 0..100 {
+                    let (lo, hi) = (v[2 * k * 100 + i], v[(2 * k + 1) * 100 + i]);
+                    assert!(lo < hi && lo != 0.0);
+                }
+            }
+        }
+    }
+}
