@@ -77,7 +77,8 @@ fn read_npy(path: &Path) -> Vec<Vec<f64>> {
         .strip_prefix("{'descr': '<f8', 'fortran_order': False, 'shape': (")
         .and_then(|s| s.strip_suffix("), }"))
         .unwrap_or_else(|| panic!("unexpected header {dict:?}"));
-    let (n, m) = shape.split_once(", ").unwrap();
+    // NumPy writes "(2, 4)", npyz "(2, 4, )": both are the tuple (2, 4).
+    let (n, m) = shape.trim_end_matches([',', ' ']).split_once(", ").unwrap();
     let (n, m): (usize, usize) = (n.parse().unwrap(), m.parse().unwrap());
     let data = &bytes[10 + len..];
     assert_eq!(data.len(), 8 * n * m, "data size for shape ({n}, {m})");
@@ -385,7 +386,7 @@ fn rejects_truncated_files() {
     rejects(
         "x*y",
         &npy_raw("{'descr': '<f8', 'fortran_order': False}", &[]),
-        &["no 'shape'"],
+        &["missing key 'shape'"],
     );
 }
 

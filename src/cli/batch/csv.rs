@@ -16,16 +16,28 @@ pub(super) fn read(
 ) -> Result<Batch, Failure> {
     let text = crate::cli::read_text(path, "input file")?;
     let file = path.display();
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let Some((_, header)) = lines.next() else {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    // Lines holding only spaces are skipped like empty ones (the reader skips those itself).
+    let mut records = reader.records().filter(|r| {
+        r.as_ref()
+            .map_or(true, |r| !(r.len() == 1 && r[0].is_empty()))
+    });
+    let unreadable = |e: csv::Error| {
+        let line = e
+            .position()
+            .map_or(String::new(), |p| format!(", line {}", p.line()));
+        Failure::input(format!("{file}{line}: {e}"))
+    };
+    let Some(header) = records.next().transpose().map_err(unreadable)? else {
         return Err(Failure::input(format!(
             "{file} is empty: expected a header such as x_lo,x_hi"
         )));
     };
-    let names: Vec<&str> = header.split(',').map(str::trim).collect();
+    let names: Vec<&str> = header.iter().collect();
     // Pair up NAME_lo / NAME_hi columns.
     let mut columns: Vec<String> = Vec::new();
     let mut lo_col: Vec<usize> = Vec::new();
@@ -86,11 +98,12 @@ pub(super) fn read(
         "reading",
         text.bytes().filter(|&b| b == b'\n').count() as u64,
     );
-    for (row_no, (line_no, line)) in lines.enumerate() {
+    for (row_no, record) in records.enumerate() {
+        let cells = record.map_err(unreadable)?;
+        let line_no = cells.position().map_or(0, |p| p.line() as usize - 1);
         if row_no % 65536 == 0 {
             progress.set(line_no as u64);
         }
-        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
         let at = |col: usize| {
             format!(
                 "{file}, row {} (line {}), column {}",
@@ -111,7 +124,7 @@ pub(super) fn read(
         let mut row = Vec::with_capacity(columns.len());
         for k in 0..columns.len() {
             let (lc, hc) = (lo_col[k], hi_col[k]);
-            let (l, h) = (cells[lc], cells[hc]);
+            let (l, h) = (&cells[lc], &cells[hc]);
             let empty = |s: &str| s.eq_ignore_ascii_case("empty");
             if empty(l) || empty(h) {
                 if !(empty(l) && empty(h)) {
@@ -146,42 +159,42 @@ pub(super) fn write(
     precision: Precision,
     progress: &mut Progress,
 ) -> Result<(), Failure> {
-    let mut text = String::new();
-    if n_outputs == 1 {
-        text.push_str("lo,hi\n");
+    let mut out = csv::Writer::from_writer(Vec::new());
+    let failed = |e: csv::Error| Failure::runtime(format!("cannot write the results: {e}"));
+    let header: Vec<String> = if n_outputs == 1 {
+        vec!["lo".to_string(), "hi".to_string()]
     } else {
-        let cols: Vec<String> = (1..=n_outputs)
-            .map(|k| format!("out{k}_lo,out{k}_hi"))
-            .collect();
-        text.push_str(&cols.join(","));
-        text.push('\n');
-    }
+        (1..=n_outputs)
+            .flat_map(|k| [format!("out{k}_lo"), format!("out{k}_hi")])
+            .collect()
+    };
+    out.write_record(&header).map_err(failed)?;
+    let mut cells = Vec::with_capacity(2 * n_outputs);
     for (i, row) in results.iter().enumerate() {
         if i % 65536 == 0 {
             progress.set(i as u64);
         }
-        let cells: Vec<String> = row
-            .iter()
-            .map(|iv| {
-                if iv.is_empty() {
-                    "empty,empty".to_string()
-                } else {
-                    format!(
-                        "{},{}",
-                        Interval::format_bound(iv.lo, precision),
-                        Interval::format_bound(iv.hi, precision)
-                    )
-                }
-            })
-            .collect();
-        text.push_str(&cells.join(","));
-        text.push('\n');
+        cells.clear();
+        for iv in row {
+            if iv.is_empty() {
+                cells.extend(["empty".to_string(), "empty".to_string()]);
+            } else {
+                cells.push(Interval::format_bound(iv.lo, precision));
+                cells.push(Interval::format_bound(iv.hi, precision));
+            }
+        }
+        out.write_record(&cells).map_err(failed)?;
     }
+    let text = out
+        .into_inner()
+        .map_err(|e| Failure::runtime(format!("cannot write the results: {e}")))?;
     match path {
         None => {
-            print!("{text}");
-            Ok(())
+            use std::io::Write;
+            std::io::stdout()
+                .write_all(&text)
+                .map_err(|e| Failure::runtime(format!("cannot write to standard output: {e}")))
         }
-        Some(p) => write_atomic(p, text.as_bytes()),
+        Some(p) => write_atomic(p, &text),
     }
 }

@@ -70,7 +70,8 @@ pub fn write(
     progress.phase("writing", results.len() as u64);
     match path {
         Some(p) if npy::is_npy(p) => {
-            let bytes = npy::encode(results, n_outputs);
+            let bytes = npy::encode(results, n_outputs)
+                .map_err(|e| Failure::runtime(format!("cannot encode {}: {e}", p.display())))?;
             progress.set(results.len() as u64);
             write_atomic(p, &bytes)
         }

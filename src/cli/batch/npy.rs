@@ -8,14 +8,16 @@
 //! the empty set. Bounds are exact floats, used as they are.
 //! Output: a `<f8` array of shape `(n_boxes, 2 * n_outputs)`, `[out1_lo, out1_hi, ...]`, with
 //! `NaN, NaN` for an empty result.
+//!
+//! The format itself is the `npyz` crate's; this module adds what a user of the tool needs: the
+//! shape and dtype the expression wants, and errors that name the file, the row and the column.
 
 use super::Batch;
 use crate::cli::progress::Progress;
 use crate::cli::Failure;
 use ivjit::Interval;
+use npyz::{DType, NpyFile, NpyHeader, Order, WriterBuilder};
 use std::path::Path;
-
-const MAGIC: &[u8] = b"\x93NUMPY";
 
 /// The element type of an input array.
 #[derive(Clone, Copy)]
@@ -31,14 +33,6 @@ impl Dtype {
             Dtype::F4 => 4,
         }
     }
-}
-
-/// A value of the header dictionary.
-#[derive(Debug, PartialEq)]
-enum Value {
-    Str(String),
-    Bool(bool),
-    Tuple(Vec<u64>),
 }
 
 /// Whether a path names a `.npy` file (by extension, case-insensitive).
@@ -58,8 +52,10 @@ pub fn read(
     let bytes =
         std::fs::read(path).map_err(|e| Failure::input(format!("cannot read {file}: {e}")))?;
     let bad = |what: String| Failure::input(format!("{file}: {what}"));
-    let (header, data) = split_header(&bytes).map_err(bad)?;
-    let (dtype, n, m) = parse_header(header).map_err(bad)?;
+    // The header is npyz's to parse; the reader left behind is the data.
+    let mut data: &[u8] = &bytes;
+    let header = NpyHeader::from_reader(&mut data).map_err(|e| bad(header_error(&bytes, e)))?;
+    let (dtype, n, m) = check_header(&header).map_err(bad)?;
     let columns: Vec<String> = vars
         .iter()
         .filter(|v| !given.iter().any(|(n, _)| n == *v))
@@ -97,14 +93,18 @@ pub fn read(
             data.len() - need
         )));
     }
-    let value = |i: usize| -> f64 {
-        match dtype {
-            Dtype::F8 => f64::from_le_bytes(data[8 * i..8 * i + 8].try_into().expect("8 bytes")),
-            Dtype::F4 => {
-                f32::from_le_bytes(data[4 * i..4 * i + 4].try_into().expect("4 bytes")) as f64
-            }
-        }
+    let read = |e: std::io::Error| bad(format!("cannot read the data: {e}"));
+    let npy = NpyFile::with_header(header, data);
+    let values: Vec<f64> = match dtype {
+        Dtype::F8 => npy.into_vec::<f64>().map_err(read)?,
+        Dtype::F4 => npy
+            .into_vec::<f32>()
+            .map_err(read)?
+            .into_iter()
+            .map(f64::from)
+            .collect(),
     };
+    let value = |i: usize| values[i];
     progress.phase("reading", n as u64);
     let mut rows = Vec::with_capacity(n);
     for r in 0..n {
@@ -144,54 +144,31 @@ pub fn read(
     Ok(Batch { columns, rows })
 }
 
-/// Splits a file into its header text and its data, checking the magic and version.
-fn split_header(bytes: &[u8]) -> Result<(&str, &[u8]), String> {
-    if bytes.len() < 10 || &bytes[..6] != MAGIC {
-        return Err("not a NumPy .npy file (it does not start with \\x93NUMPY)".to_string());
+/// The user's message for a header npyz cannot read.
+fn header_error(bytes: &[u8], e: std::io::Error) -> String {
+    if !bytes.starts_with(b"\x93NUMPY") {
+        return "not a NumPy .npy file (it does not start with \\x93NUMPY)".to_string();
     }
-    let (major, minor) = (bytes[6], bytes[7]);
-    let (len, start) = match major {
-        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10usize),
-        2 | 3 if bytes.len() >= 12 => (
-            u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize,
-            12,
-        ),
-        2 | 3 => return Err("truncated header".to_string()),
+    match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => "truncated header".to_string(),
         _ => {
-            return Err(format!(
-                "unsupported .npy format version {major}.{minor} (expected 1.0, 2.0 or 3.0)"
-            ))
+            let why = e.to_string();
+            if why.starts_with("unsupported version") {
+                format!("{why} (expected 1.0, 2.0 or 3.0)")
+            } else {
+                format!("malformed header: {why}")
+            }
         }
-    };
-    let end = start
-        .checked_add(len)
-        .filter(|&e| e <= bytes.len())
-        .ok_or_else(|| {
-            format!(
-                "truncated header: it should be {len} bytes, the file has {}",
-                bytes.len() - start
-            )
-        })?;
-    let header = std::str::from_utf8(&bytes[start..end])
-        .map_err(|_| "the header is not text".to_string())?;
-    Ok((header, &bytes[end..]))
+    }
 }
 
-/// Parses the header dictionary: the dtype and the 2-D shape `(n, m)`.
-fn parse_header(header: &str) -> Result<(Dtype, usize, usize), String> {
-    let dict = parse_dict(header.trim())
-        .ok_or_else(|| format!("malformed header {:?}", header.trim_end()))?;
-    let get = |key: &str| {
-        dict.iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v)
-            .ok_or_else(|| format!("the header has no '{key}'"))
-    };
-    let dtype = match get("descr")? {
-        Value::Str(s) => match s.as_str() {
-            "<f8" | "=f8" | "f8" | "<d" | "=d" | "d" => Dtype::F8,
-            "<f4" | "=f4" | "f4" | "<f" | "=f" | "f" => Dtype::F4,
-            ">f8" | ">f4" | ">d" | ">f" => {
+/// The dtype and the 2-D shape `(n, m)` of an array the tool can read, or what to do instead.
+fn check_header(header: &NpyHeader) -> Result<(Dtype, usize, usize), String> {
+    let dtype = match header.dtype() {
+        DType::Plain(t) => match t.to_string().as_str() {
+            "<f8" => Dtype::F8,
+            "<f4" => Dtype::F4,
+            s @ (">f8" | ">f4") => {
                 return Err(format!(
                     "dtype '{s}' is big-endian; expected little-endian '<f8' (float64) or '<f4' \
                      (float32): save arr.astype('<f8')"
@@ -204,21 +181,21 @@ fn parse_header(header: &str) -> Result<(Dtype, usize, usize), String> {
                 ))
             }
         },
-        _ => return Err("the header's 'descr' is not a simple dtype string".to_string()),
-    };
-    match get("fortran_order")? {
-        Value::Bool(false) => {}
-        Value::Bool(true) => {
-            return Err("the array is in Fortran order; expected C order: save \
-                 np.ascontiguousarray(arr)"
-                .to_string())
+        other => {
+            return Err(format!(
+                "dtype {} is not supported (a record or sub-array type); expected '<f8' \
+                 (float64) or '<f4' (float32)",
+                other.descr()
+            ))
         }
-        _ => return Err("the header's 'fortran_order' is not True or False".to_string()),
-    }
-    let shape = match get("shape")? {
-        Value::Tuple(t) => t,
-        _ => return Err("the header's 'shape' is not a tuple".to_string()),
     };
+    if header.order() == Order::Fortran {
+        return Err(
+            "the array is in Fortran order; expected C order: save np.ascontiguousarray(arr)"
+                .to_string(),
+        );
+    }
+    let shape = header.shape();
     if shape.len() != 2 {
         return Err(format!(
             "the array has {} dimension{} (shape {}); expected 2: (n_boxes, 2 * n_variables) \
@@ -246,142 +223,27 @@ fn shape_text(shape: &[u64]) -> String {
     }
 }
 
-/// Parses a Python dict literal with string keys whose values are strings, booleans or tuples
-/// of integers (what NumPy writes). `None` when malformed.
-fn parse_dict(s: &str) -> Option<Vec<(String, Value)>> {
-    let mut p = Parser {
-        s: s.as_bytes(),
-        i: 0,
-    };
-    p.expect(b'{')?;
-    let mut out = Vec::new();
-    loop {
-        p.ws();
-        if p.eat(b'}') {
-            break;
-        }
-        let key = p.string()?;
-        p.ws();
-        p.expect(b':')?;
-        p.ws();
-        let value = p.value()?;
-        out.push((key, value));
-        p.ws();
-        if p.eat(b',') {
-            continue;
-        }
-        p.ws();
-        p.expect(b'}')?;
-        break;
-    }
-    p.ws();
-    (p.i == p.s.len()).then_some(out)
-}
-
-struct Parser<'a> {
-    s: &'a [u8],
-    i: usize,
-}
-
-impl Parser<'_> {
-    fn ws(&mut self) {
-        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
-            self.i += 1;
-        }
-    }
-    fn eat(&mut self, c: u8) -> bool {
-        if self.s.get(self.i) == Some(&c) {
-            self.i += 1;
-            true
-        } else {
-            false
-        }
-    }
-    fn expect(&mut self, c: u8) -> Option<()> {
-        self.eat(c).then_some(())
-    }
-    fn string(&mut self) -> Option<String> {
-        let q = *self.s.get(self.i)?;
-        if q != b'\'' && q != b'"' {
-            return None;
-        }
-        let start = self.i + 1;
-        let len = self.s[start..].iter().position(|&c| c == q)?;
-        self.i = start + len + 1;
-        String::from_utf8(self.s[start..start + len].to_vec()).ok()
-    }
-    fn value(&mut self) -> Option<Value> {
-        let rest = &self.s[self.i..];
-        if rest.starts_with(b"True") {
-            self.i += 4;
-            return Some(Value::Bool(true));
-        }
-        if rest.starts_with(b"False") {
-            self.i += 5;
-            return Some(Value::Bool(false));
-        }
-        if self.eat(b'(') {
-            let mut t = Vec::new();
-            loop {
-                self.ws();
-                if self.eat(b')') {
-                    return Some(Value::Tuple(t));
-                }
-                let start = self.i;
-                while self.i < self.s.len() && self.s[self.i].is_ascii_digit() {
-                    self.i += 1;
-                }
-                // Python 2 era files may write long integers as `3L`.
-                let n = std::str::from_utf8(&self.s[start..self.i])
-                    .ok()?
-                    .parse()
-                    .ok()?;
-                self.eat(b'L');
-                t.push(n);
-                self.ws();
-                if !self.eat(b',') {
-                    self.ws();
-                    self.expect(b')')?;
-                    return Some(Value::Tuple(t));
-                }
-            }
-        }
-        self.string().map(Value::Str)
-    }
-}
-
 /// The bytes of a `.npy` file (format 1.0) holding the results as a `<f8` array of shape
-/// `(n_boxes, 2 * n_outputs)`.
-pub fn encode(results: &[Vec<Interval>], n_outputs: usize) -> Vec<u8> {
-    let dict = format!(
-        "{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, {}), }}",
-        results.len(),
-        2 * n_outputs
-    );
-    // Magic (6) + version (2) + header length (2) + header, padded with spaces so that the data
-    // starts at a multiple of 64 bytes, ending in a newline.
-    let unpadded = MAGIC.len() + 4 + dict.len() + 1;
-    let pad = (64 - unpadded % 64) % 64;
-    let header_len = dict.len() + pad + 1;
-    let mut out = Vec::with_capacity(MAGIC.len() + 4 + header_len + results.len() * 16 * n_outputs);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&[1, 0]);
-    out.extend_from_slice(&(header_len as u16).to_le_bytes());
-    out.extend_from_slice(dict.as_bytes());
-    out.extend(std::iter::repeat_n(b' ', pad));
-    out.push(b'\n');
-    for row in results {
-        for iv in row {
-            let (lo, hi) = if iv.is_empty() {
-                (f64::NAN, f64::NAN)
-            } else {
-                (iv.lo, iv.hi)
-            };
-            out.extend_from_slice(&lo.to_le_bytes());
-            out.extend_from_slice(&hi.to_le_bytes());
-        }
+/// `(n_boxes, 2 * n_outputs)`, with `NaN, NaN` for an empty result.
+pub fn encode(results: &[Vec<Interval>], n_outputs: usize) -> Result<Vec<u8>, std::io::Error> {
+    let mut out = Vec::with_capacity(128 + results.len() * 16 * n_outputs);
+    let shape = [results.len() as u64, 2 * n_outputs as u64];
+    let mut writer = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(&shape)
+        .writer(&mut out)
+        .begin_nd()?;
+    for iv in results.iter().flatten() {
+        let (lo, hi) = if iv.is_empty() {
+            (f64::NAN, f64::NAN)
+        } else {
+            (iv.lo, iv.hi)
+        };
+        writer.push(&lo)?;
+        writer.push(&hi)?;
     }
-    out
+    writer.finish()?;
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -389,24 +251,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn header_is_padded_to_64_bytes() {
+    fn written_files_read_back() {
         let iv = Interval::new(1.0, 2.0).unwrap();
-        let bytes = encode(&[vec![iv], vec![Interval::EMPTY]], 1);
-        let (header, data) = split_header(&bytes).unwrap();
-        assert_eq!((bytes.len() - data.len()) % 64, 0);
-        assert!(header.ends_with('\n'));
-        let (_, n, m) = parse_header(header).unwrap();
+        let bytes = encode(&[vec![iv], vec![Interval::EMPTY]], 1).unwrap();
+        let mut data: &[u8] = &bytes;
+        let header = NpyHeader::from_reader(&mut data).unwrap();
+        let (_, n, m) = check_header(&header).unwrap();
         assert_eq!((n, m, data.len()), (2, 2, 32));
-    }
-
-    #[test]
-    fn dict_parser_accepts_numpy_variants() {
-        let d = parse_dict("{\"descr\": \"<f4\", 'fortran_order': False, 'shape': (3L, 4L)}");
-        assert_eq!(d.unwrap()[2].1, Value::Tuple(vec![3, 4]));
-        assert_eq!(
-            parse_dict("{'shape': (5,), }").unwrap()[0].1,
-            Value::Tuple(vec![5])
-        );
-        assert!(parse_dict("{'shape': (5,) ").is_none());
+        // The data starts at a multiple of 64 bytes, as NumPy writes it.
+        assert_eq!((bytes.len() - data.len()) % 64, 0);
+        let v = NpyFile::with_header(header, data)
+            .into_vec::<f64>()
+            .unwrap();
+        assert_eq!(&v[..2], &[1.0, 2.0]);
+        assert!(v[2].is_nan() && v[3].is_nan());
     }
 }
