@@ -22,6 +22,9 @@ pub enum Error {
     /// wrong length.
     #[error("{0}")]
     Shape(#[from] shape::ShapeError),
+    /// A search cannot run as asked (variables, outputs, image options).
+    #[error("{0}")]
+    Search(#[from] crate::search::SearchError),
     /// The GPU backend was asked for and there is no usable GPU.
     #[error("no GPU available: {0}")]
     NoGpu(#[from] gpu::NoGpu),

@@ -77,6 +77,20 @@ impl Expression {
         Ok(expr)
     }
 
+    /// Reads a Fidget/MPR `.vm` tape ([`syntax::tape`]): one `let` per clause, the last clause
+    /// the output. [`Expression::source`] is then the expression text the tape spells; a
+    /// malformed tape is a [`Error::Compile`] whose span points into the tape.
+    ///
+    /// ```
+    /// use ivjit::Expression;
+    /// let e = Expression::parse_tape("_0 var-x\n_1 square _0\n_2 const 2\n_3 sub _1 _2\n").unwrap();
+    /// assert_eq!(e.vars(), ["x"]);
+    /// ```
+    pub fn parse_tape(tape: &str) -> Result<Expression, Error> {
+        let text = syntax::tape::to_expression_text(tape).map_err(Error::Compile)?;
+        Expression::parse(&text)
+    }
+
     /// The source text the expression was parsed from.
     pub fn source(&self) -> &str {
         &self.source

@@ -38,6 +38,7 @@ pub mod ptx;
 pub mod rewrite;
 pub mod round;
 pub mod scalar;
+pub mod search;
 pub mod shape;
 pub mod syntax;
 pub mod workloads;

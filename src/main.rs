@@ -96,6 +96,33 @@ enum Command {
     },
     /// List the functions expressions can call, with their semantics.
     Functions,
+    /// Classify every pixel of an image over a region of the plane by subdivision: outside
+    /// (f > 0 on the whole pixel), inside (f < 0) or boundary (neither proven). f may use x and
+    /// y; a .vm file (-f) is read as a Fidget/MPR tape.
+    Render {
+        #[command(flatten)]
+        source: Source,
+        /// Image size in pixels, WIDTHxHEIGHT.
+        #[arg(long, default_value = "1024x1024")]
+        size: String,
+        /// The region x0,x1,y0,y1 (row 0 of the image is at y1).
+        #[arg(long, default_value = "-1,1,-1,1", allow_hyphen_values = true)]
+        region: String,
+        /// Tile sizes of the subdivision, coarse to fine, ending with 1.
+        #[arg(long, value_delimiter = ',', default_value = "64,8,1")]
+        tiles: Vec<u32>,
+        /// .npy: the classes as a uint8 array (height, width), 0 outside, 1 inside, 2 boundary;
+        /// .png: a picture (inside black, boundary grey, outside white).
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: PathBuf,
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendArg,
+        #[arg(long, value_enum, default_value = "f64")]
+        precision: PrecisionArg,
+        /// Print the time and the boxes of each round on stderr.
+        #[arg(long)]
+        stats: bool,
+    },
     /// Benchmark a suite of expressions (GPU: kernel and end-to-end time, compile latency,
     /// ceilings, hand-written CUDA baseline; CPU: boxes/s). See docs/bench.md.
     Bench {
@@ -141,6 +168,25 @@ fn main() -> ExitCode {
         Command::Scalar { source, precision } => cli::scalar(&source, precision),
         Command::Ptx { source, precision } => cli::ptx(&source, precision),
         Command::Functions => cli::functions(),
+        Command::Render {
+            source,
+            size,
+            region,
+            tiles,
+            output,
+            backend,
+            precision,
+            stats,
+        } => cli::render(cli::RenderArgs {
+            source,
+            size,
+            region,
+            tiles,
+            output,
+            backend,
+            precision,
+            stats,
+        }),
         Command::Bench {
             backend,
             boxes,

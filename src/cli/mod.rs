@@ -3,6 +3,9 @@
 mod batch;
 mod bench;
 mod progress;
+mod render;
+
+pub use render::{render, RenderArgs};
 
 use crate::{BackendArg, FormatArg, PrecisionArg, Source};
 use ivjit::syntax::diagnostic::Diagnostic;
@@ -39,7 +42,7 @@ fn failure(e: Error, source: &str) -> Failure {
             message: d.render(source),
             status: 2,
         },
-        Error::Input { .. } | Error::Shape(_) => Failure::input(e.to_string()),
+        Error::Input { .. } | Error::Shape(_) | Error::Search(_) => Failure::input(e.to_string()),
         Error::NoGpu(_) | Error::Gpu(_) => Failure::runtime(e.to_string()),
     }
 }
@@ -73,8 +76,14 @@ fn read_source(s: &Source) -> Result<String, Failure> {
     }
 }
 
+/// The expression and the text its spans point into. A `.vm` file is a Fidget/MPR tape: its own
+/// errors point into the tape, later ones into the expression text it spells.
 fn compile(s: &Source) -> Result<(String, Expression), Failure> {
     let text = read_source(s)?;
+    if s.file.as_deref().is_some_and(ivjit::syntax::tape::is_tape) {
+        let expr = Expression::parse_tape(&text).map_err(|e| failure(e, &text))?;
+        return Ok((expr.source().to_string(), expr));
+    }
     let expr = Expression::parse(&text).map_err(|e| failure(e, &text))?;
     Ok((text, expr))
 }

@@ -323,6 +323,12 @@ impl GpuKernel {
         })
     }
 
+    /// The kernel on the first selected device: what a device-resident search launches
+    /// (a search runs on one device).
+    pub(crate) fn primary(&self) -> &DeviceKernel {
+        &self.devices[0]
+    }
+
     /// The PTX this kernel was loaded from.
     pub fn ptx(&self) -> &str {
         &self.ptx

@@ -121,3 +121,23 @@ pub fn runtime_ptx(arch: &str, p: Precision, fns: &[PointFn]) -> Result<String, 
     let dir = cache_dir();
     runtime_ptx_in(dir.as_deref(), arch, p, fns).map(|(ptx, _)| ptx)
 }
+
+/// The PTX of a self-contained CUDA C source (no point functions: the search kernels), compiled
+/// with the runtime's options for `arch` and kept in the disk cache as `{prefix}-{key}.ptx`.
+pub(crate) fn source_ptx(prefix: &str, source: &str, arch: &str) -> Result<String, RuntimeError> {
+    let options = compile_options(arch);
+    let Some(dir) = cache_dir() else {
+        return nvrtc::compile(source, &options);
+    };
+    let key = cache_key(source, nvrtc_version()?, &options);
+    let path = dir.join(format!("{prefix}-{key}.ptx"));
+    if let disk::Lookup::Valid(bytes) = disk::read(&path, CACHE_FORMAT, &key) {
+        if let Ok(ptx) = String::from_utf8(bytes) {
+            return Ok(ptx);
+        }
+    }
+    let ptx = nvrtc::compile(source, &options)?;
+    // A cache that cannot be written costs the next process a compile, nothing else.
+    let _ = disk::write(&dir, &path, CACHE_FORMAT, &key, ptx.as_bytes());
+    Ok(ptx)
+}

@@ -6,3 +6,4 @@ pub mod diagnostic;
 pub mod lexer;
 pub mod number;
 pub mod parser;
+pub mod tape;

@@ -1,0 +1,178 @@
+//! `ivjit render`: every pixel of an image over a region of the plane classified by subdivision
+//! ([`ivjit::search::render`]) as outside (f > 0), inside (f < 0) or boundary (neither proven),
+//! written as a `.npy` uint8 array (0, 1, 2) or a `.png` picture.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::batch::write_atomic;
+use super::{compile, failure, precision, report_fallback, Failure};
+use crate::{BackendArg, PrecisionArg, Source};
+use ivjit::search::{self, RenderOptions, BOUNDARY, INSIDE};
+use ivjit::{BackendChoice, Evaluator};
+
+pub struct RenderArgs {
+    pub source: Source,
+    pub size: String,
+    pub region: String,
+    pub tiles: Vec<u32>,
+    pub output: PathBuf,
+    pub backend: BackendArg,
+    pub precision: PrecisionArg,
+    pub stats: bool,
+}
+
+/// `WIDTHxHEIGHT`.
+fn parse_size(s: &str) -> Result<(u32, u32), Failure> {
+    let bad = || {
+        Failure::input(format!(
+            "--size {s}: expected WIDTHxHEIGHT in pixels, e.g. --size 1024x768"
+        ))
+    };
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    Ok((
+        w.trim().parse().map_err(|_| bad())?,
+        h.trim().parse().map_err(|_| bad())?,
+    ))
+}
+
+/// `x0,x1,y0,y1`.
+fn parse_region(s: &str) -> Result<[f64; 4], Failure> {
+    let bad = |why: String| {
+        Failure::input(format!(
+            "--region {s}: {why}; expected x0,x1,y0,y1, e.g. --region=-2,2,-1.5,1.5"
+        ))
+    };
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    let [a, b, c, d] = parts[..] else {
+        return Err(bad(format!("{} numbers", parts.len())));
+    };
+    let mut out = [0.0; 4];
+    for (o, p) in out.iter_mut().zip([a, b, c, d]) {
+        *o = p
+            .parse()
+            .map_err(|_| bad(format!("'{p}' is not a number")))?;
+    }
+    Ok(out)
+}
+
+pub fn render(args: RenderArgs) -> Result<(), Failure> {
+    let (width, height) = parse_size(&args.size)?;
+    let region = parse_region(&args.region)?;
+    let format = Format::of(&args.output)?;
+    let (text, expr) = compile(&args.source)?;
+    let choice = match args.backend {
+        BackendArg::Auto => BackendChoice::Auto,
+        BackendArg::Cpu => BackendChoice::Cpu,
+        BackendArg::Gpu => BackendChoice::Gpu,
+    };
+    let eval =
+        Evaluator::new(&expr, precision(args.precision), choice).map_err(|e| failure(e, &text))?;
+    report_fallback(&eval);
+    let opts = RenderOptions {
+        tiles: args.tiles.clone(),
+        ..RenderOptions::new(width, height, region)
+    };
+    let start = Instant::now();
+    let image = search::render(&eval, &opts).map_err(|e| failure(e, &text))?;
+    let elapsed = start.elapsed();
+    if args.stats {
+        eprintln!(
+            "ivjit render: {}x{} on the {} in {:.2} ms, {} boxes",
+            width,
+            height,
+            eval.backend().name(),
+            elapsed.as_secs_f64() * 1e3,
+            image.boxes()
+        );
+        for r in &image.rounds {
+            eprintln!(
+                "  tiles of {:>3} px: {:>9} boxes, {:>9} inside, {:>9} outside, {:>9} boundary",
+                r.tile, r.boxes, r.inside, r.outside, r.boundary
+            );
+        }
+    }
+    let bytes = match format {
+        Format::Npy => npy(&image)?,
+        Format::Png => png(&image)?,
+    };
+    write_atomic(&args.output, &bytes)
+}
+
+enum Format {
+    Npy,
+    Png,
+}
+
+impl Format {
+    fn of(path: &Path) -> Result<Format, Failure> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("npy") => Ok(Format::Npy),
+            Some("png") => Ok(Format::Png),
+            _ => Err(Failure::input(format!(
+                "--output {}: the image is written as .npy (classes 0 outside, 1 inside, \
+                 2 boundary) or .png; name the file with one of those extensions",
+                path.display()
+            ))),
+        }
+    }
+}
+
+/// The classes as a `uint8` array of shape (height, width).
+fn npy(image: &search::Rendered) -> Result<Vec<u8>, Failure> {
+    use npyz::WriterBuilder;
+    let mut out = Vec::with_capacity(128 + image.classes.len());
+    let fail = |e: std::io::Error| Failure::runtime(format!("cannot encode the image: {e}"));
+    let mut w = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(&[image.height as u64, image.width as u64])
+        .writer(&mut out)
+        .begin_nd()
+        .map_err(fail)?;
+    w.extend(image.classes.iter().copied()).map_err(fail)?;
+    w.finish().map_err(fail)?;
+    Ok(out)
+}
+
+/// A grey-scale picture: inside black, outside white, boundary mid-grey.
+fn png(image: &search::Rendered) -> Result<Vec<u8>, Failure> {
+    let pixels: Vec<u8> = image
+        .classes
+        .iter()
+        .map(|&c| match c {
+            INSIDE => 0,
+            BOUNDARY => 128,
+            _ => 255,
+        })
+        .collect();
+    let mut out = Vec::new();
+    let fail = |e: png::EncodingError| Failure::runtime(format!("cannot encode the image: {e}"));
+    let mut enc = png::Encoder::new(&mut out, image.width, image.height);
+    enc.set_color(png::ColorType::Grayscale);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut w = enc.write_header().map_err(fail)?;
+    w.write_image_data(&pixels).map_err(fail)?;
+    w.finish().map_err(fail)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_regions_parse() {
+        assert_eq!(parse_size("640x480").ok().map(|s| s.0), Some(640));
+        assert!(parse_size("640").is_err());
+        assert_eq!(
+            parse_region("-2, 2, -1.5, 1.5").ok(),
+            Some([-2.0, 2.0, -1.5, 1.5])
+        );
+        assert!(parse_region("0,1,2").is_err());
+        assert!(parse_region("0,1,a,2").is_err());
+    }
+}
