@@ -20,11 +20,12 @@
 //! **The search.** The scene is the part of f = 0 inside the ball of radius `radius` around
 //! `center`; each ray is clipped to that ball (in f64, then widened by a relative 1e-9 on each
 //! side). `steps` sets the resolution: a piece of the ray narrower than (t1 - t0) / steps is
-//! not split further. Each pixel keeps a stack of t-intervals, front-most on top. A round pops
-//! the top interval of every unfinished pixel, splits it into `split` equal pieces and
-//! evaluates f on all pieces of all pixels in ONE batch (`eval_soa`). A piece whose enclosure
-//! excludes 0 provably holds no point of the surface and is dropped; the others go back on the
-//! stack in order. When the top of a stack is at the resolution, it is the pixel's hit. Because
+//! not split further. Each pixel keeps a stack of t-intervals, front-most on top. A step pops
+//! the top interval, splits it into `split` equal pieces and evaluates f on each. A piece whose
+//! enclosure excludes 0 provably holds no point of the surface and is dropped; the others go
+//! back on the stack in order. The library runs this search (`ivjit::search::ray`): on the GPU
+//! entirely on the device, one thread per pixel, f compiled into the search kernel; on the CPU
+//! one step of every unfinished pixel per batch. When the top of a stack is at the resolution, it is the pixel's hit. Because
 //! every piece in front of it was excluded, **no point of the surface lies on the ray before
 //! the hit piece**: no thin part is skipped. (The converse does not hold: interval
 //! overestimation can report a hit within the resolution of a surface that the ray only passes
@@ -38,6 +39,7 @@
 //! **Shading** is cosmetic: a normal by central differences of f (midpoints of point
 //! enclosures) at the midpoint of the hit piece, with a headlight and a fixed key light.
 use clap::Parser;
+use ivjit::search::ray::{first_hits, Ray};
 use ivjit::{Backend, BackendChoice, Evaluator, Expression, Precision};
 use rayon::iter::Either;
 use rayon::prelude::*;
@@ -248,8 +250,8 @@ pub struct Frame {
     pub search_seconds: f64,
     pub shade_seconds: f64,
     pub compile_seconds: f64,
-    /// Batches (rounds) and boxes evaluated by the search.
-    pub rounds: usize,
+    /// Rays the device could not finish (stack depth) and the CPU did; boxes evaluated.
+    pub on_cpu: usize,
     pub boxes: usize,
     pub backend: Backend,
     pub fallback: Option<String>,
@@ -329,7 +331,7 @@ impl Surface {
     /// The interval search, shaded.
     pub fn render(&self, o: &Options) -> Result<Frame, String> {
         let t1 = Instant::now();
-        let (hits, rounds, boxes) = search(&self.ray, &self.cam, o)?;
+        let (hits, on_cpu, boxes) = search(&self.ray, &self.cam, o)?;
         let search_seconds = t1.elapsed().as_secs_f64();
         let t2 = Instant::now();
         let rgb = shade(&self.surf, &self.var_index, &self.cam, o, &hits)?;
@@ -341,7 +343,7 @@ impl Surface {
             search_seconds,
             shade_seconds,
             compile_seconds: 0.0,
-            rounds,
+            on_cpu,
             boxes,
             backend: self.ray.backend(),
             fallback: self.ray.fallback_reason().map(str::to_string),
@@ -416,94 +418,32 @@ fn eval_ray(
         .collect())
 }
 
-/// Whether an enclosure may contain 0 (an empty one, NaN, cannot: f is undefined there).
-fn may_vanish((lo, hi): (f64, f64)) -> bool {
-    lo <= 0.0 && 0.0 <= hi
-}
-
-/// The interval search: the first candidate root of every pixel's ray.
+/// The interval search: the first candidate root of every pixel's ray, by the library's ray
+/// rule (`ivjit::search::ray`) on the evaluator's backend: on the GPU the whole search runs on
+/// the device, one thread per ray.
 #[allow(clippy::type_complexity)]
 fn search(
     ray: &Evaluator,
     cam: &Camera,
     o: &Options,
 ) -> Result<(Vec<Option<(f64, f64)>>, usize, usize), String> {
-    let (w, h) = (o.width, o.height);
-    let slots = ray_slots(ray);
-    let split = o.split.max(2);
-    let mut hits = vec![None; w * h];
-    // Per unfinished pixel: (pixel, (u, v), minimum width, stack with the front-most on top).
-    struct Active {
-        pixel: usize,
-        uv: (f64, f64),
-        min_width: f64,
-        stack: Vec<(f64, f64)>,
-    }
-    let mut active: Vec<Active> = clipped_rays(cam, o)
-        .into_par_iter()
-        .map(|(pixel, uv, (t0, t1))| Active {
-            pixel,
-            uv,
+    let clipped = clipped_rays(cam, o);
+    let rays: Vec<Ray> = clipped
+        .iter()
+        .map(|&(_, (u, v), (t0, t1))| Ray {
+            u,
+            v,
+            t0,
+            t1,
             min_width: (t1 - t0) / o.steps.max(1) as f64,
-            stack: vec![(t0, t1)],
         })
         .collect();
-    let (mut rounds, mut boxes) = (0, 0);
-    // The host work of a round (splitting, bookkeeping) runs on all cores too: on the GPU it
-    // would otherwise take longer than the evaluation.
-    while !active.is_empty() {
-        let pieces: Vec<(f64, f64)> = active
-            .par_iter_mut()
-            .flat_map_iter(|a| {
-                let (lo, hi) = a.stack.pop().expect("active pixels have a non-empty stack");
-                (0..split).map(move |k| {
-                    let p0 = if k == 0 {
-                        lo
-                    } else {
-                        lo + (hi - lo) * (k as f64 / split as f64)
-                    };
-                    let p1 = if k + 1 == split {
-                        hi
-                    } else {
-                        lo + (hi - lo) * ((k + 1) as f64 / split as f64)
-                    };
-                    (p0, p1)
-                })
-            })
-            .collect();
-        let uv: Vec<(f64, f64)> = active
-            .par_iter()
-            .flat_map_iter(|a| std::iter::repeat_n(a.uv, split))
-            .collect();
-        let f = eval_ray(ray, slots, &pieces, &uv)?;
-        rounds += 1;
-        boxes += pieces.len();
-        let (done, next): (Vec<(usize, (f64, f64))>, Vec<Active>) = active
-            .into_par_iter()
-            .enumerate()
-            .filter_map(|(q, mut a)| {
-                let piece = &pieces[q * split..(q + 1) * split];
-                let values = &f[q * split..(q + 1) * split];
-                for k in (0..split).rev() {
-                    if may_vanish(values[k]) {
-                        a.stack.push(piece[k]);
-                    }
-                }
-                match a.stack.last() {
-                    None => None,
-                    Some(&(lo, hi)) if hi - lo <= a.min_width || hi <= lo => {
-                        Some(Either::Left((a.pixel, (lo, hi))))
-                    }
-                    Some(_) => Some(Either::Right(a)),
-                }
-            })
-            .partition_map(|e| e);
-        for (pixel, hit) in done {
-            hits[pixel] = Some(hit);
-        }
-        active = next;
+    let found = first_hits(ray, &rays, o.split.max(2) as u32).map_err(|e| e.to_string())?;
+    let mut hits = vec![None; o.width * o.height];
+    for (&(pixel, ..), hit) in clipped.iter().zip(found.hits) {
+        hits[pixel] = hit;
     }
-    Ok((hits, rounds, boxes))
+    Ok((hits, found.finished_on_cpu, found.boxes as usize))
 }
 
 /// Point sampling: the first sign change of f over `steps + 1` evenly spaced samples.
@@ -890,14 +830,14 @@ fn hit_count(hits: &[Option<(f64, f64)>]) -> usize {
 
 fn describe(frame: &Frame) -> String {
     format!(
-        "{}x{} on the {}: search {:.3} s ({} rounds, {:.3e} boxes), shade {:.3} s, frame {:.3} s \
+        "{}x{} on the {}: search {:.4} s ({:.3e} boxes, {} rays finished on the CPU), shade {:.3} s, frame {:.3} s \
          (compile {:.3} s); {} hit pixels",
         frame.width,
         frame.height,
         frame.backend.name(),
         frame.search_seconds,
-        frame.rounds,
         frame.boxes as f64,
+        frame.on_cpu,
         frame.shade_seconds,
         frame.search_seconds + frame.shade_seconds,
         frame.compile_seconds,

@@ -90,6 +90,17 @@ impl Evaluator {
         })
     }
 
+    /// The same program on the CPU evaluator (a search finishes there what the device could
+    /// not).
+    pub(crate) fn cpu_twin(&self) -> Evaluator {
+        Evaluator {
+            program: self.program.clone(),
+            backend: Backend::Cpu,
+            gpu: None,
+            fallback_reason: None,
+        }
+    }
+
     /// The backend that was selected.
     pub fn backend(&self) -> Backend {
         self.backend

@@ -10,7 +10,7 @@ use crate::{gpu, lower, rewrite, Error, Precision};
 /// A parsed, rewritten expression, ready to be lowered for any backend and precision.
 ///
 /// The lowered program and the PTX of each precision are computed at first use and kept (clones
-/// share them), so that a second [`Evaluator`] of the same expression repeats none of that
+/// share them), so that a second [`Evaluator`](crate::Evaluator) of the same expression repeats none of that
 /// work: for a 100-node expression lowering and emitting take about 0.3 ms, the budget of a
 /// cached compile is 1 ms.
 #[derive(Clone, Debug)]
@@ -52,7 +52,7 @@ impl Expression {
     /// Parses and compiles an expression: syntax, name resolution, rewrites.
     ///
     /// Lowering is tried once (for f64) so that unsupported operations are reported here, with
-    /// their span, rather than when an [`Evaluator`] is built.
+    /// their span, rather than when an [`Evaluator`](crate::Evaluator) is built.
     ///
     /// ```
     /// use ivjit::{Error, Expression};

@@ -122,6 +122,10 @@ enum Command {
         /// Print the time and the boxes of each round on stderr.
         #[arg(long)]
         stats: bool,
+        /// Render this many times (after one untimed warm-up render that compiles and loads
+        /// the kernels) and print the fastest and the median time (implies --stats).
+        #[arg(long, value_name = "N")]
+        repeat: Option<usize>,
     },
     /// Benchmark a suite of expressions (GPU: kernel and end-to-end time, compile latency,
     /// ceilings, hand-written CUDA baseline; CPU: boxes/s). See docs/bench.md.
@@ -177,6 +181,7 @@ fn main() -> ExitCode {
             backend,
             precision,
             stats,
+            repeat,
         } => cli::render(cli::RenderArgs {
             source,
             size,
@@ -186,6 +191,7 @@ fn main() -> ExitCode {
             backend,
             precision,
             stats,
+            repeat,
         }),
         Command::Bench {
             backend,

@@ -86,9 +86,38 @@ pub fn emit(program: &Program) -> String {
 /// [`emit`], with an ill-formed program reported as a value: the program is verified once, here.
 pub fn try_emit(program: &Program) -> Result<String, crate::scalar::VerifyError> {
     program.verify()?;
-    let mut e = Emitter::new(program);
+    let mut e = Emitter::new(program, Shape::Kernel);
     e.module();
     Ok(e.out)
+}
+
+/// Name of the device function [`try_emit_function`] writes.
+pub const FUNCTION_NAME: &str = "ivjit_eval";
+
+/// The program as a device function for kernels that evaluate it inside their own loops (the
+/// device-resident searches), linked with them:
+///
+/// ```text
+/// .visible .func ivjit_eval(.param .b64 inputs, .param .b64 outputs)
+/// ```
+///
+/// `inputs` and `outputs` are generic pointers (local, shared or global memory) to one box:
+/// `2 * n_vars` values (lo, hi of variable 0, then of variable 1, ...) and `2 * n_outputs`
+/// values laid out alike. The body is the kernel's, instruction for instruction; only the
+/// loads and stores differ (generic addressing, no loop), so both give the same bits.
+pub fn try_emit_function(program: &Program) -> Result<String, crate::scalar::VerifyError> {
+    program.verify()?;
+    let mut e = Emitter::new(program, Shape::Function);
+    e.module();
+    Ok(e.out)
+}
+
+/// What the module holds: the batch kernel ([`KERNEL_NAME`]) or a device function
+/// ([`FUNCTION_NAME`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Kernel,
+    Function,
 }
 
 /// Number of one-float steps outward the emitter applies to the library's result:
@@ -130,6 +159,7 @@ fn round_modifier(r: Round) -> &'static str {
 
 struct Emitter<'a> {
     program: &'a Program,
+    shape: Shape,
     /// `f64` or `f32`.
     ty: &'static str,
     /// log2 of the element size in bytes.
@@ -141,13 +171,14 @@ struct Emitter<'a> {
 }
 
 impl<'a> Emitter<'a> {
-    fn new(program: &'a Program) -> Self {
+    fn new(program: &'a Program, shape: Shape) -> Self {
         let (ty, elem_shift) = match program.precision {
             Precision::F64 => ("f64", 3),
             Precision::F32 => ("f32", 2),
         };
         Emitter {
             program,
+            shape,
             ty,
             elem_shift,
             out: String::new(),
@@ -224,6 +255,10 @@ impl<'a> Emitter<'a> {
             }
             self.raw("");
         }
+        if self.shape == Shape::Function {
+            self.function();
+            return;
+        }
         self.raw(format!(".visible .entry {KERNEL_NAME}("));
         self.raw("\t.param .u64 n,");
         self.raw("\t.param .u64 inputs,");
@@ -240,6 +275,39 @@ impl<'a> Emitter<'a> {
         self.stores();
         self.epilogue();
         self.raw("}");
+    }
+
+    /// The body as [`FUNCTION_NAME`]: pointers to one box in, one result out.
+    fn function(&mut self) {
+        let p = self.program;
+        self.raw(format!(
+            ".visible .func {FUNCTION_NAME}(.param .b64 inputs, .param .b64 outputs)"
+        ));
+        self.raw("{");
+        self.declarations();
+        let size = 1u64 << self.elem_shift;
+        self.line("ld.param.u64 %pin, [inputs];");
+        self.line("ld.param.u64 %pout, [outputs];");
+        for k in self.used_inputs() {
+            self.line(format!("add.u64 %in{k}, %pin, {};", k as u64 * size));
+        }
+        for k in 0..2 * p.outputs.len() {
+            self.line(format!("add.u64 %out{k}, %pout, {};", k as u64 * size));
+        }
+        for (i, inst) in p.insts.iter().enumerate() {
+            self.inst(i, inst);
+        }
+        self.stores();
+        self.line("ret;");
+        self.raw("}");
+    }
+
+    /// `global` (the kernel's arrays) or nothing (generic addressing in a function).
+    fn space(&self) -> &'static str {
+        match self.shape {
+            Shape::Kernel => ".global",
+            Shape::Function => "",
+        }
     }
 
     fn declarations(&mut self) {
@@ -307,8 +375,9 @@ impl<'a> Emitter<'a> {
         let outputs = self.program.outputs.clone();
         for (j, (lo, hi)) in outputs.into_iter().enumerate() {
             let (lo, hi) = (lo.index(), hi.index());
-            self.line(format!("st.global.{ty} [%out{}], %f{lo};", 2 * j));
-            self.line(format!("st.global.{ty} [%out{}], %f{hi};", 2 * j + 1));
+            let space = self.space();
+            self.line(format!("st{space}.{ty} [%out{}], %f{lo};", 2 * j));
+            self.line(format!("st{space}.{ty} [%out{}], %f{hi};", 2 * j + 1));
         }
     }
 
@@ -400,6 +469,10 @@ impl<'a> Emitter<'a> {
             _ => {}
         }
         let t = self.ty;
+        let load = match self.shape {
+            Shape::Kernel => "ld.global.nc",
+            Shape::Function => "ld",
+        };
         let precision = self.program.precision;
         let imm = |c: f64| Immediate(c, precision);
         let (f, p) = (F, P);
@@ -408,11 +481,7 @@ impl<'a> Emitter<'a> {
         // Writing to a String cannot fail.
         let _ = match *inst {
             Inst::Input { var, bound } => {
-                write!(
-                    o,
-                    "ld.global.nc.{t} %f{i}, [%in{}];",
-                    input_array(var, bound)
-                )
+                write!(o, "{load}.{t} %f{i}, [%in{}];", input_array(var, bound))
             }
             Inst::Const(c) => write!(o, "mov.{t} %f{i}, {};", imm(c)),
             Inst::Add(a, b, r) => {

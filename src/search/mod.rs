@@ -4,9 +4,12 @@
 //! One round evaluates the compiled expression on every live box, classifies each box by a rule,
 //! and splits the survivors into the next round's boxes. Two implementations give the same
 //! result bit for bit on expressions without point-function calls (and a result that is
-//! rigorous on every expression): [`cpu`] (rayon, the CPU evaluator) and [`gpu`] (the work list
+//! rigorous on every expression): `cpu` (rayon, the CPU evaluator) and `gpu` (the work list
 //! in device memory; small CUDA kernels compute boxes, classify and split; the host learns one
 //! counter per round).
+//!
+//! Rules: *classify* over an image ([`render`], below) and *first root along a ray*
+//! ([`ray::first_hits`], the search of the ray tracer).
 //!
 //! The first rule is *classify* over an image ([`render`]): every pixel of a W x H grid over a
 //! region of the plane is proven outside (f > 0 on the whole pixel), inside (f < 0 on the whole
@@ -19,12 +22,13 @@
 //! Pixel (i, j) (row i from the top, column j from the left) is the real box
 //! `x in [x0 + j dx, x0 + (j+1) dx]`, `y in [y1 - (i+1) dy, y1 - i dy]` with `dx = (x1 - x0) / W`,
 //! `dy = (y1 - y0) / H`; a tile is the union of its pixels. Its bounds are computed with
-//! directed rounding ([`Axes::tile_box`]): the float box contains the real one, so a class is a
+//! directed rounding (`Axes::tile_box`): the float box contains the real one, so a class is a
 //! statement about every real point of the pixel. Both backends compute these bounds with the
 //! same correctly rounded operations, hence the same bits.
 
-pub mod cpu;
-pub mod gpu;
+mod cpu;
+mod gpu;
+pub mod ray;
 
 use crate::round::{add_f64, div_f64, mul_f64, sub_f64, Round};
 use crate::{Backend, Error, Evaluator};
@@ -107,7 +111,7 @@ impl RenderOptions {
         }
         let t = &self.tiles;
         if t.last() != Some(&1)
-            || t.iter().any(|&s| s == 0)
+            || t.contains(&0)
             || t.windows(2).any(|w| w[1] >= w[0] || w[0] % w[1] != 0)
             || t.len() > MAX_LEVELS
         {

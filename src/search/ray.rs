@@ -1,0 +1,269 @@
+//! The *first root along a ray* rule: for each ray, the front-most piece of its parameter
+//! segment on which the expression may vanish, found by bisection (or k-section) with every
+//! piece in front of it proven free of roots.
+//!
+//! The expression is f composed with the rays, in the variables `t` (the ray parameter) and `u`,
+//! `v` (the ray's coordinates, passed as point intervals); a [`Ray`] gives u, v, its segment
+//! `[t0, t1]` and the resolution `min_width`. Each ray keeps a stack of t-intervals, front-most
+//! on top. A step pops the top interval, splits it into `split` pieces
+//! (`lo + (hi - lo) * (k / split)`, rounded to nearest, the ends exact), evaluates f on each,
+//! and pushes back those whose enclosure contains 0, front-most last. When the stack is empty
+//! the ray has no root; when its top is at most `min_width` wide (or has no interior), that
+//! piece is the ray's hit. Because every piece in front of it was excluded, **no point of the
+//! surface lies on the ray before the hit piece**.
+//!
+//! On the CPU every unfinished ray takes one step per round, all rays of a round in one batch.
+//! On the GPU each thread runs one ray's whole search (the expression compiled as a device
+//! function, `ptx::try_emit_function`, linked with the search kernel), with the same
+//! arithmetic: the hits are the same bit for bit when the expression calls no point function.
+//! A ray whose stack would exceed the device's fixed depth is finished on the CPU.
+
+use rayon::prelude::*;
+
+use super::SearchError;
+use crate::{Backend, Error, Evaluator};
+
+/// One ray: its coordinates (u, v), its segment `[t0, t1]` and the width at which a piece that
+/// may hold a root is reported as the hit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ray {
+    /// The ray's first coordinate (a point interval of the variable `u`).
+    pub u: f64,
+    /// The ray's second coordinate (the variable `v`).
+    pub v: f64,
+    /// Start of the segment searched.
+    pub t0: f64,
+    /// End of the segment searched (`t0 <= t1`).
+    pub t1: f64,
+    /// A piece at most this wide is not split further.
+    pub min_width: f64,
+}
+
+/// The rays' first hits and what the search cost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hits {
+    /// Per ray: the hit piece `[lo, hi]`, or `None` when the segment provably holds no root.
+    pub hits: Vec<Option<(f64, f64)>>,
+    /// Boxes (pieces) evaluated.
+    pub boxes: u64,
+    /// Rays the GPU could not finish with its fixed stack (finished on the CPU).
+    pub finished_on_cpu: usize,
+}
+
+/// The first hit of every ray on the evaluator's backend (see the module documentation);
+/// `split >= 2` pieces per step.
+pub fn first_hits(eval: &Evaluator, rays: &[Ray], split: u32) -> Result<Hits, Error> {
+    let slots = slots(eval)?;
+    if split < 2 {
+        return Err(SearchError::Options(format!(
+            "split {split}: a step splits a piece into at least 2"
+        ))
+        .into());
+    }
+    if let Some((i, r)) = rays
+        .iter()
+        .enumerate()
+        .find(|(_, r)| !(r.t0 <= r.t1 && r.t0.is_finite() && r.t1.is_finite()))
+    {
+        return Err(SearchError::Options(format!(
+            "ray {i}: the segment [{}, {}] needs finite ends with t0 <= t1",
+            r.t0, r.t1
+        ))
+        .into());
+    }
+    match eval.backend() {
+        Backend::Cpu => cpu(eval, slots, rays, split),
+        Backend::Gpu => super::gpu::first_hits(eval, slots, rays, split),
+    }
+}
+
+/// Where t, u and v go among the evaluator's variables.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Slots {
+    pub t: Option<usize>,
+    pub u: Option<usize>,
+    pub v: Option<usize>,
+    pub n_vars: usize,
+}
+
+fn slots(eval: &Evaluator) -> Result<Slots, Error> {
+    let p = eval.program();
+    if p.outputs.len() != 1 {
+        return Err(SearchError::Outputs(p.outputs.len()).into());
+    }
+    let mut s = Slots {
+        t: None,
+        u: None,
+        v: None,
+        n_vars: p.var_names.len(),
+    };
+    for (k, name) in p.var_names.iter().enumerate() {
+        match name.as_str() {
+            "t" => s.t = Some(k),
+            "u" => s.u = Some(k),
+            "v" => s.v = Some(k),
+            _ => {
+                return Err(SearchError::Options(format!(
+                    "the expression's variable '{name}' is not a ray variable: a ray search \
+                     binds t, u and v only"
+                ))
+                .into())
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// Piece `k` of `split` of `[lo, hi]`: the ends exact, the inner points rounded to nearest.
+/// (The GPU kernel computes the same expression with `__dadd_rn`, `__dmul_rn`, ...)
+pub(crate) fn piece(lo: f64, hi: f64, k: u32, split: u32) -> (f64, f64) {
+    let at = |k: u32| {
+        if k == 0 {
+            lo
+        } else if k == split {
+            hi
+        } else {
+            lo + (hi - lo) * (k as f64 / split as f64)
+        }
+    };
+    (at(k), at(k + 1))
+}
+
+/// Whether an enclosure may contain 0 (NaN, the empty set, cannot: f is undefined there).
+pub(crate) fn may_vanish(lo: f64, hi: f64) -> bool {
+    lo <= 0.0 && 0.0 <= hi
+}
+
+/// The search on the CPU, every unfinished ray one step per round.
+pub(crate) fn cpu(eval: &Evaluator, s: Slots, rays: &[Ray], split: u32) -> Result<Hits, Error> {
+    let mut hits = vec![None; rays.len()];
+    // Per unfinished ray: its index and its stack, front-most on top.
+    let mut active: Vec<(usize, Vec<(f64, f64)>)> = rays
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (i, vec![(r.t0, r.t1)]))
+        .collect();
+    let per = split as usize;
+    let mut boxes = 0u64;
+    while !active.is_empty() {
+        let pieces: Vec<(usize, (f64, f64))> = active
+            .par_iter_mut()
+            .flat_map_iter(|(i, stack)| {
+                let (lo, hi) = stack.pop().expect("an active ray has a non-empty stack");
+                let i = *i;
+                (0..split).map(move |k| (i, piece(lo, hi, k, split)))
+            })
+            .collect();
+        let n = pieces.len();
+        let mut inputs = vec![0.0; 2 * s.n_vars * n];
+        for (slot, which) in [(s.t, 0), (s.u, 1), (s.v, 2)] {
+            let Some(k) = slot else { continue };
+            let (lo, hi) = inputs[2 * k * n..2 * (k + 1) * n].split_at_mut(n);
+            lo.par_iter_mut()
+                .zip(hi.par_iter_mut())
+                .zip(&pieces)
+                .for_each(|((l, h), &(i, t))| {
+                    (*l, *h) = match which {
+                        0 => t,
+                        1 => (rays[i].u, rays[i].u),
+                        _ => (rays[i].v, rays[i].v),
+                    }
+                });
+        }
+        let mut out = vec![0.0; 2 * n];
+        eval.eval_soa_into(&inputs, n, &mut out)?;
+        boxes += n as u64;
+        let (done, next): (Vec<_>, Vec<_>) = active
+            .into_par_iter()
+            .enumerate()
+            .filter_map(|(q, (i, mut stack))| {
+                for k in (0..per).rev() {
+                    let j = q * per + k;
+                    if may_vanish(out[j], out[n + j]) {
+                        stack.push(pieces[j].1);
+                    }
+                }
+                match stack.last() {
+                    None => None,
+                    Some(&(lo, hi)) if hi - lo <= rays[i].min_width || hi <= lo => {
+                        Some(rayon::iter::Either::Left((i, (lo, hi))))
+                    }
+                    Some(_) => Some(rayon::iter::Either::Right((i, stack))),
+                }
+            })
+            .partition_map(|e| e);
+        for (i, hit) in done {
+            hits[i] = Some(hit);
+        }
+        active = next;
+    }
+    Ok(Hits {
+        hits,
+        boxes,
+        finished_on_cpu: 0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BackendChoice, Expression, Precision};
+
+    /// Rays along the line (t, u) in the plane through the circle t^2 + u^2 = 1: the hit is
+    /// the first crossing, sqrt(1 - u^2) in front when starting at -2, and no hit for |u| > 1.
+    #[test]
+    fn first_hits_are_the_first_roots() {
+        let e = Expression::parse("t^2 + u^2 - 1").unwrap();
+        for p in [Precision::F64, Precision::F32] {
+            let eval = Evaluator::new(&e, p, BackendChoice::Cpu).unwrap();
+            let rays: Vec<Ray> = (0..41)
+                .map(|i| Ray {
+                    u: -1.25 + i as f64 * 0.0625,
+                    v: 0.0,
+                    t0: -2.0,
+                    t1: 2.0,
+                    min_width: 4.0 / 1024.0,
+                })
+                .collect();
+            let h = first_hits(&eval, &rays, 2).unwrap();
+            for (r, hit) in rays.iter().zip(&h.hits) {
+                let root = -(1.0 - r.u * r.u).sqrt();
+                match hit {
+                    None => assert!(r.u.abs() > 1.0, "u = {}: missed", r.u),
+                    Some((lo, hi)) => {
+                        assert!(hi - lo <= r.min_width);
+                        // No root in front of the hit: the first root is not before it.
+                        if r.u.abs() <= 1.0 {
+                            assert!(root >= *lo - 1e-12, "u = {}: root {root} before {lo}", r.u);
+                        }
+                        assert!(r.u.abs() <= 1.0 + 1e-2, "u = {}: hit {lo}", r.u);
+                    }
+                }
+            }
+            assert!(h.boxes > 0);
+        }
+    }
+
+    #[test]
+    fn bad_rays_and_expressions_are_errors() {
+        let eval = |text: &str| {
+            Evaluator::new(
+                &Expression::parse(text).unwrap(),
+                Precision::F64,
+                BackendChoice::Cpu,
+            )
+            .unwrap()
+        };
+        let ray = Ray {
+            u: 0.0,
+            v: 0.0,
+            t0: 0.0,
+            t1: 1.0,
+            min_width: 0.1,
+        };
+        assert!(first_hits(&eval("t + x"), &[ray], 2).is_err());
+        assert!(first_hits(&eval("t"), &[ray], 1).is_err());
+        let back = Ray { t0: 2.0, ..ray };
+        assert!(first_hits(&eval("t"), &[back], 2).is_err());
+    }
+}
