@@ -341,13 +341,6 @@ __device__ __forceinline__ T lo_of(double x) {{ return {lo}; }}
 __device__ __forceinline__ T hi_of(double x) {{ return {hi}; }}
 extern "C" __device__ void ivjit_eval(const T* in, T* out);
 
-// Piece k of split of [lo, hi], as search::ray::piece computes it.
-__device__ __forceinline__ double at(double lo, double hi, u32 k, u32 split) {{
-    if (k == 0) return lo;
-    if (k == split) return hi;
-    return __dadd_rn(lo, __dmul_rn(__dadd_rn(hi, -lo), __ddiv_rn((double)k, (double)split)));
-}}
-
 // One thread per ray: rays[5r..] = u, v, t0, t1, min_width. status[r]: 0 no root, 1 hit
 // (hits[2r], hits[2r+1]), 2 stack exhausted (finish it elsewhere).
 extern "C" __global__ void ivjit_search_rays(
@@ -355,6 +348,8 @@ extern "C" __global__ void ivjit_search_rays(
     double* hits, u32* status, u64* boxes)
 {{
     u64 evaluated = 0;
+    double frac[33], pts[33];
+    for (u32 k = 0; k <= split; k++) frac[k] = __ddiv_rn((double)k, (double)split);
     for (u32 r = blockIdx.x * blockDim.x + threadIdx.x; r < n; r += gridDim.x * blockDim.x) {{
         double u = rays[5 * r], v = rays[5 * r + 1], min_width = rays[5 * r + 4];
         double st_lo[{RAY_STACK}], st_hi[{RAY_STACK}];
@@ -367,13 +362,19 @@ extern "C" __global__ void ivjit_search_rays(
         while (true) {{
             top--;
             double lo = st_lo[top], hi = st_hi[top];
+            // The split points, as search::ray::piece computes them: the ends exact, the
+            // inner ones lo + (hi - lo) * (k / split) rounded to nearest.
+            double width = __dadd_rn(hi, -lo);
+            pts[0] = lo;
+            pts[split] = hi;
+            for (u32 k = 1; k < split; k++) pts[k] = __dadd_rn(lo, __dmul_rn(width, frac[k]));
             // Evaluate every piece first, then push the candidates back to front, as the
             // CPU does.
             u32 keep = 0; // bit k: piece k may hold a root (split <= 32)
             for (u32 k = 0; k < split; k++) {{
                 if (kt >= 0) {{
-                    in[2 * kt] = lo_of(at(lo, hi, k, split));
-                    in[2 * kt + 1] = hi_of(at(lo, hi, k + 1, split));
+                    in[2 * kt] = lo_of(pts[k]);
+                    in[2 * kt + 1] = hi_of(pts[k + 1]);
                 }}
                 ivjit_eval(in, out);
                 evaluated++;
@@ -382,8 +383,8 @@ extern "C" __global__ void ivjit_search_rays(
             if (top + __popc(keep) > {RAY_STACK}) {{ result = 2; break; }}
             for (int k = (int)split - 1; k >= 0; k--)
                 if (keep >> k & 1) {{
-                    st_lo[top] = at(lo, hi, k, split);
-                    st_hi[top] = at(lo, hi, k + 1, split);
+                    st_lo[top] = pts[k];
+                    st_hi[top] = pts[k + 1];
                     top++;
                 }}
             if (top == 0) break;
@@ -395,7 +396,9 @@ extern "C" __global__ void ivjit_search_rays(
         }}
         status[r] = result;
     }}
-    atomicAdd(boxes, evaluated);
+    // One atomic per warp.
+    for (int d = 16; d > 0; d /= 2) evaluated += __shfl_down_sync(0xffffffffu, evaluated, d);
+    if ((threadIdx.x & 31) == 0) atomicAdd(boxes, evaluated);
 }}
 "#
     )
@@ -491,6 +494,7 @@ pub(crate) fn first_hits(
             hits: Vec::new(),
             boxes: 0,
             finished_on_cpu: 0,
+            device_seconds: 0.0,
         });
     }
     let packed: Vec<f64> = rays
@@ -517,13 +521,16 @@ pub(crate) fn first_hits(
         block_dim: (128, 1, 1),
         shared_mem_bytes: 0,
     };
+    stream.synchronize().during("uploading the rays")?;
+    let start = std::time::Instant::now();
     // SAFETY: the arguments match the kernel's signature; `d_rays` holds 5n values, `d_hits`
     // 2n, `d_status` n, `d_boxes` one.
     unsafe { b.launch(cfg) }.during("launching the ray search")?;
-    let hits = stream.clone_dtoh(&d_hits).during("downloading the hits")?;
     let status = stream
         .clone_dtoh(&d_status)
         .during("downloading the hits")?;
+    let device_seconds = start.elapsed().as_secs_f64();
+    let hits = stream.clone_dtoh(&d_hits).during("downloading the hits")?;
     let boxes = stream.clone_dtoh(&d_boxes).during("downloading the hits")?[0];
     let mut out: Vec<Option<(f64, f64)>> = status
         .iter()
@@ -546,5 +553,6 @@ pub(crate) fn first_hits(
         hits: out,
         boxes: total,
         finished_on_cpu: rest.len(),
+        device_seconds,
     })
 }

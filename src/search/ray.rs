@@ -48,6 +48,9 @@ pub struct Hits {
     pub boxes: u64,
     /// Rays the GPU could not finish with its fixed stack (finished on the CPU).
     pub finished_on_cpu: usize,
+    /// On the GPU: seconds from the launch of the search kernel to its status array being
+    /// back on the host (the search proper, without uploading the rays); 0 on the CPU.
+    pub device_seconds: f64,
 }
 
 /// The first hit of every ray on the evaluator's backend (see the module documentation);
@@ -201,6 +204,7 @@ pub(crate) fn cpu(eval: &Evaluator, s: Slots, rays: &[Ray], split: u32) -> Resul
         hits,
         boxes,
         finished_on_cpu: 0,
+        device_seconds: 0.0,
     })
 }
 

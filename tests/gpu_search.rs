@@ -1,0 +1,125 @@
+//! The device-resident searches (`ivjit::search`) against the CPU implementations: the same
+//! classes and hits bit for bit when the expression calls no point function, and never a
+//! contradiction when it does (both are rigorous, the GPU's point bounds are wider). Skips
+//! without a GPU; fails instead with IVJIT_REQUIRE_GPU=1.
+
+use ivjit::search::ray::{first_hits, Ray};
+use ivjit::search::{render, RenderOptions, BOUNDARY, INSIDE, OUTSIDE};
+use ivjit::{Backend, BackendChoice, Evaluator, Expression, Precision};
+
+fn pair(text: &str, p: Precision) -> (Evaluator, Evaluator) {
+    let e = Expression::parse(text).unwrap();
+    let cpu = Evaluator::new(&e, p, BackendChoice::Cpu).unwrap();
+    let gpu = Evaluator::new(&e, p, BackendChoice::Gpu).unwrap();
+    assert_eq!(gpu.backend(), Backend::Gpu);
+    (cpu, gpu)
+}
+
+fn opposite(a: u8, b: u8) -> bool {
+    (a == INSIDE && b == OUTSIDE) || (a == OUTSIDE && b == INSIDE)
+}
+
+#[test]
+fn render_on_the_gpu_equals_the_cpu() {
+    if ivjit::gpu::require_gpu_or_skip("render_on_the_gpu_equals_the_cpu").is_none() {
+        return;
+    }
+    let prospero = ivjit::syntax::tape::to_expression_text(
+        &std::fs::read_to_string(
+            std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
+                .join("tests/data/models/prospero.vm"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let cases: Vec<(String, bool)> = vec![
+        ("x^2 + y^2 - 0.5".into(), true),
+        ("max(abs(x) - 0.6, abs(y) - 0.3)".into(), true),
+        ("y - x^3 + 0.5*x - 1/(3 + x*y)".into(), true),
+        ("sin(8*x) * cos(5*y) - 0.2*x".into(), false),
+        ("sqrt(x^2 + y^2) - exp(-y) + 0.3".into(), false),
+        (prospero, true),
+    ];
+    for (text, exact) in &cases {
+        for p in [Precision::F64, Precision::F32] {
+            let (cpu, gpu) = pair(text, p);
+            for (w, h, tiles) in [(333, 250, vec![16, 4, 1]), (256, 256, vec![64, 8, 1])] {
+                let opts = RenderOptions {
+                    tiles,
+                    ..RenderOptions::new(w, h, [-1.1, 0.95, -1.0, 1.05])
+                };
+                let a = render(&cpu, &opts).unwrap();
+                let b = render(&gpu, &opts).unwrap();
+                let name = &text[..text.len().min(40)];
+                if *exact {
+                    assert!(a.classes == b.classes, "{name} {p:?}: classes differ");
+                    assert_eq!(a.rounds, b.rounds, "{name} {p:?}");
+                } else {
+                    let bad = a
+                        .classes
+                        .iter()
+                        .zip(&b.classes)
+                        .filter(|(x, y)| opposite(**x, **y))
+                        .count();
+                    assert_eq!(bad, 0, "{name} {p:?}: opposite proven classes");
+                    let agree = a.classes.iter().zip(&b.classes).filter(|(x, y)| x == y);
+                    assert!(agree.count() * 10 > 9 * a.classes.len(), "{name} {p:?}");
+                }
+                assert!(b.classes.iter().all(|&c| c <= BOUNDARY));
+            }
+        }
+    }
+}
+
+#[test]
+fn ray_hits_on_the_gpu_equal_the_cpu() {
+    if ivjit::gpu::require_gpu_or_skip("ray_hits_on_the_gpu_equal_the_cpu").is_none() {
+        return;
+    }
+    // A tangle cube seen along rays p(t) = eye + t * (F + u R + v U), written out in t, u, v.
+    let surface = "x^4 - 5*x^2 + y^4 - 5*y^2 + z^4 - 5*z^2 + 11.8";
+    let text = format!(
+        "let x = 7.2 - t*(0.6 + 0.4*u); let y = 5.4 - t*(0.45 - 0.5*v); \
+         let z = 9 - t*(0.75 + 0.3*u - 0.2*v); {surface}"
+    );
+    let rays: Vec<Ray> = (0..96 * 96)
+        .map(|i| Ray {
+            u: (i % 96) as f64 / 48.0 - 1.0,
+            v: (i / 96) as f64 / 48.0 - 1.0,
+            t0: 4.0,
+            t1: 20.0,
+            min_width: 16.0 / 1024.0,
+        })
+        .collect();
+    for p in [Precision::F64, Precision::F32] {
+        for split in [2, 8] {
+            let (cpu, gpu) = pair(&text, p);
+            let a = first_hits(&cpu, &rays, split).unwrap();
+            let b = first_hits(&gpu, &rays, split).unwrap();
+            assert!(a.hits == b.hits, "{p:?} split {split}: hits differ");
+            assert_eq!(a.boxes, b.boxes, "{p:?} split {split}");
+            assert!(a.hits.iter().filter(|h| h.is_some()).count() > 1000);
+        }
+    }
+    // With point functions both searches are rigorous but the GPU's point bounds are a few
+    // ulps wider, so a ray may stop at another candidate piece: most rays agree.
+    let wavy = "let x = t; let y = u; let z = v; sin(3*x)*cos(3*y) + 0.2*z - 0.1";
+    let rays: Vec<Ray> = (0..64 * 64)
+        .map(|i| Ray {
+            u: (i % 64) as f64 / 32.0 - 1.0,
+            v: (i / 64) as f64 / 32.0 - 1.0,
+            t0: -2.0,
+            t1: 2.0,
+            min_width: 4.0 / 512.0,
+        })
+        .collect();
+    let (cpu, gpu) = pair(wavy, Precision::F64);
+    let a = first_hits(&cpu, &rays, 2).unwrap();
+    let b = first_hits(&gpu, &rays, 2).unwrap();
+    let same = a.hits.iter().zip(&b.hits).filter(|(x, y)| x == y).count();
+    assert!(
+        same * 10 > 9 * rays.len(),
+        "{same} of {} rays agree",
+        rays.len()
+    );
+}
