@@ -430,7 +430,9 @@ fn search(
     cam: &Camera,
     o: &Options,
 ) -> Result<(Vec<Option<(f64, f64)>>, usize, usize), String> {
+    let t = Instant::now();
     let clipped = clipped_rays(cam, o);
+    let t_clip = t.elapsed();
     let rays: Vec<Ray> = clipped
         .iter()
         .map(|&(_, (u, v), (t0, t1))| Ray {
@@ -448,8 +450,11 @@ fn search(
     }
     if found.device_seconds > 0.0 {
         eprintln!(
-            "  (the device search kernel: {:.4} s of it)",
-            found.device_seconds
+            "  (the device search kernel: {:.4} s of it; rays clipped in {:.4} s, all done at \
+             {:.4} s)",
+            found.device_seconds,
+            t_clip.as_secs_f64(),
+            t.elapsed().as_secs_f64()
         );
     }
     Ok((hits, found.finished_on_cpu, found.boxes as usize))

@@ -486,7 +486,9 @@ pub(crate) fn first_hits(
     let ctx = &dk.ctx;
     ctx.bind_to_thread()
         .during("binding the device's context")?;
+    let t_start = std::time::Instant::now();
     let f = ray_kernel(dk, eval.program())?;
+    let t_kernel = t_start.elapsed();
     let stream = ctx.new_stream().during("creating a stream")?;
     let n = rays.len();
     if n == 0 {
@@ -522,6 +524,7 @@ pub(crate) fn first_hits(
         shared_mem_bytes: 0,
     };
     stream.synchronize().during("uploading the rays")?;
+    let t_upload = t_start.elapsed();
     let start = std::time::Instant::now();
     // SAFETY: the arguments match the kernel's signature; `d_rays` holds 5n values, `d_hits`
     // 2n, `d_status` n, `d_boxes` one.
@@ -548,6 +551,17 @@ pub(crate) fn first_hits(
             out[r] = hit;
         }
         total += h.boxes;
+    }
+    if gpu::env::batch_trace() {
+        eprintln!(
+            "ivjit search: {n} rays: kernel lookup {:.2} ms, packed and uploaded at {:.2} ms, \
+             device search {:.2} ms, all done at {:.2} ms ({} finished on the CPU)",
+            t_kernel.as_secs_f64() * 1e3,
+            t_upload.as_secs_f64() * 1e3,
+            device_seconds * 1e3,
+            t_start.elapsed().as_secs_f64() * 1e3,
+            rest.len()
+        );
     }
     Ok(super::ray::Hits {
         hits: out,
