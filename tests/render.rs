@@ -1,0 +1,167 @@
+//! `ivjit render` and `.vm` tapes through the real binary, on the CPU: the image's shape and
+//! classes, the picture, the tape read like the expression it spells, and the errors.
+#[path = "support/binary.rs"]
+mod binary;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn ivjit(args: &[&str]) -> Output {
+    Command::new(binary::ivjit_binary())
+        .args(args)
+        .output()
+        .expect("ivjit runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().expect("utf-8 temp path")
+}
+
+#[test]
+fn npy_holds_the_classes_row_zero_at_the_top() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("half.npy");
+    // y > 0.25 is inside (f < 0): the top rows; the region's y runs from -1 to 1.
+    let o = ivjit(&[
+        "render",
+        "0.25 - y",
+        "--backend",
+        "cpu",
+        "--size",
+        "40x30",
+        "--tiles",
+        "8,2,1",
+        "-o",
+        p(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&out).unwrap();
+    let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
+    assert_eq!(npy.shape(), &[30, 40]);
+    assert_eq!(npy.dtype().descr(), "'|u1'");
+    let classes: Vec<u8> = npy.into_vec().unwrap();
+    for i in 0..30 {
+        // Row i spans y in [1 - (i+1)/15, 1 - i/15]: inside when its bottom is above 0.25.
+        let (bottom, top) = (1.0 - (i + 1) as f64 / 15.0, 1.0 - i as f64 / 15.0);
+        let want = if bottom > 0.25 {
+            1
+        } else if top < 0.25 {
+            0
+        } else {
+            2
+        };
+        assert!(
+            classes[i * 40..(i + 1) * 40].iter().all(|&c| c == want),
+            "row {i}: {:?}",
+            &classes[i * 40..(i + 1) * 40]
+        );
+    }
+}
+
+#[test]
+fn png_is_a_grey_picture_and_stats_go_to_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("disk.png");
+    let o = ivjit(&[
+        "render",
+        "x^2 + y^2 - 0.5",
+        "--backend",
+        "cpu",
+        "--size",
+        "64x48",
+        "-o",
+        p(&out),
+        "--stats",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("64x48 on the cpu"), "{}", stderr(&o));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&out).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (64, 48));
+    assert_eq!(info.color_type, png::ColorType::Grayscale);
+    assert_eq!(buf[24 * 64 + 32], 0, "the center is inside: black");
+    assert_eq!(buf[0], 255, "the corner is outside: white");
+}
+
+#[test]
+fn a_tape_is_the_expression_it_spells() {
+    let dir = tempfile::tempdir().unwrap();
+    let tape = dir.path().join("circle.vm");
+    std::fs::write(
+        &tape,
+        "# x^2 + y^2 - 0.5\n_x var-x\n_y var-y\n_a square _x\n_b square _y\n\
+         _s add _a _b\n_h const 0.5\n_out sub _s _h\n",
+    )
+    .unwrap();
+    let eval = |args: &[&str]| {
+        let o = ivjit(args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let vars = ["--var", "x=[-1,0.5]", "--var", "y=0.25", "--backend", "cpu"];
+    let from_tape = eval(&[&["eval", "-f", p(&tape)][..], &vars].concat());
+    let from_text = eval(&[&["eval", "x^2 + y^2 - 0.5"][..], &vars].concat());
+    assert_eq!(from_tape, from_text);
+    // Errors point into the tape.
+    std::fs::write(&tape, "_x var-x\n_y cube _x\n").unwrap();
+    let o = ivjit(&["eval", "-f", p(&tape), "--var", "x=1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("unknown opcode 'cube'"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("line 2, column 4"), "names the place: {}", stderr(&o));
+}
+
+#[test]
+fn bad_options_are_errors_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.npy");
+    let fails = |args: &[&str], needle: &str| {
+        let o = ivjit(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    };
+    fails(
+        &["render", "x + z", "-o", p(&out), "--backend", "cpu"],
+        "'z'",
+    );
+    fails(
+        &["render", "x", "--size", "12", "-o", p(&out)],
+        "WIDTHxHEIGHT",
+    );
+    fails(
+        &[
+            "render",
+            "x",
+            "--region=1,0,0,1",
+            "-o",
+            p(&out),
+            "--backend",
+            "cpu",
+        ],
+        "x0 < x1",
+    );
+    fails(
+        &[
+            "render",
+            "x",
+            "--tiles",
+            "8,3,1",
+            "-o",
+            p(&out),
+            "--backend",
+            "cpu",
+        ],
+        "tile sizes",
+    );
+    fails(&["render", "x", "-o", "image.bmp"], ".npy");
+    assert!(!out.exists(), "no output after an error");
+}
