@@ -43,7 +43,7 @@
 //!
 //! Caveat, quoted from the same section: "The error bounds are derived from extensive, though not
 //! exhaustive, testing. Therefore, they are not guaranteed." They are the best statement NVIDIA
-//! makes; `tests/gpu_points.rs` measures the distance to correctly rounded values on the GPU and
+//! makes; `tests/gpu/gpu_points.rs` measures the distance to correctly rounded values on the GPU and
 //! fails if a padded bound misses.
 
 use crate::round::{next_down, next_down_f32, next_up, next_up_f32, Precision, Round};

@@ -105,16 +105,23 @@ pub fn suite() -> Vec<Case> {
     ]
 }
 
-/// splitmix64.
+/// The next 64 random bits of SplitMix64 (Steele, Lea and Flood, "Fast splittable
+/// pseudorandom number generators", OOPSLA 2014), advancing `state`: the project's one random
+/// generator (the tests draw from it too), deterministic on every machine.
+pub fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Random draws for the workloads' inputs.
 struct Rng(u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        splitmix64(&mut self.0)
     }
     /// Uniform in [0, 1).
     fn unit(&mut self) -> f64 {

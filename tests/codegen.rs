@@ -2,10 +2,11 @@
 //! rewrites and after each pass, the scalar program, and the PTX in both precisions. Every PTX
 //! snapshot is also assembled by ptxas for sm_90 (installed by `tools/install-ptxas`).
 
+mod common;
+
 use ivjit::ir::text::to_text;
 use ivjit::rewrite::PASSES;
 use ivjit::{Expression, Precision};
-use std::path::PathBuf;
 use std::process::Command;
 
 /// The corpus: every operation and every rewrite appears at least once.
@@ -74,26 +75,14 @@ const CORPUS: &[(&str, &str)] = &[
     ("trig_heavy", "sin(x)*cos(y) + exp(-x*y)*atan(z)"),
 ];
 
-fn ptxas() -> PathBuf {
-    if let Ok(p) = std::env::var("IVJIT_PTXAS") {
-        return PathBuf::from(p);
-    }
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".tools/ptxas");
-    assert!(
-        p.exists(),
-        "ptxas not found: run tools/install-ptxas (the README's test command does), or set IVJIT_PTXAS"
-    );
-    p
-}
-
 fn assemble(name: &str, ptx: &str) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join(format!("{name}.ptx"));
     std::fs::write(&file, ptx).unwrap();
     // A kernel that calls the point-function runtime declares it `.extern`: assemble it as
-    // relocatable code (`-c`); the runtime is linked in at load time (tests/runtime_nvrtc.rs
+    // relocatable code (`-c`); the runtime is linked in at load time (tests/gpu/runtime_nvrtc.rs
     // links the two offline).
-    let mut cmd = Command::new(ptxas());
+    let mut cmd = Command::new(common::tools::ptxas());
     cmd.args(["--gpu-name", "sm_90"]);
     if ptx.contains(".extern .func") {
         cmd.arg("-c");
@@ -184,7 +173,7 @@ fn benchmark_kernels_do_not_spill() {
             let ptx = e.ptx(p).unwrap();
             let file = dir.path().join("k.ptx");
             std::fs::write(&file, &ptx).unwrap();
-            let mut cmd = Command::new(ptxas());
+            let mut cmd = Command::new(common::tools::ptxas());
             cmd.args(["--gpu-name", "sm_90", "-v"]);
             if ptx.contains(".extern .func") {
                 cmd.arg("-c");

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
-#[path = "support/binary.rs"]
+#[path = "common/binary.rs"]
 mod support;
 use support::ivjit_binary as binary;
 

@@ -55,7 +55,7 @@
 //! specifies that a NaN operand yields the other operand (minNum/maxNum) and that "if values of
 //! both inputs are 0.0, then +0.0 > -0.0", which is exactly the IR semantics, so no extra sequence
 //! is needed. (When both are NaN the result is the canonical NaN; the IR gives no NaN payload
-//! guarantee, so comparisons treat all NaNs alike.) `tests/gpu_basic.rs` checks the signed-zero
+//! guarantee, so comparisons treat all NaNs alike.) `tests/gpu/gpu_basic.rs` checks the signed-zero
 //! and NaN cases; they passed on an H200 (driver 580.159.04) in both precisions.
 
 use std::collections::HashMap;

@@ -28,7 +28,7 @@
 //!   its subnormal handling is undocumented), rounding back to f64 is checked by exact
 //!   comparisons.
 //!
-//! The test `oracle_self_check` in tests/elementary.rs evaluates every function at a few thousand
+//! The test `oracle_self_check` in tests/cpu/elementary.rs evaluates every function at a few thousand
 //! points at two precisions and checks that the enclosures overlap and are tight.
 #![allow(dead_code)]
 

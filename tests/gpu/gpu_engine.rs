@@ -5,8 +5,7 @@
 //! correctly rounded on both). Without a GPU each GPU test prints "skipped: no GPU (reason)" and
 //! passes, unless `IVJIT_REQUIRE_GPU=1`, where it fails. Timings are printed, never asserted.
 
-#[path = "common/rng.rs"]
-mod rng;
+use crate::common::rng;
 
 use std::time::Instant;
 

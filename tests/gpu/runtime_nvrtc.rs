@@ -25,34 +25,7 @@ use ivjit::scalar::{BinaryFn, Bound, Builder, PointFn, Precision, Program, Round
 
 const CHILD_VAR: &str = "IVJIT_NVRTC_CHILD";
 
-/// The crate root: `$CARGO_MANIFEST_DIR` at run time (the GPU runner sets it to the copy's
-/// root), else where the test was built.
-fn root() -> PathBuf {
-    std::env::var_os("CARGO_MANIFEST_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
-}
-
-/// `$var`, else `.tools/<name>` under the crate root, else `/usr/local/cuda/bin/<name>`.
-fn tool(var: &str, name: &str, installer: &str) -> PathBuf {
-    if let Some(p) = std::env::var_os(var) {
-        let p = PathBuf::from(p);
-        assert!(p.is_file(), "{var}={} does not name a file", p.display());
-        return p;
-    }
-    let local = root().join(".tools").join(name);
-    if local.is_file() {
-        return local;
-    }
-    let system = Path::new("/usr/local/cuda/bin").join(name);
-    if system.is_file() {
-        return system;
-    }
-    panic!(
-        "{name} not found: set {var} or run {installer} (it puts {name} at {})",
-        local.display()
-    );
-}
+use crate::common::tools::{root, tool};
 
 /// The folder holding the pinned libnvrtc: `$IVJIT_NVRTC_DIR` or `.tools/nvrtc`, if present.
 fn local_nvrtc_dir() -> Option<PathBuf> {
@@ -91,7 +64,12 @@ fn in_child(test: &str) -> bool {
     }
     let exe = std::env::current_exe().expect("path of the test binary");
     let out = Command::new(exe)
-        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .args([
+            &crate::common::tools::test_name(module_path!(), test),
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("LD_LIBRARY_PATH", path)
         .env(CHILD_VAR, "1")
         .output()
@@ -335,7 +313,10 @@ fn cache_dir_follows_the_environment() {
         let exe = std::env::current_exe().unwrap();
         let out = Command::new(exe)
             .args([
-                "cache_dir_follows_the_environment",
+                &crate::common::tools::test_name(
+                    module_path!(),
+                    "cache_dir_follows_the_environment",
+                ),
                 "--exact",
                 "--test-threads=1",
             ])

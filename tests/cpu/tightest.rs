@@ -9,7 +9,7 @@
 //! exact rational -> float directed rounding. Bounds must be equal bit for bit, except that -0
 //! and +0 are the same bound, and empty must equal empty.
 
-mod common;
+use crate::common;
 
 use common::oracle::*;
 use ivjit::{BackendChoice, Evaluator, Expression, Interval, Precision};

@@ -5,8 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-#[path = "support/binary.rs"]
-mod support;
+use crate::common::binary as support;
 use support::ivjit_binary as binary;
 
 fn run(args: &[&str], envs: &[(&str, &Path)]) -> Output {

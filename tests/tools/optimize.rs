@@ -1,6 +1,6 @@
 //! The branch-and-bound example (`examples/optimize.rs`) on known minima, CPU backend.
 #[allow(dead_code)]
-#[path = "../examples/optimize.rs"]
+#[path = "../../examples/optimize.rs"]
 mod optimize;
 
 use ivjit::BackendChoice;

@@ -19,7 +19,7 @@
 //!
 //! The proptest seed is fixed; `CONTAINMENT_SEED=<u64>` runs another one.
 
-mod common;
+use crate::common;
 
 use common::oracle::*;
 use ivjit::{BackendChoice, Evaluator, Expression, Interval, Precision};

@@ -4,8 +4,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-#[path = "support/binary.rs"]
-mod support;
+use crate::common::binary as support;
 use support::ivjit_binary as binary;
 
 fn ivjit(args: &[&str]) -> Output {

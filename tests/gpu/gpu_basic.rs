@@ -8,8 +8,7 @@
 //! NaN results are compared as "both NaN": the IR makes no promise about NaN payloads or signs
 //! (PTX returns a canonical NaN).
 
-#[path = "common/rng.rs"]
-mod rng;
+use crate::common::rng;
 
 use ivjit::gpu::{self, GpuError, GpuKernel};
 use ivjit::scalar::{interp, Bound, Cmp, Inst, Precision, Program, Round, Value};

@@ -5,8 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-#[path = "support/binary.rs"]
-mod support;
+use crate::common::binary as support;
 use support::ivjit_binary as binary;
 
 /// Runs `ivjit eval EXPR --backend cpu ARGS...`; the progress bar is allowed at once, so that a

@@ -4,7 +4,6 @@
 //! `tools/install-ptxas` to get it. Without it these tests fail rather than skip: an
 //! unassembled PTX snapshot proves nothing.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use ivjit::ptx;
@@ -13,31 +12,12 @@ use ivjit::scalar::{Bound, Builder, Cmp, Inst, Precision, Program, Round, Value}
 const ROUNDS: [Round; 3] = [Round::Down, Round::Up, Round::Nearest];
 const CMPS: [Cmp; 5] = [Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge, Cmp::Eq];
 
-fn ptxas() -> PathBuf {
-    if let Some(p) = std::env::var_os("IVJIT_PTXAS") {
-        let p = PathBuf::from(p);
-        assert!(
-            p.is_file(),
-            "IVJIT_PTXAS={} does not name a file; unset it or run tools/install-ptxas",
-            p.display()
-        );
-        return p;
-    }
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".tools/ptxas");
-    assert!(
-        p.is_file(),
-        "ptxas not found: set IVJIT_PTXAS or run tools/install-ptxas (it puts ptxas at {})",
-        p.display()
-    );
-    p
-}
-
 /// Assembles `text` with ptxas for sm_90 and panics with its messages if it is rejected.
 fn assemble(name: &str, text: &str) {
     let dir = tempfile::tempdir().expect("temporary directory");
     let file = dir.path().join(format!("{name}.ptx"));
     std::fs::write(&file, text).expect("write the PTX file");
-    let output = Command::new(ptxas())
+    let output = Command::new(crate::common::tools::ptxas())
         .args(["--gpu-name", "sm_90", "-o", "/dev/null"])
         .arg(&file)
         .output()
@@ -261,7 +241,7 @@ fn ptxas_accepts_every_emitted_module() {
 /// Every point function with every rounding, unary ones on x.lo and binary ones on (y.lo, x.lo),
 /// Down and Up of the same call sharing it. Such modules declare the runtime functions
 /// `.extern`, so they are relocatable code: ptxas assembles them with `-c`
-/// (`tests/runtime_nvrtc.rs` links them with the NVRTC-compiled runtime).
+/// (`tests/gpu/runtime_nvrtc.rs` links them with the NVRTC-compiled runtime).
 fn point_calls(precision: Precision) -> Program {
     use ivjit::scalar::PointFn;
     let mut b = Builder::new(precision, vars(&["x", "y"]));
@@ -301,7 +281,7 @@ fn ptxas_accepts_point_calls_as_relocatable_code() {
         let dir = tempfile::tempdir().expect("temporary directory");
         let file = dir.path().join(format!("point_calls_{p}.ptx"));
         std::fs::write(&file, &text).expect("write the PTX file");
-        let output = Command::new(ptxas())
+        let output = Command::new(crate::common::tools::ptxas())
             .args(["-c", "--gpu-name", "sm_90", "-o", "/dev/null"])
             .arg(&file)
             .output()

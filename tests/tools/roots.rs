@@ -1,5 +1,5 @@
 //! The root-isolation example (`examples/roots.rs`) on known cases, CPU backend.
-#[path = "../examples/roots.rs"]
+#[path = "../../examples/roots.rs"]
 mod roots;
 
 use ivjit::BackendChoice;

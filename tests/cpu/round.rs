@@ -15,8 +15,7 @@
 //! unoptimized debug builds are several times slower: use `--release` or set
 //! ROUND_TEST_SCALE (a float, default 1) to scale the number of random cases.
 
-#[path = "common/rng.rs"]
-mod rng;
+use crate::common::rng;
 
 use ivjit::round::*;
 use ivjit::scalar::Round;

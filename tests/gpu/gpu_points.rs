@@ -16,8 +16,7 @@
 //!
 //! Without a GPU it prints "skipped: no GPU (reason)" and passes, unless `IVJIT_REQUIRE_GPU=1`.
 
-#[path = "common/rng.rs"]
-mod rng;
+use crate::common::rng;
 
 use ivjit::gpu::{self, GpuKernel};
 use ivjit::point::Rule;

@@ -4,14 +4,13 @@
 //! signed-zero, subnormal and extreme bounds among them. Skips without a GPU unless
 //! IVJIT_REQUIRE_GPU=1. `IVJIT_GPU_BOXES` overrides the box count.
 
-#[path = "common/rng.rs"]
-mod rng;
+use crate::common::rng;
 
 use ivjit::{BackendChoice, Evaluator, Expression, Precision};
 
 /// One expression per operation whose results are exact or correctly rounded (so both backends
 /// must agree bit for bit), over variables x, y, z. Point functions differ by design and are
-/// checked against an oracle instead (tests/gpu_points.rs, tests/elementary.rs).
+/// checked against an oracle instead (tests/gpu/gpu_points.rs, tests/cpu/elementary.rs).
 const OPS: &[(&str, &str)] = &[
     ("add", "x + y"),
     ("sub", "x - y"),

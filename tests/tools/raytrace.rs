@@ -1,6 +1,6 @@
 //! The ray-tracing example (`examples/raytrace.rs`) on small images, CPU backend: hits against
 //! the analytic ray-sphere intersection, and a thin surface that point sampling loses.
-#[path = "../examples/raytrace.rs"]
+#[path = "../../examples/raytrace.rs"]
 #[allow(dead_code)]
 mod raytrace;
 

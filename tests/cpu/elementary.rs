@@ -36,7 +36,7 @@
 //! `ELEMENTARY_CPU_BOXES` changes the 4000 of `cpu::*`.
 //! Seeds are fixed; `ELEMENTARY_SEED=<u64>` runs another one.
 
-mod common;
+use crate::common;
 
 use common::elem_oracle::{self as eo, Enc, Val};
 use common::oracle::Fmt;

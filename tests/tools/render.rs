@@ -1,7 +1,6 @@
 //! `ivjit render` and `.vm` tapes through the real binary, on the CPU: the image's shape and
 //! classes, the picture, the tape read like the expression it spells, and the errors.
-#[path = "support/binary.rs"]
-mod binary;
+use crate::common::binary;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -117,7 +116,11 @@ fn a_tape_is_the_expression_it_spells() {
         "{}",
         stderr(&o)
     );
-    assert!(stderr(&o).contains("line 2, column 4"), "names the place: {}", stderr(&o));
+    assert!(
+        stderr(&o).contains("line 2, column 4"),
+        "names the place: {}",
+        stderr(&o)
+    );
 }
 
 #[test]

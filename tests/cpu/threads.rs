@@ -2,8 +2,7 @@
 //! threads, evaluates many random batches, and every result equals the serial one bit for bit
 //! (on the CPU backend, and on the GPU when there is one).
 
-#[path = "common/rng.rs"]
-mod rng;
+use crate::common::rng;
 
 use ivjit::{BackendChoice, Evaluator, Expression, Precision};
 use std::sync::Arc;

@@ -2,8 +2,7 @@
 
 use std::process::Command;
 
-#[path = "support/binary.rs"]
-mod support;
+use crate::common::binary as support;
 use support::ivjit_binary as binary;
 
 #[test]

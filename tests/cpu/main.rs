@@ -1,0 +1,19 @@
+//! Library tests that need no GPU and run no binaries: containment, the elementary
+//! functions against their oracles, the ITF1788 vectors, number parsing, directed rounding,
+//! semantics, tightness, fuzzing, `.sir` files, compile time, threads. One binary (links the
+//! crate once); each file is a module, named in the test names (`containment::...`).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod compile_time;
+mod containment;
+mod elementary;
+mod fuzz;
+mod itf1788;
+mod number;
+mod round;
+mod semantics;
+mod sir;
+mod threads;
+mod tightest;

@@ -1,0 +1,15 @@
+//! GPU tests: they skip with a message without a GPU and fail instead with
+//! `IVJIT_REQUIRE_GPU=1` (the GPU machine's runner sets it); the PTX checks with ptxas, NVRTC
+//! and the linker run everywhere the pinned tools are installed (`tools/test` installs them).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod gpu_basic;
+mod gpu_engine;
+mod gpu_faults;
+mod gpu_points;
+mod gpu_search;
+mod gpu_vs_cpu;
+mod ptx_assemble;
+mod runtime_nvrtc;
