@@ -1,10 +1,10 @@
 //! The branch-and-bound example (`examples/optimize.rs`) on known minima, CPU backend.
 #[allow(dead_code)]
 #[path = "../../examples/optimize.rs"]
-mod optimize;
+mod example;
 
 use ivjit::BackendChoice;
-use optimize::{demos, minimize, Report};
+use example::{demos, minimize, Report};
 
 fn run(src: &str, boxes: &[(String, f64, f64)], tol: f64) -> Report {
     let r = minimize(src, boxes, tol, BackendChoice::Cpu, 2_000_000).unwrap();
@@ -85,7 +85,7 @@ fn budget_stop_is_reported_and_still_encloses() {
 #[test]
 fn scaling_suite_functions_and_4d_minima() {
     use ivjit::{Evaluator, Expression, Interval, Precision};
-    for (name, dims, src, boxes, known) in optimize::scaling_suite() {
+    for (name, dims, src, boxes, known) in example::scaling_suite() {
         let expr = Expression::parse(&src).unwrap();
         assert_eq!(expr.vars().len(), dims, "{name}");
         let eval = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();

@@ -2,10 +2,10 @@
 //! the analytic ray-sphere intersection, and a thin surface that point sampling loses.
 #[path = "../../examples/raytrace.rs"]
 #[allow(dead_code)]
-mod raytrace;
+mod example;
 
 use ivjit::{BackendChoice, Precision};
-use raytrace::{compile_and_render, point_sample, prove_hits, render, scenes, Camera, Options};
+use example::{compile_and_render, point_sample, prove_hits, render, scenes, Camera, Options};
 
 fn options(name: &str, size: usize, steps: usize) -> (String, Options) {
     let s = scenes().into_iter().find(|s| s.name == name).unwrap();
@@ -142,7 +142,7 @@ fn every_scene_renders() {
         );
     }
     let cam = Camera::look_at([1.0, 2.0, 3.0], [0.0; 3], 30.0).unwrap();
-    let text = raytrace::ray_expression("x + y + z", &cam);
+    let text = example::ray_expression("x + y + z", &cam);
     assert!(text.contains("let x = (0x1p+0) + t*("), "{text}");
     assert!(ivjit::Expression::parse(&text).is_ok());
 }

@@ -1,9 +1,9 @@
 //! The root-isolation example (`examples/roots.rs`) on known cases, CPU backend.
 #[path = "../../examples/roots.rs"]
-mod roots;
+mod example;
 
 use ivjit::BackendChoice;
-use roots::{isolate, Cluster, Report};
+use example::{isolate, Cluster, Report};
 
 fn run(src: &str, lo: f64, hi: f64) -> Report {
     let r = isolate(src, lo, hi, 1e-12, BackendChoice::Cpu).unwrap();
