@@ -6,8 +6,9 @@
 //! cargo run --release --example optimize            # the demo problems
 //! ```
 //!
-//! A work list of boxes. Each round evaluates f on every box AND at every box's midpoint (as a
-//! point box) in ONE batch (`eval_soa`, 2n boxes). The upper bound U of the minimum is the least
+//! The search is the library's *minimize* rule (`ivjit::search::minimize`): on the GPU the work
+//! list stays in device memory and the host reads a few counters per round. A work list of
+//! boxes. Each round evaluates f on every box AND at every box's midpoint (as a point box). The upper bound U of the minimum is the least
 //! *upper* bound of a midpoint enclosure (f(mid) <= that, and min f <= f(mid)). A box whose
 //! lower bound exceeds U cannot hold the minimum and is dropped, as is a box where f is
 //! undefined (empty enclosure). The rest are bisected along their widest side. The search stops
@@ -25,9 +26,6 @@
 //! once per term converge much faster.
 use ivjit::{Backend, BackendChoice, Evaluator, Expression, Precision};
 use std::time::Instant;
-
-/// Stop after this many rounds (bisection depth; 64 dims of 2^-52 relative splits each).
-const MAX_ROUNDS: usize = 4000;
 
 /// What `minimize` found and what it cost.
 #[allow(dead_code)]
@@ -97,92 +95,27 @@ pub fn minimize(
 
     let t0 = Instant::now();
     let eval = Evaluator::new(&expr, Precision::F64, backend).map_err(|e| e.to_string())?;
+    // One round with nothing to prove builds the search's device kernels: compilation too.
+    ivjit::search::minimize::minimize(&eval, &root, f64::INFINITY, 1).map_err(|e| e.to_string())?;
     let compile_seconds = t0.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    // The work list: box i's dimension k is list[i * nv + k].
-    let mut list: Vec<(f64, f64)> = root;
-    let mut upper = f64::INFINITY;
-    let mut argmin = vec![f64::NAN; nv];
-    let (mut rounds, mut boxes_done) = (0usize, 0usize);
-    let (lower, complete, remaining) = loop {
-        let n = list.len() / nv;
-        // One batch of 2n boxes: the n boxes, then their n midpoints.
-        let m = 2 * n;
-        let mut soa = vec![0.0; 2 * nv * m];
-        for i in 0..n {
-            for k in 0..nv {
-                let (lo, hi) = list[i * nv + k];
-                let mid = mid(lo, hi);
-                soa[2 * k * m + i] = lo;
-                soa[(2 * k + 1) * m + i] = hi;
-                soa[2 * k * m + n + i] = mid;
-                soa[(2 * k + 1) * m + n + i] = mid;
-            }
-        }
-        let out = eval.eval_soa(&soa, m).map_err(|e| e.to_string())?;
-        rounds += 1;
-        boxes_done += n;
-        // Upper bound: the least upper bound of a midpoint enclosure (NaN = empty: skipped).
-        for i in 0..n {
-            let hi = out[m + n + i];
-            if hi < upper {
-                upper = hi;
-                argmin = (0..nv).map(|k| soa[2 * k * m + n + i]).collect();
-            }
-        }
-        // Keep the boxes whose lower bound can still be <= U (NaN = empty: dropped).
-        let mut lower = f64::INFINITY;
-        let mut keep = Vec::with_capacity(n);
-        for (i, &lo) in out.iter().enumerate().take(n) {
-            if lo <= upper {
-                keep.push(i);
-                lower = lower.min(lo);
-            }
-        }
-        if keep.is_empty() {
-            return Err("f is undefined (empty enclosure) on the whole box".into());
-        }
-        let complete = upper - lower <= tol;
-        if complete || rounds >= MAX_ROUNDS || boxes_done + 2 * keep.len() > max_boxes {
-            break (lower, complete, keep.len());
-        }
-        // Bisect every survivor along its widest side.
-        let mut next = Vec::with_capacity(2 * keep.len() * nv);
-        for &i in &keep {
-            let b = &list[i * nv..(i + 1) * nv];
-            let k = (0..nv)
-                .max_by(|&a, &c| (b[a].1 - b[a].0).total_cmp(&(b[c].1 - b[c].0)))
-                .unwrap();
-            let c = mid(b[k].0, b[k].1);
-            let mut left = b.to_vec();
-            let mut right = b.to_vec();
-            left[k].1 = c;
-            right[k].0 = c;
-            next.extend_from_slice(&left);
-            next.extend_from_slice(&right);
-        }
-        list = next;
-    };
+    let m = ivjit::search::minimize::minimize(&eval, &root, tol, max_boxes as u64)
+        .map_err(|e| e.to_string())?;
     Ok(Report {
-        lower,
-        upper,
-        argmin,
+        lower: m.lower,
+        upper: m.upper,
+        argmin: m.argmin.clone(),
         vars,
-        complete,
-        rounds,
-        boxes: boxes_done,
-        remaining,
+        complete: m.complete(),
+        rounds: m.rounds,
+        boxes: m.boxes as usize,
+        remaining: m.remaining,
         seconds: t.elapsed().as_secs_f64(),
         compile_seconds,
         backend: eval.backend(),
         fallback: eval.fallback_reason().map(str::to_string),
     })
-}
-
-/// A point of [lo, hi] near its middle (no overflow for huge bounds).
-fn mid(lo: f64, hi: f64) -> f64 {
-    (0.5 * lo + 0.5 * hi).clamp(lo, hi)
 }
 
 /// The demo problems: (name, expression, box per variable, known global minimum).

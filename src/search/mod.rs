@@ -8,8 +8,9 @@
 //! in device memory; small CUDA kernels compute boxes, classify and split; the host learns one
 //! counter per round).
 //!
-//! Rules: *classify* over an image ([`render`], below) and *first root along a ray*
-//! ([`ray::first_hits`], the search of the ray tracer).
+//! Rules: *classify* over an image ([`render`], below), *first root along a ray*
+//! ([`ray::first_hits`], the search of the ray tracer) and *minimize* ([`minimize::minimize`],
+//! branch and bound).
 //!
 //! The first rule is *classify* over an image ([`render`]): every pixel of a W x H grid over a
 //! region of the plane is proven outside (f > 0 on the whole pixel), inside (f < 0 on the whole
@@ -28,6 +29,7 @@
 
 mod cpu;
 mod gpu;
+pub mod minimize;
 pub mod ray;
 
 use crate::round::{add_f64, div_f64, mul_f64, sub_f64, Round};

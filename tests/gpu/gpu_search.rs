@@ -123,3 +123,46 @@ fn ray_hits_on_the_gpu_equal_the_cpu() {
         rays.len()
     );
 }
+
+#[test]
+fn branch_and_bound_on_the_gpu_equals_the_cpu() {
+    use ivjit::search::minimize::{minimize, Stopped};
+    if ivjit::gpu::require_gpu_or_skip("branch_and_bound_on_the_gpu_equals_the_cpu").is_none() {
+        return;
+    }
+    let camel = "4*x^2 - 2.1*x^4 + x^6/3 + x*y - 4*y^2 + 4*y^4";
+    let levy = "let w1 = 1 + (x - 1)/4; let w2 = 1 + (y - 1)/4; let w3 = 1 + (z - 1)/4; \
+                (w1 - 1)^2 * (1 + 10*(0.5 - 0.5*(w2 - 1))^2) + (w3 - 1)^2 + (w2 - 1)^2 * 0.5";
+    let cases: Vec<(&str, Vec<(f64, f64)>, f64, u64)> = vec![
+        (camel, vec![(-3.0, 3.0), (-2.0, 2.0)], 1e-5, 20_000_000),
+        (camel, vec![(-3.0, 3.0), (-2.0, 2.0)], 1e-12, 200_000),
+        (levy, vec![(-10.0, 10.0); 3], 1e-4, 20_000_000),
+    ];
+    for (text, root, tol, budget) in &cases {
+        for p in [Precision::F64, Precision::F32] {
+            let (cpu, gpu) = pair(text, p);
+            let a = minimize(&cpu, root, *tol, *budget).unwrap();
+            let b = minimize(&gpu, root, *tol, *budget).unwrap();
+            let at = format!("{text:.20} {p:?} tol {tol}");
+            assert_eq!(a.lower.to_bits(), b.lower.to_bits(), "{at}: {a:?} {b:?}");
+            assert_eq!(a.upper.to_bits(), b.upper.to_bits(), "{at}");
+            assert_eq!(
+                (a.rounds, a.boxes, a.remaining, a.stopped),
+                (b.rounds, b.boxes, b.remaining, b.stopped),
+                "{at}"
+            );
+            // The argmin is a midpoint that gave `upper`: f there is at most upper.
+            let e = ivjit::Expression::parse(text).unwrap();
+            let ev = Evaluator::new(&e, p, BackendChoice::Cpu).unwrap();
+            let at_min: Vec<ivjit::Interval> = b
+                .argmin
+                .iter()
+                .map(|&c| ivjit::Interval::point(c).unwrap())
+                .collect();
+            assert!(ev.eval(&at_min).unwrap()[0].lo <= b.upper, "{at}");
+        }
+    }
+    let (_, gpu) = pair(camel, Precision::F64);
+    let m = minimize(&gpu, &[(-3.0, 3.0), (-2.0, 2.0)], 1e-12, 200_000).unwrap();
+    assert_eq!(m.stopped, Stopped::Budget);
+}

@@ -3,8 +3,8 @@
 #[path = "../../examples/optimize.rs"]
 mod example;
 
-use ivjit::BackendChoice;
 use example::{demos, minimize, Report};
+use ivjit::BackendChoice;
 
 fn run(src: &str, boxes: &[(String, f64, f64)], tol: f64) -> Report {
     let r = minimize(src, boxes, tol, BackendChoice::Cpu, 2_000_000).unwrap();

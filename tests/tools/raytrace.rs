@@ -4,8 +4,8 @@
 #[allow(dead_code)]
 mod example;
 
-use ivjit::{BackendChoice, Precision};
 use example::{compile_and_render, point_sample, prove_hits, render, scenes, Camera, Options};
+use ivjit::{BackendChoice, Precision};
 
 fn options(name: &str, size: usize, steps: usize) -> (String, Options) {
     let s = scenes().into_iter().find(|s| s.name == name).unwrap();

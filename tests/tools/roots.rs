@@ -2,8 +2,8 @@
 #[path = "../../examples/roots.rs"]
 mod example;
 
-use ivjit::BackendChoice;
 use example::{isolate, Cluster, Report};
+use ivjit::BackendChoice;
 
 fn run(src: &str, lo: f64, hi: f64) -> Report {
     let r = isolate(src, lo, hi, 1e-12, BackendChoice::Cpu).unwrap();

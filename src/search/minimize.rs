@@ -1,0 +1,257 @@
+//! The *minimize* rule: interval branch and bound for a certified enclosure `[lower, upper]`
+//! of the global minimum of f over a box.
+//!
+//! Each round evaluates f on every live box and at every box's midpoint (a point box). The
+//! upper bound U of the minimum is the least *upper* bound of any midpoint enclosure so far
+//! (f(mid) <= that, and min f <= f(mid)). A box whose lower bound exceeds U cannot hold the
+//! minimum and is dropped, as is a box where f is undefined (empty enclosure, NaN). The
+//! others are bisected along their widest side (the first such side). The search stops when
+//! U - L <= tol, L being the least lower bound over the surviving boxes, or when the next round
+//! would exceed the box budget (or, on the GPU, the memory set aside for the work list); either
+//! way `[L, U]` encloses the global minimum, and [`Minimum::stopped`] says which.
+//!
+//! Rigor caveat: L is rigorous for any f (the minimum over box ∩ domain). U assumes the midpoint
+//! it came from is in f's domain, which is decided from an enclosure: a point within rounding
+//! distance of a domain boundary could be let through. For f defined on the whole box U is
+//! rigorous.
+//!
+//! The CPU and the GPU take the same rounds and find the same `lower`, `upper`, `rounds`,
+//! `boxes` and `remaining` bit for bit when f calls no point function (the lists are the same
+//! sets of boxes, in another order on the GPU); `argmin` is a midpoint that gave `upper`, which
+//! one among ties may differ.
+
+use rayon::prelude::*;
+
+use super::SearchError;
+use crate::{Backend, Error, Evaluator};
+
+/// Rounds at most (bisection depth: 64 dimensions of 2^-52 relative splits each).
+pub const MAX_ROUNDS: usize = 4000;
+
+/// Why a search ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// `upper - lower <= tol`.
+    Converged,
+    /// The next round would have evaluated more boxes than the budget allows.
+    Budget,
+    /// The next round's boxes would not fit the device memory set aside for the work list.
+    Memory,
+    /// [`MAX_ROUNDS`] rounds.
+    Rounds,
+}
+
+/// A certified enclosure of the global minimum and what it cost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Minimum {
+    /// `lower <= min f <= upper`.
+    pub lower: f64,
+    /// See `lower`.
+    pub upper: f64,
+    /// A midpoint whose enclosure gave `upper` (variables in the evaluator's order).
+    pub argmin: Vec<f64>,
+    /// Why the search ended ([`Stopped::Converged`]: `upper - lower <= tol`).
+    pub stopped: Stopped,
+    /// Rounds taken.
+    pub rounds: usize,
+    /// Boxes evaluated (midpoint evaluations not counted).
+    pub boxes: u64,
+    /// Boxes alive at the end.
+    pub remaining: usize,
+}
+
+impl Minimum {
+    /// Whether the enclosure is as narrow as asked.
+    pub fn complete(&self) -> bool {
+        self.stopped == Stopped::Converged
+    }
+}
+
+/// Branch and bound over `root` (one `(lo, hi)` per variable of the evaluator, finite, in its
+/// variable order) to `upper - lower <= tol`, evaluating at most `max_boxes` boxes.
+pub fn minimize(
+    eval: &Evaluator,
+    root: &[(f64, f64)],
+    tol: f64,
+    max_boxes: u64,
+) -> Result<Minimum, Error> {
+    let p = eval.program();
+    let bad = |s: String| Err(SearchError::Options(s).into());
+    if p.outputs.len() != 1 {
+        return Err(SearchError::Outputs(p.outputs.len()).into());
+    }
+    if root.len() != p.n_vars() || root.is_empty() {
+        return bad(format!(
+            "the box has {} sides; the expression has {} variables ({})",
+            root.len(),
+            p.n_vars(),
+            p.var_names.join(", ")
+        ));
+    }
+    for (k, &(lo, hi)) in root.iter().enumerate() {
+        if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
+            return bad(format!(
+                "side {} ({}) = [{lo}, {hi}]: need finite lo <= hi",
+                k, p.var_names[k]
+            ));
+        }
+    }
+    if tol.is_nan() || tol < 0.0 {
+        return bad(format!("tol {tol}: need a number >= 0"));
+    }
+    match eval.backend() {
+        Backend::Cpu => cpu(eval, root, tol, max_boxes),
+        Backend::Gpu => super::gpu::minimize(eval, root, tol, max_boxes),
+    }
+}
+
+/// A point of `[lo, hi]` near its middle (no overflow for huge bounds). The GPU computes the
+/// same expression with `__dmul_rn` and `__dadd_rn`.
+pub(crate) fn mid(lo: f64, hi: f64) -> f64 {
+    (0.5 * lo + 0.5 * hi).clamp(lo, hi)
+}
+
+/// The side a box is bisected along: the first of its widest.
+pub(crate) fn widest(b: &[(f64, f64)]) -> usize {
+    let mut k = 0;
+    for (j, &(lo, hi)) in b.iter().enumerate() {
+        if hi - lo > b[k].1 - b[k].0 {
+            k = j;
+        }
+    }
+    k
+}
+
+/// The error of a search where f is undefined on every box left.
+pub(crate) fn undefined() -> Error {
+    SearchError::Options("f is undefined (empty enclosure) on the whole box".into()).into()
+}
+
+fn cpu(eval: &Evaluator, root: &[(f64, f64)], tol: f64, max_boxes: u64) -> Result<Minimum, Error> {
+    let nv = root.len();
+    // Box i's side k is list[i * nv + k].
+    let mut list: Vec<(f64, f64)> = root.to_vec();
+    let mut upper = f64::INFINITY;
+    let mut argmin = vec![f64::NAN; nv];
+    let (mut rounds, mut boxes) = (0usize, 0u64);
+    loop {
+        let n = list.len() / nv;
+        // One batch of 2n boxes: the n boxes, then their n midpoints.
+        let m = 2 * n;
+        let mut soa = vec![0.0; 2 * nv * m];
+        for k in 0..nv {
+            let (lo, rest) = soa[2 * k * m..2 * (k + 1) * m].split_at_mut(m);
+            let (lo_box, lo_mid) = lo.split_at_mut(n);
+            let (hi_box, hi_mid) = rest.split_at_mut(n);
+            lo_box
+                .par_iter_mut()
+                .zip(hi_box.par_iter_mut())
+                .zip(lo_mid.par_iter_mut().zip(hi_mid.par_iter_mut()))
+                .enumerate()
+                .for_each(|(i, ((l, h), (ml, mh)))| {
+                    let (a, b) = list[i * nv + k];
+                    (*l, *h) = (a, b);
+                    let c = mid(a, b);
+                    (*ml, *mh) = (c, c);
+                });
+        }
+        let out = eval.eval_soa(&soa, m)?;
+        rounds += 1;
+        boxes += n as u64;
+        // The least upper bound of a midpoint enclosure (NaN, empty, is never less).
+        let best = (0..n)
+            .map(|i| (out[m + n + i], i))
+            .fold(
+                (f64::INFINITY, usize::MAX),
+                |a, b| if b.0 < a.0 { b } else { a },
+            );
+        if best.0 < upper {
+            upper = best.0;
+            argmin = (0..nv).map(|k| soa[2 * k * m + n + best.1]).collect();
+        }
+        // The boxes whose lower bound can still be <= U (NaN, empty, is dropped).
+        let keep: Vec<usize> = (0..n).filter(|&i| out[i] <= upper).collect();
+        if keep.is_empty() {
+            return Err(undefined());
+        }
+        let lower = keep.iter().map(|&i| out[i]).fold(f64::INFINITY, f64::min);
+        let stopped = if upper - lower <= tol {
+            Some(Stopped::Converged)
+        } else if rounds >= MAX_ROUNDS {
+            Some(Stopped::Rounds)
+        } else if boxes + 2 * keep.len() as u64 > max_boxes {
+            Some(Stopped::Budget)
+        } else {
+            None
+        };
+        if let Some(stopped) = stopped {
+            return Ok(Minimum {
+                lower,
+                upper,
+                argmin,
+                stopped,
+                rounds,
+                boxes,
+                remaining: keep.len(),
+            });
+        }
+        // Bisect every survivor along its widest side.
+        list = keep
+            .par_iter()
+            .flat_map_iter(|&i| {
+                let b = &list[i * nv..(i + 1) * nv];
+                let k = widest(b);
+                let c = mid(b[k].0, b[k].1);
+                let mut left = b.to_vec();
+                let mut right = b.to_vec();
+                left[k].1 = c;
+                right[k].0 = c;
+                left.into_iter().chain(right)
+            })
+            .collect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BackendChoice, Expression, Precision};
+
+    fn cpu_eval(text: &str) -> Evaluator {
+        Evaluator::new(
+            &Expression::parse(text).unwrap(),
+            Precision::F64,
+            BackendChoice::Cpu,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn encloses_known_minima() {
+        // Six-hump camel: min -1.0316284534898774 at (0.0898, -0.7126) and its mirror.
+        let camel = cpu_eval("4*x^2 - 2.1*x^4 + x^6/3 + x*y - 4*y^2 + 4*y^4");
+        let m = minimize(&camel, &[(-3.0, 3.0), (-2.0, 2.0)], 1e-4, 10_000_000).unwrap();
+        assert!(m.complete(), "{m:?}");
+        assert!(m.upper - m.lower <= 1e-4);
+        assert!(
+            m.lower <= -1.0316284534898774 && -1.031628453489877 <= m.upper,
+            "{m:?}"
+        );
+        // A budget stop is reported and still encloses the minimum.
+        let b = minimize(&camel, &[(-3.0, 3.0), (-2.0, 2.0)], 1e-9, 1000).unwrap();
+        assert_eq!(b.stopped, Stopped::Budget);
+        assert!(b.lower <= -1.0316284534898774 && -1.031628453489877 <= b.upper);
+        assert!(b.boxes <= 1000);
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        let f = cpu_eval("x^2 + y");
+        assert!(minimize(&f, &[(0.0, 1.0)], 1e-6, 100).is_err());
+        assert!(minimize(&f, &[(0.0, 1.0), (2.0, 1.0)], 1e-6, 100).is_err());
+        assert!(minimize(&f, &[(0.0, 1.0), (0.0, f64::INFINITY)], 1e-6, 100).is_err());
+        assert!(minimize(&f, &[(0.0, 1.0), (0.0, 1.0)], -1.0, 100).is_err());
+        let g = cpu_eval("sqrt(x - 5)");
+        assert!(minimize(&g, &[(0.0, 1.0)], 1e-6, 100).is_err());
+    }
+}
