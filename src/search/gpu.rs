@@ -630,24 +630,27 @@ extern "C" __global__ void ivjit_mz_upper(u32 n, const T* out, u64* st)
     if ((threadIdx.x & 31) == 0 && best != ~0ull) atomicMin(&st[0], best);
 }}
 
-// Keeps box i when its lower bound is <= the upper bound (st[1]: least kept lower bound,
-// st[2]: kept), and writes its halves along its (first) widest side to next (st[3]: values
-// written; st[4] = 1 when they would pass cap boxes).
+// Keeps box i when its lower bound is <= the upper bound (st[1]: the inverted key of the least
+// kept lower bound, so that zeroed memory starts it at +inf; st[2]: kept), and writes its
+// halves along its (last) widest side to next (st[3]: boxes written; st[4] = 1 when they
+// would pass cap boxes). st here is this round's slot: zeroed, never reused.
 extern "C" __global__ void ivjit_mz_split(
-    u32 n, u32 nv, const double* list, const T* out, u64* st, double* next, u32 cap)
+    u32 n, u32 nv, const double* list, const T* out, const u64* upper_key, u64* st,
+    double* next, u32 cap)
 {{
-    double upper = unkey(st[0]);
+    double upper = unkey(*upper_key);
+    if (blockIdx.x == 0 && threadIdx.x == 0) st[0] = *upper_key;
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {{
         double l = (double)out[i];
         if (!(l <= upper)) continue;
         atomicAdd(&st[2], 1ull);
-        atomicMin(&st[1], key(l));
+        atomicMax(&st[1], ~key(l));
         u64 at = atomicAdd(&st[3], 2ull);
         if (at + 2 > cap) {{ st[4] = 1; continue; }}
         const double* b = list + 2 * (size_t)i * nv;
         u32 w = 0;
         for (u32 k = 1; k < nv; k++)
-            if (__dadd_rn(b[2 * k + 1], -b[2 * k]) > __dadd_rn(b[2 * w + 1], -b[2 * w])) w = k;
+            if (__dadd_rn(b[2 * k + 1], -b[2 * k]) >= __dadd_rn(b[2 * w + 1], -b[2 * w])) w = k;
         double c = mid(b[2 * w], b[2 * w + 1]);
         double* left = next + 2 * (size_t)at * nv;
         double* right = left + 2 * nv;
@@ -657,13 +660,14 @@ extern "C" __global__ void ivjit_mz_split(
     }}
 }}
 
-// arg[0] = the least index whose midpoint enclosure's upper bound is st[0].
-extern "C" __global__ void ivjit_mz_argmin(u32 n, const T* out, const u64* st, u32* arg)
+// st[5] = ~(the least index whose midpoint enclosure's upper bound is *upper_key), inverted
+// so that the zeroed slot means none.
+extern "C" __global__ void ivjit_mz_argmin(u32 n, const T* out, const u64* upper_key, u64* st)
 {{
     size_t m = 2 * (size_t)n;
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {{
         double h = (double)out[m + n + i];
-        if (h == h && key(h) == st[0]) atomicMin(arg, i);
+        if (h == h && key(h) == *upper_key) atomicMax(&st[5], ~(u64)i);
     }}
 }}
 "#
@@ -750,24 +754,35 @@ where
     let nv = root.len();
     let elem = std::mem::size_of::<T>();
     // Device bytes per box of a round: two lists of nv sides, the batch of the box and its
-    // midpoint in and out.
+    // midpoint in and out. The lists grow with the rounds, up to half the free memory.
     let per_box = 2 * 2 * nv * 8 + 2 * (2 * nv + 2) * elem;
     let (free, _) = ctx.mem_get_info().during("querying the free memory")?;
-    let fit = (free / 2 / per_box) as u64;
-    let cap = max_boxes.min(fit).clamp(1, u32::MAX as u64 / 2) as usize;
+    let cap = ((free / 2 / per_box) as u64)
+        .min(max_boxes)
+        .clamp(1, u32::MAX as u64 / 2) as usize;
     let alloc = "allocating the search's work lists";
     let flat: Vec<f64> = root.iter().flat_map(|&(a, b)| [a, b]).collect();
-    let mut list: CudaSlice<f64> = stream.alloc_zeros(2 * nv * cap).during(alloc)?;
-    stream
-        .memcpy_htod(&flat, &mut list.slice_mut(..flat.len()))
-        .during("uploading the box")?;
-    let mut next: CudaSlice<f64> = stream.alloc_zeros(2 * nv * cap).during(alloc)?;
-    let mut inputs: CudaSlice<T> = stream.alloc_zeros(2 * nv * 2 * cap).during(alloc)?;
-    let mut outputs: CudaSlice<T> = stream.alloc_zeros(2 * 2 * cap).during(alloc)?;
-    let mut st: CudaSlice<u64> = stream
-        .clone_htod(&[key(f64::INFINITY), 0, 0, 0, 0])
-        .during(alloc)?;
-    let mut arg: CudaSlice<u32> = stream.alloc_zeros(1).during(alloc)?;
+    let mut list: CudaSlice<f64> = stream.clone_htod(&flat).during(alloc)?;
+    // Grown to hold what a round writes; never read beyond what was written.
+    fn grow<U: cudarc::driver::DeviceRepr>(
+        stream: &Arc<cudarc::driver::CudaStream>,
+        buf: &mut Option<CudaSlice<U>>,
+        len: usize,
+    ) -> Result<(), GpuError> {
+        if buf.as_ref().is_none_or(|b| b.len() < len) {
+            // SAFETY: the search writes every element it reads.
+            *buf = Some(
+                unsafe { stream.alloc::<U>(len.next_power_of_two()) }
+                    .during("allocating the search's work lists")?,
+            );
+        }
+        Ok(())
+    }
+    let (mut next, mut inputs, mut outputs) = (None, None::<CudaSlice<T>>, None::<CudaSlice<T>>);
+    let mut upper_key: CudaSlice<u64> = stream.clone_htod(&[key(f64::INFINITY)]).during(alloc)?;
+    // Six counters per round, zeroed once: st[0] upper key (copied), st[1] !key of the least
+    // kept lower bound, st[2] kept, st[3] boxes written, st[4] overflow, st[5] !argmin index.
+    let mut slots: CudaSlice<u64> = stream.alloc_zeros(6 * MAX_ROUNDS).during(alloc)?;
     let mut upper = f64::INFINITY;
     let mut argmin = vec![f64::NAN; nv];
     let (mut rounds, mut boxes, mut n) = (0usize, 0u64, 1usize);
@@ -775,54 +790,58 @@ where
     loop {
         let n32 = n as u32;
         let m = 2 * n;
+        let room = (2 * n).min(cap);
+        grow(&stream, &mut next, 2 * nv * room)?;
+        grow(&stream, &mut inputs, 2 * nv * m)?;
+        grow(&stream, &mut outputs, 2 * m)?;
+        let (next_buf, inputs, outputs) = (
+            next.as_mut().expect("grown"),
+            inputs.as_mut().expect("grown"),
+            outputs.as_mut().expect("grown"),
+        );
         let mut b = stream.launch_builder(&k[0]);
-        b.arg(&n32).arg(&nv32).arg(&list).arg(&mut inputs);
-        // SAFETY: matches the kernel; `list` holds n boxes, `inputs` 2 nv 2n values (n <= cap).
+        b.arg(&n32).arg(&nv32).arg(&list).arg(&mut *inputs);
+        // SAFETY: matches the kernel; `list` holds n boxes, `inputs` 2 nv 2n values.
         unsafe { b.launch(config(n)) }.during("launching the search's input kernel")?;
         let (m64, flags) = (m as u64, 0u64);
         let mut e = stream.launch_builder(&dk.function);
-        e.arg(&m64).arg(&inputs).arg(&mut outputs).arg(&flags);
+        e.arg(&m64).arg(&*inputs).arg(&mut *outputs).arg(&flags);
         // SAFETY: the expression kernel reads 2 nv m and writes 2 m values with stride m.
         unsafe { e.launch(dk.launch_config(m)) }.during("launching the expression kernel")?;
         let mut u = stream.launch_builder(&k[1]);
-        u.arg(&n32).arg(&outputs).arg(&mut st);
+        u.arg(&n32).arg(&*outputs).arg(&mut upper_key);
         // SAFETY: matches the kernel; `outputs` holds 2m values.
         unsafe { u.launch(config(n)) }.during("launching the search's bound kernel")?;
-        stream
-            .memcpy_htod(&[key(f64::INFINITY), 0, 0, 0], &mut st.slice_mut(1..5))
-            .during("clearing the search's counters")?;
-        let cap32 = cap as u32;
+        let room32 = room as u32;
+        let mut st = slots.slice_mut(6 * rounds..6 * rounds + 6);
         let mut sp = stream.launch_builder(&k[2]);
         sp.arg(&n32)
             .arg(&nv32)
             .arg(&list)
-            .arg(&outputs)
-            .arg(&mut st);
-        sp.arg(&mut next).arg(&cap32);
-        // SAFETY: matches the kernel; `next` holds cap boxes and the kernel writes no box at
-        // or beyond cap.
+            .arg(&*outputs)
+            .arg(&upper_key);
+        sp.arg(&mut st).arg(&mut *next_buf).arg(&room32);
+        // SAFETY: matches the kernel; `next` holds `room` boxes and the kernel writes none at
+        // or beyond it.
         unsafe { sp.launch(config(n)) }.during("launching the search's split kernel")?;
         let s = stream
             .clone_dtoh(&st)
             .during("reading the search's counters")?;
+        let round_upper = unkey(s[0]);
         rounds += 1;
         boxes += n as u64;
         let kept = s[2] as usize;
         if kept == 0 {
             return Ok(None);
         }
-        let round_upper = unkey(s[0]);
         if round_upper < upper {
             upper = round_upper;
             // The box whose midpoint gave it: its index, then its sides.
-            stream
-                .memcpy_htod(&[u32::MAX], &mut arg)
-                .during("clearing the argmin")?;
             let mut a = stream.launch_builder(&k[3]);
-            a.arg(&n32).arg(&outputs).arg(&st).arg(&mut arg);
+            a.arg(&n32).arg(&*outputs).arg(&upper_key).arg(&mut st);
             // SAFETY: matches the kernel.
             unsafe { a.launch(config(n)) }.during("launching the search's argmin kernel")?;
-            let i = stream.clone_dtoh(&arg).during("reading the argmin")?[0] as usize;
+            let i = !stream.clone_dtoh(&st).during("reading the argmin")?[5] as usize;
             if i < n {
                 let sides = stream
                     .clone_dtoh(&list.slice(2 * nv * i..2 * nv * (i + 1)))
@@ -830,7 +849,7 @@ where
                 argmin = sides.chunks(2).map(|s| mid(s[0], s[1])).collect();
             }
         }
-        let lower = unkey(s[1]);
+        let lower = unkey(!s[1]);
         let stopped = if upper - lower <= tol {
             Some(Stopped::Converged)
         } else if rounds >= MAX_ROUNDS {
@@ -853,7 +872,7 @@ where
                 remaining: kept,
             }));
         }
-        std::mem::swap(&mut list, &mut next);
+        std::mem::swap(&mut list, next.as_mut().expect("grown"));
         n = 2 * kept;
     }
 }

@@ -133,7 +133,8 @@ fn branch_and_bound_on_the_gpu_equals_the_cpu() {
     let camel = "4*x^2 - 2.1*x^4 + x^6/3 + x*y - 4*y^2 + 4*y^4";
     let levy = "let w1 = 1 + (x - 1)/4; let w2 = 1 + (y - 1)/4; let w3 = 1 + (z - 1)/4; \
                 (w1 - 1)^2 * (1 + 10*(0.5 - 0.5*(w2 - 1))^2) + (w3 - 1)^2 + (w2 - 1)^2 * 0.5";
-    let cases: Vec<(&str, Vec<(f64, f64)>, f64, u64)> = vec![
+    type Case<'a> = (&'a str, Vec<(f64, f64)>, f64, u64);
+    let cases: Vec<Case> = vec![
         (camel, vec![(-3.0, 3.0), (-2.0, 2.0)], 1e-5, 20_000_000),
         (camel, vec![(-3.0, 3.0), (-2.0, 2.0)], 1e-12, 200_000),
         (levy, vec![(-10.0, 10.0); 3], 1e-4, 20_000_000),
