@@ -112,9 +112,8 @@ pub(crate) fn mid(lo: f64, hi: f64) -> f64 {
 }
 
 /// The side a box is bisected along: the last of its widest (on a square, the last variable),
-/// as the earlier host-driven search did. The order matters: on the six-hump camel to width
-/// 1e-6, the first of the widest sides had not converged after 164.8 million boxes
-/// (2026-11-24, docs/optimize.md).
+/// as the earlier host-driven search of the example did, so that its published box counts
+/// still hold.
 pub(crate) fn widest(b: &[(f64, f64)]) -> usize {
     let mut k = 0;
     for (j, &(lo, hi)) in b.iter().enumerate() {
