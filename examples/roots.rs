@@ -5,7 +5,8 @@
 //! cargo run --release --example roots            # a small demo list
 //! ```
 //!
-//! Each round evaluates f on every remaining subinterval in ONE batch (`eval_soa`), drops those
+//! The search is the library's *exclude* rule (`ivjit::search::exclude`, on the GPU with the
+//! work list on the device): each round evaluates f on every remaining subinterval, drops those
 //! whose image excludes 0, and bisects the rest until each is narrower than the tolerance
 //! (relative or absolute: width <= tol * max(1, |x|)). Adjacent survivors are merged into
 //! clusters. Because every dropped interval provably holds no root, every root of f in [lo, hi]
@@ -19,9 +20,8 @@
 use ivjit::{Backend, BackendChoice, Evaluator, Expression, Interval, Precision};
 use std::time::Instant;
 
-/// Stop after this many rounds or when a round would evaluate more boxes than this.
-const MAX_ROUNDS: usize = 200;
-const MAX_BOXES: usize = 1 << 20;
+/// Stop when the search would evaluate more boxes than this.
+const MAX_BOXES: u64 = 1 << 24;
 
 /// One isolating interval candidate: the union of adjacent surviving subintervals.
 #[derive(Clone, Debug)]
@@ -36,7 +36,7 @@ pub struct Cluster {
 #[derive(Debug)]
 pub struct Report {
     pub clusters: Vec<Cluster>,
-    /// False if MAX_ROUNDS or MAX_BOXES stopped the bisection before every survivor met `tol`
+    /// False if the round limit or MAX_BOXES stopped the bisection before every survivor met `tol`
     /// (the clusters still enclose every root, they are just wider).
     pub complete: bool,
     pub rounds: usize,
@@ -64,40 +64,17 @@ pub fn isolate(
     }
     let eval = Evaluator::new(&expr, Precision::F64, backend)?;
     let start = Instant::now();
-    let small = |a: f64, b: f64| b - a <= tol * a.abs().max(b.abs()).max(1.0);
-
-    let (mut work, mut done) = (vec![(lo, hi)], Vec::new());
-    let (mut rounds, mut boxes) = (0, 0);
-    while !work.is_empty() && rounds < MAX_ROUNDS && 2 * work.len() <= MAX_BOXES {
-        rounds += 1;
-        // One batch: all lo bounds, then all hi bounds (the SoA layout of `eval_soa`).
-        let n = work.len();
-        let soa: Vec<f64> = work
-            .iter()
-            .map(|w| w.0)
-            .chain(work.iter().map(|w| w.1))
-            .collect();
-        let out = eval.eval_soa(&soa, n)?;
-        boxes += n;
-        let mut next = Vec::with_capacity(2 * n);
-        for (i, &(a, b)) in work.iter().enumerate() {
-            let (flo, fhi) = (out[i], out[n + i]);
-            let empty = flo.is_nan() && fhi.is_nan(); // f is undefined on the whole box
-            if empty || flo > 0.0 || fhi < 0.0 {
-                continue; // 0 is not in the image: no root here
-            }
-            let m = 0.5 * a + 0.5 * b;
-            if small(a, b) || !(a < m && m < b) {
-                done.push((a, b));
-            } else {
-                next.push((a, m));
-                next.push((m, b));
-            }
-        }
-        work = next;
-    }
-    let complete = work.is_empty();
-    done.extend(work); // unfinished boxes are kept: they may still hold roots
+    // The library's exclude rule: on the GPU the work list stays on the device.
+    let found = ivjit::search::exclude::exclude(&eval, &[(lo, hi)], 0.0, tol, MAX_BOXES)?;
+    let complete = found.ended == ivjit::search::exclude::Ended::Done;
+    let (rounds, mut boxes) = (found.rounds, found.evaluated as usize);
+    // Unfinished boxes are kept: they may still hold roots.
+    let mut done: Vec<(f64, f64)> = found
+        .boxes
+        .iter()
+        .chain(&found.unfinished)
+        .map(|b| b[0])
+        .collect();
 
     // Merge adjacent survivors (bisection makes neighbours share an exact end point).
     done.sort_by(|p, q| p.0.total_cmp(&q.0));

@@ -9,8 +9,9 @@
 //! counter per round).
 //!
 //! Rules: *classify* over an image ([`render`], below), *first root along a ray*
-//! ([`ray::first_hits`], the search of the ray tracer) and *minimize* ([`minimize::minimize`],
-//! branch and bound).
+//! ([`ray::first_hits`], the search of the ray tracer), *minimize* ([`minimize::minimize`],
+//! branch and bound) and *exclude* ([`exclude::exclude`], every box where f may equal a level:
+//! root isolation).
 //!
 //! The first rule is *classify* over an image ([`render`]): every pixel of a W x H grid over a
 //! region of the plane is proven outside (f > 0 on the whole pixel), inside (f < 0 on the whole
@@ -28,6 +29,7 @@
 //! same correctly rounded operations, hence the same bits.
 
 mod cpu;
+pub mod exclude;
 mod gpu;
 pub mod minimize;
 pub mod ray;

@@ -167,3 +167,89 @@ fn branch_and_bound_on_the_gpu_equals_the_cpu() {
     let m = minimize(&gpu, &[(-3.0, 3.0), (-2.0, 2.0)], 1e-12, 200_000).unwrap();
     assert_eq!(m.stopped, Stopped::Budget);
 }
+
+#[test]
+fn exclusion_on_the_gpu_equals_the_cpu() {
+    use ivjit::search::exclude::{exclude, Ended};
+    if ivjit::gpu::require_gpu_or_skip("exclusion_on_the_gpu_equals_the_cpu").is_none() {
+        return;
+    }
+    type Case<'a> = (&'a str, Vec<(f64, f64)>, f64, f64, u64);
+    let cases: Vec<Case> = vec![
+        (
+            "x^2 + y^2",
+            vec![(-2.0, 2.0), (-1.5, 1.5)],
+            1.0,
+            1e-4,
+            50_000_000,
+        ),
+        (
+            "x^2 + y^2",
+            vec![(-2.0, 2.0), (-1.5, 1.5)],
+            1.0,
+            1e-9,
+            300_000,
+        ),
+        (
+            "(x - 1)*(x - 2)*(x - 3)",
+            vec![(0.0, 4.0)],
+            0.0,
+            1e-12,
+            1 << 20,
+        ),
+        (
+            "x*y*z - 0.1 + x^2",
+            vec![(-1.0, 1.0); 3],
+            0.0,
+            1e-2,
+            20_000_000,
+        ),
+        (
+            "sin(5*x) - y",
+            vec![(-2.0, 2.0), (-1.0, 1.0)],
+            0.0,
+            1e-4,
+            50_000_000,
+        ),
+    ];
+    for (text, root, level, tol, budget) in &cases {
+        for p in [Precision::F64, Precision::F32] {
+            let (cpu, gpu) = pair(text, p);
+            let a = exclude(&cpu, root, *level, *tol, *budget).unwrap();
+            let b = exclude(&gpu, root, *level, *tol, *budget).unwrap();
+            let at = format!("{text} {p:?} tol {tol}");
+            if text.contains("sin") {
+                // Point bounds differ: both cover the level set, most boxes agree.
+                let same = a
+                    .boxes
+                    .iter()
+                    .filter(|x| {
+                        b.boxes
+                            .binary_search_by(|y| {
+                                y.iter()
+                                    .flat_map(|s| [s.0, s.1])
+                                    .zip(x.iter().flat_map(|s| [s.0, s.1]))
+                                    .map(|(u, v)| u.total_cmp(&v))
+                                    .find(|o| o.is_ne())
+                                    .unwrap_or(std::cmp::Ordering::Equal)
+                            })
+                            .is_ok()
+                    })
+                    .count();
+                assert!(same * 10 >= 9 * a.boxes.len(), "{at}");
+            } else {
+                assert_eq!(
+                    (a.ended, a.rounds, a.evaluated),
+                    (b.ended, b.rounds, b.evaluated),
+                    "{at}"
+                );
+                assert!(a.boxes == b.boxes, "{at}: final boxes differ");
+                assert!(
+                    a.unfinished == b.unfinished,
+                    "{at}: unfinished boxes differ"
+                );
+            }
+            assert!(a.ended != Ended::Memory && !a.boxes.is_empty(), "{at}");
+        }
+    }
+}
