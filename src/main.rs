@@ -145,6 +145,10 @@ enum Command {
         /// Print JSON instead of the table.
         #[arg(long)]
         json: bool,
+        /// Time the searches (render, minimize, exclude, rays: ivjit::search) instead of the
+        /// flat suite, next to the flat kernel's rate for the same expression.
+        #[arg(long)]
+        search: bool,
     },
 }
 
@@ -199,7 +203,8 @@ fn main() -> ExitCode {
             seed,
             only,
             json,
-        } => cli::bench(backend, boxes, seed, only, json),
+            search,
+        } => cli::bench(backend, boxes, seed, only, json, search),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

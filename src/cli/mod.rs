@@ -285,6 +285,7 @@ pub fn bench(
     seed: Option<u64>,
     only: Vec<String>,
     json: bool,
+    search: bool,
 ) -> Result<(), Failure> {
     use bench::{Options, Target};
     if boxes == Some(0) {
@@ -300,6 +301,7 @@ pub fn bench(
         boxes,
         seed,
         only,
+        search,
     })
     .map_err(Failure::runtime)?;
     if json {

@@ -11,6 +11,7 @@
 
 pub mod baseline;
 pub mod gpu;
+mod search;
 
 use ivjit::scalar::Precision;
 use ivjit::workloads::{generated, live_nodes, random_inputs, suite, Case};
@@ -46,6 +47,8 @@ pub struct Options {
     pub seed: Option<u64>,
     /// Only the rows whose names are listed.
     pub only: Vec<String>,
+    /// The search section (`ivjit::search`) instead of the flat suite.
+    pub search: bool,
 }
 
 /// Device ceilings measured in the same run.
@@ -98,6 +101,25 @@ pub fn run(opts: &Options) -> Result<Report, String> {
             }
         },
     };
+    if opts.search {
+        let (rows, table) = search::run(device.as_ref(), &opts.only)?;
+        if rows.as_array().is_some_and(|r| r.is_empty()) {
+            return Err(
+                "--only matches no search (names: prospero, camel, circle, tangle-rays)".into(),
+            );
+        }
+        let head = match &device {
+            Some(d) => format!(
+                "ivjit bench --search: {} (sm_{}{})\n",
+                d.name, d.cc.0, d.cc.1
+            ),
+            None => "ivjit bench --search: the CPU evaluator\n".to_string(),
+        };
+        return Ok(Report {
+            json: json!({ "searches": rows }),
+            text: head + &table,
+        });
+    }
     let seed = opts.seed.unwrap_or_else(clock_seed);
     let cases: Vec<Case> = suite()
         .into_iter()

@@ -1,0 +1,209 @@
+//! `ivjit bench --search`: the searches of `ivjit::search` timed end to end (median of several
+//! runs after a warm-up run that compiles and loads every kernel), next to the flat kernel's
+//! rate for the same expression. The ratio of boxes/s inside the search to the flat kernel's
+//! boxes/s is the engine's efficiency (the issue asks for at least 0.3).
+//!
+//! The flat rate on the GPU is the expression kernel alone on 2^24 random boxes (device events,
+//! as in the main suite); for Prospero it is the render with one box per pixel (a single level:
+//! one launch of the expression kernel over every pixel, plus the small box and classify
+//! kernels), because loading the Prospero kernel a second time outside the disk cache costs
+//! a 15-second compile. On the CPU the flat rate is the evaluator on the same number of boxes.
+
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+use super::gpu::Device;
+use ivjit::search::{exclude, minimize, ray, render, RenderOptions};
+use ivjit::workloads::{random_inputs, Case};
+use ivjit::{Backend, BackendChoice, Evaluator, Expression, Precision};
+
+/// The Prospero challenge's tape (tests/data/models/prospero.vm, MPL-2.0, from the Fidget
+/// repository; see tests/data/models/README.md).
+const PROSPERO: &str = include_str!("../../../tests/data/models/prospero.vm");
+
+const CAMEL: &str = "(4 - 2.1*x1^2 + x1^4/3)*x1^2 + x1*x2 + (-4 + 4*x2^2)*x2^2";
+const TANGLE_RAYS: &str = "let x = 7.2 - t*(0.6 + 0.4*u); let y = 5.4 - t*(0.45 - 0.5*v); \
+     let z = 9 - t*(0.75 + 0.3*u - 0.2*v); x^4 - 5*x^2 + y^4 - 5*y^2 + z^4 - 5*z^2 + 11.8";
+
+/// Timed runs after the warm-up (the median is reported).
+const RUNS: usize = 5;
+
+/// Runs a search once on an evaluator: (boxes evaluated, rounds).
+type RunOnce = Box<dyn Fn(&Evaluator) -> Result<(u64, usize), String>>;
+
+/// One search: what it ran, and what a run found (boxes evaluated, rounds).
+struct Search {
+    name: &'static str,
+    rule: &'static str,
+    what: String,
+    expr: Expression,
+    run: RunOnce,
+    /// Boxes for the flat rate: (center range, maximum half-width) of random boxes.
+    flat: (f64, f64, f64),
+}
+
+fn searches(gpu: bool) -> Result<Vec<Search>, String> {
+    let e = |t: &str| Expression::parse(t).map_err(|e| e.to_string());
+    let size = if gpu { 1024 } else { 256 };
+    let tol = if gpu { 1e-6 } else { 1e-4 };
+    let prospero = Expression::parse_tape(PROSPERO).map_err(|e| e.to_string())?;
+    let rays: Vec<ray::Ray> = (0..size * size)
+        .map(|i| ray::Ray {
+            u: (i % size) as f64 / (size / 2) as f64 - 1.0,
+            v: (i / size) as f64 / (size / 2) as f64 - 1.0,
+            t0: 4.0,
+            t1: 20.0,
+            min_width: 16.0 / 1024.0,
+        })
+        .collect();
+    Ok(vec![
+        Search {
+            name: "prospero",
+            rule: "render",
+            what: format!("{size}x{size} pixels, tiles 64,8,1"),
+            expr: prospero,
+            run: Box::new(move |ev| {
+                let opts = RenderOptions::new(size as u32, size as u32, [-1.0, 1.0, -1.0, 1.0]);
+                let r = render(ev, &opts).map_err(|e| e.to_string())?;
+                Ok((r.boxes(), r.rounds.len()))
+            }),
+            flat: (-1.0, 1.0, 0.001),
+        },
+        Search {
+            name: "camel",
+            rule: "minimize",
+            what: format!("to width {tol:e}, budget 2e8 boxes"),
+            expr: e(CAMEL)?,
+            run: Box::new(move |ev| {
+                let m = minimize::minimize(ev, &[(-3.0, 3.0), (-2.0, 2.0)], tol, 200_000_000)
+                    .map_err(|e| e.to_string())?;
+                Ok((2 * m.boxes, m.rounds))
+            }),
+            flat: (-2.0, 2.0, 0.001),
+        },
+        Search {
+            name: "circle",
+            rule: "exclude",
+            what: format!("x^2 + y^2 = 1 to {tol:e}"),
+            expr: e("x^2 + y^2")?,
+            run: Box::new(move |ev| {
+                let s = exclude::exclude(ev, &[(-2.0, 2.0), (-1.5, 1.5)], 1.0, tol, 1 << 31)
+                    .map_err(|e| e.to_string())?;
+                Ok((s.evaluated, s.rounds))
+            }),
+            flat: (-1.5, 1.5, 0.001),
+        },
+        Search {
+            name: "tangle-rays",
+            rule: "ray",
+            what: format!("{size}x{size} rays, 1024 steps, split 8"),
+            expr: e(TANGLE_RAYS)?,
+            run: Box::new(move |ev| {
+                let h = ray::first_hits(ev, &rays, 8).map_err(|e| e.to_string())?;
+                Ok((h.boxes, 1))
+            }),
+            flat: (-1.0, 1.0, 0.01),
+        },
+    ])
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Runs the search section; `only` filters by name. Returns the JSON rows and the table.
+pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), String> {
+    let choice = if device.is_some() {
+        BackendChoice::Gpu
+    } else {
+        BackendChoice::Cpu
+    };
+    let mut rows = Vec::new();
+    let mut text = String::from(
+        "\n| search | rule | what | boxes | rounds | median ms | ms/round | boxes/s | flat boxes/s | efficiency |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for s in searches(device.is_some())? {
+        if !only.is_empty() && !only.iter().any(|o| o == s.name) {
+            continue;
+        }
+        let p = Precision::F64;
+        let ev = Evaluator::new(&s.expr, p, choice).map_err(|e| e.to_string())?;
+        let (boxes, rounds) = (s.run)(&ev)?; // warm-up: compiles and loads the kernels
+        let mut times = Vec::with_capacity(RUNS);
+        for _ in 0..RUNS {
+            let t = Instant::now();
+            (s.run)(&ev)?;
+            times.push(t.elapsed().as_secs_f64());
+        }
+        let secs = median(times);
+        let rate = boxes as f64 / secs;
+        let flat = flat_rate(device, &s, &ev)?;
+        let row = json!({
+            "search": s.name, "rule": s.rule, "what": s.what, "backend": ev.backend().name(),
+            "boxes": boxes, "rounds": rounds, "median_ms": secs * 1e3,
+            "ms_per_round": secs * 1e3 / rounds as f64, "boxes_per_s": rate,
+            "flat_boxes_per_s": flat, "efficiency": rate / flat,
+        });
+        text.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {:.2} | {:.3} | {:.2e} | {:.2e} | {:.2} |\n",
+            s.name,
+            s.rule,
+            s.what,
+            boxes,
+            rounds,
+            secs * 1e3,
+            secs * 1e3 / rounds as f64,
+            rate,
+            flat,
+            rate / flat
+        ));
+        rows.push(row);
+    }
+    Ok((Value::Array(rows), text))
+}
+
+/// The flat kernel's boxes/s for the search's expression (see the module documentation).
+fn flat_rate(device: Option<&Device>, s: &Search, ev: &Evaluator) -> Result<f64, String> {
+    if s.rule == "render" {
+        let size = if device.is_some() { 1024 } else { 256 };
+        let opts = RenderOptions {
+            tiles: vec![1],
+            ..RenderOptions::new(size, size, [-1.0, 1.0, -1.0, 1.0])
+        };
+        render(ev, &opts).map_err(|e| e.to_string())?;
+        let mut times = Vec::new();
+        for _ in 0..RUNS {
+            let t = Instant::now();
+            render(ev, &opts).map_err(|e| e.to_string())?;
+            times.push(t.elapsed().as_secs_f64());
+        }
+        return Ok((size * size) as f64 / median(times));
+    }
+    let n = if device.is_some() { 1 << 24 } else { 1 << 18 };
+    let case = Case {
+        name: s.name,
+        text: s.expr.source().to_string(),
+        centers: (s.flat.0, s.flat.1),
+        max_half_width: s.flat.2,
+    };
+    let nv = s.expr.vars().len();
+    let inputs = random_inputs(&case, nv, n, Precision::F64, 0x5eed);
+    match device {
+        Some(dev) if ev.backend() == Backend::Gpu => {
+            let row = dev.row(s.expr.source(), Precision::F64, &inputs, n, 1)?;
+            Ok(n as f64 / (row.kernel_ms * 1e-3))
+        }
+        _ => {
+            let mut out = vec![0.0; 2 * n];
+            ev.eval_soa_into(&inputs, n, &mut out)
+                .map_err(|e| e.to_string())?;
+            let t = Instant::now();
+            ev.eval_soa_into(&inputs, n, &mut out)
+                .map_err(|e| e.to_string())?;
+            Ok(n as f64 / t.elapsed().as_secs_f64())
+        }
+    }
+}
