@@ -76,3 +76,41 @@ fn gpu_bench_without_gpu_fails_clearly_and_auto_falls_back() {
     assert_eq!(doc["backend"], "cpu");
     assert_eq!(doc["rows"].as_array().unwrap().len(), 4);
 }
+
+#[test]
+fn search_section_reports_boxes_rounds_and_efficiency() {
+    let out = Command::new(binary())
+        .args([
+            "bench",
+            "--search",
+            "--backend",
+            "cpu",
+            "--only",
+            "circle",
+            "--json",
+        ])
+        .output()
+        .expect("run ivjit");
+    assert!(
+        out.status.success(),
+        "ivjit bench --search failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let rows = doc["searches"].as_array().expect("searches");
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    assert_eq!(
+        (r["search"].as_str(), r["rule"].as_str()),
+        (Some("circle"), Some("exclude"))
+    );
+    assert!(r["boxes"].as_u64().unwrap() > 1000 && r["rounds"].as_u64().unwrap() > 10);
+    let e = r["efficiency"].as_f64().unwrap();
+    assert!(e > 0.0 && e.is_finite(), "{r}");
+    let bad = Command::new(binary())
+        .args(["bench", "--search", "--backend", "cpu", "--only", "nothing"])
+        .output()
+        .expect("run ivjit");
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("circle"));
+}
