@@ -72,7 +72,7 @@ pub fn isolate(
     let mut done: Vec<(f64, f64)> = found
         .boxes
         .iter()
-        .chain(&found.unfinished)
+        .chain(found.unfinished.iter())
         .map(|b| b[0])
         .collect();
 

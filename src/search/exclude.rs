@@ -8,9 +8,9 @@
 //! final box, or in an unfinished one when the budget stopped the search. Root isolation is the
 //! one-variable case with c = 0 (`examples/roots.rs`).
 //!
-//! The CPU and the GPU find the same boxes, bit for bit when f calls no point function; both
-//! return them sorted (lexicographically by their sides), because the GPU's work list has no
-//! fixed order.
+//! The CPU and the GPU find the same boxes, bit for bit when f calls no point function, in an
+//! unspecified order (the GPU's differs from run to run): [`Boxes::sort`] orders them. Boxes are
+//! stored flat (`n_vars` sides per box), since a search may keep millions.
 
 use rayon::prelude::*;
 
@@ -31,13 +31,75 @@ pub enum Ended {
     Rounds,
 }
 
+/// Boxes of `n_vars` sides each, stored one after the other.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Boxes {
+    /// Sides per box.
+    pub n_vars: usize,
+    /// Box i is `sides[i * n_vars..(i + 1) * n_vars]`, each side `(lo, hi)` in the evaluator's
+    /// variable order.
+    pub sides: Vec<(f64, f64)>,
+}
+
+impl Boxes {
+    /// No boxes of `n_vars` sides.
+    pub fn new(n_vars: usize) -> Boxes {
+        Boxes {
+            n_vars,
+            sides: Vec::new(),
+        }
+    }
+
+    /// The number of boxes.
+    pub fn len(&self) -> usize {
+        self.sides.len() / self.n_vars.max(1)
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.sides.is_empty()
+    }
+
+    /// Box `i`.
+    pub fn get(&self, i: usize) -> &[(f64, f64)] {
+        &self.sides[i * self.n_vars..(i + 1) * self.n_vars]
+    }
+
+    /// Every box, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[(f64, f64)]> {
+        self.sides.chunks_exact(self.n_vars.max(1))
+    }
+
+    /// Orders the boxes lexicographically by their sides (lo then hi of side 0, then side 1...).
+    pub fn sort(&mut self) {
+        let nv = self.n_vars.max(1);
+        let mut order: Vec<usize> = (0..self.len()).collect();
+        let key = |i: usize| {
+            self.sides[i * nv..(i + 1) * nv]
+                .iter()
+                .flat_map(|s| [s.0, s.1])
+        };
+        order.par_sort_unstable_by(|&a, &b| {
+            key(a)
+                .zip(key(b))
+                .map(|(x, y)| x.total_cmp(&y))
+                .find(|o| o.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        self.sides = order
+            .iter()
+            .flat_map(|&i| self.sides[i * nv..(i + 1) * nv].iter().copied())
+            .collect();
+    }
+}
+
 /// The boxes that may hold a point of the level set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Survivors {
-    /// Final boxes (each side `(lo, hi)`, in the evaluator's variable order), sorted.
-    pub boxes: Vec<Vec<(f64, f64)>>,
-    /// Boxes not yet final when the search stopped early (empty when it ended `Done`), sorted.
-    pub unfinished: Vec<Vec<(f64, f64)>>,
+    /// Final boxes.
+    pub boxes: Boxes,
+    /// Boxes not yet final when the search stopped early (none when it ended `Done`).
+    pub unfinished: Boxes,
     /// Why the search ended.
     pub ended: Ended,
     /// Rounds taken.
@@ -78,24 +140,10 @@ pub fn exclude(
             "tol {tol}, level {level}: need tol >= 0 and a finite level"
         ));
     }
-    let mut s = match eval.backend() {
-        Backend::Cpu => cpu(eval, root, level, tol, max_boxes)?,
-        Backend::Gpu => super::gpu::exclude(eval, root, level, tol, max_boxes)?,
-    };
-    sort(&mut s.boxes);
-    sort(&mut s.unfinished);
-    Ok(s)
-}
-
-fn sort(boxes: &mut [Vec<(f64, f64)>]) {
-    boxes.par_sort_unstable_by(|a, b| {
-        a.iter()
-            .flat_map(|s| [s.0, s.1])
-            .zip(b.iter().flat_map(|s| [s.0, s.1]))
-            .map(|(x, y)| x.total_cmp(&y))
-            .find(|o| o.is_ne())
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
+    match eval.backend() {
+        Backend::Cpu => cpu(eval, root, level, tol, max_boxes),
+        Backend::Gpu => super::gpu::exclude(eval, root, level, tol, max_boxes),
+    }
 }
 
 /// Whether a side is at the tolerance. (The GPU kernel computes the same.)
@@ -136,48 +184,47 @@ fn cpu(
     max_boxes: u64,
 ) -> Result<Survivors, Error> {
     let nv = root.len();
-    let mut work: Vec<Vec<(f64, f64)>> = vec![root.to_vec()];
-    let mut done = Vec::new();
+    // Box i's side k is work[i * nv + k].
+    let mut work: Vec<(f64, f64)> = root.to_vec();
+    let mut done = Boxes::new(nv);
     let (mut rounds, mut evaluated) = (0usize, 0u64);
     let ended = loop {
-        if work.is_empty() {
+        let n = work.len() / nv;
+        if n == 0 {
             break Ended::Done;
         }
         if rounds >= MAX_ROUNDS {
             break Ended::Rounds;
         }
-        if evaluated + work.len() as u64 > max_boxes {
+        if evaluated + n as u64 > max_boxes {
             break Ended::Budget;
         }
-        let n = work.len();
         let mut soa = vec![0.0; 2 * nv * n];
         for k in 0..nv {
             let (lo, hi) = soa[2 * k * n..2 * (k + 1) * n].split_at_mut(n);
             lo.par_iter_mut()
                 .zip(hi.par_iter_mut())
-                .zip(&work)
-                .for_each(|((l, h), b)| (*l, *h) = b[k]);
+                .enumerate()
+                .for_each(|(i, (l, h))| (*l, *h) = work[i * nv + k]);
         }
         let out = eval.eval_soa(&soa, n)?;
         rounds += 1;
         evaluated += n as u64;
-        let fates: Vec<Option<Fate>> = work
-            .par_iter()
-            .enumerate()
-            .map(|(i, b)| fate(b, out[i], out[n + i], level, tol))
+        let fates: Vec<Option<Fate>> = (0..n)
+            .into_par_iter()
+            .map(|i| fate(&work[i * nv..(i + 1) * nv], out[i], out[n + i], level, tol))
             .collect();
-        let mut next = Vec::with_capacity(2 * n);
-        for (b, f) in work.into_iter().zip(fates) {
+        let mut next = Vec::with_capacity(2 * work.len());
+        for (b, f) in work.chunks_exact(nv).zip(fates) {
             match f {
                 None => {}
-                Some(Fate::Final) => done.push(b),
+                Some(Fate::Final) => done.sides.extend_from_slice(b),
                 Some(Fate::Split(k, m)) => {
-                    let mut left = b.clone();
-                    let mut right = b;
-                    left[k].1 = m;
-                    right[k].0 = m;
-                    next.push(left);
-                    next.push(right);
+                    let start = next.len();
+                    next.extend_from_slice(b);
+                    next.extend_from_slice(b);
+                    next[start + k].1 = m;
+                    next[start + nv + k].0 = m;
                 }
             }
         }
@@ -185,7 +232,14 @@ fn cpu(
     };
     Ok(Survivors {
         boxes: done,
-        unfinished: work,
+        unfinished: Boxes {
+            n_vars: nv,
+            sides: if ended == Ended::Done {
+                Vec::new()
+            } else {
+                work
+            },
+        },
         ended,
         rounds,
         evaluated,
@@ -212,7 +266,7 @@ mod tests {
                 .iter()
                 .any(|b| b[0].0 <= x && x <= b[0].1 && b[1].0 <= y && y <= b[1].1));
         }
-        for b in &s.boxes {
+        for b in s.boxes.iter() {
             let near = |(lo, hi): (f64, f64)| {
                 if lo > 0.0 {
                     lo

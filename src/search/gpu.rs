@@ -640,12 +640,22 @@ extern "C" __global__ void ivjit_mz_split(
 {{
     double upper = unkey(*upper_key);
     if (blockIdx.x == 0 && threadIdx.x == 0) st[0] = *upper_key;
+    u32 lane = threadIdx.x & 31;
+    u64 kept = 0, least = 0; // this thread's count and greatest inverted key
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {{
         double l = (double)out[i];
-        if (!(l <= upper)) continue;
-        atomicAdd(&st[2], 1ull);
-        atomicMax(&st[1], ~key(l));
-        u64 at = atomicAdd(&st[3], 2ull);
+        bool keep = l <= upper;
+        // One atomic per warp for the slots of its kept boxes (two halves each).
+        u32 active = __activemask();
+        u32 votes = __ballot_sync(active, keep);
+        u32 leader = __ffs(active) - 1;
+        u64 base = 0;
+        if (lane == leader && votes) base = atomicAdd(&st[3], 2ull * __popc(votes));
+        base = __shfl_sync(active, base, leader);
+        if (!keep) continue;
+        kept++;
+        least = max(least, ~key(l));
+        u64 at = base + 2ull * __popc(votes & ((1u << lane) - 1));
         if (at + 2 > cap) {{ st[4] = 1; continue; }}
         const double* b = list + 2 * (size_t)i * nv;
         u32 w = 0;
@@ -657,6 +667,15 @@ extern "C" __global__ void ivjit_mz_split(
         for (u32 k = 0; k < 2 * nv; k++) {{ left[k] = b[k]; right[k] = b[k]; }}
         left[2 * w + 1] = c;
         right[2 * w] = c;
+    }}
+    // One atomic per warp for the count and the least lower bound.
+    for (int d = 16; d > 0; d /= 2) {{
+        kept += __shfl_down_sync(0xffffffffu, kept, d);
+        least = max(least, __shfl_down_sync(0xffffffffu, least, d));
+    }}
+    if (lane == 0 && kept) {{
+        atomicAdd(&st[2], kept);
+        atomicMax(&st[1], least);
     }}
 }}
 
@@ -908,42 +927,61 @@ extern "C" __global__ void ivjit_ex_split(
     u32 n, u32 nv, const double* list, const T* out, double level, double tol, u64* st,
     double* next, u32 cap, double* done, u64 done_base, u64 done_cap)
 {{
+    u32 lane = threadIdx.x & 31;
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {{
         double flo = (double)out[i], fhi = (double)out[(size_t)n + i];
-        if (!(flo <= level && level <= fhi)) continue;
+        bool live = flo <= level && level <= fhi;
         const double* b = list + 2 * (size_t)i * nv;
-        bool all_small = true;
+        bool split = false;
         u32 w = 0;
-        for (u32 k = 0; k < nv; k++) {{
-            double lo = b[2 * k], hi = b[2 * k + 1];
-            double scale = fmax(fmax(fabs(lo), fabs(hi)), 1.0);
-            if (!(__dadd_rn(hi, -lo) <= __dmul_rn(tol, scale))) all_small = false;
-            if (__dadd_rn(hi, -lo) >= __dadd_rn(b[2 * w + 1], -b[2 * w])) w = k;
-        }}
-        if (!all_small) {{
-            double lo = b[2 * w], hi = b[2 * w + 1];
-            double m = __dadd_rn(__dmul_rn(0.5, lo), __dmul_rn(0.5, hi));
-            if (lo < m && m < hi) {{
-                u64 at = atomicAdd(&st[0], 2ull);
-                if (at + 2 > cap) {{ st[2] = 1; continue; }}
-                double* left = next + 2 * (size_t)at * nv;
-                double* right = left + 2 * nv;
-                for (u32 k = 0; k < 2 * nv; k++) {{ left[k] = b[k]; right[k] = b[k]; }}
-                left[2 * w + 1] = m;
-                right[2 * w] = m;
-                continue;
+        double m = 0;
+        if (live) {{
+            bool all_small = true;
+            for (u32 k = 0; k < nv; k++) {{
+                double lo = b[2 * k], hi = b[2 * k + 1];
+                double scale = fmax(fmax(fabs(lo), fabs(hi)), 1.0);
+                if (!(__dadd_rn(hi, -lo) <= __dmul_rn(tol, scale))) all_small = false;
+                if (__dadd_rn(hi, -lo) >= __dadd_rn(b[2 * w + 1], -b[2 * w])) w = k;
+            }}
+            if (!all_small) {{
+                double lo = b[2 * w], hi = b[2 * w + 1];
+                m = __dadd_rn(__dmul_rn(0.5, lo), __dmul_rn(0.5, hi));
+                split = lo < m && m < hi;
             }}
         }}
-        u64 at = done_base + atomicAdd(&st[1], 1ull);
-        if (at + 1 > done_cap) {{ st[3] = 1; continue; }}
-        for (u32 k = 0; k < 2 * nv; k++) done[2 * at * nv + k] = b[k];
+        bool final_box = live && !split;
+        // One atomic per warp for each list.
+        u32 active = __activemask();
+        u32 halves = __ballot_sync(active, split), finals = __ballot_sync(active, final_box);
+        u32 leader = __ffs(active) - 1;
+        u64 nb = 0, db = 0;
+        if (lane == leader) {{
+            if (halves) nb = atomicAdd(&st[0], 2ull * __popc(halves));
+            if (finals) db = atomicAdd(&st[1], (u64)__popc(finals));
+        }}
+        nb = __shfl_sync(active, nb, leader);
+        db = __shfl_sync(active, db, leader);
+        u32 below = (1u << lane) - 1;
+        if (split) {{
+            u64 at = nb + 2ull * __popc(halves & below);
+            if (at + 2 > cap) {{ st[2] = 1; continue; }}
+            double* left = next + 2 * (size_t)at * nv;
+            double* right = left + 2 * nv;
+            for (u32 k = 0; k < 2 * nv; k++) {{ left[k] = b[k]; right[k] = b[k]; }}
+            left[2 * w + 1] = m;
+            right[2 * w] = m;
+        }} else if (final_box) {{
+            u64 at = done_base + db + __popc(finals & below);
+            if (at + 1 > done_cap) {{ st[3] = 1; continue; }}
+            for (u32 k = 0; k < 2 * nv; k++) done[2 * at * nv + k] = b[k];
+        }}
     }}
 }}
 "#
     )
 }
 
-/// [`super::exclude::exclude`] on the GPU of `eval` (unsorted: the caller sorts).
+/// [`super::exclude::exclude`] on the GPU of `eval`.
 pub(crate) fn exclude(
     eval: &Evaluator,
     root: &[(f64, f64)],
@@ -968,7 +1006,7 @@ fn run_exclude<T>(
 where
     T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
 {
-    use super::exclude::{Ended, Survivors};
+    use super::exclude::{Boxes, Ended, Survivors};
     use super::minimize::MAX_ROUNDS;
     type Memo = Mutex<HashMap<(usize, Precision), Arc<[CudaFunction; 2]>>>;
     static LOADED: OnceLock<Memo> = OnceLock::new();
@@ -1084,20 +1122,18 @@ where
         n = s[0] as usize;
         std::mem::swap(&mut list, &mut next);
     };
-    let boxes = |buf: &CudaSlice<f64>, count: usize| -> Result<Vec<Vec<(f64, f64)>>, GpuError> {
-        if count == 0 {
-            return Ok(Vec::new());
+    let boxes = |buf: &CudaSlice<f64>, count: usize| -> Result<Boxes, GpuError> {
+        let mut out = Boxes::new(nv);
+        if count > 0 {
+            let flat = stream
+                .clone_dtoh(&buf.slice(..2 * nv * count))
+                .during("downloading the boxes")?;
+            out.sides = flat.chunks_exact(2).map(|s| (s[0], s[1])).collect();
         }
-        let flat = stream
-            .clone_dtoh(&buf.slice(..2 * nv * count))
-            .during("downloading the boxes")?;
-        Ok(flat
-            .chunks(2 * nv)
-            .map(|b| b.chunks(2).map(|s| (s[0], s[1])).collect())
-            .collect())
+        Ok(out)
     };
     let unfinished = if ended == Ended::Done {
-        Vec::new()
+        Boxes::new(nv)
     } else {
         boxes(&list, n)?
     };
