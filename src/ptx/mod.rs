@@ -1,4 +1,11 @@
-//! PTX backend: turns a scalar [`Program`] into the text of a PTX module with one kernel.
+//! PTX backend: turns a scalar [`Program`] into the text of a PTX module with one kernel (or
+//! one device function, [`try_emit_function`], for the searches that call the expression from
+//! their own kernels).
+//!
+//! Why one file of about 600 lines: the emitter is one walk over the instructions; the kernel
+//! and the device-function shapes differ only in the prologue, the loads and the stores, and
+//! splitting the instruction table from the walk would put each instruction's text far from the
+//! code that chooses it.
 //!
 //! # Kernel ABI
 //!

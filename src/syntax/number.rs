@@ -323,13 +323,13 @@ fn enclose_decimal(digits: &str, e10: i64, sticky: bool) -> Enclosure {
     // Largest double <= D * 10^e (which is <= v).
     let mut lo = if x.is_infinite() { f64::MAX } else { x };
     while cmp_dec_f64(&d, e10, lo) == Ordering::Less {
-        lo = next_down(lo);
+        lo = lo.next_down();
     }
     // Smallest double >= the upper bound of v.
     let d_up = if sticky { &d + 1u32 } else { d };
     let mut hi = x;
     while hi.is_finite() && cmp_dec_f64(&d_up, e10, hi) == Ordering::Greater {
-        hi = next_up(hi);
+        hi = hi.next_up();
     }
     Enclosure {
         lo,
@@ -444,7 +444,7 @@ fn enclose_binary(mant: u64, e2: i128, sticky: bool) -> Enclosure {
     if rest {
         Enclosure {
             lo,
-            hi: next_up(lo),
+            hi: lo.next_up(),
             exact: false,
         }
     } else {
@@ -464,23 +464,6 @@ fn pow2(q: i32) -> f64 {
     } else {
         f64::from_bits(1u64 << (q + 1074))
     }
-}
-
-/// The least double greater than `x` (`f64::next_up`, stable only from Rust 1.86).
-fn next_up(x: f64) -> f64 {
-    if x.is_nan() || x == f64::INFINITY {
-        return x;
-    }
-    if x == 0.0 {
-        return f64::from_bits(1);
-    }
-    let b = x.to_bits();
-    f64::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
-}
-
-/// The greatest double less than `x`.
-fn next_down(x: f64) -> f64 {
-    -next_up(-x)
 }
 
 /// Shortest decimal that round-trips to `x` as an `f64`: `0.1`, `-2.5`, `1e300`,

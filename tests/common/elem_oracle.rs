@@ -109,14 +109,6 @@ fn max_b(a: BigFloat, b: BigFloat) -> BigFloat {
     }
 }
 
-fn next_up(x: f64) -> f64 {
-    x.next_up()
-}
-
-fn next_down(x: f64) -> f64 {
-    x.next_down()
-}
-
 /// The largest f64 <= b (directed rounding down, exact).
 pub fn round_down(b: &BigFloat) -> f64 {
     if b.is_inf_pos() {
@@ -158,10 +150,10 @@ pub fn round_down(b: &BigFloat) -> f64 {
         f = if f > 0.0 { f64::MAX } else { -f64::MAX };
     }
     while !le(&bf(f), b) {
-        f = next_down(f);
+        f = f.next_down();
     }
     loop {
-        let n = next_up(f);
+        let n = f.next_up();
         if n.is_finite() && le(&bf(n), b) {
             f = n;
         } else {

@@ -1,0 +1,45 @@
+//! The searches on the GPU: the work list lives in device memory for the whole search; the
+//! host launches a few kernels per round and reads a few counters. One file per rule:
+//! `render` (classify an image through tiles), `ray` (first root along rays: one thread per
+//! ray, the expression linked in as a device function), `minimize` (branch and bound),
+//! `exclude` (every box where f may equal a level). The kernels are CUDA C, generated here for
+//! the evaluator's precision, compiled by NVRTC once per process and device (and kept in the
+//! disk cache like the point-function runtime).
+
+use cudarc::driver::LaunchConfig;
+
+use crate::Precision;
+
+mod exclude;
+mod minimize;
+mod ray;
+mod render;
+
+pub(crate) use exclude::exclude;
+pub(crate) use minimize::minimize;
+pub(crate) use ray::first_hits;
+pub(crate) use render::render;
+
+/// A 1-D launch of `n` threads (grid-stride kernels: any grid is correct).
+fn config(n: usize) -> LaunchConfig {
+    let block = 256u32;
+    LaunchConfig {
+        grid_dim: (n.div_ceil(block as usize).clamp(1, 1 << 20) as u32, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// The start of every search kernel's CUDA C: the element type `T` of the expression's
+/// bounds, and `lo_of` / `hi_of`, a double rounded down / up to `T` (exact for double).
+fn prelude(p: Precision) -> String {
+    let (t, lo, hi) = match p {
+        Precision::F64 => ("double", "(x)", "(x)"),
+        Precision::F32 => ("float", "__double2float_rd(x)", "__double2float_ru(x)"),
+    };
+    format!(
+        "typedef {t} T;\ntypedef unsigned int u32;\ntypedef unsigned long long u64;\n\
+         __device__ __forceinline__ T lo_of(double x) {{ return {lo}; }}\n\
+         __device__ __forceinline__ T hi_of(double x) {{ return {hi}; }}\n"
+    )
+}
