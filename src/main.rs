@@ -126,6 +126,14 @@ enum Command {
         /// the kernels) and print the fastest and the median time (implies --stats).
         #[arg(long, value_name = "N")]
         repeat: Option<usize>,
+        /// 3-D (the expression uses z): the heights searched, z0,z1; each pixel's vertical line
+        /// is searched from z1 down. The output is a depth map (.npy float64, NaN for a miss)
+        /// or a picture (.png).
+        #[arg(long, default_value = "-1,1", allow_hyphen_values = true)]
+        zrange: String,
+        /// 3-D: the resolution along each line, 1/steps of the z range.
+        #[arg(long, default_value_t = 1024)]
+        steps: usize,
     },
     /// Benchmark a suite of expressions (GPU: kernel and end-to-end time, compile latency,
     /// ceilings, hand-written CUDA baseline; CPU: boxes/s). See docs/bench.md.
@@ -186,6 +194,8 @@ fn main() -> ExitCode {
             precision,
             stats,
             repeat,
+            zrange,
+            steps,
         } => cli::render(cli::RenderArgs {
             source,
             size,
@@ -196,6 +206,8 @@ fn main() -> ExitCode {
             precision,
             stats,
             repeat,
+            zrange,
+            steps,
         }),
         Command::Bench {
             backend,

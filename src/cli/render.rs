@@ -8,8 +8,8 @@ use std::time::Instant;
 use super::batch::write_atomic;
 use super::{compile, failure, precision, report_fallback, Failure};
 use crate::{BackendArg, PrecisionArg, Source};
-use ivjit::search::{self, RenderOptions, BOUNDARY, INSIDE};
-use ivjit::{BackendChoice, Evaluator};
+use ivjit::search::{self, ray, RenderOptions, BOUNDARY, INSIDE};
+use ivjit::{BackendChoice, Evaluator, Expression};
 
 pub struct RenderArgs {
     pub source: Source,
@@ -21,6 +21,8 @@ pub struct RenderArgs {
     pub precision: PrecisionArg,
     pub stats: bool,
     pub repeat: Option<usize>,
+    pub zrange: String,
+    pub steps: usize,
 }
 
 /// `WIDTHxHEIGHT`.
@@ -62,6 +64,9 @@ pub fn render(args: RenderArgs) -> Result<(), Failure> {
     let region = parse_region(&args.region)?;
     let format = Format::of(&args.output)?;
     let (text, expr) = compile(&args.source)?;
+    if expr.vars().iter().any(|v| v == "z") {
+        return render_depth(&args, &text, width, height, region, format);
+    }
     let choice = match args.backend {
         BackendArg::Auto => BackendChoice::Auto,
         BackendArg::Cpu => BackendChoice::Cpu,
@@ -122,6 +127,125 @@ pub fn render(args: RenderArgs) -> Result<(), Failure> {
     write_atomic(&args.output, &bytes)
 }
 
+/// `z0,z1`.
+fn parse_zrange(s: &str) -> Result<(f64, f64), Failure> {
+    let bad = || {
+        Failure::input(format!(
+            "--zrange {s}: expected z0,z1 with z0 < z1, e.g. --zrange=-1,1"
+        ))
+    };
+    let (a, b) = s.split_once(',').ok_or_else(bad)?;
+    let (z0, z1): (f64, f64) = (
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    );
+    if !(z0.is_finite() && z1.is_finite() && z0 < z1) {
+        return Err(bad());
+    }
+    Ok((z0, z1))
+}
+
+/// 3-D: f(x, y, z) seen from above. The ray of pixel (i, j) is the vertical line through the
+/// pixel's center (x, y, as doubles: `x0 + (j + 1/2) dx`, `y1 - (i + 1/2) dy`), searched from
+/// z1 down to z0 by the ray rule (`ivjit::search::ray`) to 1/steps of the range. The depth
+/// map holds, per pixel, the height z1 - t_lo of the top of the hit piece: no point of the
+/// surface on that line lies above it. `.npy`: float64 (height, width), NaN where the line
+/// provably misses the surface; `.png`: grey by height (white on top), black for a miss.
+fn render_depth(
+    args: &RenderArgs,
+    text: &str,
+    width: u32,
+    height: u32,
+    region: [f64; 4],
+    format: Format,
+) -> Result<(), Failure> {
+    let (z0, z1) = parse_zrange(&args.zrange)?;
+    if args.steps == 0 {
+        return Err(Failure::input("--steps must be at least 1"));
+    }
+    let hex = |x: f64| format!("({})", ivjit::syntax::number::hexf64(x));
+    // The surface along the vertical lines: x = u, y = v, z = z1 - t.
+    let composed = format!("let x = u; let y = v; let z = {} - t;\n{text}", hex(z1));
+    let expr = Expression::parse(&composed).map_err(|e| failure(e, &composed))?;
+    let choice = match args.backend {
+        BackendArg::Auto => BackendChoice::Auto,
+        BackendArg::Cpu => BackendChoice::Cpu,
+        BackendArg::Gpu => BackendChoice::Gpu,
+    };
+    let eval = Evaluator::new(&expr, precision(args.precision), choice)
+        .map_err(|e| failure(e, &composed))?;
+    report_fallback(&eval);
+    let [x0, x1, y0, y1] = region;
+    if !(x0.is_finite() && x1.is_finite() && y0.is_finite() && y1.is_finite() && x0 < x1 && y0 < y1)
+    {
+        return Err(Failure::input(format!(
+            "--region {x0},{x1},{y0},{y1}: needs finite bounds with x0 < x1 and y0 < y1"
+        )));
+    }
+    let (dx, dy) = ((x1 - x0) / width as f64, (y1 - y0) / height as f64);
+    let span = z1 - z0;
+    let rays: Vec<ray::Ray> = (0..height as usize * width as usize)
+        .map(|p| {
+            let (i, j) = (p / width as usize, p % width as usize);
+            ray::Ray {
+                u: x0 + (j as f64 + 0.5) * dx,
+                v: y1 - (i as f64 + 0.5) * dy,
+                t0: 0.0,
+                t1: span,
+                min_width: span / args.steps as f64,
+            }
+        })
+        .collect();
+    let start = Instant::now();
+    let found = ray::first_hits(&eval, &rays, 8).map_err(|e| failure(e, &composed))?;
+    if args.stats || args.repeat.is_some() {
+        eprintln!(
+            "ivjit render: {width}x{height} depth map on the {} ({}): {:.3} ms \
+             (with the first use's kernel loading); {} boxes, {} rays finished on the CPU",
+            eval.backend().name(),
+            eval.precision().name(),
+            start.elapsed().as_secs_f64() * 1e3,
+            found.boxes,
+            found.finished_on_cpu
+        );
+    }
+    let depth: Vec<f64> = found
+        .hits
+        .iter()
+        .map(|h| h.map_or(f64::NAN, |(lo, _)| z1 - lo))
+        .collect();
+    let bytes = match format {
+        Format::Npy => {
+            use npyz::WriterBuilder;
+            let mut out = Vec::with_capacity(128 + 8 * depth.len());
+            let fail = |e: std::io::Error| Failure::runtime(format!("cannot encode the map: {e}"));
+            let mut w = npyz::WriteOptions::new()
+                .default_dtype()
+                .shape(&[height as u64, width as u64])
+                .writer(&mut out)
+                .begin_nd()
+                .map_err(fail)?;
+            w.extend(depth.iter().copied()).map_err(fail)?;
+            w.finish().map_err(fail)?;
+            out
+        }
+        Format::Png => {
+            let grey: Vec<u8> = depth
+                .iter()
+                .map(|&z| {
+                    if z.is_nan() {
+                        0
+                    } else {
+                        (40.0 + 215.0 * ((z - z0) / span).clamp(0.0, 1.0)).round() as u8
+                    }
+                })
+                .collect();
+            grey_png(&grey, width, height)?
+        }
+    };
+    write_atomic(&args.output, &bytes)
+}
+
 enum Format {
     Npy,
     Png,
@@ -172,13 +296,18 @@ fn png(image: &search::Rendered) -> Result<Vec<u8>, Failure> {
             _ => 255,
         })
         .collect();
+    grey_png(&pixels, image.width, image.height)
+}
+
+/// An 8-bit grey-scale PNG.
+fn grey_png(pixels: &[u8], width: u32, height: u32) -> Result<Vec<u8>, Failure> {
     let mut out = Vec::new();
     let fail = |e: png::EncodingError| Failure::runtime(format!("cannot encode the image: {e}"));
-    let mut enc = png::Encoder::new(&mut out, image.width, image.height);
+    let mut enc = png::Encoder::new(&mut out, width, height);
     enc.set_color(png::ColorType::Grayscale);
     enc.set_depth(png::BitDepth::Eight);
     let mut w = enc.write_header().map_err(fail)?;
-    w.write_image_data(&pixels).map_err(fail)?;
+    w.write_image_data(pixels).map_err(fail)?;
     w.finish().map_err(fail)?;
     Ok(out)
 }

@@ -168,3 +168,55 @@ fn bad_options_are_errors_with_what_to_do() {
     fails(&["render", "x", "-o", "image.bmp"], ".npy");
     assert!(!out.exists(), "no output after an error");
 }
+
+/// 3-D: the depth map of a ball seen from above. Every hit lies on or above the sphere (no
+/// surface point above it: rigor) and within the resolution of it; lines that miss the ball
+/// by a margin are NaN.
+#[test]
+fn depth_map_of_a_ball() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ball.npy");
+    let (w, h, steps) = (40usize, 30usize, 512usize);
+    let o = ivjit(&[
+        "render",
+        "x^2 + y^2 + z^2 - 0.8",
+        "--backend",
+        "cpu",
+        "--size",
+        "40x30",
+        "--steps",
+        "512",
+        "-o",
+        p(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&out).unwrap();
+    let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
+    assert_eq!(npy.shape(), &[h as u64, w as u64]);
+    let depth: Vec<f64> = npy.into_vec().unwrap();
+    let (mut hits, mut misses) = (0, 0);
+    for i in 0..h {
+        for j in 0..w {
+            let x = -1.0 + (j as f64 + 0.5) * (2.0 / w as f64);
+            let y = 1.0 - (i as f64 + 0.5) * (2.0 / h as f64);
+            let r2 = x * x + y * y;
+            let d = depth[i * w + j];
+            if r2 < 0.8 - 1e-3 {
+                let top = (0.8 - r2).sqrt();
+                assert!(
+                    d >= top - 1e-12,
+                    "({i}, {j}): {d} below the sphere's top {top}"
+                );
+                assert!(
+                    d <= top + 4.0 * 2.0 / steps as f64 + 0.05,
+                    "({i}, {j}): {d} vs {top}"
+                );
+                hits += 1;
+            } else if r2 > 0.8 + 0.05 {
+                assert!(d.is_nan(), "({i}, {j}): {d} but the line misses the ball");
+                misses += 1;
+            }
+        }
+    }
+    assert!(hits > 300 && misses > 100, "{hits} hits, {misses} misses");
+}
