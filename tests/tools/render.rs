@@ -133,8 +133,21 @@ fn bad_options_are_errors_with_what_to_do() {
         assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
     };
     fails(
-        &["render", "x + z", "-o", p(&out), "--backend", "cpu"],
-        "'z'",
+        &["render", "x + w", "-o", p(&out), "--backend", "cpu"],
+        "'w'",
+    );
+    fails(
+        &[
+            "render",
+            "x + z",
+            "--zrange",
+            "1,0",
+            "-o",
+            p(&out),
+            "--backend",
+            "cpu",
+        ],
+        "z0 < z1",
     );
     fails(
         &["render", "x", "--size", "12", "-o", p(&out)],
