@@ -434,7 +434,7 @@ fn search(
     let clipped = clipped_rays(cam, o);
     let t_clip = t.elapsed();
     let rays: Vec<Ray> = clipped
-        .iter()
+        .par_iter()
         .map(|&(_, (u, v), (t0, t1))| Ray {
             u,
             v,
@@ -444,10 +444,26 @@ fn search(
         })
         .collect();
     let found = first_hits(ray, &rays, o.split.max(2) as u32).map_err(|e| e.to_string())?;
+    // Pixels in order, rays in pixel order: a parallel merge instead of a scatter.
     let mut hits = vec![None; o.width * o.height];
-    for (&(pixel, ..), hit) in clipped.iter().zip(found.hits) {
-        hits[pixel] = hit;
-    }
+    let mut next = 0;
+    let starts: Vec<usize> = (0..o.height)
+        .map(|row| {
+            while next < clipped.len() && clipped[next].0 < row * o.width {
+                next += 1;
+            }
+            next
+        })
+        .collect();
+    hits.par_chunks_mut(o.width)
+        .enumerate()
+        .for_each(|(row, line)| {
+            let mut k = starts[row];
+            while k < clipped.len() && clipped[k].0 < (row + 1) * o.width {
+                line[clipped[k].0 - row * o.width] = found.hits[k];
+                k += 1;
+            }
+        });
     if found.device_seconds > 0.0 {
         eprintln!(
             "  (the device search kernel: {:.4} s of it; rays clipped in {:.4} s, all done at \
@@ -635,37 +651,45 @@ fn shade(
         vec![0.0; 2 * n]
     };
     let mut rgb = vec![0u8; 3 * w * h];
-    for (pixel, px) in rgb.chunks_mut(3).enumerate() {
+    rgb.par_chunks_mut(3).enumerate().for_each(|(pixel, px)| {
         // Background: a dark vertical gradient.
         let g = 20.0 + 30.0 * (pixel / w) as f64 / h as f64;
         px.copy_from_slice(&[g as u8, g as u8, (g + 12.0) as u8]);
-    }
+    });
     let key = normalize([-0.4, 0.8, 0.45]);
-    for (q, (pixel, _, d)) in points.iter().enumerate() {
-        let f = |s: usize| {
-            let i = q * 6 + s;
-            0.5 * values[i] + 0.5 * values[n + i]
-        };
-        let grad = [f(0) - f(1), f(2) - f(3), f(4) - f(5)];
-        let len = dot(grad, grad).sqrt();
-        let view = normalize(scale(*d, -1.0));
-        let normal = if len.is_finite() && len > 0.0 {
-            let nrm = scale(grad, 1.0 / len);
-            // Two-sided: face the viewer.
-            if dot(nrm, view) < 0.0 {
-                scale(nrm, -1.0)
+    let colors: Vec<(usize, [u8; 3])> = points
+        .par_iter()
+        .enumerate()
+        .map(|(q, (pixel, _, d))| {
+            let f = |s: usize| {
+                let i = q * 6 + s;
+                0.5 * values[i] + 0.5 * values[n + i]
+            };
+            let grad = [f(0) - f(1), f(2) - f(3), f(4) - f(5)];
+            let len = dot(grad, grad).sqrt();
+            let view = normalize(scale(*d, -1.0));
+            let normal = if len.is_finite() && len > 0.0 {
+                let nrm = scale(grad, 1.0 / len);
+                // Two-sided: face the viewer.
+                if dot(nrm, view) < 0.0 {
+                    scale(nrm, -1.0)
+                } else {
+                    nrm
+                }
             } else {
-                nrm
-            }
-        } else {
-            view
-        };
-        let diffuse = 0.55 * dot(normal, key).max(0.0) + 0.35 * dot(normal, view).max(0.0);
-        let c = (0.12 + diffuse).min(1.0);
-        let base = [1.0, 0.72, 0.38];
-        for k in 0..3 {
-            rgb[3 * pixel + k] = (255.0 * c * base[k]).round().clamp(0.0, 255.0) as u8;
-        }
+                view
+            };
+            let diffuse = 0.55 * dot(normal, key).max(0.0) + 0.35 * dot(normal, view).max(0.0);
+            let c = (0.12 + diffuse).min(1.0);
+            let base = [1.0, 0.72, 0.38];
+            (
+                *pixel,
+                base.map(|b| (255.0 * c * b).round().clamp(0.0, 255.0) as u8),
+            )
+        })
+        .collect();
+    for (pixel, c) in colors {
+        rgb[3 * pixel..3 * pixel + 3].copy_from_slice(&c);
     }
     Ok(rgb)
 }
