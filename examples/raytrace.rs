@@ -39,7 +39,7 @@
 //! **Shading** is cosmetic: a normal by central differences of f (midpoints of point
 //! enclosures) at the midpoint of the hit piece, with a headlight and a fixed key light.
 use clap::Parser;
-use ivjit::search::ray::{first_hits, Ray};
+use ivjit::search::trace::{shade_hits, trace, View};
 use ivjit::{Backend, BackendChoice, Evaluator, Expression, Precision};
 use rayon::iter::Either;
 use rayon::prelude::*;
@@ -122,81 +122,7 @@ pub fn scenes() -> Vec<Scene> {
     ]
 }
 
-/// The camera: forward, right and up vectors (right and up scaled to the half field of view).
-#[derive(Clone, Copy, Debug)]
-pub struct Camera {
-    pub eye: [f64; 3],
-    pub forward: [f64; 3],
-    pub right: [f64; 3],
-    pub up: [f64; 3],
-}
-
-fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-}
-fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
-    [
-        a[1] * b[2] - a[2] * b[1],
-        a[2] * b[0] - a[0] * b[2],
-        a[0] * b[1] - a[1] * b[0],
-    ]
-}
-fn scale(a: [f64; 3], s: f64) -> [f64; 3] {
-    [a[0] * s, a[1] * s, a[2] * s]
-}
-fn normalize(a: [f64; 3]) -> [f64; 3] {
-    scale(a, 1.0 / dot(a, a).sqrt())
-}
-
-impl Camera {
-    /// A camera at `eye` looking at `center`, y up (z up when looking along y).
-    pub fn look_at(eye: [f64; 3], center: [f64; 3], fov_degrees: f64) -> Result<Camera, String> {
-        let f = sub(center, eye);
-        if dot(f, f) == 0.0 || !dot(f, f).is_finite() {
-            return Err("the eye and the center must be distinct finite points".into());
-        }
-        let forward = normalize(f);
-        let mut world_up = [0.0, 1.0, 0.0];
-        if cross(forward, world_up) == [0.0; 3] {
-            world_up = [0.0, 0.0, 1.0];
-        }
-        let half = (fov_degrees.to_radians() / 2.0).tan();
-        if !(half.is_finite() && half > 0.0) {
-            return Err(format!(
-                "--fov {fov_degrees}: expected an angle in (0, 180)"
-            ));
-        }
-        let right = normalize(cross(forward, world_up));
-        let up = cross(right, forward);
-        Ok(Camera {
-            eye,
-            forward,
-            right: scale(right, half),
-            up: scale(up, half),
-        })
-    }
-
-    /// The screen coordinates (u, v) of pixel (i, j) of a w x h image (row j = 0 at the top).
-    pub fn screen(i: usize, j: usize, w: usize, h: usize) -> (f64, f64) {
-        let aspect = w as f64 / h as f64;
-        let u = ((i as f64 + 0.5) / w as f64 * 2.0 - 1.0) * aspect;
-        let v = 1.0 - (j as f64 + 0.5) / h as f64 * 2.0;
-        (u, v)
-    }
-
-    /// The ray direction F + u*R + v*U in f64 (for clipping and shading; the search uses the
-    /// exact direction through the compiled expression).
-    pub fn direction(&self, u: f64, v: f64) -> [f64; 3] {
-        let mut d = [0.0; 3];
-        for (k, dk) in d.iter_mut().enumerate() {
-            *dk = self.forward[k] + u * self.right[k] + v * self.up[k];
-        }
-        d
-    }
-}
+pub use ivjit::search::trace::{clip, Camera};
 
 /// An f64 as exact expression text (hex-float, parenthesized when negative).
 fn exact(x: f64) -> String {
@@ -217,26 +143,6 @@ pub fn ray_expression(f: &str, cam: &Camera) -> String {
     }
     s.push_str(f);
     s
-}
-
-/// The segment [t0, t1] of the ray eye + t*d inside the ball, widened by a relative 1e-9, or
-/// None when the ray misses the ball.
-fn clip(eye: [f64; 3], d: [f64; 3], center: [f64; 3], radius: f64) -> Option<(f64, f64)> {
-    let o = sub(eye, center);
-    let a = dot(d, d);
-    let b = dot(o, d);
-    let c = dot(o, o) - radius * radius;
-    let disc = b * b - a * c;
-    if disc.is_nan() || disc < 0.0 {
-        return None;
-    }
-    let s = disc.sqrt();
-    let (t0, t1) = ((-b - s) / a, (-b + s) / a);
-    if t1 <= 0.0 {
-        return None;
-    }
-    let pad = 1e-9 * (t0.abs() + t1.abs());
-    Some(((t0 - pad).max(0.0), t1 + pad))
 }
 
 /// What one render found and what it cost.
@@ -274,13 +180,25 @@ pub struct Options {
     pub backend: BackendChoice,
 }
 
+/// The library's description of a frame.
+fn view(o: &Options) -> View {
+    View {
+        width: o.width,
+        height: o.height,
+        center: o.center,
+        radius: o.radius,
+        steps: o.steps.max(1),
+        split: o.split.clamp(2, 32) as u32,
+    }
+}
+
 /// A surface compiled for one camera: f along the camera's rays (in t, u, v) for the search,
 /// and f itself (in its variables among x, y, z) for shading.
 pub struct Surface {
     pub ray: Evaluator,
     surf: Evaluator,
-    /// For each variable of `surf`, its axis (0 = x, 1 = y, 2 = z).
-    var_index: Vec<usize>,
+    /// Where x, y and z go among the variables of `surf`.
+    axes: [Option<usize>; 3],
     pub cam: Camera,
 }
 
@@ -297,60 +215,51 @@ impl Surface {
         if plain.n_outputs() != 1 {
             return Err("the surface expression must have exactly one output".into());
         }
-        let mut var_index = Vec::new();
-        for v in plain.vars() {
-            match v.as_str() {
-                "x" => var_index.push(0),
-                "y" => var_index.push(1),
-                "z" => var_index.push(2),
-                other => {
-                    return Err(format!(
-                        "the surface may only use the variables x, y and z, not {other}"
-                    ))
-                }
-            }
-        }
         let cam = Camera::look_at(o.eye, o.center, o.fov_degrees)?;
         let composed = Expression::parse(&ray_expression(f, &cam)).map_err(|e| e.to_string())?;
         let ray = Evaluator::new(&composed, o.precision, o.backend).map_err(|e| e.to_string())?;
-        // Build the search's device kernel now (a search of no rays), so that it counts as
-        // compilation, not as the first frame's search.
-        first_hits(&ray, &[], o.split.max(2) as u32).map_err(|e| e.to_string())?;
-        // Shading runs where the search ran (same backend), in f64 (cosmetic).
+        // Shading runs where the search ran (same backend and precision; it is cosmetic).
         let shade_backend = match ray.backend() {
             Backend::Gpu => BackendChoice::Gpu,
             Backend::Cpu => BackendChoice::Cpu,
         };
-        let surf =
-            Evaluator::new(&plain, Precision::F64, shade_backend).map_err(|e| e.to_string())?;
-        Ok(Surface {
+        let surf = Evaluator::new(&plain, o.precision, shade_backend).map_err(|e| e.to_string())?;
+        let axes = ivjit::search::trace::axes(&surf).map_err(|e| e.to_string())?;
+        let surface = Surface {
             ray,
             surf,
-            var_index,
+            axes,
             cam,
-        })
+        };
+        // Build the tracing kernel now (a frame of one pixel), so that it counts as
+        // compilation, not as the first frame's search.
+        let one = Options {
+            width: 1,
+            height: 1,
+            ..o.clone()
+        };
+        trace(&surface.ray, &surface.surf, &surface.cam, &view(&one)).map_err(|e| e.to_string())?;
+        Ok(surface)
     }
 
-    /// The interval search, shaded.
+    /// The interval search, shaded: the library's tracer (`ivjit::search::trace`), on the GPU
+    /// one kernel that makes, clips and searches the rays and shades the hits.
     pub fn render(&self, o: &Options) -> Result<Frame, String> {
-        let t1 = Instant::now();
-        let (hits, on_cpu, boxes) = search(&self.ray, &self.cam, o)?;
-        let search_seconds = t1.elapsed().as_secs_f64();
-        let t2 = Instant::now();
-        let rgb = shade(&self.surf, &self.var_index, &self.cam, o, &hits)?;
-        let shade_seconds = t2.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let f = trace(&self.ray, &self.surf, &self.cam, &view(o)).map_err(|e| e.to_string())?;
+        let search_seconds = t.elapsed().as_secs_f64();
         Ok(Frame {
             width: o.width,
             height: o.height,
-            hits,
+            hits: f.hits,
             search_seconds,
-            shade_seconds,
+            shade_seconds: 0.0,
             compile_seconds: 0.0,
-            on_cpu,
-            boxes,
+            on_cpu: f.finished_on_cpu,
+            boxes: f.boxes as usize,
             backend: self.ray.backend(),
             fallback: self.ray.fallback_reason().map(str::to_string),
-            rgb,
+            rgb: f.rgb,
         })
     }
 
@@ -359,7 +268,8 @@ impl Surface {
         let t = Instant::now();
         let hits = point_sample(&self.ray, &self.cam, o)?;
         let seconds = t.elapsed().as_secs_f64();
-        let rgb = shade(&self.surf, &self.var_index, &self.cam, o, &hits)?;
+        let rgb = shade_hits(&self.surf, self.axes, &self.cam, &view(o), &hits)
+            .map_err(|e| e.to_string())?;
         Ok(Sampled { hits, rgb, seconds })
     }
 }
@@ -419,61 +329,6 @@ fn eval_ray(
         .with_min_len(1 << 14)
         .map(|i| (out[i], out[n + i]))
         .collect())
-}
-
-/// The interval search: the first candidate root of every pixel's ray, by the library's ray
-/// rule (`ivjit::search::ray`) on the evaluator's backend: on the GPU the whole search runs on
-/// the device, one thread per ray.
-#[allow(clippy::type_complexity)]
-fn search(
-    ray: &Evaluator,
-    cam: &Camera,
-    o: &Options,
-) -> Result<(Vec<Option<(f64, f64)>>, usize, usize), String> {
-    let t = Instant::now();
-    let clipped = clipped_rays(cam, o);
-    let t_clip = t.elapsed();
-    let rays: Vec<Ray> = clipped
-        .par_iter()
-        .map(|&(_, (u, v), (t0, t1))| Ray {
-            u,
-            v,
-            t0,
-            t1,
-            min_width: (t1 - t0) / o.steps.max(1) as f64,
-        })
-        .collect();
-    let found = first_hits(ray, &rays, o.split.max(2) as u32).map_err(|e| e.to_string())?;
-    // Pixels in order, rays in pixel order: a parallel merge instead of a scatter.
-    let mut hits = vec![None; o.width * o.height];
-    let mut next = 0;
-    let starts: Vec<usize> = (0..o.height)
-        .map(|row| {
-            while next < clipped.len() && clipped[next].0 < row * o.width {
-                next += 1;
-            }
-            next
-        })
-        .collect();
-    hits.par_chunks_mut(o.width)
-        .enumerate()
-        .for_each(|(row, line)| {
-            let mut k = starts[row];
-            while k < clipped.len() && clipped[k].0 < (row + 1) * o.width {
-                line[clipped[k].0 - row * o.width] = found.hits[k];
-                k += 1;
-            }
-        });
-    if found.device_seconds > 0.0 {
-        eprintln!(
-            "  (the device search kernel: {:.4} s of it; rays clipped in {:.4} s, all done at \
-             {:.4} s)",
-            found.device_seconds,
-            t_clip.as_secs_f64(),
-            t.elapsed().as_secs_f64()
-        );
-    }
-    Ok((hits, found.finished_on_cpu, found.boxes as usize))
 }
 
 /// Point sampling: the first sign change of f over `steps + 1` evenly spaced samples.
@@ -605,93 +460,6 @@ pub fn prove_hits(
             }
         })
         .collect())
-}
-
-/// Shades the hits: normals by central differences of f at each hit piece's midpoint.
-fn shade(
-    surf: &Evaluator,
-    var_index: &[usize],
-    cam: &Camera,
-    o: &Options,
-    hits: &[Option<(f64, f64)>],
-) -> Result<Vec<u8>, String> {
-    let (w, h) = (o.width, o.height);
-    let points: Vec<(usize, [f64; 3], [f64; 3])> = hits
-        .par_iter()
-        .enumerate()
-        .filter_map(|(pixel, hit)| {
-            let (lo, hi) = (*hit)?;
-            let (u, v) = Camera::screen(pixel % w, pixel / w, w, h);
-            let d = cam.direction(u, v);
-            let t = 0.5 * lo + 0.5 * hi;
-            Some((pixel, [0, 1, 2].map(|k| cam.eye[k] + t * d[k]), d))
-        })
-        .collect();
-    // Six samples per hit point: +-step along x, y, z.
-    let step = 1e-5 * o.radius;
-    let n = points.len() * 6;
-    let nv = surf.program().n_vars();
-    let mut inputs = vec![0.0; 2 * nv * n];
-    for (slot, &axis) in var_index.iter().enumerate() {
-        let (lo, hi) = inputs[2 * slot * n..2 * (slot + 1) * n].split_at_mut(n);
-        lo.par_chunks_mut(6)
-            .zip(hi.par_chunks_mut(6))
-            .zip(&points)
-            .for_each(|((lo, hi), (_, p, _))| {
-                for s in 0..6 {
-                    let mut x = *p;
-                    x[s / 2] += if s % 2 == 0 { step } else { -step };
-                    (lo[s], hi[s]) = (x[axis], x[axis]);
-                }
-            });
-    }
-    let values = if n > 0 && nv > 0 {
-        surf.eval_soa(&inputs, n).map_err(|e| e.to_string())?
-    } else {
-        vec![0.0; 2 * n]
-    };
-    let mut rgb = vec![0u8; 3 * w * h];
-    rgb.par_chunks_mut(3).enumerate().for_each(|(pixel, px)| {
-        // Background: a dark vertical gradient.
-        let g = 20.0 + 30.0 * (pixel / w) as f64 / h as f64;
-        px.copy_from_slice(&[g as u8, g as u8, (g + 12.0) as u8]);
-    });
-    let key = normalize([-0.4, 0.8, 0.45]);
-    let colors: Vec<(usize, [u8; 3])> = points
-        .par_iter()
-        .enumerate()
-        .map(|(q, (pixel, _, d))| {
-            let f = |s: usize| {
-                let i = q * 6 + s;
-                0.5 * values[i] + 0.5 * values[n + i]
-            };
-            let grad = [f(0) - f(1), f(2) - f(3), f(4) - f(5)];
-            let len = dot(grad, grad).sqrt();
-            let view = normalize(scale(*d, -1.0));
-            let normal = if len.is_finite() && len > 0.0 {
-                let nrm = scale(grad, 1.0 / len);
-                // Two-sided: face the viewer.
-                if dot(nrm, view) < 0.0 {
-                    scale(nrm, -1.0)
-                } else {
-                    nrm
-                }
-            } else {
-                view
-            };
-            let diffuse = 0.55 * dot(normal, key).max(0.0) + 0.35 * dot(normal, view).max(0.0);
-            let c = (0.12 + diffuse).min(1.0);
-            let base = [1.0, 0.72, 0.38];
-            (
-                *pixel,
-                base.map(|b| (255.0 * c * b).round().clamp(0.0, 255.0) as u8),
-            )
-        })
-        .collect();
-    for (pixel, c) in colors {
-        rgb[3 * pixel..3 * pixel + 3].copy_from_slice(&c);
-    }
-    Ok(rgb)
 }
 
 /// Compiles f and renders it with the interval search (compilation in `compile_seconds`);

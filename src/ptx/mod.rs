@@ -113,8 +113,18 @@ pub const FUNCTION_NAME: &str = "ivjit_eval";
 /// values laid out alike. The body is the kernel's, instruction for instruction; only the
 /// loads and stores differ (generic addressing, no loop), so both give the same bits.
 pub fn try_emit_function(program: &Program) -> Result<String, crate::scalar::VerifyError> {
+    try_emit_function_named(program, FUNCTION_NAME)
+}
+
+/// [`try_emit_function`] under another name, for a kernel that links two expressions (the ray
+/// tracer's search and its shading).
+pub fn try_emit_function_named(
+    program: &Program,
+    name: &str,
+) -> Result<String, crate::scalar::VerifyError> {
     program.verify()?;
     let mut e = Emitter::new(program, Shape::Function);
+    e.function_name = name.to_string();
     e.module();
     Ok(e.out)
 }
@@ -167,6 +177,8 @@ fn round_modifier(r: Round) -> &'static str {
 struct Emitter<'a> {
     program: &'a Program,
     shape: Shape,
+    /// The symbol of the device function ([`Shape::Function`]).
+    function_name: String,
     /// `f64` or `f32`.
     ty: &'static str,
     /// log2 of the element size in bytes.
@@ -186,6 +198,7 @@ impl<'a> Emitter<'a> {
         Emitter {
             program,
             shape,
+            function_name: FUNCTION_NAME.to_string(),
             ty,
             elem_shift,
             out: String::new(),
@@ -288,7 +301,8 @@ impl<'a> Emitter<'a> {
     fn function(&mut self) {
         let p = self.program;
         self.raw(format!(
-            ".visible .func {FUNCTION_NAME}(.param .b64 inputs, .param .b64 outputs)"
+            ".visible .func {}(.param .b64 inputs, .param .b64 outputs)",
+            self.function_name
         ));
         self.raw("{");
         self.declarations();

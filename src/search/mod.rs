@@ -11,7 +11,8 @@
 //! Rules: *classify* over an image ([`render`], below), *first root along a ray*
 //! ([`ray::first_hits`], the search of the ray tracer), *minimize* ([`minimize::minimize`],
 //! branch and bound) and *exclude* ([`exclude::exclude`], every box where f may equal a level:
-//! root isolation).
+//! root isolation); and ray tracing with a camera ([`trace::trace`]: the ray rule per pixel with
+//! the rays made and the hits shaded where the search runs).
 //!
 //! The first rule is *classify* over an image ([`render`]): every pixel of a W x H grid over a
 //! region of the plane is proven outside (f > 0 on the whole pixel), inside (f < 0 on the whole
@@ -33,6 +34,7 @@ pub mod exclude;
 mod gpu;
 pub mod minimize;
 pub mod ray;
+pub mod trace;
 
 use crate::round::{add_f64, div_f64, mul_f64, sub_f64, Round};
 use crate::{Backend, Error, Evaluator};

@@ -89,7 +89,7 @@ pub(crate) struct Slots {
     pub n_vars: usize,
 }
 
-fn slots(eval: &Evaluator) -> Result<Slots, Error> {
+pub(crate) fn slots(eval: &Evaluator) -> Result<Slots, Error> {
     let p = eval.program();
     if p.outputs.len() != 1 {
         return Err(SearchError::Outputs(p.outputs.len()).into());

@@ -262,3 +262,47 @@ fn exclusion_on_the_gpu_equals_the_cpu() {
         }
     }
 }
+
+#[path = "../../examples/raytrace.rs"]
+#[allow(dead_code)]
+mod raytrace_example;
+
+/// The tracer: the GPU makes, clips and searches every pixel's ray in one kernel; its hits
+/// equal the CPU's bit for bit (no point functions), and the pictures agree but for
+/// rounding in the cosmetic shading.
+#[test]
+fn tracing_on_the_gpu_equals_the_cpu() {
+    use ivjit::search::trace::{trace, Camera, View};
+    if ivjit::gpu::require_gpu_or_skip("tracing_on_the_gpu_equals_the_cpu").is_none() {
+        return;
+    }
+    for scene in raytrace_example::scenes().into_iter().take(4) {
+        for p in [Precision::F64, Precision::F32] {
+            let cam = Camera::look_at(scene.eye, scene.center, scene.fov_degrees).unwrap();
+            let composed = raytrace_example::ray_expression(scene.expr, &cam);
+            let (ray_cpu, ray_gpu) = pair(&composed, p);
+            let (surf_cpu, surf_gpu) = pair(scene.expr, p);
+            let view = View {
+                width: 160,
+                height: 120,
+                center: scene.center,
+                radius: scene.radius,
+                steps: 1024,
+                split: 8,
+            };
+            let a = trace(&ray_cpu, &surf_cpu, &cam, &view).unwrap();
+            let b = trace(&ray_gpu, &surf_gpu, &cam, &view).unwrap();
+            let at = format!("{} {p:?}", scene.name);
+            assert!(a.hits == b.hits, "{at}: hits differ");
+            assert_eq!(a.boxes, b.boxes, "{at}");
+            assert!(a.hits.iter().filter(|h| h.is_some()).count() > 1000, "{at}");
+            let close = a
+                .rgb
+                .iter()
+                .zip(&b.rgb)
+                .filter(|(x, y)| x.abs_diff(**y) <= 2)
+                .count();
+            assert!(close * 100 >= 99 * a.rgb.len(), "{at}: pictures differ");
+        }
+    }
+}

@@ -14,11 +14,13 @@ mod exclude;
 mod minimize;
 mod ray;
 mod render;
+mod trace;
 
 pub(crate) use exclude::exclude;
 pub(crate) use minimize::minimize;
 pub(crate) use ray::first_hits;
 pub(crate) use render::render;
+pub(crate) use trace::trace;
 
 /// A 1-D launch of `n` threads (grid-stride kernels: any grid is correct).
 fn config(n: usize) -> LaunchConfig {
