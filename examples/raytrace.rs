@@ -555,6 +555,10 @@ struct Cli {
     /// Also render by point sampling with the same step count and write both side by side.
     #[arg(long)]
     compare: bool,
+    /// Render this many more frames of each scene and print the fastest and the median frame
+    /// time (the first frame pays for allocations the next ones reuse from the driver).
+    #[arg(long, default_value_t = 0)]
+    repeat: usize,
 }
 
 fn parse_vec3(text: &str, what: &str) -> Result<[f64; 3], String> {
@@ -661,6 +665,20 @@ fn render_scene(cli: &Cli, scene: &Scene, backend: BackendChoice) -> Result<Fram
     let path = cli.out_dir.join(format!("{}.png", scene.name));
     write_png(&path, o.width, o.height, &frame.rgb)?;
     println!("{}: {} -> {}", scene.name, describe(&frame), path.display());
+    if cli.repeat > 0 {
+        let mut times = Vec::with_capacity(cli.repeat);
+        for _ in 0..cli.repeat {
+            let f = surface.render(&o)?;
+            times.push(f.search_seconds + f.shade_seconds);
+        }
+        times.sort_by(f64::total_cmp);
+        println!(
+            "  {} more frames: fastest {:.2} ms, median {:.2} ms",
+            cli.repeat,
+            times[0] * 1e3,
+            times[times.len() / 2] * 1e3
+        );
+    }
     if cli.compare {
         let sampled = surface.sample(&o)?;
         let lost: Vec<usize> = (0..frame.hits.len())
