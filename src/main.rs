@@ -128,7 +128,7 @@ enum Command {
         repeat: Option<usize>,
         /// 3-D (the expression uses z): the heights searched, z0,z1; each pixel's vertical line
         /// is searched from z1 down. The output is a depth map (.npy float64, NaN for a miss)
-        /// or a picture (.png).
+        /// or a picture of it shaded by its slopes (.png).
         #[arg(long, default_value = "-1,1", allow_hyphen_values = true)]
         zrange: String,
         /// 3-D: the resolution along each line, 1/steps of the z range.

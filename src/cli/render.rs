@@ -150,7 +150,7 @@ fn parse_zrange(s: &str) -> Result<(f64, f64), Failure> {
 /// z1 down to z0 by the ray rule (`ivjit::search::ray`) to 1/steps of the range. The depth
 /// map holds, per pixel, the height z1 - t_lo of the top of the hit piece: no point of the
 /// surface on that line lies above it. `.npy`: float64 (height, width), NaN where the line
-/// provably misses the surface; `.png`: grey by height (white on top), black for a miss.
+/// provably misses the surface; `.png`: the height map shaded by its slopes, black for a miss.
 fn render_depth(
     args: &RenderArgs,
     text: &str,
@@ -230,14 +230,32 @@ fn render_depth(
             out
         }
         Format::Png => {
-            let grey: Vec<u8> = depth
-                .iter()
-                .map(|&z| {
+            // Shaded from the height map's slopes (a light from the upper left), black for a
+            // miss: a picture of the surface seen from above.
+            let (w, h) = (width as usize, height as usize);
+            let at = |i: usize, j: usize| depth[i.min(h - 1) * w + j.min(w - 1)];
+            let light = [-0.5f64, 0.5, 0.707];
+            let grey: Vec<u8> = (0..w * h)
+                .map(|p| {
+                    let (i, j) = (p / w, p % w);
+                    let z = depth[p];
                     if z.is_nan() {
-                        0
-                    } else {
-                        (40.0 + 215.0 * ((z - z0) / span).clamp(0.0, 1.0)).round() as u8
+                        return 0;
                     }
+                    let slope = |a: f64, b: f64, step: f64| {
+                        if a.is_nan() || b.is_nan() {
+                            0.0
+                        } else {
+                            (a - b) / step
+                        }
+                    };
+                    // Row i grows downwards (y decreasing), column j rightwards (x increasing).
+                    let zx = slope(at(i, j + 1), at(i, j.saturating_sub(1)), 2.0 * dx);
+                    let zy = slope(at(i.saturating_sub(1), j), at(i + 1, j), 2.0 * dy);
+                    let n = [-zx, -zy, 1.0];
+                    let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+                    let lit = (n[0] * light[0] + n[1] * light[1] + n[2] * light[2]) / len;
+                    (40.0 + 215.0 * lit.clamp(0.0, 1.0)).round() as u8
                 })
                 .collect();
             grey_png(&grey, width, height)?
