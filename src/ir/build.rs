@@ -446,30 +446,18 @@ impl Expander<'_> {
     }
 }
 
-/// `x^n` for any integer n: `pown(x, n)` for n >= 0, `1 / pown(x, -n)` for n < 0.
+/// `x^n` for any integer n (negative n directly, not as `1 / pown`: rounded once).
 pub fn pown(g: &mut Graph, x: NodeId, n: i128, span: Span) -> NodeId {
-    if n >= 0 {
-        g.add(Op::Pown(x, n as i64), span)
-    } else {
-        let p = g.add(Op::Pown(x, (-n) as i64), span);
-        let one = g.constant(Interval { lo: 1.0, hi: 1.0 });
-        g.add(Op::Div(one, p), span)
-    }
+    g.add(Op::Pown(x, n as i64), span)
 }
 
-/// The real n-th root: `rootn(x, n)` for n >= 1, `1 / rootn(x, -n)` for n < 0, and empty for
-/// n = 0 (IEEE 1788 leaves it undefined).
+/// The real n-th root `rootn(x, n)`; negative n directly (rounded once, not as `1 / rootn`);
+/// empty for n = 0 (IEEE 1788 leaves it undefined).
 pub fn rootn(g: &mut Graph, x: NodeId, n: i128, span: Span) -> NodeId {
     if n == 0 {
         return g.add(Op::Const(Interval::EMPTY), span);
     }
-    let r = g.add(Op::Rootn(x, n.abs() as i64), span);
-    if n > 0 {
-        r
-    } else {
-        let one = g.constant(Interval { lo: 1.0, hi: 1.0 });
-        g.add(Op::Div(one, r), span)
-    }
+    g.add(Op::Rootn(x, n as i64), span)
 }
 
 /// The integer a node is, if it is a point constant holding an integer of magnitude below 2^63.

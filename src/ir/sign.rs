@@ -154,6 +154,9 @@ pub fn fact_of(op: Op, facts: &[Fact]) -> Fact {
             let x = f(a);
             if n == 0 {
                 Fact::sign(true, false, x.maybe_empty)
+            } else if n < 0 {
+                // [0, 0] to a negative power is empty.
+                Fact::sign(n % 2 == 0 || x.nonneg, n % 2 != 0 && x.nonpos, true)
             } else if n % 2 == 0 {
                 Fact::sign(true, x.nonneg && x.nonpos, x.maybe_empty)
             } else {
@@ -208,7 +211,8 @@ pub fn fact_of(op: Op, facts: &[Fact]) -> Fact {
                 SignRule::FollowsArgument | SignRule::Unknown => Fact::UNKNOWN,
             }
         }
-        Op::Rootn(a, _) => Fact::sign(f(a).nonneg, f(a).nonpos, true),
+        // Odd roots follow the sign of x; even roots are >= 0 (negative n included).
+        Op::Rootn(a, n) => Fact::sign(n % 2 == 0 || f(a).nonneg, n % 2 != 0 && f(a).nonpos, true),
         // Monotone, sign-preserving roundings (floor(x >= 0) >= 0, ceil(x <= 0) <= 0, ...).
         Op::RoundInt(_, a) | Op::Round(a) | Op::Sign(a) => {
             Fact::sign(f(a).nonneg, f(a).nonpos, f(a).maybe_empty)

@@ -13,6 +13,8 @@
 //! - `min`/`max` ignore NaN, so rules that use them test emptiness explicitly.
 
 mod elementary;
+mod power;
+mod root;
 
 use crate::interval::Interval;
 use crate::ir::sign::{Fact, Facts};
@@ -437,93 +439,6 @@ impl Lowering {
         let e = self.either_empty(a, fa, b, fb);
         let empty = self.b.or(e, by_zero);
         self.empty_if(empty, Iv { lo, hi })
-    }
-
-    /// `x^n` by repeated directed products (binary method) for `x >= 0`: every factor is
-    /// nonnegative and directed rounding is monotone, so rounding every product down (up) gives
-    /// a lower (upper) bound of the exact power.
-    fn power_of_nonneg(&mut self, x: Value, n: i64, r: Round) -> Value {
-        debug_assert!(n >= 1);
-        let mut acc: Option<Value> = None;
-        let mut base = x;
-        let mut k = n as u64;
-        loop {
-            if k & 1 == 1 {
-                acc = Some(match acc {
-                    None => base,
-                    Some(a) => self.b.mul(a, base, r),
-                });
-            }
-            k >>= 1;
-            if k == 0 {
-                break;
-            }
-            base = self.b.mul(base, base, r);
-        }
-        acc.expect("n >= 1")
-    }
-
-    /// `pown(x, n)`, n >= 0 (Table 2 of the GPU interval paper).
-    /// - n = 0: [1, 1] for a nonempty x;
-    /// - n even: [mig(x)^n, mag(x)^n] where mig = max(a1, -a2, 0) and mag = max(-a1, a2);
-    /// - n odd: monotone increasing, lo = a1^n, hi = a2^n, each computed on |bound| with the
-    ///   direction that the sign of the bound calls for.
-    fn pown(&mut self, a: Iv, n: i64, f: Fact) -> Iv {
-        assert!(n >= 0, "negative powers are rewritten to 1/pown");
-        if n == 0 {
-            let one = self.b.constant(1.0);
-            let empty = self.is_empty(a, f);
-            return self.empty_if(empty, Iv { lo: one, hi: one });
-        }
-        if n == 1 {
-            return a;
-        }
-        if n % 2 == 0 {
-            let (mig, mag) = if f.nonneg {
-                (a.lo, a.hi)
-            } else if f.nonpos {
-                (self.b.neg(a.hi), self.b.neg(a.lo))
-            } else {
-                // t = max(a1, -a2) is the mignitude when positive; when t <= 0 the interval
-                // contains 0. For an empty interval t is NaN and stays NaN through the select.
-                let na2 = self.b.neg(a.hi);
-                let t = self.b.max(a.lo, na2);
-                let z = self.b.zero();
-                let contains_zero = self.b.cmp(Cmp::Le, t, z);
-                let mig = self.b.select(contains_zero, z, t);
-                let na1 = self.b.neg(a.lo);
-                (mig, self.b.max(na1, a.hi))
-            };
-            let lo = self.power_of_nonneg(mig, n, Round::Down);
-            let hi = self.power_of_nonneg(mag, n, Round::Up);
-            return Iv { lo, hi };
-        }
-        // Odd n.
-        let lo = self.odd_power_bound(a.lo, n, f, Round::Down);
-        let hi = self.odd_power_bound(a.hi, n, f, Round::Up);
-        Iv { lo, hi }
-    }
-
-    /// One bound of an odd power: `x^n` rounded in direction `r`, for x of either sign:
-    /// x >= 0 gives pow(x) rounded r; x < 0 gives -pow(-x) rounded the other way.
-    fn odd_power_bound(&mut self, x: Value, n: i64, f: Fact, r: Round) -> Value {
-        let other = if r == Round::Down {
-            Round::Up
-        } else {
-            Round::Down
-        };
-        if f.nonneg {
-            return self.power_of_nonneg(x, n, r);
-        }
-        let nx = self.b.neg(x);
-        let neg_branch = self.power_of_nonneg(nx, n, other);
-        let neg_branch = self.b.neg(neg_branch);
-        if f.nonpos {
-            return neg_branch;
-        }
-        let pos_branch = self.power_of_nonneg(x, n, r);
-        let nonneg = self.ge0(x, false);
-        self.b.select(nonneg, pos_branch, neg_branch)
     }
 
     /// `sqrt(x)`: the part of x below zero is outside the domain and ignored; empty when x < 0.

@@ -42,7 +42,9 @@ pub fn run(g: &Graph) -> Graph {
                 other => {
                     let (base, k) = match other {
                         Op::Sqr(a) => (a, 2),
-                        Op::Pown(a, n) => (a, n),
+                        // A negative power is not a repeated factor: x^-1 * x is 1 only
+                        // where x != 0.
+                        Op::Pown(a, n) if n > 0 => (a, n),
                         _ => (x, 1),
                     };
                     match factors.iter_mut().find(|(f, _)| *f == base) {

@@ -6,5 +6,8 @@ pub mod binary;
 pub mod elem_oracle;
 pub mod itl;
 pub mod oracle;
+pub mod power_oracle;
+pub mod pown_check;
 pub mod rng;
+pub mod rootn_check;
 pub mod tools;

@@ -12,6 +12,7 @@ mod elementary;
 mod fuzz;
 mod itf1788;
 mod number;
+mod powers;
 mod round;
 mod semantics;
 mod sir;

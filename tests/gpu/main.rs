@@ -9,6 +9,7 @@ mod gpu_basic;
 mod gpu_engine;
 mod gpu_faults;
 mod gpu_points;
+mod gpu_powers;
 mod gpu_search;
 mod gpu_vs_cpu;
 mod ptx_assemble;
