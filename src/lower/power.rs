@@ -153,17 +153,36 @@ impl Lowering {
     /// `x^m` (m >= 3) rounded in direction r.
     fn positive_power(&mut self, x: Value, m: u64, r: Round) -> Value {
         let rg = ranges(self.b.precision());
+        // Without renormalization (short chains) every low word is >= 0 (the high words are
+        // rounded down), so nothing can meet as inf - inf: beyond MAX, rounding down saturates
+        // at MAX and rounding up overflows to +inf by itself, given x <= MAX (+inf, an upper
+        // bound's end, is replaced by MAX, whose power also overflows). Longer chains test x
+        // against the overflow threshold instead.
+        let short = 64 - m.leading_zeros() - 1 <= RENORMALIZE_EVERY;
+        let x = if short && r == Round::Up {
+            let max = self.b.constant(rg.max);
+            let inf = self.b.constant(f64::INFINITY);
+            let is_inf = self.b.cmp(Cmp::Eq, x, inf);
+            self.b.select(is_inf, max, x)
+        } else {
+            x
+        };
         // Scaled only near underflow: above the range the result is MAX or +inf anyway.
         let ch = self.scaled_chain(x, m, r, false);
         let y = self.round_scaled(ch.d.h, ch.d.l, ch.c, ch.ic, r, false);
         // x^m >= 0: the final fma can round a zero result down to -0 or to minus the smallest
         // subnormal; later rules trust the sign fact "even powers are nonnegative".
         let y = if r == Round::Down {
+            // (a compare and select: cheaper than max, whose NaN rule costs instructions)
             let z = self.b.zero();
-            self.b.max(y, z)
+            let neg = self.b.cmp(Cmp::Lt, y, z);
+            self.b.select(neg, z, y)
         } else {
             y
         };
+        if short {
+            return y;
+        }
         // Beyond the top of the range the result is MAX (down) or +inf (up).
         let top = self.b.constant(if r == Round::Down {
             rg.max
@@ -440,8 +459,8 @@ impl Lowering {
         } else {
             a
         };
-        let back = self.b.mul(a, ic, Round::Nearest);
-        let below = self.b.sub(h, back, r);
+        let na = self.b.neg(a);
+        let below = self.b.fma(na, ic, h, r); // h - a/c, exact
         let w = match l {
             Some(l) => self.b.add(below, l, r),
             None => below,
