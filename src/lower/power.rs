@@ -70,8 +70,14 @@ pub(super) fn ranges(p: Precision) -> Ranges {
     }
 }
 
+/// 2^e exactly, subnormals included (`powi` goes through 1/2^-e, which overflows below 2^-1023).
 fn pow2(e: i32) -> f64 {
-    2f64.powi(e)
+    assert!((-1074..=1023).contains(&e), "2^{e} is not a double");
+    if e >= -1022 {
+        f64::from_bits(((e + 1023) as u64) << 52)
+    } else {
+        f64::from_bits(1u64 << (e + 1074))
+    }
 }
 
 /// Rounds an f64 to the precision, toward +inf (`up`) or -inf.
@@ -167,29 +173,66 @@ impl Lowering {
         } else {
             x
         };
-        // Scaled only near underflow: above the range the result is MAX or +inf anyway.
-        let ch = self.scaled_chain(x, m, r, false);
-        let y = self.round_scaled(ch.d.h, ch.d.l, ch.c, ch.ic, r, false);
-        // x^m >= 0: the final fma can round a zero result down to -0 or to minus the smallest
-        // subnormal; later rules trust the sign fact "even powers are nonnegative".
+        // Near underflow (x^m < 2^-U) x is scaled up by 2^k, so that the chain's low words stay
+        // exact; above the range nothing is scaled (the result is MAX or +inf anyway).
+        let p = self.b.precision();
+        let (k, e) = scale_exponents(m, rg.s);
+        let t = to_precision((-(rg.u as f64) / m as f64).exp2(), p, true);
+        let tc = self.b.constant(t);
+        let tiny = self.b.cmp(Cmp::Lt, x, tc);
+        let scalings = [Scaling {
+            when: tiny,
+            k,
+            sign: 1,
+            final_exp: -e,
+        }];
+        let (xs, steps) = self.scaled_base(x, m, rg.s, &scalings, r);
+        // All steps but the last as a double word; the last one fused into the one rounding
+        // (its scale factor, if any, is left to the underflow path below).
+        let last = steps.len().saturating_sub(1);
+        let d = self.chain(xs, m >> 1, r, &steps[..last]);
+        let y = if m & 1 == 0 {
+            self.dw_square_rounded(d, r)
+        } else {
+            let d = self.dw_square(d, r);
+            self.dw_times_rounded(d, xs, r)
+        };
+        // Scaled: y is x^m 2^E rounded once (E = k m, or S with per-step scales, less the last
+        // step's scale), a normal number; rounding y 2^-E again in the same direction gives
+        // exactly x^m 2^-E... rounded once: directed roundings compose when every float of the
+        // coarser grid (here the subnormal one) is a float of the finer one once scaled by 2^E,
+        // which it is. So one directed product undoes the scale, and is the identity otherwise.
+        let d_last = match steps.last() {
+            Some(Some(_)) => self.last_step_scale(m, rg.s),
+            _ => 0,
+        };
+        let unscale = self.select_pow2(&scalings, |_| d_last - e);
+        let y = self.b.mul(y, unscale, r);
+        if short {
+            return y;
+        }
+        // Renormalized low words can be negative: a zero result may come out just below 0.
         let y = if r == Round::Down {
-            // (a compare and select: cheaper than max, whose NaN rule costs instructions)
             let z = self.b.zero();
             let neg = self.b.cmp(Cmp::Lt, y, z);
             self.b.select(neg, z, y)
         } else {
             y
         };
-        if short {
-            return y;
-        }
         // Beyond the top of the range the result is MAX (down) or +inf (up).
+        let over = self.beyond(x, m, 0);
         let top = self.b.constant(if r == Round::Down {
             rg.max
         } else {
             f64::INFINITY
         });
-        self.b.select(ch.over, top, y)
+        self.b.select(over, top, y)
+    }
+
+    /// The scale exponent d of the last per-step factor of the chain of `x^m` (m > S).
+    fn last_step_scale(&self, m: u64, s: i32) -> i32 {
+        let target = |j: u64| ((s as u128 * j as u128 + m as u128 / 2) / m as u128) as i32;
+        target(m) - 2 * target(m >> 1)
     }
 
     /// The double word D of `x^m` (x >= 0) bounding in direction r, with x scaled by a power of
@@ -272,7 +315,7 @@ impl Lowering {
         };
         let lo_word = self.b.mul(q, t, r);
         // x^-m = (1/D) / c.
-        let y = self.round_scaled(q, Some(lo_word), ch.ic, ch.c, r, true);
+        let y = self.round_scaled(q, Some(lo_word), ch.ic, r);
         // Results far below the range, where q and res lose their meaning: an upper bound of a
         // positive value is at least the smallest subnormal, a lower bound at least 0.
         let y = match r {
@@ -407,6 +450,33 @@ impl Lowering {
         Dw { h: p, l: Some(l) }
     }
 
+    /// (h + l)^2 rounded once in direction r: `fma(h, h, t)` with t the cross term 2hl rounded
+    /// in direction r (plus l*l for an upper bound); t's own rounding is 2^-2p of the result.
+    fn dw_square_rounded(&mut self, d: Dw, r: Round) -> Value {
+        let Some(l) = d.l else {
+            return self.b.mul(d.h, d.h, r);
+        };
+        let l2 = self.b.add(l, l, r);
+        let t = self.b.mul(d.h, l2, r);
+        let t = if r == Round::Up {
+            self.b.fma(l, l, t, Round::Up)
+        } else {
+            t // l*l >= 0 dropped
+        };
+        self.b.fma(d.h, d.h, t, r)
+    }
+
+    /// (h + l) * x rounded once in direction r (x >= 0).
+    fn dw_times_rounded(&mut self, d: Dw, x: Value, r: Round) -> Value {
+        match d.l {
+            None => self.b.mul(d.h, x, r),
+            Some(l) => {
+                let t = self.b.mul(l, x, r);
+                self.b.fma(d.h, x, t, r)
+            }
+        }
+    }
+
     /// (h + l) * x for x >= 0.
     fn dw_times(&mut self, d: Dw, x: Value, r: Round) -> Dw {
         let p = self.b.mul(d.h, x, Round::Down);
@@ -432,40 +502,20 @@ impl Lowering {
         Dw { h: s, l: Some(l) }
     }
 
-    /// `(h + l) * c` rounded once in direction r, where c is a power of two (1 unless a scaling
-    /// holds) and `ic = 1/c`. Rounding `h*c` and then adding `l*c` would round twice where the
-    /// result is subnormal; instead `a = h*c` rounded to nearest is on the result's grid, the part
-    /// of h below that grid, `h - a/c`, is exact, and one fma adds `(h - a/c + l) * c` to a.
-    /// `big`: c may exceed 1, so `a` is capped at MAX (an overflowing result stays one).
-    fn round_scaled(
-        &mut self,
-        h: Value,
-        l: Option<Value>,
-        c: Value,
-        ic: Value,
-        r: Round,
-        big: bool,
-    ) -> Value {
+    /// `(h + l) * c` rounded once in direction r, where c is a power of two: `h + l` rounded,
+    /// then scaled with the same rounding. Directed roundings compose: every float of the
+    /// coarser result grid (subnormals, when c < 1) divided by c is a float, so rounding twice
+    /// in one direction is rounding once. With c > 1 the scaling is exact or overflows in the
+    /// direction.
+    fn round_scaled(&mut self, h: Value, l: Option<Value>, c: Value, r: Round) -> Value {
+        let y = match l {
+            Some(l) => self.b.add(h, l, r),
+            None => h,
+        };
         if self.b.as_const(c) == Some(1.0) {
-            return match l {
-                Some(l) => self.b.add(h, l, r),
-                None => h,
-            };
+            return y;
         }
-        let a = self.b.mul(h, c, Round::Nearest);
-        let a = if big {
-            let max = self.b.constant(ranges(self.b.precision()).max);
-            self.b.min(a, max)
-        } else {
-            a
-        };
-        let na = self.b.neg(a);
-        let below = self.b.fma(na, ic, h, r); // h - a/c, exact
-        let w = match l {
-            Some(l) => self.b.add(below, l, r),
-            None => below,
-        };
-        self.b.fma(w, c, a, r)
+        self.b.mul(y, c, r)
     }
 
     /// `pown(x, n)` on an interval (IEEE 1788): n = 0 gives [1, 1]; even n uses the mignitude
@@ -501,8 +551,12 @@ impl Lowering {
         } else {
             self.odd_with_pole(a, f, move |l, x, r| l.power_bound(x, n, r))
         };
-        if n == 2 {
-            return r; // NaN (empty) propagates through max and the products
+        // Short positive powers (no renormalization, no overflow guard) let NaN, the empty set,
+        // propagate through max, the products and the selects (a NaN compares false, and the
+        // selected constants are multiplied by it); the other rules clamp with min/max, which
+        // drop NaN, so their emptiness is explicit.
+        if n > 0 && 64 - n.leading_zeros() - 1 <= RENORMALIZE_EVERY {
+            return r;
         }
         let mut empty = self.is_empty(a, f);
         if n < 0 && f.nonneg && f.nonpos {
@@ -531,13 +585,26 @@ impl Lowering {
             return (self.b.neg(a.hi), self.b.neg(a.lo));
         }
         // t = max(a1, -a2) is the mignitude when positive; when t <= 0 the interval contains 0.
+        // In f64 the maxima are compare-and-select: an empty interval (NaN, NaN) stays NaN all
+        // the same, and max.f64's own NaN rule costs four instructions on the GPU (max.f32 one).
         let na2 = self.b.neg(a.hi);
-        let t = self.b.max(a.lo, na2);
+        let t = self.max_of_ordered(a.lo, na2);
         let z = self.b.zero();
         let contains_zero = self.b.cmp(Cmp::Le, t, z);
         let mig = self.b.select(contains_zero, z, t);
         let na1 = self.b.neg(a.lo);
-        (mig, self.b.max(na1, a.hi))
+        (mig, self.max_of_ordered(na1, a.hi))
+    }
+
+    /// max(a, b) where a and b are both NaN or both numbers (the bounds of one interval).
+    fn max_of_ordered(&mut self, a: Value, b: Value) -> Value {
+        match self.b.precision() {
+            Precision::F64 => {
+                let a_bigger = self.b.cmp(Cmp::Gt, a, b);
+                self.b.select(a_bigger, a, b)
+            }
+            Precision::F32 => self.b.max(a, b),
+        }
     }
 
     /// One bound of an odd positive power (increasing): x >= 0 gives x^n rounded r; x < 0

@@ -19,8 +19,8 @@ use crate::point::BinaryFn;
 use crate::scalar::{Cmp, Round, Value};
 
 impl Lowering {
-    /// `rootn(x, n)` on an interval (IEEE 1788). n = 2 and 3 are rewritten to sqrt and cbrt
-    /// before lowering; 1 and -1 to x and 1/x.
+    /// `rootn(x, n)` on an interval (IEEE 1788). n = 2 is rewritten to sqrt before lowering,
+    /// 1 and -1 to x and 1/x.
     pub(super) fn rootn(&mut self, a: Iv, n: i64, f: Fact) -> Iv {
         if n == 1 {
             return a;

@@ -69,3 +69,49 @@ fn rootn_intervals_follow_the_set_definition() {
         }
     }
 }
+
+/// The empty set stays empty for every exponent (short chains let NaN propagate, the others
+/// mask it explicitly), and pown of an interval holding only 0 with n < 0 is empty too.
+#[test]
+fn pown_and_rootn_of_the_empty_set_are_empty() {
+    for n in [
+        -1000,
+        -33,
+        -7,
+        -2,
+        -1,
+        0,
+        1,
+        2,
+        3,
+        4,
+        5,
+        12,
+        31,
+        32,
+        63,
+        1000,
+        1 << 31,
+    ] {
+        for f in ["pown", "rootn"] {
+            if f == "rootn" && n == 0 {
+                continue;
+            }
+            let src = format!("{f}(x, {n})");
+            for precision in [Precision::F64, Precision::F32] {
+                let eval = Evaluator::new(
+                    &Expression::parse(&src).unwrap(),
+                    precision,
+                    BackendChoice::Cpu,
+                )
+                .unwrap();
+                let got = eval.eval(&[Interval::EMPTY]).unwrap()[0];
+                assert!(got.is_empty(), "{src} of the empty set: {got:?}");
+                if n < 0 {
+                    let got = eval.eval(&[Interval { lo: 0.0, hi: 0.0 }]).unwrap()[0];
+                    assert!(got.is_empty(), "{src} of [0, 0]: {got:?}");
+                }
+            }
+        }
+    }
+}
