@@ -149,10 +149,37 @@ fn loads_and_stores_use_the_soa_arrays() {
     let yh = b.input(1, Bound::Hi);
     let xl = b.input(0, Bound::Lo);
     let text = emit(&b.finish(vec![(xl, yh)]));
-    assert!(text.contains("ld.global.nc.f64 %f0, [%in3];"), "{text}");
-    assert!(text.contains("ld.global.nc.f64 %f1, [%in0];"), "{text}");
+    // Loaded ahead (before the loop, then one element ahead in it), read from the prefetch.
+    assert!(text.contains("ld.global.nc.f64 %pf3, [%in3];"), "{text}");
+    assert!(
+        text.contains("@%more ld.global.nc.f64 %pf0, [%in0];"),
+        "{text}"
+    );
+    assert!(text.contains("mov.f64 %f0, %pf3;"), "{text}");
+    assert!(text.contains("mov.f64 %f1, %pf0;"), "{text}");
     assert!(text.contains("mad.lo.u64 %in3, %arraybytes, 3, %pin;"));
     assert!(!text.contains("%in1,"), "unused arrays get no pointer");
     assert!(text.contains("st.global.f64 [%out0], %f1;"));
     assert!(text.contains("st.global.f64 [%out1], %f0;"));
+}
+
+/// Every load of the kernel's loop is a prefetch of the next element, issued before the first
+/// floating-point operation of the current one (software pipelining).
+#[test]
+fn the_kernel_loads_the_next_element_before_computing() {
+    let mut b = Builder::new(Precision::F64, vec!["x".into()]);
+    let lo = b.input(0, Bound::Lo);
+    let hi = b.input(0, Bound::Hi);
+    let s = b.mul(lo, hi, Round::Down);
+    let t = b.mul(lo, hi, Round::Up);
+    let text = emit(&b.finish(vec![(s, t)]));
+    let body = &text[text.find("$L_loop:").expect("a loop")..];
+    let first_fp = body.find("mul.").expect("a product");
+    let loads: Vec<usize> = body.match_indices("ld.global").map(|(i, _)| i).collect();
+    assert_eq!(loads.len(), 2, "{text}");
+    assert!(loads.iter().all(|&i| i < first_fp), "{text}");
+    assert!(
+        body[..first_fp].matches("@%more ld.global.nc").count() == 2,
+        "{text}"
+    );
 }
