@@ -34,7 +34,9 @@ class Function:
         self, **bounds: Tuple[Bound, Bound]
     ) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """`f(x=(x_lo, x_hi), ...)`: arrays of one length n or numbers (broadcast); returns
-        (lo, hi) of shape (n,) for one output, (outputs, n) for several."""
+        (lo, hi) of shape (n,) for one output, (outputs, n) for several. NumPy arrays give
+        NumPy arrays; CUDA arrays of CuPy or PyTorch are evaluated on their device and give
+        arrays of the same library there."""
 
 def compile(
     source: str,

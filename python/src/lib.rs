@@ -169,6 +169,30 @@ impl Function {
             .map_err(|e| to_py(e, self.expr.source()))
     }
 
+    /// The ordinal of the device that runs the batches (None on the CPU backend).
+    #[getter]
+    fn device(&self) -> Option<usize> {
+        self.eval
+            .gpu_kernel()
+            .and_then(|k| k.device_ordinals().first().copied())
+    }
+
+    /// Runs the kernel on device memory: `inputs` and `outputs` are device addresses of
+    /// `2 * len(vars) * n` and `2 * outputs * n` contiguous elements of the precision's type
+    /// (lower then upper bound of each variable / output). The Python layer checks the arrays
+    /// (`ivjit._device`); this only launches.
+    fn _eval_device(&self, py: Python<'_>, inputs: u64, outputs: u64, n: usize) -> PyResult<()> {
+        let Some(kernel) = self.eval.gpu_kernel() else {
+            return Err(GpuError::new_err(
+                "device arrays need a GPU function: compile with backend='gpu' (or 'auto' on a GPU machine)",
+            ));
+        };
+        // SAFETY: the Python layer passes the addresses of live, contiguous CUDA arrays of the
+        // sizes above, on this kernel's device, output distinct from input.
+        py.allow_threads(|| unsafe { kernel.eval_device(inputs, outputs, n) })
+            .map_err(|e| to_py(ivjit::Error::Gpu(e), self.expr.source()))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "ivjit.compile({:?}, precision={:?}, backend={:?})",

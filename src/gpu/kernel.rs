@@ -2,6 +2,7 @@
 //! the multi-device kernel users hold ([`GpuKernel`]).
 
 use super::*;
+use cudarc::driver::PushKernelArg;
 
 /// Largest staging size (inputs + outputs of one chunk, bytes) of one slot: two slots per
 /// device, each with this much device memory and pinned host memory.
@@ -410,6 +411,37 @@ impl GpuKernel {
         let mut out = vec![0.0f64; out_len];
         self.eval_into(inputs, n, &mut out)?;
         Ok(out)
+    }
+
+    /// Evaluates `n` boxes whose inputs are already in the memory of the kernel's first device:
+    /// `2 * n_vars` arrays of `n` elements of the kernel's precision, one after the other from
+    /// `inputs` (lower then upper bound of each variable), into `2 * n_outputs` arrays of `n`
+    /// from `outputs`, on the device's default stream; returns when the kernel has finished.
+    /// This is the path for device arrays of other libraries (CuPy, PyTorch), which allocate in
+    /// the device's primary context, as this crate does. The inputs are not checked here: a
+    /// NaN pair is the empty set, and an invalid pair (lo > hi, one NaN) gives an unspecified
+    /// but never unsafe result, so callers check them on the device first.
+    ///
+    /// # Safety
+    /// `inputs` and `outputs` must be device addresses in the primary context of the kernel's
+    /// first device, valid for the sizes above until this returns, and must not overlap.
+    pub unsafe fn eval_device(&self, inputs: u64, outputs: u64, n: usize) -> Result<(), GpuError> {
+        if n == 0 || self.n_outputs == 0 {
+            return Ok(());
+        }
+        let dk = &self.devices[0];
+        dk.ctx
+            .bind_to_thread()
+            .during("binding the device's context")?;
+        let stream = dk.ctx.default_stream();
+        let cfg = dk.launch_config(n);
+        let (n_arg, flags) = (n as u64, 0u64);
+        let mut launch = stream.launch_builder(&dk.function);
+        launch.arg(&n_arg).arg(&inputs).arg(&outputs).arg(&flags);
+        // SAFETY: the kernel takes (u64 n, u64 inputs, u64 outputs, u64 flags) and reads and
+        // writes exactly the arrays the caller vouches for.
+        unsafe { launch.launch(cfg) }.during("launching the kernel")?;
+        stream.synchronize().during("waiting for the kernel")
     }
 
     /// [`GpuKernel::eval`] into the caller's `out` (`2 * n_outputs * n` values, same layout),

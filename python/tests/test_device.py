@@ -1,0 +1,91 @@
+"""CUDA arrays of CuPy and PyTorch, evaluated on the device: the results are arrays of the same
+library on the same device, equal bit for bit to the CPU backend's (programs of correctly
+rounded operations). Skipped where neither library has a GPU (`IVJIT_REQUIRE_GPU=1` fails
+instead)."""
+
+import os
+
+import numpy as np
+import pytest
+
+import ivjit
+
+EXPR = "x^4 - 5*x^2 + pown(y, -3) * z + y / (1 + z^2)"
+
+
+def _libraries():
+    found = []
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            found.append("cupy")
+    except Exception:
+        pass
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            found.append("torch")
+    except Exception:
+        pass
+    return found
+
+
+LIBS = _libraries()
+
+
+def test_a_gpu_library_is_there_when_required():
+    if os.environ.get("IVJIT_REQUIRE_GPU") == "1":
+        assert LIBS, "IVJIT_REQUIRE_GPU=1 but neither CuPy nor PyTorch sees a GPU"
+    elif not LIBS:
+        pytest.skip("skipped: no GPU array library (CuPy or PyTorch with CUDA)")
+
+
+def _boxes(n, f32):
+    rng = np.random.default_rng(17)
+    c = rng.uniform(-3, 3, (3, n))
+    c[2] = rng.uniform(0.5, 3, n)
+    w = rng.uniform(0, 0.1, (3, n))
+    lo, hi = c - w, c + w
+    if f32:
+        lo = np.nextafter(lo.astype(np.float32), np.float32(-np.inf))
+        hi = np.nextafter(hi.astype(np.float32), np.float32(np.inf))
+    return lo, hi
+
+
+@pytest.mark.parametrize("lib", LIBS or ["none"])
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+def test_device_arrays_equal_the_cpu_bit_for_bit(lib, precision):
+    if lib == "none":
+        pytest.skip("skipped: no GPU array library (CuPy or PyTorch with CUDA)")
+    f32 = precision == "f32"
+    n = 1 << 20
+    lo, hi = _boxes(n, f32)
+    g = ivjit.compile(EXPR, precision=precision, backend="gpu")
+    c = ivjit.compile(EXPR, precision=precision, backend="cpu")
+    want_lo, want_hi = c(**{v: (lo[k].astype(np.float64), hi[k].astype(np.float64)) for k, v in enumerate("xyz")})
+    if lib == "cupy":
+        import cupy as xp
+
+        to_dev, to_host = xp.asarray, xp.asnumpy
+    else:
+        import torch
+
+        def to_dev(a):
+            return torch.from_numpy(np.ascontiguousarray(a)).cuda()
+
+        def to_host(a):
+            return a.cpu().numpy()
+
+    args = {v: (to_dev(lo[k]), to_dev(hi[k])) for k, v in enumerate("xyz")}
+    got_lo, got_hi = g(**args)
+    assert type(got_lo).__module__.split(".")[0] == lib
+    got_lo, got_hi = to_host(got_lo).astype(np.float64), to_host(got_hi).astype(np.float64)
+    assert np.array_equal(got_lo.view(np.int64), want_lo.view(np.int64))
+    assert np.array_equal(got_hi.view(np.int64), want_hi.view(np.int64))
+    # Scalars broadcast on the device too, and invalid pairs are refused there.
+    got_lo, _ = g(x=args["x"], y=(1.0, 1.0), z=args["z"])
+    assert got_lo.shape[0] == n
+    with pytest.raises(ivjit.InputError):
+        g(x=(args["x"][1], args["x"][0]), y=args["y"], z=args["z"])  # lo > hi somewhere
