@@ -22,8 +22,10 @@
 //! the result, so the one final rounding lands on the tightest bound or its neighbour. Where x^n
 //! (or its reciprocal) would leave the range in which the low words are exact, x is first scaled
 //! by a power of two (`2^k`, or per step for large n) chosen by a run-time test of x against a
-//! threshold, and the scale is undone in the final rounding; that rounding is arranged to round
-//! only once even when the result is subnormal (see [`Lowering::round_scaled`]).
+//! threshold. The scale is undone after the one rounding by one product rounded the same way:
+//! directed roundings compose (rounding down to a grid and then down to a coarser grid whose
+//! points, scaled back, are points of the first is rounding down once), so a subnormal result is
+//! still rounded once (see [`Lowering::round_scaled`]).
 //!
 //! **Negative n** is `1 / x^|n|` from the double word of x^|n| bounding the other way:
 //! `q = 1/h`, `r = 1 - q*(h + l)` (by fma, in the direction), then `1/(h+l) = q/(1-r)`, which
@@ -197,11 +199,11 @@ impl Lowering {
             let d = self.dw_square(d, r);
             self.dw_times_rounded(d, xs, r)
         };
-        // Scaled: y is x^m 2^E rounded once (E = k m, or S with per-step scales, less the last
-        // step's scale), a normal number; rounding y 2^-E again in the same direction gives
-        // exactly x^m 2^-E... rounded once: directed roundings compose when every float of the
-        // coarser grid (here the subnormal one) is a float of the finer one once scaled by 2^E,
-        // which it is. So one directed product undoes the scale, and is the identity otherwise.
+        // Scaled, y is x^m 2^E rounded once in direction r (E = k m, or S with per-step scales,
+        // less the last step's scale), a normal number. Rounding y 2^-E in the same direction
+        // gives x^m rounded once: directed roundings compose when every float of the coarser
+        // grid (the subnormals), scaled by 2^E, is a float of the finer one, which it is. So
+        // one directed product undoes the scale (and is the identity where nothing was scaled).
         let d_last = match steps.last() {
             Some(Some(_)) => self.last_step_scale(m, rg.s),
             _ => 0,
