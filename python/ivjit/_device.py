@@ -1,9 +1,10 @@
 """Evaluation of CUDA arrays of CuPy or PyTorch where they are.
 
-The kernel reads one contiguous block of `2 * len(vars)` arrays of n elements; the bounds are
-stacked into it on the device (a device-side copy, no host round trip), checked there (every
-pair a valid interval bound), and the outputs are allocated by the same library on the same
-device, so the results come back as its arrays.
+The kernel reads one contiguous block of `2 * len(vars)` arrays of n elements. When the bounds
+already are that block (the rows of one array, in the order of `vars`), it is used as it is;
+otherwise they are stacked into it on the device (a device-side copy, no host round trip). The
+block is checked there (every pair an interval bound, one pass), and the outputs are allocated
+by the same library on the same device, so the results come back as its arrays.
 """
 
 from ._ivjit import GpuError, InputError
@@ -96,19 +97,42 @@ def call(native, bounds):
 
     if dev != native.device:
         raise InputError(f"the arrays are on device {dev}; this function runs on device {native.device}")
-    cols = [a if _library(a) else full(a) for a in arrays]
-    block = stack(cols)
-    lo, hi = block[0::2], block[1::2]
-    # Every pair an interval bound: lo <= hi, or both NaN (the empty set); lo < +inf, hi > -inf.
-    valid = ((lo <= hi) | ((lo != lo) & (hi != hi))).all()
-    inf = float("inf")
-    valid = bool(valid) and not bool((lo == inf).any()) and not bool((hi == -inf).any())
-    if not valid:
+    itemsize = 4 if f32 else 8
+    base = _one_block(arrays, n, itemsize, dtype, ptr)
+    if base is None:
+        block = stack([a if _library(a) else full(a) for a in arrays])
+        base = ptr(block)
+    # Every pair an interval bound (lo <= hi, lo < +inf, hi > -inf, or both NaN: empty), checked
+    # in one pass on the device.
+    if not native._check_device(base, n):
         raise InputError("a pair of device bounds is not an interval (lo > hi, a single NaN, lo = +inf or hi = -inf)")
     m = native.outputs
     out = empty((2 * m, n))
-    native._eval_device(ptr(block), ptr(out), n)
+    native._eval_device(base, ptr(out), n)
     lo, hi = out[0::2], out[1::2]
     if m == 1:
         return lo[0], hi[0]
     return lo, hi
+
+
+def _one_block(arrays, n, itemsize, dtype, ptr):
+    """The address of the bounds when they already are the kernel's block: contiguous arrays of
+    the kernel's type, each right after the previous one (e.g. the rows of one (2 * vars, n)
+    array, in the order of `vars`). Then nothing is copied."""
+    if not all(_library(a) for a in arrays):
+        return None
+    for a in arrays:
+        if a.dtype != dtype or not _contiguous(a):
+            return None
+    base = ptr(arrays[0])
+    for k, a in enumerate(arrays):
+        if ptr(a) != base + k * n * itemsize:
+            return None
+    return base
+
+
+def _contiguous(a):
+    flags = getattr(a, "flags", None)
+    if flags is not None and hasattr(flags, "c_contiguous"):
+        return bool(flags.c_contiguous)
+    return bool(a.is_contiguous())

@@ -193,6 +193,17 @@ impl Function {
             .map_err(|e| to_py(ivjit::Error::Gpu(e), self.expr.source()))
     }
 
+    /// Whether the device batch at `inputs` (the layout of `_eval_device`) holds only interval
+    /// bounds; one pass on the device.
+    fn _check_device(&self, py: Python<'_>, inputs: u64, n: usize) -> PyResult<bool> {
+        let Some(kernel) = self.eval.gpu_kernel() else {
+            return Err(GpuError::new_err("device arrays need a GPU function"));
+        };
+        // SAFETY: as for `_eval_device`.
+        py.allow_threads(|| unsafe { kernel.check_device(inputs, n) })
+            .map_err(|e| to_py(ivjit::Error::Gpu(e), self.expr.source()))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "ivjit.compile({:?}, precision={:?}, backend={:?})",

@@ -84,8 +84,19 @@ def test_device_arrays_equal_the_cpu_bit_for_bit(lib, precision):
     got_lo, got_hi = to_host(got_lo).astype(np.float64), to_host(got_hi).astype(np.float64)
     assert np.array_equal(got_lo.view(np.int64), want_lo.view(np.int64))
     assert np.array_equal(got_hi.view(np.int64), want_hi.view(np.int64))
+    # Bounds that already are the kernel's block (rows of one array, in the order of vars) are
+    # read where they are: the same results.
+    block = to_dev(np.stack([b for k in range(3) for b in (lo[k], hi[k])]))
+    got_lo, got_hi = g(**{v: (block[2 * k], block[2 * k + 1]) for k, v in enumerate("xyz")})
+    got_lo, got_hi = to_host(got_lo).astype(np.float64), to_host(got_hi).astype(np.float64)
+    assert np.array_equal(got_lo.view(np.int64), want_lo.view(np.int64))
+    assert np.array_equal(got_hi.view(np.int64), want_hi.view(np.int64))
     # Scalars broadcast on the device too, and invalid pairs are refused there.
     got_lo, _ = g(x=args["x"], y=(1.0, 1.0), z=args["z"])
     assert got_lo.shape[0] == n
     with pytest.raises(ivjit.InputError):
         g(x=(args["x"][1], args["x"][0]), y=args["y"], z=args["z"])  # lo > hi somewhere
+    bad = block.clone() if lib == "torch" else block.copy()
+    bad[3, 5] = float("nan")  # a single NaN bound in the block itself
+    with pytest.raises(ivjit.InputError):
+        g(**{v: (bad[2 * k], bad[2 * k + 1]) for k, v in enumerate("xyz")})

@@ -444,6 +444,26 @@ impl GpuKernel {
         stream.synchronize().during("waiting for the kernel")
     }
 
+    /// Whether a batch in device memory (the layout of [`GpuKernel::eval_device`]'s inputs)
+    /// holds only interval bounds: every (lo, hi) pair with lo <= hi, lo < +inf, hi > -inf, or
+    /// both NaN (empty). One pass on the device; call it before `eval_device` on data that did
+    /// not come through the host checks.
+    ///
+    /// # Safety
+    /// As for [`GpuKernel::eval_device`]'s inputs.
+    pub unsafe fn check_device(&self, inputs: u64, n: usize) -> Result<bool, GpuError> {
+        // SAFETY: the caller vouches for the inputs.
+        unsafe {
+            super::check::bounds_are_valid(
+                &self.devices[0],
+                self.precision(),
+                inputs,
+                self.n_vars,
+                n,
+            )
+        }
+    }
+
     /// [`GpuKernel::eval`] into the caller's `out` (`2 * n_outputs * n` values, same layout),
     /// for callers that reuse their output memory batch after batch: a fresh output array costs
     /// the operating system's page faults on first touch, and a [`HostBuffer`] is locked once

@@ -28,6 +28,7 @@ use crate::scalar::{Precision, Program};
 
 mod batch;
 pub mod cache;
+mod check;
 mod device;
 mod disk;
 mod error;
