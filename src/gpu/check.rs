@@ -92,12 +92,14 @@ pub(crate) unsafe fn bounds_are_valid(
     let cfg = dk.launch_config(n.saturating_mul(pairs));
     let (n_arg, pairs_arg) = (n as u64, pairs as u64);
     let mut launch = stream.launch_builder(&f);
-    launch.arg(&n_arg).arg(&pairs_arg).arg(&inputs).arg(&mut bad);
+    launch
+        .arg(&n_arg)
+        .arg(&pairs_arg)
+        .arg(&inputs)
+        .arg(&mut bad);
     // SAFETY: the kernel reads 2 * pairs * n elements from `inputs` (the caller vouches for
     // them) and ORs into the one-element flag.
     unsafe { launch.launch(cfg) }.during("launching the bounds check")?;
-    let flag = stream
-        .clone_dtoh(&bad)
-        .during("reading the check's flag")?;
+    let flag = stream.clone_dtoh(&bad).during("reading the check's flag")?;
     Ok(flag[0] == 0)
 }
