@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::scalar::Program;
-use crate::{cpu, gpu, input, shape, Error, Expression, Interval, Precision};
+use crate::{cpu, gpu, input, shape, Column, Error, Expression, Interval, Precision};
 
 /// Where expressions are evaluated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -232,23 +232,77 @@ impl Evaluator {
             inputs.len(),
             out.len(),
         )?;
-        match &self.gpu {
-            // f64 kernels take the inputs unchanged: check them while the batch runs (on a
+        if n == 0 {
+            return Ok(());
+        }
+        let inputs: Vec<Column> = inputs.chunks(n).map(Column::F64).collect();
+        let mut outs: Vec<&mut [f64]> = out.chunks_mut(n).collect();
+        self.eval_columns(&inputs, &mut outs)
+    }
+
+    /// Evaluates a batch given array by array, read and written where the arrays are (for
+    /// arrays that belong to someone else, NumPy's for instance): `inputs[2k]` and
+    /// `inputs[2k + 1]` hold the lo and hi bounds of variable k, `outputs[2j]` and
+    /// `outputs[2j + 1]` receive those of output j, all of one length n. The bounds are checked
+    /// and rounded as for [`Evaluator::eval_soa`]; f64 columns are not copied (an f64 program
+    /// reads them in place; on the GPU, staging copies them chunk by chunk into pinned memory,
+    /// or not at all when they are page-locked).
+    ///
+    /// ```
+    /// use ivjit::{BackendChoice, Column, Evaluator, Expression, Precision};
+    /// let expr = Expression::parse("x * y").unwrap();
+    /// let eval = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();
+    /// let (x_lo, x_hi) = ([1.0, -2.0], [2.0, 3.0]);
+    /// let y: [f32; 2] = [0.5, 4.0]; // a point interval: lo = hi, and f32 bounds are fine
+    /// let (mut lo, mut hi) = ([0.0; 2], [0.0; 2]);
+    /// let inputs = [Column::F64(&x_lo), Column::F64(&x_hi), Column::F32(&y), Column::F32(&y)];
+    /// eval.eval_columns(&inputs, &mut [&mut lo, &mut hi]).unwrap();
+    /// assert_eq!((lo, hi), ([0.5, -8.0], [1.0, 12.0]));
+    /// ```
+    pub fn eval_columns(
+        &self,
+        inputs: &[Column<'_>],
+        outputs: &mut [&mut [f64]],
+    ) -> Result<(), Error> {
+        let in_lens: Vec<usize> = inputs.iter().map(Column::len).collect();
+        let out_lens: Vec<usize> = outputs.iter().map(|a| a.len()).collect();
+        let n = shape::check_columns(
+            self.program.n_vars(),
+            self.program.outputs.len(),
+            &in_lens,
+            &out_lens,
+        )?;
+        if n == 0 {
+            return Ok(());
+        }
+        let f64_columns: Option<Vec<&[f64]>> = inputs
+            .iter()
+            .map(|c| match c {
+                Column::F64(s) => Some(*s),
+                Column::F32(_) => None,
+            })
+            .collect();
+        match (&self.gpu, f64_columns) {
+            // f64 kernels take f64 inputs unchanged: check them while the batch runs (on a
             // direct batch the host's cores are idle; a staged one shares them) and discard
             // the result if a box is invalid (the kernel computes garbage for it, never
-            // anything unsafe). f32 kernels need the checked copy, rounded to f32, first.
-            Some(kernel) if self.program.precision == Precision::F64 => {
+            // anything unsafe). Other batches need the checked copy first (rounded to f32 for
+            // f32 kernels).
+            (Some(kernel), Some(columns)) if self.program.precision == Precision::F64 => {
                 let (checked, ran) = rayon::join(
                     || input::checked(&self.program, inputs, n).map(|_| ()),
-                    || kernel.eval_into(inputs, n, out),
+                    || kernel.eval_columns(&columns, outputs),
                 );
                 checked?;
                 ran?;
             }
-            Some(kernel) => kernel.eval_into(&input::checked(&self.program, inputs, n)?, n, out)?,
-            None => {
+            (gpu, _) => {
                 let checked = input::checked(&self.program, inputs, n)?;
-                cpu::eval::eval_soa_into(&self.program, &checked, n, out)
+                let columns: Vec<&[f64]> = checked.iter().map(|c| &**c).collect();
+                match gpu {
+                    Some(kernel) => kernel.eval_columns(&columns, outputs)?,
+                    None => cpu::eval::eval_columns(&self.program, &columns, n, outputs),
+                }
             }
         }
         Ok(())
@@ -307,6 +361,76 @@ mod tests {
                 assert!(matches!(gpu, Err(Error::NoGpu(_))));
             }
         }
+    }
+
+    /// Columns in separate allocations, f64 and f32 mixed, give eval_soa's bits; a batch larger
+    /// than one parallel task (several tasks, a partial last chunk) included.
+    #[test]
+    fn columns_equal_one_block() {
+        let expr = Expression::parse(TEXT).unwrap();
+        for n in [1, 3, 64 * cpu::LANES + 37] {
+            let mut inputs = Vec::with_capacity(6 * n);
+            for k in 0..3 {
+                let lo: Vec<f64> = (0..n)
+                    .map(|i| ((i * 37 + k * 11) % 101) as f64 / 8.0 - 6.0)
+                    .collect();
+                let hi = lo
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l)| l + (i % 5) as f64 * 0.75);
+                inputs.extend_from_slice(&lo);
+                inputs.extend(hi);
+            }
+            for p in [Precision::F64, Precision::F32] {
+                let eval = Evaluator::new(&expr, p, BackendChoice::Cpu).unwrap();
+                let want = eval.eval_soa(&inputs, n).unwrap();
+                // Variable y as f32 columns (its bounds are multiples of 1/8: exact in f32).
+                let y: Vec<Vec<f32>> = inputs[2 * n..4 * n]
+                    .chunks(n)
+                    .map(|c| c.iter().map(|&v| v as f32).collect())
+                    .collect();
+                let separate: Vec<Vec<f64>> = inputs.chunks(n).map(<[f64]>::to_vec).collect();
+                let columns = [
+                    Column::F64(&separate[0]),
+                    Column::F64(&separate[1]),
+                    Column::F32(&y[0]),
+                    Column::F32(&y[1]),
+                    Column::F64(&separate[4]),
+                    Column::F64(&separate[5]),
+                ];
+                let mut out = vec![vec![f64::NAN; n]; 4];
+                let mut outs: Vec<&mut [f64]> = out.iter_mut().map(Vec::as_mut_slice).collect();
+                eval.eval_columns(&columns, &mut outs).unwrap();
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&out.concat()), bits(&want), "n = {n}, {p:?}");
+            }
+        }
+        // Wrong counts and lengths are shape errors.
+        let eval = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();
+        let a = [1.0, 2.0];
+        let short = [1.0];
+        let mut o = [[0.0; 2]; 4];
+        let mut outs: Vec<&mut [f64]> = o.iter_mut().map(|v| &mut v[..]).collect();
+        let five = [Column::F64(&a); 5];
+        assert!(matches!(
+            eval.eval_columns(&five, &mut outs),
+            Err(Error::Shape(shape::ShapeError::Columns {
+                expected: 6,
+                got: 5,
+                ..
+            }))
+        ));
+        let mut six = [Column::F64(&a); 6];
+        six[3] = Column::F64(&short);
+        assert!(matches!(
+            eval.eval_columns(&six, &mut outs),
+            Err(Error::Shape(shape::ShapeError::ColumnLength {
+                index: 3,
+                len: 1,
+                n: 2,
+                ..
+            }))
+        ));
     }
 
     /// Every way a batch can have the wrong shape is one error value, never a panic.

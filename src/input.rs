@@ -15,86 +15,141 @@ use crate::{Error, Interval, IntervalError, Precision};
 /// handled on the calling thread.
 pub(crate) const PARALLEL_PIECE: usize = 1 << 16;
 
-/// `inputs` checked as [`crate::Evaluator::eval_soa`] describes, in the same layout: for f64 the
-/// caller's own slice (a valid bound is used as it is, so no copy is made: at 2^28 boxes a
-/// copy is gigabytes of fresh memory), for f32 a copy rounded outward to f32. The first
-/// invalid box (lowest variable, then lowest box) is the error. Variables one after the
-/// other, the boxes of each in parallel tasks of [`PARALLEL_PIECE`] (a single thread checks
-/// a few hundred million bounds a second, a GPU takes them faster).
-pub(crate) fn checked<'a>(
-    program: &Program,
-    inputs: &'a [f64],
-    n: usize,
-) -> Result<Cow<'a, [f64]>, Error> {
-    let precision = program.precision;
-    // Every element is written below; zeroed memory costs no pass of its own.
-    let mut rounded = match precision {
-        Precision::F64 => None,
-        Precision::F32 => Some(vec![0.0; inputs.len()]),
-    };
-    if n > 0 {
-        // Boxes `first..` of one variable: the lo and hi bounds in, for f32 the rounded
-        // ones out; the first failure with its box.
-        let check = |first: usize,
-                     out: Option<(&mut [f64], &mut [f64])>,
-                     (lo, hi): (&[f64], &[f64])|
-         -> Result<(), (usize, IntervalError)> {
-            let valid = |i: usize, l: f64, h: f64| {
-                if l.is_nan() && h.is_nan() {
-                    Ok(Interval::EMPTY)
-                } else {
-                    Interval::new(l, h).map_err(|e| (first + i, e))
-                }
-            };
-            match out {
-                None => {
-                    for (i, (&l, &h)) in lo.iter().zip(hi).enumerate() {
-                        valid(i, l, h)?;
-                    }
-                }
-                Some((out_lo, out_hi)) => {
-                    let pairs = out_lo.iter_mut().zip(out_hi).zip(lo).zip(hi);
-                    for (i, (((ol, oh), &l), &h)) in pairs.enumerate() {
-                        let iv = valid(i, l, h)?.to_f32_enclosure();
-                        (*ol, *oh) = (iv.lo, iv.hi);
-                    }
-                }
-            }
-            Ok(())
-        };
-        for k in 0..program.n_vars() {
-            let (lo, hi) = inputs[2 * k * n..2 * (k + 1) * n].split_at(n);
-            let out = rounded
-                .as_mut()
-                .map(|r| r[2 * k * n..2 * (k + 1) * n].split_at_mut(n));
-            let result = if n <= PARALLEL_PIECE {
-                check(0, out, (lo, hi))
-            } else {
-                let ins = lo
-                    .par_chunks(PARALLEL_PIECE)
-                    .zip(hi.par_chunks(PARALLEL_PIECE))
-                    .enumerate();
-                // The failure of the earliest task, hence of the earliest box.
-                let first_failure = match out {
-                    None => ins.find_map_first(|(t, b)| check(t * PARALLEL_PIECE, None, b).err()),
-                    Some((out_lo, out_hi)) => out_lo
-                        .par_chunks_mut(PARALLEL_PIECE)
-                        .zip(out_hi.par_chunks_mut(PARALLEL_PIECE))
-                        .zip(ins)
-                        .find_map_first(|(o, (t, b))| check(t * PARALLEL_PIECE, Some(o), b).err()),
-                };
-                first_failure.map_or(Ok(()), Err)
-            };
-            result.map_err(|(i, error)| Error::Input {
-                name: format!("box {i}, variable {}", program.var_names[k]),
-                error,
-            })?;
+/// One array of bounds of a batch given array by array ([`crate::Evaluator::eval_columns`]):
+/// the lower or the upper bounds of one variable, one element per box. f64 arrays are read
+/// where they are; f32 arrays are widened (exactly) on the way in, which an f32 program's
+/// outward rounding pass does anyway.
+#[derive(Clone, Copy, Debug)]
+pub enum Column<'a> {
+    /// Bounds in double precision.
+    F64(&'a [f64]),
+    /// Bounds in single precision.
+    F32(&'a [f32]),
+}
+
+impl Column<'_> {
+    /// The number of boxes the column holds.
+    pub fn len(&self) -> usize {
+        match self {
+            Column::F64(s) => s.len(),
+            Column::F32(s) => s.len(),
         }
     }
-    Ok(match rounded {
-        Some(r) => Cow::Owned(r),
-        None => Cow::Borrowed(inputs),
-    })
+
+    /// Whether the column holds no box.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<'a> From<&'a [f64]> for Column<'a> {
+    fn from(s: &'a [f64]) -> Self {
+        Column::F64(s)
+    }
+}
+
+impl<'a> From<&'a [f32]> for Column<'a> {
+    fn from(s: &'a [f32]) -> Self {
+        Column::F32(s)
+    }
+}
+
+/// `inputs` (`2 * n_vars` columns of `n` boxes: lo then hi of each variable) checked as
+/// [`crate::Evaluator::eval_soa`] describes, column by column: for an f64 program an f64
+/// column is used as it is (a valid bound is not changed, so no copy is made: at 2^28 boxes a
+/// copy is gigabytes of fresh memory), an f32 column widened; for an f32 program a copy rounded
+/// outward to f32. The first invalid box (lowest variable, then lowest box) is the error.
+/// Variables one after the other, the boxes of each in parallel tasks of [`PARALLEL_PIECE`] (a
+/// single thread checks a few hundred million bounds a second, a GPU takes them faster).
+pub(crate) fn checked<'a>(
+    program: &Program,
+    inputs: &[Column<'a>],
+    n: usize,
+) -> Result<Vec<Cow<'a, [f64]>>, Error> {
+    let precision = program.precision;
+    let mut result: Vec<Cow<'a, [f64]>> = Vec::with_capacity(inputs.len());
+    // Boxes `first..` of one variable: the lo and hi bounds in, for f32 the rounded ones out;
+    // the first failure with its box.
+    let check = |first: usize,
+                 out: Option<(&mut [f64], &mut [f64])>,
+                 (lo, hi): (&[f64], &[f64])|
+     -> Result<(), (usize, IntervalError)> {
+        let valid = |i: usize, l: f64, h: f64| {
+            if l.is_nan() && h.is_nan() {
+                Ok(Interval::EMPTY)
+            } else {
+                Interval::new(l, h).map_err(|e| (first + i, e))
+            }
+        };
+        match out {
+            None => {
+                for (i, (&l, &h)) in lo.iter().zip(hi).enumerate() {
+                    valid(i, l, h)?;
+                }
+            }
+            Some((out_lo, out_hi)) => {
+                let pairs = out_lo.iter_mut().zip(out_hi).zip(lo).zip(hi);
+                for (i, (((ol, oh), &l), &h)) in pairs.enumerate() {
+                    let iv = valid(i, l, h)?.to_f32_enclosure();
+                    (*ol, *oh) = (iv.lo, iv.hi);
+                }
+            }
+        }
+        Ok(())
+    };
+    for (k, pair) in inputs.chunks(2).enumerate().take(program.n_vars()) {
+        let (lo, hi) = (&pair[0], &pair[1]);
+        debug_assert!(lo.len() == n && hi.len() == n, "the shape is checked first");
+        // Every element is written below; zeroed memory costs no pass of its own.
+        let mut rounded = match precision {
+            Precision::F64 => None,
+            Precision::F32 => Some((vec![0.0; n], vec![0.0; n])),
+        };
+        let (lo_w, hi_w) = (widen(lo), widen(hi));
+        let out = rounded
+            .as_mut()
+            .map(|(l, h)| (l.as_mut_slice(), h.as_mut_slice()));
+        let (lo_s, hi_s): (&[f64], &[f64]) = (&lo_w, &hi_w);
+        let outcome = if n <= PARALLEL_PIECE {
+            check(0, out, (lo_s, hi_s))
+        } else {
+            let ins = lo_s
+                .par_chunks(PARALLEL_PIECE)
+                .zip(hi_s.par_chunks(PARALLEL_PIECE))
+                .enumerate();
+            // The failure of the earliest task, hence of the earliest box.
+            let first_failure = match out {
+                None => ins.find_map_first(|(t, b)| check(t * PARALLEL_PIECE, None, b).err()),
+                Some((out_lo, out_hi)) => out_lo
+                    .par_chunks_mut(PARALLEL_PIECE)
+                    .zip(out_hi.par_chunks_mut(PARALLEL_PIECE))
+                    .zip(ins)
+                    .find_map_first(|(o, (t, b))| check(t * PARALLEL_PIECE, Some(o), b).err()),
+            };
+            first_failure.map_or(Ok(()), Err)
+        };
+        outcome.map_err(|(i, error)| Error::Input {
+            name: format!("box {i}, variable {}", program.var_names[k]),
+            error,
+        })?;
+        match rounded {
+            Some((l, h)) => result.extend([Cow::Owned(l), Cow::Owned(h)]),
+            None => result.extend([lo_w, hi_w]),
+        }
+    }
+    Ok(result)
+}
+
+/// A column as f64 values, borrowed for the column's lifetime when it is f64.
+fn widen<'a>(c: &Column<'a>) -> Cow<'a, [f64]> {
+    match *c {
+        Column::F64(s) => Cow::Borrowed(s),
+        Column::F32(s) => {
+            let mut w = vec![0.0; s.len()];
+            crate::gpu::convert(std::iter::once((&mut w[..], s)), f64::from);
+            Cow::Owned(w)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -145,9 +200,21 @@ mod tests {
                         los.into_iter().chain(his)
                     })
                     .collect();
-                let checked = checked(eval.program(), &inputs, n).unwrap();
+                let columns: Vec<Column> = inputs.chunks(n).map(Column::F64).collect();
+                let got: Vec<f64> = checked(eval.program(), &columns, n).unwrap().concat();
                 let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                assert!(bits(&checked) == bits(&serial), "n = {n}, {precision:?}");
+                assert!(bits(&got) == bits(&serial), "n = {n}, {precision:?}");
+                // The same bounds as f32 columns (exact here only for the f32 program's
+                // rounding, which is what it does with any column).
+                if precision == Precision::F32 {
+                    let narrow: Vec<Vec<f32>> = serial
+                        .chunks(n)
+                        .map(|c| c.iter().map(|&x| x as f32).collect())
+                        .collect();
+                    let columns: Vec<Column> = narrow.iter().map(|c| Column::F32(c)).collect();
+                    let again = checked(eval.program(), &columns, n).unwrap().concat();
+                    assert!(bits(&again) == bits(&serial), "n = {n}, f32 columns");
+                }
             }
             // Inverted boxes: y at boxes n/2 and n-1, x at box n-1.
             let eval = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();
@@ -161,7 +228,8 @@ mod tests {
                 Error::Input { name, .. } => name,
                 other => panic!("not an input error: {other}"),
             };
-            let e = checked(eval.program(), &bad, n).unwrap_err();
+            let columns: Vec<Column> = bad.chunks(n).map(Column::F64).collect();
+            let e = checked(eval.program(), &columns, n).unwrap_err();
             assert_eq!(name(e), format!("box {}, variable y", n / 2), "n = {n}");
             invert(&mut bad, 0, n - 1);
             let e = eval.eval_soa(&bad, n).unwrap_err();

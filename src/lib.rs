@@ -46,5 +46,6 @@ pub mod workloads;
 pub use error::Error;
 pub use evaluator::{Backend, BackendChoice, Evaluator};
 pub use expression::Expression;
+pub use input::Column;
 pub use interval::{Interval, IntervalError};
 pub use scalar::Precision;

@@ -39,6 +39,32 @@ pub enum ShapeError {
         /// The number of boxes asked for.
         n: usize,
     },
+    /// A batch given array by array has the wrong number of input or output arrays.
+    #[error(
+        "expected {expected} {what} arrays (a lower and an upper bound array per {per}), got {got}"
+    )]
+    Columns {
+        /// "input" or "output".
+        what: &'static str,
+        /// "variable" or "output".
+        per: &'static str,
+        /// `2 * n_vars` or `2 * n_outputs`.
+        expected: usize,
+        /// The number given.
+        got: usize,
+    },
+    /// An array of a batch given array by array has another length than the first one.
+    #[error("{what} array {index} holds {len} values, the batch has {n} boxes")]
+    ColumnLength {
+        /// "input" or "output".
+        what: &'static str,
+        /// Its place in the list (lo of variable k at 2k, hi at 2k + 1).
+        index: usize,
+        /// Its length.
+        len: usize,
+        /// The batch length (the first input array's, or the first output array's).
+        n: usize,
+    },
     /// `2 * n_vars * n` or `2 * n_outputs * n` does not fit in memory sizes.
     #[error("{n} boxes is too many for one batch")]
     TooLarge {
@@ -81,6 +107,42 @@ pub fn check_soa(
     Ok(())
 }
 
+/// Checks a batch given array by array (`inputs` and `outputs`: the lengths of the arrays, lo
+/// then hi of each variable / output) and returns its number of boxes: the first input array's
+/// length, or the first output array's when there are no inputs.
+pub fn check_columns(
+    n_vars: usize,
+    n_outputs: usize,
+    inputs: &[usize],
+    outputs: &[usize],
+) -> Result<usize, ShapeError> {
+    for (what, per, expected, got) in [
+        ("input", "variable", 2 * n_vars, inputs.len()),
+        ("output", "output", 2 * n_outputs, outputs.len()),
+    ] {
+        if expected != got {
+            return Err(ShapeError::Columns {
+                what,
+                per,
+                expected,
+                got,
+            });
+        }
+    }
+    let n = inputs.first().or(outputs.first()).copied().unwrap_or(0);
+    for (what, lens) in [("input", inputs), ("output", outputs)] {
+        if let Some((index, &len)) = lens.iter().enumerate().find(|(_, &len)| len != n) {
+            return Err(ShapeError::ColumnLength {
+                what,
+                index,
+                len,
+                n,
+            });
+        }
+    }
+    Ok(n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +169,49 @@ mod tests {
         assert!(matches!(
             check_soa(2, 1, usize::MAX, 0, 0),
             Err(ShapeError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn column_counts_then_lengths_are_checked() {
+        assert_eq!(check_columns(1, 1, &[3, 3], &[3, 3]), Ok(3));
+        assert_eq!(check_columns(0, 1, &[], &[5, 5]), Ok(5));
+        assert_eq!(check_columns(0, 0, &[], &[]), Ok(0));
+        assert!(matches!(
+            check_columns(2, 1, &[3, 3, 3], &[3, 3]),
+            Err(ShapeError::Columns {
+                what: "input",
+                expected: 4,
+                got: 3,
+                ..
+            })
+        ));
+        assert!(matches!(
+            check_columns(1, 2, &[3, 3], &[3, 3]),
+            Err(ShapeError::Columns {
+                what: "output",
+                expected: 4,
+                got: 2,
+                ..
+            })
+        ));
+        assert!(matches!(
+            check_columns(1, 1, &[3, 2], &[3, 3]),
+            Err(ShapeError::ColumnLength {
+                what: "input",
+                index: 1,
+                len: 2,
+                n: 3
+            })
+        ));
+        assert!(matches!(
+            check_columns(1, 1, &[3, 3], &[3, 4]),
+            Err(ShapeError::ColumnLength {
+                what: "output",
+                index: 1,
+                len: 4,
+                n: 3
+            })
         ));
     }
 }

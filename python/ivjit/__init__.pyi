@@ -1,9 +1,11 @@
-from typing import Literal, Mapping, Sequence, Tuple, Union
+from typing import Callable, Literal, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
 
 Bound = Union[float, npt.ArrayLike]
+Result = Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
+Progress = Callable[[int, int], object]
 
 class Error(Exception):
     """Base class of every ivjit error."""
@@ -30,13 +32,32 @@ class Function:
     def backend(self) -> Literal["cpu", "gpu"]: ...
     def ir(self) -> str: ...
     def ptx(self) -> str: ...
+    @property
+    def source(self) -> str: ...
     def __call__(
-        self, **bounds: Tuple[Bound, Bound]
-    ) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        self,
+        *,
+        out: Optional[Result] = None,
+        progress: Optional[Progress] = None,
+        **bounds: Tuple[Bound, Bound],
+    ) -> Result:
         """`f(x=(x_lo, x_hi), ...)`: arrays of one length n or numbers (broadcast); returns
-        (lo, hi) of shape (n,) for one output, (outputs, n) for several. NumPy arrays give
-        NumPy arrays; CUDA arrays of CuPy or PyTorch are evaluated on their device and give
-        arrays of the same library there."""
+        (lo, hi) of shape (n,) for one output, (outputs, n) for several. NumPy float64 and
+        float32 arrays are read in place; `out=(lo, hi)` float64 arrays are filled and
+        returned. `progress(done, n)` is called between pieces of a large batch; Ctrl-C stops
+        it. CUDA arrays of CuPy or PyTorch are evaluated on their device and give arrays of the
+        same library there."""
+    def eval(
+        self,
+        bounds: Mapping[str, Tuple[Bound, Bound]],
+        out: Optional[Result] = None,
+        progress: Optional[Progress] = None,
+    ) -> Result:
+        """`f.eval({"x": (x_lo, x_hi), ...})`: calling `f` with the bounds in a dict."""
+
+def pinned_zeros(shape: Union[int, Sequence[int]]) -> npt.NDArray[np.float64]:
+    """Zeros in page-locked host memory (ordinary memory without a GPU): bounds and outputs
+    there go to and from the GPU without host copies."""
 
 def compile(
     source: str,

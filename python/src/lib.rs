@@ -6,11 +6,11 @@
 //! arrays. Errors become Python exceptions with the library's diagnostic text (the caret
 //! included), never a panic across the interpreter.
 
-use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
+use numpy::{PyArray1, PyArrayDyn, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::PyDict;
 
 create_exception!(
     _ivjit,
@@ -75,39 +75,42 @@ fn backend_of(name: &str) -> PyResult<ivjit::BackendChoice> {
 struct Function {
     expr: ivjit::Expression,
     eval: ivjit::Evaluator,
+    /// The backend asked for ("auto", "cpu", "gpu"), kept so that a pickled function compiles
+    /// the same way elsewhere (a worker without a GPU falls back from "auto").
+    asked_backend: String,
 }
 
-/// One bound of one variable: a float64 array (read in place when it is one) or a scalar.
+/// Boxes per piece of a batch on the CPU backend: between pieces the call checks for Ctrl-C
+/// and reports progress (about 50 ms for `x^2 - y` on two cores; longer expressions take
+/// longer per piece).
+const CPU_PIECE: usize = 1 << 20;
+/// Boxes per piece on the GPU backend, where a piece costs a few milliseconds of copies.
+const GPU_PIECE: usize = 1 << 22;
+
+/// Integers up to this magnitude are exact in float64; larger ones would round to nearest.
+const EXACT_INT: f64 = 9_007_199_254_740_992.0; // 2^53
+
+/// One bound of one variable: an array read where it is, or a number broadcast.
 enum Bound<'py> {
-    Array(PyReadonlyArray1<'py, f64>),
+    F64(PyReadonlyArray1<'py, f64>),
+    F32(PyReadonlyArray1<'py, f32>),
     Scalar(f64),
 }
 
 impl Bound<'_> {
     fn len(&self) -> Option<usize> {
         match self {
-            Bound::Array(a) => Some(a.len().unwrap_or(0)),
+            Bound::F64(a) => Some(a.len()),
+            Bound::F32(a) => Some(a.len()),
             Bound::Scalar(_) => None,
         }
     }
-
-    /// Copies the bound into `dst` (n values), broadcasting a scalar.
-    fn fill(&self, dst: &mut [f64]) -> PyResult<()> {
-        match self {
-            Bound::Scalar(x) => dst.fill(*x),
-            Bound::Array(a) => match a.as_slice() {
-                Ok(s) => dst.copy_from_slice(s),
-                Err(_) => {
-                    for (d, x) in dst.iter_mut().zip(a.as_array().iter()) {
-                        *d = *x;
-                    }
-                }
-            },
-        }
-        Ok(())
-    }
 }
 
+/// A bound as the evaluator takes it: C-contiguous float64 and float32 arrays as they are;
+/// numbers as numbers; other arrays converted by NumPy (a copy) where the conversion is exact
+/// (smaller floats, integers up to 2^53, booleans) and refused otherwise, since rounding a
+/// bound to nearest could shrink the box.
 fn bound<'py>(
     py: Python<'py>,
     value: &pyo3::Bound<'py, PyAny>,
@@ -116,19 +119,87 @@ fn bound<'py>(
     if let Ok(x) = value.downcast::<pyo3::types::PyFloat>() {
         return Ok(Bound::Scalar(x.value()));
     }
-    let np = py.import("numpy")?;
-    let arr = np.call_method1("asarray", (value, "float64"))?;
-    let ndim = arr.getattr("ndim")?.extract::<usize>()?;
-    if ndim == 0 {
-        return Ok(Bound::Scalar(arr.call_method0("item")?.extract::<f64>()?));
+    if let Ok(a) = value.downcast::<PyArray1<f64>>() {
+        if a.is_contiguous() {
+            return Ok(Bound::F64(
+                a.try_readonly()
+                    .map_err(|e| InputError::new_err(format!("{what}: {e}")))?,
+            ));
+        }
     }
-    if ndim != 1 {
+    if let Ok(a) = value.downcast::<PyArray1<f32>>() {
+        if a.is_contiguous() {
+            return Ok(Bound::F32(
+                a.try_readonly()
+                    .map_err(|e| InputError::new_err(format!("{what}: {e}")))?,
+            ));
+        }
+    }
+    let np = py.import("numpy")?;
+    let arr = np.call_method1("asarray", (value,))?;
+    let dtype = arr.getattr("dtype")?;
+    let kind: String = dtype.getattr("kind")?.extract()?;
+    let size: usize = dtype.getattr("itemsize")?.extract()?;
+    let exact = match kind.as_str() {
+        "f" => size <= 8,
+        "b" => true,
+        "i" | "u" => {
+            let big = arr.getattr("size")?.extract::<usize>()? > 0 && {
+                let m = np.call_method1("abs", (&arr,))?.call_method0("max")?;
+                m.extract::<f64>().map_or(true, |m| m > EXACT_INT)
+            };
+            !big
+        }
+        _ => false,
+    };
+    if !exact {
         return Err(InputError::new_err(format!(
-            "{what}: expected a 1-D array or a number"
+            "{what}: bounds of dtype {} cannot be converted to float64 exactly; give float64 or \
+             float32 arrays (rounded outward yourself: lower bounds down, upper bounds up)",
+            dtype.str()?
         )));
     }
-    let arr = arr.downcast_into::<PyArray1<f64>>()?;
-    Ok(Bound::Array(arr.readonly()))
+    let arr = np.call_method1("ascontiguousarray", (arr, "float64"))?;
+    match arr.getattr("ndim")?.extract::<usize>()? {
+        0 => Ok(Bound::Scalar(arr.call_method0("item")?.extract::<f64>()?)),
+        1 => Ok(Bound::F64(arr.downcast_into::<PyArray1<f64>>()?.readonly())), // fresh: free
+        _ => Err(InputError::new_err(format!(
+            "{what}: expected a 1-D array or a number"
+        ))),
+    }
+}
+
+/// The outputs: `out=(lo, hi)` checked, or fresh arrays; float64, C-contiguous, of shape (n,)
+/// for one output and (outputs, n) for several.
+fn outputs<'py>(
+    py: Python<'py>,
+    out: Option<&pyo3::Bound<'py, PyAny>>,
+    m: usize,
+    n: usize,
+) -> PyResult<(pyo3::Bound<'py, PyAny>, pyo3::Bound<'py, PyAny>)> {
+    let shape: Vec<usize> = if m == 1 { vec![n] } else { vec![m, n] };
+    let Some(out) = out else {
+        let lo = PyArrayDyn::<f64>::zeros(py, shape.clone(), false).into_any();
+        let hi = PyArrayDyn::<f64>::zeros(py, shape, false).into_any();
+        return Ok((lo, hi));
+    };
+    let (lo, hi): (pyo3::Bound<PyAny>, pyo3::Bound<PyAny>) = out
+        .extract()
+        .map_err(|_| InputError::new_err("out: expected a pair (lo, hi) of float64 arrays"))?;
+    for (name, a) in [("out[0]", &lo), ("out[1]", &hi)] {
+        let ok = a
+            .downcast::<PyArrayDyn<f64>>()
+            .is_ok_and(|a| a.is_c_contiguous() && a.shape() == shape.as_slice());
+        if !ok {
+            return Err(InputError::new_err(format!(
+                "{name}: expected a writeable C-contiguous float64 array of shape {shape:?}"
+            )));
+        }
+    }
+    if lo.is(&hi) {
+        return Err(InputError::new_err("out: lo and hi must be two arrays"));
+    }
+    Ok((lo, hi))
 }
 
 #[pymethods]
@@ -213,29 +284,45 @@ impl Function {
         )
     }
 
-    /// Evaluates the batch: `f(x=(x_lo, x_hi), y=(y_lo, y_hi))`, arrays of one length n or
-    /// numbers (broadcast). Returns `(lo, hi)`: arrays of shape (n,) for one output, (outputs, n)
-    /// for several; an empty result is NaN in both bounds.
-    #[pyo3(signature = (*args, **kwargs))]
-    fn __call__<'py>(
+    /// The source text it was compiled from.
+    #[getter]
+    fn source(&self) -> &str {
+        self.expr.source()
+    }
+
+    /// The backend asked for at compile time ("auto", "cpu" or "gpu").
+    #[getter]
+    fn _asked_backend(&self) -> &str {
+        &self.asked_backend
+    }
+
+    /// Evaluates the batch `bounds` ({name: (lo, hi)}): arrays of one length n or numbers
+    /// (broadcast). Returns `(lo, hi)`: arrays of shape (n,) for one output, (outputs, n) for
+    /// several (`out`, when given, filled and returned); an empty result is NaN in both bounds.
+    /// Float64 and float32 arrays are read where they are. The batch runs with the GIL
+    /// released, in pieces: between pieces Ctrl-C stops it (KeyboardInterrupt) and
+    /// `progress(done, n)` is called.
+    #[pyo3(signature = (bounds, out = None, progress = None))]
+    fn _eval<'py>(
         &self,
         py: Python<'py>,
-        args: &pyo3::Bound<'py, PyTuple>,
-        kwargs: Option<&pyo3::Bound<'py, PyDict>>,
-    ) -> PyResult<(PyObject, PyObject)> {
+        bounds: &pyo3::Bound<'py, PyDict>,
+        out: Option<&pyo3::Bound<'py, PyAny>>,
+        progress: Option<&pyo3::Bound<'py, PyAny>>,
+    ) -> PyResult<(pyo3::Bound<'py, PyAny>, pyo3::Bound<'py, PyAny>)> {
         let vars = self.expr.vars();
-        if !args.is_empty() {
-            return Err(PyTypeError::new_err(format!(
-                "pass the bounds by name: f({})",
-                vars.iter()
-                    .map(|v| format!("{v}=(lo, hi)"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
+        for key in bounds.keys() {
+            let key: String = key.extract()?;
+            if !vars.contains(&key) {
+                return Err(InputError::new_err(format!(
+                    "{key:?} is not a variable of the expression (its variables: {})",
+                    vars.join(", ")
+                )));
+            }
         }
-        let mut bounds: Vec<(Bound, Bound)> = Vec::with_capacity(vars.len());
+        let mut pairs: Vec<(Bound, Bound)> = Vec::with_capacity(vars.len());
         for v in vars {
-            let Some(pair) = kwargs.and_then(|k| k.get_item(v).ok().flatten()) else {
+            let Some(pair) = bounds.get_item(v)? else {
                 return Err(InputError::new_err(format!(
                     "variable {v:?} is not given: pass {v}=(lo, hi)"
                 )));
@@ -246,22 +333,11 @@ impl Function {
                         "{v}: expected a pair (lo, hi) of arrays or numbers"
                     ))
                 })?;
-            bounds.push((bound(py, &lo, v)?, bound(py, &hi, v)?));
-        }
-        if let Some(k) = kwargs {
-            for key in k.keys() {
-                let key: String = key.extract()?;
-                if !vars.contains(&key) {
-                    return Err(InputError::new_err(format!(
-                        "{key:?} is not a variable of the expression (its variables: {})",
-                        vars.join(", ")
-                    )));
-                }
-            }
+            pairs.push((bound(py, &lo, v)?, bound(py, &hi, v)?));
         }
         // The batch length: every array's, which must agree; 1 when all are numbers.
         let mut n: Option<usize> = None;
-        for (v, (lo, hi)) in vars.iter().zip(&bounds) {
+        for (v, (lo, hi)) in vars.iter().zip(&pairs) {
             for len in [lo.len(), hi.len()].into_iter().flatten() {
                 match n {
                     Some(m) if m != len => {
@@ -273,36 +349,124 @@ impl Function {
                 }
             }
         }
-        let n = n.unwrap_or(1);
-        let mut soa = vec![0.0; 2 * vars.len() * n];
-        for (k, (lo, hi)) in bounds.iter().enumerate() {
-            lo.fill(&mut soa[2 * k * n..(2 * k + 1) * n])?;
-            hi.fill(&mut soa[(2 * k + 1) * n..(2 * k + 2) * n])?;
-        }
-        drop(bounds);
+        // Only numbers: the length of `out`, else one box.
+        let n = match (n, out) {
+            (Some(n), _) => n,
+            (None, Some(out)) => out
+                .get_item(0)
+                .and_then(|lo| lo.getattr("shape"))
+                .and_then(|s| s.get_item(-1))
+                .and_then(|len| len.extract::<usize>())
+                .unwrap_or(1),
+            (None, None) => 1,
+        };
+        let piece = match self.eval.backend() {
+            ivjit::Backend::Gpu => GPU_PIECE,
+            ivjit::Backend::Cpu => CPU_PIECE,
+        };
+        // Numbers broadcast over a piece: the one copy a call makes of its inputs.
+        let bounds: Vec<&Bound> = pairs.iter().flat_map(|(lo, hi)| [lo, hi]).collect();
+        let broadcast: Vec<Option<Vec<f64>>> = bounds
+            .iter()
+            .map(|b| match b {
+                Bound::Scalar(x) => Some(vec![*x; n.min(piece)]),
+                _ => None,
+            })
+            .collect();
+        let columns: Vec<ivjit::Column> = bounds
+            .iter()
+            .zip(&broadcast)
+            .map(|(b, filled)| match (b, filled) {
+                (Bound::F64(a), _) => a.as_slice().map(ivjit::Column::F64),
+                (Bound::F32(a), _) => a.as_slice().map(ivjit::Column::F32),
+                (Bound::Scalar(_), Some(v)) => Ok(ivjit::Column::F64(v)),
+                (Bound::Scalar(_), None) => unreachable!("every number is broadcast above"),
+            })
+            .collect::<Result<_, _>>()
+            .map_err(|e| InputError::new_err(e.to_string()))?;
         let m = self.expr.n_outputs();
-        let out = py
-            .allow_threads(|| self.eval.eval_soa(&soa, n))
-            .map_err(|e| to_py(e, self.expr.source()))?;
-        // out: for each output j, n lower bounds then n upper bounds.
-        let mut lo = Vec::with_capacity(m * n);
-        let mut hi = Vec::with_capacity(m * n);
-        for j in 0..m {
-            lo.extend_from_slice(&out[2 * j * n..(2 * j + 1) * n]);
-            hi.extend_from_slice(&out[(2 * j + 1) * n..(2 * j + 2) * n]);
+        let (lo_obj, hi_obj) = outputs(py, out, m, n)?;
+        let borrow = |a: &pyo3::Bound<'py, PyAny>| {
+            let a = a.downcast::<PyArrayDyn<f64>>()?;
+            a.try_readwrite().map_err(|e| {
+                InputError::new_err(format!(
+                    "out: {e} (the output arrays must be writeable and distinct from the inputs)"
+                ))
+            })
+        };
+        let (mut lo_w, mut hi_w) = (borrow(&lo_obj)?, borrow(&hi_obj)?);
+        let lo_all = lo_w
+            .as_slice_mut()
+            .map_err(|e| InputError::new_err(e.to_string()))?;
+        let hi_all = hi_w
+            .as_slice_mut()
+            .map_err(|e| InputError::new_err(e.to_string()))?;
+        let mut done = 0;
+        while done < n {
+            let end = n.min(done + piece);
+            let part: Vec<ivjit::Column> = columns
+                .iter()
+                .zip(&broadcast)
+                .map(|(c, filled)| match (*c, filled) {
+                    (_, Some(v)) => ivjit::Column::F64(&v[..end - done]),
+                    (ivjit::Column::F64(s), None) => ivjit::Column::F64(&s[done..end]),
+                    (ivjit::Column::F32(s), None) => ivjit::Column::F32(&s[done..end]),
+                })
+                .collect();
+            // Output j's lo and hi rows, elements done..end.
+            let mut outs: Vec<&mut [f64]> = Vec::with_capacity(2 * m);
+            for (lo_row, hi_row) in lo_all.chunks_mut(n).zip(hi_all.chunks_mut(n)) {
+                outs.push(&mut lo_row[done..end]);
+                outs.push(&mut hi_row[done..end]);
+            }
+            py.allow_threads(|| self.eval.eval_columns(&part, &mut outs))
+                .map_err(|e| to_py(e, self.expr.source()))?;
+            done = end;
+            py.check_signals()?;
+            if let Some(callback) = progress {
+                callback.call1((done, n))?;
+            }
         }
-        if m == 1 {
-            Ok((
-                PyArray1::from_vec(py, lo).into_any().unbind(),
-                PyArray1::from_vec(py, hi).into_any().unbind(),
-            ))
-        } else {
-            let lo = PyArray1::from_vec(py, lo).reshape([m, n])?;
-            let hi = PyArray1::from_vec(py, hi).reshape([m, n])?;
-            let _: &pyo3::Bound<PyArray2<f64>> = &lo;
-            Ok((lo.into_any().unbind(), hi.into_any().unbind()))
-        }
+        drop((lo_w, hi_w));
+        Ok((lo_obj, hi_obj))
     }
+}
+
+/// Page-locked host memory lent to NumPy (`ivjit.pinned_zeros`): the array's data lies in an
+/// [`ivjit::gpu::HostBuffer`], which the GPU backend copies from and to directly.
+#[pyclass(module = "ivjit", frozen)]
+struct PinnedBuffer {
+    buffer: ivjit::gpu::HostBuffer,
+    /// The data's address, taken while the buffer was owned mutably (NumPy writes through it).
+    address: usize,
+}
+
+#[pymethods]
+impl PinnedBuffer {
+    /// The NumPy array interface (version 3): a writeable 1-D float64 array over the buffer.
+    #[getter]
+    fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<pyo3::Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("shape", (self.buffer.len(),))?;
+        d.set_item("typestr", "<f8")?;
+        d.set_item("data", (self.address, false))?;
+        d.set_item("version", 3)?;
+        Ok(d)
+    }
+
+    /// Whether the memory is page-locked (false without a GPU: ordinary memory then).
+    #[getter]
+    fn locked(&self) -> bool {
+        self.buffer.is_locked()
+    }
+}
+
+/// `len` zeros in page-locked memory where a GPU driver can lock it, else in ordinary memory.
+#[pyfunction]
+fn _pinned(py: Python<'_>, len: usize) -> PinnedBuffer {
+    let mut buffer = py.allow_threads(|| ivjit::gpu::HostBuffer::new_or_plain(len));
+    let address = buffer.as_mut_ptr() as usize;
+    PinnedBuffer { buffer, address }
 }
 
 /// Compiles an expression: `compile("x^2 - y", precision="f64", backend="auto")`.
@@ -315,7 +479,11 @@ fn compile(py: Python<'_>, source: &str, precision: &str, backend: &str) -> PyRe
     py.allow_threads(move || {
         let expr = ivjit::Expression::parse(&source).map_err(|e| (e, source.clone()))?;
         let eval = ivjit::Evaluator::new(&expr, p, b).map_err(|e| (e, source.clone()))?;
-        Ok(Function { expr, eval })
+        Ok(Function {
+            expr,
+            eval,
+            asked_backend: backend.to_string(),
+        })
     })
     .map_err(|(e, s): (ivjit::Error, String)| to_py(e, &s))
 }
@@ -325,6 +493,8 @@ fn _ivjit(m: &pyo3::Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_class::<Function>()?;
+    m.add_class::<PinnedBuffer>()?;
+    m.add_function(wrap_pyfunction!(_pinned, m)?)?;
     m.add("Error", py.get_type::<Error>())?;
     m.add("SyntaxError", py.get_type::<SyntaxError>())?;
     m.add("InputError", py.get_type::<InputError>())?;

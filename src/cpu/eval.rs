@@ -74,31 +74,62 @@ pub fn eval_soa_into(program: &Program, inputs: &[f64], n: usize, out: &mut [f64
         2 * program.n_vars() * n,
         "inputs must hold 2 * n_vars * n values"
     );
-    let plan = Plan::new(program);
-    let n_out = program.outputs.len();
     assert_eq!(
         out.len(),
-        2 * n_out * n,
+        2 * program.outputs.len() * n,
         "out must hold 2 * n_outputs * n values"
     );
-    // Each chunk writes disjoint ranges of every output array; collect per chunk, then scatter.
-    let chunks: Vec<(usize, Vec<f64>)> = (0..n.div_ceil(LANES))
-        .into_par_iter()
-        .map(|c| {
-            let start = c * LANES;
-            let len = LANES.min(n - start);
-            let mut regs = vec![0.0f64; plan.n_slots * LANES];
-            let mut res = vec![0.0f64; 2 * n_out * len];
-            run_chunk(program, &plan, inputs, n, start, len, &mut regs, &mut res);
-            (start, res)
-        })
+    if n == 0 {
+        return;
+    }
+    let inputs: Vec<&[f64]> = inputs.chunks(n).collect();
+    let mut outs: Vec<&mut [f64]> = out.chunks_mut(n).collect();
+    eval_columns(program, &inputs, n, &mut outs);
+}
+
+/// Boxes per parallel task: [`LANES`]-box chunks run one after the other in a task, which owns
+/// its registers and writes its share of every output array directly.
+const TASK: usize = 64 * LANES;
+
+/// Evaluates `program` on `n` boxes given array by array: `inputs[2k]` and `inputs[2k + 1]`
+/// are the lo and hi arrays of variable k, `outs[2j]` and `outs[2j + 1]` those of output j, each
+/// `n` long.
+pub fn eval_columns(program: &Program, inputs: &[&[f64]], n: usize, outs: &mut [&mut [f64]]) {
+    assert_eq!(inputs.len(), 2 * program.n_vars(), "one array per bound");
+    assert_eq!(outs.len(), 2 * program.outputs.len(), "one array per bound");
+    assert!(
+        inputs.iter().all(|a| a.len() == n) && outs.iter().all(|a| a.len() == n),
+        "every array holds n values"
+    );
+    let plan = Plan::new(program);
+    let n_out = outs.len();
+    // tasks[t]: the t-th piece of every output array.
+    let mut tasks: Vec<Vec<&mut [f64]>> = (0..n.div_ceil(TASK))
+        .map(|_| Vec::with_capacity(n_out))
         .collect();
-    for (start, res) in chunks {
-        let len = res.len() / (2 * n_out).max(1);
-        for k in 0..2 * n_out {
-            out[k * n + start..k * n + start + len].copy_from_slice(&res[k * len..(k + 1) * len]);
+    for array in outs.iter_mut() {
+        for (t, piece) in array.chunks_mut(TASK).enumerate() {
+            tasks[t].push(piece);
         }
     }
+    tasks
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(t, mut pieces)| {
+            let mut regs = vec![0.0f64; plan.n_slots * LANES];
+            let mut res = vec![0.0f64; n_out * LANES];
+            let first = t * TASK;
+            let end = n.min(first + TASK);
+            for start in (first..end).step_by(LANES) {
+                let len = LANES.min(end - start);
+                let res = &mut res[..n_out * len];
+                run_chunk(program, &plan, inputs, start, len, &mut regs, res);
+                let at = start - first;
+                for (k, piece) in pieces.iter_mut().enumerate() {
+                    piece[at..at + len].copy_from_slice(&res[k * len..(k + 1) * len]);
+                }
+            }
+        });
 }
 
 /// Runs one chunk; on x86-64 processors with AVX2 and FMA through a copy of the loop compiled
@@ -107,8 +138,7 @@ pub fn eval_soa_into(program: &Program, inputs: &[f64], n: usize, out: &mut [f64
 fn run_chunk(
     p: &Program,
     plan: &Plan,
-    inputs: &[f64],
-    n: usize,
+    inputs: &[&[f64]],
     start: usize,
     len: usize,
     regs: &mut [f64],
@@ -117,10 +147,10 @@ fn run_chunk(
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         // SAFETY: the processor has the features the copy is compiled for (checked above).
-        unsafe { run_chunk_avx2_fma(p, plan, inputs, n, start, len, regs, res) };
+        unsafe { run_chunk_avx2_fma(p, plan, inputs, start, len, regs, res) };
         return;
     }
-    run_chunk_body(p, plan, inputs, n, start, len, regs, res)
+    run_chunk_body(p, plan, inputs, start, len, regs, res)
 }
 
 /// [`run_chunk_body`] compiled for AVX2 and FMA.
@@ -133,14 +163,13 @@ fn run_chunk(
 unsafe fn run_chunk_avx2_fma(
     p: &Program,
     plan: &Plan,
-    inputs: &[f64],
-    n: usize,
+    inputs: &[&[f64]],
     start: usize,
     len: usize,
     regs: &mut [f64],
     res: &mut [f64],
 ) {
-    run_chunk_body(p, plan, inputs, n, start, len, regs, res)
+    run_chunk_body(p, plan, inputs, start, len, regs, res)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -148,8 +177,7 @@ unsafe fn run_chunk_avx2_fma(
 fn run_chunk_body(
     p: &Program,
     plan: &Plan,
-    inputs: &[f64],
-    n: usize,
+    inputs: &[&[f64]],
     start: usize,
     len: usize,
     regs: &mut [f64],
@@ -174,7 +202,7 @@ fn run_chunk_body(
         match *inst {
             Inst::Input { var, bound } => {
                 let k = 2 * var as usize + usize::from(bound == Bound::Hi);
-                out[..len].copy_from_slice(&inputs[k * n + start..k * n + start + len]);
+                out[..len].copy_from_slice(&inputs[k][start..start + len]);
             }
             Inst::Const(c) => out[..len].fill(c),
             Inst::Bool(b) => out[..len].fill(if b { 1.0 } else { 0.0 }),

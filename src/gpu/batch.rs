@@ -1,6 +1,6 @@
 //! Streaming a batch through one device: chunks, pinned staging buffers, two streams.
 //!
-//! A device's share of the batch (elements `a..b` of the caller's structure-of-arrays input) is
+//! A device's share of the batch (elements `a..b` of each of the caller's input arrays) is
 //! cut into chunks of at most `chunk` elements. Each chunk goes through one of two *slots*
 //! (chunk k through slot k % 2). A slot owns a stream, device input/output buffers and pinned
 //! host staging buffers for one chunk. For a chunk, the host gathers the chunk's slice of every
@@ -18,7 +18,7 @@
 //!
 //! When the caller's slices are page-locked ([`super::pin`], `direct` jobs, f64 only), the
 //! host does no copying: each chunk is uploaded straight from the caller's input arrays (one
-//! copy per array, from its stride-`n_total` place to the chunk's compact layout) and
+//! copy per array, into the chunk's compact layout) and
 //! downloaded straight into the output arrays; the staging buffers stay unused.
 //!
 //! With `IVJIT_BATCH_TRACE` set, each device's share prints one line to stderr: the mode, the
@@ -44,9 +44,8 @@ use crate::scalar::Precision;
 /// One batch as every device sees it.
 pub(crate) struct Job<'a> {
     pub(crate) precision: Precision,
-    /// `n_in` arrays of stride `n_total`.
-    pub(crate) inputs: &'a [f64],
-    pub(crate) n_total: usize,
+    /// `n_in` arrays of `n_total` elements.
+    pub(crate) inputs: &'a [&'a [f64]],
     pub(crate) n_in: usize,
     pub(crate) forced_chunk: Option<usize>,
     /// The caller's inputs and outputs are page-locked: copy them directly (f64 only).
@@ -189,7 +188,7 @@ impl<T: Elem> Slots<T> {
         (a, b): (usize, usize),
         outs: &mut [&mut [f64]],
     ) -> Result<(), GpuError> {
-        let (inputs, n_total, n_in) = (job.inputs, job.n_total, job.n_in);
+        let (inputs, n_in) = (job.inputs, job.n_in);
         // Direct copies move f64 values unconverted; an f32 pipeline always stages.
         let direct = job.direct && T::IS_F64;
         let device = dk.ordinal;
@@ -229,8 +228,8 @@ impl<T: Elem> Slots<T> {
             let cu_stream = stream.cu_stream();
             if direct {
                 let (dst, _guard) = d_in.device_ptr(stream);
-                for k in 0..n_in {
-                    let src = &inputs[k * n_total + start..][..m];
+                for (k, array) in inputs.iter().enumerate().take(n_in) {
+                    let src = &array[start..][..m];
                     // SAFETY: `src` is the caller's (page-locked) f64 memory, borrowed until
                     // the batch returns, and every stream is synchronized before that; the
                     // device buffer holds n_in * chunk >= n_in * m elements of T = f64.
@@ -247,7 +246,7 @@ impl<T: Elem> Slots<T> {
                     .map_err(err(index, "waiting for the staging buffer"))?;
                 let arrays = staged[..n_in * m].chunks_mut(m).enumerate();
                 convert(
-                    arrays.map(|(k, dst)| (dst, &inputs[k * n_total + start..][..m])),
+                    arrays.map(|(k, dst)| (dst, &inputs[k][start..][..m])),
                     T::from_f64,
                 );
                 trace.gather += t.elapsed();

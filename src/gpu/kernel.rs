@@ -470,14 +470,28 @@ impl GpuKernel {
     /// instead of per call. On an error `out` holds no meaningful values.
     pub fn eval_into(&self, inputs: &[f64], n: usize, out: &mut [f64]) -> Result<(), GpuError> {
         crate::shape::check_soa(self.n_vars, self.n_outputs, n, inputs.len(), out.len())?;
-        let out_len = out.len();
-        if out_len == 0 {
+        if n == 0 {
+            return Ok(());
+        }
+        let inputs: Vec<&[f64]> = inputs.chunks(n).collect();
+        let mut outs: Vec<&mut [f64]> = out.chunks_mut(n).collect();
+        self.eval_columns(&inputs, &mut outs)
+    }
+
+    /// [`GpuKernel::eval_into`] with the batch given array by array: `inputs[2k]` and
+    /// `inputs[2k + 1]` the lo and hi arrays of variable k, `outs[2j]` and `outs[2j + 1]` those
+    /// of output j, all of one length n. The arrays are read and written where they are (copied
+    /// directly when they are page-locked, as for `eval_into`).
+    pub fn eval_columns(&self, inputs: &[&[f64]], outs: &mut [&mut [f64]]) -> Result<(), GpuError> {
+        let in_lens: Vec<usize> = inputs.iter().map(|a| a.len()).collect();
+        let out_lens: Vec<usize> = outs.iter().map(|a| a.len()).collect();
+        let n = crate::shape::check_columns(self.n_vars, self.n_outputs, &in_lens, &out_lens)?;
+        if n == 0 || outs.is_empty() {
             return Ok(());
         }
         let n_in = 2 * self.n_vars;
-        let n_out = 2 * self.n_outputs;
         // Lock the caller's memory for direct copies when asked (f64 only: f32 converts).
-        let pins = self.pin_for_call(inputs, out);
+        let pins = self.pin_for_call(inputs, outs);
         let direct = pins.is_some();
         let n_dev = self
             .devices
@@ -487,9 +501,9 @@ impl GpuKernel {
         let bounds: Vec<usize> = (0..=n_dev).map(|d| n * d / n_dev).collect();
         // Output array j, split at the device boundaries: per_dev[d][j] = elements of device d.
         let mut per_dev: Vec<Vec<&mut [f64]>> =
-            (0..n_dev).map(|_| Vec::with_capacity(n_out)).collect();
-        for array in out.chunks_mut(n) {
-            let mut rest = array;
+            (0..n_dev).map(|_| Vec::with_capacity(outs.len())).collect();
+        for array in outs.iter_mut() {
+            let mut rest: &mut [f64] = array;
             for d in 0..n_dev {
                 let (mine, tail) = rest.split_at_mut(bounds[d + 1] - bounds[d]);
                 per_dev[d].push(mine);
@@ -499,7 +513,6 @@ impl GpuKernel {
         let job = batch::Job {
             precision: self.precision,
             inputs,
-            n_total: n,
             n_in,
             forced_chunk: self.chunk_elements,
             direct,
@@ -540,23 +553,30 @@ impl GpuKernel {
     /// [`HostBuffer`]s), leaving the host's cores free while the batch runs. Pinned calls may
     /// still stage if the driver refuses to lock the memory.
     pub fn copies_directly(&self, inputs: &[f64], out: &[f64]) -> bool {
+        self.copies_columns_directly(&[inputs], &[out])
+    }
+
+    /// [`GpuKernel::copies_directly`] for a batch given array by array: with
+    /// [`HostTransfer::Auto`], every array must lie in a [`HostBuffer`].
+    fn copies_columns_directly(&self, inputs: &[&[f64]], outs: &[&[f64]]) -> bool {
         self.precision == Precision::F64
             && match self.host_transfer {
                 HostTransfer::Staged => false,
                 HostTransfer::Pinned => true,
-                HostTransfer::Auto => pin::in_host_buffer(inputs) && pin::in_host_buffer(out),
+                HostTransfer::Auto => inputs.iter().chain(outs).all(|a| pin::in_host_buffer(a)),
             }
     }
 
     /// Whether this call copies directly from and to the caller's memory, with the locks it
     /// took for that (none when the memory is in [`HostBuffer`]s); `None`: it stages.
-    fn pin_for_call(&self, inputs: &[f64], out: &[f64]) -> Option<Vec<pin::CallPin>> {
+    fn pin_for_call(&self, inputs: &[&[f64]], outs: &[&mut [f64]]) -> Option<Vec<pin::CallPin>> {
+        let outs: Vec<&[f64]> = outs.iter().map(|a| &**a).collect();
         // An empty input (a program without variables) has nothing to lock or copy.
-        if inputs.is_empty() || !self.copies_directly(inputs, out) {
+        if inputs.is_empty() || !self.copies_columns_directly(inputs, &outs) {
             return None;
         }
         if self.host_transfer == HostTransfer::Auto {
-            // Both slices lie in HostBuffers, locked for as long as they are borrowed.
+            // Every array lies in a HostBuffer, locked for as long as it is borrowed.
             return Some(Vec::new());
         }
         let ctx = &self.devices[0].ctx;
@@ -567,18 +587,41 @@ impl GpuKernel {
                 )
                 .is_ok_and(|v| v != 0)
         });
-        // SAFETY: `inputs` and `out` are borrowed for the whole call and the pins are dropped
-        // before it returns; the device only reads `inputs` (the uploads).
-        let pinned = unsafe {
-            match pin::CallPin::acquire(ctx, inputs, read_only) {
-                Ok(Some(a)) => match pin::CallPin::acquire(ctx, out, false) {
-                    Ok(Some(b)) => Ok(Some(vec![a, b])),
-                    other => other.map(|_| None),
-                },
-                other => other.map(|_| None),
+        // Byte ranges of the arrays, those that share a page merged (the rows of one array).
+        let mut ranges: Vec<(usize, usize, bool)> = inputs
+            .iter()
+            .map(|a| (*a, read_only))
+            .chain(outs.iter().map(|a| (*a, false)))
+            .filter(|(a, _)| !a.is_empty())
+            .map(|(a, ro)| {
+                let (start, end) = pin::byte_range(a);
+                (start, end, ro)
+            })
+            .collect();
+        ranges.sort_unstable_by_key(|r| r.0);
+        let mut merged: Vec<(usize, usize, bool)> = Vec::with_capacity(ranges.len());
+        for (start, end, ro) in ranges {
+            match merged.last_mut() {
+                Some(last)
+                    if start / pin::PAGE * pin::PAGE < last.1.div_ceil(pin::PAGE) * pin::PAGE =>
+                {
+                    last.1 = last.1.max(end);
+                    last.2 &= ro;
+                }
+                _ => merged.push((start, end, ro)),
             }
-        };
-        // A refusal (memory the driver cannot lock) is not an error: the call stages.
-        pinned.ok().flatten()
+        }
+        let mut pins = Vec::new();
+        for (start, end, read_only) in merged {
+            // SAFETY: every range is made of the pages of arrays borrowed for the whole call,
+            // and the pins are dropped before it returns; the device only reads the inputs
+            // (the uploads), and a range holding an output is not read-only.
+            match unsafe { pin::CallPin::acquire_bytes(ctx, start, end, read_only) } {
+                Ok(Some(p)) => pins.push(p),
+                // A refusal (memory the driver cannot lock) is not an error: the call stages.
+                _ => return None,
+            }
+        }
+        Some(pins)
     }
 }

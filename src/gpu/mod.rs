@@ -47,6 +47,7 @@ pub use options::*;
 
 pub use pin::HostBuffer;
 
+pub(crate) use batch::convert;
 pub(crate) use cache::KernelSource;
 pub use cache::{CacheDir, DiskCacheOutcome};
 pub use runtime::RuntimeError;

@@ -98,7 +98,7 @@ struct Live {
 
 static LIVE: Mutex<Vec<Live>> = Mutex::new(Vec::new());
 
-const PAGE: usize = 4096;
+pub(crate) const PAGE: usize = 4096;
 
 /// A slice locked for one call, through the registry of calls in flight.
 #[derive(Debug)]
@@ -110,19 +110,21 @@ pub(crate) struct CallPin {
 }
 
 impl CallPin {
-    /// Locks `slice` for one call. `Ok(None)` when it cannot be locked safely now: its pages
-    /// overlap, without coinciding, with memory another call in flight has locked (that call
-    /// would unlock them under this one's copies); the call then stages.
+    /// Locks the bytes `start..end` for one call. `Ok(None)` when they cannot be locked safely
+    /// now: their pages overlap, without coinciding, with memory another call in flight has
+    /// locked (that call would unlock them under this one's copies); the call then stages.
+    /// Several arrays of one call whose pages overlap are locked as one range (locked one by
+    /// one, the second would find its first page locked by the first).
     ///
     /// # Safety
-    /// `slice` must stay borrowed until the result is dropped; the device must not write to it
-    /// if `read_only`.
-    pub(crate) unsafe fn acquire(
+    /// The pages of `start..end` must stay allocated until the result is dropped; the device
+    /// must not write to them if `read_only`.
+    pub(crate) unsafe fn acquire_bytes(
         ctx: &Arc<CudaContext>,
-        slice: &[f64],
+        start: usize,
+        end: usize,
         read_only: bool,
     ) -> Result<Option<CallPin>, DriverError> {
-        let (start, end) = byte_range(slice);
         let pages = (start / PAGE * PAGE, end.div_ceil(PAGE) * PAGE);
         let mut live = LIVE.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(entry) = live.iter_mut().find(|e| e.pages == pages) {
@@ -138,8 +140,10 @@ impl CallPin {
         {
             return Ok(None);
         }
-        // SAFETY: the caller keeps `slice` borrowed until the last user of the entry drops it.
-        let pin = unsafe { HostPin::register(ctx, slice.as_ptr().cast(), end - start, read_only) }?;
+        // SAFETY: the caller keeps the range allocated until the last user of the entry drops
+        // it.
+        let pin =
+            unsafe { HostPin::register(ctx, start as *const c_void, end - start, read_only) }?;
         if !pin.ours {
             // Locked already, outside this engine: its owner keeps it locked while it lends
             // the memory to us.
@@ -203,7 +207,7 @@ pub struct HostBuffer {
 /// keeps it alive for the whole call that found it here.
 static BUFFERS: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
 
-fn byte_range(slice: &[f64]) -> (usize, usize) {
+pub(crate) fn byte_range(slice: &[f64]) -> (usize, usize) {
     let start = slice.as_ptr() as usize;
     (start, start + std::mem::size_of_val(slice))
 }

@@ -660,3 +660,60 @@ fn host_buffer_falls_back_to_plain_memory() {
     // An empty buffer needs no lock and never fails.
     assert!(HostBuffer::new(0).is_ok_and(|b| b.is_empty()));
 }
+
+/// A batch given array by array (separate allocations, as NumPy arrays are): the CPU's bits,
+/// staged and with every array locked per call (rows of one allocation share pages and are
+/// locked as one range); through the evaluator, f32 columns into an f32 program too.
+#[test]
+fn columns_equal_one_block() {
+    if gpu::require_gpu_or_skip("columns_equal_one_block").is_none() {
+        return;
+    }
+    let expr = Expression::parse(EXPR).unwrap();
+    for p in [Precision::F64, Precision::F32] {
+        let program = program(p);
+        let n = 250_001;
+        let inputs = boxes(91 + p as u64, program.n_vars(), n, p);
+        let want = ivjit::cpu::eval::eval_soa(&program, &inputs, n);
+        let separate: Vec<Vec<f64>> = inputs.chunks(n).map(<[f64]>::to_vec).collect();
+        let columns: Vec<&[f64]> = separate.iter().map(Vec::as_slice).collect();
+        let rows: Vec<&[f64]> = inputs.chunks(n).collect();
+        for transfer in [HostTransfer::Staged, HostTransfer::Pinned] {
+            let kernel = GpuKernel::with_options(
+                &program,
+                &KernelOptions {
+                    host_transfer: Some(transfer),
+                    ..options()
+                },
+            )
+            .unwrap();
+            let mut out: Vec<Vec<f64>> = want.chunks(n).map(|c| vec![f64::NAN; c.len()]).collect();
+            let mut outs: Vec<&mut [f64]> = out.iter_mut().map(Vec::as_mut_slice).collect();
+            kernel.eval_columns(&columns, &mut outs).unwrap();
+            assert_same_bits(
+                &format!("{p:?}, {transfer:?}, columns"),
+                &out.concat(),
+                &want,
+            );
+            let mut block = vec![f64::NAN; want.len()];
+            let mut outs: Vec<&mut [f64]> = block.chunks_mut(n).collect();
+            kernel.eval_columns(&rows, &mut outs).unwrap();
+            assert_same_bits(&format!("{p:?}, {transfer:?}, rows"), &block, &want);
+        }
+        // The evaluator, with f32 columns for the f32 program (its boxes' bounds are f32
+        // values: `boxes` makes them so).
+        let eval = Evaluator::new(&expr, p, BackendChoice::Gpu).unwrap();
+        let narrow: Vec<Vec<f32>> = separate
+            .iter()
+            .map(|c| c.iter().map(|&x| x as f32).collect())
+            .collect();
+        let columns: Vec<ivjit::Column> = match p {
+            Precision::F64 => separate.iter().map(|c| ivjit::Column::F64(c)).collect(),
+            Precision::F32 => narrow.iter().map(|c| ivjit::Column::F32(c)).collect(),
+        };
+        let mut out: Vec<Vec<f64>> = want.chunks(n).map(|c| vec![f64::NAN; c.len()]).collect();
+        let mut outs: Vec<&mut [f64]> = out.iter_mut().map(Vec::as_mut_slice).collect();
+        eval.eval_columns(&columns, &mut outs).unwrap();
+        assert_same_bits(&format!("{p:?}, evaluator columns"), &out.concat(), &want);
+    }
+}
