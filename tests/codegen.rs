@@ -144,6 +144,37 @@ fn corpus_snapshots_and_ptxas() {
     }
 }
 
+/// The kernel over device arrays (`ptx::try_emit_arrays_kernel`) of every corpus expression
+/// assembles, and computes with the batch kernel's instructions: the two differ only in how
+/// they find the arrays, the input checks and the loads they need for them.
+#[test]
+fn arrays_kernels_assemble_and_share_the_body() {
+    for (name, src) in CORPUS {
+        let expr = Expression::parse(src).unwrap();
+        for p in [Precision::F64, Precision::F32] {
+            let program = expr.scalar(p).unwrap();
+            let arrays = ivjit::ptx::try_emit_arrays_kernel(&program).unwrap();
+            assemble(&format!("{name}_{p}_arrays"), &arrays);
+            let batch = ivjit::ptx::emit(&program);
+            // Arithmetic lines (those with a rounding modifier), in order.
+            let body = |text: &str| -> Vec<String> {
+                text.lines()
+                    .filter(|l| {
+                        [".rn.", ".rm.", ".rp.", ".rz."]
+                            .iter()
+                            .any(|m| l.contains(m))
+                    })
+                    .map(|l| l.trim().to_string())
+                    .collect()
+            };
+            assert_eq!(body(&arrays), body(&batch), "{name} {p}");
+            // One check per variable: a comparison of lo and hi.
+            let checks = arrays.matches("setp.le.").count() - batch.matches("setp.le.").count();
+            assert_eq!(checks, program.n_vars(), "{name} {p}");
+        }
+    }
+}
+
 #[test]
 fn corpus_covers_every_function() {
     for f in ivjit::ir::functions::FUNCTIONS.iter() {

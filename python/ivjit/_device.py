@@ -1,10 +1,10 @@
 """Evaluation of CUDA arrays of CuPy or PyTorch where they are.
 
-The kernel reads one contiguous block of `2 * len(vars)` arrays of n elements. When the bounds
-already are that block (the rows of one array, in the order of `vars`), it is used as it is;
-otherwise they are stacked into it on the device (a device-side copy, no host round trip). The
-block is checked there (every pair an interval bound, one pass), and the outputs are allocated
-by the same library on the same device, so the results come back as its arrays.
+The kernel for device arrays takes the address of each bound array (`ivjit._ivjit` passes them
+in a table) and checks every input pair while it computes, so contiguous arrays of the
+function's type are read in place, wherever they are. Numbers are broadcast into arrays, and
+arrays of another float type or layout converted, on the device. The outputs are allocated by
+the same library on the same device, so the results come back as its arrays.
 """
 
 from ._ivjit import GpuError, InputError
@@ -56,6 +56,9 @@ def call(native, bounds):
             if n is not None and a.shape[0] != n:
                 raise InputError(f"{v}: an array of {a.shape[0]} values in a batch of {n}")
             n = a.shape[0]
+            if not _is_float(a):
+                # Converting integers could round a bound to nearest.
+                raise InputError(f"{v}: device bounds must be floating point (got {a.dtype})")
             if f32 and str(a.dtype).split(".")[-1] != "float32":
                 # Rounding float64 to float32 here would round to nearest, not outward.
                 raise InputError(f"{v}: a float32 function takes float32 device arrays (got {a.dtype})")
@@ -68,8 +71,8 @@ def call(native, bounds):
         def full(x):
             return xp.full(n, x, dtype=dtype)
 
-        def stack(cols):
-            return xp.ascontiguousarray(xp.stack([c.astype(dtype, copy=False) for c in cols]))
+        def contiguous(a):
+            return xp.ascontiguousarray(a.astype(dtype, copy=False))
 
         def empty(shape):
             return xp.empty(shape, dtype=dtype)
@@ -86,8 +89,8 @@ def call(native, bounds):
         def full(x):
             return xp.full((n,), float(x), dtype=dtype, device=device)
 
-        def stack(cols):
-            return xp.stack([c.to(dtype) for c in cols]).contiguous()
+        def contiguous(a):
+            return a.to(dtype).contiguous()
 
         def empty(shape):
             return xp.empty(shape, dtype=dtype, device=device)
@@ -97,38 +100,31 @@ def call(native, bounds):
 
     if dev != native.device:
         raise InputError(f"the arrays are on device {dev}; this function runs on device {native.device}")
-    itemsize = 4 if f32 else 8
-    base = _one_block(arrays, n, itemsize, dtype, ptr)
-    if base is None:
-        block = stack([a if _library(a) else full(a) for a in arrays])
-        base = ptr(block)
-    # Every pair an interval bound (lo <= hi, lo < +inf, hi > -inf, or both NaN: empty), checked
-    # in one pass on the device.
-    if not native._check_device(base, n):
-        raise InputError("a pair of device bounds is not an interval (lo > hi, a single NaN, lo = +inf or hi = -inf)")
+
+    def column(a):
+        if not _library(a):
+            return full(a)
+        if a.dtype != dtype or not _contiguous(a):
+            return contiguous(a)  # float32 to float64 is exact; float64 to float32 refused above
+        return a
+
+    columns = [column(a) for a in arrays]
     m = native.outputs
     out = empty((2 * m, n))
-    native._eval_device(base, ptr(out), n)
+    outputs = [ptr(out[k]) for k in range(2 * m)]
+    if not native._eval_device([ptr(c) for c in columns], outputs, n):
+        raise InputError("a pair of device bounds is not an interval (lo > hi, a single NaN, lo = +inf or hi = -inf)")
     lo, hi = out[0::2], out[1::2]
     if m == 1:
         return lo[0], hi[0]
     return lo, hi
 
 
-def _one_block(arrays, n, itemsize, dtype, ptr):
-    """The address of the bounds when they already are the kernel's block: contiguous arrays of
-    the kernel's type, each right after the previous one (e.g. the rows of one (2 * vars, n)
-    array, in the order of `vars`). Then nothing is copied."""
-    if not all(_library(a) for a in arrays):
-        return None
-    for a in arrays:
-        if a.dtype != dtype or not _contiguous(a):
-            return None
-    base = ptr(arrays[0])
-    for k, a in enumerate(arrays):
-        if ptr(a) != base + k * n * itemsize:
-            return None
-    return base
+def _is_float(a):
+    dt = a.dtype
+    if hasattr(dt, "is_floating_point"):
+        return bool(dt.is_floating_point)
+    return getattr(dt, "kind", "") == "f"
 
 
 def _contiguous(a):

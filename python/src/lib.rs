@@ -248,30 +248,26 @@ impl Function {
             .and_then(|k| k.device_ordinals().first().copied())
     }
 
-    /// Runs the kernel on device memory: `inputs` and `outputs` are device addresses of
-    /// `2 * len(vars) * n` and `2 * outputs * n` contiguous elements of the precision's type
-    /// (lower then upper bound of each variable / output). The Python layer checks the arrays
-    /// (`ivjit._device`); this only launches.
-    fn _eval_device(&self, py: Python<'_>, inputs: u64, outputs: u64, n: usize) -> PyResult<()> {
+    /// Runs the kernel on device memory: `inputs` and `outputs` are the device addresses of
+    /// the `2 * len(vars)` and `2 * outputs` arrays (lo then hi of each variable / output) of n
+    /// contiguous elements of the precision's type. Returns whether every input pair was an
+    /// interval bound (checked in the same pass; when not, the outputs mean nothing). The
+    /// Python layer (`ivjit._device`) makes the arrays; this only launches.
+    fn _eval_device(
+        &self,
+        py: Python<'_>,
+        inputs: Vec<u64>,
+        outputs: Vec<u64>,
+        n: usize,
+    ) -> PyResult<bool> {
         let Some(kernel) = self.eval.gpu_kernel() else {
             return Err(GpuError::new_err(
                 "device arrays need a GPU function: compile with backend='gpu' (or 'auto' on a GPU machine)",
             ));
         };
-        // SAFETY: the Python layer passes the addresses of live, contiguous CUDA arrays of the
-        // sizes above, on this kernel's device, output distinct from input.
-        py.allow_threads(|| unsafe { kernel.eval_device(inputs, outputs, n) })
-            .map_err(|e| to_py(ivjit::Error::Gpu(e), self.expr.source()))
-    }
-
-    /// Whether the device batch at `inputs` (the layout of `_eval_device`) holds only interval
-    /// bounds; one pass on the device.
-    fn _check_device(&self, py: Python<'_>, inputs: u64, n: usize) -> PyResult<bool> {
-        let Some(kernel) = self.eval.gpu_kernel() else {
-            return Err(GpuError::new_err("device arrays need a GPU function"));
-        };
-        // SAFETY: as for `_eval_device`.
-        py.allow_threads(|| unsafe { kernel.check_device(inputs, n) })
+        // SAFETY: the Python layer passes the addresses of live, contiguous CUDA arrays of n
+        // elements of the kernel's type on this kernel's device, outputs fresh and distinct.
+        py.allow_threads(|| unsafe { kernel.eval_device(&inputs, &outputs, n) })
             .map_err(|e| to_py(ivjit::Error::Gpu(e), self.expr.source()))
     }
 

@@ -100,3 +100,45 @@ def test_device_arrays_equal_the_cpu_bit_for_bit(lib, precision):
     bad[3, 5] = float("nan")  # a single NaN bound in the block itself
     with pytest.raises(ivjit.InputError):
         g(**{v: (bad[2 * k], bad[2 * k + 1]) for k, v in enumerate("xyz")})
+
+
+@pytest.mark.parametrize("lib", LIBS or ["none"])
+def test_device_arrays_are_read_in_place(lib):
+    """Separate float64 arrays are not copied: the call allocates only its outputs (PyTorch's
+    allocator statistics); float32 arrays into a float64 function are widened (exact) with the
+    same results; integer arrays are refused."""
+    if lib == "none":
+        pytest.skip("skipped: no GPU array library (CuPy or PyTorch with CUDA)")
+    n = 1 << 20
+    lo, hi = _boxes(n, True)
+    g = ivjit.compile(EXPR, backend="gpu")
+    c = ivjit.compile(EXPR, backend="cpu")
+    want = c(**{v: (lo[k].astype(np.float64), hi[k].astype(np.float64)) for k, v in enumerate("xyz")})
+    if lib == "cupy":
+        import cupy as xp
+
+        to_dev, to_host = xp.asarray, xp.asnumpy
+    else:
+        import torch as xp
+
+        def to_dev(a):
+            return xp.from_numpy(np.ascontiguousarray(a)).cuda()
+
+        def to_host(a):
+            return a.cpu().numpy()
+
+    wide = {v: (to_dev(lo[k].astype(np.float64)), to_dev(hi[k].astype(np.float64))) for k, v in enumerate("xyz")}
+    narrow = {v: (to_dev(lo[k]), to_dev(hi[k])) for k, v in enumerate("xyz")}
+    if lib == "torch":
+        xp.cuda.synchronize()
+        before = xp.cuda.memory_allocated()
+        xp.cuda.reset_peak_memory_stats()
+        got = g(**wide)
+        grown = xp.cuda.max_memory_allocated() - before
+        assert grown <= 2 * 8 * n + (1 << 16), grown  # the outputs only
+    for args in (wide, narrow):
+        got = g(**args)
+        assert np.array_equal(to_host(got[0]), want[0]) and np.array_equal(to_host(got[1]), want[1])
+    ints = to_dev(np.zeros(n, dtype=np.int64))
+    with pytest.raises(ivjit.InputError, match="floating point"):
+        g(x=(ints, ints), y=narrow["y"], z=narrow["z"])

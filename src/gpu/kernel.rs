@@ -39,7 +39,7 @@ impl DeviceKernel {
     fn build(
         ordinal: usize,
         program: &Program,
-        text: &str,
+        (text, entry): (&str, &str),
         cache_dir: Option<&std::path::Path>,
     ) -> Result<DeviceKernel, GpuError> {
         let ctx = context(ordinal)?;
@@ -117,7 +117,7 @@ impl DeviceKernel {
             },
         };
         let function = module
-            .load_function(ptx::KERNEL_NAME)
+            .load_function(entry)
             .during("looking up the kernel in the loaded module")?;
         let sms = ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
@@ -237,6 +237,11 @@ pub struct GpuKernel {
     devices: Vec<Arc<DeviceKernel>>,
     chunk_elements: Option<usize>,
     host_transfer: HostTransfer,
+    /// The program, for the kernel over device arrays, built on first use
+    /// ([`GpuKernel::eval_device`]).
+    program: Arc<Program>,
+    cache_dir: Option<std::path::PathBuf>,
+    arrays: Mutex<Option<Arc<DeviceKernel>>>,
 }
 
 impl fmt::Debug for GpuKernel {
@@ -300,8 +305,10 @@ impl GpuKernel {
         let dir = options.cache_dir.resolve();
         let mut devices = Vec::with_capacity(ordinals.len());
         for &ordinal in &ordinals {
-            let build =
-                || DeviceKernel::build(ordinal, program, text, dir.as_deref()).map(Arc::new);
+            let build = || {
+                DeviceKernel::build(ordinal, program, (text, ptx::KERNEL_NAME), dir.as_deref())
+                    .map(Arc::new)
+            };
             devices.push(if options.memory_cache {
                 cache::in_process(source, program.precision, ordinal, build)?
             } else {
@@ -321,6 +328,9 @@ impl GpuKernel {
             devices,
             chunk_elements,
             host_transfer,
+            program: Arc::new(program.clone()),
+            cache_dir: dir,
+            arrays: Mutex::new(None),
         })
     }
 
@@ -413,55 +423,78 @@ impl GpuKernel {
         Ok(out)
     }
 
-    /// Evaluates `n` boxes whose inputs are already in the memory of the kernel's first device:
-    /// `2 * n_vars` arrays of `n` elements of the kernel's precision, one after the other from
-    /// `inputs` (lower then upper bound of each variable), into `2 * n_outputs` arrays of `n`
-    /// from `outputs`, on the device's default stream; returns when the kernel has finished.
-    /// This is the path for device arrays of other libraries (CuPy, PyTorch), which allocate in
-    /// the device's primary context, as this crate does. The inputs are not checked here: a
-    /// NaN pair is the empty set, and an invalid pair (lo > hi, one NaN) gives an unspecified
-    /// but never unsafe result, so callers check them on the device first.
+    /// Evaluates `n` boxes whose bounds are already in the memory of the kernel's first device,
+    /// in arrays anywhere there (the arrays of other libraries: CuPy, PyTorch, which allocate
+    /// in the device's primary context, as this crate does): `inputs` holds the addresses of the
+    /// lo and hi arrays of each variable (`2 * n_vars`), `outputs` those of each output
+    /// (`2 * n_outputs`), each of `n` elements of the kernel's precision. One launch of a
+    /// kernel built for this on first use (`ptx::try_emit_arrays_kernel`: the batch kernel's
+    /// instructions, so the same bits), on the device's default stream; returns when it has
+    /// finished. The same pass checks every input pair: `Ok(false)` when some pair is not an
+    /// interval bound (lo > hi, a single NaN, lo = +inf or hi = -inf), and then the outputs
+    /// hold no meaningful values.
     ///
     /// # Safety
-    /// `inputs` and `outputs` must be device addresses in the primary context of the kernel's
-    /// first device, valid for the sizes above until this returns, and must not overlap.
-    pub unsafe fn eval_device(&self, inputs: u64, outputs: u64, n: usize) -> Result<(), GpuError> {
+    /// Every address must be a device address in the primary context of the kernel's first
+    /// device, valid for `n` elements until this returns; the outputs must not overlap each
+    /// other or the inputs.
+    pub unsafe fn eval_device(
+        &self,
+        inputs: &[u64],
+        outputs: &[u64],
+        n: usize,
+    ) -> Result<bool, GpuError> {
+        crate::shape::check_columns(
+            self.n_vars,
+            self.n_outputs,
+            &vec![n; inputs.len()],
+            &vec![n; outputs.len()],
+        )?;
         if n == 0 || self.n_outputs == 0 {
-            return Ok(());
+            return Ok(true);
         }
-        let dk = &self.devices[0];
+        let dk = self.arrays_kernel()?;
         dk.ctx
             .bind_to_thread()
             .during("binding the device's context")?;
         let stream = dk.ctx.default_stream();
+        let table: Vec<u64> = inputs.iter().chain(outputs).copied().collect();
+        let table = stream
+            .clone_htod(&table)
+            .during("uploading the arrays' addresses")?;
+        let mut status = stream
+            .alloc_zeros::<u32>(1)
+            .during("allocating the status word")?;
         let cfg = dk.launch_config(n);
-        let (n_arg, flags) = (n as u64, 0u64);
+        let n_arg = n as u64;
         let mut launch = stream.launch_builder(&dk.function);
-        launch.arg(&n_arg).arg(&inputs).arg(&outputs).arg(&flags);
-        // SAFETY: the kernel takes (u64 n, u64 inputs, u64 outputs, u64 flags) and reads and
-        // writes exactly the arrays the caller vouches for.
+        launch.arg(&n_arg).arg(&table).arg(&mut status);
+        // SAFETY: the kernel takes (u64 n, u64 table, u64 status), reads the table's
+        // 2 * n_vars + 2 * n_outputs addresses, reads and writes n elements at each (the caller
+        // vouches for them), and may write the status word.
         unsafe { launch.launch(cfg) }.during("launching the kernel")?;
-        stream.synchronize().during("waiting for the kernel")
+        let status = stream
+            .clone_dtoh(&status)
+            .during("waiting for the kernel")?;
+        Ok(status[0] == 0)
     }
 
-    /// Whether a batch in device memory (the layout of [`GpuKernel::eval_device`]'s inputs)
-    /// holds only interval bounds: every (lo, hi) pair with lo <= hi, lo < +inf, hi > -inf, or
-    /// both NaN (empty). One pass on the device; call it before `eval_device` on data that did
-    /// not come through the host checks.
-    ///
-    /// # Safety
-    /// As for [`GpuKernel::eval_device`]'s inputs.
-    pub unsafe fn check_device(&self, inputs: u64, n: usize) -> Result<bool, GpuError> {
-        // SAFETY: the caller vouches for the inputs.
-        unsafe {
-            super::check::bounds_are_valid(
-                &self.devices[0],
-                self.precision(),
-                inputs,
-                self.n_vars,
-                n,
-            )
+    /// The kernel over device arrays on the first device, built (or read from the disk cache)
+    /// on first use.
+    fn arrays_kernel(&self) -> Result<Arc<DeviceKernel>, GpuError> {
+        let mut slot = self.arrays.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(dk) = &*slot {
+            return Ok(dk.clone());
         }
+        let text = ptx::try_emit_arrays_kernel(&self.program).map_err(GpuError::InvalidProgram)?;
+        let dk = Arc::new(DeviceKernel::build(
+            self.devices[0].ordinal,
+            &self.program,
+            (&text, ptx::ARRAYS_KERNEL_NAME),
+            self.cache_dir.as_deref(),
+        )?);
+        *slot = Some(dk.clone());
+        Ok(dk)
     }
 
     /// [`GpuKernel::eval`] into the caller's `out` (`2 * n_outputs * n` values, same layout),

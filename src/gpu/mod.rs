@@ -28,7 +28,6 @@ use crate::scalar::{Precision, Program};
 
 mod batch;
 pub mod cache;
-mod check;
 mod device;
 mod disk;
 mod error;

@@ -98,6 +98,31 @@ pub fn try_emit(program: &Program) -> Result<String, crate::scalar::VerifyError>
     Ok(e.out)
 }
 
+/// Name of the kernel [`try_emit_arrays_kernel`] writes.
+pub const ARRAYS_KERNEL_NAME: &str = "ivjit_kernel_arrays";
+
+/// The program as a kernel over arrays that live anywhere in device memory (the arrays of other
+/// libraries: CuPy, PyTorch), checking its inputs in the same pass:
+///
+/// ```text
+/// .visible .entry ivjit_kernel_arrays(.param .u64 n, .param .u64 table, .param .u64 status)
+/// ```
+///
+/// - `table`: device address of `2 * n_vars + 2 * n_outputs` device addresses: the lo and hi
+///   arrays of each variable, then those of each output, each of `n` elements.
+/// - `status`: device address of a `u32` the kernel sets to 1 when some input pair is not an
+///   interval bound (lo <= hi, lo < +inf, hi > -inf, or both NaN: empty); the caller zeroes it
+///   first, and discards the outputs when it is set.
+///
+/// The body is the batch kernel's, instruction for instruction, so both give the same bits;
+/// every input array is loaded (and checked), also those the expression does not read.
+pub fn try_emit_arrays_kernel(program: &Program) -> Result<String, crate::scalar::VerifyError> {
+    program.verify()?;
+    let mut e = Emitter::new(program, Shape::Arrays);
+    e.module();
+    Ok(e.out)
+}
+
 /// Name of the device function [`try_emit_function`] writes.
 pub const FUNCTION_NAME: &str = "ivjit_eval";
 
@@ -129,11 +154,12 @@ pub fn try_emit_function_named(
     Ok(e.out)
 }
 
-/// What the module holds: the batch kernel ([`KERNEL_NAME`]) or a device function
-/// ([`FUNCTION_NAME`]).
+/// What the module holds: the batch kernel ([`KERNEL_NAME`]), the kernel over arrays given by
+/// a table of addresses ([`ARRAYS_KERNEL_NAME`]) or a device function ([`FUNCTION_NAME`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Shape {
     Kernel,
+    Arrays,
     Function,
 }
 
@@ -220,6 +246,10 @@ impl<'a> Emitter<'a> {
 
     /// Input arrays the program reads, in increasing order, without repeats.
     fn used_inputs(&self) -> Vec<usize> {
+        if self.shape == Shape::Arrays {
+            // Every array is read, to check every pair.
+            return (0..2 * self.program.n_vars()).collect();
+        }
         let mut used = vec![false; 2 * self.program.n_vars()];
         for inst in &self.program.insts {
             if let Inst::Input { var, bound } = *inst {
@@ -240,16 +270,26 @@ impl<'a> Emitter<'a> {
             p.outputs.len(),
             p.insts.len()
         ));
-        self.raw(format!(
-            "// ABI: n elements; inputs = {} arrays of n {}, array 2*var+0 = lo, 2*var+1 = hi;",
-            2 * p.n_vars(),
-            self.ty
-        ));
-        self.raw(format!(
-            "// outputs = {} arrays of n {}, array 2*out+0 = lo, 2*out+1 = hi; flags reserved (0).",
-            2 * p.outputs.len(),
-            self.ty
-        ));
+        if self.shape == Shape::Arrays {
+            self.raw(format!(
+                "// ABI: n elements; table = addresses of {} input and {} output arrays of n {}",
+                2 * p.n_vars(),
+                2 * p.outputs.len(),
+                self.ty
+            ));
+            self.raw("// (lo, hi of each variable, then of each output); status = 1 if an input pair is invalid.");
+        } else {
+            self.raw(format!(
+                "// ABI: n elements; inputs = {} arrays of n {}, array 2*var+0 = lo, 2*var+1 = hi;",
+                2 * p.n_vars(),
+                self.ty
+            ));
+            self.raw(format!(
+                "// outputs = {} arrays of n {}, array 2*out+0 = lo, 2*out+1 = hi; flags reserved (0).",
+                2 * p.outputs.len(),
+                self.ty
+            ));
+        }
         self.raw("//");
         self.raw("");
         self.raw(format!(".version {PTX_VERSION}"));
@@ -279,15 +319,43 @@ impl<'a> Emitter<'a> {
             self.function();
             return;
         }
-        self.raw(format!(".visible .entry {KERNEL_NAME}("));
-        self.raw("\t.param .u64 n,");
-        self.raw("\t.param .u64 inputs,");
-        self.raw("\t.param .u64 outputs,");
-        self.raw("\t.param .u64 flags");
+        if self.shape == Shape::Arrays {
+            self.raw(format!(".visible .entry {ARRAYS_KERNEL_NAME}("));
+            self.raw("\t.param .u64 n,");
+            self.raw("\t.param .u64 table,");
+            self.raw("\t.param .u64 status");
+        } else {
+            self.raw(format!(".visible .entry {KERNEL_NAME}("));
+            self.raw("\t.param .u64 n,");
+            self.raw("\t.param .u64 inputs,");
+            self.raw("\t.param .u64 outputs,");
+            self.raw("\t.param .u64 flags");
+        }
         self.raw(")");
         self.raw("{");
         self.declarations();
         self.prologue();
+        if self.shape == Shape::Arrays && !self.pipelined() {
+            // Every input of the element first (to check them), then the body.
+            let t = self.ty;
+            self.raw("$L_loop:");
+            for k in self.used_inputs() {
+                self.line(format!("ld.global.nc.{t} %pf{k}, [%in{k}];"));
+            }
+            self.check_inputs();
+            for (i, inst) in p.insts.iter().enumerate() {
+                match *inst {
+                    Inst::Input { var, bound } => {
+                        self.line(format!("mov.{t} %f{i}, %pf{};", input_array(var, bound)))
+                    }
+                    _ => self.inst(i, inst),
+                }
+            }
+            self.stores();
+            self.epilogue();
+            self.raw("}");
+            return;
+        }
         if !self.pipelined() {
             self.raw("$L_loop:");
             for (i, inst) in p.insts.iter().enumerate() {
@@ -315,6 +383,10 @@ impl<'a> Emitter<'a> {
                 self.line(format!("mov.{t} %f{i}, %pf{};", input_array(var, bound)));
             }
         }
+        if self.shape == Shape::Arrays {
+            // Before the prefetch overwrites the current element's inputs.
+            self.check_inputs();
+        }
         for &k in &used {
             self.line(format!("add.u64 %in{k}, %in{k}, %stepbytes;"));
         }
@@ -331,6 +403,27 @@ impl<'a> Emitter<'a> {
         self.stores();
         self.epilogue();
         self.raw("}");
+    }
+
+    /// [`Shape::Arrays`]: `%bad` |= some pair of the element in `%pf` is not an interval bound
+    /// (valid: lo <= hi, lo < +inf and hi > -inf; or lo and hi both NaN).
+    fn check_inputs(&mut self) {
+        let t = self.ty;
+        let (inf, neg_inf) = match self.program.precision {
+            Precision::F64 => ("0d7FF0000000000000", "0dFFF0000000000000"),
+            Precision::F32 => ("0f7F800000", "0fFF800000"),
+        };
+        for v in 0..self.program.n_vars() {
+            let (lo, hi) = (2 * v, 2 * v + 1);
+            self.line(format!("setp.le.{t} %ck0, %pf{lo}, %pf{hi};"));
+            self.line(format!("setp.lt.and.{t} %ck0, %pf{lo}, {inf}, %ck0;"));
+            self.line(format!("setp.gt.and.{t} %ck0, %pf{hi}, {neg_inf}, %ck0;"));
+            self.line(format!("setp.nan.{t} %ck1, %pf{lo}, %pf{lo};"));
+            self.line(format!("setp.nan.and.{t} %ck1, %pf{hi}, %pf{hi}, %ck1;"));
+            self.line("or.pred %ck0, %ck0, %ck1;");
+            self.line("not.pred %ck0, %ck0;");
+            self.line("or.pred %bad, %bad, %ck0;");
+        }
     }
 
     /// Whether the kernel's loop loads one element ahead. Not where the body makes calls (the
@@ -375,7 +468,7 @@ impl<'a> Emitter<'a> {
     /// `global` (the kernel's arrays) or nothing (generic addressing in a function).
     fn space(&self) -> &'static str {
         match self.shape {
-            Shape::Kernel => ".global",
+            Shape::Kernel | Shape::Arrays => ".global",
             Shape::Function => "",
         }
     }
@@ -400,14 +493,18 @@ impl<'a> Emitter<'a> {
         self.line(".reg .b64 %n, %i, %stride, %arraybytes, %stepbytes, %offset, %pin, %pout;");
         // Running pointers: one per input array read and per output array; in the kernel, the
         // prefetched inputs of the next element and the loop's look-ahead.
+        if self.shape == Shape::Arrays {
+            self.line(".reg .b64 %ptable, %pstatus;");
+            self.line(".reg .pred %bad, %ck<2>;");
+        }
         if n_in > 0 {
             self.line(format!(".reg .b64 %in<{n_in}>;"));
-            if self.shape == Shape::Kernel && self.pipelined() {
+            if self.shape == Shape::Arrays || (self.shape == Shape::Kernel && self.pipelined()) {
                 let ty = self.ty;
                 self.line(format!(".reg .{ty} %pf<{n_in}>;"));
             }
         }
-        if self.shape == Shape::Kernel && self.pipelined() {
+        if self.shape != Shape::Function && self.pipelined() {
             self.line(".reg .pred %more;");
             self.line(".reg .b64 %inext;");
         }
@@ -420,11 +517,19 @@ impl<'a> Emitter<'a> {
     fn prologue(&mut self) {
         let shift = self.elem_shift;
         self.line("ld.param.u64 %n, [n];");
-        self.line("ld.param.u64 %pin, [inputs];");
-        self.line("ld.param.u64 %pout, [outputs];");
-        self.line("// flags: reserved for decorations, not read yet.");
-        self.line("cvta.to.global.u64 %pin, %pin;");
-        self.line("cvta.to.global.u64 %pout, %pout;");
+        if self.shape == Shape::Arrays {
+            self.line("ld.param.u64 %ptable, [table];");
+            self.line("ld.param.u64 %pstatus, [status];");
+            self.line("cvta.to.global.u64 %ptable, %ptable;");
+            self.line("cvta.to.global.u64 %pstatus, %pstatus;");
+            self.line("setp.ne.u64 %bad, %n, %n; // false");
+        } else {
+            self.line("ld.param.u64 %pin, [inputs];");
+            self.line("ld.param.u64 %pout, [outputs];");
+            self.line("// flags: reserved for decorations, not read yet.");
+            self.line("cvta.to.global.u64 %pin, %pin;");
+            self.line("cvta.to.global.u64 %pout, %pout;");
+        }
         self.line("// i = ctaid.x * ntid.x + tid.x; stride = nctaid.x * ntid.x");
         self.line("mov.u32 %r0, %ctaid.x;");
         self.line("mov.u32 %r1, %ntid.x;");
@@ -439,6 +544,23 @@ impl<'a> Emitter<'a> {
         self.line(format!("shl.b64 %stepbytes, %stride, {shift};"));
         self.line(format!("shl.b64 %offset, %i, {shift};"));
         self.line("// running pointers to element i of each array");
+        if self.shape == Shape::Arrays {
+            let n_in = 2 * self.program.n_vars();
+            for k in self.used_inputs() {
+                self.line(format!("ld.global.nc.u64 %in{k}, [%ptable+{}];", 8 * k));
+                self.line(format!("cvta.to.global.u64 %in{k}, %in{k};"));
+                self.line(format!("add.u64 %in{k}, %in{k}, %offset;"));
+            }
+            for k in 0..2 * self.program.outputs.len() {
+                self.line(format!(
+                    "ld.global.nc.u64 %out{k}, [%ptable+{}];",
+                    8 * (n_in + k)
+                ));
+                self.line(format!("cvta.to.global.u64 %out{k}, %out{k};"));
+                self.line(format!("add.u64 %out{k}, %out{k}, %offset;"));
+            }
+            return;
+        }
         for k in self.used_inputs() {
             self.line(format!("mad.lo.u64 %in{k}, %arraybytes, {k}, %pin;"));
             self.line(format!("add.u64 %in{k}, %in{k}, %offset;"));
@@ -479,6 +601,9 @@ impl<'a> Emitter<'a> {
             self.line("@%done bra $L_loop;");
         }
         self.raw("$L_exit:");
+        if self.shape == Shape::Arrays {
+            self.line("@%bad st.global.u32 [%pstatus], 1;");
+        }
         self.line("ret;");
     }
 
@@ -557,7 +682,7 @@ impl<'a> Emitter<'a> {
         }
         let t = self.ty;
         let load = match self.shape {
-            Shape::Kernel => "ld.global.nc",
+            Shape::Kernel | Shape::Arrays => "ld.global.nc",
             Shape::Function => "ld",
         };
         let precision = self.program.precision;

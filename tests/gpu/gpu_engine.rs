@@ -717,3 +717,66 @@ fn columns_equal_one_block() {
         assert_same_bits(&format!("{p:?}, evaluator columns"), &out.concat(), &want);
     }
 }
+
+/// Device arrays in separate allocations (as CuPy and PyTorch arrays are), evaluated where they
+/// are by `GpuKernel::eval_device`: the CPU's bits in both precisions, empty boxes (NaN, NaN)
+/// accepted, and an invalid pair (lo > hi; a single NaN) reported, in the same pass.
+#[test]
+fn device_arrays_equal_cpu_and_are_checked() {
+    if gpu::require_gpu_or_skip("device_arrays_equal_cpu_and_are_checked").is_none() {
+        return;
+    }
+    use cudarc::driver::{CudaContext, DevicePtr};
+    for p in [Precision::F64, Precision::F32] {
+        let program = program(p);
+        let n = 100_003;
+        let inputs = boxes(17 + p as u64, program.n_vars(), n, p);
+        let want = ivjit::cpu::eval::eval_soa(&program, &inputs, n);
+        let kernel = GpuKernel::new(&program).unwrap();
+        let ctx = CudaContext::new(kernel.device_ordinals()[0]).unwrap();
+        let stream = ctx.default_stream();
+        macro_rules! run {
+            ($t:ty, $inputs:expr) => {{
+                let d_in: Vec<_> = $inputs
+                    .chunks(n)
+                    .map(|c| {
+                        let c: Vec<$t> = c.iter().map(|&x| x as $t).collect();
+                        stream.clone_htod(&c).unwrap()
+                    })
+                    .collect();
+                let d_out: Vec<_> = (0..2 * program.outputs.len())
+                    .map(|_| stream.alloc_zeros::<$t>(n).unwrap())
+                    .collect();
+                let ptr = |s: &cudarc::driver::CudaSlice<$t>| s.device_ptr(&stream).0;
+                let ins: Vec<u64> = d_in.iter().map(ptr).collect();
+                let outs: Vec<u64> = d_out.iter().map(ptr).collect();
+                // SAFETY: live allocations of n elements of the kernel's type on its device,
+                // in the primary context; outputs distinct.
+                let valid = unsafe { kernel.eval_device(&ins, &outs, n) }.unwrap();
+                let got: Vec<f64> = d_out
+                    .iter()
+                    .flat_map(|d| stream.clone_dtoh(d).unwrap())
+                    .map(|x| x as f64)
+                    .collect();
+                (valid, got)
+            }};
+        }
+        let (valid, got) = match p {
+            Precision::F64 => run!(f64, inputs),
+            Precision::F32 => run!(f32, inputs),
+        };
+        assert!(valid, "{p:?}");
+        assert_same_bits(&format!("{p:?}, device arrays"), &got, &want);
+        // One inverted pair, then one half-empty pair: reported.
+        for (lo, hi) in [(2.0, 1.0), (f64::NAN, 1.0)] {
+            let mut bad = inputs.clone();
+            bad[2 * n + 77] = lo; // variable 1, box 77
+            bad[3 * n + 77] = hi;
+            let (valid, _) = match p {
+                Precision::F64 => run!(f64, bad),
+                Precision::F32 => run!(f32, bad),
+            };
+            assert!(!valid, "{p:?}: ({lo}, {hi}) not reported");
+        }
+    }
+}
