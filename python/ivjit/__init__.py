@@ -79,7 +79,9 @@ class Function:
         if args:
             names = ", ".join(f"{v}=(lo, hi)" for v in self.vars)
             raise TypeError(f"pass the bounds by name: f({names})")
-        return self.eval(bounds, out=out, progress=progress)
+        if _device.any_device_array(bounds):
+            return self.eval(bounds, out=out, progress=progress)
+        return self._native._eval(bounds, out, progress)
 
     def eval(self, bounds, out=None, progress=None):
         """`f.eval({"x": (x_lo, x_hi), ...})`: the same as calling `f`, with the bounds in a

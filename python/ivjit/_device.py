@@ -7,7 +7,12 @@ arrays of another float type or layout converted, on the device. The outputs are
 the same library on the same device, so the results come back as its arrays.
 """
 
+import numpy as _np
+
 from ._ivjit import GpuError, InputError
+
+# Bounds of these types are host values: the common case, answered without a closer look.
+_HOST_TYPES = frozenset({float, int, _np.ndarray, _np.float64, _np.float32})
 
 
 def _library(a):
@@ -23,8 +28,9 @@ def _library(a):
 def any_device_array(bounds):
     for pair in bounds.values():
         if isinstance(pair, (tuple, list)):
-            if any(_library(b) for b in pair):
-                return True
+            for b in pair:
+                if type(b) not in _HOST_TYPES and _library(b):
+                    return True
     return False
 
 
