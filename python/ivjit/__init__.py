@@ -11,13 +11,35 @@ the device, results of the same library on the same device).
 """
 
 import math
+from typing import NamedTuple
 
 from . import _device
 from ._ivjit import Error, GpuError, InputError, SyntaxError
 from ._ivjit import _pinned
 from ._ivjit import compile as _compile
 
-__all__ = ["compile", "Function", "pinned_zeros", "Error", "SyntaxError", "InputError", "GpuError"]
+__all__ = [
+    "compile",
+    "Function",
+    "pinned_zeros",
+    "render",
+    "minimize",
+    "roots",
+    "Minimum",
+    "Roots",
+    "OUTSIDE",
+    "INSIDE",
+    "BOUNDARY",
+    "Error",
+    "SyntaxError",
+    "InputError",
+    "GpuError",
+]
+
+# Classes of a rendered pixel (`render`).
+OUTSIDE = 0  # f > 0 on the whole pixel
+INSIDE = 1  # f < 0 on the whole pixel
+BOUNDARY = 2  # neither proven
 __version__ = "0.1.0"
 
 
@@ -109,3 +131,73 @@ def compile(source, precision="f64", backend="auto"):
     `compile("x^2 - y", precision="f64", backend="auto")`; backend "auto" is the GPU when there
     is one, else the CPU."""
     return Function(_compile(source, precision, backend))
+
+
+def _function(f, precision, backend):
+    return f if isinstance(f, Function) else compile(f, precision, backend)
+
+
+def _root_box(f, box):
+    """A box as one (lo, hi) per variable of `f`, in its order: from a dict by name or a
+    sequence in variable order."""
+    if isinstance(box, dict):
+        missing = [v for v in f.vars if v not in box]
+        extra = [k for k in box if k not in f.vars]
+        if missing or extra:
+            raise InputError(f"the box needs exactly the variables {', '.join(f.vars)}")
+        box = [box[v] for v in f.vars]
+    return [(float(lo), float(hi)) for lo, hi in box]
+
+
+def render(f, width, height, region, tiles=None, precision="f64", backend="auto"):
+    """Classifies every pixel of a `width` x `height` image over `region = (x0, x1, y0, y1)`
+    as `OUTSIDE` (f > 0 on the whole pixel, proven), `INSIDE` (f < 0, proven) or `BOUNDARY`
+    (neither), by subdivision through tiles of `tiles` pixels (default 64, 8, 1), on the
+    function's backend. `f`: a compiled function of x and y, or its source. Returns a uint8
+    array of shape (height, width), row 0 at the top (y = y1)."""
+    f = _function(f, precision, backend)
+    classes, _ = f._native._render(int(width), int(height), [float(r) for r in region], list(tiles or []))
+    return classes
+
+
+class Minimum(NamedTuple):
+    """A certified enclosure `lower <= min f <= upper` over the box, and what it cost."""
+
+    lower: float
+    upper: float
+    argmin: list  # a point whose enclosure gave `upper` (variables in order)
+    stopped: str  # "converged" (upper - lower <= tol), "budget", "memory" or "rounds"
+    rounds: int
+    boxes: int  # boxes evaluated
+    remaining: int  # boxes alive at the end
+
+
+def minimize(f, box, tol=1e-6, max_boxes=100_000_000, precision="f64", backend="auto"):
+    """Interval branch and bound: a certified enclosure of the global minimum of `f` over `box`
+    (a dict {variable: (lo, hi)} or one (lo, hi) per variable, finite), to `upper - lower <=
+    tol`, evaluating at most `max_boxes` boxes, on the function's backend. `lower` is rigorous
+    for any f; `upper` is where f is defined at the midpoint that gave it."""
+    f = _function(f, precision, backend)
+    return Minimum(*f._native._minimize(_root_box(f, box), float(tol), int(max_boxes)))
+
+
+class Roots(NamedTuple):
+    """Every box where f may equal the level: (count, vars, 2) arrays of (lo, hi) sides."""
+
+    boxes: object  # final boxes, sorted
+    unfinished: object  # boxes not final when the budget stopped the search
+    ended: str  # "done", "budget", "memory" or "rounds"
+    rounds: int
+    evaluated: int
+
+
+def roots(f, box, level=0.0, tol=1e-9, max_boxes=100_000_000, precision="f64", backend="auto"):
+    """Every box of `box` where `f` may equal `level`, each side at most `tol` wide (relative
+    above 1): boxes proven free of the level set are dropped, so every point where f = level
+    lies in a returned box (in `unfinished` when the budget stopped the search). A box that
+    holds a root is not proven to: the search excludes, it does not prove existence."""
+    f = _function(f, precision, backend)
+    boxes, unfinished, ended, rounds, evaluated = f._native._exclude(
+        _root_box(f, box), float(level), float(tol), int(max_boxes)
+    )
+    return Roots(boxes, unfinished, ended, rounds, evaluated)

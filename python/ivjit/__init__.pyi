@@ -1,4 +1,4 @@
-from typing import Callable, Literal, Mapping, Optional, Sequence, Tuple, Union
+from typing import Callable, Literal, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -58,6 +58,65 @@ class Function:
 def pinned_zeros(shape: Union[int, Sequence[int]]) -> npt.NDArray[np.float64]:
     """Zeros in page-locked host memory (ordinary memory without a GPU): bounds and outputs
     there go to and from the GPU without host copies."""
+
+OUTSIDE: int
+INSIDE: int
+BOUNDARY: int
+
+Box = Union[Mapping[str, Tuple[float, float]], Sequence[Tuple[float, float]]]
+
+class Minimum(NamedTuple):
+    """A certified enclosure `lower <= min f <= upper` over the box, and what it cost."""
+
+    lower: float
+    upper: float
+    argmin: list[float]
+    stopped: Literal["converged", "budget", "memory", "rounds"]
+    rounds: int
+    boxes: int
+    remaining: int
+
+class Roots(NamedTuple):
+    """Every box where f may equal the level: (count, vars, 2) arrays of (lo, hi) sides."""
+
+    boxes: npt.NDArray[np.float64]
+    unfinished: npt.NDArray[np.float64]
+    ended: Literal["done", "budget", "memory", "rounds"]
+    rounds: int
+    evaluated: int
+
+def render(
+    f: Union[Function, str],
+    width: int,
+    height: int,
+    region: Tuple[float, float, float, float],
+    tiles: Optional[Sequence[int]] = None,
+    precision: Literal["f64", "f32"] = "f64",
+    backend: Literal["auto", "cpu", "gpu"] = "auto",
+) -> npt.NDArray[np.uint8]:
+    """Classes (OUTSIDE, INSIDE, BOUNDARY) of the pixels of an image of f(x, y), proven by
+    subdivision; shape (height, width), row 0 at the top."""
+
+def minimize(
+    f: Union[Function, str],
+    box: Box,
+    tol: float = 1e-6,
+    max_boxes: int = 100_000_000,
+    precision: Literal["f64", "f32"] = "f64",
+    backend: Literal["auto", "cpu", "gpu"] = "auto",
+) -> Minimum:
+    """Interval branch and bound: a certified enclosure of the global minimum over the box."""
+
+def roots(
+    f: Union[Function, str],
+    box: Box,
+    level: float = 0.0,
+    tol: float = 1e-9,
+    max_boxes: int = 100_000_000,
+    precision: Literal["f64", "f32"] = "f64",
+    backend: Literal["auto", "cpu", "gpu"] = "auto",
+) -> Roots:
+    """Every box where f may equal the level (every such point lies in one)."""
 
 def compile(
     source: str,

@@ -42,9 +42,10 @@ create_exception!(
 fn to_py(e: ivjit::Error, source: &str) -> PyErr {
     match e {
         ivjit::Error::Compile(d) => SyntaxError::new_err(d.render(source)),
-        ivjit::Error::Input { .. } | ivjit::Error::Shape(_) => InputError::new_err(e.to_string()),
+        ivjit::Error::Input { .. } | ivjit::Error::Shape(_) | ivjit::Error::Search(_) => {
+            InputError::new_err(e.to_string())
+        }
         ivjit::Error::NoGpu(_) | ivjit::Error::Gpu(_) => GpuError::new_err(e.to_string()),
-        other => Error::new_err(other.to_string()),
     }
 }
 
@@ -269,6 +270,121 @@ impl Function {
         // elements of the kernel's type on this kernel's device, outputs fresh and distinct.
         py.allow_threads(|| unsafe { kernel.eval_device(&inputs, &outputs, n) })
             .map_err(|e| to_py(ivjit::Error::Gpu(e), self.expr.source()))
+    }
+
+    /// Classifies every pixel of a width x height image over `region` (x0, x1, y0, y1) by
+    /// subdivision through tiles of the given sizes: `ivjit::search::render`. Returns the
+    /// classes (row 0 at the top) as a (height, width) uint8 array, and per round (tile size,
+    /// boxes, inside, outside, boundary).
+    #[allow(clippy::type_complexity)]
+    fn _render<'py>(
+        &self,
+        py: Python<'py>,
+        width: u32,
+        height: u32,
+        region: [f64; 4],
+        tiles: Vec<u32>,
+    ) -> PyResult<(pyo3::Bound<'py, PyAny>, Vec<(u32, u64, u64, u64, u64)>)> {
+        let mut opts = ivjit::search::RenderOptions::new(width, height, region);
+        if !tiles.is_empty() {
+            opts.tiles = tiles;
+        }
+        let image = py
+            .allow_threads(|| ivjit::search::render(&self.eval, &opts))
+            .map_err(|e| to_py(e, self.expr.source()))?;
+        let rounds = image
+            .rounds
+            .iter()
+            .map(|r| (r.tile, r.boxes, r.inside, r.outside, r.boundary))
+            .collect();
+        let classes = PyArray1::from_vec(py, image.classes)
+            .reshape([height as usize, width as usize])?
+            .into_any();
+        Ok((classes, rounds))
+    }
+
+    /// Branch and bound for a certified enclosure of the minimum over `root` (one (lo, hi)
+    /// per variable): `ivjit::search::minimize::minimize`. Returns (lower, upper, argmin,
+    /// stopped, rounds, boxes, remaining).
+    #[allow(clippy::type_complexity)]
+    fn _minimize(
+        &self,
+        py: Python<'_>,
+        root: Vec<(f64, f64)>,
+        tol: f64,
+        max_boxes: u64,
+    ) -> PyResult<(f64, f64, Vec<f64>, &'static str, usize, u64, usize)> {
+        let m = py
+            .allow_threads(|| ivjit::search::minimize::minimize(&self.eval, &root, tol, max_boxes))
+            .map_err(|e| to_py(e, self.expr.source()))?;
+        use ivjit::search::minimize::Stopped;
+        let stopped = match m.stopped {
+            Stopped::Converged => "converged",
+            Stopped::Budget => "budget",
+            Stopped::Memory => "memory",
+            Stopped::Rounds => "rounds",
+        };
+        Ok((
+            m.lower,
+            m.upper,
+            m.argmin,
+            stopped,
+            m.rounds,
+            m.boxes,
+            m.remaining,
+        ))
+    }
+
+    /// Every box of `root` where f may equal `level`, to `tol`:
+    /// `ivjit::search::exclude::exclude`. Returns (boxes, unfinished, ended, rounds,
+    /// evaluated), the boxes as (count, vars, 2) float64 arrays in sorted order.
+    #[allow(clippy::type_complexity)]
+    fn _exclude<'py>(
+        &self,
+        py: Python<'py>,
+        root: Vec<(f64, f64)>,
+        level: f64,
+        tol: f64,
+        max_boxes: u64,
+    ) -> PyResult<(
+        pyo3::Bound<'py, PyAny>,
+        pyo3::Bound<'py, PyAny>,
+        &'static str,
+        usize,
+        u64,
+    )> {
+        let s = py
+            .allow_threads(|| {
+                ivjit::search::exclude::exclude(&self.eval, &root, level, tol, max_boxes).map(
+                    |mut s| {
+                        s.boxes.sort();
+                        s.unfinished.sort();
+                        s
+                    },
+                )
+            })
+            .map_err(|e| to_py(e, self.expr.source()))?;
+        use ivjit::search::exclude::Ended;
+        let ended = match s.ended {
+            Ended::Done => "done",
+            Ended::Budget => "budget",
+            Ended::Memory => "memory",
+            Ended::Rounds => "rounds",
+        };
+        let nv = root.len();
+        let array = |b: &ivjit::search::exclude::Boxes| -> PyResult<pyo3::Bound<'py, PyAny>> {
+            let flat: Vec<f64> = b.sides.iter().flat_map(|&(l, h)| [l, h]).collect();
+            Ok(PyArray1::from_vec(py, flat)
+                .reshape([b.len(), nv, 2])?
+                .into_any())
+        };
+        Ok((
+            array(&s.boxes)?,
+            array(&s.unfinished)?,
+            ended,
+            s.rounds,
+            s.evaluated,
+        ))
     }
 
     fn __repr__(&self) -> String {

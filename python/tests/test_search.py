@@ -1,0 +1,114 @@
+"""The searches from Python (render, minimize, roots) against exact oracles: rational arithmetic
+(fractions) for polynomials at points, mpmath at 200 bits elsewhere."""
+
+import os
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+
+import ivjit
+
+mpmath.mp.prec = 200
+
+
+def test_render_classes_are_proven():
+    """Every pixel called inside has f < 0 at its four corners and every pixel called outside
+    has f > 0 at its centre, exactly (x^2 + y^2 - 1/2 is convex: corners bound it above)."""
+    w, h = 48, 32
+    x0, x1, y0, y1 = -1.0, 1.0, -0.75, 0.75
+    image = ivjit.render("x^2 + y^2 - 0.5", w, h, (x0, x1, y0, y1), backend="cpu")
+    assert image.shape == (h, w) and image.dtype == np.uint8
+    assert set(np.unique(image)) == {ivjit.OUTSIDE, ivjit.INSIDE, ivjit.BOUNDARY}
+    dx, dy = (Fraction(x1) - Fraction(x0)) / w, (Fraction(y1) - Fraction(y0)) / h
+
+    def f(x, y):
+        return x * x + y * y - Fraction(1, 2)
+
+    for i in range(h):
+        for j in range(w):
+            xs = (Fraction(x0) + j * dx, Fraction(x0) + (j + 1) * dx)
+            ys = (Fraction(y1) - (i + 1) * dy, Fraction(y1) - i * dy)
+            if image[i, j] == ivjit.INSIDE:
+                assert all(f(x, y) < 0 for x in xs for y in ys), (i, j)
+            elif image[i, j] == ivjit.OUTSIDE:
+                assert f(sum(xs) / 2, sum(ys) / 2) > 0, (i, j)
+    # Tiles other than the default give the same proven classes where both prove one.
+    again = ivjit.render("x^2 + y^2 - 0.5", w, h, (x0, x1, y0, y1), tiles=(16, 4, 1), backend="cpu")
+    assert np.array_equal(again, image)
+
+
+def camel(x, y):
+    return 4 * x**2 - mpmath.mpf("2.1") * x**4 + x**6 / 3 + x * y - 4 * y**2 + 4 * y**4
+
+
+def test_minimize_encloses_the_minimum():
+    f = ivjit.compile("4*x^2 - 2.1*x^4 + x^6/3 + x*y - 4*y^2 + 4*y^4", backend="cpu")
+    m = ivjit.minimize(f, {"x": (-3, 3), "y": (-2, 2)}, tol=1e-4)
+    assert m.stopped == "converged" and m.upper - m.lower <= 1e-4
+    # The known minimizers: f there is an upper bound of the minimum, so lower must be below.
+    for x, y in [("0.0898420131003", "-0.7126564030207"), ("-0.0898420131003", "0.7126564030207")]:
+        assert m.lower <= camel(mpmath.mpf(x), mpmath.mpf(y))
+    # upper encloses f at the returned point.
+    assert camel(mpmath.mpf(m.argmin[0]), mpmath.mpf(m.argmin[1])) <= m.upper
+    assert m.boxes > 0 and m.rounds > 0
+    # A sequence box in variable order works too; a wrong box is an InputError.
+    assert ivjit.minimize(f, [(-3, 3), (-2, 2)], tol=1e-4).lower == m.lower
+    with pytest.raises(ivjit.InputError):
+        ivjit.minimize(f, {"x": (-3, 3)})
+    with pytest.raises(ivjit.InputError):
+        ivjit.minimize(f, [(3, -3), (-2, 2)])
+
+
+def test_roots_hold_every_root():
+    r = ivjit.roots("x^2 - 2", [(-3.0, 3.0)], tol=1e-12, backend="cpu")
+    assert r.ended == "done" and r.unfinished.shape == (0, 1, 2)
+    assert r.boxes.ndim == 3 and r.boxes.shape[1:] == (1, 2) and len(r.boxes) >= 2
+    s = mpmath.sqrt(2)
+    for root in (s, -s):
+        assert any(lo <= root <= hi for (lo, hi), in r.boxes), root
+    for (lo, hi), in r.boxes:
+        assert hi - lo <= 1e-12 * max(1, abs(lo), abs(hi))
+        # Each box may hold a root: near one of them.
+        assert min(abs(mpmath.mpf(lo) - s), abs(mpmath.mpf(lo) + s)) < 1e-9
+    # A level and two variables: the circle x^2 + y^2 = 1 in [0, 2]^2 meets (1, 0) and (0, 1).
+    r = ivjit.roots("x^2 + y^2", {"x": (0, 2), "y": (0, 2)}, level=1.0, tol=1e-3, backend="cpu")
+    assert any(b[0, 0] <= 1 <= b[0, 1] and b[1, 0] <= 0 <= b[1, 1] for b in r.boxes)
+    assert r.boxes.shape[1:] == (2, 2)
+
+
+def test_search_errors():
+    with pytest.raises(ivjit.InputError, match="x and y"):
+        ivjit.render("x + z", 8, 8, (0, 1, 0, 1), backend="cpu")
+    with pytest.raises(ivjit.InputError):
+        ivjit.render("x + y", 0, 8, (0, 1, 0, 1), backend="cpu")
+    with pytest.raises(ivjit.InputError, match="outputs"):
+        ivjit.roots("x, x + 1", [(0, 1)], backend="cpu")
+
+
+def _gpu_or_skip():
+    try:
+        ivjit.compile("x", backend="gpu")
+    except ivjit.GpuError as e:
+        if os.environ.get("IVJIT_REQUIRE_GPU") == "1":
+            raise
+        pytest.skip(f"skipped: no GPU ({e})")
+
+
+def test_searches_on_the_gpu_equal_the_cpu():
+    """The searches run where the function runs; on the GPU they give the CPU's results (the
+    expressions call no point function, so bit for bit)."""
+    _gpu_or_skip()
+    src = "x^2 + y^2 - 0.5 + 0.1*x*y^3"
+    a = ivjit.render(src, 256, 192, (-1, 1, -0.75, 0.75), backend="cpu")
+    b = ivjit.render(src, 256, 192, (-1, 1, -0.75, 0.75), backend="gpu")
+    assert np.array_equal(a, b)
+    camel_src = "4*x^2 - 2.1*x^4 + x^6/3 + x*y - 4*y^2 + 4*y^4"
+    box = {"x": (-3, 3), "y": (-2, 2)}
+    a = ivjit.minimize(camel_src, box, tol=1e-5, backend="cpu")
+    b = ivjit.minimize(camel_src, box, tol=1e-5, backend="gpu")
+    assert (a.lower, a.upper, a.rounds, a.boxes, a.remaining) == (b.lower, b.upper, b.rounds, b.boxes, b.remaining)
+    a = ivjit.roots("x^2 + y^2", box, level=1.0, tol=1e-4, backend="cpu")
+    b = ivjit.roots("x^2 + y^2", box, level=1.0, tol=1e-4, backend="gpu")
+    assert np.array_equal(a.boxes, b.boxes) and a.ended == b.ended
