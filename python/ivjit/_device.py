@@ -1,4 +1,6 @@
-"""Evaluation of CUDA arrays of CuPy or PyTorch where they are.
+"""Evaluation of CUDA arrays of CuPy or PyTorch where they are (and of other libraries' CUDA
+arrays through DLPack: JAX, for instance, viewed as CuPy or PyTorch arrays without a copy, the
+results handed back the same way).
 
 The kernel for device arrays takes the address of each bound array (`ivjit._ivjit` passes them
 in a table) and checks every input pair while it computes, so contiguous arrays of the
@@ -15,14 +17,53 @@ from ._ivjit import GpuError, InputError
 _HOST_TYPES = frozenset({float, int, _np.ndarray, _np.float64, _np.float32})
 
 
+_KDL_CUDA = 2  # DLPack's device type of CUDA memory
+
+
 def _library(a):
-    """'cupy' or 'torch' for a CUDA array of those libraries, else None."""
+    """'cupy' or 'torch' for a CUDA array of those libraries, 'dlpack' for another library's
+    CUDA array that speaks DLPack, else None."""
     mod = type(a).__module__.split(".")[0]
     if mod == "cupy":
         return "cupy"
-    if mod == "torch" and getattr(a, "is_cuda", False):
-        return "torch"
+    if mod == "torch":
+        return "torch" if getattr(a, "is_cuda", False) else None
+    device = getattr(a, "__dlpack_device__", None)
+    if device is not None and mod != "numpy":
+        try:
+            return "dlpack" if device()[0] == _KDL_CUDA else None
+        except Exception:
+            return None
     return None
+
+
+def _through_dlpack(native, bounds, arrays):
+    """Bounds of another library (JAX...): viewed as CuPy (or PyTorch) arrays through DLPack,
+    evaluated, and the results handed back to that library the same way."""
+    first = next(a for a in arrays if _library(a) == "dlpack")
+    mod = type(first).__module__.split(".")[0]
+    if mod in ("jax", "jaxlib"):
+        import jax.numpy as back_mod
+    else:
+        import importlib
+
+        back_mod = importlib.import_module(mod)
+    back = getattr(back_mod, "from_dlpack", None)
+    if back is None:
+        raise InputError(f"arrays of {mod}: the library has no from_dlpack to take the results back")
+    try:
+        import cupy as via
+    except ImportError:
+        try:
+            import torch as via
+        except ImportError:
+            raise InputError(f"arrays of {mod} are read through CuPy or PyTorch; neither is installed") from None
+    viewed = {
+        v: tuple(via.from_dlpack(b) if _library(b) == "dlpack" else b for b in pair)
+        for v, pair in bounds.items()
+    }
+    lo, hi = call(native, viewed)
+    return back(lo), back(hi)
 
 
 def any_device_array(bounds):
@@ -48,6 +89,8 @@ def call(native, bounds):
             raise InputError(f"{v}: expected a pair (lo, hi) of arrays or numbers")
         arrays.extend(pair)
     libs = {_library(a) for a in arrays} - {None}
+    if libs == {"dlpack"}:
+        return _through_dlpack(native, bounds, arrays)
     if len(libs) != 1:
         raise InputError("device arrays of one library at a time (CuPy or PyTorch), not mixed with host arrays")
     lib = libs.pop()

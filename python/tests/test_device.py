@@ -5,6 +5,9 @@ instead)."""
 
 import os
 
+# JAX (if a test imports it) must not take most of the GPU's memory for itself.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
 import numpy as np
 import pytest
 
@@ -142,3 +145,35 @@ def test_device_arrays_are_read_in_place(lib):
     ints = to_dev(np.zeros(n, dtype=np.int64))
     with pytest.raises(ivjit.InputError, match="floating point"):
         g(x=(ints, ints), y=narrow["y"], z=narrow["z"])
+
+
+def _jax_gpu():
+    try:
+        import jax
+
+        return bool(jax.devices("gpu"))
+    except Exception:
+        return False
+
+
+def test_jax_arrays_through_dlpack():
+    """JAX CUDA arrays (DLPack): evaluated on the device through a CuPy or PyTorch view, the
+    results JAX arrays on the device, equal to the CPU backend's."""
+    if not LIBS or not _jax_gpu():
+        pytest.skip("skipped: no JAX with a GPU (or no CuPy / PyTorch to view its arrays)")
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    n = 1 << 16
+    for precision in ("f64", "f32"):
+        lo, hi = _boxes(n, precision == "f32")
+        g = ivjit.compile(EXPR, precision=precision, backend="gpu")
+        c = ivjit.compile(EXPR, precision=precision, backend="cpu")
+        want = c(**{v: (lo[k].astype(np.float64), hi[k].astype(np.float64)) for k, v in enumerate("xyz")})
+        args = {v: (jnp.asarray(lo[k]), jnp.asarray(hi[k])) for k, v in enumerate("xyz")}
+        got = g(**args)
+        assert "jax" in type(got[0]).__module__, type(got[0])
+        assert np.array_equal(np.asarray(got[0]).astype(np.float64), want[0]), precision
+        assert np.array_equal(np.asarray(got[1]).astype(np.float64), want[1]), precision
