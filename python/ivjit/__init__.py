@@ -102,16 +102,15 @@ class Function:
             names = ", ".join(f"{v}=(lo, hi)" for v in self.vars)
             raise TypeError(f"pass the bounds by name: f({names})")
         if _device.any_device_array(bounds):
-            return self.eval(bounds, out=out, progress=progress)
+            return _device.call(self._native, bounds, out)
         return self._native._eval(bounds, out, progress)
 
     def eval(self, bounds, out=None, progress=None):
         """`f.eval({"x": (x_lo, x_hi), ...})`: the same as calling `f`, with the bounds in a
         dict (for variables whose names are not Python identifiers or clash with `out`)."""
         if _device.any_device_array(bounds):
-            if out is not None or progress is not None:
-                raise InputError("out= and progress= are for host arrays; device arrays return new arrays")
-            return _device.call(self._native, bounds)
+            # One launch: nothing to report progress on, or to interrupt.
+            return _device.call(self._native, bounds, out)
         return self._native._eval(bounds, out, progress)
 
 

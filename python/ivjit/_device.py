@@ -62,6 +62,8 @@ def _through_dlpack(native, bounds, arrays):
         v: tuple(via.from_dlpack(b) if _library(b) == "dlpack" else b for b in pair)
         for v, pair in bounds.items()
     }
+    if out is not None:
+        raise InputError(f"out= is not taken with arrays of {mod} (read through DLPack); results are new arrays")
     lo, hi = call(native, viewed)
     return back(lo), back(hi)
 
@@ -75,7 +77,7 @@ def any_device_array(bounds):
     return False
 
 
-def call(native, bounds):
+def call(native, bounds, out=None):
     names = native.vars
     for key in bounds:
         if key not in names:
@@ -159,14 +161,45 @@ def call(native, bounds):
 
     columns = [column(a) for a in arrays]
     m = native.outputs
-    out = empty((2 * m, n))
-    outputs = [ptr(out[k]) for k in range(2 * m)]
+    if out is None:
+        block = empty((2 * m, n))
+        lo, hi = block[0::2], block[1::2]
+        if m == 1:
+            lo, hi = lo[0], hi[0]
+    else:
+        lo, hi = _outputs(out, lib, dtype, m, n, columns)
+    rows = [lo] if m == 1 else [lo[j] for j in range(m)]
+    rows_hi = [hi] if m == 1 else [hi[j] for j in range(m)]
+    outputs = [ptr(r) for pair in zip(rows, rows_hi) for r in pair]
     if not native._eval_device([ptr(c) for c in columns], outputs, n):
         raise InputError("a pair of device bounds is not an interval (lo > hi, a single NaN, lo = +inf or hi = -inf)")
-    lo, hi = out[0::2], out[1::2]
-    if m == 1:
-        return lo[0], hi[0]
     return lo, hi
+
+
+def _outputs(out, lib, dtype, m, n, columns):
+    """`out=(lo, hi)` for device arrays: of the library, the function's type, C-contiguous, of
+    shape (n,) or (outputs, n), apart from each other and from the arrays the kernel reads (it
+    reads them through the read-only cache)."""
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise InputError("out: expected a pair (lo, hi) of device arrays")
+    shape = (n,) if m == 1 else (m, n)
+    for name, a in (("out[0]", out[0]), ("out[1]", out[1])):
+        if _library(a) != lib or a.dtype != dtype or tuple(a.shape) != shape or not _contiguous(a):
+            raise InputError(f"out: {name} must be a C-contiguous {lib} array of {dtype} and shape {shape}")
+
+    def span(a, count):
+        start = a.data.ptr if lib == "cupy" else a.data_ptr()
+        size = a.itemsize if lib == "cupy" else a.element_size()
+        return start, start + count * size
+
+    lo, hi = span(out[0], m * n), span(out[1], m * n)
+    if lo[0] < hi[1] and hi[0] < lo[1]:
+        raise InputError("out: lo and hi overlap")
+    for c in columns:
+        s = span(c, n)
+        if any(o[0] < s[1] and s[0] < o[1] for o in (lo, hi)):
+            raise InputError("out: the output arrays must be distinct from the inputs")
+    return out[0], out[1]
 
 
 def _is_float(a):

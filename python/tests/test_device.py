@@ -142,6 +142,16 @@ def test_device_arrays_are_read_in_place(lib):
     for args in (wide, narrow):
         got = g(**args)
         assert np.array_equal(to_host(got[0]), want[0]) and np.array_equal(to_host(got[1]), want[1])
+    # out= on the device: filled in place and returned; checked.
+    block = to_dev(np.zeros((2, n)))
+    out = (block[0], block[1])
+    got = g(**wide, out=out)
+    assert got[0] is out[0] and got[1] is out[1]
+    assert np.array_equal(to_host(block[0]), want[0]) and np.array_equal(to_host(block[1]), want[1])
+    with pytest.raises(ivjit.InputError, match="distinct"):
+        g(**wide, out=(wide["x"][0], block[1]))
+    with pytest.raises(ivjit.InputError, match="shape"):
+        g(**wide, out=(block[0][1:], block[1][1:]))
     ints = to_dev(np.zeros(n, dtype=np.int64))
     with pytest.raises(ivjit.InputError, match="floating point"):
         g(x=(ints, ints), y=narrow["y"], z=narrow["z"])
