@@ -37,7 +37,7 @@ def _library(a):
     return None
 
 
-def _through_dlpack(native, bounds, arrays):
+def _through_dlpack(native, bounds, arrays, out):
     """Bounds of another library (JAX...): viewed as CuPy (or PyTorch) arrays through DLPack,
     evaluated, and the results handed back to that library the same way."""
     first = next(a for a in arrays if _library(a) == "dlpack")
@@ -92,7 +92,7 @@ def call(native, bounds, out=None):
         arrays.extend(pair)
     libs = {_library(a) for a in arrays} - {None}
     if libs == {"dlpack"}:
-        return _through_dlpack(native, bounds, arrays)
+        return _through_dlpack(native, bounds, arrays, out)
     if len(libs) != 1:
         raise InputError("device arrays of one library at a time (CuPy or PyTorch), not mixed with host arrays")
     lib = libs.pop()
