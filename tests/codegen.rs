@@ -175,6 +175,40 @@ fn arrays_kernels_assemble_and_share_the_body() {
     }
 }
 
+/// A program cut into stages: every stage kernel assembles (`ptx::try_emit_stage_kernel`).
+#[test]
+fn stage_kernels_assemble() {
+    let (src, _) = ivjit::workloads::generated(500);
+    let program = Expression::parse(&src)
+        .unwrap()
+        .scalar(Precision::F64)
+        .unwrap();
+    let staged = ivjit::scalar::split::split(&program, 700);
+    assert!(staged.stages.len() > 2);
+    for (k, stage) in staged.stages.iter().enumerate() {
+        let text = ivjit::ptx::try_emit_stage_kernel(&stage.program).unwrap();
+        assert!(
+            !text.contains("st.global.u32"),
+            "stage kernels do not check"
+        );
+        assemble(&format!("stage_{k}"), &text);
+    }
+    // The input check alone (what device arrays of a staged program go through first): a
+    // kernel over arrays with no outputs.
+    use ivjit::scalar::{Bound, Inst};
+    let check = ivjit::scalar::Program {
+        precision: Precision::F32,
+        var_names: vec!["x".into(), "y".into()],
+        insts: (0..2)
+            .flat_map(|var| [Bound::Lo, Bound::Hi].map(|bound| Inst::Input { var, bound }))
+            .collect(),
+        outputs: vec![],
+    };
+    let text = ivjit::ptx::try_emit_arrays_kernel(&check).unwrap();
+    assert!(text.contains("st.global.u32"));
+    assemble("inputs_only", &text);
+}
+
 #[test]
 fn corpus_covers_every_function() {
     for f in ivjit::ir::functions::FUNCTIONS.iter() {

@@ -123,6 +123,17 @@ pub fn try_emit_arrays_kernel(program: &Program) -> Result<String, crate::scalar
     Ok(e.out)
 }
 
+/// [`try_emit_arrays_kernel`] without the input checks, for the stages of a program cut by
+/// [`crate::scalar::split`] (whose inputs are values handed over, not interval bounds): only
+/// the arrays the stage reads are loaded, and `status` is not touched.
+pub fn try_emit_stage_kernel(program: &Program) -> Result<String, crate::scalar::VerifyError> {
+    program.verify()?;
+    let mut e = Emitter::new(program, Shape::Arrays);
+    e.check = false;
+    e.module();
+    Ok(e.out)
+}
+
 /// Name of the device function [`try_emit_function`] writes.
 pub const FUNCTION_NAME: &str = "ivjit_eval";
 
@@ -205,6 +216,8 @@ struct Emitter<'a> {
     shape: Shape,
     /// The symbol of the device function ([`Shape::Function`]).
     function_name: String,
+    /// [`Shape::Arrays`]: whether every input pair is checked (and so loaded).
+    check: bool,
     /// `f64` or `f32`.
     ty: &'static str,
     /// log2 of the element size in bytes.
@@ -225,6 +238,7 @@ impl<'a> Emitter<'a> {
             program,
             shape,
             function_name: FUNCTION_NAME.to_string(),
+            check: true,
             ty,
             elem_shift,
             out: String::new(),
@@ -246,7 +260,7 @@ impl<'a> Emitter<'a> {
 
     /// Input arrays the program reads, in increasing order, without repeats.
     fn used_inputs(&self) -> Vec<usize> {
-        if self.shape == Shape::Arrays {
+        if self.checks() {
             // Every array is read, to check every pair.
             return (0..2 * self.program.n_vars()).collect();
         }
@@ -335,7 +349,7 @@ impl<'a> Emitter<'a> {
         self.raw("{");
         self.declarations();
         self.prologue();
-        if self.shape == Shape::Arrays && !self.pipelined() {
+        if self.checks() && !self.pipelined() {
             // Every input of the element first (to check them), then the body.
             let t = self.ty;
             self.raw("$L_loop:");
@@ -383,7 +397,7 @@ impl<'a> Emitter<'a> {
                 self.line(format!("mov.{t} %f{i}, %pf{};", input_array(var, bound)));
             }
         }
-        if self.shape == Shape::Arrays {
+        if self.checks() {
             // Before the prefetch overwrites the current element's inputs.
             self.check_inputs();
         }
@@ -403,6 +417,11 @@ impl<'a> Emitter<'a> {
         self.stores();
         self.epilogue();
         self.raw("}");
+    }
+
+    /// Whether this is a kernel over device arrays that checks its inputs.
+    fn checks(&self) -> bool {
+        self.shape == Shape::Arrays && self.check
     }
 
     /// [`Shape::Arrays`]: `%bad` |= some pair of the element in `%pf` is not an interval bound
@@ -431,6 +450,11 @@ impl<'a> Emitter<'a> {
     /// the prefetched values must then live across the calls, and the extra registers cost
     /// more than the overlap gains (measured: exp f32 -24%, div f32 -24%, trig f64 -30%).
     fn pipelined(&self) -> bool {
+        // A stage of a cut program reads hundreds of handed-over values: holding the next
+        // element's as well would double the registers they take.
+        if self.shape == Shape::Arrays && !self.check {
+            return false;
+        }
         !self.program.insts.iter().any(|i| {
             matches!(
                 i,
@@ -499,7 +523,7 @@ impl<'a> Emitter<'a> {
         }
         if n_in > 0 {
             self.line(format!(".reg .b64 %in<{n_in}>;"));
-            if self.shape == Shape::Arrays || (self.shape == Shape::Kernel && self.pipelined()) {
+            if self.checks() || (self.shape != Shape::Function && self.pipelined()) {
                 let ty = self.ty;
                 self.line(format!(".reg .{ty} %pf<{n_in}>;"));
             }
@@ -601,7 +625,7 @@ impl<'a> Emitter<'a> {
             self.line("@%done bra $L_loop;");
         }
         self.raw("$L_exit:");
-        if self.shape == Shape::Arrays {
+        if self.checks() {
             self.line("@%bad st.global.u32 [%pstatus], 1;");
         }
         self.line("ret;");

@@ -24,6 +24,7 @@
 
 mod builder;
 pub mod interp;
+pub mod split;
 pub mod text;
 mod verify;
 
