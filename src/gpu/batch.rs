@@ -33,8 +33,8 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use cudarc::driver::{
-    result, sys, CudaSlice, CudaStream, DevicePtr, DeviceRepr, DriverError, LaunchConfig,
-    PinnedHostSlice, PushKernelArg, ValidAsZeroBits,
+    result, sys, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DriverError,
+    LaunchConfig, PinnedHostSlice, ValidAsZeroBits,
 };
 
 use super::{DeviceKernel, GpuError};
@@ -208,7 +208,6 @@ impl<T: Elem> Slots<T> {
         let n_out = outs.len();
         let chunk = self.chunk.max(1);
         let elem = std::mem::size_of::<T>() as u64;
-        let flags: u64 = 0; // reserved for decorations; the kernel does not read it
         let mut start = a;
         let mut index = 0;
         while start < b {
@@ -260,14 +259,15 @@ impl<T: Elem> Slots<T> {
                         .map_err(err(index, "uploading the inputs"))?;
                 }
             }
-            let cfg = dk.launch_config(m);
-            let n_arg = m as u64;
-            let mut launch = stream.launch_builder(&dk.function);
-            launch.arg(&n_arg).arg(&*d_in).arg(&mut *d_out).arg(&flags);
-            // SAFETY: the kernel takes (u64 n, u64 inputs, u64 outputs, u64 flags), reads
-            // n_in * m elements of T from `inputs` and writes n_out * m to `outputs`; the
-            // buffers hold n_in * chunk and n_out * chunk elements (at least 1), chunk >= m.
-            unsafe { launch.launch(cfg) }.map_err(err(index, "launching the kernel"))?;
+            {
+                let (inp, _gi) = d_in.device_ptr(stream);
+                let (outp, _go) = d_out.device_ptr_mut(stream);
+                // SAFETY: the expression reads n_in * m elements of T from `inp` and writes
+                // n_out * m to `outp`; the buffers hold n_in * chunk and n_out * chunk
+                // elements (at least 1), chunk >= m, and are distinct.
+                unsafe { dk.launch_soa(stream, m, inp, outp) }
+                    .map_err(err(index, "launching the kernel"))?;
+            }
             if direct {
                 let off = start - a;
                 let (src, _guard) = d_out.device_ptr(stream);

@@ -2,7 +2,7 @@
 //! the multi-device kernel users hold ([`GpuKernel`]).
 
 use super::*;
-use cudarc::driver::PushKernelArg;
+use cudarc::driver::{CudaStream, PushKernelArg};
 
 /// Largest staging size (inputs + outputs of one chunk, bytes) of one slot: two slots per
 /// device, each with this much device memory and pinned host memory.
@@ -17,7 +17,9 @@ pub(crate) const MIN_ELEMENTS_PER_DEVICE: usize = 1 << 16;
 /// Pipelines kept for reuse per device kernel.
 pub(crate) const POOL_SIZE: usize = 4;
 
-/// A kernel loaded on one device, with its launch shape and a pool of staging pipelines.
+/// A kernel loaded on one device, with its launch shape and a pool of staging pipelines. A
+/// program too long to compile as one kernel is loaded as stages (`staged`, module
+/// [`super::staged`]); `function` is then unused.
 pub(crate) struct DeviceKernel {
     pub(crate) ordinal: usize,
     pub(crate) ctx: Arc<CudaContext>,
@@ -27,7 +29,138 @@ pub(crate) struct DeviceKernel {
     /// Blocks that fill the device: SMs x resident blocks per SM at `block` threads.
     max_grid: u32,
     disk: DiskCacheOutcome,
+    /// The stages, and the single kernel once it is compiled ([`super::staged::TierUp`]).
+    pub(crate) staged: Option<super::staged::StagedCode>,
     pool: Mutex<Vec<batch::Pipeline>>,
+}
+
+/// A compiled entry point with its launch shape.
+pub(crate) struct Loaded {
+    pub(crate) function: CudaFunction,
+    pub(crate) block: u32,
+    pub(crate) max_grid: u32,
+    pub(crate) disk: DiskCacheOutcome,
+}
+
+/// Compiles (or reads from the disk cache) the PTX `text` of `program` (its point calls decide
+/// the runtime linked in) and loads `entry` from it, with `ctx` current on this thread.
+pub(crate) fn load_entry(
+    ctx: &Arc<CudaContext>,
+    program: &Program,
+    (text, entry): (&str, &str),
+    cache_dir: Option<&std::path::Path>,
+) -> Result<Loaded, GpuError> {
+    load_entry_if(ctx, program, (text, entry), cache_dir, true)?
+        .ok_or_else(|| GpuError::Devices("compiling was asked and did not happen".to_string()))
+}
+
+/// [`load_entry`]; with `compile` false, only from the disk cache (`None` on a miss).
+pub(crate) fn load_entry_if(
+    ctx: &Arc<CudaContext>,
+    program: &Program,
+    (text, entry): (&str, &str),
+    cache_dir: Option<&std::path::Path>,
+    compile: bool,
+) -> Result<Option<Loaded>, GpuError> {
+    ctx.bind_to_thread()
+        .during("binding the device's context")?;
+    let (major, minor) = ctx
+        .compute_capability()
+        .during("querying the compute capability")?;
+    let runtime_ptx = if program.has_point_calls() {
+        let arch = runtime::arch_for((major, minor));
+        let fns = ptx::point_functions(program);
+        Some(runtime::runtime_ptx(&arch, program.precision, &fns)?)
+    } else {
+        None
+    };
+    let driver_version = super::device::driver_version().during("querying the driver version")?;
+    let arch = format!("sm_{major}{minor}");
+    let key = cache::cubin_key(
+        text,
+        runtime_ptx.as_deref().unwrap_or(""),
+        driver_version,
+        &arch,
+    );
+    let mut parts = vec![("ivjit_kernel.ptx", text)];
+    if let Some(rt) = runtime_ptx.as_deref() {
+        parts.push(("ivjit_math.ptx", rt));
+    }
+    let load_cubin = |cubin: Vec<u8>| ctx.load_module(Ptx::from_binary(cubin));
+    let mut found_invalid = false;
+    let mut module = None;
+    let mut disk = DiskCacheOutcome::NoCache;
+    if let Some(dir) = cache_dir {
+        match cache::read_cubin(dir, &key) {
+            cache::Lookup::Valid(cubin) => {
+                // A valid entry the driver still refuses is rebuilt like a corrupt one.
+                match load_cubin(cubin) {
+                    Ok(m) => {
+                        module = Some(m);
+                        disk = DiskCacheOutcome::Hit;
+                    }
+                    Err(_) => found_invalid = true,
+                }
+            }
+            cache::Lookup::Invalid => found_invalid = true,
+            cache::Lookup::Missing => {}
+        }
+    }
+    if module.is_none() && !compile {
+        return Ok(None);
+    }
+    let module = match module {
+        Some(m) => m,
+        None => match link_cubin(ctx, &parts) {
+            Ok(cubin) => {
+                let stored = match cache_dir {
+                    Some(dir) => cache::write_cubin(dir, &key, &cubin).is_ok(),
+                    None => false,
+                };
+                if cache_dir.is_some() {
+                    disk = DiskCacheOutcome::Linked {
+                        stored,
+                        rebuilt: found_invalid,
+                    };
+                }
+                load_cubin(cubin).map_err(|e| GpuError::PtxRejected {
+                    code: describe(&e),
+                    log: "(loading the linked cubin; the linker accepted it)".to_string(),
+                })?
+            }
+            // Without point calls the plain load path gives the JIT log of a rejected
+            // kernel (and works even if the linker refused for another reason).
+            Err(_) if runtime_ptx.is_none() => {
+                disk = DiskCacheOutcome::Ptx;
+                load_module(ctx, text)?
+            }
+            Err(e) => return Err(e),
+        },
+    };
+    let function = module
+        .load_function(entry)
+        .during("looking up the kernel in the loaded module")?;
+    let sms = ctx
+        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .during("querying the multiprocessor count")?
+        .max(1) as u32;
+    extern "C" fn no_dynamic_shared_memory(_block_size: std::ffi::c_int) -> usize {
+        0
+    }
+    let (_, block) = function
+        .occupancy_max_potential_block_size(no_dynamic_shared_memory, 0, 0, None)
+        .during("querying the occupancy-optimal block size")?;
+    let block = if block == 0 { 128 } else { block };
+    let per_sm = function
+        .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
+        .during("querying the resident blocks per multiprocessor")?
+        .max(1);
+    Ok(Some(Loaded {
+        function,
+        block,
+        max_grid: sms.saturating_mul(per_sm).max(1),
+        disk,
+    }))
 }
 
 impl DeviceKernel {
@@ -35,7 +168,9 @@ impl DeviceKernel {
         batch::launch_config(self.block, self.max_grid, m)
     }
 
-    /// Emits nothing: compiles (or reads from the disk cache) and loads `text` on `ordinal`.
+    /// Compiles (or reads from the disk cache) and loads `text` on `ordinal`; a program longer
+    /// than [`super::staged::STAGED_ABOVE`] instructions as stages instead (`text` is then
+    /// only the cache's name for it).
     fn build(
         ordinal: usize,
         program: &Program,
@@ -43,106 +178,96 @@ impl DeviceKernel {
         cache_dir: Option<&std::path::Path>,
     ) -> Result<DeviceKernel, GpuError> {
         let ctx = context(ordinal)?;
-        ctx.bind_to_thread()
-            .during("binding the device's context")?;
-        let (major, minor) = ctx
-            .compute_capability()
-            .during("querying the compute capability")?;
-        let runtime_ptx = if program.has_point_calls() {
-            let arch = runtime::arch_for((major, minor));
-            let fns = ptx::point_functions(program);
-            Some(runtime::runtime_ptx(&arch, program.precision, &fns)?)
-        } else {
-            None
-        };
-        let driver_version =
-            super::device::driver_version().during("querying the driver version")?;
-        let arch = format!("sm_{major}{minor}");
-        let key = cache::cubin_key(
-            text,
-            runtime_ptx.as_deref().unwrap_or(""),
-            driver_version,
-            &arch,
-        );
-        let mut parts = vec![("ivjit_kernel.ptx", text)];
-        if let Some(rt) = runtime_ptx.as_deref() {
-            parts.push(("ivjit_math.ptx", rt));
-        }
-        let load_cubin = |cubin: Vec<u8>| ctx.load_module(Ptx::from_binary(cubin));
-        let mut found_invalid = false;
-        let mut module = None;
-        let mut disk = DiskCacheOutcome::NoCache;
-        if let Some(dir) = cache_dir {
-            match cache::read_cubin(dir, &key) {
-                cache::Lookup::Valid(cubin) => {
-                    // A valid entry the driver still refuses is rebuilt like a corrupt one.
-                    match load_cubin(cubin) {
-                        Ok(m) => {
-                            module = Some(m);
-                            disk = DiskCacheOutcome::Hit;
-                        }
-                        Err(_) => found_invalid = true,
-                    }
-                }
-                cache::Lookup::Invalid => found_invalid = true,
-                cache::Lookup::Missing => {}
+        let mut loaded = None;
+        if entry == ptx::KERNEL_NAME && super::staged::wanted(program) {
+            // Tiering: the single kernel if an earlier process compiled it (disk cache), else
+            // the stages now (a second or less); the single kernel is compiled on a thread of
+            // its own once the stages have done enough work (`staged::TierUp`), and used from
+            // the launch after it is ready (it runs faster: no scratch traffic).
+            loaded = load_entry_if(&ctx, program, (text, entry), cache_dir, false)?;
+            if loaded.is_none() {
+                let staged = super::staged::StagedCode::build(&ctx, program, text, cache_dir)?;
+                // The first stage stands in for the single kernel's function (never launched
+                // as such: `launch_soa` runs the stages or the tiered-up kernel).
+                let first = staged.first_function();
+                return Ok(DeviceKernel {
+                    ordinal,
+                    ctx,
+                    function: first,
+                    block: 0,
+                    max_grid: 0,
+                    disk: staged.disk(),
+                    staged: Some(staged),
+                    pool: Mutex::new(Vec::new()),
+                });
             }
         }
-        let module = match module {
-            Some(m) => m,
-            None => match link_cubin(&ctx, &parts) {
-                Ok(cubin) => {
-                    let stored = match cache_dir {
-                        Some(dir) => cache::write_cubin(dir, &key, &cubin).is_ok(),
-                        None => false,
-                    };
-                    if cache_dir.is_some() {
-                        disk = DiskCacheOutcome::Linked {
-                            stored,
-                            rebuilt: found_invalid,
-                        };
-                    }
-                    load_cubin(cubin).map_err(|e| GpuError::PtxRejected {
-                        code: describe(&e),
-                        log: "(loading the linked cubin; the linker accepted it)".to_string(),
-                    })?
-                }
-                // Without point calls the plain load path gives the JIT log of a rejected
-                // kernel (and works even if the linker refused for another reason).
-                Err(_) if runtime_ptx.is_none() => {
-                    disk = DiskCacheOutcome::Ptx;
-                    load_module(&ctx, text)?
-                }
-                Err(e) => return Err(e),
-            },
+        let loaded = match loaded {
+            Some(l) => l,
+            None => load_entry(&ctx, program, (text, entry), cache_dir)?,
         };
-        let function = module
-            .load_function(entry)
-            .during("looking up the kernel in the loaded module")?;
-        let sms = ctx
-            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-            .during("querying the multiprocessor count")?
-            .max(1) as u32;
-        extern "C" fn no_dynamic_shared_memory(_block_size: std::ffi::c_int) -> usize {
-            0
-        }
-        let (_, block) = function
-            .occupancy_max_potential_block_size(no_dynamic_shared_memory, 0, 0, None)
-            .during("querying the occupancy-optimal block size")?;
-        let block = if block == 0 { 128 } else { block };
-        let per_sm = function
-            .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
-            .during("querying the resident blocks per multiprocessor")?
-            .max(1);
         Ok(DeviceKernel {
             ordinal,
             ctx,
-            function,
-            block,
-            max_grid: sms.saturating_mul(per_sm).max(1),
-            disk,
+            function: loaded.function,
+            block: loaded.block,
+            max_grid: loaded.max_grid,
+            disk: loaded.disk,
+            staged: None,
             pool: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Launches the expression on `stream` over a structure-of-arrays block in device memory:
+    /// `n` elements, `2 * n_vars` input arrays of `n` from `inputs`, `2 * n_outputs` output
+    /// arrays of `n` from `outputs` (the batch kernel's ABI). A staged program runs its stages
+    /// through scratch memory allocated on the stream.
+    ///
+    /// # Safety
+    /// The addresses must be valid device memory of this context for those sizes until the
+    /// stream has run the launch; the outputs must not overlap the inputs.
+    pub(crate) unsafe fn launch_soa(
+        &self,
+        stream: &Arc<CudaStream>,
+        n: usize,
+        inputs: u64,
+        outputs: u64,
+    ) -> Result<(), DriverError> {
+        let single = self.staged.as_ref().and_then(|s| s.tier_up.ready());
+        if let (Some(staged), None) = (&self.staged, single) {
+            staged.tier_up.note(n);
+            // SAFETY: as the caller vouches for the block.
+            return unsafe { staged.launch_soa(stream, n, inputs, outputs) };
+        }
+        let (function, cfg) = match single {
+            Some(l) => (&l.function, batch::launch_config(l.block, l.max_grid, n)),
+            None => (&self.function, self.launch_config(n)),
+        };
+        let (n_arg, flags) = (n as u64, 0u64);
+        let mut launch = stream.launch_builder(function);
+        launch.arg(&n_arg).arg(&inputs).arg(&outputs).arg(&flags);
+        // SAFETY: the kernel takes (u64 n, u64 inputs, u64 outputs, u64 flags) and reads and
+        // writes exactly the arrays the caller vouches for.
+        unsafe { launch.launch(cfg) }.map(|_| ())
+    }
+
+    /// Runs the stages even when the single kernel is ready (for timing both: `ivjit bench`);
+    /// false (nothing launched) for a program compiled as one kernel.
+    ///
+    /// # Safety
+    /// As for [`DeviceKernel::launch_soa`].
+    pub(crate) unsafe fn launch_stages(
+        &self,
+        stream: &Arc<CudaStream>,
+        n: usize,
+        inputs: u64,
+        outputs: u64,
+    ) -> Result<bool, DriverError> {
+        let Some(staged) = &self.staged else {
+            return Ok(false);
+        };
+        // SAFETY: as the caller vouches for the block.
+        unsafe { staged.launch_soa(stream, n, inputs, outputs) }.map(|_| true)
     }
 
     /// Elements per chunk for a share of `len` elements.
@@ -225,6 +350,23 @@ impl DeviceKernel {
             }
         }
         result
+    }
+}
+
+/// A program that reads every input of `program` and computes nothing: as a kernel over device
+/// arrays, the check of a batch's inputs.
+fn inputs_only(program: &Program) -> Program {
+    let insts = (0..program.n_vars() as u32)
+        .flat_map(|var| {
+            [crate::scalar::Bound::Lo, crate::scalar::Bound::Hi]
+                .map(|bound| crate::scalar::Inst::Input { var, bound })
+        })
+        .collect();
+    Program {
+        precision: program.precision,
+        var_names: program.var_names.clone(),
+        insts,
+        outputs: Vec::new(),
     }
 }
 
@@ -458,7 +600,13 @@ impl GpuKernel {
             .bind_to_thread()
             .during("binding the device's context")?;
         let stream = dk.ctx.default_stream();
-        let table: Vec<u64> = inputs.iter().chain(outputs).copied().collect();
+        // A staged program: `dk` only checks the inputs; the stages compute, in the same
+        // stream, and their results are discarded with the status if an input was invalid.
+        let staged = self.devices[0].staged.as_ref();
+        let table: Vec<u64> = match staged {
+            Some(_) => inputs.to_vec(),
+            None => inputs.iter().chain(outputs).copied().collect(),
+        };
         let table = stream
             .clone_htod(&table)
             .during("uploading the arrays' addresses")?;
@@ -473,10 +621,99 @@ impl GpuKernel {
         // 2 * n_vars + 2 * n_outputs addresses, reads and writes n elements at each (the caller
         // vouches for them), and may write the status word.
         unsafe { launch.launch(cfg) }.during("launching the kernel")?;
+        if let Some(staged) = staged {
+            // Device arrays go through the stages even after the tier-up (the single kernel
+            // reads one block, not separate arrays); they count towards it all the same.
+            staged.tier_up.note(n);
+            let elem = staged.elem() as u64;
+            let input = |k: usize, at: usize| inputs[k] + at as u64 * elem;
+            let output = |k: usize, at: usize| outputs[k] + at as u64 * elem;
+            // SAFETY: the caller vouches for the arrays (n elements at each address).
+            unsafe { staged.launch(&stream, n, &input, &output) }.during("launching the stages")?;
+        }
         let status = stream
             .clone_dtoh(&status)
             .during("waiting for the kernel")?;
         Ok(status[0] == 0)
+    }
+
+    /// Launches the kernel (or, for a program compiled as stages, its stages) on `stream` over
+    /// a structure-of-arrays block in the memory of the first device, without waiting: `n`
+    /// elements, `2 * n_vars` arrays of `n` from `inputs` (lo then hi of each variable),
+    /// `2 * n_outputs` from `outputs`. For timing what a batch runs (`ivjit bench`); the inputs
+    /// are not checked.
+    ///
+    /// # Safety
+    /// `stream` must belong to the first device's primary context; the addresses must be valid
+    /// device memory there for those sizes until the stream has run the launch, the outputs
+    /// apart from the inputs.
+    pub unsafe fn launch_on(
+        &self,
+        stream: &Arc<CudaStream>,
+        n: usize,
+        inputs: u64,
+        outputs: u64,
+    ) -> Result<(), GpuError> {
+        // SAFETY: as the caller vouches.
+        unsafe { self.devices[0].launch_soa(stream, n, inputs, outputs) }
+            .during("launching the kernel")
+    }
+
+    /// How many kernels one evaluation of a batch launches: 1, or the number of stages of a
+    /// program too long to compile quickly as one kernel (see `gpu::staged`) until its single
+    /// kernel, compiled on a thread of its own, is ready.
+    pub fn stages(&self) -> usize {
+        match &self.devices[0].staged {
+            Some(s) if s.tier_up.ready().is_none() => s.len(),
+            _ => 1,
+        }
+    }
+
+    /// For a program compiled as stages whose single kernel is ready on the first device: how
+    /// long that kernel's compile took.
+    pub fn single_kernel_compile_time(&self) -> Option<std::time::Duration> {
+        self.devices[0]
+            .staged
+            .as_ref()
+            .and_then(|s| s.tier_up.compile_time())
+    }
+
+    /// For a program compiled as stages: the stages' count, whatever the single kernel's
+    /// state (`None` for a program compiled as one kernel).
+    pub fn staged(&self) -> Option<usize> {
+        self.devices[0].staged.as_ref().map(|s| s.len())
+    }
+
+    /// Compiles the single kernel of a program compiled as stages now (on a thread of its own
+    /// per device, unless that started before or `IVJIT_TIER_UP=never`) and waits up to
+    /// `timeout` for it; true when every device runs it (or the program was never staged).
+    pub fn wait_for_single_kernel(&self, timeout: std::time::Duration) -> bool {
+        for d in &self.devices {
+            if let Some(s) = &d.staged {
+                s.tier_up.start();
+            }
+        }
+        self.devices
+            .iter()
+            .all(|d| d.staged.as_ref().is_none_or(|s| s.tier_up.wait(timeout)))
+    }
+
+    /// [`GpuKernel::launch_on`] through the stages of a program compiled as stages, even when
+    /// its single kernel is ready; false (nothing launched) for a program compiled as one
+    /// kernel.
+    ///
+    /// # Safety
+    /// As for [`GpuKernel::launch_on`].
+    pub unsafe fn launch_stages_on(
+        &self,
+        stream: &Arc<CudaStream>,
+        n: usize,
+        inputs: u64,
+        outputs: u64,
+    ) -> Result<bool, GpuError> {
+        // SAFETY: as the caller vouches.
+        unsafe { self.devices[0].launch_stages(stream, n, inputs, outputs) }
+            .during("launching the stages")
     }
 
     /// The kernel over device arrays on the first device, built (or read from the disk cache)
@@ -486,10 +723,20 @@ impl GpuKernel {
         if let Some(dk) = &*slot {
             return Ok(dk.clone());
         }
-        let text = ptx::try_emit_arrays_kernel(&self.program).map_err(GpuError::InvalidProgram)?;
+        // A staged program's arrays kernel only checks the inputs (the stages compute): the
+        // whole program as one kernel would take the compile time the stages avoid.
+        let checked_only;
+        let program = match self.devices[0].staged {
+            Some(_) => {
+                checked_only = inputs_only(&self.program);
+                &checked_only
+            }
+            None => &*self.program,
+        };
+        let text = ptx::try_emit_arrays_kernel(program).map_err(GpuError::InvalidProgram)?;
         let dk = Arc::new(DeviceKernel::build(
             self.devices[0].ordinal,
-            &self.program,
+            program,
             (&text, ptx::ARRAYS_KERNEL_NAME),
             self.cache_dir.as_deref(),
         )?);

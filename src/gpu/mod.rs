@@ -37,6 +37,7 @@ mod nvrtc;
 mod options;
 mod pin;
 pub mod runtime;
+mod staged;
 
 pub use device::*;
 pub use error::*;

@@ -137,6 +137,32 @@ pub(crate) mod env {
         std::env::var("IVJIT_REQUIRE_GPU").as_deref() == Ok("1")
     }
 
+    /// `IVJIT_STAGE_INSTS`: instructions per stage of a program compiled as stages (a
+    /// non-negative integer; 0: never cut a program; anything else is ignored).
+    pub(crate) fn stage_insts() -> Option<usize> {
+        text("IVJIT_STAGE_INSTS").and_then(|v| v.trim().parse::<usize>().ok())
+    }
+
+    /// When a staged program's single kernel is compiled (`IVJIT_TIER_UP`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) enum TierUpPolicy {
+        /// After the stages have done enough work (`auto`, the default).
+        Auto,
+        /// At once, on a thread of its own (`now`).
+        Now,
+        /// Never: the stages run every launch (`never`).
+        Never,
+    }
+
+    /// `IVJIT_TIER_UP`: `auto` (also when unset or unknown), `now` or `never`.
+    pub(crate) fn tier_up() -> TierUpPolicy {
+        match text("IVJIT_TIER_UP").as_deref().map(str::trim) {
+            Some("now") => TierUpPolicy::Now,
+            Some("never") => TierUpPolicy::Never,
+            _ => TierUpPolicy::Auto,
+        }
+    }
+
     /// `IVJIT_CACHE_DIR`: the disk cache's folder.
     pub(crate) fn cache_dir() -> Option<OsString> {
         std::env::var_os("IVJIT_CACHE_DIR").filter(|v| !v.is_empty())

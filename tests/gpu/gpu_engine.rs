@@ -780,3 +780,97 @@ fn device_arrays_equal_cpu_and_are_checked() {
         }
     }
 }
+
+/// A program too long for one kernel runs as stages (`ivjit::scalar::split`): batches, device
+/// arrays and a search give the CPU's bits, in both precisions.
+#[test]
+fn staged_programs_equal_cpu() {
+    if gpu::require_gpu_or_skip("staged_programs_equal_cpu").is_none() {
+        return;
+    }
+    let (src, _) = ivjit::workloads::generated(1000);
+    let expr = Expression::parse(&src).unwrap();
+    for p in [Precision::F64, Precision::F32] {
+        let program = expr.scalar(p).unwrap();
+        assert!(program.insts.len() > 4000, "long enough to be staged");
+        let n = 200_003;
+        let inputs = boxes(23 + p as u64, program.n_vars(), n, p);
+        let want = ivjit::cpu::eval::eval_soa(&program, &inputs, n);
+        // A fresh disk cache, outside the process's kernel cache: the stages are compiled now.
+        let dir = tempfile::tempdir().unwrap();
+        let t = Instant::now();
+        let mut kernel = GpuKernel::with_options(
+            &program,
+            &KernelOptions {
+                cache_dir: CacheDir::At(dir.path().to_path_buf()),
+                memory_cache: false,
+                ..options()
+            },
+        )
+        .unwrap();
+        eprintln!("{p:?}: staged kernel built in {:?}", t.elapsed());
+        assert!(kernel.staged().is_some(), "compiled as stages first");
+        for chunk in [None, Some(65_536)] {
+            kernel.set_chunk_elements(chunk);
+            let got = kernel.eval(&inputs, n).unwrap();
+            assert_same_bits(&format!("{p:?} staged, chunk {chunk:?}"), &got, &want);
+        }
+        // The single kernel, compiled meanwhile on a thread of its own: the same bits.
+        let t = Instant::now();
+        assert!(kernel.wait_for_single_kernel(std::time::Duration::from_secs(300)));
+        eprintln!("{p:?}: single kernel ready {:?} later", t.elapsed());
+        assert_eq!(kernel.stages(), 1);
+        let got = kernel.eval(&inputs, n).unwrap();
+        assert_same_bits(&format!("{p:?} single after stages"), &got, &want);
+        // Device arrays: checked, then the stages.
+        use cudarc::driver::{CudaContext, DevicePtr};
+        let ctx = CudaContext::new(kernel.device_ordinals()[0]).unwrap();
+        let stream = ctx.default_stream();
+        macro_rules! device {
+            ($t:ty) => {{
+                let d_in: Vec<_> = inputs
+                    .chunks(n)
+                    .map(|c| {
+                        let c: Vec<$t> = c.iter().map(|&x| x as $t).collect();
+                        stream.clone_htod(&c).unwrap()
+                    })
+                    .collect();
+                let d_out: Vec<_> = (0..2 * program.outputs.len())
+                    .map(|_| stream.alloc_zeros::<$t>(n).unwrap())
+                    .collect();
+                let ptr = |s: &cudarc::driver::CudaSlice<$t>| s.device_ptr(&stream).0;
+                let ins: Vec<u64> = d_in.iter().map(ptr).collect();
+                let outs: Vec<u64> = d_out.iter().map(ptr).collect();
+                // SAFETY: live allocations of n elements on the kernel's device, distinct.
+                let valid = unsafe { kernel.eval_device(&ins, &outs, n) }.unwrap();
+                let got: Vec<f64> = d_out
+                    .iter()
+                    .flat_map(|d| stream.clone_dtoh(d).unwrap())
+                    .map(|x| x as f64)
+                    .collect();
+                (valid, got)
+            }};
+        }
+        let (valid, got) = match p {
+            Precision::F64 => device!(f64),
+            Precision::F32 => device!(f32),
+        };
+        assert!(valid);
+        assert_same_bits(&format!("{p:?} staged, device arrays"), &got, &want);
+    }
+    // A search over a long 2-D expression: the GPU's classes are the CPU's.
+    let src = (0..300)
+        .map(|k| format!("{}*sqr(x - {}) * y", 1 + k % 7, k as f64 / 300.0))
+        .collect::<Vec<_>>()
+        .join(" + ")
+        + " - 1";
+    let expr = Expression::parse(&src).unwrap();
+    assert!(expr.scalar(Precision::F64).unwrap().insts.len() > 4000);
+    let opts = ivjit::search::RenderOptions::new(96, 64, [-1.0, 1.0, -1.0, 1.0]);
+    let cpu = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();
+    let gpu = Evaluator::new(&expr, Precision::F64, BackendChoice::Gpu).unwrap();
+    let a = ivjit::search::render(&cpu, &opts).unwrap();
+    let b = ivjit::search::render(&gpu, &opts).unwrap();
+    assert_eq!(a.classes, b.classes);
+    assert_eq!(a.rounds, b.rounds);
+}

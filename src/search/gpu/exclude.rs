@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DevicePtrMut, PushKernelArg};
 
 use super::config;
 use crate::gpu::{self, Context, GpuError};
@@ -192,11 +192,13 @@ where
         b.arg(&n32).arg(&nv32).arg(&list).arg(&mut inputs);
         // SAFETY: matches the kernel; `list` holds n <= cap boxes, `inputs` 2 nv cap values.
         unsafe { b.launch(config(n)) }.during("launching the search's input kernel")?;
-        let (n64, flags) = (n as u64, 0u64);
-        let mut e = stream.launch_builder(&dk.function);
-        e.arg(&n64).arg(&inputs).arg(&mut outputs).arg(&flags);
-        // SAFETY: the expression kernel reads 2 nv n and writes 2 n values with stride n.
-        unsafe { e.launch(dk.launch_config(n)) }.during("launching the expression kernel")?;
+        {
+            let (inp, _gi) = inputs.device_ptr(&stream);
+            let (outp, _go) = outputs.device_ptr_mut(&stream);
+            // SAFETY: the expression reads 2 nv n and writes 2 n values with stride n.
+            unsafe { dk.launch_soa(&stream, n, inp, outp) }
+                .during("launching the expression kernel")?;
+        }
         let (cap32, cap64) = ((2 * cap) as u32, cap as u64);
         let mut st = slots.slice_mut(4 * rounds..4 * rounds + 4);
         let mut sp = stream.launch_builder(&k[1]);

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DevicePtrMut, PushKernelArg};
 
 use super::config;
 use crate::gpu::{self, Context, GpuError};
@@ -253,11 +253,13 @@ where
         b.arg(&n32).arg(&nv32).arg(&list).arg(&mut *inputs);
         // SAFETY: matches the kernel; `list` holds n boxes, `inputs` 2 nv 2n values.
         unsafe { b.launch(config(n)) }.during("launching the search's input kernel")?;
-        let (m64, flags) = (m as u64, 0u64);
-        let mut e = stream.launch_builder(&dk.function);
-        e.arg(&m64).arg(&*inputs).arg(&mut *outputs).arg(&flags);
-        // SAFETY: the expression kernel reads 2 nv m and writes 2 m values with stride m.
-        unsafe { e.launch(dk.launch_config(m)) }.during("launching the expression kernel")?;
+        {
+            let (inp, _gi) = inputs.device_ptr(&stream);
+            let (outp, _go) = outputs.device_ptr_mut(&stream);
+            // SAFETY: the expression reads 2 nv m and writes 2 m values with stride m.
+            unsafe { dk.launch_soa(&stream, m, inp, outp) }
+                .during("launching the expression kernel")?;
+        }
         let mut u = stream.launch_builder(&k[1]);
         u.arg(&n32).arg(&*outputs).arg(&mut upper_key);
         // SAFETY: matches the kernel; `outputs` holds 2m values.

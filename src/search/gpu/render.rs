@@ -15,7 +15,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, PushKernelArg};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, DevicePtr, DevicePtrMut, PushKernelArg,
+};
 
 use super::config;
 use crate::gpu::{self, Context, GpuError};
@@ -240,12 +242,14 @@ where
         // 2 nv n elements (n <= cap).
         unsafe { b.launch(config(n)) }.during("launching the search's box kernel")?;
 
-        let (n64, flags) = (n as u64, 0u64);
-        let mut e = stream.launch_builder(&dk.function);
-        e.arg(&n64).arg(&inputs).arg(&mut outputs).arg(&flags);
-        // SAFETY: the expression kernel takes (u64 n, inputs, outputs, u64 flags) and reads
-        // 2 nv n, writes 2 n elements (one output) with stride n.
-        unsafe { e.launch(dk.launch_config(n)) }.during("launching the expression kernel")?;
+        {
+            let (inp, _gi) = inputs.device_ptr(&stream);
+            let (outp, _go) = outputs.device_ptr_mut(&stream);
+            // SAFETY: the expression reads 2 nv n and writes 2 n elements (one output) with
+            // stride n.
+            unsafe { dk.launch_soa(&stream, n, inp, outp) }
+                .during("launching the expression kernel")?;
+        }
 
         stream
             .memset_zeros(&mut counts)
