@@ -102,7 +102,22 @@ pub fn suite() -> Vec<Case> {
             0.1,
         ),
         c("generated", &generated(BIG_NODES).0, (-1.0, 1.0), 0.01),
+        c("prospero", &prospero(), (-1.0, 1.0), 1.0 / 1024.0),
     ]
+}
+
+/// The Prospero challenge's model (`tests/data/models/prospero.vm`, MPL-2.0, from the Fidget
+/// repository; notice in that folder) in ivjit's syntax: 7,866 operations over x and y, 2,878 of
+/// them min or max, the community's large benchmark (its boxes in the suite are pixel-sized
+/// boxes of a 1024 x 1024 image of [-1, 1]^2).
+pub fn prospero() -> String {
+    const TAPE: &str = include_str!("../tests/data/models/prospero.vm");
+    crate::syntax::tape::to_expression_text(TAPE).expect("the bundled tape is valid")
+}
+
+/// Suite cases too large for a hand-written CUDA baseline (its compile takes minutes).
+pub fn has_baseline(case: &Case) -> bool {
+    case.name != "prospero"
 }
 
 /// The next 64 random bits of SplitMix64 (Steele, Lea and Flood, "Fast splittable

@@ -34,6 +34,7 @@ fn cpu_bench_json_has_every_row_with_positive_rates() {
         "rosenbrock10",
         "trig",
         "generated",
+        "prospero",
     ] {
         for p in ["f64", "f32"] {
             assert!(

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
-    ValidAsZeroBits,
+    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr,
+    LaunchConfig, PushKernelArg, ValidAsZeroBits,
 };
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
@@ -57,6 +57,10 @@ pub struct GpuRow {
     pub warm_compile_ms: f64,
     /// Median kernel time of the CUDA C baseline (ms), or why there is none.
     pub baseline_ms: Result<f64, String>,
+    /// A program the library compiles as stages first: their count, their median time (ms),
+    /// and how long its single kernel took to compile (seconds, on a thread of its own while
+    /// the stages ran).
+    pub staged: Option<(usize, f64, f64)>,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -210,7 +214,9 @@ impl Device {
     }
 
     /// Times one expression: compile latency, ivjit kernel, end to end, baseline kernel.
-    /// `inputs` are `2 * n_vars * n` bounds (exact values of the precision).
+    /// `inputs` are `2 * n_vars * n` bounds (exact values of the precision). A program the
+    /// library compiles as stages is timed through the library's launch (its stages); the
+    /// others through their kernel launched here.
     pub fn row(
         &self,
         text: &str,
@@ -218,26 +224,45 @@ impl Device {
         inputs: &[f64],
         n: usize,
         n_outputs: usize,
+        with_baseline: bool,
     ) -> R<GpuRow> {
         let t0 = Instant::now();
         let expr = Expression::parse(text).map_err(|e| e.to_string())?;
-        Evaluator::new(&expr, p, BackendChoice::Gpu).map_err(|e| e.to_string())?;
+        let eval = Evaluator::new(&expr, p, BackendChoice::Gpu).map_err(|e| e.to_string())?;
         let cold = t0.elapsed().as_secs_f64() * 1e3;
         let t1 = Instant::now();
         Evaluator::new(&expr, p, BackendChoice::Gpu).map_err(|e| e.to_string())?;
         let warm = t1.elapsed().as_secs_f64() * 1e3;
-        let f = self.ivjit_function(&expr, p)?;
-        let base = baseline::cuda_source(expr.initial_ir(), p).and_then(|src| {
-            let ptx = self.nvrtc(&src, "baseline.cu")?;
-            self.function(ptx, baseline::BASELINE_NAME)
-        });
+        let library = eval.gpu_kernel().ok_or("no GPU kernel")?;
+        let kernel = if library.staged().is_some() {
+            Kernel::Library(library)
+        } else {
+            Kernel::Function(self.ivjit_function(&expr, p)?)
+        };
+        let base = if with_baseline {
+            baseline::cuda_source(expr.initial_ir(), p).and_then(|src| {
+                let ptx = self.nvrtc(&src, "baseline.cu")?;
+                self.function(ptx, baseline::BASELINE_NAME)
+            })
+        } else {
+            Err("none for this case (its CUDA C would take minutes to compile)".to_string())
+        };
         let out_len = 2 * n_outputs * n;
-        let (kernel_ms, e2e_ms, baseline_ms) = match p {
-            Precision::F64 => self.run::<f64>(&f, base, inputs.to_vec(), n, out_len)?,
+        let (kernel_ms, e2e_ms, baseline_ms, staged_ms) = match p {
+            Precision::F64 => self.run::<f64>(&kernel, base, inputs.to_vec(), n, out_len)?,
             Precision::F32 => {
                 let host: Vec<f32> = inputs.iter().map(|&x| x as f32).collect();
-                self.run::<f32>(&f, base, host, n, out_len)?
+                self.run::<f32>(&kernel, base, host, n, out_len)?
             }
+        };
+        let staged = match (library.staged(), staged_ms) {
+            (Some(count), Some(ms)) => {
+                let compile = library
+                    .single_kernel_compile_time()
+                    .ok_or("the single kernel is not ready")?;
+                Some((count, ms, compile.as_secs_f64()))
+            }
+            _ => None,
         };
         Ok(GpuRow {
             kernel_ms,
@@ -245,18 +270,19 @@ impl Device {
             cold_compile_ms: cold,
             warm_compile_ms: warm,
             baseline_ms,
+            staged,
         })
     }
 
     #[allow(clippy::type_complexity)]
     fn run<T: DeviceRepr + ValidAsZeroBits + Copy + Default>(
         &self,
-        f: &CudaFunction,
+        kernel: &Kernel<'_>,
         base: R<CudaFunction>,
         host_in: Vec<T>,
         n: usize,
         out_len: usize,
-    ) -> R<(f64, f64, Result<f64, String>)> {
+    ) -> R<(f64, f64, Result<f64, String>, Option<f64>)> {
         let s = &self.stream;
         let mut d_in: CudaSlice<T> = s.clone_htod(&host_in).map_err(d("copying in"))?;
         let mut d_out: CudaSlice<T> = s.alloc_zeros(out_len).map_err(d("allocating"))?;
@@ -270,19 +296,56 @@ impl Device {
             // write 2*n_outputs*n elements: the buffers' lengths.
             unsafe { l.launch(cfg) }.map(drop).map_err(d("launching"))
         };
-        let kernel = self.time(WARMUP, REPS, || launch(f, &d_in, &mut d_out))?;
+        let ivjit = |d_in: &CudaSlice<T>, d_out: &mut CudaSlice<T>, stages: bool| -> R<()> {
+            match kernel {
+                Kernel::Function(f) => launch(f, d_in, d_out),
+                Kernel::Library(k) => {
+                    let (inp, _gi) = d_in.device_ptr(s);
+                    let (outp, _go) = d_out.device_ptr_mut(s);
+                    // SAFETY: the buffers hold the batch's inputs and outputs, on this
+                    // stream of device 0's primary context.
+                    unsafe {
+                        if stages {
+                            k.launch_stages_on(s, n, inp, outp).map(drop)
+                        } else {
+                            k.launch_on(s, n, inp, outp)
+                        }
+                    }
+                    .map_err(|e| e.to_string())
+                }
+            }
+        };
+        // A staged program: its stages first, then (once compiled) its single kernel.
+        let staged = match kernel {
+            Kernel::Library(k) => {
+                let ms = self.time(WARMUP, REPS, || ivjit(&d_in, &mut d_out, true))?;
+                if !k.wait_for_single_kernel(std::time::Duration::from_secs(600)) {
+                    return Err("the single kernel did not compile within 600 s".into());
+                }
+                Some(ms)
+            }
+            Kernel::Function(_) => None,
+        };
+        let kernel = self.time(WARMUP, REPS, || ivjit(&d_in, &mut d_out, false))?;
         let mut host_out = vec![T::default(); out_len];
         let e2e = self.time(1, E2E_REPS, || {
             s.memcpy_htod(&host_in, &mut d_in).map_err(d("htod"))?;
-            launch(f, &d_in, &mut d_out)?;
+            ivjit(&d_in, &mut d_out, false)?;
             s.memcpy_dtoh(&d_out, &mut host_out).map_err(d("dtoh"))
         })?;
         let baseline = match base {
             Ok(b) => self.time(WARMUP, REPS, || launch(&b, &d_in, &mut d_out)),
             Err(e) => Err(e),
         };
-        Ok((kernel, e2e, baseline))
+        Ok((kernel, e2e, baseline, staged))
     }
+}
+
+/// What `ivjit bench` times for ivjit: its kernel, loaded here, or the library's launch (the
+/// stages of a program compiled as stages).
+enum Kernel<'a> {
+    Function(CudaFunction),
+    Library(&'a ivjit::gpu::GpuKernel),
 }
 
 /// CUDA C of the FMA-rate kernel: 8 independent `fma` chains per thread, `iters` rounds.

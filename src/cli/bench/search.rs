@@ -193,7 +193,7 @@ fn flat_rate(device: Option<&Device>, s: &Search, ev: &Evaluator) -> Result<f64,
     let inputs = random_inputs(&case, nv, n, Precision::F64, 0x5eed);
     match device {
         Some(dev) if ev.backend() == Backend::Gpu => {
-            let row = dev.row(s.expr.source(), Precision::F64, &inputs, n, 1)?;
+            let row = dev.row(s.expr.source(), Precision::F64, &inputs, n, 1, false)?;
             Ok(n as f64 / (row.kernel_ms * 1e-3))
         }
         _ => {
