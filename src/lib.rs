@@ -40,6 +40,7 @@ pub mod round;
 pub mod scalar;
 pub mod search;
 pub mod shape;
+pub mod specialize;
 pub mod syntax;
 pub mod workloads;
 

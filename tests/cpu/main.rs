@@ -16,5 +16,6 @@ mod powers;
 mod round;
 mod semantics;
 mod sir;
+mod specialize;
 mod threads;
 mod tightest;
