@@ -32,3 +32,14 @@ pub enum Error {
     #[error("GPU error: {0}")]
     Gpu(#[from] gpu::GpuError),
 }
+
+/// A lowering failure is a compile error pointing into the expression.
+impl From<crate::lower::LowerError> for Error {
+    fn from(e: crate::lower::LowerError) -> Error {
+        let d = Diagnostic::new(e.span, e.message);
+        Error::Compile(match e.help {
+            Some(h) => d.with_help(h),
+            None => d,
+        })
+    }
+}

@@ -4,7 +4,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::ir::{self, Graph};
 use crate::scalar::{self, Program};
-use crate::syntax::{self, ast::Span, diagnostic::Diagnostic};
+use crate::syntax::{self, ast::Span};
 use crate::{gpu, lower, rewrite, Error, Precision};
 
 /// A parsed, rewritten expression, ready to be lowered for any backend and precision.
@@ -169,13 +169,7 @@ impl Expression {
         if let Some(c) = cell.get() {
             return Ok(c);
         }
-        let program = lower::lower(&self.graph, precision).map_err(|e| {
-            let d = Diagnostic::new(e.span, e.message);
-            Error::Compile(match e.help {
-                Some(h) => d.with_help(h),
-                None => d,
-            })
-        })?;
+        let program = lower::lower(&self.graph, precision)?;
         // Two threads may both lower; they get the same program, and the first one is kept.
         Ok(cell.get_or_init(|| Compiled {
             program: Arc::new(program),

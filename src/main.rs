@@ -134,6 +134,12 @@ enum Command {
         /// 3-D: the resolution along each line, 1/steps of the z range.
         #[arg(long, default_value_t = 1024)]
         steps: usize,
+        /// 2-D: specialize the expression per tile (min/max whose sides do not overlap on the
+        /// tile take one side) and evaluate each tile's children with its shorter program; the
+        /// same classes. Runs on the CPU evaluator; --stats prints the mean program length per
+        /// round.
+        #[arg(long)]
+        prune: bool,
     },
     /// Benchmark a suite of expressions (GPU: kernel and end-to-end time, compile latency,
     /// ceilings, hand-written CUDA baseline; CPU: boxes/s). See docs/bench.md.
@@ -196,6 +202,7 @@ fn main() -> ExitCode {
             repeat,
             zrange,
             steps,
+            prune,
         } => cli::render(cli::RenderArgs {
             source,
             size,
@@ -208,6 +215,7 @@ fn main() -> ExitCode {
             repeat,
             zrange,
             steps,
+            prune,
         }),
         Command::Bench {
             backend,

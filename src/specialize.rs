@@ -78,18 +78,12 @@ impl NodeProgram {
     }
 
     /// The facts of `graph` (the graph this program was made from) on each of `regions` (each
-    /// one interval per variable, in the graph's variable order), evaluated together.
+    /// one interval per variable, in the graph's variable order), evaluated together. For an
+    /// f32 program the regions' bounds are rounded outward to f32 first, as the evaluator
+    /// rounds a batch's.
     pub fn facts(&self, graph: &Graph, regions: &[Vec<Interval>]) -> Vec<RegionFacts> {
         let n = regions.len();
-        let n_vars = self.program.n_vars();
-        let mut inputs = vec![0.0; 2 * n_vars * n];
-        for (r, region) in regions.iter().enumerate() {
-            for (v, iv) in region.iter().enumerate().take(n_vars) {
-                inputs[(2 * v) * n + r] = iv.lo;
-                inputs[(2 * v + 1) * n + r] = iv.hi;
-            }
-        }
-        let out = crate::cpu::eval::eval_soa(&self.program, &inputs, n);
+        let out = eval_boxes(&self.program, regions);
         (0..n)
             .map(|r| {
                 let mut enclosures = vec![
@@ -114,6 +108,25 @@ impl NodeProgram {
             })
             .collect()
     }
+}
+
+/// Runs `program` on `boxes` (one interval per variable each) on the CPU evaluator, the bounds
+/// rounded outward to f32 for an f32 program; the outputs in the batch layout.
+pub fn eval_boxes(program: &crate::scalar::Program, boxes: &[Vec<Interval>]) -> Vec<f64> {
+    let n = boxes.len();
+    let n_vars = program.n_vars();
+    let mut inputs = vec![0.0; 2 * n_vars * n];
+    for (r, b) in boxes.iter().enumerate() {
+        for (v, &iv) in b.iter().enumerate().take(n_vars) {
+            let iv = match program.precision {
+                Precision::F64 => iv,
+                Precision::F32 => iv.to_f32_enclosure(),
+            };
+            inputs[(2 * v) * n + r] = iv.lo;
+            inputs[(2 * v + 1) * n + r] = iv.hi;
+        }
+    }
+    crate::cpu::eval::eval_soa(program, &inputs, n)
 }
 
 impl RegionFacts {

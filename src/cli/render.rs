@@ -23,6 +23,7 @@ pub struct RenderArgs {
     pub repeat: Option<usize>,
     pub zrange: String,
     pub steps: usize,
+    pub prune: bool,
 }
 
 /// `WIDTHxHEIGHT`.
@@ -66,6 +67,9 @@ pub fn render(args: RenderArgs) -> Result<(), Failure> {
     let (text, expr) = compile(&args.source)?;
     if expr.vars().iter().any(|v| v == "z") {
         return render_depth(&args, &text, width, height, region, format);
+    }
+    if args.prune {
+        return render_pruned(&args, &text, &expr, width, height, region, format);
     }
     let choice = match args.backend {
         BackendArg::Auto => BackendChoice::Auto,
@@ -117,6 +121,64 @@ pub fn render(args: RenderArgs) -> Result<(), Failure> {
             eprintln!(
                 "  tiles of {:>3} px: {:>9} boxes, {:>9} inside, {:>9} outside, {:>9} boundary",
                 r.tile, r.boxes, r.inside, r.outside, r.boundary
+            );
+        }
+    }
+    let bytes = match format {
+        Format::Npy => npy(&image)?,
+        Format::Png => png(&image)?,
+    };
+    write_atomic(&args.output, &bytes)
+}
+
+/// `--prune`: the search with region specialization, on the CPU evaluator (the same classes as
+/// without; each boundary tile's children run the program specialized for it).
+fn render_pruned(
+    args: &RenderArgs,
+    text: &str,
+    expr: &Expression,
+    width: u32,
+    height: u32,
+    region: [f64; 4],
+    format: Format,
+) -> Result<(), Failure> {
+    if matches!(args.backend, BackendArg::Gpu) {
+        return Err(Failure::input(
+            "--prune runs on the CPU evaluator (pruned programs are not run on the GPU yet); \
+             use --backend cpu or auto, or leave out --prune"
+                .to_string(),
+        ));
+    }
+    let opts = RenderOptions {
+        tiles: args.tiles.clone(),
+        ..RenderOptions::new(width, height, region)
+    };
+    let p = precision(args.precision);
+    let runs = args.repeat.map_or(1, |n| n.max(1));
+    let mut times = Vec::with_capacity(runs);
+    let mut result = None;
+    for _ in 0..runs {
+        let start = Instant::now();
+        result = Some(search::render_pruned(expr, p, &opts).map_err(|e| failure(e, text))?);
+        times.push(start.elapsed().as_secs_f64());
+    }
+    let (image, pruning) = result.expect("at least one run");
+    times.sort_by(f64::total_cmp);
+    if args.stats || args.repeat.is_some() {
+        eprintln!(
+            "ivjit render --prune: {width}x{height} on the cpu ({}): fastest {:.3} ms, median \
+             {:.3} ms of {}; {} boxes",
+            p.name(),
+            times[0] * 1e3,
+            times[times.len() / 2] * 1e3,
+            times.len(),
+            image.boxes()
+        );
+        for (r, s) in image.rounds.iter().zip(&pruning) {
+            eprintln!(
+                "  tiles of {:>3} px: {:>9} boxes, {:>9} inside, {:>9} outside, {:>9} boundary; \
+                 {:>8.1} scalar instructions per box on average",
+                r.tile, r.boxes, r.inside, r.outside, r.boundary, s.mean_insts
             );
         }
     }

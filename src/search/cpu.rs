@@ -103,7 +103,7 @@ fn children(live: &[(u32, u32)], found: &[u8], k: u32, next: &super::LevelGrid) 
 }
 
 /// Each pixel's class: that of the coarsest tile over it that was decided, else boundary.
-fn compose(plan: &Plan, classes: &[Vec<u8>]) -> Vec<u8> {
+pub(crate) fn compose(plan: &Plan, classes: &[Vec<u8>]) -> Vec<u8> {
     let w = plan.width as usize;
     let mut image = vec![BOUNDARY; w * plan.height as usize];
     image.par_chunks_mut(w).enumerate().for_each(|(i, row)| {

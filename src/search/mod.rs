@@ -33,8 +33,11 @@ mod cpu;
 pub mod exclude;
 mod gpu;
 pub mod minimize;
+pub mod prune;
 pub mod ray;
 pub mod trace;
+
+pub use prune::{render_pruned, PruneRound};
 
 use crate::round::{add_f64, div_f64, mul_f64, sub_f64, Round};
 use crate::{Backend, Error, Evaluator};

@@ -233,3 +233,54 @@ fn depth_map_of_a_ball() {
     }
     assert!(hits > 300 && misses > 100, "{hits} hits, {misses} misses");
 }
+
+/// `--prune` (region specialization, CPU) writes the same classes as the plain search, and
+/// `--stats` reports the programs' mean length per round, shorter after the first; the GPU
+/// backend is refused with what to do.
+#[test]
+fn pruned_render_writes_the_same_classes() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = "min(max(abs(x) - 0.5, abs(y) - 0.3), sqrt(sqr(x - 0.4) + sqr(y + 0.2)) - 0.35)";
+    let (plain, pruned) = (dir.path().join("plain.npy"), dir.path().join("pruned.npy"));
+    let base = [
+        "render",
+        model,
+        "--size",
+        "96x80",
+        "--tiles",
+        "16,4,1",
+        "--backend",
+        "cpu",
+    ];
+    let o = ivjit(&[&base[..], &["-o", p(&plain)]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ivjit(&[&base[..], &["-o", p(&pruned), "--prune", "--stats"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&plain).unwrap(),
+        std::fs::read(&pruned).unwrap()
+    );
+    let err = stderr(&o);
+    let means: Vec<f64> = err
+        .lines()
+        .filter_map(|l| l.split("boundary;").nth(1))
+        .map(|rest| rest.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(means.len(), 3, "{err}");
+    assert!(means[2] < means[0], "{err}");
+    let o = ivjit(&[
+        "render",
+        model,
+        "--prune",
+        "--backend",
+        "gpu",
+        "-o",
+        p(&pruned),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--prune runs on the CPU"),
+        "{}",
+        stderr(&o)
+    );
+}
