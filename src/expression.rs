@@ -91,6 +91,35 @@ impl Expression {
         Expression::parse(&text)
     }
 
+    /// The expression with its gradient: one expression whose outputs are the function's, then
+    /// per output its *defined* flag and its partial derivatives in variable order
+    /// ([`ir::diff::Gradient`] says where each is). Each partial derivative's enclosure
+    /// contains the derivative at every point of the box where it exists (for abs, min and
+    /// max, the generalized gradient); the flag is [1, 1] where the output is proven
+    /// continuous on the box.
+    ///
+    /// ```
+    /// use ivjit::{BackendChoice, Evaluator, Expression, Interval, Precision};
+    /// let (g, at) = Expression::parse("x^2 * y").unwrap().gradient().unwrap();
+    /// let eval = Evaluator::new(&g, Precision::F64, BackendChoice::Cpu).unwrap();
+    /// let out = eval.eval(&[Interval::new(1.0, 2.0).unwrap(), Interval::new(3.0, 3.0).unwrap()]).unwrap();
+    /// assert_eq!(out[at.partial(0, 0)], Interval::new(6.0, 12.0).unwrap()); // 2 x y
+    /// assert_eq!(out[at.partial(0, 1)], Interval::new(1.0, 4.0).unwrap()); // x^2
+    /// assert_eq!(out[at.defined(0)], Interval::new(1.0, 1.0).unwrap());
+    /// ```
+    pub fn gradient(&self) -> Result<(Expression, ir::diff::Gradient), Error> {
+        let (graph, layout) = ir::diff::gradient(&self.graph);
+        let rewritten = rewrite::run_all(&graph);
+        let expr = Expression {
+            source: self.source.clone(),
+            initial: graph,
+            graph: rewritten,
+            compiled: Default::default(),
+        };
+        expr.compiled(Precision::F64)?;
+        Ok((expr, layout))
+    }
+
     /// The source text the expression was parsed from.
     pub fn source(&self) -> &str {
         &self.source

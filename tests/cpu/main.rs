@@ -10,6 +10,7 @@ mod compile_time;
 mod containment;
 mod elementary;
 mod fuzz;
+mod gradient;
 mod itf1788;
 mod number;
 mod powers;

@@ -1,0 +1,547 @@
+//! Differentiation on the interval IR: the gradient of every output, as more nodes of the same
+//! hash-consed graph (forward mode over the DAG, one sweep per variable, sharing every
+//! subexpression with f and between the partial derivatives).
+//!
+//! Each rule builds, from the nodes of a function's argument `a` and its derivative `da`, an
+//! interval expression whose value on a box encloses the derivative at every point of the box
+//! where it exists: `exp(a)' = exp(a) da`, `(a b)' = da b + a db`, and so on. Evaluated with
+//! interval semantics, the expression is then an enclosure of the partial derivative over the
+//! box (the chain rule holds pointwise, and each interval operation encloses its pointwise
+//! values).
+//!
+//! Non-smooth functions get an enclosure of the generalized (Clarke) gradient, which is what a
+//! solver needs: `abs(a)' = sign(a) da` (sign of an interval holding 0 is [-1, 1]);
+//! `min(a, b)' = w da + (1 - w) db` with `w = (1 + sign(b - a)) / 2`: `da` where a < b on the
+//! whole box, `db` where b < a, and a convex combination where they may cross. Functions with
+//! jumps (floor, ceil, trunc, round, rint, sign; and hull and intersect, which are not pointwise
+//! functions) have derivative 0 where they are continuous; where a jump may lie in the box the
+//! derivative does not exist, and the gradient says so through a separate *defined* output per
+//! function output ([`Gradient::defined`]): [1, 1] when f is proven continuous on the box (every
+//! jump function's argument stays on one piece), an interval reaching below 1 otherwise.
+//! Unbounded derivatives (sqrt at 0, tan at a pole, 1/x at 0) show as unbounded enclosures.
+
+use super::{build::named_constant, Graph, NodeId, Op, UnaryFn};
+use crate::interval::Interval;
+use crate::scalar::{BinaryFn, RoundInt};
+use crate::syntax::ast::Span;
+
+/// Where the gradient's outputs are, in the graph [`gradient`] returns: the function's `m`
+/// outputs first, then per output `j` its *defined* flag and its `n` partial derivatives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gradient {
+    /// Outputs of the function.
+    pub outputs: usize,
+    /// Variables.
+    pub vars: usize,
+}
+
+impl Gradient {
+    /// Index of output `j`'s value.
+    pub fn value(&self, j: usize) -> usize {
+        j
+    }
+
+    /// Index of output `j`'s *defined* flag: an enclosure of 1 when f_j is continuous on the
+    /// box (so its partial derivatives exist where f_j is differentiable), reaching below 1
+    /// when a jump may lie in the box.
+    pub fn defined(&self, j: usize) -> usize {
+        self.outputs + j * (self.vars + 1)
+    }
+
+    /// Index of the partial derivative of output `j` with respect to variable `v`.
+    pub fn partial(&self, j: usize, v: usize) -> usize {
+        self.defined(j) + 1 + v
+    }
+
+    /// The number of outputs of the gradient graph.
+    pub fn len(&self) -> usize {
+        self.outputs * (self.vars + 2)
+    }
+
+    /// Whether there are no outputs.
+    pub fn is_empty(&self) -> bool {
+        self.outputs == 0
+    }
+}
+
+/// The graph `g` with its gradient: outputs laid out as [`Gradient`] says.
+pub fn gradient(g: &Graph) -> (Graph, Gradient) {
+    let mut d = Diff {
+        g: g.clone(),
+        span: Span::default(),
+    };
+    let live = g.live();
+    let n = g.vars.len();
+    let layout = Gradient {
+        outputs: g.outputs.len(),
+        vars: n,
+    };
+    // Continuity flags: None is "proven continuous" (the constant 1).
+    let mut cont: Vec<Option<NodeId>> = vec![None; g.len()];
+    for id in g.ids() {
+        if !live[id.index()] {
+            continue;
+        }
+        let op = g.op(id);
+        let mut flag = None;
+        for a in op.args() {
+            flag = d.and(flag, cont[a.index()]);
+        }
+        let local = match op {
+            Op::RoundInt(..) | Op::Round(_) | Op::Sign(_) => Some(d.no_jump(id)),
+            Op::Hull(..) | Op::Intersect(..) => Some(d.unit()),
+            _ => None,
+        };
+        cont[id.index()] = d.and(flag, local);
+    }
+    // One forward sweep per variable.
+    let mut partials: Vec<Vec<NodeId>> = vec![Vec::new(); g.outputs.len()];
+    for v in 0..n {
+        let zero = d.constant(0.0);
+        let one = d.constant(1.0);
+        let mut der: Vec<NodeId> = vec![zero; g.len()];
+        for id in g.ids() {
+            if !live[id.index()] {
+                continue;
+            }
+            der[id.index()] = d.rule(id, g.op(id), &der, v, zero, one);
+        }
+        for (j, o) in g.outputs.iter().enumerate() {
+            // `+ 0 f`: empty where f is empty on the whole box (no point to differentiate at),
+            // unchanged elsewhere (0 times any non-empty interval is 0).
+            let none = d.op(Op::Mul(zero, *o));
+            let p = d.op(Op::Add(der[o.index()], none));
+            partials[j].push(p);
+        }
+    }
+    let mut outputs = g.outputs.clone();
+    for (j, o) in g.outputs.iter().enumerate() {
+        let flag = match cont[o.index()] {
+            Some(f) => f,
+            None => d.constant(1.0),
+        };
+        outputs.push(flag);
+        outputs.extend(&partials[j]);
+    }
+    d.g.outputs = outputs;
+    (d.g, layout)
+}
+
+struct Diff {
+    g: Graph,
+    span: Span,
+}
+
+impl Diff {
+    fn op(&mut self, op: Op) -> NodeId {
+        self.g.add(op, self.span)
+    }
+
+    fn constant(&mut self, c: f64) -> NodeId {
+        self.g.constant(Interval { lo: c, hi: c })
+    }
+
+    fn enclosure(&mut self, iv: Interval) -> NodeId {
+        self.g.constant(iv)
+    }
+
+    /// [0, 1]: "may be discontinuous here".
+    fn unit(&mut self) -> NodeId {
+        self.enclosure(Interval { lo: 0.0, hi: 1.0 })
+    }
+
+    /// The product of two continuity flags (`None` is 1).
+    fn and(&mut self, a: Option<NodeId>, b: Option<NodeId>) -> Option<NodeId> {
+        match (a, b) {
+            (None, x) | (x, None) => x,
+            (Some(a), Some(b)) => Some(self.op(Op::Mul(a, b))),
+        }
+    }
+
+    /// 1 when the jump function `id` is constant on the box (its argument stays on one piece),
+    /// else [0, 1]: `1 - |sign(f - f)|`, where `f - f` is [0, 0] exactly when f is a point.
+    fn no_jump(&mut self, id: NodeId) -> NodeId {
+        let spread = self.op(Op::Sub(id, id));
+        let s = self.op(Op::Sign(spread));
+        let a = self.op(Op::Abs(s));
+        let one = self.constant(1.0);
+        self.op(Op::Sub(one, a))
+    }
+
+    /// Whether `x` is the constant `c`.
+    fn is(&self, x: NodeId, c: f64) -> bool {
+        self.g
+            .as_const(x)
+            .is_some_and(|iv| iv.lo == c && iv.hi == c)
+    }
+
+    // Products with 0 and 1 and sums with 0 are simplified: a derivative that does not depend
+    // on the variable contributes 0 at every point (even where the factor beside it is empty
+    // on the whole box, which adds no point to differentiate at).
+
+    fn mul(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        if self.is(a, 0.0) || self.is(b, 0.0) {
+            self.constant(0.0)
+        } else if self.is(a, 1.0) {
+            b
+        } else if self.is(b, 1.0) {
+            a
+        } else {
+            self.op(Op::Mul(a, b))
+        }
+    }
+
+    fn div(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        if self.is(a, 0.0) {
+            self.constant(0.0)
+        } else {
+            self.op(Op::Div(a, b))
+        }
+    }
+
+    fn add(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        if self.is(a, 0.0) {
+            b
+        } else if self.is(b, 0.0) {
+            a
+        } else {
+            self.op(Op::Add(a, b))
+        }
+    }
+
+    fn sub(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        if self.is(b, 0.0) {
+            a
+        } else if self.is(a, 0.0) {
+            self.op(Op::Neg(b))
+        } else {
+            self.op(Op::Sub(a, b))
+        }
+    }
+
+    fn neg(&mut self, a: NodeId) -> NodeId {
+        if self.is(a, 0.0) {
+            a
+        } else {
+            self.op(Op::Neg(a))
+        }
+    }
+
+    /// A tight enclosure of the integer `n` (exact below 2^53).
+    fn integer(&mut self, n: i64) -> NodeId {
+        let x = n as f64;
+        let iv = if x as i128 == n as i128 {
+            Interval { lo: x, hi: x }
+        } else {
+            Interval {
+                lo: x.next_down(),
+                hi: x.next_up(),
+            }
+        };
+        self.enclosure(iv)
+    }
+
+    fn elem(&mut self, f: UnaryFn, a: NodeId) -> NodeId {
+        self.op(Op::Elem(f, a))
+    }
+
+    /// `c * x` for a constant enclosure `c`.
+    fn scale(&mut self, c: Interval, x: NodeId) -> NodeId {
+        let c = self.enclosure(c);
+        self.mul(c, x)
+    }
+
+    /// An enclosure of ln(b), by folding log(b).
+    fn ln(&mut self, b: f64) -> NodeId {
+        let b = self.constant(b);
+        self.elem(UnaryFn::Log, b)
+    }
+
+    /// `w da + (1 - w) db` with `w = (1 + s) / 2`: `da` where s = 1, `db` where s = -1.
+    fn blend(&mut self, s: NodeId, da: NodeId, db: NodeId) -> NodeId {
+        let one = self.constant(1.0);
+        let half = self.constant(0.5);
+        let up = self.add(one, s);
+        let w = self.mul(half, up);
+        let rest = self.sub(one, w);
+        let a = self.mul(w, da);
+        let b = self.mul(rest, db);
+        self.add(a, b)
+    }
+
+    /// The derivative of node `id` (operation `op`) with respect to variable `v`, from its
+    /// arguments' derivatives `der`.
+    fn rule(
+        &mut self,
+        id: NodeId,
+        op: Op,
+        der: &[NodeId],
+        v: usize,
+        zero: NodeId,
+        one: NodeId,
+    ) -> NodeId {
+        let d = |x: NodeId| der[x.index()];
+        match op {
+            Op::Var(k) => {
+                if k as usize == v {
+                    one
+                } else {
+                    zero
+                }
+            }
+            Op::Const(_) => zero,
+            Op::Neg(a) => self.neg(d(a)),
+            Op::Add(a, b) => self.add(d(a), d(b)),
+            Op::Sub(a, b) => self.sub(d(a), d(b)),
+            Op::Mul(a, b) => {
+                let l = self.mul(d(a), b);
+                let r = self.mul(a, d(b));
+                self.add(l, r)
+            }
+            // (a / b)' = (da - q db) / b with q = a / b, the node itself.
+            Op::Div(a, b) => {
+                let qdb = self.mul(id, d(b));
+                let num = self.sub(d(a), qdb);
+                self.div(num, b)
+            }
+            Op::Sqr(a) => {
+                let two_a = self.scale(Interval { lo: 2.0, hi: 2.0 }, a);
+                self.mul(two_a, d(a))
+            }
+            // sqrt' = 1 / (2 sqrt(a)): the node itself, so the domain restriction carries over.
+            Op::Sqrt(a) => {
+                let two_s = self.scale(Interval { lo: 2.0, hi: 2.0 }, id);
+                self.div(d(a), two_s)
+            }
+            Op::Pown(a, n) => match n {
+                0 => zero,
+                1 => d(a),
+                _ => {
+                    let p = self.op(Op::Pown(a, n - 1));
+                    let n = self.integer(n);
+                    let np = self.mul(n, p);
+                    self.mul(np, d(a))
+                }
+            },
+            // rootn(a, n)' = rootn(a, n) / (n a).
+            Op::Rootn(a, n) => {
+                let n = self.integer(n);
+                let na = self.mul(n, a);
+                let q = self.div(id, na);
+                self.mul(q, d(a))
+            }
+            Op::Abs(a) => {
+                let s = self.op(Op::Sign(a));
+                self.mul(s, d(a))
+            }
+            Op::Min(a, b) => {
+                let diff = self.sub(b, a);
+                let s = self.op(Op::Sign(diff));
+                self.blend(s, d(a), d(b))
+            }
+            Op::Max(a, b) => {
+                let diff = self.sub(a, b);
+                let s = self.op(Op::Sign(diff));
+                self.blend(s, d(a), d(b))
+            }
+            Op::Fma(a, b, c) => {
+                let l = self.mul(d(a), b);
+                let r = self.mul(a, d(b));
+                let lr = self.add(l, r);
+                self.add(lr, d(c))
+            }
+            // Not pointwise functions, or constant between jumps: 0 where the derivative
+            // exists; the continuity flag says where it may not.
+            Op::Hull(a, b) | Op::Intersect(a, b) => {
+                let h = self.op(Op::Hull(d(a), d(b)));
+                self.op(Op::Hull(h, zero))
+            }
+            Op::RoundInt(
+                RoundInt::Floor | RoundInt::Ceil | RoundInt::Trunc | RoundInt::Even,
+                _,
+            )
+            | Op::Round(_)
+            | Op::Sign(_) => zero,
+            Op::Pow(a, b) => self.pow(id, a, b, der),
+            Op::Elem(f, a) => {
+                let g = self.unary(f, id, a);
+                self.mul(g, d(a))
+            }
+            Op::Elem2(f, a, b) => self.binary(f, id, a, b, der),
+        }
+    }
+
+    /// `(a^b)' = a^b (db ln a + b da / a)` for the general power (a > 0).
+    fn pow(&mut self, id: NodeId, a: NodeId, b: NodeId, der: &[NodeId]) -> NodeId {
+        let ln_a = self.elem(UnaryFn::Log, a);
+        let l = self.mul(der[b.index()], ln_a);
+        let ba = self.div(b, a);
+        let r = self.mul(ba, der[a.index()]);
+        let s = self.add(l, r);
+        self.mul(id, s)
+    }
+
+    /// The derivative of f at a (the node `fa` is f(a)), to be multiplied by da.
+    fn unary(&mut self, f: UnaryFn, fa: NodeId, a: NodeId) -> NodeId {
+        use UnaryFn::*;
+        let one = self.constant(1.0);
+        match f {
+            Exp => fa,
+            Exp2 => {
+                let ln2 = self.ln(2.0);
+                self.mul(ln2, fa)
+            }
+            Exp10 => {
+                let ln10 = self.ln(10.0);
+                self.mul(ln10, fa)
+            }
+            Expm1 => self.elem(Exp, a),
+            Log => self.div(one, a),
+            Log2 => {
+                let ln2 = self.ln(2.0);
+                let x = self.mul(ln2, a);
+                self.div(one, x)
+            }
+            Log10 => {
+                let ln10 = self.ln(10.0);
+                let x = self.mul(ln10, a);
+                self.div(one, x)
+            }
+            Log1p => {
+                let x = self.add(one, a);
+                self.div(one, x)
+            }
+            Sin => self.elem(Cos, a),
+            Cos => {
+                let s = self.elem(Sin, a);
+                self.op(Op::Neg(s))
+            }
+            // 1 + tan^2.
+            Tan => {
+                let t2 = self.op(Op::Sqr(fa));
+                self.add(one, t2)
+            }
+            // 1 / sqrt(1 - a^2), restricted to the domain by the sqrt.
+            Asin | Acos => {
+                let a2 = self.op(Op::Sqr(a));
+                let r = self.sub(one, a2);
+                let s = self.op(Op::Sqrt(r));
+                let q = self.div(one, s);
+                if f == Acos {
+                    self.op(Op::Neg(q))
+                } else {
+                    q
+                }
+            }
+            Atan => {
+                let a2 = self.op(Op::Sqr(a));
+                let r = self.add(one, a2);
+                self.div(one, r)
+            }
+            Sinh => self.elem(Cosh, a),
+            Cosh => self.elem(Sinh, a),
+            // 1 - tanh^2.
+            Tanh => {
+                let t2 = self.op(Op::Sqr(fa));
+                self.sub(one, t2)
+            }
+            Asinh => {
+                let a2 = self.op(Op::Sqr(a));
+                let r = self.add(a2, one);
+                let s = self.op(Op::Sqrt(r));
+                self.div(one, s)
+            }
+            Acosh => {
+                let a2 = self.op(Op::Sqr(a));
+                let r = self.sub(a2, one);
+                let s = self.op(Op::Sqrt(r));
+                self.div(one, s)
+            }
+            Atanh => {
+                let a2 = self.op(Op::Sqr(a));
+                let r = self.sub(one, a2);
+                self.div(one, r)
+            }
+            // 1 / (3 cbrt(a)^2).
+            Cbrt => {
+                let c2 = self.op(Op::Sqr(fa));
+                let three = self.scale(Interval { lo: 3.0, hi: 3.0 }, c2);
+                self.div(one, three)
+            }
+            Sinpi => {
+                let c = self.elem(Cospi, a);
+                self.mul_pi(c)
+            }
+            Cospi => {
+                let s = self.elem(Sinpi, a);
+                let ps = self.mul_pi(s);
+                self.op(Op::Neg(ps))
+            }
+            // erf' = 2/sqrt(pi) e^(-a^2); erfc' = -erf'.
+            Erf | Erfc => {
+                let a2 = self.op(Op::Sqr(a));
+                let m = self.op(Op::Neg(a2));
+                let e = self.elem(Exp, m);
+                let pi = self.pi();
+                let sp = self.op(Op::Sqrt(pi));
+                let two = self.constant(2.0);
+                let c = self.div(two, sp);
+                let g = self.mul(c, e);
+                if f == Erfc {
+                    self.op(Op::Neg(g))
+                } else {
+                    g
+                }
+            }
+        }
+    }
+
+    fn pi(&mut self) -> NodeId {
+        let pi = named_constant("pi").expect("pi is a named constant");
+        self.enclosure(pi)
+    }
+
+    fn mul_pi(&mut self, x: NodeId) -> NodeId {
+        let pi = self.pi();
+        self.mul(pi, x)
+    }
+
+    /// The derivative of a binary function f(a, b) (the node `fab`).
+    fn binary(&mut self, f: BinaryFn, fab: NodeId, a: NodeId, b: NodeId, der: &[NodeId]) -> NodeId {
+        let (da, db) = (der[a.index()], der[b.index()]);
+        match f {
+            // atan2(y, x)' = (x dy - y dx) / (x^2 + y^2), with y = a, x = b.
+            BinaryFn::Atan2 => {
+                let l = self.mul(b, da);
+                let r = self.mul(a, db);
+                let num = self.sub(l, r);
+                let a2 = self.op(Op::Sqr(a));
+                let b2 = self.op(Op::Sqr(b));
+                let den = self.add(a2, b2);
+                self.div(num, den)
+            }
+            BinaryFn::Pow => self.pow(fab, a, b, der),
+            // hypot' = (a da + b db) / hypot.
+            BinaryFn::Hypot => {
+                let l = self.mul(a, da);
+                let r = self.mul(b, db);
+                let num = self.add(l, r);
+                self.div(num, fab)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Expression;
+
+    #[test]
+    fn layout_of_the_outputs() {
+        let e = Expression::parse("x*y, sin(x)").unwrap();
+        let (g, l) = super::gradient(e.ir());
+        assert_eq!(l.len(), g.outputs.len());
+        assert_eq!((l.value(1), l.defined(0), l.partial(0, 1)), (1, 2, 4));
+        assert_eq!((l.defined(1), l.partial(1, 0), l.partial(1, 1)), (5, 6, 7));
+    }
+}
