@@ -72,6 +72,11 @@ enum Command {
         backend: BackendArg,
         #[arg(long, value_enum, default_value = "f64")]
         precision: PrecisionArg,
+        /// Also enclose each output's partial derivatives over the box (text: a `d/dNAME` line
+        /// per variable; JSON: a "gradient" array in variable order); "undefined" where a jump
+        /// may lie in the box.
+        #[arg(long)]
+        gradient: bool,
     },
     /// Print the interval IR after rewrites (--before: as built, before rewrites).
     Ir {
@@ -79,6 +84,9 @@ enum Command {
         source: Source,
         #[arg(long)]
         before: bool,
+        /// The IR of the expression with its gradient (the outputs are listed first).
+        #[arg(long)]
+        gradient: bool,
     },
     /// Print the scalar IR (every float operation with its rounding direction).
     Scalar {
@@ -163,6 +171,10 @@ enum Command {
         /// flat suite, next to the flat kernel's rate for the same expression.
         #[arg(long)]
         search: bool,
+        /// Time each expression's gradient (f, its continuity flags and its partial
+        /// derivatives in one kernel) instead; rows are named NAME-grad.
+        #[arg(long)]
+        gradient: bool,
     },
 }
 
@@ -177,6 +189,7 @@ fn main() -> ExitCode {
             format,
             backend,
             precision,
+            gradient,
         } => cli::eval(cli::EvalArgs {
             source,
             vars,
@@ -185,8 +198,13 @@ fn main() -> ExitCode {
             format,
             backend,
             precision,
+            gradient,
         }),
-        Command::Ir { source, before } => cli::ir(&source, before),
+        Command::Ir {
+            source,
+            before,
+            gradient,
+        } => cli::ir(&source, before, gradient),
         Command::Scalar { source, precision } => cli::scalar(&source, precision),
         Command::Ptx { source, precision } => cli::ptx(&source, precision),
         Command::Functions => cli::functions(),
@@ -224,7 +242,8 @@ fn main() -> ExitCode {
             only,
             json,
             search,
-        } => cli::bench(backend, boxes, seed, only, json, search),
+            gradient,
+        } => cli::bench(backend, boxes, seed, only, json, search, gradient),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -96,6 +96,7 @@ pub struct EvalArgs {
     pub format: FormatArg,
     pub backend: BackendArg,
     pub precision: PrecisionArg,
+    pub gradient: bool,
 }
 
 pub fn eval(args: EvalArgs) -> Result<(), Failure> {
@@ -128,6 +129,12 @@ pub fn eval(args: EvalArgs) -> Result<(), Failure> {
         BackendArg::Gpu => BackendChoice::Gpu,
     };
     if let Some(input) = &args.input {
+        if args.gradient {
+            return Err(Failure::input(
+                "--gradient is for single boxes (--var); for batches, evaluate the gradient's \
+                 expression (`ivjit ir --gradient` shows it)",
+            ));
+        }
         if args.format == FormatArg::Json {
             return Err(Failure::input(
                 "--format json is for single boxes; batch results (--input) are written as CSV or .npy",
@@ -167,27 +174,68 @@ pub fn eval(args: EvalArgs) -> Result<(), Failure> {
         .iter()
         .map(|v| given.iter().find(|(n, _)| n == v).expect("checked").1)
         .collect();
-    let evaluator = Evaluator::new(&expr, precision, choice).map_err(|e| failure(e, &text))?;
+    let (evaluated, layout) = if args.gradient {
+        let (g, at) = expr.gradient().map_err(|e| failure(e, &text))?;
+        (g, Some(at))
+    } else {
+        (expr.clone(), None)
+    };
+    let evaluator = Evaluator::new(&evaluated, precision, choice).map_err(|e| failure(e, &text))?;
     report_fallback(&evaluator);
     let out = evaluator.eval(&inputs).map_err(|e| failure(e, &text))?;
+    // Per output: its value and, with --gradient, its partial derivatives (None: undefined,
+    // a jump may lie in the box).
+    let rows: Vec<(Interval, Vec<Option<Interval>>)> = (0..expr.n_outputs())
+        .map(|j| match layout {
+            None => (out[j], Vec::new()),
+            Some(at) => {
+                let defined = out[at.defined(j)];
+                let proven = defined.lo == 1.0 && defined.hi == 1.0;
+                let partials = (0..expr.vars().len())
+                    .map(|v| proven.then_some(out[at.partial(j, v)]))
+                    .collect();
+                (out[at.value(j)], partials)
+            }
+        })
+        .collect();
+    let bound = |iv: &Interval| {
+        if iv.is_empty() {
+            serde_json::json!({ "empty": true })
+        } else {
+            serde_json::json!({
+                "lo": Interval::format_bound(iv.lo, precision),
+                "hi": Interval::format_bound(iv.hi, precision),
+            })
+        }
+    };
     match args.format {
         FormatArg::Text => {
-            for iv in &out {
-                println!("{}", iv.display(precision));
+            for (value, partials) in &rows {
+                println!("{}", value.display(precision));
+                for (name, d) in expr.vars().iter().zip(partials) {
+                    match d {
+                        Some(d) => println!("  d/d{name} {}", d.display(precision)),
+                        None => println!("  d/d{name} undefined (a jump may lie in the box)"),
+                    }
+                }
             }
         }
         FormatArg::Json => {
-            let outputs: Vec<serde_json::Value> = out
+            let outputs: Vec<serde_json::Value> = rows
                 .iter()
-                .map(|iv| {
-                    if iv.is_empty() {
-                        serde_json::json!({ "empty": true })
-                    } else {
-                        serde_json::json!({
-                            "lo": Interval::format_bound(iv.lo, precision),
-                            "hi": Interval::format_bound(iv.hi, precision),
-                        })
+                .map(|(value, partials)| {
+                    let mut o = bound(value);
+                    if layout.is_some() {
+                        let g: Vec<serde_json::Value> = partials
+                            .iter()
+                            .map(|d| match d {
+                                Some(d) => bound(d),
+                                None => serde_json::json!({ "undefined": true }),
+                            })
+                            .collect();
+                        o["gradient"] = serde_json::Value::Array(g);
                     }
+                    o
                 })
                 .collect();
             let doc = serde_json::json!({
@@ -229,8 +277,28 @@ fn list(names: &[String]) -> String {
     }
 }
 
-pub fn ir(s: &Source, before: bool) -> Result<(), Failure> {
-    let (_, expr) = compile(s)?;
+pub fn ir(s: &Source, before: bool, gradient: bool) -> Result<(), Failure> {
+    let (text, expr) = compile(s)?;
+    if gradient {
+        let (g, at) = expr.gradient().map_err(|e| failure(e, &text))?;
+        let graph = if before { g.initial_ir() } else { g.ir() };
+        let mut names = Vec::new();
+        for j in 0..at.outputs {
+            names.push(format!("out{}: f{j}", at.value(j)));
+        }
+        for j in 0..at.outputs {
+            names.push(format!(
+                "out{}: f{j} continuous on the box when [1, 1]",
+                at.defined(j)
+            ));
+            for (v, name) in expr.vars().iter().enumerate() {
+                names.push(format!("out{}: df{j}/d{name}", at.partial(j, v)));
+            }
+        }
+        println!("; gradient outputs: {}", names.join("; "));
+        print!("{}", ivjit::ir::text::to_text(graph));
+        return Ok(());
+    }
     if before {
         print!("{}", ivjit::ir::text::to_text(expr.initial_ir()));
     } else {
@@ -286,6 +354,7 @@ pub fn bench(
     only: Vec<String>,
     json: bool,
     search: bool,
+    gradient: bool,
 ) -> Result<(), Failure> {
     use bench::{Options, Target};
     if boxes == Some(0) {
@@ -302,6 +371,7 @@ pub fn bench(
         seed,
         only,
         search,
+        gradient,
     })
     .map_err(Failure::runtime)?;
     if json {

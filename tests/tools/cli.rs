@@ -263,3 +263,84 @@ fn expression_from_file() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "[1, 4]\n");
 }
+
+/// `eval --gradient`: the partial derivatives after each output, in text and JSON, with
+/// "undefined" where a jump may lie in the box and empty where the function is; batches are
+/// refused with what to do; `ir --gradient` lists the outputs.
+#[test]
+fn eval_gradient_prints_the_partial_derivatives() {
+    let o = ivjit(&[
+        "eval",
+        "x^2*y",
+        "--var",
+        "x=[1,2]",
+        "--var",
+        "y=3",
+        "--gradient",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "[3, 12]\n  d/dx [6, 12]\n  d/dy [1, 4]\n");
+    let o = ivjit(&[
+        "eval",
+        "floor(y) + x, sqrt(x - 3)",
+        "--var",
+        "x=[1,2]",
+        "--var",
+        "y=[0.5,1.5]",
+        "--gradient",
+        "--format",
+        "json",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let outs = &doc["outputs"];
+    // Variables in order of first appearance: y, x.
+    assert_eq!(outs[0]["gradient"][0]["undefined"], true, "{doc}");
+    assert_eq!(outs[0]["gradient"][1]["undefined"], true, "{doc}");
+    assert_eq!(outs[1]["empty"], true, "{doc}");
+    assert_eq!(outs[1]["gradient"][0]["empty"], true, "{doc}");
+    assert_eq!(outs[1]["gradient"][1]["empty"], true, "{doc}");
+    let o = ivjit(&[
+        "eval",
+        "floor(y) + x",
+        "--var",
+        "x=[1,2]",
+        "--var",
+        "y=[0.25,0.75]",
+        "--gradient",
+        "--format",
+        "json",
+        "--backend",
+        "cpu",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(doc["outputs"][0]["gradient"][0]["hi"], "0", "{doc}");
+    assert_eq!(doc["outputs"][0]["gradient"][1]["lo"], "1", "{doc}");
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("b.csv");
+    std::fs::write(&csv, "x_lo,x_hi\n1,2\n").unwrap();
+    let o = ivjit(&[
+        "eval",
+        "x^2",
+        "--input",
+        csv.to_str().unwrap(),
+        "--gradient",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--gradient is for single boxes"),
+        "{}",
+        stderr(&o)
+    );
+    let o = ivjit(&["ir", "x*y", "--gradient"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("out2: df0/dx; out3: df0/dy"),
+        "{}",
+        stdout(&o)
+    );
+}
