@@ -202,3 +202,43 @@ fn gpu_equals_cpu_bit_for_bit() {
     }
     assert_eq!(total_mismatch, 0, "GPU and CPU disagree");
 }
+
+/// Gradients (`Expression::gradient`) are expressions like any other: on the GPU they give the
+/// CPU's bits (expressions without point calls), in f64 and f32.
+#[test]
+fn gradients_equal_cpu_bit_for_bit() {
+    if ivjit::gpu::require_gpu_or_skip("gradients_equal_cpu_bit_for_bit").is_none() {
+        return;
+    }
+    let n = 1 << 18;
+    let mut rng = Rng(0x6a09e667f3bcc909);
+    let sources = [
+        "x^4 - 5*x^2 + y^4 - 5*y^2 + z^4 - 5*z^2 + 11.8",
+        "100*sqr(y - sqr(x)) + sqr(1 - x) + 100*sqr(z - sqr(y)) + sqr(1 - y)",
+        "min(abs(x) - 0.5, sqrt(sqr(x) + sqr(y)) - 1) / (y^2 + 1) + max(floor(z), x*y)",
+    ];
+    for src in sources {
+        let (expr, at) = Expression::parse(src).unwrap().gradient().unwrap();
+        let nv = expr.vars().len();
+        for p in [Precision::F64, Precision::F32] {
+            let mut inputs = vec![0.0; 2 * nv * n];
+            for k in 0..nv {
+                for i in 0..n {
+                    let (lo, hi) = interval(&mut rng);
+                    inputs[2 * k * n + i] = lo;
+                    inputs[(2 * k + 1) * n + i] = hi;
+                }
+            }
+            let cpu = Evaluator::new(&expr, p, BackendChoice::Cpu).unwrap();
+            let gpu = Evaluator::new(&expr, p, BackendChoice::Gpu).unwrap();
+            let a = cpu.eval_soa(&inputs, n).unwrap();
+            let b = gpu.eval_soa(&inputs, n).unwrap();
+            let mismatches = a.iter().zip(&b).filter(|(x, y)| !same(**x, **y)).count();
+            println!(
+                "gradient of {src} ({} outputs) {p}: {mismatches} mismatches",
+                at.len()
+            );
+            assert_eq!(mismatches, 0, "{src} {p}");
+        }
+    }
+}

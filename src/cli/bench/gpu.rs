@@ -213,7 +213,8 @@ impl Device {
         self.function(Ptx::from_binary(cubin), ivjit::ptx::KERNEL_NAME)
     }
 
-    /// Times one expression: compile latency, ivjit kernel, end to end, baseline kernel.
+    /// Times one expression (with `gradient`, its gradient: `Expression::gradient`): compile
+    /// latency, ivjit kernel, end to end, baseline kernel.
     /// `inputs` are `2 * n_vars * n` bounds (exact values of the precision). A program the
     /// library compiles as stages is timed through the library's launch (its stages); the
     /// others through their kernel launched here.
@@ -224,10 +225,16 @@ impl Device {
         inputs: &[f64],
         n: usize,
         n_outputs: usize,
-        with_baseline: bool,
+        RowFlags {
+            baseline: with_baseline,
+            gradient,
+        }: RowFlags,
     ) -> R<GpuRow> {
         let t0 = Instant::now();
-        let expr = Expression::parse(text).map_err(|e| e.to_string())?;
+        let mut expr = Expression::parse(text).map_err(|e| e.to_string())?;
+        if gradient {
+            expr = expr.gradient().map_err(|e| e.to_string())?.0;
+        }
         let eval = Evaluator::new(&expr, p, BackendChoice::Gpu).map_err(|e| e.to_string())?;
         let cold = t0.elapsed().as_secs_f64() * 1e3;
         let t1 = Instant::now();
@@ -339,6 +346,15 @@ impl Device {
         };
         Ok((kernel, e2e, baseline, staged))
     }
+}
+
+/// What a row times besides ivjit's kernel.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RowFlags {
+    /// The hand-written CUDA baseline too.
+    pub baseline: bool,
+    /// The expression's gradient instead of the expression.
+    pub gradient: bool,
 }
 
 /// What `ivjit bench` times for ivjit: its kernel, loaded here, or the library's launch (the

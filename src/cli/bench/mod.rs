@@ -49,6 +49,9 @@ pub struct Options {
     pub only: Vec<String>,
     /// The search section (`ivjit::search`) instead of the flat suite.
     pub search: bool,
+    /// Each expression's gradient (`Expression::gradient`: f, its continuity flags and its
+    /// partial derivatives in one kernel) instead of the expression; rows named `NAME-grad`.
+    pub gradient: bool,
 }
 
 /// Device ceilings measured in the same run.
@@ -136,8 +139,14 @@ pub fn run(opts: &Options) -> Result<Report, String> {
         ));
     }
     match device {
-        Some(dev) => run_gpu(&dev, &cases, opts.boxes.unwrap_or(GPU_BOXES), seed),
-        None => run_cpu(&cases, opts.boxes.unwrap_or(CPU_BOXES), seed),
+        Some(dev) => run_gpu(
+            &dev,
+            &cases,
+            opts.boxes.unwrap_or(GPU_BOXES),
+            seed,
+            opts.gradient,
+        ),
+        None => run_cpu(&cases, opts.boxes.unwrap_or(CPU_BOXES), seed, opts.gradient),
     }
 }
 
@@ -160,7 +169,31 @@ fn row_base(case: &Case, expr: &Expression, p: Precision, n: usize) -> Result<Va
     }))
 }
 
-fn run_cpu(cases: &[Case], n: usize, seed: u64) -> Result<Report, String> {
+/// The expression a row times: the case's, or its gradient.
+fn row_expression(case: &Case, gradient: bool) -> Result<Expression, String> {
+    let expr = Expression::parse(&case.text).map_err(|e| e.to_string())?;
+    if gradient {
+        return Ok(expr.gradient().map_err(|e| e.to_string())?.0);
+    }
+    Ok(expr)
+}
+
+/// [`row_base`], named `NAME-grad` for a gradient's row.
+fn named_row(
+    case: &Case,
+    expr: &Expression,
+    p: Precision,
+    n: usize,
+    gradient: bool,
+) -> Result<Value, String> {
+    let mut row = row_base(case, expr, p, n)?;
+    if gradient {
+        row["name"] = json!(format!("{}-grad", case.name));
+    }
+    Ok(row)
+}
+
+fn run_cpu(cases: &[Case], n: usize, seed: u64, gradient: bool) -> Result<Report, String> {
     let threads = rayon::current_num_threads();
     let mut rows = Vec::new();
     let (c100, c100_nodes) = generated(100);
@@ -171,7 +204,7 @@ fn run_cpu(cases: &[Case], n: usize, seed: u64) -> Result<Report, String> {
     for (ci, case) in cases.iter().enumerate() {
         for p in precisions() {
             let t = Instant::now();
-            let expr = Expression::parse(&case.text).map_err(|e| e.to_string())?;
+            let expr = row_expression(case, gradient)?;
             let eval = Evaluator::new(&expr, p, BackendChoice::Cpu).map_err(|e| e.to_string())?;
             let compile_ms = t.elapsed().as_secs_f64() * 1e3;
             let nv = expr.vars().len();
@@ -188,7 +221,7 @@ fn run_cpu(cases: &[Case], n: usize, seed: u64) -> Result<Report, String> {
                 }
             }
             let s = median(times);
-            let mut row = row_base(case, &expr, p, n)?;
+            let mut row = named_row(case, &expr, p, n, gradient)?;
             let ops = row["rounded_ops_per_box"].as_u64().unwrap_or(0) as f64;
             let o = row.as_object_mut().expect("object");
             o.insert("seconds".into(), json!(s));
@@ -247,7 +280,13 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn run_gpu(dev: &gpu::Device, cases: &[Case], n: usize, seed: u64) -> Result<Report, String> {
+fn run_gpu(
+    dev: &gpu::Device,
+    cases: &[Case],
+    n: usize,
+    seed: u64,
+    gradient: bool,
+) -> Result<Report, String> {
     eprintln!(
         "ivjit bench: {} (sm_{}{}), {n} boxes",
         dev.name, dev.cc.0, dev.cc.1
@@ -273,7 +312,7 @@ fn run_gpu(dev: &gpu::Device, cases: &[Case], n: usize, seed: u64) -> Result<Rep
     let mut rows = Vec::new();
     for (ci, case) in cases.iter().enumerate() {
         for p in precisions() {
-            let expr = Expression::parse(&case.text).map_err(|e| e.to_string())?;
+            let expr = row_expression(case, gradient)?;
             let nv = expr.vars().len();
             let inputs = random_inputs(
                 case,
@@ -288,9 +327,12 @@ fn run_gpu(dev: &gpu::Device, cases: &[Case], n: usize, seed: u64) -> Result<Rep
                 &inputs,
                 n,
                 expr.n_outputs(),
-                has_baseline(case),
+                gpu::RowFlags {
+                    baseline: has_baseline(case) && !gradient,
+                    gradient,
+                },
             )?;
-            let mut row = row_base(case, &expr, p, n)?;
+            let mut row = named_row(case, &expr, p, n, gradient)?;
             let ops = row["rounded_ops_per_box"].as_u64().unwrap_or(0) as f64;
             let bytes = row["bytes_per_box"].as_u64().unwrap_or(0) as f64;
             let ks = g.kernel_ms * 1e-3;

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use super::gpu::Device;
+use super::gpu::{Device, RowFlags};
 use ivjit::search::{exclude, minimize, ray, render, RenderOptions};
 use ivjit::workloads::{random_inputs, Case};
 use ivjit::{Backend, BackendChoice, Evaluator, Expression, Precision};
@@ -193,7 +193,14 @@ fn flat_rate(device: Option<&Device>, s: &Search, ev: &Evaluator) -> Result<f64,
     let inputs = random_inputs(&case, nv, n, Precision::F64, 0x5eed);
     match device {
         Some(dev) if ev.backend() == Backend::Gpu => {
-            let row = dev.row(s.expr.source(), Precision::F64, &inputs, n, 1, false)?;
+            let row = dev.row(
+                s.expr.source(),
+                Precision::F64,
+                &inputs,
+                n,
+                1,
+                RowFlags::default(),
+            )?;
             Ok(n as f64 / (row.kernel_ms * 1e-3))
         }
         _ => {
