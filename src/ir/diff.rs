@@ -64,6 +64,73 @@ impl Gradient {
     }
 }
 
+/// The derivative rule of each function `ivjit functions` lists, as text (`d` is the
+/// argument's derivative). Derived functions (sec, coth, ...) are differentiated through their
+/// expansion into the functions above them; the text gives the result.
+pub fn rule_text(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "neg" => "-dx",
+        "sqr" => "2 x dx",
+        "sqrt" => "dx / (2 sqrt(x)); unbounded at 0",
+        "pown" => "n pown(x, n-1) dx",
+        "abs" => "sign(x) dx (generalized gradient: [-1, 1] dx where x holds 0)",
+        "min" => {
+            "dx where x < y, dy where y < x, between them (convex combination) where they may cross"
+        }
+        "max" => {
+            "dx where x > y, dy where y > x, between them (convex combination) where they may cross"
+        }
+        "fma" => "dx y + x dy + dz",
+        "recip" => "-dx / x^2 (as the derivative of 1/x)",
+        "hull" | "intersect" => {
+            "not a pointwise function: undefined (the continuity flag is [0, 1])"
+        }
+        "exp" => "exp(x) dx",
+        "exp2" => "ln 2 exp2(x) dx",
+        "exp10" => "ln 10 exp10(x) dx",
+        "expm1" => "exp(x) dx",
+        "log" => "dx / x",
+        "log2" => "dx / (ln 2 x)",
+        "log10" => "dx / (ln 10 x)",
+        "log1p" => "dx / (1 + x)",
+        "sin" => "cos(x) dx",
+        "cos" => "-sin(x) dx",
+        "tan" => "(1 + tan(x)^2) dx",
+        "asin" => "dx / sqrt(1 - x^2)",
+        "acos" => "-dx / sqrt(1 - x^2)",
+        "atan" => "dx / (1 + x^2)",
+        "sinh" => "cosh(x) dx",
+        "cosh" => "sinh(x) dx",
+        "tanh" => "(1 - tanh(x)^2) dx",
+        "asinh" => "dx / sqrt(x^2 + 1)",
+        "acosh" => "dx / sqrt(x^2 - 1)",
+        "atanh" => "dx / (1 - x^2)",
+        "cbrt" => "dx / (3 cbrt(x)^2); unbounded at 0",
+        "sinpi" => "pi cospi(x) dx",
+        "cospi" => "-pi sinpi(x) dx",
+        "erf" => "2/sqrt(pi) exp(-x^2) dx",
+        "erfc" => "-2/sqrt(pi) exp(-x^2) dx",
+        "atan2" => "(x dy - y dx) / (x^2 + y^2) for atan2(y, x)",
+        "pow" => "pow(x, y) (dy ln x + y dx / x)",
+        "hypot" => "(x dx + y dy) / hypot(x, y)",
+        "sec" => "sec(x) tan(x) dx (through 1/cos)",
+        "csc" => "-csc(x) cot(x) dx (through 1/sin)",
+        "cot" => "-(1 + cot(x)^2) dx (through its expansion)",
+        "acot" => "-dx / (1 + x^2) (through atan(1/x))",
+        "sech" => "-sech(x) tanh(x) dx (through its expansion)",
+        "csch" => "-csch(x) coth(x) dx (through its expansion)",
+        "coth" => "(1 - coth(x)^2) dx (through 1/tanh)",
+        "acoth" => "dx / (1 - x^2) (through its expansion)",
+        "asech" => "-dx / (x sqrt(1 - x^2)) (through its expansion)",
+        "acsch" => "-dx / (|x| sqrt(1 + x^2)) (through its expansion)",
+        "rootn" => "rootn(x, n) / (n x) dx; unbounded at 0",
+        "floor" | "ceil" | "trunc" | "round" | "rint" | "sign" => {
+            "0 between jumps; undefined where a jump may lie in the box (the continuity flag)"
+        }
+        _ => return None,
+    })
+}
+
 /// The graph `g` with its gradient: outputs laid out as [`Gradient`] says.
 pub fn gradient(g: &Graph) -> (Graph, Gradient) {
     let mut d = Diff {
@@ -535,6 +602,13 @@ impl Diff {
 #[cfg(test)]
 mod tests {
     use crate::Expression;
+
+    #[test]
+    fn every_listed_function_has_a_rule() {
+        for f in crate::ir::functions::FUNCTIONS.iter() {
+            assert!(super::rule_text(f.name).is_some(), "{}", f.name);
+        }
+    }
 
     #[test]
     fn layout_of_the_outputs() {

@@ -244,6 +244,16 @@ fn ir_and_ptx_subcommands() {
     );
     let o = ivjit(&["functions"]);
     assert!(stdout(&o).contains("pown"));
+    // Every function lists its derivative rule.
+    let listed = stdout(&o)
+        .lines()
+        .filter(|l| {
+            let name = l.split('(').next().unwrap_or("");
+            l.contains('(') && !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric())
+        })
+        .count();
+    let rules = stdout(&o).matches("    derivative: ").count();
+    assert_eq!(listed, rules, "{}", stdout(&o));
 }
 
 #[test]
