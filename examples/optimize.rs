@@ -2,7 +2,7 @@
 //!
 //! ```sh
 //! cargo run --release --example optimize -- 'EXPR' --box x=[-2,2] --box y=[-1,1] \
-//!     [--tol 1e-6] [--backend cpu|gpu|auto] [--max-boxes N]
+//!     [--tol 1e-6] [--backend cpu|gpu|auto] [--max-boxes N] [--mean-value]
 //! cargo run --release --example optimize            # the demo problems
 //! ```
 //!
@@ -60,6 +60,20 @@ pub fn minimize(
     backend: BackendChoice,
     max_boxes: usize,
 ) -> Result<Report, String> {
+    minimize_in(src, boxes, tol, backend, max_boxes, false)
+}
+
+/// [`minimize`], with `mean_value` evaluating f in the mean-value form intersected with the
+/// natural extension (`Expression::mean_value_form`: the gradient compiled into the same
+/// kernel) instead of the natural extension alone.
+pub fn minimize_in(
+    src: &str,
+    boxes: &[(String, f64, f64)],
+    tol: f64,
+    backend: BackendChoice,
+    max_boxes: usize,
+    mean_value: bool,
+) -> Result<Report, String> {
     let expr = Expression::parse(src).map_err(|e| e.to_string())?;
     if expr.n_outputs() != 1 {
         return Err("the expression must have exactly one output".into());
@@ -94,6 +108,11 @@ pub fn minimize(
     }
 
     let t0 = Instant::now();
+    let expr = if mean_value {
+        expr.mean_value_form().map_err(|e| e.to_string())?
+    } else {
+        expr
+    };
     let eval = Evaluator::new(&expr, Precision::F64, backend).map_err(|e| e.to_string())?;
     // One round with nothing to prove builds the search's device kernels: compilation too.
     ivjit::search::minimize::minimize(&eval, &root, f64::INFINITY, 1).map_err(|e| e.to_string())?;
@@ -266,10 +285,12 @@ fn main() {
 
 fn run() -> Result<(), String> {
     let usage = "usage: optimize 'EXPR' --box x=[-2,2] ... [--tol T] [--backend cpu|gpu|auto] \
-                 [--max-boxes N], or optimize table [--tol T] [--max-boxes N]";
+                 [--max-boxes N] [--mean-value], or optimize table [--tol T] [--max-boxes N] \
+                 [--mean-value]";
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (mut src, mut boxes, mut tol) = (None, Vec::new(), 1e-6);
     let (mut backend, mut max_boxes) = (BackendChoice::Auto, 5_000_000usize);
+    let mut mean_value = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().ok_or(format!("{a} needs a value; {usage}"));
@@ -283,6 +304,7 @@ fn run() -> Result<(), String> {
                 boxes.push((name.trim().to_string(), lo, hi));
             }
             "--tol" => tol = value()?.parse().map_err(|_| "--tol takes a number")?,
+            "--mean-value" => mean_value = true,
             "--max-boxes" => {
                 max_boxes = value()?.parse().map_err(|_| "--max-boxes takes a count")?
             }
@@ -299,14 +321,14 @@ fn run() -> Result<(), String> {
         }
     }
     match src {
-        Some(t) if t == "table" => table(tol, backend, max_boxes)?,
+        Some(t) if t == "table" => table(tol, backend, max_boxes, mean_value)?,
         Some(src) => {
-            let r = minimize(&src, &boxes, tol, backend, max_boxes)?;
+            let r = minimize_in(&src, &boxes, tol, backend, max_boxes, mean_value)?;
             print("minimize", &src, &r, None);
         }
         None if boxes.is_empty() => {
             for (name, src, boxes, known) in demos() {
-                let r = minimize(&src, &boxes, tol, backend, max_boxes)?;
+                let r = minimize_in(&src, &boxes, tol, backend, max_boxes, mean_value)?;
                 print(name, &src, &r, Some(known));
             }
         }
@@ -317,7 +339,12 @@ fn run() -> Result<(), String> {
 
 /// `optimize table`: the scaling suite on the GPU (when there is one and `backend` allows it)
 /// and on the CPU evaluator, as a markdown table.
-fn table(tol: f64, backend: BackendChoice, max_boxes: usize) -> Result<(), String> {
+fn table(
+    tol: f64,
+    backend: BackendChoice,
+    max_boxes: usize,
+    mean_value: bool,
+) -> Result<(), String> {
     let mut backends = Vec::new();
     if backend != BackendChoice::Cpu && ivjit::gpu::detect().is_ok() {
         backends.push(BackendChoice::Gpu);
@@ -334,7 +361,7 @@ fn table(tol: f64, backend: BackendChoice, max_boxes: usize) -> Result<(), Strin
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for (name, dims, src, boxes, known) in scaling_suite() {
         for &b in &backends {
-            let r = minimize(&src, &boxes, tol, b, max_boxes)?;
+            let r = minimize_in(&src, &boxes, tol, b, max_boxes, mean_value)?;
             println!(
                 "| {name} | {dims} | {} | [{:.10e}, {:.10e}] | {:.1e}{} | {} | {} | {} | {:.3} | {:.2e} |",
                 r.backend.name(),

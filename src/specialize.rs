@@ -185,6 +185,9 @@ fn may_be_empty(graph: &Graph, enc: &[Interval]) -> Vec<bool> {
                 d.is_everywhere() || strictly_inside(e(0), d.lo, d.hi)
             }
             Op::Elem2(f, ..) => f.row().everywhere,
+            Op::Mid(_) => e(0).lo.is_finite() && e(0).hi.is_finite(),
+            // f, or a part of f that meets the centered form: f's own emptiness.
+            Op::MeanValue(..) => true,
             Op::Intersect(..) | Op::Pow(..) => false,
         };
         // A NaN enclosure (empty on the region) is never "total".

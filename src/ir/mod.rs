@@ -80,6 +80,14 @@ pub enum Op {
     Round(NodeId),
     /// -1, 0 or 1.
     Sign(NodeId),
+    /// A point of the argument, as a point interval: its midpoint (rounded to nearest, kept
+    /// inside); empty when a bound is infinite. Made by the mean-value form, not by the parser.
+    Mid(NodeId),
+    /// The mean-value form's combination `MeanValue(f, m, t)`: `f ∩ m` where the flag `t` is
+    /// exactly [1, 1] and `m` is not empty, else `f` (`f` is the natural extension, `m` the
+    /// centered form, `t` proves f continuous and defined on the whole box). Made by
+    /// [`diff::mean_value_form`], not by the parser.
+    MeanValue(NodeId, NodeId, NodeId),
 }
 
 impl Op {
@@ -96,7 +104,8 @@ impl Op {
             | Op::Rootn(a, _)
             | Op::RoundInt(_, a)
             | Op::Round(a)
-            | Op::Sign(a) => vec![a],
+            | Op::Sign(a)
+            | Op::Mid(a) => vec![a],
             Op::Elem2(_, a, b) => vec![a, b],
             Op::Add(a, b)
             | Op::Sub(a, b)
@@ -107,7 +116,7 @@ impl Op {
             | Op::Max(a, b)
             | Op::Hull(a, b)
             | Op::Intersect(a, b) => vec![a, b],
-            Op::Fma(a, b, c) => vec![a, b, c],
+            Op::Fma(a, b, c) | Op::MeanValue(a, b, c) => vec![a, b, c],
         }
     }
 
@@ -136,6 +145,8 @@ impl Op {
             Op::RoundInt(k, _) => Op::RoundInt(k, a[0]),
             Op::Round(_) => Op::Round(a[0]),
             Op::Sign(_) => Op::Sign(a[0]),
+            Op::Mid(_) => Op::Mid(a[0]),
+            Op::MeanValue(..) => Op::MeanValue(a[0], a[1], a[2]),
         }
     }
 
@@ -165,6 +176,8 @@ impl Op {
             Op::RoundInt(k, _) => k.name(),
             Op::Round(_) => "round",
             Op::Sign(_) => "sign",
+            Op::Mid(_) => "mid",
+            Op::MeanValue(..) => "meanvalue",
         }
     }
 

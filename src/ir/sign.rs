@@ -217,5 +217,9 @@ pub fn fact_of(op: Op, facts: &[Fact]) -> Fact {
         Op::RoundInt(_, a) | Op::Round(a) | Op::Sign(a) => {
             Fact::sign(f(a).nonneg, f(a).nonpos, f(a).maybe_empty)
         }
+        // A point of a (empty where a bound of a is infinite).
+        Op::Mid(a) => Fact::sign(f(a).nonneg, f(a).nonpos, true),
+        // f, or a part of f.
+        Op::MeanValue(a, _, _) => f(a),
     }
 }

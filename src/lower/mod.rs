@@ -192,6 +192,49 @@ impl Lowering {
             Op::RoundInt(k, _) => self.round_int(k, a[0]),
             Op::Round(_) => self.round(a[0]),
             Op::Sign(_) => self.sign(a[0], f[0]),
+            Op::Mid(_) => self.mid(a[0]),
+            Op::MeanValue(..) => self.mean_value(a[0], a[1], a[2]),
+        }
+    }
+
+    /// A point of `a` as a point interval: `lo/2 + hi/2` rounded to nearest, clamped into
+    /// `[lo, hi]` (halving a subnormal rounds); NaN (empty) when a bound is infinite or `a` is
+    /// empty, so that nothing computed from it is mistaken for a value at a real point.
+    fn mid(&mut self, a: Iv) -> Iv {
+        let n = Round::Nearest;
+        let half = self.b.constant(0.5);
+        let l = self.b.mul(a.lo, half, n);
+        let h = self.b.mul(a.hi, half, n);
+        let m = self.b.add(l, h, n);
+        let m = self.b.max(m, a.lo);
+        let m = self.b.min(m, a.hi);
+        let ninf = self.b.constant(f64::NEG_INFINITY);
+        let pinf = self.b.constant(f64::INFINITY);
+        let lo_finite = self.b.cmp(Cmp::Gt, a.lo, ninf);
+        let hi_finite = self.b.cmp(Cmp::Lt, a.hi, pinf);
+        let finite = self.b.and(lo_finite, hi_finite);
+        let nan = self.b.nan();
+        let m = self.b.select(finite, m, nan);
+        Iv { lo: m, hi: m }
+    }
+
+    /// `f ∩ m` where `t` is exactly [1, 1] and `m` is a non-empty interval meeting `f`, else
+    /// `f` (see `Op::MeanValue`).
+    fn mean_value(&mut self, f: Iv, m: Iv, t: Iv) -> Iv {
+        let one = self.b.constant(1.0);
+        let t_lo = self.b.cmp(Cmp::Eq, t.lo, one);
+        let t_hi = self.b.cmp(Cmp::Eq, t.hi, one);
+        let proven = self.b.and(t_lo, t_hi);
+        let lo = self.b.max(f.lo, m.lo);
+        let hi = self.b.min(f.hi, m.hi);
+        // Comparisons with NaN are false: an empty m (or f) fails this test.
+        let meets = self.b.cmp(Cmp::Le, lo, hi);
+        let m_lo_ok = self.b.cmp(Cmp::Le, m.lo, m.hi);
+        let ok = self.b.and(meets, m_lo_ok);
+        let use_m = self.b.and(proven, ok);
+        Iv {
+            lo: self.b.select(use_m, lo, f.lo),
+            hi: self.b.select(use_m, hi, f.hi),
         }
     }
 

@@ -392,3 +392,171 @@ fn jumps_make_the_derivative_undefined_where_they_may_lie() {
         "{d:?}"
     );
 }
+
+/// The mean-value form (`Expression::mean_value_form`): on random rational expressions and
+/// random boxes it contains the exact value at random points and is never wider than the
+/// natural extension (f64 and f32); on small boxes of smooth expressions it is narrower.
+#[test]
+fn mean_value_form_contains_the_exact_values_and_is_never_wider() {
+    let mut g = Gen(0x3ea1_5eed);
+    let (mut checked, mut narrower, mut boxes) = (0usize, 0usize, 0usize);
+    for case in 0..200 {
+        let t = tree(&mut g, 5);
+        let src = text(&t);
+        let expr = Expression::parse(&src).unwrap();
+        if expr.vars().len() != 2 {
+            continue;
+        }
+        let mvf = expr.mean_value_form().unwrap();
+        let xi = expr.vars().iter().position(|v| v == "x").unwrap();
+        for p in [Precision::F64, Precision::F32] {
+            let natural = Evaluator::new(&expr, p, BackendChoice::Cpu).unwrap();
+            let centered = Evaluator::new(&mvf, p, BackendChoice::Cpu).unwrap();
+            for _ in 0..8 {
+                let mut bx = [Interval::new(0.0, 0.0).unwrap(); 2];
+                for iv in &mut bx {
+                    let c = -3.0 + 6.0 * g.unit();
+                    let h = 2f64.powi(-(g.below(16) as i32)) * g.unit();
+                    let (lo, hi) = match p {
+                        Precision::F64 => (c - h, c + h),
+                        Precision::F32 => (((c - h) as f32) as f64, ((c + h) as f32) as f64),
+                    };
+                    *iv = Interval::new(lo.min(hi), lo.max(hi)).unwrap();
+                }
+                let b = if xi == 0 { bx } else { [bx[1], bx[0]] };
+                let nat = natural.eval(&b).unwrap()[0];
+                let cen = centered.eval(&b).unwrap()[0];
+                boxes += 1;
+                if nat.is_empty() {
+                    assert!(cen.is_empty(), "case {case} {p}: {src} on {bx:?}: {cen:?}");
+                    continue;
+                }
+                assert!(
+                    nat.lo <= cen.lo && cen.hi <= nat.hi,
+                    "case {case} {p}: {src} on {bx:?}: centered {cen:?} wider than {nat:?}"
+                );
+                if cen.hi - cen.lo < 0.5 * (nat.hi - nat.lo) {
+                    narrower += 1;
+                }
+                for _ in 0..4 {
+                    let (px, py) = (
+                        bx[0].lo + g.unit() * (bx[0].hi - bx[0].lo),
+                        bx[1].lo + g.unit() * (bx[1].hi - bx[1].lo),
+                    );
+                    let (px, py) = (px.clamp(bx[0].lo, bx[0].hi), py.clamp(bx[1].lo, bx[1].hi));
+                    // The value only: a non-smooth point still has a value.
+                    let Some(v) = value(&t, &q(px), &q(py)) else {
+                        continue;
+                    };
+                    assert!(
+                        contains(cen, &v),
+                        "case {case} {p}: {src} on {bx:?} at ({px}, {py}): {v} not in {cen:?} \
+                         (natural {nat:?})"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    println!(
+        "{boxes} boxes, {checked} exact points contained, {narrower} boxes at least 2x narrower"
+    );
+    assert!(checked > 5_000 && narrower > 100, "{checked} {narrower}");
+}
+
+/// The exact value at a rational point (`None` where undefined: a division by 0).
+fn value(t: &Tree, x: &Q, y: &Q) -> Option<Q> {
+    let v = |t: &Tree| value(t, x, y);
+    Some(match t {
+        Tree::X => x.clone(),
+        Tree::Y => y.clone(),
+        Tree::Const(k) => Q::new(BigInt::from(*k), BigInt::from(2)),
+        Tree::Add(a, b) => v(a)? + v(b)?,
+        Tree::Sub(a, b) => v(a)? - v(b)?,
+        Tree::Mul(a, b) => v(a)? * v(b)?,
+        Tree::Div(a, b) => {
+            let d = v(b)?;
+            if d.is_zero() {
+                return None;
+            }
+            v(a)? / d
+        }
+        Tree::Min(a, b) => v(a)?.min(v(b)?),
+        Tree::Max(a, b) => v(a)?.max(v(b)?),
+        Tree::Sqr(a) => {
+            let a = v(a)?;
+            &a * &a
+        }
+        Tree::Pown(a, n) => {
+            let a = v(a)?;
+            if *n < 0 && a.is_zero() {
+                return None;
+            }
+            if *n >= 0 {
+                num_traits::pow(a, *n as usize)
+            } else {
+                Q::from_integer(BigInt::from(1)) / num_traits::pow(a, (-n) as usize)
+            }
+        }
+        Tree::Neg(a) => -v(a)?,
+        Tree::Abs(a) => v(a)?.abs(),
+    })
+}
+
+/// The mean-value form on elementary functions, jumps and partial domains: the oracle's value
+/// at random points of random boxes meets the enclosure, and the enclosure lies in the natural
+/// extension.
+#[test]
+fn mean_value_form_of_elementary_functions_contains_their_values() {
+    let mut g = Gen(0x7a11);
+    let mut checked = 0;
+    for f in elem_oracle::UNARY.iter().chain(elem_oracle::BINARY) {
+        let expr = Expression::parse(&source(f)).unwrap();
+        let mvf = expr.mean_value_form().unwrap();
+        let binary = expr.vars().len() == 2;
+        let ((x0, x1), (y0, y1)) = range(f);
+        // Past the domain-suited range too, where the function may be undefined or jump.
+        let (x0, x1) = (x0 - 0.5 * (x1 - x0), x1 + 0.5 * (x1 - x0));
+        let natural = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();
+        let centered = Evaluator::new(&mvf, Precision::F64, BackendChoice::Cpu).unwrap();
+        for _ in 0..150 {
+            let width = (x1 - x0) * 2f64.powi(-(g.below(16) as i32)) * g.unit();
+            let a = x0 + g.unit() * (x1 - x0 - width);
+            let mut b = vec![Interval::new(a, a + width).unwrap()];
+            let y = y0 + g.unit() * (y1 - y0);
+            if binary {
+                let yw = (y1 - y0) * 2f64.powi(-(g.below(12) as i32)) * g.unit();
+                b.push(Interval::new(y, y + yw).unwrap());
+            }
+            let nat = natural.eval(&b).unwrap()[0];
+            let cen = centered.eval(&b).unwrap()[0];
+            if nat.is_empty() {
+                assert!(cen.is_empty(), "{f} on {b:?}");
+                continue;
+            }
+            assert!(
+                nat.lo <= cen.lo && cen.hi <= nat.hi,
+                "{f} on {b:?}: {cen:?} vs {nat:?}"
+            );
+            for _ in 0..3 {
+                let mut args = vec![b[0].lo + g.unit() * (b[0].hi - b[0].lo)];
+                if binary {
+                    args.push(b[1].lo + g.unit() * (b[1].hi - b[1].lo));
+                }
+                for (k, a) in args.iter_mut().enumerate() {
+                    *a = a.clamp(b[k].lo, b[k].hi);
+                }
+                let Some((lo, hi)) = oracle(f, &args) else {
+                    continue;
+                };
+                assert!(
+                    !cen.is_empty() && cen.lo <= hi && lo <= cen.hi,
+                    "{f} on {b:?} at {args:?}: [{lo}, {hi}] misses {cen:?} (natural {nat:?})"
+                );
+                checked += 1;
+            }
+        }
+    }
+    println!("{checked} points of elementary functions contained");
+    assert!(checked > 10_000, "{checked}");
+}

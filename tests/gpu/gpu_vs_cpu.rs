@@ -203,8 +203,9 @@ fn gpu_equals_cpu_bit_for_bit() {
     assert_eq!(total_mismatch, 0, "GPU and CPU disagree");
 }
 
-/// Gradients (`Expression::gradient`) are expressions like any other: on the GPU they give the
-/// CPU's bits (expressions without point calls), in f64 and f32.
+/// Gradients (`Expression::gradient`) and mean-value forms (`Expression::mean_value_form`) are
+/// expressions like any other: on the GPU they give the CPU's bits (expressions without point
+/// calls), in f64 and f32.
 #[test]
 fn gradients_equal_cpu_bit_for_bit() {
     if ivjit::gpu::require_gpu_or_skip("gradients_equal_cpu_bit_for_bit").is_none() {
@@ -217,8 +218,17 @@ fn gradients_equal_cpu_bit_for_bit() {
         "100*sqr(y - sqr(x)) + sqr(1 - x) + 100*sqr(z - sqr(y)) + sqr(1 - y)",
         "min(abs(x) - 0.5, sqrt(sqr(x) + sqr(y)) - 1) / (y^2 + 1) + max(floor(z), x*y)",
     ];
-    for src in sources {
-        let (expr, at) = Expression::parse(src).unwrap().gradient().unwrap();
+    let parsed: Vec<Expression> = sources
+        .iter()
+        .map(|s| Expression::parse(s).unwrap())
+        .collect();
+    let forms = parsed.iter().flat_map(|e| {
+        [
+            ("gradient", e.gradient().unwrap().0),
+            ("mean-value form", e.mean_value_form().unwrap()),
+        ]
+    });
+    for ((what, expr), src) in forms.zip(sources.iter().flat_map(|s| [s, s])) {
         let nv = expr.vars().len();
         for p in [Precision::F64, Precision::F32] {
             let mut inputs = vec![0.0; 2 * nv * n];
@@ -234,11 +244,8 @@ fn gradients_equal_cpu_bit_for_bit() {
             let a = cpu.eval_soa(&inputs, n).unwrap();
             let b = gpu.eval_soa(&inputs, n).unwrap();
             let mismatches = a.iter().zip(&b).filter(|(x, y)| !same(**x, **y)).count();
-            println!(
-                "gradient of {src} ({} outputs) {p}: {mismatches} mismatches",
-                at.len()
-            );
-            assert_eq!(mismatches, 0, "{src} {p}");
+            println!("{what} of {src} {p}: {mismatches} mismatches");
+            assert_eq!(mismatches, 0, "{what} of {src} {p}");
         }
     }
 }
