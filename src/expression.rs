@@ -109,15 +109,7 @@ impl Expression {
     /// ```
     pub fn gradient(&self) -> Result<(Expression, ir::diff::Gradient), Error> {
         let (graph, layout) = ir::diff::gradient(&self.graph);
-        let rewritten = rewrite::run_all(&graph);
-        let expr = Expression {
-            source: self.source.clone(),
-            initial: graph,
-            graph: rewritten,
-            compiled: Default::default(),
-        };
-        expr.compiled(Precision::F64)?;
-        Ok((expr, layout))
+        Ok((self.derived(graph)?, layout))
     }
 
     /// The expression evaluated in the mean-value (centered) form, intersected with the
@@ -137,7 +129,12 @@ impl Expression {
     /// assert!(centered.lo >= natural.lo && centered.hi <= natural.hi);
     /// ```
     pub fn mean_value_form(&self) -> Result<Expression, Error> {
-        let graph = ir::diff::mean_value_form(&self.graph);
+        self.derived(ir::diff::mean_value_form(&self.graph))
+    }
+
+    /// An expression made from this one's IR (`graph`, before rewrites), with the same source;
+    /// lowered once, like [`Expression::parse`], to surface errors here.
+    fn derived(&self, graph: Graph) -> Result<Expression, Error> {
         let rewritten = rewrite::run_all(&graph);
         let expr = Expression {
             source: self.source.clone(),

@@ -77,6 +77,10 @@ enum Command {
         /// may lie in the box.
         #[arg(long)]
         gradient: bool,
+        /// Evaluate in the mean-value form intersected with the natural extension (never
+        /// wider; much narrower on small boxes of smooth expressions).
+        #[arg(long, conflicts_with = "gradient")]
+        mean_value: bool,
     },
     /// Print the interval IR after rewrites (--before: as built, before rewrites).
     Ir {
@@ -190,6 +194,7 @@ fn main() -> ExitCode {
             backend,
             precision,
             gradient,
+            mean_value,
         } => cli::eval(cli::EvalArgs {
             source,
             vars,
@@ -199,6 +204,7 @@ fn main() -> ExitCode {
             backend,
             precision,
             gradient,
+            mean_value,
         }),
         Command::Ir {
             source,

@@ -97,10 +97,17 @@ pub struct EvalArgs {
     pub backend: BackendArg,
     pub precision: PrecisionArg,
     pub gradient: bool,
+    pub mean_value: bool,
 }
 
 pub fn eval(args: EvalArgs) -> Result<(), Failure> {
     let (text, expr) = compile(&args.source)?;
+    // The same outputs and variables, evaluated in the mean-value form.
+    let expr = if args.mean_value {
+        expr.mean_value_form().map_err(|e| failure(e, &text))?
+    } else {
+        expr
+    };
     let precision = precision(args.precision);
     // Values given with --var, checked against the expression's variables.
     let mut given: Vec<(String, Interval)> = Vec::new();

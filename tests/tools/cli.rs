@@ -354,3 +354,48 @@ fn eval_gradient_prints_the_partial_derivatives() {
         stdout(&o)
     );
 }
+
+/// `eval --mean-value`: the centered form, narrower on a small box than the natural extension
+/// and containing it where it must; batches too; not together with --gradient.
+#[test]
+fn eval_mean_value_is_narrower_on_small_boxes() {
+    let run = |extra: &[&str]| {
+        let o = ivjit(
+            &[
+                &[
+                    "eval",
+                    "x^2 - 2*x",
+                    "--var",
+                    "x=[0.9,1.1]",
+                    "--backend",
+                    "cpu",
+                ],
+                extra,
+            ]
+            .concat(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let bounds = |s: String| -> (f64, f64) {
+        let s = s
+            .trim()
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
+        let (a, b) = s.split_once(',').unwrap();
+        (a.trim().parse().unwrap(), b.trim().parse().unwrap())
+    };
+    let (nl, nh) = bounds(run(&[]));
+    let (cl, ch) = bounds(run(&["--mean-value"]));
+    assert!(
+        nl <= cl && ch <= nh && (ch - cl) < (nh - nl) / 5.0,
+        "{cl} {ch} vs {nl} {nh}"
+    );
+    assert!(
+        cl <= -1.0 && -0.99 <= ch,
+        "the minimum -1 at x = 1 is inside"
+    );
+    let o = ivjit(&["eval", "x", "--var", "x=1", "--mean-value", "--gradient"]);
+    assert!(!o.status.success());
+}
