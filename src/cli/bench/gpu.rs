@@ -53,6 +53,9 @@ pub struct GpuRow {
     pub e2e_ms: f64,
     /// parse → PTX → load/link of a new expression (ms), host clock.
     pub cold_compile_ms: f64,
+    /// Of `cold_compile_ms`, the parse (rewrites and the f64 lowering included): what comes
+    /// after it is lowering for f32, emitting and loading.
+    pub parse_ms: f64,
     /// A second `Evaluator` for the same expression (ms).
     pub warm_compile_ms: f64,
     /// Median kernel time of the CUDA C baseline (ms), or why there is none.
@@ -235,6 +238,7 @@ impl Device {
         if gradient {
             expr = expr.gradient().map_err(|e| e.to_string())?.0;
         }
+        let parse_ms = t0.elapsed().as_secs_f64() * 1e3;
         let eval = Evaluator::new(&expr, p, BackendChoice::Gpu).map_err(|e| e.to_string())?;
         let cold = t0.elapsed().as_secs_f64() * 1e3;
         let t1 = Instant::now();
@@ -275,6 +279,7 @@ impl Device {
             kernel_ms,
             e2e_ms,
             cold_compile_ms: cold,
+            parse_ms,
             warm_compile_ms: warm,
             baseline_ms,
             staged,

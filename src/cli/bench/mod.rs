@@ -361,6 +361,7 @@ fn run_gpu(
                 o.insert("single_kernel_compile_s".into(), json!(compile_s));
             }
             o.insert("cold_compile_ms".into(), json!(g.cold_compile_ms));
+            o.insert("parse_ms".into(), json!(g.parse_ms));
             o.insert("warm_compile_ms".into(), json!(g.warm_compile_ms));
             match &g.baseline_ms {
                 Ok(b) => {
