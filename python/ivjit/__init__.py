@@ -125,11 +125,13 @@ def pinned_zeros(shape):
     return np.asarray(buffer).reshape(shape)
 
 
-def compile(source, precision="f64", backend="auto"):
+def compile(source, precision="f64", backend="auto", form="natural"):
     """Compiles an expression (the syntax of the `ivjit` command-line tool):
     `compile("x^2 - y", precision="f64", backend="auto")`; backend "auto" is the GPU when there
-    is one, else the CPU."""
-    return Function(_compile(source, precision, backend))
+    is one, else the CPU. `form="mean-value"` evaluates the mean-value (centered) form
+    intersected with the natural extension: never wider, much narrower on small boxes of smooth
+    expressions, and branch and bound (`minimize`) then needs far fewer boxes."""
+    return Function(_compile(source, precision, backend, form))
 
 
 def _function(f, precision, backend):

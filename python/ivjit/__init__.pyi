@@ -122,5 +122,6 @@ def compile(
     source: str,
     precision: Literal["f64", "f32"] = "f64",
     backend: Literal["auto", "cpu", "gpu"] = "auto",
+    form: Literal["natural", "mean-value"] = "natural",
 ) -> Function:
     """Compiles an expression (the syntax of the `ivjit` command-line tool)."""

@@ -581,15 +581,35 @@ fn _pinned(py: Python<'_>, len: usize) -> PinnedBuffer {
     PinnedBuffer { buffer, address }
 }
 
-/// Compiles an expression: `compile("x^2 - y", precision="f64", backend="auto")`.
+/// Compiles an expression: `compile("x^2 - y", precision="f64", backend="auto",
+/// form="natural")`; `form="mean-value"` evaluates the mean-value form intersected with the
+/// natural extension (`Expression::mean_value_form`).
 #[pyfunction]
-#[pyo3(signature = (source, precision = "f64", backend = "auto"))]
-fn compile(py: Python<'_>, source: &str, precision: &str, backend: &str) -> PyResult<Function> {
+#[pyo3(signature = (source, precision = "f64", backend = "auto", form = "natural"))]
+fn compile(
+    py: Python<'_>,
+    source: &str,
+    precision: &str,
+    backend: &str,
+    form: &str,
+) -> PyResult<Function> {
     let p = precision_of(precision)?;
     let b = backend_of(backend)?;
+    let mean_value = match form {
+        "natural" => false,
+        "mean-value" | "mean_value" => true,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "form must be 'natural' or 'mean-value', not {form:?}"
+            )))
+        }
+    };
     let source = source.to_string();
     py.allow_threads(move || {
-        let expr = ivjit::Expression::parse(&source).map_err(|e| (e, source.clone()))?;
+        let mut expr = ivjit::Expression::parse(&source).map_err(|e| (e, source.clone()))?;
+        if mean_value {
+            expr = expr.mean_value_form().map_err(|e| (e, source.clone()))?;
+        }
         let eval = ivjit::Evaluator::new(&expr, p, b).map_err(|e| (e, source.clone()))?;
         Ok(Function {
             expr,

@@ -112,3 +112,22 @@ def test_searches_on_the_gpu_equal_the_cpu():
     a = ivjit.roots("x^2 + y^2", box, level=1.0, tol=1e-4, backend="cpu")
     b = ivjit.roots("x^2 + y^2", box, level=1.0, tol=1e-4, backend="gpu")
     assert np.array_equal(a.boxes, b.boxes) and a.ended == b.ended
+
+
+def test_minimize_in_the_mean_value_form_needs_far_fewer_boxes():
+    src = "4*x^2 - 2.1*x^4 + x^6/3 + x*y - 4*y^2 + 4*y^4"
+    box = {"x": (-3, 3), "y": (-2, 2)}
+    natural = ivjit.minimize(ivjit.compile(src, backend="cpu"), box, tol=1e-4)
+    centered = ivjit.minimize(ivjit.compile(src, backend="cpu", form="mean-value"), box, tol=1e-4)
+    assert centered.stopped == "converged" and centered.upper - centered.lower <= 1e-4
+    for x, y in [("0.0898420131003", "-0.7126564030207"), ("-0.0898420131003", "0.7126564030207")]:
+        assert centered.lower <= camel(mpmath.mpf(x), mpmath.mpf(y))
+    assert camel(mpmath.mpf(centered.argmin[0]), mpmath.mpf(centered.argmin[1])) <= centered.upper
+    assert centered.boxes * 100 < natural.boxes, (centered.boxes, natural.boxes)
+    # Evaluation: never wider than the natural extension, narrower on a small box.
+    f = ivjit.compile("x^2 - 2*x", backend="cpu")
+    g = ivjit.compile("x^2 - 2*x", backend="cpu", form="mean-value")
+    (nlo, nhi), (clo, chi) = f(x=(0.9, 1.1)), g(x=(0.9, 1.1))
+    assert nlo <= clo <= -1.0 and -0.99 <= chi <= nhi and chi - clo < (nhi - nlo) / 5
+    with pytest.raises(ValueError):
+        ivjit.compile("x", form="centred")
