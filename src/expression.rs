@@ -112,6 +112,32 @@ impl Expression {
         Ok((self.derived(graph)?, layout))
     }
 
+    /// [`Expression::gradient`] for interval Newton: the same layout, but each output's flag
+    /// ([`ir::diff::Gradient::defined`]) is [1, 1] only where the output is proven continuous
+    /// *and defined* on the whole box ([`ir::diff::jacobian`]).
+    pub fn jacobian(&self) -> Result<(Expression, ir::diff::Gradient), Error> {
+        let (graph, layout) = ir::diff::jacobian(&self.graph);
+        Ok((self.derived(graph)?, layout))
+    }
+
+    /// `max(|f_1|, ..., |f_m|)`: one output that is 0 exactly where every output is 0, so that
+    /// a search for the zeros of one function ([`crate::search::exclude::exclude`]) finds the
+    /// common zeros of a system. Empty where any output is.
+    pub fn residual(&self) -> Result<Expression, Error> {
+        let mut g = self.graph.clone();
+        let span = crate::syntax::ast::Span::default();
+        let mut acc: Option<ir::NodeId> = None;
+        for o in g.outputs.clone() {
+            let a = g.add(ir::Op::Abs(o), span);
+            acc = Some(match acc {
+                None => a,
+                Some(m) => g.add(ir::Op::Max(m, a), span),
+            });
+        }
+        g.outputs = acc.into_iter().collect();
+        self.derived(g)
+    }
+
     /// The expression evaluated in the mean-value (centered) form, intersected with the
     /// natural extension ([`ir::diff::mean_value_form`]): the same outputs, never wider, and on
     /// small boxes much narrower (the overestimation shrinks like the square of the width).
@@ -130,6 +156,68 @@ impl Expression {
     /// ```
     pub fn mean_value_form(&self) -> Result<Expression, Error> {
         self.derived(ir::diff::mean_value_form(&self.graph))
+    }
+
+    /// The expression in the monotone form ([`ir::diff::monotone_form`]): the mean-value form
+    /// intersected with the monotonicity test's enclosure (each variable whose partial
+    /// derivative has a sign on the box fixed at the end where f is least, and at the end
+    /// where it is greatest). Never wider than the mean-value form; exact, up to rounding, where
+    /// f is monotone in every variable.
+    ///
+    /// ```
+    /// use ivjit::{BackendChoice, Evaluator, Expression, Interval, Precision};
+    /// let f = Expression::parse("x^2 - 2*x").unwrap();
+    /// let mono = f.monotone_form().unwrap();
+    /// let eval = Evaluator::new(&mono, Precision::F64, BackendChoice::Cpu).unwrap();
+    /// // Natural extension: [4 - 6, 9 - 4] = [-2, 5]; f rises on [2, 3] from 0 to 3.
+    /// assert_eq!(eval.eval(&[Interval::new(2.0, 3.0).unwrap()]).unwrap()[0], Interval::new(0.0, 3.0).unwrap());
+    /// ```
+    pub fn monotone_form(&self) -> Result<Expression, Error> {
+        self.derived(ir::diff::monotone_form(&self.graph))
+    }
+
+    /// The expression in the *minimization form* for branch and bound over the root box `root`
+    /// (one `(lo, hi)` per variable, in [`Expression::vars`] order): the mean-value form with
+    /// the monotonicity test and gradient-based exclusion compiled in
+    /// ([`ir::diff::minimization_form`]). Its value on a box is a lower bound of f over the
+    /// box's points that can be global minimizers of f on `root` (the empty set where the
+    /// gradient proves there are none) and an upper bound of f on the box; on a point box it
+    /// is the mean-value form. It is what [`crate::search::minimize::minimize`] wants, not an
+    /// enclosure of f.
+    ///
+    /// ```
+    /// use ivjit::{BackendChoice, Evaluator, Expression, Interval, Precision};
+    /// let f = Expression::parse("(x - 1)^2").unwrap();
+    /// let form = f.minimization_form(&[(-4.0, 4.0)]).unwrap();
+    /// let eval = Evaluator::new(&form, Precision::F64, BackendChoice::Cpu).unwrap();
+    /// // f increases on [2, 3], which starts inside the root box: no minimizer there.
+    /// assert!(eval.eval(&[Interval::new(2.0, 3.0).unwrap()]).unwrap()[0].is_empty());
+    /// // f decreases on [-4, -3], which ends inside: none there either.
+    /// assert!(eval.eval(&[Interval::new(-4.0, -3.0).unwrap()]).unwrap()[0].is_empty());
+    /// // A point keeps f's value; a box holding the minimizer keeps a lower bound.
+    /// assert_eq!(eval.eval(&[Interval::point(3.0).unwrap()]).unwrap()[0], Interval::point(4.0).unwrap());
+    /// assert!(eval.eval(&[Interval::new(0.0, 2.0).unwrap()]).unwrap()[0].lo <= 0.0);
+    /// ```
+    pub fn minimization_form(&self, root: &[(f64, f64)]) -> Result<Expression, Error> {
+        if root.len() != self.vars().len() {
+            return Err(crate::search::SearchError::Options(format!(
+                "the root box has {} sides; the expression has {} variables ({})",
+                root.len(),
+                self.vars().len(),
+                self.vars().join(", ")
+            ))
+            .into());
+        }
+        if let Some((lo, hi)) = root
+            .iter()
+            .find(|(lo, hi)| lo.partial_cmp(hi).is_none_or(|o| o.is_gt()))
+        {
+            return Err(crate::search::SearchError::Options(format!(
+                "the root box side [{lo}, {hi}] is not an interval"
+            ))
+            .into());
+        }
+        self.derived(ir::diff::minimization_form(&self.graph, root))
     }
 
     /// An expression made from this one's IR (`graph`, before rewrites), with the same source;

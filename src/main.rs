@@ -81,6 +81,11 @@ enum Command {
         /// wider; much narrower on small boxes of smooth expressions).
         #[arg(long, conflicts_with = "gradient")]
         mean_value: bool,
+        /// Evaluate in the monotone form: the mean-value form intersected with the
+        /// monotonicity test (variables whose partial derivative has a sign on the box
+        /// evaluated at the ends; exact where f is monotone in every variable).
+        #[arg(long, conflicts_with_all = ["gradient", "mean_value"])]
+        monotone: bool,
     },
     /// Print the interval IR after rewrites (--before: as built, before rewrites).
     Ir {
@@ -195,6 +200,7 @@ fn main() -> ExitCode {
             precision,
             gradient,
             mean_value,
+            monotone,
         } => cli::eval(cli::EvalArgs {
             source,
             vars,
@@ -205,6 +211,7 @@ fn main() -> ExitCode {
             precision,
             gradient,
             mean_value,
+            monotone,
         }),
         Command::Ir {
             source,

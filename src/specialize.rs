@@ -188,6 +188,10 @@ fn may_be_empty(graph: &Graph, enc: &[Interval]) -> Vec<bool> {
             Op::Mid(_) => e(0).lo.is_finite() && e(0).hi.is_finite(),
             // f, or a part of f that meets the centered form: f's own emptiness.
             Op::MeanValue(..) => true,
+            // A point of x, or x: empty only where x is.
+            Op::Face(..) => true,
+            // May cut the box.
+            Op::Descent(..) => false,
             Op::Intersect(..) | Op::Pow(..) => false,
         };
         // A NaN enclosure (empty on the region) is never "total".

@@ -87,10 +87,23 @@ class Function:
         """The expression's source text."""
         return self._native.source
 
+    @property
+    def form(self):
+        """How boxes are evaluated: "natural", "mean-value" or "monotone"."""
+        return self._native.form
+
     def __reduce__(self):
         # Pickled as its source and options: a worker process (Dask, multiprocessing) compiles
         # it again, on its own GPU or, for backend "auto" without one, on its CPU.
-        return (compile, (self._native.source, self._native.precision, self._native._asked_backend))
+        return (
+            compile,
+            (
+                self._native.source,
+                self._native.precision,
+                self._native._asked_backend,
+                self._native.form,
+            ),
+        )
 
     def __call__(self, *args, out=None, progress=None, **bounds):
         """`f(x=(x_lo, x_hi), ...)`: arrays of one length n or numbers (broadcast); returns
@@ -130,7 +143,9 @@ def compile(source, precision="f64", backend="auto", form="natural"):
     `compile("x^2 - y", precision="f64", backend="auto")`; backend "auto" is the GPU when there
     is one, else the CPU. `form="mean-value"` evaluates the mean-value (centered) form
     intersected with the natural extension: never wider, much narrower on small boxes of smooth
-    expressions, and branch and bound (`minimize`) then needs far fewer boxes."""
+    expressions, and branch and bound (`minimize`) then needs far fewer boxes.
+    `form="monotone"` adds the monotonicity test: variables whose partial derivative has a
+    sign on the box are evaluated at the ends (exact where f is monotone in every variable)."""
     return Function(_compile(source, precision, backend, form))
 
 

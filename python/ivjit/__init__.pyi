@@ -34,6 +34,8 @@ class Function:
     def ptx(self) -> str: ...
     @property
     def source(self) -> str: ...
+    @property
+    def form(self) -> Literal["natural", "mean-value", "monotone"]: ...
     def __call__(
         self,
         *,
@@ -122,6 +124,6 @@ def compile(
     source: str,
     precision: Literal["f64", "f32"] = "f64",
     backend: Literal["auto", "cpu", "gpu"] = "auto",
-    form: Literal["natural", "mean-value"] = "natural",
+    form: Literal["natural", "mean-value", "monotone"] = "natural",
 ) -> Function:
     """Compiles an expression (the syntax of the `ivjit` command-line tool)."""

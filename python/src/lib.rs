@@ -79,6 +79,8 @@ struct Function {
     /// The backend asked for ("auto", "cpu", "gpu"), kept so that a pickled function compiles
     /// the same way elsewhere (a worker without a GPU falls back from "auto").
     asked_backend: String,
+    /// The form asked for ("natural", "mean-value", "monotone"), kept for pickling too.
+    form: String,
 }
 
 /// Boxes per piece of a batch on the CPU backend: between pieces the call checks for Ctrl-C
@@ -408,6 +410,12 @@ impl Function {
         &self.asked_backend
     }
 
+    /// The form asked for at compile time ("natural", "mean-value" or "monotone").
+    #[getter]
+    fn form(&self) -> &str {
+        &self.form
+    }
+
     /// Evaluates the batch `bounds` ({name: (lo, hi)}): arrays of one length n or numbers
     /// (broadcast). Returns `(lo, hi)`: arrays of shape (n,) for one output, (outputs, n) for
     /// several (`out`, when given, filled and returned); an empty result is NaN in both bounds.
@@ -583,7 +591,8 @@ fn _pinned(py: Python<'_>, len: usize) -> PinnedBuffer {
 
 /// Compiles an expression: `compile("x^2 - y", precision="f64", backend="auto",
 /// form="natural")`; `form="mean-value"` evaluates the mean-value form intersected with the
-/// natural extension (`Expression::mean_value_form`).
+/// natural extension (`Expression::mean_value_form`), `form="monotone"` that form intersected
+/// with the monotonicity test (`Expression::monotone_form`).
 #[pyfunction]
 #[pyo3(signature = (source, precision = "f64", backend = "auto", form = "natural"))]
 fn compile(
@@ -595,26 +604,31 @@ fn compile(
 ) -> PyResult<Function> {
     let p = precision_of(precision)?;
     let b = backend_of(backend)?;
-    let mean_value = match form {
-        "natural" => false,
-        "mean-value" | "mean_value" => true,
+    let form = match form {
+        "natural" => "natural",
+        "mean-value" | "mean_value" => "mean-value",
+        "monotone" => "monotone",
         _ => {
             return Err(PyValueError::new_err(format!(
-                "form must be 'natural' or 'mean-value', not {form:?}"
+                "form must be 'natural', 'mean-value' or 'monotone', not {form:?}"
             )))
         }
     };
     let source = source.to_string();
     py.allow_threads(move || {
         let mut expr = ivjit::Expression::parse(&source).map_err(|e| (e, source.clone()))?;
-        if mean_value {
-            expr = expr.mean_value_form().map_err(|e| (e, source.clone()))?;
+        expr = match form {
+            "mean-value" => expr.mean_value_form(),
+            "monotone" => expr.monotone_form(),
+            _ => Ok(expr),
         }
+        .map_err(|e| (e, source.clone()))?;
         let eval = ivjit::Evaluator::new(&expr, p, b).map_err(|e| (e, source.clone()))?;
         Ok(Function {
             expr,
             eval,
             asked_backend: backend.to_string(),
+            form: form.to_string(),
         })
     })
     .map_err(|(e, s): (ivjit::Error, String)| to_py(e, &s))

@@ -167,6 +167,10 @@ def test_functions_pickle_as_their_source():
     yl, yh = np.abs(yl), np.abs(yl) + 1
     a, b = f(x=(xl, xh), y=(yl, yh)), g(x=(xl, xh), y=(yl, yh))
     assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    # The form travels too (a monotone function pickled as a natural one would be wider).
+    m = ivjit.compile("x^2 - 2*x", backend="cpu", form="monotone")
+    n = pickle.loads(pickle.dumps(m))
+    assert n.form == "monotone" and n(x=(2.0, 3.0)) == m(x=(2.0, 3.0)) == (0.0, 3.0)
 
 
 def _example():

@@ -129,5 +129,10 @@ def test_minimize_in_the_mean_value_form_needs_far_fewer_boxes():
     g = ivjit.compile("x^2 - 2*x", backend="cpu", form="mean-value")
     (nlo, nhi), (clo, chi) = f(x=(0.9, 1.1)), g(x=(0.9, 1.1))
     assert nlo <= clo <= -1.0 and -0.99 <= chi <= nhi and chi - clo < (nhi - nlo) / 5
+    # The monotone form: exact on a monotone piece, never wider than the mean-value form.
+    h = ivjit.compile("x^2 - 2*x", backend="cpu", form="monotone")
+    assert h(x=(2.0, 3.0)) == (0.0, 3.0) and f(x=(2.0, 3.0)) == (-2.0, 5.0)
+    (mlo, mhi) = h(x=(0.9, 1.1))
+    assert clo <= mlo <= -1.0 and -0.99 <= mhi <= chi
     with pytest.raises(ValueError):
         ivjit.compile("x", form="centred")

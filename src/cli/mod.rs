@@ -98,13 +98,16 @@ pub struct EvalArgs {
     pub precision: PrecisionArg,
     pub gradient: bool,
     pub mean_value: bool,
+    pub monotone: bool,
 }
 
 pub fn eval(args: EvalArgs) -> Result<(), Failure> {
     let (text, expr) = compile(&args.source)?;
-    // The same outputs and variables, evaluated in the mean-value form.
+    // The same outputs and variables, evaluated in the mean-value or the monotone form.
     let expr = if args.mean_value {
         expr.mean_value_form().map_err(|e| failure(e, &text))?
+    } else if args.monotone {
+        expr.monotone_form().map_err(|e| failure(e, &text))?
     } else {
         expr
     };

@@ -133,14 +133,39 @@ pub fn rule_text(name: &str) -> Option<&'static str> {
 
 /// The graph `g` with its gradient: outputs laid out as [`Gradient`] says.
 pub fn gradient(g: &Graph) -> (Graph, Gradient) {
+    let (d, cont, partials) = differentiate(g);
+    with_partials(d, g, &cont, &partials)
+}
+
+/// The graph `g` with its Jacobian, laid out as [`gradient`]'s, but each output's flag is
+/// [1, 1] only where f_j is proven continuous **and defined** at every point of the box (the
+/// mean-value form's flag): what interval Newton needs before it may use the mean value
+/// theorem on the box.
+pub fn jacobian(g: &Graph) -> (Graph, Gradient) {
     let (mut d, cont, partials) = differentiate(g);
+    let total = d.defined_flags(g);
+    let flags: Vec<Option<NodeId>> = cont
+        .iter()
+        .zip(&total)
+        .map(|(&c, &t)| d.and(c, t))
+        .collect();
+    with_partials(d, g, &flags, &partials)
+}
+
+/// g's outputs, then per output its flag (`flags` per node; `None` is 1) and its partials.
+fn with_partials(
+    mut d: Diff,
+    g: &Graph,
+    flags: &[Option<NodeId>],
+    partials: &[Vec<NodeId>],
+) -> (Graph, Gradient) {
     let layout = Gradient {
         outputs: g.outputs.len(),
         vars: g.vars.len(),
     };
     let mut outputs = g.outputs.clone();
     for (j, o) in g.outputs.iter().enumerate() {
-        let flag = match cont[o.index()] {
+        let flag = match flags[o.index()] {
             Some(f) => f,
             None => d.constant(1.0),
         };
@@ -166,60 +191,106 @@ pub fn gradient(g: &Graph) -> (Graph, Gradient) {
 /// about 0 up to rounding, so the hull costs next to nothing.
 pub fn mean_value_form(g: &Graph) -> Graph {
     let (mut d, cont, partials) = differentiate(g);
-    let live = g.live();
+    let total = d.defined_flags(g);
+    let centered = d.centered(g, &cont, &total, &partials);
+    d.g.outputs = centered.iter().map(|c| c.value).collect();
+    d.g
+}
+
+/// The *monotone form* of every output: the mean-value form ([`mean_value_form`]) intersected
+/// with the monotonicity test's enclosure `hull(f(X_low), f(X_high))`, where `X_low` fixes
+/// every variable whose partial derivative has a sign on the box at the end where f is least
+/// and `X_high` at the end where it is greatest ([`Op::Face`]); other variables keep their
+/// side. Used only where f is proven continuous and defined on the box (the mean-value form's
+/// flag): then f's least value over the box is its least over the low face, and its greatest
+/// is over the high face, so the hull encloses f's range. Never wider than the mean-value
+/// form; exact for a function monotone in every variable (up to the rounding of f at the two
+/// corners).
+pub fn monotone_form(g: &Graph) -> Graph {
+    let (mut d, cont, partials) = differentiate(g);
+    let total = d.defined_flags(g);
+    let centered = d.centered(g, &cont, &total, &partials);
     let n = g.vars.len();
-    // The box's midpoint c, and f's nodes at c.
     let vars: Vec<NodeId> = (0..n as u32).map(|v| d.op(Op::Var(v))).collect();
-    let mids: Vec<NodeId> = vars.iter().map(|&x| d.op(Op::Mid(x))).collect();
-    let mut at_c: Vec<Option<NodeId>> = vec![None; g.len()];
-    let mut total: Vec<Option<NodeId>> = vec![None; g.len()];
-    for id in g.ids() {
-        if !live[id.index()] {
-            continue;
-        }
-        let op = g.op(id);
-        let mapped = match op {
-            Op::Var(v) => mids[v as usize],
-            _ => {
-                let args: Vec<NodeId> = op
-                    .args()
-                    .iter()
-                    .map(|a| at_c[a.index()].expect("arguments precede users"))
-                    .collect();
-                d.op(op.with_args(&args))
-            }
-        };
-        at_c[id.index()] = Some(mapped);
-        let mut flag = None;
-        for a in op.args() {
-            flag = d.and(flag, total[a.index()]);
-        }
-        let local = d.defined_on_box(op);
-        total[id.index()] = d.and(flag, local);
-    }
-    let outputs: Vec<NodeId> = g
+    let outputs = g
         .outputs
         .iter()
         .enumerate()
         .map(|(j, o)| {
-            let mut m = at_c[o.index()].expect("outputs are live");
-            for (v, &partial) in partials[j].iter().enumerate() {
-                let zero = d.constant(0.0);
-                let slope = d.op(Op::Hull(partial, zero));
-                let offset = d.op(Op::Sub(vars[v], mids[v]));
-                let term = d.op(Op::Mul(slope, offset));
-                m = d.op(Op::Add(m, term));
-            }
-            let flag = d.and(cont[o.index()], total[o.index()]);
-            let t = match flag {
-                Some(t) => t,
-                None => d.constant(1.0),
-            };
-            d.op(Op::MeanValue(*o, m, t))
+            let Centered { value, flag } = centered[j];
+            let low: Vec<NodeId> = (0..n)
+                .map(|v| d.op(Op::Face(vars[v], partials[j][v])))
+                .collect();
+            let high: Vec<NodeId> = (0..n)
+                .map(|v| {
+                    let rising = d.op(Op::Neg(partials[j][v]));
+                    d.op(Op::Face(vars[v], rising))
+                })
+                .collect();
+            let at_low = d.copy_at(g, &low)[o.index()].expect("outputs are live");
+            let at_high = d.copy_at(g, &high)[o.index()].expect("outputs are live");
+            let range = d.op(Op::Hull(at_low, at_high));
+            d.op(Op::MeanValue(value, range, flag))
         })
         .collect();
     d.g.outputs = outputs;
     d.g
+}
+
+/// The *minimization form* of every output over the root box `root` (one `(lo, hi)` per
+/// variable), for branch and bound: an interval whose upper bound is the mean-value form's and
+/// whose lower bound is a lower bound of f over the points of the box that can be global
+/// minimizers of f on `root`, the empty set where there are none. Built on the mean-value form
+/// with the two gradient tests of interval optimization, where f is proven continuous and
+/// defined on the box (the mean-value form's flag):
+/// - *monotonicity*: where ∂f/∂x_i ≥ 0 on the box, f is least on the face x_i = lo_i, where
+///   ≤ 0 on x_i = hi_i ([`Op::Face`]); the lower bound of f on the box with every such side
+///   fixed at its end is a lower bound of f on the box (each fixing follows a segment along
+///   which f does not increase);
+/// - *no interior minimizer* ([`Op::Descent`]): where ∂f/∂x_i > 0 on the box and the box's
+///   side starts inside the root box (lo_i > root lo_i), a minimizer in the box would be
+///   interior in x_i, where 0 lies in the i-th component of f's generalized gradient: there is
+///   none, and the box is empty. Likewise for < 0 at the upper end. A side that is a point
+///   (a midpoint evaluation) is never cut, so upper bounds from midpoints stay f's.
+///
+/// A point box is never emptied and keeps the mean-value form's upper bound, an upper bound
+/// of f there.
+pub fn minimization_form(g: &Graph, root: &[(f64, f64)]) -> Graph {
+    let (mut d, cont, partials) = differentiate(g);
+    let total = d.defined_flags(g);
+    let centered = d.centered(g, &cont, &total, &partials);
+    let n = g.vars.len();
+    let vars: Vec<NodeId> = (0..n as u32).map(|v| d.op(Op::Var(v))).collect();
+    let outputs = g
+        .outputs
+        .iter()
+        .enumerate()
+        .map(|(j, o)| {
+            let Centered { value, flag } = centered[j];
+            let faces: Vec<NodeId> = (0..n)
+                .map(|v| d.op(Op::Face(vars[v], partials[j][v])))
+                .collect();
+            let on_faces = d.copy_at(g, &faces);
+            let above = d.enclosure(Interval::from_bounds(0.0, f64::INFINITY));
+            let least = on_faces[o.index()].expect("outputs are live");
+            let lower = d.op(Op::Add(least, above));
+            let mut out = d.op(Op::MeanValue(value, lower, flag));
+            for (v, &(lo, hi)) in root.iter().enumerate().take(n) {
+                let side = d.enclosure(Interval::from_bounds(lo, hi));
+                out = d.op(Op::Descent(out, flag, partials[j][v], vars[v], side));
+            }
+            out
+        })
+        .collect();
+    d.g.outputs = outputs;
+    d.g
+}
+
+/// One output's mean-value form and the flag that proves f continuous and defined on the box.
+#[derive(Clone, Copy)]
+struct Centered {
+    value: NodeId,
+    flag: NodeId,
 }
 
 /// The continuity flag of every node (`None`: proven continuous) and, per output of `g`, its
@@ -245,7 +316,12 @@ fn differentiate(g: &Graph) -> (Diff, Vec<Option<NodeId>>, Vec<Vec<NodeId>>) {
         }
         let local = match op {
             Op::RoundInt(..) | Op::Round(_) | Op::Sign(_) => Some(d.no_jump(id)),
-            Op::Hull(..) | Op::Intersect(..) | Op::Mid(_) | Op::MeanValue(..) => Some(d.unit()),
+            Op::Hull(..)
+            | Op::Intersect(..)
+            | Op::Mid(_)
+            | Op::MeanValue(..)
+            | Op::Face(..)
+            | Op::Descent(..) => Some(d.unit()),
             _ => None,
         };
         cont[id.index()] = d.and(flag, local);
@@ -279,6 +355,89 @@ struct Diff {
 }
 
 impl Diff {
+    /// Per node of `g`, a flag that is [1, 1] exactly when every operation under it is defined
+    /// on the whole box (`None`: always).
+    fn defined_flags(&mut self, g: &Graph) -> Vec<Option<NodeId>> {
+        let live = g.live();
+        let mut total: Vec<Option<NodeId>> = vec![None; g.len()];
+        for id in g.ids() {
+            if !live[id.index()] {
+                continue;
+            }
+            let op = g.op(id);
+            let mut flag = None;
+            for a in op.args() {
+                flag = self.and(flag, total[a.index()]);
+            }
+            let local = self.defined_on_box(op);
+            total[id.index()] = self.and(flag, local);
+        }
+        total
+    }
+
+    /// g's live nodes again, with variable v replaced by the node `points[v]`.
+    fn copy_at(&mut self, g: &Graph, points: &[NodeId]) -> Vec<Option<NodeId>> {
+        let live = g.live();
+        let mut at: Vec<Option<NodeId>> = vec![None; g.len()];
+        for id in g.ids() {
+            if !live[id.index()] {
+                continue;
+            }
+            let op = g.op(id);
+            let mapped = match op {
+                Op::Var(v) => points[v as usize],
+                _ => {
+                    let args: Vec<NodeId> = op
+                        .args()
+                        .iter()
+                        .map(|a| at[a.index()].expect("arguments precede users"))
+                        .collect();
+                    self.op(op.with_args(&args))
+                }
+            };
+            at[id.index()] = Some(mapped);
+        }
+        at
+    }
+
+    /// Every output's mean-value form (see [`mean_value_form`]).
+    fn centered(
+        &mut self,
+        g: &Graph,
+        cont: &[Option<NodeId>],
+        total: &[Option<NodeId>],
+        partials: &[Vec<NodeId>],
+    ) -> Vec<Centered> {
+        let n = g.vars.len();
+        // The box's midpoint c, and f's nodes at c.
+        let vars: Vec<NodeId> = (0..n as u32).map(|v| self.op(Op::Var(v))).collect();
+        let mids: Vec<NodeId> = vars.iter().map(|&x| self.op(Op::Mid(x))).collect();
+        let at_c = self.copy_at(g, &mids);
+        g.outputs
+            .iter()
+            .enumerate()
+            .map(|(j, o)| {
+                let mut m = at_c[o.index()].expect("outputs are live");
+                for (v, &partial) in partials[j].iter().enumerate() {
+                    let zero = self.constant(0.0);
+                    let slope = self.op(Op::Hull(partial, zero));
+                    let offset = self.op(Op::Sub(vars[v], mids[v]));
+                    let term = self.op(Op::Mul(slope, offset));
+                    m = self.op(Op::Add(m, term));
+                }
+                let flag = self.and(cont[o.index()], total[o.index()]);
+                let flag = match flag {
+                    Some(t) => t,
+                    None => self.constant(1.0),
+                };
+                Centered {
+                    value: self.op(Op::MeanValue(*o, m, flag)),
+                    flag,
+                }
+            })
+            .collect()
+    }
+
     fn op(&mut self, op: Op) -> NodeId {
         self.g.add(op, self.span)
     }
@@ -332,6 +491,12 @@ impl Diff {
             Op::Rootn(a, n) if n < 0 && n % 2 == 0 => Some(self.positive(a)),
             Op::Rootn(a, n) if n < 0 => Some(self.nonzero(a)),
             Op::Rootn(a, n) if n % 2 == 0 => Some(self.nonnegative(a)),
+            // tan's poles lie inside its domain's bounds: no pole in the box exactly when
+            // cos excludes 0 on it (a rigorous enclosure of cos).
+            Op::Elem(UnaryFn::Tan, a) => {
+                let c = self.elem(UnaryFn::Cos, a);
+                Some(self.nonzero(c))
+            }
             Op::Elem(f, a) => {
                 let dom = f.row().domain;
                 if dom.is_everywhere() {
@@ -358,7 +523,9 @@ impl Diff {
             | Op::Intersect(..)
             | Op::Pow(..)
             | Op::Mid(_)
-            | Op::MeanValue(..) => Some(self.unit()),
+            | Op::MeanValue(..)
+            | Op::Face(..)
+            | Op::Descent(..) => Some(self.unit()),
             _ => None,
         }
     }
@@ -577,8 +744,8 @@ impl Diff {
             | Op::Sign(_) => zero,
             Op::Pow(a, b) => self.pow(id, a, b, der),
             // Not made by the parser; a mean-value form is not differentiated again.
-            Op::Mid(_) => zero,
-            Op::MeanValue(f, _, _) => d(f),
+            Op::Mid(_) | Op::Face(..) => zero,
+            Op::MeanValue(f, _, _) | Op::Descent(f, ..) => d(f),
             Op::Elem(f, a) => {
                 let g = self.unary(f, id, a);
                 self.mul(g, d(a))

@@ -88,6 +88,19 @@ pub enum Op {
     /// centered form, `t` proves f continuous and defined on the whole box). Made by
     /// [`diff::mean_value_form`], not by the parser.
     MeanValue(NodeId, NodeId, NodeId),
+    /// The monotonicity test's face `Face(x, d)`: where `d` (f's partial derivative in x's
+    /// variable, on the box) is `>= 0`, f is least on the face at x's lower end, so `[lo, lo]`;
+    /// where `d <= 0`, `[hi, hi]`; otherwise (or where that end is infinite) `x`. Made by
+    /// [`diff::minimization_form`], not by the parser.
+    Face(NodeId, NodeId),
+    /// `Descent(f, t, d, x, r)`: the empty set where the box holds no global minimizer of f over
+    /// the root box whose side in x's variable is the constant `r`, because f decreases or
+    /// increases strictly across the box in that variable; else `f`. Cut when the flag `t` is
+    /// exactly [1, 1] (f continuous and defined on the box), `x` is not a point, and `d` (the
+    /// partial derivative) is `> 0` with `x.lo > r.lo`, or `< 0` with `x.hi < r.hi`: a
+    /// minimizer there would be interior in that variable, where 0 lies in the generalized
+    /// gradient's component. Made by [`diff::minimization_form`], not by the parser.
+    Descent(NodeId, NodeId, NodeId, NodeId, NodeId),
 }
 
 impl Op {
@@ -117,6 +130,8 @@ impl Op {
             | Op::Hull(a, b)
             | Op::Intersect(a, b) => vec![a, b],
             Op::Fma(a, b, c) | Op::MeanValue(a, b, c) => vec![a, b, c],
+            Op::Face(a, b) => vec![a, b],
+            Op::Descent(f, t, d, x, r) => vec![f, t, d, x, r],
         }
     }
 
@@ -147,6 +162,8 @@ impl Op {
             Op::Sign(_) => Op::Sign(a[0]),
             Op::Mid(_) => Op::Mid(a[0]),
             Op::MeanValue(..) => Op::MeanValue(a[0], a[1], a[2]),
+            Op::Face(..) => Op::Face(a[0], a[1]),
+            Op::Descent(..) => Op::Descent(a[0], a[1], a[2], a[3], a[4]),
         }
     }
 
@@ -178,6 +195,8 @@ impl Op {
             Op::Sign(_) => "sign",
             Op::Mid(_) => "mid",
             Op::MeanValue(..) => "meanvalue",
+            Op::Face(..) => "face",
+            Op::Descent(..) => "descent",
         }
     }
 

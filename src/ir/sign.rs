@@ -221,5 +221,9 @@ pub fn fact_of(op: Op, facts: &[Fact]) -> Fact {
         Op::Mid(a) => Fact::sign(f(a).nonneg, f(a).nonpos, true),
         // f, or a part of f.
         Op::MeanValue(a, _, _) => f(a),
+        // A point of x, or x.
+        Op::Face(a, _) => Fact::sign(f(a).nonneg, f(a).nonpos, true),
+        // f, or the empty set.
+        Op::Descent(a, ..) => Fact::sign(f(a).nonneg, f(a).nonpos, true),
     }
 }

@@ -194,7 +194,51 @@ impl Lowering {
             Op::Sign(_) => self.sign(a[0], f[0]),
             Op::Mid(_) => self.mid(a[0]),
             Op::MeanValue(..) => self.mean_value(a[0], a[1], a[2]),
+            Op::Face(..) => self.face(a[0], a[1]),
+            Op::Descent(..) => self.descent(a[0], a[1], a[2], a[3], a[4]),
         }
+    }
+
+    /// The monotonicity test's face (see `Op::Face`): `[lo, lo]` where `d.lo >= 0` and `lo` is
+    /// finite, else `[hi, hi]` where `d.hi <= 0` and `hi` is finite, else `x`. A NaN `d` (empty)
+    /// fails both comparisons.
+    fn face(&mut self, x: Iv, d: Iv) -> Iv {
+        let z = self.b.zero();
+        let ninf = self.b.constant(f64::NEG_INFINITY);
+        let pinf = self.b.constant(f64::INFINITY);
+        let up = self.b.cmp(Cmp::Ge, d.lo, z);
+        let lo_finite = self.b.cmp(Cmp::Gt, x.lo, ninf);
+        let at_lo = self.b.and(up, lo_finite);
+        let down = self.b.cmp(Cmp::Le, d.hi, z);
+        let hi_finite = self.b.cmp(Cmp::Lt, x.hi, pinf);
+        let at_hi = self.b.and(down, hi_finite);
+        // at_lo wins where both hold (d = [0, 0]: f constant in this variable on the box).
+        let lo = self.b.select(at_hi, x.hi, x.lo);
+        Iv {
+            lo: self.b.select(at_lo, x.lo, lo),
+            hi: self.b.select(at_lo, x.lo, x.hi),
+        }
+    }
+
+    /// `f`, or the empty set where the box holds no global minimizer (see `Op::Descent`).
+    fn descent(&mut self, f: Iv, t: Iv, d: Iv, x: Iv, r: Iv) -> Iv {
+        let one = self.b.constant(1.0);
+        let z = self.b.zero();
+        let t_lo = self.b.cmp(Cmp::Eq, t.lo, one);
+        let t_hi = self.b.cmp(Cmp::Eq, t.hi, one);
+        let proven = self.b.and(t_lo, t_hi);
+        let wide = self.b.cmp(Cmp::Lt, x.lo, x.hi);
+        // A minimizer inside the root box in this variable: strictly past the root's end.
+        let rising = self.b.cmp(Cmp::Gt, d.lo, z);
+        let inside_lo = self.b.cmp(Cmp::Gt, x.lo, r.lo);
+        let up = self.b.and(rising, inside_lo);
+        let falling = self.b.cmp(Cmp::Lt, d.hi, z);
+        let inside_hi = self.b.cmp(Cmp::Lt, x.hi, r.hi);
+        let down = self.b.and(falling, inside_hi);
+        let strict = self.b.or(up, down);
+        let cut = self.b.and(proven, wide);
+        let cut = self.b.and(cut, strict);
+        self.empty_if(cut, f)
     }
 
     /// A point of `a` as a point interval: `lo/2 + hi/2` rounded to nearest, clamped into

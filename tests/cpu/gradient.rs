@@ -393,13 +393,15 @@ fn jumps_make_the_derivative_undefined_where_they_may_lie() {
     );
 }
 
-/// The mean-value form (`Expression::mean_value_form`): on random rational expressions and
-/// random boxes it contains the exact value at random points and is never wider than the
-/// natural extension (f64 and f32); on small boxes of smooth expressions it is narrower.
+/// The mean-value form (`Expression::mean_value_form`) and the monotone form
+/// (`Expression::monotone_form`): on random rational expressions and random boxes they contain
+/// the exact value at the box's corners and random points, the mean-value form is never wider
+/// than the natural extension and the monotone form never wider than the mean-value form (f64
+/// and f32); on small boxes of smooth expressions they are narrower.
 #[test]
 fn mean_value_form_contains_the_exact_values_and_is_never_wider() {
     let mut g = Gen(0x3ea1_5eed);
-    let (mut checked, mut narrower, mut boxes) = (0usize, 0usize, 0usize);
+    let (mut checked, mut narrower, mut boxes, mut tighter) = (0usize, 0usize, 0usize, 0usize);
     for case in 0..200 {
         let t = tree(&mut g, 5);
         let src = text(&t);
@@ -408,10 +410,12 @@ fn mean_value_form_contains_the_exact_values_and_is_never_wider() {
             continue;
         }
         let mvf = expr.mean_value_form().unwrap();
+        let monf = expr.monotone_form().unwrap();
         let xi = expr.vars().iter().position(|v| v == "x").unwrap();
         for p in [Precision::F64, Precision::F32] {
             let natural = Evaluator::new(&expr, p, BackendChoice::Cpu).unwrap();
             let centered = Evaluator::new(&mvf, p, BackendChoice::Cpu).unwrap();
+            let mono = Evaluator::new(&monf, p, BackendChoice::Cpu).unwrap();
             for _ in 0..8 {
                 let mut bx = [Interval::new(0.0, 0.0).unwrap(); 2];
                 for iv in &mut bx {
@@ -426,10 +430,19 @@ fn mean_value_form_contains_the_exact_values_and_is_never_wider() {
                 let b = if xi == 0 { bx } else { [bx[1], bx[0]] };
                 let nat = natural.eval(&b).unwrap()[0];
                 let cen = centered.eval(&b).unwrap()[0];
+                let mon = mono.eval(&b).unwrap()[0];
                 boxes += 1;
                 if nat.is_empty() {
                     assert!(cen.is_empty(), "case {case} {p}: {src} on {bx:?}: {cen:?}");
+                    assert!(mon.is_empty(), "case {case} {p}: {src} on {bx:?}: {mon:?}");
                     continue;
+                }
+                assert!(
+                    cen.lo <= mon.lo && mon.hi <= cen.hi,
+                    "case {case} {p}: {src} on {bx:?}: monotone {mon:?} wider than {cen:?}"
+                );
+                if mon.hi - mon.lo < cen.hi - cen.lo {
+                    tighter += 1;
                 }
                 assert!(
                     nat.lo <= cen.lo && cen.hi <= nat.hi,
@@ -438,16 +451,24 @@ fn mean_value_form_contains_the_exact_values_and_is_never_wider() {
                 if cen.hi - cen.lo < 0.5 * (nat.hi - nat.lo) {
                     narrower += 1;
                 }
-                for _ in 0..4 {
-                    let (px, py) = (
-                        bx[0].lo + g.unit() * (bx[0].hi - bx[0].lo),
-                        bx[1].lo + g.unit() * (bx[1].hi - bx[1].lo),
-                    );
+                // The four corners (where a monotone function is extreme), then random points.
+                for corner in 0..8 {
+                    let mut pick = |k: usize| match (corner, k) {
+                        (0 | 1, 0) | (0 | 2, 1) => bx[k].lo,
+                        (2 | 3, 0) | (1 | 3, 1) => bx[k].hi,
+                        _ => bx[k].lo + g.unit() * (bx[k].hi - bx[k].lo),
+                    };
+                    let (px, py) = (pick(0), pick(1));
                     let (px, py) = (px.clamp(bx[0].lo, bx[0].hi), py.clamp(bx[1].lo, bx[1].hi));
                     // The value only: a non-smooth point still has a value.
                     let Some(v) = value(&t, &q(px), &q(py)) else {
                         continue;
                     };
+                    assert!(
+                        contains(mon, &v),
+                        "case {case} {p}: {src} on {bx:?} at ({px}, {py}): {v} not in monotone \
+                         {mon:?}"
+                    );
                     assert!(
                         contains(cen, &v),
                         "case {case} {p}: {src} on {bx:?} at ({px}, {py}): {v} not in {cen:?} \
@@ -459,9 +480,13 @@ fn mean_value_form_contains_the_exact_values_and_is_never_wider() {
         }
     }
     println!(
-        "{boxes} boxes, {checked} exact points contained, {narrower} boxes at least 2x narrower"
+        "{boxes} boxes, {checked} exact points contained, {narrower} boxes at least 2x narrower, \
+         {tighter} narrower still in the monotone form"
     );
-    assert!(checked > 5_000 && narrower > 100, "{checked} {narrower}");
+    assert!(
+        checked > 5_000 && narrower > 100 && tighter > 50,
+        "{checked} {narrower} {tighter}"
+    );
 }
 
 /// The exact value at a rational point (`None` where undefined: a division by 0).
@@ -513,6 +538,12 @@ fn mean_value_form_of_elementary_functions_contains_their_values() {
     for f in elem_oracle::UNARY.iter().chain(elem_oracle::BINARY) {
         let expr = Expression::parse(&source(f)).unwrap();
         let mvf = expr.mean_value_form().unwrap();
+        let mono = Evaluator::new(
+            &expr.monotone_form().unwrap(),
+            Precision::F64,
+            BackendChoice::Cpu,
+        )
+        .unwrap();
         let binary = expr.vars().len() == 2;
         let ((x0, x1), (y0, y1)) = range(f);
         // Past the domain-suited range too, where the function may be undefined or jump.
@@ -530,18 +561,29 @@ fn mean_value_form_of_elementary_functions_contains_their_values() {
             }
             let nat = natural.eval(&b).unwrap()[0];
             let cen = centered.eval(&b).unwrap()[0];
+            let mon = mono.eval(&b).unwrap()[0];
             if nat.is_empty() {
-                assert!(cen.is_empty(), "{f} on {b:?}");
+                assert!(cen.is_empty() && mon.is_empty(), "{f} on {b:?}");
                 continue;
             }
+            assert!(
+                cen.lo <= mon.lo && mon.hi <= cen.hi,
+                "{f} on {b:?}: monotone {mon:?} wider than {cen:?}"
+            );
             assert!(
                 nat.lo <= cen.lo && cen.hi <= nat.hi,
                 "{f} on {b:?}: {cen:?} vs {nat:?}"
             );
-            for _ in 0..3 {
-                let mut args = vec![b[0].lo + g.unit() * (b[0].hi - b[0].lo)];
+            // Random points, and the box's corners, where a monotone function is extreme.
+            for corner in 0..5 {
+                let mut pick = |k: usize| match corner {
+                    0 => b[k].lo,
+                    1 => b[k].hi,
+                    _ => b[k].lo + g.unit() * (b[k].hi - b[k].lo),
+                };
+                let mut args = vec![pick(0)];
                 if binary {
-                    args.push(b[1].lo + g.unit() * (b[1].hi - b[1].lo));
+                    args.push(pick(1));
                 }
                 for (k, a) in args.iter_mut().enumerate() {
                     *a = a.clamp(b[k].lo, b[k].hi);
@@ -553,10 +595,96 @@ fn mean_value_form_of_elementary_functions_contains_their_values() {
                     !cen.is_empty() && cen.lo <= hi && lo <= cen.hi,
                     "{f} on {b:?} at {args:?}: [{lo}, {hi}] misses {cen:?} (natural {nat:?})"
                 );
+                assert!(
+                    !mon.is_empty() && mon.lo <= hi && lo <= mon.hi,
+                    "{f} on {b:?} at {args:?}: [{lo}, {hi}] misses monotone {mon:?}"
+                );
                 checked += 1;
             }
         }
     }
     println!("{checked} points of elementary functions contained");
     assert!(checked > 10_000, "{checked}");
+}
+
+/// The minimization form (`Expression::minimization_form`: the mean-value form with the
+/// monotonicity test and gradient-based exclusion) and the local descent in branch and bound:
+/// on random rational expressions over random root boxes, the certified enclosure of the
+/// minimum they give meets the natural extension's, its lower bound is at most the exact value
+/// at the natural search's best point, and its upper bound is at least the exact value at its
+/// own best point. A cut that dropped the box of the global minimizer, or a bound from a face
+/// that is not the least, moves the lower bound above the minimum and fails here.
+#[test]
+fn minimization_form_keeps_the_global_minimum() {
+    use ivjit::search::minimize::{minimize, minimize_with, Descent};
+    let mut g = Gen(0x6d1f_0a7e);
+    let (mut compared, mut fewer) = (0usize, 0usize);
+    for case in 0..90 {
+        let t = tree(&mut g, 4);
+        let src = text(&t);
+        let expr = Expression::parse(&src).unwrap();
+        if expr.vars().len() != 2 {
+            continue;
+        }
+        let root: Vec<(f64, f64)> = (0..2)
+            .map(|_| {
+                let c = (-2.0 + 4.0 * g.unit()) as f32 as f64;
+                let h = (0.25 + 2.0 * g.unit()) as f32 as f64;
+                (c - h, c + h)
+            })
+            .collect();
+        let xi = expr.vars().iter().position(|v| v == "x").unwrap();
+        let exact = |p: &[f64]| {
+            if !p.iter().all(|v| v.is_finite()) {
+                return None;
+            }
+            value(&t, &q(p[xi]), &q(p[1 - xi]))
+        };
+        let cpu = |e: &Expression| Evaluator::new(e, Precision::F64, BackendChoice::Cpu).unwrap();
+        let natural = cpu(&expr);
+        let Ok(nat) = minimize(&natural, &root, 1e-5, 100_000) else {
+            continue; // undefined on the whole box
+        };
+        let form = cpu(&expr.minimization_form(&root).unwrap());
+        let (grad, layout) = expr.gradient().unwrap();
+        let grad = cpu(&grad);
+        let descent = Descent {
+            gradient: &grad,
+            layout,
+            steps: 50,
+        };
+        for with_descent in [false, true] {
+            let d = with_descent.then_some(&descent);
+            let m = minimize_with(&form, &root, 1e-5, 100_000, d).unwrap();
+            let tag = format!("case {case}: {src} on {root:?}, descent {with_descent}");
+            assert!(
+                m.lower <= nat.upper && nat.lower <= m.upper,
+                "{tag}: [{}, {}] and natural [{}, {}] are disjoint",
+                m.lower,
+                m.upper,
+                nat.lower,
+                nat.upper
+            );
+            if let (Some(v), true) = (exact(&nat.argmin), m.lower.is_finite()) {
+                assert!(
+                    q(m.lower) <= v,
+                    "{tag}: lower {} above f(natural's best point)",
+                    m.lower
+                );
+            }
+            if let (Some(v), true) = (exact(&m.argmin), m.upper.is_finite()) {
+                assert!(
+                    v <= q(m.upper),
+                    "{tag}: upper {} below f at its own point",
+                    m.upper
+                );
+            }
+            if m.boxes < nat.boxes {
+                fewer += 1;
+            }
+            compared += 1;
+        }
+    }
+    println!("{compared} searches compared, {fewer} with fewer boxes than the natural extension");
+    assert!(compared > 50 && fewer > 20, "{compared} {fewer}");
 }

@@ -399,3 +399,21 @@ fn eval_mean_value_is_narrower_on_small_boxes() {
     let o = ivjit(&["eval", "x", "--var", "x=1", "--mean-value", "--gradient"]);
     assert!(!o.status.success());
 }
+
+/// `eval --monotone`: exact where f is monotone on the box (x^2 - 2x rises on [2, 3] from 0 to
+/// 3, where the natural extension says [-2, 5]); a box across tan's pole is not a monotone
+/// piece (its enclosure stays unbounded); not with --mean-value.
+#[test]
+fn eval_monotone_is_exact_on_monotone_pieces() {
+    let run = |e: &str, x: &str, extra: &[&str]| {
+        let var = format!("x={x}");
+        let o = ivjit(&[&["eval", e, "--var", &var, "--backend", "cpu"], extra].concat());
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o).trim().to_string()
+    };
+    assert_eq!(run("x^2 - 2*x", "[2,3]", &[]), "[-2, 5]");
+    assert_eq!(run("x^2 - 2*x", "[2,3]", &["--monotone"]), "[0, 3]");
+    assert_eq!(run("tan(x)", "[1,2]", &["--monotone"]), "[-inf, inf]");
+    let o = ivjit(&["eval", "x", "--var", "x=1", "--mean-value", "--monotone"]);
+    assert!(!o.status.success());
+}
