@@ -2,7 +2,8 @@
 //!
 //! ```sh
 //! cargo run --release --example optimize -- 'EXPR' --box x=[-2,2] --box y=[-1,1] \
-//!     [--tol 1e-6] [--backend cpu|gpu|auto] [--max-boxes N] [--mean-value]
+//!     [--tol 1e-6] [--backend cpu|gpu|auto] [--max-boxes N] [--form natural|mean-value|gradient]
+//!     [--descent]
 //! cargo run --release --example optimize            # the demo problems
 //! ```
 //!
@@ -60,19 +61,45 @@ pub fn minimize(
     backend: BackendChoice,
     max_boxes: usize,
 ) -> Result<Report, String> {
-    minimize_in(src, boxes, tol, backend, max_boxes, false)
+    minimize_in(src, boxes, tol, backend, max_boxes, Form::Natural, false)
 }
 
-/// [`minimize`], with `mean_value` evaluating f in the mean-value form intersected with the
-/// natural extension (`Expression::mean_value_form`: the gradient compiled into the same
-/// kernel) instead of the natural extension alone.
+/// How f is evaluated on a box.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// The natural interval extension.
+    Natural,
+    /// The mean-value form intersected with the natural extension
+    /// (`Expression::mean_value_form`: the gradient compiled into the same kernel).
+    MeanValue,
+    /// The mean-value form with the monotonicity test and gradient-based exclusion
+    /// (`Expression::minimization_form`).
+    Gradient,
+}
+
+impl Form {
+    fn parse(s: &str) -> Result<Form, String> {
+        match s {
+            "natural" => Ok(Form::Natural),
+            "mean-value" => Ok(Form::MeanValue),
+            "gradient" => Ok(Form::Gradient),
+            _ => Err(format!(
+                "--form {s}: expected natural, mean-value or gradient"
+            )),
+        }
+    }
+}
+
+/// [`minimize`], with f evaluated in the given form, and with `descent` a local descent from
+/// each improved best midpoint for a better upper bound (`ivjit::search::minimize::Descent`).
 pub fn minimize_in(
     src: &str,
     boxes: &[(String, f64, f64)],
     tol: f64,
     backend: BackendChoice,
     max_boxes: usize,
-    mean_value: bool,
+    form: Form,
+    descent: bool,
 ) -> Result<Report, String> {
     let expr = Expression::parse(src).map_err(|e| e.to_string())?;
     if expr.n_outputs() != 1 {
@@ -108,19 +135,51 @@ pub fn minimize_in(
     }
 
     let t0 = Instant::now();
-    let expr = if mean_value {
-        expr.mean_value_form().map_err(|e| e.to_string())?
+    let gradient = if descent {
+        let (g, layout) = expr.gradient().map_err(|e| e.to_string())?;
+        Some((g, layout))
     } else {
-        expr
+        None
+    };
+    let expr = match form {
+        Form::Natural => expr,
+        Form::MeanValue => expr.mean_value_form().map_err(|e| e.to_string())?,
+        Form::Gradient => expr.minimization_form(&root).map_err(|e| e.to_string())?,
     };
     let eval = Evaluator::new(&expr, Precision::F64, backend).map_err(|e| e.to_string())?;
+    // The descent's evaluator runs where the search runs.
+    let same = match eval.backend() {
+        ivjit::Backend::Cpu => BackendChoice::Cpu,
+        ivjit::Backend::Gpu => BackendChoice::Gpu,
+    };
+    let local = match &gradient {
+        Some((g, layout)) => Some((
+            Evaluator::new(g, Precision::F64, same).map_err(|e| e.to_string())?,
+            *layout,
+        )),
+        None => None,
+    };
+    let descent = local
+        .as_ref()
+        .map(|(e, layout)| ivjit::search::minimize::Descent {
+            gradient: e,
+            layout: *layout,
+            steps: 100,
+        });
     // One round with nothing to prove builds the search's device kernels: compilation too.
-    ivjit::search::minimize::minimize(&eval, &root, f64::INFINITY, 1).map_err(|e| e.to_string())?;
+    ivjit::search::minimize::minimize_with(&eval, &root, f64::INFINITY, 1, descent.as_ref())
+        .map_err(|e| e.to_string())?;
     let compile_seconds = t0.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    let m = ivjit::search::minimize::minimize(&eval, &root, tol, max_boxes as u64)
-        .map_err(|e| e.to_string())?;
+    let m = ivjit::search::minimize::minimize_with(
+        &eval,
+        &root,
+        tol,
+        max_boxes as u64,
+        descent.as_ref(),
+    )
+    .map_err(|e| e.to_string())?;
     Ok(Report {
         lower: m.lower,
         upper: m.upper,
@@ -285,12 +344,13 @@ fn main() {
 
 fn run() -> Result<(), String> {
     let usage = "usage: optimize 'EXPR' --box x=[-2,2] ... [--tol T] [--backend cpu|gpu|auto] \
-                 [--max-boxes N] [--mean-value], or optimize table [--tol T] [--max-boxes N] \
-                 [--mean-value]";
+                 [--max-boxes N] [--form natural|mean-value|gradient] [--descent], or optimize table \
+                 [--tol T] [--max-boxes N] [--form F] [--descent]";
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (mut src, mut boxes, mut tol) = (None, Vec::new(), 1e-6);
     let (mut backend, mut max_boxes) = (BackendChoice::Auto, 5_000_000usize);
-    let mut mean_value = false;
+    let mut form = Form::Natural;
+    let mut descent = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().ok_or(format!("{a} needs a value; {usage}"));
@@ -304,7 +364,9 @@ fn run() -> Result<(), String> {
                 boxes.push((name.trim().to_string(), lo, hi));
             }
             "--tol" => tol = value()?.parse().map_err(|_| "--tol takes a number")?,
-            "--mean-value" => mean_value = true,
+            "--mean-value" => form = Form::MeanValue,
+            "--form" => form = Form::parse(value()?)?,
+            "--descent" => descent = true,
             "--max-boxes" => {
                 max_boxes = value()?.parse().map_err(|_| "--max-boxes takes a count")?
             }
@@ -321,14 +383,14 @@ fn run() -> Result<(), String> {
         }
     }
     match src {
-        Some(t) if t == "table" => table(tol, backend, max_boxes, mean_value)?,
+        Some(t) if t == "table" => table(tol, backend, max_boxes, form, descent)?,
         Some(src) => {
-            let r = minimize_in(&src, &boxes, tol, backend, max_boxes, mean_value)?;
+            let r = minimize_in(&src, &boxes, tol, backend, max_boxes, form, descent)?;
             print("minimize", &src, &r, None);
         }
         None if boxes.is_empty() => {
             for (name, src, boxes, known) in demos() {
-                let r = minimize_in(&src, &boxes, tol, backend, max_boxes, mean_value)?;
+                let r = minimize_in(&src, &boxes, tol, backend, max_boxes, form, descent)?;
                 print(name, &src, &r, Some(known));
             }
         }
@@ -343,7 +405,8 @@ fn table(
     tol: f64,
     backend: BackendChoice,
     max_boxes: usize,
-    mean_value: bool,
+    form: Form,
+    descent: bool,
 ) -> Result<(), String> {
     let mut backends = Vec::new();
     if backend != BackendChoice::Cpu && ivjit::gpu::detect().is_ok() {
@@ -361,7 +424,7 @@ fn table(
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for (name, dims, src, boxes, known) in scaling_suite() {
         for &b in &backends {
-            let r = minimize_in(&src, &boxes, tol, b, max_boxes, mean_value)?;
+            let r = minimize_in(&src, &boxes, tol, b, max_boxes, form, descent)?;
             println!(
                 "| {name} | {dims} | {} | [{:.10e}, {:.10e}] | {:.1e}{} | {} | {} | {} | {:.3} | {:.2e} |",
                 r.backend.name(),

@@ -22,6 +22,7 @@
 
 use rayon::prelude::*;
 
+pub use super::local::Descent;
 use super::SearchError;
 use crate::{Backend, Error, Evaluator};
 
@@ -75,6 +76,20 @@ pub fn minimize(
     tol: f64,
     max_boxes: u64,
 ) -> Result<Minimum, Error> {
+    minimize_with(eval, root, tol, max_boxes, None)
+}
+
+/// [`minimize`], and after each round whose midpoints improved the upper bound, a local
+/// descent from the best midpoint ([`Descent`]) that may improve it further (its evaluator
+/// may be on either backend; both take the same steps). The search stops as soon as
+/// `upper - lower <= tol` holds with the improved bound.
+pub fn minimize_with(
+    eval: &Evaluator,
+    root: &[(f64, f64)],
+    tol: f64,
+    max_boxes: u64,
+    descent: Option<&Descent>,
+) -> Result<Minimum, Error> {
     let p = eval.program();
     let bad = |s: String| Err(SearchError::Options(s).into());
     if p.outputs.len() != 1 {
@@ -99,10 +114,27 @@ pub fn minimize(
     if tol.is_nan() || tol < 0.0 {
         return bad(format!("tol {tol}: need a number >= 0"));
     }
-    match eval.backend() {
-        Backend::Cpu => cpu(eval, root, tol, max_boxes),
-        Backend::Gpu => super::gpu::minimize(eval, root, tol, max_boxes),
+    if let Some(d) = descent {
+        if d.layout.vars != root.len() || d.layout.outputs != 1 {
+            return bad("the descent's gradient is not of this expression".into());
+        }
     }
+    match eval.backend() {
+        Backend::Cpu => cpu(eval, root, tol, max_boxes, descent),
+        Backend::Gpu => super::gpu::minimize(eval, root, tol, max_boxes, descent),
+    }
+}
+
+/// After a round that improved the upper bound to `upper` at `argmin`: the descent's better
+/// bound and point, if it finds one.
+pub(crate) fn descend(
+    descent: Option<&Descent>,
+    root: &[(f64, f64)],
+    upper: f64,
+    argmin: &[f64],
+) -> Result<Option<(f64, Vec<f64>)>, Error> {
+    let Some(d) = descent else { return Ok(None) };
+    Ok(d.run(root, argmin)?.filter(|(u, _)| *u < upper))
 }
 
 /// A point of `[lo, hi]` near its middle (no overflow for huge bounds). The GPU computes the
@@ -129,7 +161,13 @@ pub(crate) fn undefined() -> Error {
     SearchError::Options("f is undefined (empty enclosure) on the whole box".into()).into()
 }
 
-fn cpu(eval: &Evaluator, root: &[(f64, f64)], tol: f64, max_boxes: u64) -> Result<Minimum, Error> {
+fn cpu(
+    eval: &Evaluator,
+    root: &[(f64, f64)],
+    tol: f64,
+    max_boxes: u64,
+    descent: Option<&Descent>,
+) -> Result<Minimum, Error> {
     let nv = root.len();
     // Box i's side k is list[i * nv + k].
     let mut list: Vec<(f64, f64)> = root.to_vec();
@@ -167,7 +205,8 @@ fn cpu(eval: &Evaluator, root: &[(f64, f64)], tol: f64, max_boxes: u64) -> Resul
                 (f64::INFINITY, usize::MAX),
                 |a, b| if b.0 < a.0 { b } else { a },
             );
-        if best.0 < upper {
+        let improved = best.0 < upper;
+        if improved {
             upper = best.0;
             argmin = (0..nv).map(|k| soa[2 * k * m + n + best.1]).collect();
         }
@@ -186,6 +225,15 @@ fn cpu(eval: &Evaluator, root: &[(f64, f64)], tol: f64, max_boxes: u64) -> Resul
         } else {
             None
         };
+        let mut stopped = stopped;
+        if stopped.is_none() && improved {
+            if let Some((u, x)) = descend(descent, root, upper, &argmin)? {
+                (upper, argmin) = (u, x);
+                if upper - lower <= tol {
+                    stopped = Some(Stopped::Converged);
+                }
+            }
+        }
         if let Some(stopped) = stopped {
             return Ok(Minimum {
                 lower,

@@ -32,7 +32,9 @@
 mod cpu;
 pub mod exclude;
 mod gpu;
+mod local;
 pub mod minimize;
+pub mod newton;
 pub mod prune;
 pub mod ray;
 pub mod trace;

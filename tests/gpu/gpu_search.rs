@@ -168,6 +168,98 @@ fn branch_and_bound_on_the_gpu_equals_the_cpu() {
     assert_eq!(m.stopped, Stopped::Budget);
 }
 
+/// Branch and bound in the minimization form with the local descent (the gradient compiled
+/// into the search's kernel, the descent's evaluations on the device, its better bound written
+/// into the device's upper bound): the same enclosure, rounds and boxes as the CPU.
+#[test]
+fn gradient_branch_and_bound_on_the_gpu_equals_the_cpu() {
+    use ivjit::search::minimize::{minimize_with, Descent};
+    if ivjit::gpu::require_gpu_or_skip("gradient_branch_and_bound_on_the_gpu_equals_the_cpu")
+        .is_none()
+    {
+        return;
+    }
+    type Case<'a> = (&'a str, Vec<(f64, f64)>, f64);
+    let cases: [Case; 3] = [
+        (
+            "4*x^2 - 2.1*x^4 + x^6/3 + x*y - 4*y^2 + 4*y^4",
+            vec![(-3.0, 3.0), (-2.0, 2.0)],
+            1e-6,
+        ),
+        (
+            "100*(y - x^2)^2 + (1 - x)^2 + 100*(z - y^2)^2 + (1 - y)^2",
+            vec![(-5.0, 5.0); 3],
+            1e-6,
+        ),
+        // No point function (sin, cos, ...): those give other bits on each backend.
+        (
+            "abs(x - 0.3) + (y^2 - 1)^2 / 4 + min(x, y) / 8",
+            vec![(-2.0, 2.0); 2],
+            1e-6,
+        ),
+    ];
+    for (text, root, tol) in &cases {
+        for p in [Precision::F64, Precision::F32] {
+            let e = Expression::parse(text).unwrap();
+            let form = e.minimization_form(root).unwrap();
+            let (g, layout) = e.gradient().unwrap();
+            let on = |b| {
+                let f = Evaluator::new(&form, p, b).unwrap();
+                let g = Evaluator::new(&g, p, b).unwrap();
+                (f, g)
+            };
+            let ((fc, gc), (fg, gg)) = (on(BackendChoice::Cpu), on(BackendChoice::Gpu));
+            assert_eq!(fg.backend(), Backend::Gpu);
+            let d = |g| Descent {
+                gradient: g,
+                layout,
+                steps: 100,
+            };
+            let a = minimize_with(&fc, root, *tol, 10_000_000, Some(&d(&gc))).unwrap();
+            let b = minimize_with(&fg, root, *tol, 10_000_000, Some(&d(&gg))).unwrap();
+            let at = format!("{text:.20} {p:?}");
+            assert_eq!(a.lower.to_bits(), b.lower.to_bits(), "{at}: {a:?} {b:?}");
+            assert_eq!(a.upper.to_bits(), b.upper.to_bits(), "{at}: {a:?} {b:?}");
+            assert_eq!(
+                (a.rounds, a.boxes, a.remaining, a.stopped),
+                (b.rounds, b.boxes, b.remaining, b.stopped),
+                "{at}"
+            );
+            assert!(a.complete(), "{at}: {a:?}");
+        }
+    }
+}
+
+/// Root isolation with interval Newton (the residual's exclusion and Krawczyk's test, both
+/// evaluated on the device): the same boxes and verdicts as the CPU.
+#[test]
+fn newton_isolation_on_the_gpu_equals_the_cpu() {
+    use ivjit::search::newton::{isolate, Jacobian};
+    if ivjit::gpu::require_gpu_or_skip("newton_isolation_on_the_gpu_equals_the_cpu").is_none() {
+        return;
+    }
+    let w20: Vec<String> = (1..=20).map(|i| format!("(x-{i})")).collect();
+    let cases = [
+        (w20.join("*"), vec![(0.0, 21.0)]),
+        ("x^2 + y^2 - 1, y - x^3".to_string(), vec![(-2.0, 2.0); 2]),
+        ("(x-2)^2".to_string(), vec![(0.0, 4.0)]),
+    ];
+    for (text, root) in &cases {
+        let e = Expression::parse(text).unwrap();
+        let residual = e.residual().unwrap();
+        let (jac, layout) = e.jacobian().unwrap();
+        let run = |b| {
+            let r = Evaluator::new(&residual, Precision::F64, b).unwrap();
+            let j = Evaluator::new(&jac, Precision::F64, b).unwrap();
+            let jacobian = Jacobian { eval: &j, layout };
+            isolate(&r, &jacobian, root, 1e-12, 1 << 24).unwrap()
+        };
+        let (a, b) = (run(BackendChoice::Cpu), run(BackendChoice::Gpu));
+        assert_eq!(a, b, "{text:.30}");
+        assert!(!a.zeros.is_empty());
+    }
+}
+
 #[test]
 fn exclusion_on_the_gpu_equals_the_cpu() {
     use ivjit::search::exclude::{exclude, Ended};

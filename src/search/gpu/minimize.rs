@@ -7,6 +7,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DevicePtrMut, PushKerne
 
 use super::config;
 use crate::gpu::{self, Context, GpuError};
+use crate::search::minimize::Descent;
 use crate::{Error, Evaluator, Precision};
 
 /// The CUDA C of the branch-and-bound kernels for element type `p` (the expression is the
@@ -145,11 +146,12 @@ pub(crate) fn minimize(
     root: &[(f64, f64)],
     tol: f64,
     max_boxes: u64,
+    descent: Option<&Descent>,
 ) -> Result<crate::search::minimize::Minimum, Error> {
     let kernel = eval.gpu_kernel().expect("a GPU evaluator has a kernel");
     let found = match kernel.precision() {
-        Precision::F64 => run_minimize::<f64>(kernel, root, tol, max_boxes)?,
-        Precision::F32 => run_minimize::<f32>(kernel, root, tol, max_boxes)?,
+        Precision::F64 => run_minimize::<f64>(kernel, root, tol, max_boxes, descent)?,
+        Precision::F32 => run_minimize::<f32>(kernel, root, tol, max_boxes, descent)?,
     };
     found.ok_or_else(crate::search::minimize::undefined)
 }
@@ -160,7 +162,8 @@ fn run_minimize<T>(
     root: &[(f64, f64)],
     tol: f64,
     max_boxes: u64,
-) -> Result<Option<crate::search::minimize::Minimum>, GpuError>
+    descent: Option<&Descent>,
+) -> Result<Option<crate::search::minimize::Minimum>, Error>
 where
     T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
 {
@@ -185,7 +188,8 @@ where
                 .compute_capability()
                 .during("querying the compute capability")?;
             let arch = gpu::runtime::arch_for(cc);
-            let ptx = gpu::runtime::source_ptx("minimize", &minimize_source(p), &arch)?;
+            let ptx = gpu::runtime::source_ptx("minimize", &minimize_source(p), &arch)
+                .map_err(GpuError::from)?;
             let module = gpu::load_module(ctx, &ptx)?;
             let f = |name| module.load_function(name).during("loading a search kernel");
             let k = Arc::new([
@@ -286,7 +290,8 @@ where
         if kept == 0 {
             return Ok(None);
         }
-        if round_upper < upper {
+        let improved = round_upper < upper;
+        if improved {
             upper = round_upper;
             // The box whose midpoint gave it: its index, then its sides.
             let mut a = stream.launch_builder(&k[3]);
@@ -313,6 +318,20 @@ where
         } else {
             None
         };
+        let mut stopped = stopped;
+        if stopped.is_none() && improved {
+            let better = crate::search::minimize::descend(descent, root, upper, &argmin)?;
+            if let Some((u, x)) = better {
+                (upper, argmin) = (u, x);
+                // The next round prunes with it (its midpoints' bound is a minimum with it).
+                stream
+                    .memcpy_htod(&[key(upper)], &mut upper_key)
+                    .during("writing the upper bound")?;
+                if upper - lower <= tol {
+                    stopped = Some(Stopped::Converged);
+                }
+            }
+        }
         if let Some(stopped) = stopped {
             return Ok(Some(Minimum {
                 lower,
