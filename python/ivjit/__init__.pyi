@@ -106,6 +106,7 @@ def minimize(
     max_boxes: int = 100_000_000,
     precision: Literal["f64", "f32"] = "f64",
     backend: Literal["auto", "cpu", "gpu"] = "auto",
+    gradient: bool = False,
 ) -> Minimum:
     """Interval branch and bound: a certified enclosure of the global minimum over the box."""
 

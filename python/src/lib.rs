@@ -309,15 +309,41 @@ impl Function {
     /// per variable): `ivjit::search::minimize::minimize`. Returns (lower, upper, argmin,
     /// stopped, rounds, boxes, remaining).
     #[allow(clippy::type_complexity)]
+    ///
+    /// With `gradient`, f (compiled again from its source) is evaluated in the minimization
+    /// form over `root` (`Expression::minimization_form`: the mean-value form with the
+    /// monotonicity test and gradient-based exclusion) and a local descent improves the upper
+    /// bound (`search::minimize::minimize_with`), on the same precision and backend.
+    #[pyo3(signature = (root, tol, max_boxes, gradient = false))]
     fn _minimize(
         &self,
         py: Python<'_>,
         root: Vec<(f64, f64)>,
         tol: f64,
         max_boxes: u64,
+        gradient: bool,
     ) -> PyResult<(f64, f64, Vec<f64>, &'static str, usize, u64, usize)> {
         let m = py
-            .allow_threads(|| ivjit::search::minimize::minimize(&self.eval, &root, tol, max_boxes))
+            .allow_threads(|| {
+                if !gradient {
+                    return ivjit::search::minimize::minimize(&self.eval, &root, tol, max_boxes);
+                }
+                let f = ivjit::Expression::parse(self.expr.source())?;
+                let (p, b) = (self.eval.precision(), self.eval.backend());
+                let b = match b {
+                    ivjit::Backend::Cpu => ivjit::BackendChoice::Cpu,
+                    ivjit::Backend::Gpu => ivjit::BackendChoice::Gpu,
+                };
+                let form = ivjit::Evaluator::new(&f.minimization_form(&root)?, p, b)?;
+                let (g, layout) = f.gradient()?;
+                let g = ivjit::Evaluator::new(&g, p, b)?;
+                let descent = ivjit::search::minimize::Descent {
+                    gradient: &g,
+                    layout,
+                    steps: 100,
+                };
+                ivjit::search::minimize::minimize_with(&form, &root, tol, max_boxes, Some(&descent))
+            })
             .map_err(|e| to_py(e, self.expr.source()))?;
         use ivjit::search::minimize::Stopped;
         let stopped = match m.stopped {

@@ -124,6 +124,13 @@ def test_minimize_in_the_mean_value_form_needs_far_fewer_boxes():
         assert centered.lower <= camel(mpmath.mpf(x), mpmath.mpf(y))
     assert camel(mpmath.mpf(centered.argmin[0]), mpmath.mpf(centered.argmin[1])) <= centered.upper
     assert centered.boxes * 100 < natural.boxes, (centered.boxes, natural.boxes)
+    # With the gradient's tests and the descent: fewer boxes still, the minimum still inside.
+    grad = ivjit.minimize(src, box, tol=1e-4, backend="cpu", gradient=True)
+    assert grad.stopped == "converged" and grad.upper - grad.lower <= 1e-4
+    for x, y in [("0.0898420131003", "-0.7126564030207"), ("-0.0898420131003", "0.7126564030207")]:
+        assert grad.lower <= camel(mpmath.mpf(x), mpmath.mpf(y))
+    assert camel(mpmath.mpf(grad.argmin[0]), mpmath.mpf(grad.argmin[1])) <= grad.upper
+    assert grad.boxes < centered.boxes, (grad.boxes, centered.boxes)
     # Evaluation: never wider than the natural extension, narrower on a small box.
     f = ivjit.compile("x^2 - 2*x", backend="cpu")
     g = ivjit.compile("x^2 - 2*x", backend="cpu", form="mean-value")

@@ -70,14 +70,23 @@ fn sub(a: Iv, b: Iv) -> Iv {
     (sub_f64(a.0, b.1, Round::Down), sub_f64(a.1, b.0, Round::Up))
 }
 
-/// The product of finite intervals.
+/// The product of two intervals (bounds may be infinite after an overflow; 0 · ∞ is 0, as
+/// in IEEE 1788's interval product, where the hardware says NaN).
 fn mul(a: Iv, b: Iv) -> Iv {
+    let p = |x: f64, y: f64, r| {
+        let v = mul_f64(x, y, r);
+        if v.is_nan() {
+            0.0
+        } else {
+            v
+        }
+    };
     let ps = |r| {
         [
-            mul_f64(a.0, b.0, r),
-            mul_f64(a.0, b.1, r),
-            mul_f64(a.1, b.0, r),
-            mul_f64(a.1, b.1, r),
+            p(a.0, b.0, r),
+            p(a.0, b.1, r),
+            p(a.1, b.0, r),
+            p(a.1, b.1, r),
         ]
     };
     let lo = ps(Round::Down).into_iter().fold(f64::INFINITY, f64::min);
@@ -128,7 +137,11 @@ impl Jacobian<'_> {
                     .collect();
                 let fc: Vec<Iv> = (0..n).map(|j| at(self.layout.value(j), k + i)).collect();
                 let finite = |v: &Iv| v.0.is_finite() && v.1.is_finite() && v.0 <= v.1;
-                if !proven || !jac.iter().all(finite) || !fc.iter().all(finite) {
+                if !proven
+                    || !x.iter().all(finite)
+                    || !jac.iter().all(finite)
+                    || !fc.iter().all(finite)
+                {
                     return unknown;
                 }
                 let mid_jac: Vec<f64> = jac.iter().map(|&(a, b)| mid(a, b)).collect();
@@ -165,6 +178,13 @@ fn operator(x: &[Iv], c: &[f64], fc: &[Iv], jac: &[Iv], y: &[f64]) -> Step {
                 row = sub(row, mul((y[i * n + l], y[i * n + l]), jac[l * n + kk]));
             }
             ki = add(ki, mul(row, d[kk]));
+        }
+        if ki.0.is_nan() || ki.1.is_nan() {
+            // Cannot happen with finite inputs and 0 · ∞ = 0; if it did, nothing is proven.
+            return Step {
+                verdict: Verdict::Unknown,
+                narrowed: x.to_vec(),
+            };
         }
         if !(ki.0 > x[i].0 && ki.1 < x[i].1) {
             inside = false;
@@ -436,6 +456,20 @@ mod tests {
             Evaluator::new(&g, Precision::F64, BackendChoice::Cpu).unwrap(),
             layout,
         )
+    }
+
+    #[test]
+    fn products_follow_the_interval_rules() {
+        assert_eq!(mul((-1.0, 2.0), (3.0, 4.0)), (-4.0, 8.0));
+        // 0 · ∞ is 0: an overflowed row times a point side is [0, 0], not empty.
+        assert_eq!(
+            mul((f64::NEG_INFINITY, f64::INFINITY), (0.0, 0.0)),
+            (0.0, 0.0)
+        );
+        assert_eq!(mul((1.0, f64::INFINITY), (0.0, 1.0)), (0.0, f64::INFINITY));
+        // Rounded down and up: the bounds enclose the real product of the double 0.1 and 3.
+        let (lo, hi) = mul((0.1, 0.1), (3.0, 3.0));
+        assert!(lo < hi && lo <= 0.30000000000000004 && hi >= 0.3);
     }
 
     #[test]
