@@ -203,9 +203,9 @@ fn gpu_equals_cpu_bit_for_bit() {
     assert_eq!(total_mismatch, 0, "GPU and CPU disagree");
 }
 
-/// Gradients (`Expression::gradient`) and mean-value forms (`Expression::mean_value_form`) are
-/// expressions like any other: on the GPU they give the CPU's bits (expressions without point
-/// calls), in f64 and f32.
+/// Gradients (`Expression::gradient`, `Expression::jacobian`) and the mean-value, monotone and
+/// minimization forms are expressions like any other: on the GPU they give the CPU's bits
+/// (expressions without point calls), in f64 and f32.
 #[test]
 fn gradients_equal_cpu_bit_for_bit() {
     if ivjit::gpu::require_gpu_or_skip("gradients_equal_cpu_bit_for_bit").is_none() {
@@ -223,12 +223,16 @@ fn gradients_equal_cpu_bit_for_bit() {
         .map(|s| Expression::parse(s).unwrap())
         .collect();
     let forms = parsed.iter().flat_map(|e| {
+        let root = vec![(-3.0, 3.0); e.vars().len()];
         [
             ("gradient", e.gradient().unwrap().0),
             ("mean-value form", e.mean_value_form().unwrap()),
+            ("monotone form", e.monotone_form().unwrap()),
+            ("Jacobian", e.jacobian().unwrap().0),
+            ("minimization form", e.minimization_form(&root).unwrap()),
         ]
     });
-    for ((what, expr), src) in forms.zip(sources.iter().flat_map(|s| [s, s])) {
+    for ((what, expr), src) in forms.zip(sources.iter().flat_map(|s| [s; 5])) {
         let nv = expr.vars().len();
         for p in [Precision::F64, Precision::F32] {
             let mut inputs = vec![0.0; 2 * nv * n];
