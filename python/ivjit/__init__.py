@@ -25,8 +25,10 @@ __all__ = [
     "render",
     "minimize",
     "roots",
+    "solve",
     "Minimum",
     "Roots",
+    "Solutions",
     "OUTSIDE",
     "INSIDE",
     "BOUNDARY",
@@ -220,3 +222,28 @@ def roots(f, box, level=0.0, tol=1e-9, max_boxes=100_000_000, precision="f64", b
         _root_box(f, box), float(level), float(tol), int(max_boxes)
     )
     return Roots(boxes, unfinished, ended, rounds, evaluated)
+
+
+class Solutions(NamedTuple):
+    """The zeros of a square system: every zero in the box lies in one of `boxes`."""
+
+    boxes: object  # (count, vars, 2) float64 array of (lo, hi) sides
+    unique: list  # per box: proven to hold exactly one zero (interval Newton)
+    ended: str  # how the exclusion ended: "done", "budget", "memory" or "rounds"
+    evaluated: int  # boxes the exclusion evaluated
+    newton_steps: int
+
+
+def solve(f, box, tol=1e-12, max_boxes=100_000_000, backend="auto"):
+    """The zeros of a square system f = 0 (as many outputs as variables, e.g. `"x^2 + y^2 - 1,
+    y - x^3"`) in `box`: boxes where the residual max(|f_i|) excludes 0 are dropped down to
+    `tol`, the survivors merged into clusters, and each cluster given to Krawczyk's test
+    (interval Newton, with f's Jacobian compiled into the kernel). `unique[k]` says that box k
+    is proven to hold exactly one zero (it is then narrowed to a few ulps); a box not proven
+    may hold none, one or several (a multiple zero, a cluster). In double precision, on the
+    function's backend. docs/roots.md."""
+    f = _function(f, "f64", backend)
+    boxes, unique, ended, evaluated, steps = f._native._solve(
+        _root_box(f, box), float(tol), int(max_boxes)
+    )
+    return Solutions(boxes, unique, ended, evaluated, steps)

@@ -128,3 +128,20 @@ def compile(
     form: Literal["natural", "mean-value", "monotone"] = "natural",
 ) -> Function:
     """Compiles an expression (the syntax of the `ivjit` command-line tool)."""
+
+
+class Solutions(NamedTuple):
+    boxes: npt.NDArray[np.float64]
+    unique: list[bool]
+    ended: Literal["done", "budget", "memory", "rounds"]
+    evaluated: int
+    newton_steps: int
+
+def solve(
+    f: Union[Function, str],
+    box: Box,
+    tol: float = 1e-12,
+    max_boxes: int = 100_000_000,
+    backend: Literal["auto", "cpu", "gpu"] = "auto",
+) -> Solutions:
+    """The zeros of a square system, each proven unique by interval Newton where it can be."""

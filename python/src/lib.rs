@@ -415,6 +415,52 @@ impl Function {
         ))
     }
 
+    /// The common zeros of the outputs (a square system) in `root`, to `tol`, with interval
+    /// Newton: `ivjit::search::newton::isolate` (f compiled again from its source, in its
+    /// precision f64 and on its backend). Returns (boxes as a (count, vars, 2) float64 array,
+    /// unique flags, ended, evaluated, newton steps).
+    #[allow(clippy::type_complexity)]
+    fn _solve<'py>(
+        &self,
+        py: Python<'py>,
+        root: Vec<(f64, f64)>,
+        tol: f64,
+        max_boxes: u64,
+    ) -> PyResult<(pyo3::Bound<'py, PyAny>, Vec<bool>, &'static str, u64, usize)> {
+        let found = py
+            .allow_threads(|| {
+                let f = ivjit::Expression::parse(self.expr.source())?;
+                let b = match self.eval.backend() {
+                    ivjit::Backend::Cpu => ivjit::BackendChoice::Cpu,
+                    ivjit::Backend::Gpu => ivjit::BackendChoice::Gpu,
+                };
+                let p = ivjit::Precision::F64;
+                let residual = ivjit::Evaluator::new(&f.residual()?, p, b)?;
+                let (jac, layout) = f.jacobian()?;
+                let jac = ivjit::Evaluator::new(&jac, p, b)?;
+                let jacobian = ivjit::search::newton::Jacobian { eval: &jac, layout };
+                ivjit::search::newton::isolate(&residual, &jacobian, &root, tol, max_boxes)
+            })
+            .map_err(|e| to_py(e, self.expr.source()))?;
+        use ivjit::search::exclude::Ended;
+        let ended = match found.ended {
+            Ended::Done => "done",
+            Ended::Budget => "budget",
+            Ended::Memory => "memory",
+            Ended::Rounds => "rounds",
+        };
+        let flat: Vec<f64> = found
+            .zeros
+            .iter()
+            .flat_map(|z| z.sides.iter().flat_map(|&(l, h)| [l, h]))
+            .collect();
+        let boxes = PyArray1::from_vec(py, flat)
+            .reshape([found.zeros.len(), root.len(), 2])?
+            .into_any();
+        let unique = found.zeros.iter().map(|z| z.unique).collect();
+        Ok((boxes, unique, ended, found.evaluated, found.newton_steps))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "ivjit.compile({:?}, precision={:?}, backend={:?})",

@@ -112,6 +112,9 @@ def test_searches_on_the_gpu_equal_the_cpu():
     a = ivjit.roots("x^2 + y^2", box, level=1.0, tol=1e-4, backend="cpu")
     b = ivjit.roots("x^2 + y^2", box, level=1.0, tol=1e-4, backend="gpu")
     assert np.array_equal(a.boxes, b.boxes) and a.ended == b.ended
+    a = ivjit.solve("x^2 + y^2 - 1, y - x^3", box, backend="cpu")
+    b = ivjit.solve("x^2 + y^2 - 1, y - x^3", box, backend="gpu")
+    assert np.array_equal(a.boxes, b.boxes) and a.unique == b.unique
 
 
 def test_minimize_in_the_mean_value_form_needs_far_fewer_boxes():
@@ -143,3 +146,20 @@ def test_minimize_in_the_mean_value_form_needs_far_fewer_boxes():
     assert clo <= mlo <= -1.0 and -0.99 <= mhi <= chi
     with pytest.raises(ValueError):
         ivjit.compile("x", form="centred")
+
+
+def test_solve_proves_the_zeros_of_a_system_unique():
+    # The circle and the cubic: x^2 + y^2 = 1, y = x^3; x^2 = t solves t^3 + t - 1 = 0.
+    s = ivjit.solve("x^2 + y^2 - 1, y - x^3", {"x": (-2, 2), "y": (-2, 2)}, backend="cpu")
+    assert s.ended == "done" and s.boxes.shape == (2, 2, 2) and s.unique == [True, True]
+    with mpmath.workprec(200):
+        t = mpmath.findroot(lambda t: t**3 + t - 1, 0.68)
+        for sign, b in zip((-1, 1), s.boxes):  # sorted by x
+            x, y = sign * mpmath.sqrt(t), sign * mpmath.sqrt(t) ** 3
+            assert b[0, 0] <= x <= b[0, 1] and b[1, 0] <= y <= b[1, 1], (b, x, y)
+            assert (b[:, 1] - b[:, 0]).max() < 1e-12
+    # A double zero is found but not proven unique; a system must be square.
+    d = ivjit.solve("(x-2)^2", [(0, 4)], backend="cpu")
+    assert d.unique == [False] and d.boxes[0, 0, 0] <= 2 <= d.boxes[0, 0, 1]
+    with pytest.raises(ivjit.Error):
+        ivjit.solve("x + y", [(0, 1), (0, 1)], backend="cpu")
