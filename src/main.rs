@@ -73,8 +73,9 @@ enum Command {
         #[arg(long, value_enum, default_value = "f64")]
         precision: PrecisionArg,
         /// Also enclose each output's partial derivatives over the box (text: a `d/dNAME` line
-        /// per variable; JSON: a "gradient" array in variable order); "undefined" where a jump
-        /// may lie in the box.
+        /// per variable; JSON: a "gradient" array in variable order; batches: `d_NAME_lo,
+        /// d_NAME_hi` columns after each output); "undefined" where a jump may lie in the box
+        /// (NaN in a `.npy` output).
         #[arg(long)]
         gradient: bool,
         /// Evaluate in the mean-value form intersected with the natural extension (never

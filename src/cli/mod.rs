@@ -139,12 +139,6 @@ pub fn eval(args: EvalArgs) -> Result<(), Failure> {
         BackendArg::Gpu => BackendChoice::Gpu,
     };
     if let Some(input) = &args.input {
-        if args.gradient {
-            return Err(Failure::input(
-                "--gradient is for single boxes (--var); for batches, evaluate the gradient's \
-                 expression (`ivjit ir --gradient` shows it)",
-            ));
-        }
         if args.format == FormatArg::Json {
             return Err(Failure::input(
                 "--format json is for single boxes; batch results (--input) are written as CSV or .npy",
@@ -158,7 +152,15 @@ pub fn eval(args: EvalArgs) -> Result<(), Failure> {
         if let Some(f) = missing {
             return Err(f);
         }
-        let evaluator = Evaluator::new(&expr, precision, choice).map_err(|e| failure(e, &text))?;
+        // With --gradient, the gradient's expression; its flags mark undefined partials.
+        let (evaluated, columns) = if args.gradient {
+            let (g, at) = expr.gradient().map_err(|e| failure(e, &text))?;
+            (g, batch::Column::gradient(at, expr.vars()))
+        } else {
+            (expr.clone(), batch::Column::outputs(expr.n_outputs()))
+        };
+        let evaluator =
+            Evaluator::new(&evaluated, precision, choice).map_err(|e| failure(e, &text))?;
         report_fallback(&evaluator);
         let rows = batch.boxes(expr.vars(), &given);
         let results =
@@ -166,7 +168,7 @@ pub fn eval(args: EvalArgs) -> Result<(), Failure> {
         batch::write(
             args.output.as_deref(),
             &results,
-            expr.n_outputs(),
+            &columns,
             precision,
             &mut progress,
         )?;

@@ -332,20 +332,56 @@ fn eval_gradient_prints_the_partial_derivatives() {
     assert_eq!(doc["outputs"][0]["gradient"][1]["lo"], "1", "{doc}");
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("b.csv");
-    std::fs::write(&csv, "x_lo,x_hi\n1,2\n").unwrap();
+    // Batches: d_NAME columns after each output, `undefined` where a jump may lie in the box
+    // (floor(y) jumps at 1 and 3: the second box, [2, 3], holds 3), exact values here.
+    std::fs::write(
+        &csv,
+        "x_lo,x_hi,y_lo,y_hi\n1,2,0.25,0.75\n1,2,2,3\n-1,1,4,4\n",
+    )
+    .unwrap();
     let o = ivjit(&[
         "eval",
-        "x^2",
+        "x^2*y + floor(y), x - y",
         "--input",
         csv.to_str().unwrap(),
         "--gradient",
+        "--backend",
+        "cpu",
     ]);
-    assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("--gradient is for single boxes"),
-        "{}",
-        stderr(&o)
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
+    assert_eq!(
+        lines,
+        [
+            "out1_lo,out1_hi,out1_d_x_lo,out1_d_x_hi,out1_d_y_lo,out1_d_y_hi,\
+             out2_lo,out2_hi,out2_d_x_lo,out2_d_x_hi,out2_d_y_lo,out2_d_y_hi",
+            // 2xy on [1,2]x[0.25,0.75] is [0.5, 3]; x^2 is [1, 4].
+            "0.25,3,0.5,3,1,4,0.25,1.75,1,1,-1,-1",
+            "4,15,undefined,undefined,undefined,undefined,-2,0,1,1,-1,-1",
+            // At a point y = 4 floor is constant; 2xy on x in [-1, 1] is [-8, 8].
+            "4,8,-8,8,0,1,-5,-3,1,1,-1,-1",
+        ]
     );
+    // .npy: NaN pairs where undefined, 2 * 2 * (1 + 2) columns.
+    let npy = dir.path().join("g.npy");
+    let o = ivjit(&[
+        "eval",
+        "x^2*y + floor(y), x - y",
+        "--input",
+        csv.to_str().unwrap(),
+        "--gradient",
+        "--backend",
+        "cpu",
+        "--output",
+        npy.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&npy).unwrap();
+    let arr = npyz::NpyFile::new(&bytes[..]).unwrap();
+    assert_eq!(arr.shape(), &[3, 12]);
+    let v: Vec<f64> = arr.into_vec().unwrap();
+    assert_eq!(&v[0..6], &[0.25, 3.0, 0.5, 3.0, 1.0, 4.0]);
+    assert!(v[12 + 2..12 + 6].iter().all(|d| d.is_nan()) && v[12] == 4.0);
     let o = ivjit(&["ir", "x*y", "--gradient"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(

@@ -155,32 +155,39 @@ pub(super) fn read(
 pub(super) fn write(
     path: Option<&Path>,
     results: &[Vec<Interval>],
-    n_outputs: usize,
+    columns: &[super::Column],
     precision: Precision,
     progress: &mut Progress,
 ) -> Result<(), Failure> {
     let mut out = csv::Writer::from_writer(Vec::new());
     let failed = |e: csv::Error| Failure::runtime(format!("cannot write the results: {e}"));
-    let header: Vec<String> = if n_outputs == 1 {
-        vec!["lo".to_string(), "hi".to_string()]
-    } else {
-        (1..=n_outputs)
-            .flat_map(|k| [format!("out{k}_lo"), format!("out{k}_hi")])
-            .collect()
-    };
+    let header: Vec<String> = columns
+        .iter()
+        .flat_map(|c| {
+            if c.name.is_empty() {
+                ["lo".to_string(), "hi".to_string()]
+            } else {
+                [format!("{}_lo", c.name), format!("{}_hi", c.name)]
+            }
+        })
+        .collect();
     out.write_record(&header).map_err(failed)?;
-    let mut cells = Vec::with_capacity(2 * n_outputs);
+    let mut cells = Vec::with_capacity(2 * columns.len());
     for (i, row) in results.iter().enumerate() {
         if i % 65536 == 0 {
             progress.set(i as u64);
         }
         cells.clear();
-        for iv in row {
-            if iv.is_empty() {
-                cells.extend(["empty".to_string(), "empty".to_string()]);
-            } else {
-                cells.push(Interval::format_bound(iv.lo, precision));
-                cells.push(Interval::format_bound(iv.hi, precision));
+        for c in columns {
+            match c.cell(row) {
+                None => cells.extend(["undefined".to_string(), "undefined".to_string()]),
+                Some(iv) if iv.is_empty() => {
+                    cells.extend(["empty".to_string(), "empty".to_string()])
+                }
+                Some(iv) => {
+                    cells.push(Interval::format_bound(iv.lo, precision));
+                    cells.push(Interval::format_bound(iv.hi, precision));
+                }
             }
         }
         out.write_record(&cells).map_err(failed)?;

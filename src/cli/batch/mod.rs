@@ -6,7 +6,8 @@
 //! the number syntax of expressions (decimal, scientific, hex-float, `inf`, `-inf`) and are
 //! rounded outward: a `_lo` cell down, a `_hi` cell up. `empty` in both cells of a pair is the
 //! empty set. CSV output: `lo,hi` (or `out1_lo,out1_hi,out2_lo,...`), one row per input row, in
-//! order; an empty result is `empty,empty`. An output file (CSV or `.npy`) is written to a
+//! order; an empty result is `empty,empty`; with `--gradient`, `d_NAME_lo,d_NAME_hi` pairs follow
+//! each output (`undefined,undefined` where a jump may lie in the box). An output file (CSV or `.npy`) is written to a
 //! temporary file beside it and renamed into place only when complete, so an error never leaves a
 //! partial file behind.
 
@@ -25,6 +26,67 @@ pub struct Batch {
     pub columns: Vec<String>,
     /// One row per box: the intervals of `columns`, in that order.
     pub(crate) rows: Vec<Vec<Interval>>,
+}
+
+/// One interval column pair of the output: `NAME_lo,NAME_hi` in CSV (`lo,hi` when the name is
+/// empty), two columns of a `.npy` file. Its cells are `results[row][index]`, written as
+/// undefined (CSV `undefined`, `.npy` NaN) where the flag `results[row][flag]` is not exactly
+/// [1, 1] (a partial derivative where a jump may lie in the box).
+pub struct Column {
+    pub name: String,
+    pub index: usize,
+    pub flag: Option<usize>,
+}
+
+impl Column {
+    /// The columns of an expression's outputs: `lo,hi` for one, `out1_lo,out1_hi,...` for
+    /// several.
+    pub fn outputs(n_outputs: usize) -> Vec<Column> {
+        (0..n_outputs)
+            .map(|k| Column {
+                name: if n_outputs == 1 {
+                    String::new()
+                } else {
+                    format!("out{}", k + 1)
+                },
+                index: k,
+                flag: None,
+            })
+            .collect()
+    }
+
+    /// The columns of a gradient's batch (`ivjit::ir::diff::Gradient`'s layout): per output its
+    /// value, then `d_NAME` per variable (prefixed `outK_` for several outputs).
+    pub fn gradient(at: ivjit::ir::diff::Gradient, vars: &[String]) -> Vec<Column> {
+        let mut cols = Vec::new();
+        for (j, value) in Column::outputs(at.outputs).into_iter().enumerate() {
+            let prefix = if value.name.is_empty() {
+                String::new()
+            } else {
+                format!("{}_", value.name)
+            };
+            cols.push(Column {
+                index: at.value(j),
+                ..value
+            });
+            for (v, name) in vars.iter().enumerate() {
+                cols.push(Column {
+                    name: format!("{prefix}d_{name}"),
+                    index: at.partial(j, v),
+                    flag: Some(at.defined(j)),
+                });
+            }
+        }
+        cols
+    }
+
+    /// The cell of `row`: `None` where undefined.
+    fn cell(&self, row: &[Interval]) -> Option<Interval> {
+        let defined = self
+            .flag
+            .is_none_or(|f| row[f].lo == 1.0 && row[f].hi == 1.0);
+        defined.then_some(row[self.index])
+    }
 }
 
 /// Boxes evaluated per call, so that the progress bar advances on large batches.
@@ -63,19 +125,19 @@ pub fn evaluate(
 pub fn write(
     path: Option<&Path>,
     results: &[Vec<Interval>],
-    n_outputs: usize,
+    columns: &[Column],
     precision: Precision,
     progress: &mut Progress,
 ) -> Result<(), Failure> {
     progress.phase("writing", results.len() as u64);
     match path {
         Some(p) if npy::is_npy(p) => {
-            let bytes = npy::encode(results, n_outputs)
+            let bytes = npy::encode(results, columns)
                 .map_err(|e| Failure::runtime(format!("cannot encode {}: {e}", p.display())))?;
             progress.set(results.len() as u64);
             write_atomic(p, &bytes)
         }
-        _ => csv::write(path, results, n_outputs, precision, progress),
+        _ => csv::write(path, results, columns, precision, progress),
     }
 }
 

@@ -224,23 +224,28 @@ fn shape_text(shape: &[u64]) -> String {
 }
 
 /// The bytes of a `.npy` file (format 1.0) holding the results as a `<f8` array of shape
-/// `(n_boxes, 2 * n_outputs)`, with `NaN, NaN` for an empty result.
-pub fn encode(results: &[Vec<Interval>], n_outputs: usize) -> Result<Vec<u8>, std::io::Error> {
-    let mut out = Vec::with_capacity(128 + results.len() * 16 * n_outputs);
-    let shape = [results.len() as u64, 2 * n_outputs as u64];
+/// `(n_boxes, 2 * columns)`, with `NaN, NaN` for an empty result (and for an undefined
+/// derivative).
+pub fn encode(
+    results: &[Vec<Interval>],
+    columns: &[super::Column],
+) -> Result<Vec<u8>, std::io::Error> {
+    let mut out = Vec::with_capacity(128 + results.len() * 16 * columns.len());
+    let shape = [results.len() as u64, 2 * columns.len() as u64];
     let mut writer = npyz::WriteOptions::new()
         .default_dtype()
         .shape(&shape)
         .writer(&mut out)
         .begin_nd()?;
-    for iv in results.iter().flatten() {
-        let (lo, hi) = if iv.is_empty() {
-            (f64::NAN, f64::NAN)
-        } else {
-            (iv.lo, iv.hi)
-        };
-        writer.push(&lo)?;
-        writer.push(&hi)?;
+    for row in results {
+        for c in columns {
+            let (lo, hi) = match c.cell(row) {
+                Some(iv) if !iv.is_empty() => (iv.lo, iv.hi),
+                _ => (f64::NAN, f64::NAN),
+            };
+            writer.push(&lo)?;
+            writer.push(&hi)?;
+        }
     }
     writer.finish()?;
     Ok(out)
@@ -253,7 +258,11 @@ mod tests {
     #[test]
     fn written_files_read_back() {
         let iv = Interval::new(1.0, 2.0).unwrap();
-        let bytes = encode(&[vec![iv], vec![Interval::EMPTY]], 1).unwrap();
+        let bytes = encode(
+            &[vec![iv], vec![Interval::EMPTY]],
+            &super::super::Column::outputs(1),
+        )
+        .unwrap();
         let mut data: &[u8] = &bytes;
         let header = NpyHeader::from_reader(&mut data).unwrap();
         let (_, n, m) = check_header(&header).unwrap();
