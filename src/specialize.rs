@@ -36,8 +36,9 @@
 //! result on B is not a function of one side even when the sides do not overlap on R.
 
 use crate::interval::Interval;
+use crate::ir::sign::Fact;
 use crate::ir::{Graph, NodeId, Op};
-use crate::lower::{lower, LowerError};
+use crate::lower::{lower_with, LowerError};
 use crate::scalar::Precision;
 
 /// The enclosure of every node of a graph on a region, as the program computes it.
@@ -65,11 +66,21 @@ pub struct NodeProgram {
 impl NodeProgram {
     /// Lowers `graph` with its live nodes as outputs.
     pub fn new(graph: &Graph, precision: Precision) -> Result<NodeProgram, LowerError> {
+        NodeProgram::with_facts(graph, precision, None)
+    }
+
+    /// [`NodeProgram::new`] with facts per node that hold on every box it will be given
+    /// ([`Specialized::facts`] of the region these boxes lie in).
+    pub fn with_facts(
+        graph: &Graph,
+        precision: Precision,
+        known: Option<&[Fact]>,
+    ) -> Result<NodeProgram, LowerError> {
         let live = graph.live();
         let nodes: Vec<NodeId> = graph.ids().filter(|id| live[id.index()]).collect();
         let mut all = graph.clone();
         all.outputs = nodes.clone();
-        let program = lower(&all, precision)?;
+        let program = lower_with(&all, precision, known)?;
         Ok(NodeProgram {
             program,
             nodes,
@@ -212,10 +223,37 @@ pub struct Pruned {
     pub nodes_after: usize,
 }
 
+/// A graph specialized for a region.
+#[derive(Clone, Debug)]
+pub struct Specialized {
+    /// The smaller graph, for boxes inside the region.
+    pub graph: Graph,
+    /// By node of `graph`: what its enclosure on the region says on every box inside it (a
+    /// sign, non-emptiness, finite nonzero bounds), for [`crate::lower::lower_with`]: products
+    /// of a known sign lose their sign tests, non-empty nodes their emptiness tests.
+    pub facts: Vec<Fact>,
+    /// What was decided.
+    pub stats: Pruned,
+}
+
+/// Whether every operation of `graph` is inclusion-isotonic (its result on a smaller box lies
+/// in its result on a larger one), which region facts need: the midpoint (`Mid`) and the forms
+/// built on it are not.
+fn isotonic(graph: &Graph) -> bool {
+    graph.ids().all(|id| {
+        !matches!(
+            graph.op(id),
+            Op::Mid(_) | Op::MeanValue(..) | Op::Face(..) | Op::Descent(..)
+        )
+    })
+}
+
 /// The graph for boxes inside the region whose facts are `facts`: every min/max whose sides do
 /// not overlap there (and cannot be empty) replaced by the side that wins, and what only the
-/// other side used dropped.
-pub fn specialize(graph: &Graph, facts: &RegionFacts) -> (Graph, Pruned) {
+/// other side used dropped; with every remaining node's region facts. A graph with an
+/// operation that is not inclusion-isotonic (the mean-value form's midpoint) is returned as it
+/// is, with no facts: its enclosure on the region says nothing about a box inside.
+pub fn specialize(graph: &Graph, facts: &RegionFacts) -> Specialized {
     let enc = &facts.enclosures;
     let empty = &facts.may_be_empty;
     let mut decided = 0;
@@ -226,6 +264,26 @@ pub fn specialize(graph: &Graph, facts: &RegionFacts) -> (Graph, Pruned) {
             unfolded = graph.clone().with_folder(None);
             &unfolded
         }
+    };
+    let count = |g: &Graph| g.live().iter().filter(|&&l| l).count();
+    if !isotonic(graph) {
+        return Specialized {
+            graph: graph.clone(),
+            facts: Vec::new(),
+            stats: Pruned {
+                decided: 0,
+                nodes_before: count(graph),
+                nodes_after: count(graph),
+            },
+        };
+    }
+    // Region facts by node of the graph being built (several old nodes may map to one).
+    let mut known: Vec<Fact> = Vec::new();
+    let note = |known: &mut Vec<Fact>, new: NodeId, f: Fact| {
+        if known.len() <= new.index() {
+            known.resize(new.index() + 1, Fact::UNKNOWN);
+        }
+        known[new.index()] = known[new.index()].and(f);
     };
     // `rebuild` keeps every node live in the old graph; the second pass drops the ones only a
     // losing side used.
@@ -244,22 +302,39 @@ pub fn specialize(graph: &Graph, facts: &RegionFacts) -> (Graph, Pruned) {
             }
             _ => None,
         };
-        match pick {
+        let new = match pick {
             Some(side) => {
                 decided += 1;
                 map[side.index()].expect("arguments precede users")
             }
             None => g.add(op, Default::default()),
-        }
+        };
+        let e = enc[old.index()];
+        note(
+            &mut known,
+            new,
+            Fact::of_enclosure(e.lo, e.hi, empty[old.index()]),
+        );
+        new
     });
-    let pruned = chosen.rebuild(|g, op, _, _| g.add(op, Default::default()));
-    let count = |g: &Graph| g.live().iter().filter(|&&l| l).count();
+    let mut facts2: Vec<Fact> = Vec::new();
+    let pruned = chosen.rebuild(|g, op, old, _| {
+        let new = g.add(op, Default::default());
+        let f = known.get(old.index()).copied().unwrap_or(Fact::UNKNOWN);
+        note(&mut facts2, new, f);
+        new
+    });
+    facts2.resize(pruned.len(), Fact::UNKNOWN);
     let stats = Pruned {
         decided,
         nodes_before: count(graph),
         nodes_after: count(&pruned),
     };
-    (pruned, stats)
+    Specialized {
+        graph: pruned,
+        facts: facts2,
+        stats,
+    }
 }
 
 #[cfg(test)]
@@ -276,14 +351,29 @@ mod tests {
         let e = Expression::parse("min(x, y + 10) + max(x*x, -1)").unwrap();
         let g = e.ir();
         let facts = RegionFacts::eval(g, Precision::F64, &[iv(-1.0, 1.0), iv(0.0, 1.0)]).unwrap();
-        let (p, stats) = specialize(g, &facts);
+        let Specialized {
+            graph: p, stats, ..
+        } = specialize(g, &facts);
         assert_eq!(stats.decided, 2);
         let text = crate::ir::text::to_text(&p);
         assert!(!text.contains("min") && !text.contains("max"), "{text}");
         // Overlapping sides stay.
         let facts = RegionFacts::eval(g, Precision::F64, &[iv(-1.0, 20.0), iv(0.0, 1.0)]).unwrap();
-        let (_, stats) = specialize(g, &facts);
+        let stats = specialize(g, &facts).stats;
         assert_eq!(stats.decided, 1, "only the max is decided");
+    }
+
+    #[test]
+    fn forms_with_a_midpoint_are_not_specialized() {
+        // On [0, 1] the midpoint is 0.5, so min(mid(x), 0.5) looks decided; on [0.8, 1] it is
+        // 0.5 while mid(x) is 0.9: a region's facts say nothing about a box inside for an
+        // operation that is not inclusion-isotonic.
+        let e = Expression::parse("min(x*x, 0.5) + x").unwrap();
+        let g = e.mean_value_form().unwrap().ir().clone();
+        let facts = RegionFacts::eval(&g, Precision::F64, &[iv(0.0, 1.0)]).unwrap();
+        let s = specialize(&g, &facts);
+        assert_eq!(s.stats.decided, 0);
+        assert!(s.facts.is_empty());
     }
 
     #[test]
@@ -292,8 +382,8 @@ mod tests {
         let e = Expression::parse("min(sqrt(x), 5 + y)").unwrap();
         let g = e.ir();
         let facts = RegionFacts::eval(g, Precision::F64, &[iv(-1.0, 1.0), iv(0.0, 1.0)]).unwrap();
-        assert_eq!(specialize(g, &facts).1.decided, 0);
+        assert_eq!(specialize(g, &facts).stats.decided, 0);
         let facts = RegionFacts::eval(g, Precision::F64, &[iv(0.0, 1.0), iv(0.0, 1.0)]).unwrap();
-        assert_eq!(specialize(g, &facts).1.decided, 1);
+        assert_eq!(specialize(g, &facts).stats.decided, 1);
     }
 }

@@ -57,6 +57,32 @@ impl Fact {
         parts.join(" ")
     }
 
+    /// What both facts say (each is true of the same node): the union of the knowledge.
+    pub fn and(self, other: Fact) -> Fact {
+        Fact {
+            nonneg: self.nonneg || other.nonneg,
+            nonpos: self.nonpos || other.nonpos,
+            maybe_empty: self.maybe_empty && other.maybe_empty,
+            finite_nonzero_bounds: self.finite_nonzero_bounds || other.finite_nonzero_bounds,
+        }
+    }
+
+    /// What an enclosure `[lo, hi]` of a node on a region says about the node on every box
+    /// inside the region (interval evaluation is inclusion-isotonic), with `maybe_empty`
+    /// whether the node may be empty on such a box. NaN (empty or unknown) says nothing.
+    pub fn of_enclosure(lo: f64, hi: f64, maybe_empty: bool) -> Fact {
+        if lo.is_nan() || hi.is_nan() {
+            return Fact::UNKNOWN;
+        }
+        Fact {
+            nonneg: lo >= 0.0,
+            nonpos: hi <= 0.0,
+            maybe_empty,
+            finite_nonzero_bounds: (lo > 0.0 && hi < f64::INFINITY)
+                || (hi < 0.0 && lo > f64::NEG_INFINITY),
+        }
+    }
+
     fn negated(self) -> Fact {
         Fact {
             nonneg: self.nonpos,
@@ -74,9 +100,19 @@ pub struct Facts {
 impl Facts {
     /// One forward pass in node order (arguments precede users).
     pub fn analyze(g: &Graph) -> Facts {
+        Facts::analyze_with(g, None)
+    }
+
+    /// [`Facts::analyze`], each node's fact strengthened by `known[node]` (facts that hold on
+    /// every box the program will see, from a region's enclosures: `specialize`) before its
+    /// users are analyzed.
+    pub fn analyze_with(g: &Graph, known: Option<&[Fact]>) -> Facts {
         let mut facts: Vec<Fact> = Vec::with_capacity(g.len());
         for id in g.ids() {
-            let f = fact_of(g.op(id), &facts);
+            let mut f = fact_of(g.op(id), &facts);
+            if let Some(k) = known.and_then(|k| k.get(id.index())) {
+                f = f.and(*k);
+            }
             facts.push(f);
         }
         Facts { facts }

@@ -45,7 +45,19 @@ pub struct LowerError {
 
 /// Lowers every output of the graph to a scalar program in the given precision.
 pub fn lower(g: &Graph, precision: Precision) -> Result<Program, LowerError> {
-    let facts = Facts::analyze(g);
+    lower_with(g, precision, None)
+}
+
+/// [`lower`] with facts per node that hold on every box the program will be given (a region's,
+/// from `specialize`), merged with the static analysis: a known sign takes a product's sign
+/// tests away, a node known non-empty its emptiness tests. On those boxes the program computes
+/// the same bits as [`lower`]'s (the tests it drops would have answered as the facts say).
+pub fn lower_with(
+    g: &Graph,
+    precision: Precision,
+    known: Option<&[Fact]>,
+) -> Result<Program, LowerError> {
+    let facts = Facts::analyze_with(g, known);
     let live = g.live();
     let mut l = Lowering {
         b: Builder::new(precision, g.vars.clone()),

@@ -11,8 +11,9 @@
 use rayon::prelude::*;
 
 use super::{classify, Plan, Rendered, Round2, BOUNDARY};
+use crate::ir::sign::Fact;
 use crate::ir::Graph;
-use crate::specialize::{specialize, NodeProgram};
+use crate::specialize::{specialize, NodeProgram, Specialized};
 use crate::{Error, Evaluator, Expression, Precision};
 
 /// What pruning did in one round of the search.
@@ -48,14 +49,22 @@ pub fn render_pruned(
     let root: Vec<(u32, u32)> = (0..first.rows)
         .flat_map(|r| (0..first.cols).map(move |c| (r, c)))
         .collect();
-    let mut groups: Vec<(Graph, Vec<(u32, u32)>)> = vec![(expr.ir().clone(), root)];
+    // Each group's graph comes with the facts of its region (none for the whole image).
+    let mut groups: Vec<(Specialized, Vec<(u32, u32)>)> = vec![(
+        Specialized {
+            graph: expr.ir().clone(),
+            facts: Vec::new(),
+            stats: Default::default(),
+        },
+        root,
+    )];
     for (l, grid) in levels.iter().enumerate() {
         let last = l + 1 == levels.len();
         // Each group: its tiles' classes and, where they are boundary and a level follows,
         // the program specialized for each.
         let results: Vec<Result<Vec<Evaluated>, Error>> = groups
             .par_iter()
-            .map(|(graph, tiles)| evaluate_group(graph, tiles, &plan, l, precision, last))
+            .map(|(program, tiles)| evaluate_group(program, tiles, &plan, l, precision, last))
             .collect();
         let mut round = Round2 {
             tile: grid.tile,
@@ -67,9 +76,10 @@ pub fn render_pruned(
         };
         let mut insts = 0usize;
         let mut next = Vec::new();
-        for ((graph, tiles), result) in groups.iter().zip(results) {
+        for ((program, tiles), result) in groups.iter().zip(results) {
             let found = result?;
-            insts += tiles.len() * crate::lower::lower(graph, precision)?.insts.len();
+            let lowered = crate::lower::lower_with(&program.graph, precision, known(program))?;
+            insts += tiles.len() * lowered.insts.len();
             for (&(r, c), (k, child)) in tiles.iter().zip(found) {
                 classes[l][(r * grid.cols + c) as usize] = k;
                 round.boxes += 1;
@@ -106,7 +116,12 @@ pub fn render_pruned(
 
 /// A tile's class, and for a boundary tile with a level after it, the program specialized for
 /// it.
-type Evaluated = (u8, Option<Graph>);
+type Evaluated = (u8, Option<Specialized>);
+
+/// A group's region facts, if it has any.
+fn known(program: &Specialized) -> Option<&[Fact]> {
+    (!program.facts.is_empty()).then_some(&program.facts[..])
+}
 
 /// The boxes of `tiles` (level `l`), in the variable order of `graph`.
 fn boxes(graph: &Graph, plan: &Plan, l: usize, tiles: &[(u32, u32)]) -> Vec<Vec<crate::Interval>> {
@@ -127,26 +142,27 @@ fn boxes(graph: &Graph, plan: &Plan, l: usize, tiles: &[(u32, u32)]) -> Vec<Vec<
         .collect()
 }
 
-/// Evaluates `tiles` with `graph`: each tile's class, and for a boundary tile with a level
-/// after this one, `graph` specialized for it.
+/// Evaluates `tiles` with `program` (its graph, lowered with its region's facts): each tile's
+/// class, and for a boundary tile with a level after this one, the graph specialized for it.
 fn evaluate_group(
-    graph: &Graph,
+    program: &Specialized,
     tiles: &[(u32, u32)],
     plan: &Plan,
     l: usize,
     precision: Precision,
     last: bool,
 ) -> Result<Vec<Evaluated>, Error> {
+    let graph = &program.graph;
     let regions = boxes(graph, plan, l, tiles);
     if last {
-        let program = crate::lower::lower(graph, precision)?;
+        let lowered = crate::lower::lower_with(graph, precision, known(program))?;
         let n = regions.len();
-        let out = crate::specialize::eval_boxes(&program, &regions);
+        let out = crate::specialize::eval_boxes(&lowered, &regions);
         return Ok((0..n)
             .map(|t| (classify(out[t], out[n + t]), None))
             .collect());
     }
-    let nodes = NodeProgram::new(graph, precision)?;
+    let nodes = NodeProgram::with_facts(graph, precision, known(program))?;
     let output = graph.outputs[0].index();
     Ok(nodes
         .facts(graph, &regions)
@@ -154,7 +170,7 @@ fn evaluate_group(
         .map(|facts| {
             let e = facts.enclosures[output];
             let class = classify(e.lo, e.hi);
-            let child = (class == BOUNDARY).then(|| specialize(graph, &facts).0);
+            let child = (class == BOUNDARY).then(|| specialize(graph, &facts));
             (class, child)
         })
         .collect())

@@ -164,7 +164,7 @@ fn inputs_for(vars: &[String], boxes: &[[Interval; 2]]) -> Vec<f64> {
 fn pruned_programs_give_the_full_programs_bits_inside_the_region() {
     let mut g = Gen(0x5eed_1788);
     let (mut decided, mut checked, mut points) = (0usize, 0usize, 0usize);
-    let (mut before, mut after) = (0usize, 0usize);
+    let (mut before, mut after, mut fewer) = (0usize, 0usize, 0usize);
     for case in 0..300 {
         let tree = g.tree(6);
         let src = text(&tree);
@@ -201,11 +201,18 @@ fn pruned_programs_give_the_full_programs_bits_inside_the_region() {
                 let order: Vec<Interval> =
                     vars.iter().map(|v| region[usize::from(v != "x")]).collect();
                 let facts = nodes.facts(graph, &[order]).remove(0);
-                let (pruned, stats) = specialize(graph, &facts);
+                let specialized = specialize(graph, &facts);
+                let (pruned, stats) = (&specialized.graph, specialized.stats);
                 decided += stats.decided;
                 before += stats.nodes_before;
                 after += stats.nodes_after;
-                let pruned_program = ivjit::lower::lower(&pruned, p).unwrap();
+                // Lowered with the region's facts (signs, non-emptiness) as the search does.
+                let pruned_program =
+                    ivjit::lower::lower_with(pruned, p, Some(&specialized.facts)).unwrap();
+                fewer += usize::from(
+                    pruned_program.insts.len()
+                        < ivjit::lower::lower(pruned, p).unwrap().insts.len(),
+                );
                 // Boxes inside the region (f32 bounds for f32 programs).
                 let boxes: Vec<[Interval; 2]> = (0..64)
                     .map(|_| {
@@ -264,8 +271,9 @@ fn pruned_programs_give_the_full_programs_bits_inside_the_region() {
     }
     println!(
         "{checked} boxes equal, {points} exact points contained, {decided} min/max decided, \
-         live nodes {before} -> {after}"
+         live nodes {before} -> {after}, {fewer} programs shorter with the region's facts"
     );
+    assert!(fewer > 100, "region facts shorten programs ({fewer})");
     assert!(
         decided > 200,
         "the regions decide min/max often ({decided})"
@@ -313,10 +321,10 @@ fn prospero_tiles_prune() {
     let full_insts = expr.scalar(Precision::F64).unwrap().insts.len();
     let mut insts = 0;
     for f in &facts {
-        let (pruned, stats) = specialize(graph, f);
-        before += stats.nodes_before;
-        after += stats.nodes_after;
-        insts += ivjit::lower::lower(&pruned, Precision::F64)
+        let s = specialize(graph, f);
+        before += s.stats.nodes_before;
+        after += s.stats.nodes_after;
+        insts += ivjit::lower::lower_with(&s.graph, Precision::F64, Some(&s.facts))
             .unwrap()
             .insts
             .len();
