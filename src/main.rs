@@ -181,6 +181,10 @@ enum Command {
         /// flat suite, next to the flat kernel's rate for the same expression.
         #[arg(long)]
         search: bool,
+        /// Time whole renders instead (Prospero 2-D at 512² and 1024², a 3-D depth map of the
+        /// bear at 512²), with the program's length before and after region specialization.
+        #[arg(long, conflicts_with_all = ["search", "gradient"])]
+        render: bool,
         /// Time each expression's gradient (f, its continuity flags and its partial
         /// derivatives in one kernel) instead; rows are named NAME-grad.
         #[arg(long)]
@@ -256,8 +260,18 @@ fn main() -> ExitCode {
             only,
             json,
             search,
+            render,
             gradient,
-        } => cli::bench(backend, boxes, seed, only, json, search, gradient),
+        } => cli::bench(cli::BenchArgs {
+            backend,
+            boxes,
+            seed,
+            only,
+            json,
+            search,
+            render,
+            gradient,
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -362,16 +362,30 @@ fn arg_names(n: usize) -> String {
 }
 
 /// `ivjit bench`: the suite of docs/bench.md on the GPU or the CPU evaluator.
-pub fn bench(
-    backend: BackendArg,
-    boxes: Option<usize>,
-    seed: Option<u64>,
-    only: Vec<String>,
-    json: bool,
-    search: bool,
-    gradient: bool,
-) -> Result<(), Failure> {
+/// The options of `ivjit bench`.
+pub struct BenchArgs {
+    pub backend: BackendArg,
+    pub boxes: Option<usize>,
+    pub seed: Option<u64>,
+    pub only: Vec<String>,
+    pub json: bool,
+    pub search: bool,
+    pub render: bool,
+    pub gradient: bool,
+}
+
+pub fn bench(args: BenchArgs) -> Result<(), Failure> {
     use bench::{Options, Target};
+    let BenchArgs {
+        backend,
+        boxes,
+        seed,
+        only,
+        json,
+        search,
+        render,
+        gradient,
+    } = args;
     if boxes == Some(0) {
         return Err(Failure::input("--boxes must be at least 1"));
     }
@@ -386,6 +400,7 @@ pub fn bench(
         seed,
         only,
         search,
+        render,
         gradient,
     })
     .map_err(Failure::runtime)?;

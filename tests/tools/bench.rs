@@ -115,3 +115,54 @@ fn search_section_reports_boxes_rounds_and_efficiency() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("circle"));
 }
+
+/// `bench --render` (issue 15's section) on the CPU: the Prospero row in both precisions, with
+/// the full program's length, the pruned programs' lengths per tile size (shorter at every
+/// level below the first) and the same classes as the full render.
+#[test]
+fn render_section_reports_frames_and_pruned_lengths() {
+    let out = Command::new(binary())
+        .args([
+            "bench",
+            "--render",
+            "--backend",
+            "cpu",
+            "--only",
+            "prospero-512",
+            "--json",
+        ])
+        .output()
+        .expect("run ivjit");
+    assert!(
+        out.status.success(),
+        "ivjit bench --render failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let rows = doc["renders"].as_array().expect("renders");
+    assert_eq!(rows.len(), 2, "f64 and f32");
+    for r in rows {
+        assert_eq!(r["model"], "prospero-512");
+        assert_eq!(r["same_classes"], true, "{r}");
+        let full = r["full_insts"].as_f64().unwrap();
+        let levels: Vec<f64> = r["pruned_insts_per_box"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(levels.len(), 3);
+        assert_eq!(levels[0], full, "the first tiles run the full program");
+        assert!(
+            levels[1] < full / 4.0 && levels[2] < levels[1],
+            "{levels:?}"
+        );
+        assert!(r["frame_ms"].as_f64().unwrap() > 0.0 && r["boxes"].as_u64().unwrap() > 1000);
+    }
+    let bad = Command::new(binary())
+        .args(["bench", "--render", "--backend", "cpu", "--only", "nothing"])
+        .output()
+        .expect("run ivjit");
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("bear-512"));
+}

@@ -11,6 +11,7 @@
 
 pub mod baseline;
 pub mod gpu;
+mod render;
 mod search;
 
 use ivjit::scalar::Precision;
@@ -49,6 +50,8 @@ pub struct Options {
     pub only: Vec<String>,
     /// The search section (`ivjit::search`) instead of the flat suite.
     pub search: bool,
+    /// The render section (issue 15: Prospero and a 3-D model, full and pruned programs).
+    pub render: bool,
     /// Each expression's gradient (`Expression::gradient`: f, its continuity flags and its
     /// partial derivatives in one kernel) instead of the expression; rows named `NAME-grad`.
     pub gradient: bool,
@@ -104,6 +107,26 @@ pub fn run(opts: &Options) -> Result<Report, String> {
             }
         },
     };
+    if opts.render {
+        let (rows, table) = render::run(device.as_ref(), &opts.only)?;
+        if rows.as_array().is_some_and(|r| r.is_empty()) {
+            return Err(format!(
+                "--only matches no render (names: {})",
+                render::NAMES.join(", ")
+            ));
+        }
+        let head = match &device {
+            Some(d) => format!(
+                "ivjit bench --render: {} (sm_{}{}); pruned renders on the CPU\n",
+                d.name, d.cc.0, d.cc.1
+            ),
+            None => "ivjit bench --render: the CPU evaluator (sizes halved)\n".to_string(),
+        };
+        return Ok(Report {
+            json: json!({ "renders": rows }),
+            text: head + &table,
+        });
+    }
     if opts.search {
         let (rows, table) = search::run(device.as_ref(), &opts.only)?;
         if rows.as_array().is_some_and(|r| r.is_empty()) {

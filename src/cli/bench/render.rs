@@ -1,0 +1,160 @@
+//! `ivjit bench --render`: the render section of issue 15. Per model and precision, the time of
+//! one frame (median of [`RUNS`] after a warm-up that compiles and loads every kernel), the
+//! boxes evaluated, and the program's length before and after region specialization:
+//!
+//! - `prospero-512`, `prospero-1024`: the Prospero challenge's 2-D model over [-1, 1]², every
+//!   pixel classified inside / outside / boundary through tiles of 64, 8, 1 pixels, on the
+//!   benchmark's backend with the full program (`ivjit::search::render`), and with region
+//!   specialization on the CPU (`ivjit::search::render_pruned`: each boundary tile's children
+//!   evaluated with the program pruned for it, lowered with its region's facts). The row says
+//!   whether both give the same classes (they must), and the mean scalar instructions per box
+//!   of the pruned programs at each tile size (the first is the full program's).
+//! - `bear-512`: the bear head (3-D, from the same community set) as a depth map seen from
+//!   above: per pixel the first hit along the vertical line through [-1, 1]³, to 1/512 of the
+//!   height (`ivjit render` with z: the ray rule, `ivjit::search::ray`). Full program only:
+//!   the ray rule has no pruned variant yet.
+//!
+//! Without a GPU the sizes are halved (256, 512 and a 128² map with 128 steps; the names keep
+//! the GPU sizes, `what` says the real ones) and the 3-D row runs in f64 only: on a small CPU
+//! the full set would take minutes.
+
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+use super::gpu::Device;
+use ivjit::search::{ray, render, render_pruned, RenderOptions};
+use ivjit::{BackendChoice, Evaluator, Expression, Precision};
+
+/// The Prospero challenge's tape (see `search.rs`).
+const PROSPERO: &str = include_str!("../../../tests/data/models/prospero.vm");
+/// The bear head (tests/data/models/bear.vm, MPL-2.0, from the Fidget repository; see
+/// tests/data/models/README.md).
+const BEAR: &str = include_str!("../../../tests/data/models/bear.vm");
+
+/// Timed frames after the warm-up (the median is reported).
+const RUNS: usize = 3;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Median seconds of [`RUNS`] calls after one warm-up call, and the warm-up's result.
+fn timed<T>(mut f: impl FnMut() -> Result<T, String>) -> Result<(f64, T), String> {
+    let first = f()?;
+    let mut times = Vec::with_capacity(RUNS);
+    for _ in 0..RUNS {
+        let t = Instant::now();
+        f()?;
+        times.push(t.elapsed().as_secs_f64());
+    }
+    Ok((median(times), first))
+}
+
+/// The names of the section's rows.
+pub const NAMES: [&str; 3] = ["prospero-512", "prospero-1024", "bear-512"];
+
+/// Runs the render section; `only` filters by name. Returns the JSON rows and the table.
+pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), String> {
+    let gpu = device.is_some();
+    let choice = if gpu {
+        BackendChoice::Gpu
+    } else {
+        BackendChoice::Cpu
+    };
+    let wanted = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
+    let mut rows = Vec::new();
+    let mut text = String::from(
+        "\n| model | what | precision | backend | frame ms | boxes | full program (scalar insts) | \
+         pruned frame ms (CPU) | pruned insts per box, by tile size | same classes |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    let prospero = Expression::parse_tape(PROSPERO).map_err(|e| e.to_string())?;
+    for (name, full_size) in [("prospero-512", 512u32), ("prospero-1024", 1024)] {
+        if !wanted(name) {
+            continue;
+        }
+        let size = if gpu { full_size } else { full_size / 2 };
+        let opts = RenderOptions::new(size, size, [-1.0, 1.0, -1.0, 1.0]);
+        for p in [Precision::F64, Precision::F32] {
+            let ev = Evaluator::new(&prospero, p, choice).map_err(|e| e.to_string())?;
+            let insts = prospero.scalar(p).map_err(|e| e.to_string())?.insts.len();
+            let (secs, full) = timed(|| render(&ev, &opts).map_err(|e| e.to_string()))?;
+            let (pruned_secs, (pruned, levels)) =
+                timed(|| render_pruned(&prospero, p, &opts).map_err(|e| e.to_string()))?;
+            let same = pruned.classes == full.classes;
+            let per_level: Vec<f64> = levels.iter().map(|l| l.mean_insts).collect();
+            rows.push(json!({
+                "model": name, "kind": "2-D classes", "width": size, "height": size,
+                "tiles": opts.tiles, "precision": p.name(), "backend": ev.backend().name(),
+                "frame_ms": secs * 1e3, "boxes": full.boxes(), "rounds": full.rounds.len(),
+                "full_insts": insts, "pruned_frame_ms": pruned_secs * 1e3,
+                "pruned_boxes": pruned.boxes(), "pruned_insts_per_box": per_level,
+                "same_classes": same,
+            }));
+            let shown: Vec<String> = levels
+                .iter()
+                .map(|l| format!("{} px: {:.1}", l.tile, l.mean_insts))
+                .collect();
+            text.push_str(&format!(
+                "| {name} | {size}x{size}, tiles 64,8,1 | {} | {} | {:.2} | {} | {insts} | {:.1} | {} | {} |\n",
+                p.name(),
+                ev.backend().name(),
+                secs * 1e3,
+                full.boxes(),
+                pruned_secs * 1e3,
+                shown.join("; "),
+                if same { "yes" } else { "NO (bug!)" },
+            ));
+        }
+    }
+    if wanted("bear-512") {
+        let (size, steps) = if gpu { (512u32, 512usize) } else { (128, 128) };
+        let precisions: &[Precision] = if gpu {
+            &[Precision::F64, Precision::F32]
+        } else {
+            &[Precision::F64]
+        };
+        // The surface along the vertical lines x = u, y = v, z = 1 - t, t in [0, 2].
+        let bear = Expression::parse_tape(BEAR).map_err(|e| e.to_string())?;
+        let composed = format!(
+            "let x = u; let y = v; let z = 1 - t;\n{}",
+            ivjit::syntax::tape::to_expression_text(BEAR).map_err(|e| e.render(BEAR))?
+        );
+        let expr = Expression::parse(&composed).map_err(|e| e.to_string())?;
+        let d = 2.0 / size as f64;
+        let rays: Vec<ray::Ray> = (0..(size * size) as usize)
+            .map(|p| {
+                let (i, j) = (p / size as usize, p % size as usize);
+                ray::Ray {
+                    u: -1.0 + (j as f64 + 0.5) * d,
+                    v: 1.0 - (i as f64 + 0.5) * d,
+                    t0: 0.0,
+                    t1: 2.0,
+                    min_width: 2.0 / steps as f64,
+                }
+            })
+            .collect();
+        for &p in precisions {
+            let ev = Evaluator::new(&expr, p, choice).map_err(|e| e.to_string())?;
+            let insts = bear.scalar(p).map_err(|e| e.to_string())?.insts.len();
+            let (secs, hits) = timed(|| ray::first_hits(&ev, &rays, 8).map_err(|e| e.to_string()))?;
+            let hit = hits.hits.iter().filter(|h| h.is_some()).count();
+            rows.push(json!({
+                "model": "bear-512", "kind": "3-D depth map", "width": size, "height": size,
+                "steps": steps, "precision": p.name(), "backend": ev.backend().name(),
+                "frame_ms": secs * 1e3, "boxes": hits.boxes, "full_insts": insts,
+                "pixels_hit": hit, "rays_finished_on_cpu": hits.finished_on_cpu,
+            }));
+            text.push_str(&format!(
+                "| bear-512 | {size}x{size} depth map, {steps} steps, {hit} pixels hit | {} | {} | {:.2} | {} | {insts} | - | - | - |\n",
+                p.name(),
+                ev.backend().name(),
+                secs * 1e3,
+                hits.boxes,
+            ));
+        }
+    }
+    Ok((Value::Array(rows), text))
+}
