@@ -218,17 +218,8 @@ pub fn monotone_form(g: &Graph) -> Graph {
         .enumerate()
         .map(|(j, o)| {
             let Centered { value, flag } = centered[j];
-            let low: Vec<NodeId> = (0..n)
-                .map(|v| d.op(Op::Face(vars[v], partials[j][v])))
-                .collect();
-            let high: Vec<NodeId> = (0..n)
-                .map(|v| {
-                    let rising = d.op(Op::Neg(partials[j][v]));
-                    d.op(Op::Face(vars[v], rising))
-                })
-                .collect();
-            let at_low = d.copy_at(g, &low)[o.index()].expect("outputs are live");
-            let at_high = d.copy_at(g, &high)[o.index()].expect("outputs are live");
+            let at_low = d.on_face(g, &vars, &partials[j], *o, false);
+            let at_high = d.on_face(g, &vars, &partials[j], *o, true);
             let range = d.op(Op::Hull(at_low, at_high));
             d.op(Op::MeanValue(value, range, flag))
         })
@@ -267,12 +258,8 @@ pub fn minimization_form(g: &Graph, root: &[(f64, f64)]) -> Graph {
         .enumerate()
         .map(|(j, o)| {
             let Centered { value, flag } = centered[j];
-            let faces: Vec<NodeId> = (0..n)
-                .map(|v| d.op(Op::Face(vars[v], partials[j][v])))
-                .collect();
-            let on_faces = d.copy_at(g, &faces);
             let above = d.enclosure(Interval::from_bounds(0.0, f64::INFINITY));
-            let least = on_faces[o.index()].expect("outputs are live");
+            let least = d.on_face(g, &vars, &partials[j], *o, false);
             let lower = d.op(Op::Add(least, above));
             let mut out = d.op(Op::MeanValue(value, lower, flag));
             for (v, &(lo, hi)) in root.iter().enumerate().take(n) {
@@ -398,6 +385,28 @@ impl Diff {
             at[id.index()] = Some(mapped);
         }
         at
+    }
+
+    /// The output `o` of `g` on the face of the box where it is least (`greatest`: most):
+    /// each variable whose partial derivative (`partials`, in variable order) has a sign fixed
+    /// at the matching end ([`Op::Face`]).
+    fn on_face(
+        &mut self,
+        g: &Graph,
+        vars: &[NodeId],
+        partials: &[NodeId],
+        o: NodeId,
+        greatest: bool,
+    ) -> NodeId {
+        let faces: Vec<NodeId> = vars
+            .iter()
+            .zip(partials)
+            .map(|(&x, &d)| {
+                let d = if greatest { self.op(Op::Neg(d)) } else { d };
+                self.op(Op::Face(x, d))
+            })
+            .collect();
+        self.copy_at(g, &faces)[o.index()].expect("outputs are live")
     }
 
     /// Every output's mean-value form (see [`mean_value_form`]).
