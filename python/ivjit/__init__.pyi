@@ -95,6 +95,7 @@ def render(
     tiles: Optional[Sequence[int]] = None,
     precision: Literal["f64", "f32"] = "f64",
     backend: Literal["auto", "cpu", "gpu"] = "auto",
+    prune: bool = False,
 ) -> npt.NDArray[np.uint8]:
     """Classes (OUTSIDE, INSIDE, BOUNDARY) of the pixels of an image of f(x, y), proven by
     subdivision; shape (height, width), row 0 at the top."""

@@ -277,8 +277,10 @@ impl Function {
     /// Classifies every pixel of a width x height image over `region` (x0, x1, y0, y1) by
     /// subdivision through tiles of the given sizes: `ivjit::search::render`. Returns the
     /// classes (row 0 at the top) as a (height, width) uint8 array, and per round (tile size,
-    /// boxes, inside, outside, boundary).
+    /// boxes, inside, outside, boundary). With `prune`, region specialization on the CPU
+    /// evaluator (`ivjit::search::render_pruned`): the same classes.
     #[allow(clippy::type_complexity)]
+    #[pyo3(signature = (width, height, region, tiles, prune = false))]
     fn _render<'py>(
         &self,
         py: Python<'py>,
@@ -286,13 +288,22 @@ impl Function {
         height: u32,
         region: [f64; 4],
         tiles: Vec<u32>,
+        prune: bool,
     ) -> PyResult<(pyo3::Bound<'py, PyAny>, Vec<(u32, u64, u64, u64, u64)>)> {
         let mut opts = ivjit::search::RenderOptions::new(width, height, region);
         if !tiles.is_empty() {
             opts.tiles = tiles;
         }
         let image = py
-            .allow_threads(|| ivjit::search::render(&self.eval, &opts))
+            .allow_threads(|| {
+                if prune {
+                    // Region specialization runs on the CPU evaluator.
+                    let p = self.eval.precision();
+                    ivjit::search::render_pruned(&self.expr, p, &opts).map(|(image, _)| image)
+                } else {
+                    ivjit::search::render(&self.eval, &opts)
+                }
+            })
             .map_err(|e| to_py(e, self.expr.source()))?;
         let rounds = image
             .rounds
@@ -308,12 +319,12 @@ impl Function {
     /// Branch and bound for a certified enclosure of the minimum over `root` (one (lo, hi)
     /// per variable): `ivjit::search::minimize::minimize`. Returns (lower, upper, argmin,
     /// stopped, rounds, boxes, remaining).
-    #[allow(clippy::type_complexity)]
     ///
     /// With `gradient`, f (compiled again from its source) is evaluated in the minimization
     /// form over `root` (`Expression::minimization_form`: the mean-value form with the
     /// monotonicity test and gradient-based exclusion) and a local descent improves the upper
     /// bound (`search::minimize::minimize_with`), on the same precision and backend.
+    #[allow(clippy::type_complexity)]
     #[pyo3(signature = (root, tol, max_boxes, gradient = false))]
     fn _minimize(
         &self,

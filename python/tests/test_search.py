@@ -163,3 +163,17 @@ def test_solve_proves_the_zeros_of_a_system_unique():
     assert d.unique == [False] and d.boxes[0, 0, 0] <= 2 <= d.boxes[0, 0, 1]
     with pytest.raises(ivjit.Error):
         ivjit.solve("x + y", [(0, 1), (0, 1)], backend="cpu")
+
+
+def test_pruned_render_gives_the_same_classes():
+    # A min/max model (a union of two disks cut by a square): region specialization on the
+    # CPU must classify every pixel as the full program does.
+    src = (
+        "max(min(sqrt(sqr(x - 0.3) + sqr(y)) - 0.4, sqrt(sqr(x + 0.4) + sqr(y - 0.2)) - 0.3), "
+        "-(max(abs(x) - 0.2, abs(y + 0.5) - 0.2)))"
+    )
+    for precision in ("f64", "f32"):
+        full = ivjit.render(src, 160, 96, (-1, 1, -0.75, 0.75), precision=precision, backend="cpu")
+        pruned = ivjit.render(src, 160, 96, (-1, 1, -0.75, 0.75), precision=precision, backend="cpu", prune=True)
+        assert np.array_equal(full, pruned)
+        assert (full == ivjit.INSIDE).sum() > 100 and (full == ivjit.OUTSIDE).sum() > 100
