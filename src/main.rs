@@ -159,6 +159,52 @@ enum Command {
         #[arg(long)]
         prune: bool,
     },
+    /// Enclose the global minimum of f over a box by interval branch and bound: a certified
+    /// [lower, upper] (docs/optimize.md). By default f is evaluated in the minimization form
+    /// (the gradient's monotonicity test and exclusion) with a local descent for the upper
+    /// bound.
+    Minimize {
+        #[command(flatten)]
+        source: Source,
+        /// A variable's range: x=[-2,2] (finite). One per variable.
+        #[arg(long = "box", value_name = "NAME=INTERVAL", allow_hyphen_values = true)]
+        boxes: Vec<String>,
+        /// Stop when upper - lower <= TOL.
+        #[arg(long, default_value_t = 1e-6)]
+        tol: f64,
+        /// Evaluate at most this many boxes (the enclosure then holds but is wider).
+        #[arg(long, default_value_t = 100_000_000)]
+        max_boxes: u64,
+        /// How f is evaluated on a box.
+        #[arg(long, value_enum, default_value = "gradient")]
+        form: cli::solve::FormArg,
+        /// No local descent from the best midpoints (upper bounds from midpoints only).
+        #[arg(long)]
+        no_descent: bool,
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendArg,
+        #[arg(long, value_enum, default_value = "text")]
+        format: FormatArg,
+    },
+    /// Find every zero of a square system (comma-separated outputs, as many as variables) in a
+    /// box; each proven unique by interval Newton where it can be (docs/roots.md).
+    Solve {
+        #[command(flatten)]
+        source: Source,
+        /// A variable's range: x=[-2,2] (finite). One per variable.
+        #[arg(long = "box", value_name = "NAME=INTERVAL", allow_hyphen_values = true)]
+        boxes: Vec<String>,
+        /// Exclude down to boxes this wide (relative above 1) before the Newton test.
+        #[arg(long, default_value_t = 1e-12)]
+        tol: f64,
+        /// Evaluate at most this many boxes in the exclusion.
+        #[arg(long, default_value_t = 1 << 24)]
+        max_boxes: u64,
+        #[arg(long, value_enum, default_value = "auto")]
+        backend: BackendArg,
+        #[arg(long, value_enum, default_value = "text")]
+        format: FormatArg,
+    },
     /// Benchmark a suite of expressions (GPU: kernel and end-to-end time, compile latency,
     /// ceilings, hand-written CUDA baseline; CPU: boxes/s). See docs/bench.md.
     Bench {
@@ -252,6 +298,40 @@ fn main() -> ExitCode {
             zrange,
             steps,
             prune,
+        }),
+        Command::Minimize {
+            source,
+            boxes,
+            tol,
+            max_boxes,
+            form,
+            no_descent,
+            backend,
+            format,
+        } => cli::solve::minimize(cli::solve::MinimizeArgs {
+            source,
+            boxes,
+            tol,
+            max_boxes,
+            form,
+            no_descent,
+            backend,
+            format,
+        }),
+        Command::Solve {
+            source,
+            boxes,
+            tol,
+            max_boxes,
+            backend,
+            format,
+        } => cli::solve::solve(cli::solve::SolveArgs {
+            source,
+            boxes,
+            tol,
+            max_boxes,
+            backend,
+            format,
         }),
         Command::Bench {
             backend,

@@ -4,6 +4,7 @@ mod batch;
 mod bench;
 mod progress;
 mod render;
+pub mod solve;
 
 pub use render::{render, RenderArgs};
 
@@ -36,7 +37,7 @@ impl Failure {
 }
 
 /// Turns a library error into a failure, rendering diagnostics against the source.
-fn failure(e: Error, source: &str) -> Failure {
+pub(crate) fn failure(e: Error, source: &str) -> Failure {
     match e {
         Error::Compile(d) => Failure {
             message: d.render(source),
@@ -78,7 +79,7 @@ fn read_source(s: &Source) -> Result<String, Failure> {
 
 /// The expression and the text its spans point into. A `.vm` file is a Fidget/MPR tape: its own
 /// errors point into the tape, later ones into the expression text it spells.
-fn compile(s: &Source) -> Result<(String, Expression), Failure> {
+pub(crate) fn compile(s: &Source) -> Result<(String, Expression), Failure> {
     let text = read_source(s)?;
     if s.file.as_deref().is_some_and(ivjit::syntax::tape::is_tape) {
         let expr = Expression::parse_tape(&text).map_err(|e| failure(e, &text))?;
@@ -275,7 +276,7 @@ fn missing_vars(expr: &Expression, text: &str, has: impl Fn(&str) -> bool) -> Op
     })
 }
 
-fn report_fallback(e: &Evaluator) {
+pub(crate) fn report_fallback(e: &Evaluator) {
     if let Some(why) = e.fallback_reason() {
         eprintln!("ivjit: {why}; evaluating on the CPU");
     }

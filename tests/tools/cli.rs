@@ -453,3 +453,104 @@ fn eval_monotone_is_exact_on_monotone_pieces() {
     let o = ivjit(&["eval", "x", "--var", "x=1", "--mean-value", "--monotone"]);
     assert!(!o.status.success());
 }
+
+/// `ivjit minimize`: the six-hump camel's certified enclosure holds the known minimum
+/// (-1.0316284534898774, to the digits the literature gives) and is at most --tol wide; a
+/// minimum on the boundary is exact; bad boxes exit 2 naming the variable.
+#[test]
+fn minimize_encloses_the_minimum() {
+    let camel = "(4 - 2.1*x^2 + x^4/3)*x^2 + x*y + (-4 + 4*y^2)*y^2";
+    let run = |args: &[&str]| {
+        let o = ivjit(args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str::<serde_json::Value>(&stdout(&o)).unwrap()
+    };
+    for form in ["gradient", "mean-value"] {
+        let doc = run(&[
+            "minimize",
+            camel,
+            "--box",
+            "x=[-3,3]",
+            "--box",
+            "y=[-2,2]",
+            "--form",
+            form,
+            "--backend",
+            "cpu",
+            "--format",
+            "json",
+        ]);
+        let (lo, hi) = (
+            doc["lower"].as_f64().unwrap(),
+            doc["upper"].as_f64().unwrap(),
+        );
+        assert!(
+            lo <= -1.0316284534898774 && -1.031628453489877 <= hi,
+            "{doc}"
+        );
+        assert!(hi - lo <= 1e-6 && doc["stopped"] == "converged", "{doc}");
+    }
+    let doc = run(&[
+        "minimize",
+        "x^2",
+        "--box",
+        "x=[1,3]",
+        "--backend",
+        "cpu",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        (doc["lower"].as_f64(), doc["upper"].as_f64()),
+        (Some(1.0), Some(1.0))
+    );
+    for bad in [
+        vec!["minimize", "x*y", "--box", "x=[0,1]"],
+        vec!["minimize", "x", "--box", "x=[0,inf]"],
+        vec!["minimize", "x", "--box", "z=[0,1]"],
+        vec!["minimize", "x, x", "--box", "x=[0,1]"],
+    ] {
+        let o = ivjit(&bad);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
+        assert!(stderr(&o).starts_with("error:"), "{}", stderr(&o));
+    }
+}
+
+/// `ivjit solve`: the circle and the cubic, both solutions proven unique in boxes narrower
+/// than 1e-12 (one in each quadrant the cubic passes); a double zero found but not proven;
+/// non-square systems exit 2.
+#[test]
+fn solve_proves_the_zeros_unique() {
+    let o = ivjit(&[
+        "solve",
+        "x^2 + y^2 - 1, y - x^3",
+        "--box",
+        "x=[-2,2]",
+        "--box",
+        "y=[-2,2]",
+        "--backend",
+        "cpu",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let zeros = doc["zeros"].as_array().unwrap();
+    assert_eq!(zeros.len(), 2, "{doc}");
+    for (z, sign) in zeros.iter().zip([-1.0, 1.0]) {
+        assert_eq!(z["unique"], true);
+        for v in ["x", "y"] {
+            let (lo, hi) = (
+                z["box"][v][0].as_f64().unwrap(),
+                z["box"][v][1].as_f64().unwrap(),
+            );
+            assert!(hi - lo < 1e-12 && lo * sign > 0.5, "{z}");
+        }
+    }
+    let o = ivjit(&["solve", "(x-2)^2", "--box", "x=[0,4]", "--backend", "cpu"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("not proven") && stdout(&o).contains("0 proven unique"));
+    let o = ivjit(&["solve", "x + y", "--box", "x=[0,1]", "--box", "y=[0,1]"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("as many equations"), "{}", stderr(&o));
+}

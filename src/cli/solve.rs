@@ -1,0 +1,279 @@
+//! `ivjit minimize` (interval branch and bound: a certified enclosure of the global minimum) and
+//! `ivjit solve` (the zeros of a square system, proven unique by interval Newton): the library's
+//! searches (`ivjit::search::minimize`, `ivjit::search::newton`) from the command line.
+
+use std::time::Instant;
+
+use super::{compile, failure, report_fallback, Failure};
+use crate::{BackendArg, FormatArg, Source};
+use ivjit::search::minimize::{minimize_with, Descent, Stopped};
+use ivjit::search::newton::{isolate, Jacobian};
+use ivjit::{BackendChoice, Evaluator, Expression, Interval, Precision};
+
+/// How `ivjit minimize` evaluates f on a box.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormArg {
+    /// The natural interval extension.
+    Natural,
+    /// The mean-value form intersected with the natural extension.
+    MeanValue,
+    /// The mean-value form with the monotonicity test and gradient-based exclusion.
+    Gradient,
+}
+
+/// The options of `ivjit minimize`.
+pub struct MinimizeArgs {
+    pub source: Source,
+    pub boxes: Vec<String>,
+    pub tol: f64,
+    pub max_boxes: u64,
+    pub form: FormArg,
+    pub no_descent: bool,
+    pub backend: BackendArg,
+    pub format: FormatArg,
+}
+
+/// The options of `ivjit solve`.
+pub struct SolveArgs {
+    pub source: Source,
+    pub boxes: Vec<String>,
+    pub tol: f64,
+    pub max_boxes: u64,
+    pub backend: BackendArg,
+    pub format: FormatArg,
+}
+
+fn choice(b: BackendArg) -> BackendChoice {
+    match b {
+        BackendArg::Auto => BackendChoice::Auto,
+        BackendArg::Cpu => BackendChoice::Cpu,
+        BackendArg::Gpu => BackendChoice::Gpu,
+    }
+}
+
+/// The root box from `--box NAME=INTERVAL` options: one finite interval per variable of the
+/// expression, in its variable order.
+fn root_box(expr: &Expression, boxes: &[String]) -> Result<Vec<(f64, f64)>, Failure> {
+    let mut given: Vec<(String, Interval)> = Vec::new();
+    for b in boxes {
+        let Some((name, value)) = b.split_once('=') else {
+            return Err(Failure::input(format!(
+                "--box {b}: expected NAME=[LO,HI], like --box x=[-2,2]"
+            )));
+        };
+        let name = name.trim();
+        let iv = Interval::parse(value).map_err(|e| Failure::input(format!("--box {b}: {e}")))?;
+        if !(iv.lo.is_finite() && iv.hi.is_finite()) {
+            return Err(Failure::input(format!(
+                "--box {b}: the search needs finite bounds"
+            )));
+        }
+        if !expr.vars().iter().any(|v| v == name) {
+            return Err(Failure::input(format!(
+                "--box {name}: the expression has no variable '{name}' (its variables: {})",
+                expr.vars().join(", ")
+            )));
+        }
+        if given.iter().any(|(n, _)| n == name) {
+            return Err(Failure::input(format!("--box {name} is given twice")));
+        }
+        given.push((name.to_string(), iv));
+    }
+    expr.vars()
+        .iter()
+        .map(|v| match given.iter().find(|(n, _)| n == v) {
+            Some((_, iv)) => Ok((iv.lo, iv.hi)),
+            None => Err(Failure::input(format!(
+                "the variable '{v}' has no --box; pass --box {v}=[LO,HI]"
+            ))),
+        })
+        .collect()
+}
+
+fn point(vars: &[String], x: &[f64]) -> String {
+    vars.iter()
+        .zip(x)
+        .map(|(v, c)| format!("{v}={c}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `ivjit minimize`.
+pub fn minimize(args: MinimizeArgs) -> Result<(), Failure> {
+    let (text, expr) = compile(&args.source)?;
+    if expr.n_outputs() != 1 {
+        return Err(Failure::input(format!(
+            "minimize needs one output; the expression has {}",
+            expr.n_outputs()
+        )));
+    }
+    let root = root_box(&expr, &args.boxes)?;
+    if args.tol.is_nan() || args.tol < 0.0 {
+        return Err(Failure::input("--tol must be a number >= 0"));
+    }
+    let f = match args.form {
+        FormArg::Natural => expr.clone(),
+        FormArg::MeanValue => expr.mean_value_form().map_err(|e| failure(e, &text))?,
+        FormArg::Gradient => expr
+            .minimization_form(&root)
+            .map_err(|e| failure(e, &text))?,
+    };
+    let eval =
+        Evaluator::new(&f, Precision::F64, choice(args.backend)).map_err(|e| failure(e, &text))?;
+    report_fallback(&eval);
+    // The descent's evaluator runs where the search runs.
+    let same = match eval.backend() {
+        ivjit::Backend::Cpu => BackendChoice::Cpu,
+        ivjit::Backend::Gpu => BackendChoice::Gpu,
+    };
+    let (grad, layout) = expr.gradient().map_err(|e| failure(e, &text))?;
+    let grad = Evaluator::new(&grad, Precision::F64, same).map_err(|e| failure(e, &text))?;
+    let descent = Descent {
+        gradient: &grad,
+        layout,
+        steps: 100,
+    };
+    let descent = (!args.no_descent).then_some(&descent);
+    let start = Instant::now();
+    let m = minimize_with(&eval, &root, args.tol, args.max_boxes, descent)
+        .map_err(|e| failure(e, &text))?;
+    let secs = start.elapsed().as_secs_f64();
+    let stopped = match m.stopped {
+        Stopped::Converged => "converged",
+        Stopped::Budget => "budget",
+        Stopped::Memory => "memory",
+        Stopped::Rounds => "rounds",
+    };
+    match args.format {
+        FormatArg::Text => {
+            println!("minimum in [{:e}, {:e}]", m.lower, m.upper);
+            println!(
+                "  width {:.2e}, {stopped}{}",
+                m.upper - m.lower,
+                if m.complete() {
+                    ""
+                } else {
+                    " (the enclosure holds, but is wider than --tol)"
+                }
+            );
+            println!("  best point {}", point(expr.vars(), &m.argmin));
+            println!(
+                "  {} boxes in {} rounds, {} left, {:.3} s on the {}",
+                m.boxes,
+                m.rounds,
+                m.remaining,
+                secs,
+                eval.backend().name()
+            );
+        }
+        FormatArg::Json => {
+            let argmin: serde_json::Map<String, serde_json::Value> = expr
+                .vars()
+                .iter()
+                .zip(&m.argmin)
+                .map(|(v, c)| (v.clone(), serde_json::json!(c)))
+                .collect();
+            let doc = serde_json::json!({
+                "lower": m.lower, "upper": m.upper, "argmin": argmin, "stopped": stopped,
+                "rounds": m.rounds, "boxes": m.boxes, "remaining": m.remaining,
+                "seconds": secs, "backend": eval.backend().name(),
+            });
+            println!("{doc}");
+        }
+    }
+    Ok(())
+}
+
+/// `ivjit solve`.
+pub fn solve(args: SolveArgs) -> Result<(), Failure> {
+    let (text, expr) = compile(&args.source)?;
+    if expr.n_outputs() != expr.vars().len() {
+        return Err(Failure::input(format!(
+            "solve needs as many equations (comma-separated outputs) as variables: {} outputs, \
+             {} variables ({})",
+            expr.n_outputs(),
+            expr.vars().len(),
+            expr.vars().join(", ")
+        )));
+    }
+    let root = root_box(&expr, &args.boxes)?;
+    if args.tol.is_nan() || args.tol < 0.0 {
+        return Err(Failure::input("--tol must be a number >= 0"));
+    }
+    let residual = expr.residual().map_err(|e| failure(e, &text))?;
+    let residual = Evaluator::new(&residual, Precision::F64, choice(args.backend))
+        .map_err(|e| failure(e, &text))?;
+    report_fallback(&residual);
+    let same = match residual.backend() {
+        ivjit::Backend::Cpu => BackendChoice::Cpu,
+        ivjit::Backend::Gpu => BackendChoice::Gpu,
+    };
+    let (jac, layout) = expr.jacobian().map_err(|e| failure(e, &text))?;
+    let jac = Evaluator::new(&jac, Precision::F64, same).map_err(|e| failure(e, &text))?;
+    let start = Instant::now();
+    let found = isolate(
+        &residual,
+        &Jacobian { eval: &jac, layout },
+        &root,
+        args.tol,
+        args.max_boxes,
+    )
+    .map_err(|e| failure(e, &text))?;
+    let secs = start.elapsed().as_secs_f64();
+    let complete = found.ended == ivjit::search::exclude::Ended::Done;
+    match args.format {
+        FormatArg::Text => {
+            for z in &found.zeros {
+                let sides: Vec<String> = expr
+                    .vars()
+                    .iter()
+                    .zip(&z.sides)
+                    .map(|(v, &(lo, hi))| format!("{v} in [{lo:e}, {hi:e}]"))
+                    .collect();
+                let verdict = if z.unique {
+                    "unique zero proven (interval Newton)"
+                } else {
+                    "possible zero, not proven (a multiple zero, a cluster, or none)"
+                };
+                println!("{}  {verdict}", sides.join(", "));
+            }
+            println!(
+                "{} boxes; {} proven unique; every zero in the box lies in one{}; {} boxes \
+                 excluded, {} Newton steps, {:.3} s on the {}",
+                found.zeros.len(),
+                found.zeros.iter().filter(|z| z.unique).count(),
+                if complete {
+                    ""
+                } else {
+                    " (the budget stopped the exclusion: some boxes are wider than --tol)"
+                },
+                found.evaluated,
+                found.newton_steps,
+                secs,
+                residual.backend().name()
+            );
+        }
+        FormatArg::Json => {
+            let zeros: Vec<serde_json::Value> = found
+                .zeros
+                .iter()
+                .map(|z| {
+                    let sides: serde_json::Map<String, serde_json::Value> = expr
+                        .vars()
+                        .iter()
+                        .zip(&z.sides)
+                        .map(|(v, &(lo, hi))| (v.clone(), serde_json::json!([lo, hi])))
+                        .collect();
+                    serde_json::json!({ "box": sides, "unique": z.unique })
+                })
+                .collect();
+            let doc = serde_json::json!({
+                "zeros": zeros, "complete": complete, "excluded_boxes": found.evaluated,
+                "newton_steps": found.newton_steps, "seconds": secs,
+                "backend": residual.backend().name(),
+            });
+            println!("{doc}");
+        }
+    }
+    Ok(())
+}
