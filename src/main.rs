@@ -152,10 +152,11 @@ enum Command {
         /// 3-D: the resolution along each line, 1/steps of the z range.
         #[arg(long, default_value_t = 1024)]
         steps: usize,
-        /// 2-D: specialize the expression per tile (min/max whose sides do not overlap on the
-        /// tile take one side) and evaluate each tile's children with its shorter program; the
-        /// same classes. Runs on the CPU evaluator; --stats prints the mean program length per
-        /// round.
+        /// Specialize the expression per tile (min/max whose sides do not overlap on the tile
+        /// take one side) and evaluate each tile's children with its shorter program: 2-D, the
+        /// same classes; 3-D, blocks of rays of the --tiles sizes (1 left out), each block's
+        /// rays searched with its program, the same depth map. Runs on the CPU evaluator;
+        /// --stats prints the mean program length per round.
         #[arg(long)]
         prune: bool,
     },
@@ -228,7 +229,7 @@ enum Command {
         #[arg(long)]
         search: bool,
         /// Time whole renders instead (Prospero 2-D at 512² and 1024², a 3-D depth map of the
-        /// bear at 512²), with the program's length before and after region specialization.
+        /// colonnade at 512²), with the program's length before and after region specialization.
         #[arg(long, conflicts_with_all = ["search", "gradient"])]
         render: bool,
         /// Time each expression's gradient (f, its continuity flags and its partial

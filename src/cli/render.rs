@@ -259,6 +259,44 @@ fn render_depth(
         })
         .collect();
     let start = Instant::now();
+    if args.prune {
+        // Blocks of rays with pruned programs (CPU); a block size of 1 would specialize for
+        // every ray, so the last block's rays are searched with its program instead.
+        if matches!(args.backend, BackendArg::Gpu) {
+            return Err(Failure::input(
+                "--prune runs on the CPU evaluator (pruned programs are not run on the GPU \
+                 yet); use --backend cpu or auto, or leave out --prune",
+            ));
+        }
+        let mut blocks: Vec<u32> = args.tiles.iter().copied().filter(|&t| t > 1).collect();
+        if blocks.is_empty() {
+            blocks.push(8);
+        }
+        let p = precision(args.precision);
+        let (found, levels) = search::prune::first_hits_pruned(&expr, p, &rays, width, &blocks, 8)
+            .map_err(|e| failure(e, &composed))?;
+        if args.stats || args.repeat.is_some() {
+            eprintln!(
+                "ivjit render --prune: {width}x{height} depth map on the cpu ({}): {:.3} ms; \
+                 {} boxes",
+                p.name(),
+                start.elapsed().as_secs_f64() * 1e3,
+                found.boxes
+            );
+            for l in &levels {
+                let what = if l.tile == 0 {
+                    "rays searched".to_string()
+                } else {
+                    format!("blocks of {:>3} rays", l.tile)
+                };
+                eprintln!(
+                    "  {what}: {:>9}; {:>8.1} scalar instructions per program run on average",
+                    l.boxes, l.mean_insts
+                );
+            }
+        }
+        return write_depth(args, &found.hits, z1, (width, height), (dx, dy), format);
+    }
     let found = ray::first_hits(&eval, &rays, 8).map_err(|e| failure(e, &composed))?;
     if args.stats || args.repeat.is_some() {
         eprintln!(
@@ -271,8 +309,20 @@ fn render_depth(
             found.finished_on_cpu
         );
     }
-    let depth: Vec<f64> = found
-        .hits
+    write_depth(args, &found.hits, z1, (width, height), (dx, dy), format)
+}
+
+/// Writes a depth map from the rays' hits (`z1 - t_lo` per pixel, NaN for a miss); `(dx, dy)`
+/// is the pixel size, for the shading's slopes.
+fn write_depth(
+    args: &RenderArgs,
+    hits: &[Option<(f64, f64)>],
+    z1: f64,
+    (width, height): (u32, u32),
+    (dx, dy): (f64, f64),
+    format: Format,
+) -> Result<(), Failure> {
+    let depth: Vec<f64> = hits
         .iter()
         .map(|h| h.map_or(f64::NAN, |(lo, _)| z1 - lo))
         .collect();

@@ -176,11 +176,275 @@ fn evaluate_group(
         .collect())
 }
 
+/// A block of rays on the grid: rows `r0..r1`, columns `c0..c1`.
+#[derive(Clone, Copy)]
+struct Block {
+    r0: usize,
+    r1: usize,
+    c0: usize,
+    c1: usize,
+}
+
+/// [`super::ray::first_hits`] with region specialization, on the CPU evaluator, for rays laid
+/// out on a grid (`width` rays per row, row-major), as `ivjit render` makes a depth map's: the
+/// grid is cut into blocks of `tiles[0]` x `tiles[0]` rays, each block's program specialized for
+/// its region (the hull of its rays' u, v and segments), blocks of `tiles[1]` inside specialized
+/// again, and so on; then each last block's rays are searched with its program (lowered with its
+/// region's facts). A block whose enclosure on its region excludes 0 (or is empty) holds no
+/// hit, and its rays are not searched at all. The hits are the plain search's, bit for bit:
+/// every box a ray evaluates lies in its blocks' regions. Returns the hits and, per level, the
+/// blocks and the mean length of the programs that evaluated them (the last entry: the
+/// programs the rays were searched with, per ray).
+pub fn first_hits_pruned(
+    expr: &Expression,
+    precision: Precision,
+    rays: &[super::ray::Ray],
+    width: u32,
+    tiles: &[u32],
+    split: u32,
+) -> Result<(super::ray::Hits, Vec<PruneRound>), Error> {
+    use super::ray::{cpu_with, may_vanish, slots_of, Hits};
+    let width = width as usize;
+    let bad = |s: String| Err(super::SearchError::Options(s).into());
+    if width == 0 || rays.len() % width != 0 {
+        return bad(format!("{} rays do not fill rows of {width}", rays.len()));
+    }
+    if tiles.is_empty() || tiles.windows(2).any(|w| w[1] >= w[0]) || tiles.contains(&0) {
+        return bad(format!(
+            "tiles {tiles:?}: sizes from coarse to fine, at least 1"
+        ));
+    }
+    if split < 2 {
+        return bad(format!(
+            "split {split}: a step splits a piece into at least 2"
+        ));
+    }
+    // The plain search's checks (variables t, u, v; one output; finite segments).
+    let plain = Evaluator::new(expr, precision, crate::BackendChoice::Cpu)?;
+    slots_of(plain.program())?;
+    if let Some(r) = rays
+        .iter()
+        .find(|r| !(r.t0 <= r.t1 && r.t0.is_finite() && r.t1.is_finite()))
+    {
+        return bad(format!(
+            "a ray's segment [{}, {}] needs finite ends with t0 <= t1",
+            r.t0, r.t1
+        ));
+    }
+    let height = rays.len() / width;
+    let graph = expr.ir();
+    let region = |g: &Graph, b: &Block| -> Vec<crate::Interval> {
+        let (mut u, mut v, mut t) = (
+            (f64::INFINITY, f64::NEG_INFINITY),
+            (f64::INFINITY, f64::NEG_INFINITY),
+            (f64::INFINITY, f64::NEG_INFINITY),
+        );
+        for r in b.r0..b.r1 {
+            for ray in &rays[r * width + b.c0..r * width + b.c1] {
+                u = (u.0.min(ray.u), u.1.max(ray.u));
+                v = (v.0.min(ray.v), v.1.max(ray.v));
+                t = (t.0.min(ray.t0), t.1.max(ray.t1));
+            }
+        }
+        g.vars
+            .iter()
+            .map(|name| {
+                let (lo, hi) = match name.as_str() {
+                    "u" => u,
+                    "v" => v,
+                    _ => t,
+                };
+                crate::Interval { lo, hi }
+            })
+            .collect()
+    };
+    let blocks_of = |b: &Block, size: usize| -> Vec<Block> {
+        let mut out = Vec::new();
+        for r0 in (b.r0..b.r1).step_by(size) {
+            for c0 in (b.c0..b.c1).step_by(size) {
+                out.push(Block {
+                    r0,
+                    r1: (r0 + size).min(b.r1),
+                    c0,
+                    c1: (c0 + size).min(b.c1),
+                });
+            }
+        }
+        out
+    };
+    let whole = Block {
+        r0: 0,
+        r1: height,
+        c0: 0,
+        c1: width,
+    };
+    let mut groups: Vec<(Specialized, Vec<Block>)> = vec![(
+        Specialized {
+            graph: graph.clone(),
+            facts: Vec::new(),
+            stats: Default::default(),
+        },
+        blocks_of(&whole, tiles[0] as usize),
+    )];
+    let mut stats = Vec::new();
+    let mut hits: Vec<Option<(f64, f64)>> = vec![None; rays.len()];
+    let mut boxes = 0u64;
+    for (l, &tile) in tiles.iter().enumerate() {
+        let last = l + 1 == tiles.len();
+        // Each group: per block, the program specialized for it, or None (no hit possible).
+        let evaluated: Vec<Result<Vec<Option<Specialized>>, Error>> = groups
+            .par_iter()
+            .map(|(program, blocks)| {
+                let g = &program.graph;
+                let nodes = NodeProgram::with_facts(g, precision, known(program))?;
+                let regions: Vec<Vec<crate::Interval>> =
+                    blocks.iter().map(|b| region(g, b)).collect();
+                let output = g.outputs[0].index();
+                Ok(nodes
+                    .facts(g, &regions)
+                    .into_iter()
+                    .map(|facts| {
+                        let e = facts.enclosures[output];
+                        may_vanish(e.lo, e.hi).then(|| specialize(g, &facts))
+                    })
+                    .collect())
+            })
+            .collect();
+        let mut round = PruneRound {
+            tile,
+            ..PruneRound::default()
+        };
+        let mut insts = 0usize;
+        let mut next = Vec::new();
+        for ((program, blocks), found) in groups.iter().zip(evaluated) {
+            let lowered = crate::lower::lower_with(&program.graph, precision, known(program))?;
+            insts += blocks.len() * lowered.insts.len();
+            round.boxes += blocks.len() as u64;
+            for (b, child) in blocks.iter().zip(found?) {
+                let Some(child) = child else { continue }; // no ray of the block hits
+                if last {
+                    next.push((child, vec![*b]));
+                } else {
+                    let size = tiles[l + 1] as usize;
+                    next.push((child, blocks_of(b, size)));
+                }
+            }
+        }
+        boxes += round.boxes;
+        round.mean_insts = insts as f64 / (round.boxes.max(1) as f64);
+        stats.push(round);
+        groups = next;
+    }
+    // The rays of every block that may hold a hit, each block searched with its program.
+    // Per block: each ray's index and hit, the boxes evaluated, instructions run per ray.
+    type Searched = (Vec<(usize, Option<(f64, f64)>)>, u64, usize);
+    let searched: Vec<Result<Searched, Error>> = groups
+        .par_iter()
+        .map(|(program, blocks)| {
+            let b = blocks[0];
+            let lowered = crate::lower::lower_with(&program.graph, precision, known(program))?;
+            let slots = slots_of(&lowered)?;
+            let index: Vec<usize> = (b.r0..b.r1)
+                .flat_map(|r| (b.c0..b.c1).map(move |c| r * width + c))
+                .collect();
+            let own: Vec<super::ray::Ray> = index.iter().map(|&i| rays[i]).collect();
+            let found = cpu_with(slots, &own, split, |inputs, n, out| {
+                eval_program(&lowered, inputs, n, out)
+            })?;
+            let n = own.len();
+            Ok((
+                index.into_iter().zip(found.hits).collect(),
+                found.boxes,
+                n * lowered.insts.len(),
+            ))
+        })
+        .collect();
+    let mut last = PruneRound {
+        tile: 0,
+        ..PruneRound::default()
+    };
+    let mut insts = 0usize;
+    for result in searched {
+        let (found, searched_boxes, ray_insts) = result?;
+        last.boxes += found.len() as u64;
+        insts += ray_insts;
+        boxes += searched_boxes;
+        for (i, hit) in found {
+            hits[i] = hit;
+        }
+    }
+    last.mean_insts = insts as f64 / (last.boxes.max(1) as f64);
+    stats.push(last);
+    Ok((
+        Hits {
+            hits,
+            boxes,
+            finished_on_cpu: 0,
+            device_seconds: 0.0,
+        },
+        stats,
+    ))
+}
+
+/// Runs `program` on a batch in [`Evaluator::eval_soa_into`]'s layout, its bounds checked and
+/// rounded as the evaluator does (outward to f32 for an f32 program).
+fn eval_program(
+    program: &crate::scalar::Program,
+    inputs: &[f64],
+    n: usize,
+    out: &mut [f64],
+) -> Result<(), Error> {
+    let columns: Vec<crate::Column> = inputs.chunks(n).map(crate::Column::F64).collect();
+    let checked = crate::input::checked(program, &columns, n)?;
+    let refs: Vec<&[f64]> = checked.iter().map(|c| &c[..]).collect();
+    let mut outs: Vec<&mut [f64]> = out.chunks_mut(n).collect();
+    crate::cpu::eval::eval_columns(program, &refs, n, &mut outs);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{render, RenderOptions};
     use super::*;
     use crate::BackendChoice;
+
+    /// Rays on a grid searched with per-block pruned programs find the plain search's hits,
+    /// bit for bit, on a union of a ball and a box cut by a slab, in f64 and f32, and search
+    /// with shorter programs.
+    #[test]
+    fn pruned_rays_equal_the_plain_rays() {
+        use super::super::ray::{first_hits, Ray};
+        let src = "let x = u; let y = v; let z = 1 - t; \
+                   max(min(sqrt(x^2 + y^2 + z^2) - 0.5, \
+                   max(abs(x - 0.45) - 0.25, max(abs(y + 0.1) - 0.3, abs(z) - 0.6))), \
+                   -(0.3 - abs(y - 0.5)))";
+        let expr = Expression::parse(src).unwrap();
+        let (w, h) = (40u32, 32u32);
+        let rays: Vec<Ray> = (0..w * h)
+            .map(|p| Ray {
+                u: -1.0 + (2.0 * (p % w) as f64 + 1.0) / w as f64,
+                v: 1.0 - (2.0 * (p / w) as f64 + 1.0) / h as f64,
+                t0: 0.0,
+                t1: 2.0,
+                min_width: 2.0 / 64.0,
+            })
+            .collect();
+        for p in [Precision::F64, Precision::F32] {
+            let eval = Evaluator::new(&expr, p, BackendChoice::Cpu).unwrap();
+            let plain = first_hits(&eval, &rays, 4).unwrap();
+            for tiles in [vec![16, 4], vec![8], vec![32, 8, 2]] {
+                let (pruned, stats) = first_hits_pruned(&expr, p, &rays, w, &tiles, 4).unwrap();
+                assert!(plain.hits == pruned.hits, "{p} {tiles:?}: other hits");
+                let hit = plain.hits.iter().filter(|h| h.is_some()).count();
+                assert!(hit > 30 && hit < (w * h) as usize - 30, "{hit}");
+                let (first, last) = (stats[0].mean_insts, stats.last().unwrap().mean_insts);
+                assert!(last < first, "{p} {tiles:?}: {stats:?}");
+            }
+        }
+        // Rays that do not fill rows, and tile sizes out of order, are refused.
+        assert!(first_hits_pruned(&expr, Precision::F64, &rays[..41], w, &[8], 4).is_err());
+        assert!(first_hits_pruned(&expr, Precision::F64, &rays, w, &[4, 8], 4).is_err());
+    }
 
     /// The pruned search gives the plain search's classes and rounds, on min/max models and in
     /// both precisions, and evaluates shorter programs after the first round.

@@ -164,5 +164,5 @@ fn render_section_reports_frames_and_pruned_lengths() {
         .output()
         .expect("run ivjit");
     assert_eq!(bad.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("bear-512"));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("colonnade-512"));
 }

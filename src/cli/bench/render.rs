@@ -9,10 +9,12 @@
 //!   evaluated with the program pruned for it, lowered with its region's facts). The row says
 //!   whether both give the same classes (they must), and the mean scalar instructions per box
 //!   of the pruned programs at each tile size (the first is the full program's).
-//! - `bear-512`: the bear head (3-D, from the same community set) as a depth map seen from
-//!   above: per pixel the first hit along the vertical line through [-1, 1]³, to 1/512 of the
-//!   height (`ivjit render` with z: the ray rule, `ivjit::search::ray`). Full program only:
-//!   the ray rule has no pruned variant yet.
+//! - `colonnade-512`: a 3-D model from the same community set (a colonnade, 332 min/max) as a
+//!   depth map seen from above: per pixel the first hit along the vertical line through
+//!   [-1, 1]³, to 1/512 of the height (`ivjit render` with z: the ray rule,
+//!   `ivjit::search::ray`), with the full program on the backend and with per-block pruned
+//!   programs on the CPU (`ivjit::search::prune::first_hits_pruned`, blocks of 32 and 8 rays);
+//!   the row says whether both find the same hits.
 //!
 //! Without a GPU the sizes are halved (256, 512 and a 128² map with 128 steps; the names keep
 //! the GPU sizes, `what` says the real ones) and the 3-D row runs in f64 only: on a small CPU
@@ -23,14 +25,15 @@ use std::time::Instant;
 use serde_json::{json, Value};
 
 use super::gpu::Device;
+use ivjit::search::prune::first_hits_pruned;
 use ivjit::search::{ray, render, render_pruned, RenderOptions};
 use ivjit::{BackendChoice, Evaluator, Expression, Precision};
 
 /// The Prospero challenge's tape (see `search.rs`).
 const PROSPERO: &str = include_str!("../../../tests/data/models/prospero.vm");
-/// The bear head (tests/data/models/bear.vm, MPL-2.0, from the Fidget repository; see
+/// The colonnade (tests/data/models/colonnade.vm, MPL-2.0, from the Fidget repository; see
 /// tests/data/models/README.md).
-const BEAR: &str = include_str!("../../../tests/data/models/bear.vm");
+const COLONNADE: &str = include_str!("../../../tests/data/models/colonnade.vm");
 
 /// Timed frames after the warm-up (the median is reported).
 const RUNS: usize = 3;
@@ -53,7 +56,7 @@ fn timed<T>(mut f: impl FnMut() -> Result<T, String>) -> Result<(f64, T), String
 }
 
 /// The names of the section's rows.
-pub const NAMES: [&str; 3] = ["prospero-512", "prospero-1024", "bear-512"];
+pub const NAMES: [&str; 3] = ["prospero-512", "prospero-1024", "colonnade-512"];
 
 /// Runs the render section; `only` filters by name. Returns the JSON rows and the table.
 pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), String> {
@@ -109,7 +112,7 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
             ));
         }
     }
-    if wanted("bear-512") {
+    if wanted("colonnade-512") {
         let (size, steps) = if gpu { (512u32, 512usize) } else { (128, 128) };
         let precisions: &[Precision] = if gpu {
             &[Precision::F64, Precision::F32]
@@ -117,10 +120,10 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
             &[Precision::F64]
         };
         // The surface along the vertical lines x = u, y = v, z = 1 - t, t in [0, 2].
-        let bear = Expression::parse_tape(BEAR).map_err(|e| e.to_string())?;
+        let model = Expression::parse_tape(COLONNADE).map_err(|e| e.to_string())?;
         let composed = format!(
             "let x = u; let y = v; let z = 1 - t;\n{}",
-            ivjit::syntax::tape::to_expression_text(BEAR).map_err(|e| e.render(BEAR))?
+            ivjit::syntax::tape::to_expression_text(COLONNADE).map_err(|e| e.render(COLONNADE))?
         );
         let expr = Expression::parse(&composed).map_err(|e| e.to_string())?;
         let d = 2.0 / size as f64;
@@ -138,21 +141,39 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
             .collect();
         for &p in precisions {
             let ev = Evaluator::new(&expr, p, choice).map_err(|e| e.to_string())?;
-            let insts = bear.scalar(p).map_err(|e| e.to_string())?.insts.len();
+            let insts = model.scalar(p).map_err(|e| e.to_string())?.insts.len();
             let (secs, hits) = timed(|| ray::first_hits(&ev, &rays, 8).map_err(|e| e.to_string()))?;
+            let (pruned_secs, (pruned, levels)) = timed(|| {
+                first_hits_pruned(&expr, p, &rays, size, &[32, 8], 8).map_err(|e| e.to_string())
+            })?;
+            let same = pruned.hits == hits.hits;
             let hit = hits.hits.iter().filter(|h| h.is_some()).count();
+            let per_level: Vec<f64> = levels.iter().map(|l| l.mean_insts).collect();
             rows.push(json!({
-                "model": "bear-512", "kind": "3-D depth map", "width": size, "height": size,
-                "steps": steps, "precision": p.name(), "backend": ev.backend().name(),
-                "frame_ms": secs * 1e3, "boxes": hits.boxes, "full_insts": insts,
-                "pixels_hit": hit, "rays_finished_on_cpu": hits.finished_on_cpu,
+                "model": "colonnade-512", "kind": "3-D depth map", "width": size,
+                "height": size, "steps": steps, "precision": p.name(),
+                "backend": ev.backend().name(), "frame_ms": secs * 1e3, "boxes": hits.boxes,
+                "full_insts": insts, "pixels_hit": hit,
+                "rays_finished_on_cpu": hits.finished_on_cpu,
+                "pruned_frame_ms": pruned_secs * 1e3, "pruned_boxes": pruned.boxes,
+                "pruned_insts_per_box": per_level, "same_hits": same,
             }));
+            let shown: Vec<String> = levels
+                .iter()
+                .map(|l| match l.tile {
+                    0 => format!("rays: {:.1}", l.mean_insts),
+                    t => format!("{t} rays: {:.1}", l.mean_insts),
+                })
+                .collect();
             text.push_str(&format!(
-                "| bear-512 | {size}x{size} depth map, {steps} steps, {hit} pixels hit | {} | {} | {:.2} | {} | {insts} | - | - | - |\n",
+                "| colonnade-512 | {size}x{size} depth map, {steps} steps, {hit} pixels hit | {} | {} | {:.2} | {} | {insts} | {:.1} | {} | {} |\n",
                 p.name(),
                 ev.backend().name(),
                 secs * 1e3,
                 hits.boxes,
+                pruned_secs * 1e3,
+                shown.join("; "),
+                if same { "yes" } else { "NO (bug!)" },
             ));
         }
     }
