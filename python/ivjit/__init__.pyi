@@ -67,6 +67,20 @@ BOUNDARY: int
 
 Box = Union[Mapping[str, Tuple[float, float]], Sequence[Tuple[float, float]]]
 
+def depth_map(
+    f: Union[Function, str],
+    width: int,
+    height: int,
+    region: Tuple[float, float, float, float],
+    zrange: Tuple[float, float] = (-1.0, 1.0),
+    steps: int = 1024,
+    precision: Literal["f64", "f32"] = "f64",
+    backend: Literal["auto", "cpu", "gpu"] = "auto",
+    prune: bool = False,
+    tiles: Optional[Sequence[int]] = None,
+) -> npt.NDArray[np.float64]:
+    """Heights of the surface f(x, y, z) = 0 seen from above, NaN where a line misses it."""
+
 class Minimum(NamedTuple):
     """A certified enclosure `lower <= min f <= upper` over the box, and what it cost."""
 

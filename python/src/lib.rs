@@ -316,6 +316,55 @@ impl Function {
         Ok((classes, rounds))
     }
 
+    /// A depth map of the surface f(x, y, z) = 0 seen from above: `ivjit::search::ray::DepthMap`
+    /// with the ray rule on the function's backend, or with `prune` the pruned blocks of rays
+    /// on the CPU (`ivjit::search::prune::first_hits_pruned`, blocks of `tiles`). Returns the
+    /// heights as a (height, width) float64 array, NaN where a line misses the surface.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (width, height, region, zrange, steps, prune = false, tiles = Vec::new()))]
+    fn _depth<'py>(
+        &self,
+        py: Python<'py>,
+        width: u32,
+        height: u32,
+        region: [f64; 4],
+        zrange: (f64, f64),
+        steps: usize,
+        prune: bool,
+        tiles: Vec<u32>,
+    ) -> PyResult<pyo3::Bound<'py, PyAny>> {
+        let map = ivjit::search::ray::DepthMap {
+            width,
+            height,
+            region,
+            zrange,
+            steps,
+        };
+        let heights = py
+            .allow_threads(|| {
+                let f = ivjit::Expression::parse(self.expr.source())?;
+                let along = map.along_rays(&f)?;
+                let rays = map.rays()?;
+                let p = self.eval.precision();
+                let hits = if prune {
+                    let blocks = if tiles.is_empty() { vec![32, 8] } else { tiles };
+                    ivjit::search::prune::first_hits_pruned(&along, p, &rays, width, &blocks, 8)?.0
+                } else {
+                    let b = match self.eval.backend() {
+                        ivjit::Backend::Cpu => ivjit::BackendChoice::Cpu,
+                        ivjit::Backend::Gpu => ivjit::BackendChoice::Gpu,
+                    };
+                    let eval = ivjit::Evaluator::new(&along, p, b)?;
+                    ivjit::search::ray::first_hits(&eval, &rays, 8)?
+                };
+                Ok::<_, ivjit::Error>(map.heights(&hits.hits))
+            })
+            .map_err(|e| to_py(e, self.expr.source()))?;
+        Ok(PyArray1::from_vec(py, heights)
+            .reshape([height as usize, width as usize])?
+            .into_any())
+    }
+
     /// Branch and bound for a certified enclosure of the minimum over `root` (one (lo, hi)
     /// per variable): `ivjit::search::minimize::minimize`. Returns (lower, upper, argmin,
     /// stopped, rounds, boxes, remaining).

@@ -115,6 +115,10 @@ def test_searches_on_the_gpu_equal_the_cpu():
     a = ivjit.solve("x^2 + y^2 - 1, y - x^3", box, backend="cpu")
     b = ivjit.solve("x^2 + y^2 - 1, y - x^3", box, backend="gpu")
     assert np.array_equal(a.boxes, b.boxes) and a.unique == b.unique
+    ball = "x^2 + y^2 + z^2 - 0.64"
+    a = ivjit.depth_map(ball, 64, 48, (-1, 1, -0.75, 0.75), steps=512, backend="cpu")
+    b = ivjit.depth_map(ball, 64, 48, (-1, 1, -0.75, 0.75), steps=512, backend="gpu")
+    assert np.array_equal(a, b, equal_nan=True)
 
 
 def test_minimize_in_the_mean_value_form_needs_far_fewer_boxes():
@@ -177,3 +181,29 @@ def test_pruned_render_gives_the_same_classes():
         pruned = ivjit.render(src, 160, 96, (-1, 1, -0.75, 0.75), precision=precision, backend="cpu", prune=True)
         assert np.array_equal(full, pruned)
         assert (full == ivjit.INSIDE).sum() > 100 and (full == ivjit.OUTSIDE).sum() > 100
+
+
+def test_depth_map_of_a_ball_contains_its_top():
+    # The ball x^2 + y^2 + z^2 <= 0.64 seen from above: at a pixel center (x, y) inside the
+    # disk the top is sqrt(0.64 - x^2 - y^2) (exact at 200 bits); the height reported is at or
+    # above it and within two steps; outside the disk, NaN. Pruned blocks: the same heights.
+    n, steps = 24, 256
+    h = ivjit.depth_map("x^2 + y^2 + z^2 - 0.64", n, n, (-1, 1, -1, 1), steps=steps, backend="cpu")
+    assert h.shape == (n, n)
+    with mpmath.workprec(200):
+        for i in range(n):
+            for j in range(n):
+                x = mpmath.mpf(-1) + (2 * j + 1) * mpmath.mpf(1) / n
+                y = mpmath.mpf(1) - (2 * i + 1) * mpmath.mpf(1) / n
+                r2 = mpmath.mpf("0.64") - x * x - y * y
+                if r2 > 0.001:
+                    top = mpmath.sqrt(r2)
+                    assert top <= h[i, j] <= top + 2 * 2.0 / steps + 1e-12, (i, j, h[i, j], top)
+                elif r2 < -0.001:
+                    assert np.isnan(h[i, j]), (i, j, h[i, j])
+    model = "max(x^2 + y^2 + z^2 - 0.64, -(min(abs(x) - 0.2, abs(y + 0.3) - 0.1)))"
+    a = ivjit.depth_map(model, n, n, (-1, 1, -1, 1), steps=steps, backend="cpu")
+    b = ivjit.depth_map(model, n, n, (-1, 1, -1, 1), steps=steps, backend="cpu", prune=True, tiles=[8, 4])
+    assert np.array_equal(a, b, equal_nan=True) and np.isfinite(a).sum() > 50
+    with pytest.raises(ivjit.InputError):
+        ivjit.depth_map("x + w", 4, 4, (-1, 1, -1, 1), backend="cpu")

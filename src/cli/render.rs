@@ -225,10 +225,23 @@ fn render_depth(
     if args.steps == 0 {
         return Err(Failure::input("--steps must be at least 1"));
     }
-    let hex = |x: f64| format!("({})", ivjit::syntax::number::hexf64(x));
-    // The surface along the vertical lines: x = u, y = v, z = z1 - t.
-    let composed = format!("let x = u; let y = v; let z = {} - t;\n{text}", hex(z1));
-    let expr = Expression::parse(&composed).map_err(|e| failure(e, &composed))?;
+    let [x0, x1, y0, y1] = region;
+    if !(x0.is_finite() && x1.is_finite() && y0.is_finite() && y1.is_finite() && x0 < x1 && y0 < y1)
+    {
+        return Err(Failure::input(format!(
+            "--region {x0},{x1},{y0},{y1}: needs finite bounds with x0 < x1 and y0 < y1"
+        )));
+    }
+    let map = ray::DepthMap {
+        width,
+        height,
+        region,
+        zrange: (z0, z1),
+        steps: args.steps,
+    };
+    let user = Expression::parse(text).map_err(|e| failure(e, text))?;
+    let expr = map.along_rays(&user).map_err(|e| failure(e, text))?;
+    let composed = expr.source().to_string();
     let choice = match args.backend {
         BackendArg::Auto => BackendChoice::Auto,
         BackendArg::Cpu => BackendChoice::Cpu,
@@ -237,27 +250,8 @@ fn render_depth(
     let eval = Evaluator::new(&expr, precision(args.precision), choice)
         .map_err(|e| failure(e, &composed))?;
     report_fallback(&eval);
-    let [x0, x1, y0, y1] = region;
-    if !(x0.is_finite() && x1.is_finite() && y0.is_finite() && y1.is_finite() && x0 < x1 && y0 < y1)
-    {
-        return Err(Failure::input(format!(
-            "--region {x0},{x1},{y0},{y1}: needs finite bounds with x0 < x1 and y0 < y1"
-        )));
-    }
     let (dx, dy) = ((x1 - x0) / width as f64, (y1 - y0) / height as f64);
-    let span = z1 - z0;
-    let rays: Vec<ray::Ray> = (0..height as usize * width as usize)
-        .map(|p| {
-            let (i, j) = (p / width as usize, p % width as usize);
-            ray::Ray {
-                u: x0 + (j as f64 + 0.5) * dx,
-                v: y1 - (i as f64 + 0.5) * dy,
-                t0: 0.0,
-                t1: span,
-                min_width: span / args.steps as f64,
-            }
-        })
-        .collect();
+    let rays = map.rays().map_err(|e| failure(e, text))?;
     let start = Instant::now();
     if args.prune {
         // Blocks of rays with pruned programs (CPU); a block size of 1 would specialize for
@@ -295,7 +289,7 @@ fn render_depth(
                 );
             }
         }
-        return write_depth(args, &found.hits, z1, (width, height), (dx, dy), format);
+        return write_depth(args, &map.heights(&found.hits), (width, height), (dx, dy), format);
     }
     let found = ray::first_hits(&eval, &rays, 8).map_err(|e| failure(e, &composed))?;
     if args.stats || args.repeat.is_some() {
@@ -309,23 +303,18 @@ fn render_depth(
             found.finished_on_cpu
         );
     }
-    write_depth(args, &found.hits, z1, (width, height), (dx, dy), format)
+    write_depth(args, &map.heights(&found.hits), (width, height), (dx, dy), format)
 }
 
-/// Writes a depth map from the rays' hits (`z1 - t_lo` per pixel, NaN for a miss); `(dx, dy)`
-/// is the pixel size, for the shading's slopes.
+/// Writes a depth map (a height per pixel, NaN for a miss); `(dx, dy)` is the pixel size, for
+/// the shading's slopes.
 fn write_depth(
     args: &RenderArgs,
-    hits: &[Option<(f64, f64)>],
-    z1: f64,
+    depth: &[f64],
     (width, height): (u32, u32),
     (dx, dy): (f64, f64),
     format: Format,
 ) -> Result<(), Failure> {
-    let depth: Vec<f64> = hits
-        .iter()
-        .map(|h| h.map_or(f64::NAN, |(lo, _)| z1 - lo))
-        .collect();
     let bytes = match format {
         Format::Npy => {
             use npyz::WriterBuilder;

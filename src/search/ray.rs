@@ -80,6 +80,96 @@ pub fn first_hits(eval: &Evaluator, rays: &[Ray], split: u32) -> Result<Hits, Er
     }
 }
 
+/// A depth map: the surface f(x, y, z) = 0 seen from above, over `region` in x and y, searched
+/// from z1 down to z0. Pixel (i, j) (row i from the top) is the vertical line through its
+/// center (`x0 + (j + 1/2) dx`, `y1 - (i + 1/2) dy`, as doubles), searched by the ray rule to
+/// `(z1 - z0) / steps`; its height is `z1 - t_lo` of the hit piece: no point of the surface on
+/// that line lies above it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DepthMap {
+    /// Pixels per row.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
+    /// `[x0, x1, y0, y1]`, finite, `x0 < x1`, `y0 < y1`.
+    pub region: [f64; 4],
+    /// `(z0, z1)`, finite, `z0 < z1`.
+    pub zrange: (f64, f64),
+    /// The resolution along each line: 1/steps of the z range.
+    pub steps: usize,
+}
+
+impl DepthMap {
+    /// Whether the options describe a map.
+    fn check(&self) -> Result<(), Error> {
+        let [x0, x1, y0, y1] = self.region;
+        let (z0, z1) = self.zrange;
+        let finite = [x0, x1, y0, y1, z0, z1].iter().all(|v| v.is_finite());
+        let problem = if self.width == 0 || self.height == 0 {
+            Some("the image needs at least one pixel".to_string())
+        } else if !(finite && x0 < x1 && y0 < y1 && z0 < z1) {
+            Some(format!(
+                "region {x0},{x1},{y0},{y1} and heights {z0},{z1}: finite, with x0 < x1, y0 < y1 \
+                 and z0 < z1"
+            ))
+        } else if self.steps == 0 {
+            Some("steps must be at least 1".to_string())
+        } else {
+            None
+        };
+        match problem {
+            Some(p) => Err(SearchError::Options(p).into()),
+            None => Ok(()),
+        }
+    }
+
+    /// f along the vertical lines: `f(u, v, z1 - t)` in the ray variables t, u and v, for f of
+    /// x, y and z (z1 written exactly).
+    pub fn along_rays(&self, f: &crate::Expression) -> Result<crate::Expression, Error> {
+        self.check()?;
+        if let Some(name) = f.vars().iter().find(|v| !["x", "y", "z"].contains(&v.as_str())) {
+            return Err(SearchError::Options(format!(
+                "the expression's variable '{name}' is not a coordinate: a depth map binds x, y \
+                 and z only"
+            ))
+            .into());
+        }
+        let z1 = crate::syntax::number::hexf64(self.zrange.1);
+        crate::Expression::parse(&format!(
+            "let x = u; let y = v; let z = ({z1}) - t;\n{}",
+            f.source()
+        ))
+    }
+
+    /// The pixels' rays, row-major.
+    pub fn rays(&self) -> Result<Vec<Ray>, Error> {
+        self.check()?;
+        let [x0, x1, y0, y1] = self.region;
+        let (w, h) = (self.width as usize, self.height as usize);
+        let (dx, dy) = ((x1 - x0) / w as f64, (y1 - y0) / h as f64);
+        let span = self.zrange.1 - self.zrange.0;
+        Ok((0..w * h)
+            .map(|p| {
+                let (i, j) = (p / w, p % w);
+                Ray {
+                    u: x0 + (j as f64 + 0.5) * dx,
+                    v: y1 - (i as f64 + 0.5) * dy,
+                    t0: 0.0,
+                    t1: span,
+                    min_width: span / self.steps as f64,
+                }
+            })
+            .collect())
+    }
+
+    /// Each pixel's height, `z1 - t_lo` of its hit; NaN where the line misses the surface.
+    pub fn heights(&self, hits: &[Option<(f64, f64)>]) -> Vec<f64> {
+        hits.iter()
+            .map(|h| h.map_or(f64::NAN, |(lo, _)| self.zrange.1 - lo))
+            .collect()
+    }
+}
+
 /// Where t, u and v go among the evaluator's variables.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Slots {
