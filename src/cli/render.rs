@@ -289,7 +289,13 @@ fn render_depth(
                 );
             }
         }
-        return write_depth(args, &map.heights(&found.hits), (width, height), (dx, dy), format);
+        return write_depth(
+            args,
+            &map.heights(&found.hits),
+            (width, height),
+            (dx, dy),
+            format,
+        );
     }
     let found = ray::first_hits(&eval, &rays, 8).map_err(|e| failure(e, &composed))?;
     if args.stats || args.repeat.is_some() {
@@ -303,7 +309,13 @@ fn render_depth(
             found.finished_on_cpu
         );
     }
-    write_depth(args, &map.heights(&found.hits), (width, height), (dx, dy), format)
+    write_depth(
+        args,
+        &map.heights(&found.hits),
+        (width, height),
+        (dx, dy),
+        format,
+    )
 }
 
 /// Writes a depth map (a height per pixel, NaN for a miss); `(dx, dy)` is the pixel size, for

@@ -127,7 +127,11 @@ impl DepthMap {
     /// x, y and z (z1 written exactly).
     pub fn along_rays(&self, f: &crate::Expression) -> Result<crate::Expression, Error> {
         self.check()?;
-        if let Some(name) = f.vars().iter().find(|v| !["x", "y", "z"].contains(&v.as_str())) {
+        if let Some(name) = f
+            .vars()
+            .iter()
+            .find(|v| !["x", "y", "z"].contains(&v.as_str()))
+        {
             return Err(SearchError::Options(format!(
                 "the expression's variable '{name}' is not a coordinate: a depth map binds x, y \
                  and z only"
