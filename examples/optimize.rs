@@ -25,6 +25,7 @@
 //! Cost: the natural interval extension overestimates by O(width) even at a minimizer, so the
 //! number of boxes grows like 1/tol near each minimizer; expressions where each variable occurs
 //! once per term converge much faster.
+use ivjit::search::minimize::Minimizer;
 use ivjit::{Backend, BackendChoice, Evaluator, Expression, Precision};
 use std::time::Instant;
 
@@ -64,29 +65,17 @@ pub fn minimize(
     minimize_in(src, boxes, tol, backend, max_boxes, Form::Natural, false)
 }
 
-/// How f is evaluated on a box.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Form {
-    /// The natural interval extension.
-    Natural,
-    /// The mean-value form intersected with the natural extension
-    /// (`Expression::mean_value_form`: the gradient compiled into the same kernel).
-    MeanValue,
-    /// The mean-value form with the monotonicity test and gradient-based exclusion
-    /// (`Expression::minimization_form`).
-    Gradient,
-}
+pub use ivjit::search::minimize::Form;
 
-impl Form {
-    fn parse(s: &str) -> Result<Form, String> {
-        match s {
-            "natural" => Ok(Form::Natural),
-            "mean-value" => Ok(Form::MeanValue),
-            "gradient" => Ok(Form::Gradient),
-            _ => Err(format!(
-                "--form {s}: expected natural, mean-value or gradient"
-            )),
-        }
+/// `--form NAME`.
+fn parse_form(s: &str) -> Result<Form, String> {
+    match s {
+        "natural" => Ok(Form::Natural),
+        "mean-value" => Ok(Form::MeanValue),
+        "gradient" => Ok(Form::Gradient),
+        _ => Err(format!(
+            "--form {s}: expected natural, mean-value or gradient"
+        )),
     }
 }
 
@@ -135,51 +124,17 @@ pub fn minimize_in(
     }
 
     let t0 = Instant::now();
-    let gradient = if descent {
-        let (g, layout) = expr.gradient().map_err(|e| e.to_string())?;
-        Some((g, layout))
-    } else {
-        None
-    };
-    let expr = match form {
-        Form::Natural => expr,
-        Form::MeanValue => expr.mean_value_form().map_err(|e| e.to_string())?,
-        Form::Gradient => expr.minimization_form(&root).map_err(|e| e.to_string())?,
-    };
-    let eval = Evaluator::new(&expr, Precision::F64, backend).map_err(|e| e.to_string())?;
-    // The descent's evaluator runs where the search runs.
-    let same = match eval.backend() {
-        ivjit::Backend::Cpu => BackendChoice::Cpu,
-        ivjit::Backend::Gpu => BackendChoice::Gpu,
-    };
-    let local = match &gradient {
-        Some((g, layout)) => Some((
-            Evaluator::new(g, Precision::F64, same).map_err(|e| e.to_string())?,
-            *layout,
-        )),
-        None => None,
-    };
-    let descent = local
-        .as_ref()
-        .map(|(e, layout)| ivjit::search::minimize::Descent {
-            gradient: e,
-            layout: *layout,
-            steps: 100,
-        });
-    // One round with nothing to prove builds the search's device kernels: compilation too.
-    ivjit::search::minimize::minimize_with(&eval, &root, f64::INFINITY, 1, descent.as_ref())
+    let search = Minimizer::new(&expr, &root, form, descent, Precision::F64, backend)
         .map_err(|e| e.to_string())?;
+    let eval = search.evaluator();
+    // One round with nothing to prove builds the search's device kernels: compilation too.
+    search.run(f64::INFINITY, 1).map_err(|e| e.to_string())?;
     let compile_seconds = t0.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    let m = ivjit::search::minimize::minimize_with(
-        &eval,
-        &root,
-        tol,
-        max_boxes as u64,
-        descent.as_ref(),
-    )
-    .map_err(|e| e.to_string())?;
+    let m = search
+        .run(tol, max_boxes as u64)
+        .map_err(|e| e.to_string())?;
     Ok(Report {
         lower: m.lower,
         upper: m.upper,
@@ -365,7 +320,7 @@ fn run() -> Result<(), String> {
             }
             "--tol" => tol = value()?.parse().map_err(|_| "--tol takes a number")?,
             "--mean-value" => form = Form::MeanValue,
-            "--form" => form = Form::parse(value()?)?,
+            "--form" => form = parse_form(value()?)?,
             "--descent" => descent = true,
             "--max-boxes" => {
                 max_boxes = value()?.parse().map_err(|_| "--max-boxes takes a count")?

@@ -22,7 +22,7 @@
 //!
 //! For one variable, a cluster without a Newton proof is also checked for a sign change at its
 //! ends: "root exists (sign change; assumes f continuous)".
-use ivjit::search::newton::{isolate as newton_isolate, Jacobian};
+use ivjit::search::newton::Solver;
 use ivjit::{Backend, BackendChoice, Evaluator, Expression, Interval, Precision};
 use std::time::Instant;
 
@@ -115,16 +115,14 @@ pub fn solve(
     if tol.is_nan() || tol < 0.0 {
         return Err("need a tolerance >= 0".into());
     }
-    let residual = Evaluator::new(&expr.residual()?, Precision::F64, backend)?;
+    let solver = Solver::new(&expr, backend)?;
+    let residual = solver.residual();
     let same = match residual.backend() {
         Backend::Cpu => BackendChoice::Cpu,
         Backend::Gpu => BackendChoice::Gpu,
     };
-    let (jac, layout) = expr.jacobian()?;
-    let jac = Evaluator::new(&jac, Precision::F64, same)?;
     let start = Instant::now();
-    let jacobian = Jacobian { eval: &jac, layout };
-    let found = newton_isolate(&residual, &jacobian, &root, tol, MAX_BOXES)?;
+    let found = solver.isolate(&root, tol, MAX_BOXES)?;
     let mut clusters: Vec<Cluster> = found
         .zeros
         .iter()

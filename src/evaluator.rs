@@ -101,6 +101,17 @@ impl Evaluator {
         }
     }
 
+    /// A CPU evaluator of a program made elsewhere (a region's pruned program): its batches
+    /// are checked and rounded like every evaluator's.
+    pub(crate) fn cpu_of(program: Program) -> Evaluator {
+        Evaluator {
+            program: Arc::new(program),
+            backend: Backend::Cpu,
+            gpu: None,
+            fallback_reason: None,
+        }
+    }
+
     /// The backend that was selected.
     pub fn backend(&self) -> Backend {
         self.backend

@@ -389,20 +389,13 @@ impl Function {
                     return ivjit::search::minimize::minimize(&self.eval, &root, tol, max_boxes);
                 }
                 let f = ivjit::Expression::parse(self.expr.source())?;
-                let (p, b) = (self.eval.precision(), self.eval.backend());
-                let b = match b {
+                let b = match self.eval.backend() {
                     ivjit::Backend::Cpu => ivjit::BackendChoice::Cpu,
                     ivjit::Backend::Gpu => ivjit::BackendChoice::Gpu,
                 };
-                let form = ivjit::Evaluator::new(&f.minimization_form(&root)?, p, b)?;
-                let (g, layout) = f.gradient()?;
-                let g = ivjit::Evaluator::new(&g, p, b)?;
-                let descent = ivjit::search::minimize::Descent {
-                    gradient: &g,
-                    layout,
-                    steps: 100,
-                };
-                ivjit::search::minimize::minimize_with(&form, &root, tol, max_boxes, Some(&descent))
+                use ivjit::search::minimize::{Form, Minimizer};
+                Minimizer::new(&f, &root, Form::Gradient, true, self.eval.precision(), b)?
+                    .run(tol, max_boxes)
             })
             .map_err(|e| to_py(e, self.expr.source()))?;
         use ivjit::search::minimize::Stopped;
@@ -494,12 +487,7 @@ impl Function {
                     ivjit::Backend::Cpu => ivjit::BackendChoice::Cpu,
                     ivjit::Backend::Gpu => ivjit::BackendChoice::Gpu,
                 };
-                let p = ivjit::Precision::F64;
-                let residual = ivjit::Evaluator::new(&f.residual()?, p, b)?;
-                let (jac, layout) = f.jacobian()?;
-                let jac = ivjit::Evaluator::new(&jac, p, b)?;
-                let jacobian = ivjit::search::newton::Jacobian { eval: &jac, layout };
-                ivjit::search::newton::isolate(&residual, &jacobian, &root, tol, max_boxes)
+                ivjit::search::newton::Solver::new(&f, b)?.isolate(&root, tol, max_boxes)
             })
             .map_err(|e| to_py(e, self.expr.source()))?;
         use ivjit::search::exclude::Ended;

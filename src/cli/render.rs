@@ -66,7 +66,7 @@ pub fn render(args: RenderArgs) -> Result<(), Failure> {
     let format = Format::of(&args.output)?;
     let (text, expr) = compile(&args.source)?;
     if expr.vars().iter().any(|v| v == "z") {
-        return render_depth(&args, &text, width, height, region, format);
+        return render_depth(&args, &text, &expr, (width, height), region, format);
     }
     if args.prune {
         return render_pruned(&args, &text, &expr, width, height, region, format);
@@ -216,31 +216,20 @@ fn parse_zrange(s: &str) -> Result<(f64, f64), Failure> {
 fn render_depth(
     args: &RenderArgs,
     text: &str,
-    width: u32,
-    height: u32,
+    surface: &Expression,
+    (width, height): (u32, u32),
     region: [f64; 4],
     format: Format,
 ) -> Result<(), Failure> {
-    let (z0, z1) = parse_zrange(&args.zrange)?;
-    if args.steps == 0 {
-        return Err(Failure::input("--steps must be at least 1"));
-    }
-    let [x0, x1, y0, y1] = region;
-    if !(x0.is_finite() && x1.is_finite() && y0.is_finite() && y1.is_finite() && x0 < x1 && y0 < y1)
-    {
-        return Err(Failure::input(format!(
-            "--region {x0},{x1},{y0},{y1}: needs finite bounds with x0 < x1 and y0 < y1"
-        )));
-    }
     let map = ray::DepthMap {
         width,
         height,
         region,
-        zrange: (z0, z1),
+        zrange: parse_zrange(&args.zrange)?,
         steps: args.steps,
     };
-    let user = Expression::parse(text).map_err(|e| failure(e, text))?;
-    let expr = map.along_rays(&user).map_err(|e| failure(e, text))?;
+    // `along_rays` checks the region, the heights and the steps.
+    let expr = map.along_rays(surface).map_err(|e| failure(e, text))?;
     let composed = expr.source().to_string();
     let choice = match args.backend {
         BackendArg::Auto => BackendChoice::Auto,
@@ -250,6 +239,7 @@ fn render_depth(
     let eval = Evaluator::new(&expr, precision(args.precision), choice)
         .map_err(|e| failure(e, &composed))?;
     report_fallback(&eval);
+    let [x0, x1, y0, y1] = region;
     let (dx, dy) = ((x1 - x0) / width as f64, (y1 - y0) / height as f64);
     let rays = map.rays().map_err(|e| failure(e, text))?;
     let start = Instant::now();

@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use super::{compile, failure, report_fallback, Failure};
 use crate::{BackendArg, FormatArg, Source};
-use ivjit::search::minimize::{minimize_with, Descent, Stopped};
-use ivjit::search::newton::{isolate, Jacobian};
-use ivjit::{BackendChoice, Evaluator, Expression, Interval, Precision};
+use ivjit::search::minimize::{Form, Minimizer, Stopped};
+use ivjit::search::newton::Solver;
+use ivjit::{BackendChoice, Expression, Interval, Precision};
 
 /// How `ivjit minimize` evaluates f on a box.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -111,31 +111,25 @@ pub fn minimize(args: MinimizeArgs) -> Result<(), Failure> {
     if args.tol.is_nan() || args.tol < 0.0 {
         return Err(Failure::input("--tol must be a number >= 0"));
     }
-    let f = match args.form {
-        FormArg::Natural => expr.clone(),
-        FormArg::MeanValue => expr.mean_value_form().map_err(|e| failure(e, &text))?,
-        FormArg::Gradient => expr
-            .minimization_form(&root)
-            .map_err(|e| failure(e, &text))?,
+    let form = match args.form {
+        FormArg::Natural => Form::Natural,
+        FormArg::MeanValue => Form::MeanValue,
+        FormArg::Gradient => Form::Gradient,
     };
-    let eval =
-        Evaluator::new(&f, Precision::F64, choice(args.backend)).map_err(|e| failure(e, &text))?;
-    report_fallback(&eval);
-    // The descent's evaluator runs where the search runs.
-    let same = match eval.backend() {
-        ivjit::Backend::Cpu => BackendChoice::Cpu,
-        ivjit::Backend::Gpu => BackendChoice::Gpu,
-    };
-    let (grad, layout) = expr.gradient().map_err(|e| failure(e, &text))?;
-    let grad = Evaluator::new(&grad, Precision::F64, same).map_err(|e| failure(e, &text))?;
-    let descent = Descent {
-        gradient: &grad,
-        layout,
-        steps: 100,
-    };
-    let descent = (!args.no_descent).then_some(&descent);
+    let search = Minimizer::new(
+        &expr,
+        &root,
+        form,
+        !args.no_descent,
+        Precision::F64,
+        choice(args.backend),
+    )
+    .map_err(|e| failure(e, &text))?;
+    let eval = search.evaluator();
+    report_fallback(eval);
     let start = Instant::now();
-    let m = minimize_with(&eval, &root, args.tol, args.max_boxes, descent)
+    let m = search
+        .run(args.tol, args.max_boxes)
         .map_err(|e| failure(e, &text))?;
     let secs = start.elapsed().as_secs_f64();
     let stopped = match m.stopped {
@@ -200,25 +194,13 @@ pub fn solve(args: SolveArgs) -> Result<(), Failure> {
     if args.tol.is_nan() || args.tol < 0.0 {
         return Err(Failure::input("--tol must be a number >= 0"));
     }
-    let residual = expr.residual().map_err(|e| failure(e, &text))?;
-    let residual = Evaluator::new(&residual, Precision::F64, choice(args.backend))
-        .map_err(|e| failure(e, &text))?;
-    report_fallback(&residual);
-    let same = match residual.backend() {
-        ivjit::Backend::Cpu => BackendChoice::Cpu,
-        ivjit::Backend::Gpu => BackendChoice::Gpu,
-    };
-    let (jac, layout) = expr.jacobian().map_err(|e| failure(e, &text))?;
-    let jac = Evaluator::new(&jac, Precision::F64, same).map_err(|e| failure(e, &text))?;
+    let solver = Solver::new(&expr, choice(args.backend)).map_err(|e| failure(e, &text))?;
+    let residual = solver.residual();
+    report_fallback(residual);
     let start = Instant::now();
-    let found = isolate(
-        &residual,
-        &Jacobian { eval: &jac, layout },
-        &root,
-        args.tol,
-        args.max_boxes,
-    )
-    .map_err(|e| failure(e, &text))?;
+    let found = solver
+        .isolate(&root, args.tol, args.max_boxes)
+        .map_err(|e| failure(e, &text))?;
     let secs = start.elapsed().as_secs_f64();
     let complete = found.ended == ivjit::search::exclude::Ended::Done;
     match args.format {

@@ -190,11 +190,34 @@ fn with_partials(
 /// enclosure is empty (a point box at a singular point: sqrt'(0)); X_i − c_i is symmetric
 /// about 0 up to rounding, so the hull costs next to nothing.
 pub fn mean_value_form(g: &Graph) -> Graph {
+    let Forms {
+        mut d, centered, ..
+    } = forms(g);
+    d.g.outputs = centered.iter().map(|c| c.value).collect();
+    d.g
+}
+
+/// What the forms built on the mean-value form share: the graph with f's partial derivatives
+/// (per output, in variable order), each output's mean-value form and flag, and the variables'
+/// nodes.
+struct Forms {
+    d: Diff,
+    partials: Vec<Vec<NodeId>>,
+    centered: Vec<Centered>,
+    vars: Vec<NodeId>,
+}
+
+fn forms(g: &Graph) -> Forms {
     let (mut d, cont, partials) = differentiate(g);
     let total = d.defined_flags(g);
     let centered = d.centered(g, &cont, &total, &partials);
-    d.g.outputs = centered.iter().map(|c| c.value).collect();
-    d.g
+    let vars = (0..g.vars.len() as u32).map(|v| d.op(Op::Var(v))).collect();
+    Forms {
+        d,
+        partials,
+        centered,
+        vars,
+    }
 }
 
 /// The *monotone form* of every output: the mean-value form ([`mean_value_form`]) intersected
@@ -207,11 +230,12 @@ pub fn mean_value_form(g: &Graph) -> Graph {
 /// form; exact for a function monotone in every variable (up to the rounding of f at the two
 /// corners).
 pub fn monotone_form(g: &Graph) -> Graph {
-    let (mut d, cont, partials) = differentiate(g);
-    let total = d.defined_flags(g);
-    let centered = d.centered(g, &cont, &total, &partials);
-    let n = g.vars.len();
-    let vars: Vec<NodeId> = (0..n as u32).map(|v| d.op(Op::Var(v))).collect();
+    let Forms {
+        mut d,
+        partials,
+        centered,
+        vars,
+    } = forms(g);
     let outputs = g
         .outputs
         .iter()
@@ -247,11 +271,12 @@ pub fn monotone_form(g: &Graph) -> Graph {
 /// A point box is never emptied and keeps the mean-value form's upper bound, an upper bound
 /// of f there.
 pub fn minimization_form(g: &Graph, root: &[(f64, f64)]) -> Graph {
-    let (mut d, cont, partials) = differentiate(g);
-    let total = d.defined_flags(g);
-    let centered = d.centered(g, &cont, &total, &partials);
-    let n = g.vars.len();
-    let vars: Vec<NodeId> = (0..n as u32).map(|v| d.op(Op::Var(v))).collect();
+    let Forms {
+        mut d,
+        partials,
+        centered,
+        vars,
+    } = forms(g);
     let outputs = g
         .outputs
         .iter()
@@ -262,7 +287,7 @@ pub fn minimization_form(g: &Graph, root: &[(f64, f64)]) -> Graph {
             let least = d.on_face(g, &vars, &partials[j], *o, false);
             let lower = d.op(Op::Add(least, above));
             let mut out = d.op(Op::MeanValue(value, lower, flag));
-            for (v, &(lo, hi)) in root.iter().enumerate().take(n) {
+            for (v, &(lo, hi)) in root.iter().enumerate().take(vars.len()) {
                 let side = d.enclosure(Interval::from_bounds(lo, hi));
                 out = d.op(Op::Descent(out, flag, partials[j][v], vars[v], side));
             }

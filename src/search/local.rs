@@ -207,9 +207,16 @@ mod tests {
             (x[0] - 1.0).abs() < 1e-5 && (x[1] - 1.0).abs() < 1e-5,
             "{x:?}"
         );
-        // The bound is f's enclosure's upper bound at x: never below the exact value.
-        let exact = 100.0 * (x[1] - x[0] * x[0]).powi(2) + (1.0 - x[0]).powi(2);
-        assert!(u >= exact * (1.0 - 1e-9));
+        // The bound is f's enclosure's upper bound at x: never below the exact value (in
+        // rational arithmetic).
+        use num_rational::BigRational as Q;
+        let q = |v: f64| Q::from_float(v).unwrap();
+        let (a, b) = (q(x[0]), q(x[1]));
+        let one = Q::from_integer(1.into());
+        let e = &b - &a * &a;
+        let d = &one - &a;
+        let exact = Q::from_integer(100.into()) * &e * &e + &d * &d;
+        assert!(q(u) >= exact, "{u} at {x:?}");
     }
 
     #[test]

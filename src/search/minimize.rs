@@ -125,6 +125,76 @@ pub fn minimize_with(
     }
 }
 
+/// How branch and bound evaluates f on a box.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// The natural interval extension.
+    Natural,
+    /// The mean-value form intersected with the natural extension
+    /// ([`crate::Expression::mean_value_form`]).
+    MeanValue,
+    /// The minimization form ([`crate::Expression::minimization_form`]): the mean-value form
+    /// with the monotonicity test and gradient-based exclusion.
+    Gradient,
+}
+
+/// An expression compiled for branch and bound over one root box: f in the chosen [`Form`],
+/// and, for the descent, f's gradient on the same backend.
+pub struct Minimizer {
+    eval: Evaluator,
+    gradient: Option<(Evaluator, crate::ir::diff::Gradient)>,
+    root: Vec<(f64, f64)>,
+}
+
+impl Minimizer {
+    /// Compiles `f` over `root` in `form` for `choice`, with f's gradient when `descent`.
+    pub fn new(
+        f: &crate::Expression,
+        root: &[(f64, f64)],
+        form: Form,
+        descent: bool,
+        precision: crate::Precision,
+        choice: crate::BackendChoice,
+    ) -> Result<Minimizer, Error> {
+        let evaluated = match form {
+            Form::Natural => f.clone(),
+            Form::MeanValue => f.mean_value_form()?,
+            Form::Gradient => f.minimization_form(root)?,
+        };
+        let eval = Evaluator::new(&evaluated, precision, choice)?;
+        let gradient = if descent {
+            let same = match eval.backend() {
+                Backend::Cpu => crate::BackendChoice::Cpu,
+                Backend::Gpu => crate::BackendChoice::Gpu,
+            };
+            let (g, layout) = f.gradient()?;
+            Some((Evaluator::new(&g, precision, same)?, layout))
+        } else {
+            None
+        };
+        Ok(Minimizer {
+            eval,
+            gradient,
+            root: root.to_vec(),
+        })
+    }
+
+    /// The evaluator of f in its form (its backend, and why `Auto` fell back if it did).
+    pub fn evaluator(&self) -> &Evaluator {
+        &self.eval
+    }
+
+    /// [`minimize_with`] over the root box, with the descent (100 steps at most) if compiled.
+    pub fn run(&self, tol: f64, max_boxes: u64) -> Result<Minimum, Error> {
+        let descent = self.gradient.as_ref().map(|(g, layout)| Descent {
+            gradient: g,
+            layout: *layout,
+            steps: 100,
+        });
+        minimize_with(&self.eval, &self.root, tol, max_boxes, descent.as_ref())
+    }
+}
+
 /// After a round that improved the upper bound to `upper` at `argmin`: the descent's better
 /// bound and point, if it finds one.
 pub(crate) fn descend(

@@ -388,6 +388,53 @@ struct Candidate {
     unique: bool,
 }
 
+/// A square system compiled for [`isolate`]: its residual and its Jacobian, in f64, both on
+/// the backend the residual got.
+pub struct Solver {
+    residual: Evaluator,
+    jacobian: Evaluator,
+    layout: Gradient,
+}
+
+impl Solver {
+    /// Compiles `f`'s residual ([`crate::Expression::residual`]) and Jacobian
+    /// ([`crate::Expression::jacobian`]) for `choice`.
+    pub fn new(f: &crate::Expression, choice: crate::BackendChoice) -> Result<Solver, Error> {
+        let p = crate::Precision::F64;
+        let residual = Evaluator::new(&f.residual()?, p, choice)?;
+        let same = match residual.backend() {
+            crate::Backend::Cpu => crate::BackendChoice::Cpu,
+            crate::Backend::Gpu => crate::BackendChoice::Gpu,
+        };
+        let (jac, layout) = f.jacobian()?;
+        let jacobian = Evaluator::new(&jac, p, same)?;
+        Ok(Solver {
+            residual,
+            jacobian,
+            layout,
+        })
+    }
+
+    /// The evaluator of the residual (its backend, and why `Auto` fell back if it did).
+    pub fn residual(&self) -> &Evaluator {
+        &self.residual
+    }
+
+    /// [`isolate`] over `root`.
+    pub fn isolate(
+        &self,
+        root: &[(f64, f64)],
+        tol: f64,
+        max_boxes: u64,
+    ) -> Result<Isolated, Error> {
+        let jacobian = Jacobian {
+            eval: &self.jacobian,
+            layout: self.layout,
+        };
+        isolate(&self.residual, &jacobian, root, tol, max_boxes)
+    }
+}
+
 /// The widest side of a box.
 fn width(b: &[(f64, f64)]) -> f64 {
     b.iter().map(|s| s.1 - s.0).fold(0.0, f64::max)

@@ -62,7 +62,7 @@ pub fn render_pruned(
         let last = l + 1 == levels.len();
         // Each group: its tiles' classes and, where they are boundary and a level follows,
         // the program specialized for each.
-        let results: Vec<Result<Vec<Evaluated>, Error>> = groups
+        let results: Vec<Result<(usize, Vec<Evaluated>), Error>> = groups
             .par_iter()
             .map(|(program, tiles)| evaluate_group(program, tiles, &plan, l, precision, last))
             .collect();
@@ -76,10 +76,9 @@ pub fn render_pruned(
         };
         let mut insts = 0usize;
         let mut next = Vec::new();
-        for ((program, tiles), result) in groups.iter().zip(results) {
-            let found = result?;
-            let lowered = crate::lower::lower_with(&program.graph, precision, known(program))?;
-            insts += tiles.len() * lowered.insts.len();
+        for ((_, tiles), result) in groups.iter().zip(results) {
+            let (length, found) = result?;
+            insts += tiles.len() * length;
             for (&(r, c), (k, child)) in tiles.iter().zip(found) {
                 classes[l][(r * grid.cols + c) as usize] = k;
                 round.boxes += 1;
@@ -142,8 +141,9 @@ fn boxes(graph: &Graph, plan: &Plan, l: usize, tiles: &[(u32, u32)]) -> Vec<Vec<
         .collect()
 }
 
-/// Evaluates `tiles` with `program` (its graph, lowered with its region's facts): each tile's
-/// class, and for a boundary tile with a level after this one, the graph specialized for it.
+/// Evaluates `tiles` with `program` (its graph, lowered with its region's facts): the length
+/// of that program (outputs only: the statistic), and each tile's class and, for a boundary
+/// tile with a level after this one, the graph specialized for it.
 fn evaluate_group(
     program: &Specialized,
     tiles: &[(u32, u32)],
@@ -151,20 +151,21 @@ fn evaluate_group(
     l: usize,
     precision: Precision,
     last: bool,
-) -> Result<Vec<Evaluated>, Error> {
+) -> Result<(usize, Vec<Evaluated>), Error> {
     let graph = &program.graph;
     let regions = boxes(graph, plan, l, tiles);
+    let lowered = crate::lower::lower_with(graph, precision, known(program))?;
     if last {
-        let lowered = crate::lower::lower_with(graph, precision, known(program))?;
         let n = regions.len();
         let out = crate::specialize::eval_boxes(&lowered, &regions);
-        return Ok((0..n)
+        let classes = (0..n)
             .map(|t| (classify(out[t], out[n + t]), None))
-            .collect());
+            .collect();
+        return Ok((lowered.insts.len(), classes));
     }
     let nodes = NodeProgram::with_facts(graph, precision, known(program))?;
     let output = graph.outputs[0].index();
-    Ok(nodes
+    let found = nodes
         .facts(graph, &regions)
         .into_iter()
         .map(|facts| {
@@ -173,7 +174,8 @@ fn evaluate_group(
             let child = (class == BOUNDARY).then(|| specialize(graph, &facts));
             (class, child)
         })
-        .collect())
+        .collect();
+    Ok((lowered.insts.len(), found))
 }
 
 /// A block of rays on the grid: rows `r0..r1`, columns `c0..c1`.
@@ -203,7 +205,7 @@ pub fn first_hits_pruned(
     tiles: &[u32],
     split: u32,
 ) -> Result<(super::ray::Hits, Vec<PruneRound>), Error> {
-    use super::ray::{cpu_with, may_vanish, slots_of, Hits};
+    use super::ray::{cpu, may_vanish, slots, Hits};
     let width = width as usize;
     let bad = |s: String| Err(super::SearchError::Options(s).into());
     if width == 0 || rays.len() % width != 0 {
@@ -221,7 +223,7 @@ pub fn first_hits_pruned(
     }
     // The plain search's checks (variables t, u, v; one output; finite segments).
     let plain = Evaluator::new(expr, precision, crate::BackendChoice::Cpu)?;
-    slots_of(plain.program())?;
+    slots(&plain)?;
     if let Some(r) = rays
         .iter()
         .find(|r| !(r.t0 <= r.t1 && r.t0.is_finite() && r.t1.is_finite()))
@@ -291,23 +293,29 @@ pub fn first_hits_pruned(
     let mut boxes = 0u64;
     for (l, &tile) in tiles.iter().enumerate() {
         let last = l + 1 == tiles.len();
-        // Each group: per block, the program specialized for it, or None (no hit possible).
-        let evaluated: Vec<Result<Vec<Option<Specialized>>, Error>> = groups
+        // Each group: the length of its program (outputs only: the statistic) and, per block,
+        // the program specialized for it, or None (no hit possible).
+        type Blocks = (usize, Vec<Option<Specialized>>);
+        let evaluated: Vec<Result<Blocks, Error>> = groups
             .par_iter()
             .map(|(program, blocks)| {
                 let g = &program.graph;
+                let length = crate::lower::lower_with(g, precision, known(program))?
+                    .insts
+                    .len();
                 let nodes = NodeProgram::with_facts(g, precision, known(program))?;
                 let regions: Vec<Vec<crate::Interval>> =
                     blocks.iter().map(|b| region(g, b)).collect();
                 let output = g.outputs[0].index();
-                Ok(nodes
+                let children = nodes
                     .facts(g, &regions)
                     .into_iter()
                     .map(|facts| {
                         let e = facts.enclosures[output];
                         may_vanish(e.lo, e.hi).then(|| specialize(g, &facts))
                     })
-                    .collect())
+                    .collect();
+                Ok((length, children))
             })
             .collect();
         let mut round = PruneRound {
@@ -316,11 +324,11 @@ pub fn first_hits_pruned(
         };
         let mut insts = 0usize;
         let mut next = Vec::new();
-        for ((program, blocks), found) in groups.iter().zip(evaluated) {
-            let lowered = crate::lower::lower_with(&program.graph, precision, known(program))?;
-            insts += blocks.len() * lowered.insts.len();
+        for ((_, blocks), found) in groups.iter().zip(evaluated) {
+            let (length, children) = found?;
+            insts += blocks.len() * length;
             round.boxes += blocks.len() as u64;
-            for (b, child) in blocks.iter().zip(found?) {
+            for (b, child) in blocks.iter().zip(children) {
                 let Some(child) = child else { continue }; // no ray of the block hits
                 if last {
                     next.push((child, vec![*b]));
@@ -343,19 +351,19 @@ pub fn first_hits_pruned(
         .map(|(program, blocks)| {
             let b = blocks[0];
             let lowered = crate::lower::lower_with(&program.graph, precision, known(program))?;
-            let slots = slots_of(&lowered)?;
+            let length = lowered.insts.len();
+            // The block's own program, its batches checked and rounded like every evaluator's.
+            let eval = Evaluator::cpu_of(lowered);
             let index: Vec<usize> = (b.r0..b.r1)
                 .flat_map(|r| (b.c0..b.c1).map(move |c| r * width + c))
                 .collect();
             let own: Vec<super::ray::Ray> = index.iter().map(|&i| rays[i]).collect();
-            let found = cpu_with(slots, &own, split, |inputs, n, out| {
-                eval_program(&lowered, inputs, n, out)
-            })?;
+            let found = cpu(&eval, slots(&eval)?, &own, split)?;
             let n = own.len();
             Ok((
                 index.into_iter().zip(found.hits).collect(),
                 found.boxes,
-                n * lowered.insts.len(),
+                n * length,
             ))
         })
         .collect();
@@ -384,22 +392,6 @@ pub fn first_hits_pruned(
         },
         stats,
     ))
-}
-
-/// Runs `program` on a batch in [`Evaluator::eval_soa_into`]'s layout, its bounds checked and
-/// rounded as the evaluator does (outward to f32 for an f32 program).
-fn eval_program(
-    program: &crate::scalar::Program,
-    inputs: &[f64],
-    n: usize,
-    out: &mut [f64],
-) -> Result<(), Error> {
-    let columns: Vec<crate::Column> = inputs.chunks(n).map(crate::Column::F64).collect();
-    let checked = crate::input::checked(program, &columns, n)?;
-    let refs: Vec<&[f64]> = checked.iter().map(|c| &c[..]).collect();
-    let mut outs: Vec<&mut [f64]> = out.chunks_mut(n).collect();
-    crate::cpu::eval::eval_columns(program, &refs, n, &mut outs);
-    Ok(())
 }
 
 #[cfg(test)]

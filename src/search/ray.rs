@@ -184,11 +184,7 @@ pub(crate) struct Slots {
 }
 
 pub(crate) fn slots(eval: &Evaluator) -> Result<Slots, Error> {
-    slots_of(eval.program())
-}
-
-/// [`slots`] of a program.
-pub(crate) fn slots_of(p: &crate::scalar::Program) -> Result<Slots, Error> {
+    let p = eval.program();
     if p.outputs.len() != 1 {
         return Err(SearchError::Outputs(p.outputs.len()).into());
     }
@@ -237,19 +233,6 @@ pub(crate) fn may_vanish(lo: f64, hi: f64) -> bool {
 
 /// The search on the CPU, every unfinished ray one step per round.
 pub(crate) fn cpu(eval: &Evaluator, s: Slots, rays: &[Ray], split: u32) -> Result<Hits, Error> {
-    cpu_with(s, rays, split, |inputs, n, out| {
-        eval.eval_soa_into(inputs, n, out)
-    })
-}
-
-/// [`cpu`] with the batch evaluated by `eval(inputs, n, out)` (the batch layout of
-/// [`Evaluator::eval_soa_into`]): the pruned searches run their own programs.
-pub(crate) fn cpu_with(
-    s: Slots,
-    rays: &[Ray],
-    split: u32,
-    eval: impl Fn(&[f64], usize, &mut [f64]) -> Result<(), Error>,
-) -> Result<Hits, Error> {
     let mut hits = vec![None; rays.len()];
     // Per unfinished ray: its index and its stack, front-most on top.
     let mut active: Vec<(usize, Vec<(f64, f64)>)> = rays
@@ -285,7 +268,7 @@ pub(crate) fn cpu_with(
                 });
         }
         let mut out = vec![0.0; 2 * n];
-        eval(&inputs, n, &mut out)?;
+        eval.eval_soa_into(&inputs, n, &mut out)?;
         boxes += n as u64;
         let (done, next): (Vec<_>, Vec<_>) = active
             .into_par_iter()

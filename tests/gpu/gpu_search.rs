@@ -234,7 +234,7 @@ fn gradient_branch_and_bound_on_the_gpu_equals_the_cpu() {
 /// evaluated on the device): the same boxes and verdicts as the CPU.
 #[test]
 fn newton_isolation_on_the_gpu_equals_the_cpu() {
-    use ivjit::search::newton::{isolate, Jacobian};
+    use ivjit::search::newton::Solver;
     if ivjit::gpu::require_gpu_or_skip("newton_isolation_on_the_gpu_equals_the_cpu").is_none() {
         return;
     }
@@ -246,13 +246,9 @@ fn newton_isolation_on_the_gpu_equals_the_cpu() {
     ];
     for (text, root) in &cases {
         let e = Expression::parse(text).unwrap();
-        let residual = e.residual().unwrap();
-        let (jac, layout) = e.jacobian().unwrap();
         let run = |b| {
-            let r = Evaluator::new(&residual, Precision::F64, b).unwrap();
-            let j = Evaluator::new(&jac, Precision::F64, b).unwrap();
-            let jacobian = Jacobian { eval: &j, layout };
-            isolate(&r, &jacobian, root, 1e-12, 1 << 24).unwrap()
+            let solver = Solver::new(&e, b).unwrap();
+            solver.isolate(root, 1e-12, 1 << 24).unwrap()
         };
         let (a, b) = (run(BackendChoice::Cpu), run(BackendChoice::Gpu));
         assert_eq!(a, b, "{text:.30}");

@@ -119,26 +119,17 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
         } else {
             &[Precision::F64]
         };
-        // The surface along the vertical lines x = u, y = v, z = 1 - t, t in [0, 2].
+        // Seen from above over [-1, 1]^3: f along the vertical lines, one ray per pixel.
         let model = Expression::parse_tape(COLONNADE).map_err(|e| e.to_string())?;
-        let composed = format!(
-            "let x = u; let y = v; let z = 1 - t;\n{}",
-            ivjit::syntax::tape::to_expression_text(COLONNADE).map_err(|e| e.render(COLONNADE))?
-        );
-        let expr = Expression::parse(&composed).map_err(|e| e.to_string())?;
-        let d = 2.0 / size as f64;
-        let rays: Vec<ray::Ray> = (0..(size * size) as usize)
-            .map(|p| {
-                let (i, j) = (p / size as usize, p % size as usize);
-                ray::Ray {
-                    u: -1.0 + (j as f64 + 0.5) * d,
-                    v: 1.0 - (i as f64 + 0.5) * d,
-                    t0: 0.0,
-                    t1: 2.0,
-                    min_width: 2.0 / steps as f64,
-                }
-            })
-            .collect();
+        let map = ray::DepthMap {
+            width: size,
+            height: size,
+            region: [-1.0, 1.0, -1.0, 1.0],
+            zrange: (-1.0, 1.0),
+            steps,
+        };
+        let expr = map.along_rays(&model).map_err(|e| e.to_string())?;
+        let rays = map.rays().map_err(|e| e.to_string())?;
         for &p in precisions {
             let ev = Evaluator::new(&expr, p, choice).map_err(|e| e.to_string())?;
             let insts = model.scalar(p).map_err(|e| e.to_string())?.insts.len();
