@@ -155,8 +155,10 @@ enum Command {
         /// Specialize the expression per tile (min/max whose sides do not overlap on the tile
         /// take one side) and evaluate each tile's children with its shorter program: 2-D, the
         /// same classes; 3-D, blocks of rays of the --tiles sizes (1 left out), each block's
-        /// rays searched with its program, the same depth map. Runs on the CPU evaluator;
-        /// --stats prints the mean program length per round.
+        /// rays searched with its program, the same depth map. 2-D: per-tile pruned tapes
+        /// run by an interpreter on the backend, no JIT compilation (x, y, constants, +, -, *,
+        /// neg, sqr, sqrt, abs, min, max: the .vm set); on the CPU, other expressions get
+        /// programs specialized per tile. --stats prints the mean program length per round.
         #[arg(long)]
         prune: bool,
     },

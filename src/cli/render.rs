@@ -8,6 +8,7 @@ use std::time::Instant;
 use super::batch::write_atomic;
 use super::{compile, failure, precision, report_fallback, Failure};
 use crate::{BackendArg, PrecisionArg, Source};
+use ivjit::search::tape::{Tape, TapeBackend, TapeRenderer};
 use ivjit::search::{self, ray, RenderOptions, BOUNDARY, INSIDE};
 use ivjit::{BackendChoice, Evaluator, Expression};
 
@@ -131,8 +132,10 @@ pub fn render(args: RenderArgs) -> Result<(), Failure> {
     write_atomic(&args.output, &bytes)
 }
 
-/// `--prune`: the search with region specialization, on the CPU evaluator (the same classes as
-/// without; each boundary tile's children run the program specialized for it).
+/// `--prune`: the search with per-tile pruned programs (the same classes as without; each
+/// boundary tile's children run the program pruned for it): tapes run by the interpreter
+/// (`ivjit::search::tape`) on either backend; on the CPU, an expression the interpreter does
+/// not run gets programs specialized and lowered per tile (`ivjit::search::render_pruned`).
 fn render_pruned(
     args: &RenderArgs,
     text: &str,
@@ -142,31 +145,65 @@ fn render_pruned(
     region: [f64; 4],
     format: Format,
 ) -> Result<(), Failure> {
-    if matches!(args.backend, BackendArg::Gpu) {
-        return Err(Failure::input(
-            "--prune runs on the CPU evaluator (pruned programs are not run on the GPU yet); \
-             use --backend cpu or auto, or leave out --prune"
-                .to_string(),
-        ));
-    }
     let opts = RenderOptions {
         tiles: args.tiles.clone(),
         ..RenderOptions::new(width, height, region)
     };
     let p = precision(args.precision);
+    let on_gpu = match args.backend {
+        BackendArg::Gpu => true,
+        BackendArg::Cpu => false,
+        BackendArg::Auto => ivjit::gpu::detect().is_ok(),
+    };
+    // Tapes run by the interpreter (prepared once: built, and on the GPU uploaded with the
+    // interpreter loaded) where the expression has one; otherwise, on the CPU, programs
+    // specialized per tile and lowered (any expression; slower).
+    let backend = if on_gpu {
+        TapeBackend::Gpu
+    } else {
+        TapeBackend::Cpu
+    };
+    let renderer = if on_gpu || Tape::new(expr.ir()).is_ok() {
+        Some(TapeRenderer::new(expr, p, backend).map_err(|e| failure(e, text))?)
+    } else {
+        None
+    };
+    let once = || -> Result<(search::Rendered, Vec<(u32, f64)>), Failure> {
+        if let Some(renderer) = &renderer {
+            let (image, stats) = renderer.render(&opts).map_err(|e| failure(e, text))?;
+            let lengths = stats.iter().map(|s| (s.tile, s.mean_len)).collect();
+            Ok((image, lengths))
+        } else {
+            let (image, stats) =
+                search::render_pruned(expr, p, &opts).map_err(|e| failure(e, text))?;
+            let lengths = stats.iter().map(|s| (s.tile, s.mean_insts)).collect();
+            Ok((image, lengths))
+        }
+    };
     let runs = args.repeat.map_or(1, |n| n.max(1));
+    if on_gpu && args.repeat.is_some() {
+        once()?;
+    }
     let mut times = Vec::with_capacity(runs);
     let mut result = None;
     for _ in 0..runs {
         let start = Instant::now();
-        result = Some(search::render_pruned(expr, p, &opts).map_err(|e| failure(e, text))?);
+        result = Some(once()?);
         times.push(start.elapsed().as_secs_f64());
     }
-    let (image, pruning) = result.expect("at least one run");
+    let (image, lengths) = result.expect("at least one run");
     times.sort_by(f64::total_cmp);
     if args.stats || args.repeat.is_some() {
+        let (place, unit) = match (&renderer, on_gpu) {
+            (Some(_), true) => ("the gpu's tape interpreter", "tape instructions"),
+            (Some(_), false) => ("the cpu's tape interpreter", "tape instructions"),
+            (None, _) => (
+                "the cpu, programs specialized per tile",
+                "scalar instructions",
+            ),
+        };
         eprintln!(
-            "ivjit render --prune: {width}x{height} on the cpu ({}): fastest {:.3} ms, median \
+            "ivjit render --prune: {width}x{height} on {place} ({}): fastest {:.3} ms, median \
              {:.3} ms of {}; {} boxes",
             p.name(),
             times[0] * 1e3,
@@ -174,11 +211,11 @@ fn render_pruned(
             times.len(),
             image.boxes()
         );
-        for (r, s) in image.rounds.iter().zip(&pruning) {
+        for (r, (_, len)) in image.rounds.iter().zip(&lengths) {
             eprintln!(
                 "  tiles of {:>3} px: {:>9} boxes, {:>9} inside, {:>9} outside, {:>9} boundary; \
-                 {:>8.1} scalar instructions per box on average",
-                r.tile, r.boxes, r.inside, r.outside, r.boundary, s.mean_insts
+                 {len:>8.1} {unit} per box on average",
+                r.tile, r.boxes, r.inside, r.outside, r.boundary
             );
         }
     }

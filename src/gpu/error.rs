@@ -79,6 +79,10 @@ pub enum GpuError {
     #[error("host transfer: {0}")]
     /// The host transfer mode (`IVJIT_HOST_TRANSFER`) is invalid.
     HostTransfer(String),
+    /// The tape interpreter of pruned renders found a tape it cannot run (a bug: reported,
+    /// never run with a wrong result).
+    #[error("the tape interpreter: {0}")]
+    Tape(String),
     #[error("{n} elements is too many for one launch")]
     /// `n` does not fit one kernel launch (sizes or grid overflow).
     TooLarge {

@@ -37,6 +37,7 @@ pub mod minimize;
 pub mod newton;
 pub mod prune;
 pub mod ray;
+pub mod tape;
 pub mod trace;
 
 pub use prune::{render_pruned, PruneRound};
@@ -217,13 +218,18 @@ pub(crate) struct LevelGrid {
 
 impl Plan {
     fn new(eval: &Evaluator, opts: &RenderOptions) -> Result<Plan, Error> {
-        opts.check()?;
         let program = eval.program();
-        if program.outputs.len() != 1 {
-            return Err(SearchError::Outputs(program.outputs.len()).into());
+        Plan::of(&program.var_names, program.outputs.len(), opts)
+    }
+
+    /// The plan for an expression over `var_names` with `outputs` outputs.
+    fn of(var_names: &[String], outputs: usize, opts: &RenderOptions) -> Result<Plan, Error> {
+        opts.check()?;
+        if outputs != 1 {
+            return Err(SearchError::Outputs(outputs).into());
         }
         let (mut var_x, mut var_y) = (None, None);
-        for (k, name) in program.var_names.iter().enumerate() {
+        for (k, name) in var_names.iter().enumerate() {
             match name.as_str() {
                 "x" => var_x = Some(k),
                 "y" => var_y = Some(k),
@@ -246,7 +252,7 @@ impl Plan {
             axes: Axes::new(opts.region, opts.width, opts.height),
             var_x,
             var_y,
-            n_vars: program.var_names.len(),
+            n_vars: var_names.len(),
         })
     }
 

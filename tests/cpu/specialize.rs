@@ -342,3 +342,110 @@ fn prospero_tiles_prune() {
         "tiles of 1/16 of the image prune at least half"
     );
 }
+
+/// The interpreter's tapes (`ivjit::search::tape`, run by the pruned GPU render): on random
+/// expressions the tape gives the compiled program's sets (the same tight operations), on boxes
+/// with infinite and zero bounds too; and the tape pruned on a random region gives the full
+/// tape's sets on every box inside it, with fewer instructions.
+#[test]
+fn tapes_give_the_compiled_sets_and_pruned_tapes_the_full_tapes() {
+    use ivjit::search::tape::Tape;
+    let mut g = Gen(0x7a9e_0001);
+    let (mut checked, mut shorter, mut regions) = (0usize, 0usize, 0usize);
+    let (mut before, mut after) = (0usize, 0usize);
+    let same = |a: Interval, b: Interval| {
+        let eq = |u: f64, v: f64| u == v || (u.is_nan() && v.is_nan());
+        eq(a.lo, b.lo) && eq(a.hi, b.hi)
+    };
+    let special = [
+        Interval {
+            lo: f64::NEG_INFINITY,
+            hi: f64::INFINITY,
+        },
+        Interval { lo: 0.0, hi: 0.0 },
+        Interval {
+            lo: f64::NEG_INFINITY,
+            hi: 0.0,
+        },
+        Interval {
+            lo: 1.0,
+            hi: f64::INFINITY,
+        },
+        Interval { lo: -0.0, hi: 3.0 },
+    ];
+    for case in 0..300 {
+        // The interpreter runs the .vm set: exp becomes abs.
+        let src = text(&g.tree(6)).replace("exp(", "abs(");
+        let expr = Expression::parse(&src).unwrap();
+        let graph = expr.ir();
+        let tape = Tape::new(graph).unwrap();
+        let vars = graph.vars.clone();
+        for p in [Precision::F64, Precision::F32] {
+            let full = expr.scalar(p).unwrap();
+            let compiled = |boxes: &[[Interval; 2]]| {
+                let n = boxes.len();
+                let out = ivjit::cpu::eval::eval_soa(&full, &inputs_for(&vars, boxes), n);
+                (0..n)
+                    .map(|i| Interval {
+                        lo: out[i],
+                        hi: out[n + i],
+                    })
+                    .collect::<Vec<_>>()
+            };
+            // Boxes with infinite, zero and signed-zero bounds.
+            let boxes: Vec<[Interval; 2]> = special
+                .iter()
+                .flat_map(|&a| special.iter().map(move |&b| [a, b]))
+                .collect();
+            for (b, want) in boxes.iter().zip(compiled(&boxes)) {
+                let got = tape.enclosure(p, b[0], b[1]);
+                assert!(
+                    same(got, want),
+                    "case {case} {p}: {src}\nbox {b:?}: compiled {want:?}, tape {got:?}"
+                );
+                checked += 1;
+            }
+            for _ in 0..4 {
+                let mut region = [Interval { lo: 0.0, hi: 0.0 }; 2];
+                for iv in &mut region {
+                    let c = -3.0 + 6.0 * g.unit();
+                    let h = 2f64.powi(-(g.below(13) as i32)) * (0.5 + g.unit());
+                    *iv = Interval {
+                        lo: c - h,
+                        hi: c + h,
+                    };
+                }
+                let pruned = tape.pruned(p, region[0], region[1]);
+                regions += 1;
+                before += tape.len();
+                after += pruned.len();
+                shorter += usize::from(pruned.len() < tape.len());
+                // In f32, boxes of f32 bounds (the compiled program's inputs are narrowed to
+                // nearest, the tape's outward: the same for representable bounds).
+                let boxes: Vec<[Interval; 2]> = (0..32)
+                    .map(|_| {
+                        region.map(|iv| match p {
+                            Precision::F64 => inside(&mut g, iv),
+                            Precision::F32 => inside(&mut g, iv).to_f32_enclosure(),
+                        })
+                    })
+                    .collect();
+                for (b, want) in boxes.iter().zip(compiled(&boxes)) {
+                    let got = tape.enclosure(p, b[0], b[1]);
+                    assert!(
+                        same(got, want),
+                        "case {case} {p}: {src}\nbox {b:?}: compiled {want:?}, tape {got:?}"
+                    );
+                    let cut = pruned.enclosure(p, b[0], b[1]);
+                    assert!(same(cut, got), "case {case} {p}: {src}\nregion {region:?} box {b:?}: full tape {got:?}, pruned {cut:?}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{checked} boxes; {shorter} of {regions} pruned tapes shorter; {before} -> {after} instructions"
+    );
+    assert!(checked > 70_000, "{checked}");
+    assert!(shorter * 3 > regions, "{shorter} of {regions}");
+}

@@ -71,6 +71,63 @@ fn render_on_the_gpu_equals_the_cpu() {
     }
 }
 
+/// The tape render (per-tile pruned tapes, interpreted on the device, pruned there) gives the
+/// CPU tape render's classes, rounds and mean tape lengths, and the plain GPU render's classes,
+/// on Prospero and min/max models with a sqrt that may be empty, f64 and f32, three tile plans
+/// (one with clipped tiles).
+#[test]
+fn tape_render_on_the_gpu_equals_the_cpu() {
+    use ivjit::search::tape::{self, TapeBackend};
+    if ivjit::gpu::require_gpu_or_skip("tape_render_on_the_gpu_equals_the_cpu").is_none() {
+        return;
+    }
+    let prospero = ivjit::syntax::tape::to_expression_text(
+        &std::fs::read_to_string(
+            std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
+                .join("tests/data/models/prospero.vm"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let cases = [
+        prospero,
+        "min(min(sqrt(sqr(x - 0.3) + sqr(y)) - 0.4, sqrt(x + 0.4) - 0.3), \
+         max(max(abs(x) - 0.2, abs(y + 0.5) - 0.2), -(x*y - 0.1)))"
+            .to_string(),
+    ];
+    for text in &cases {
+        let expr = Expression::parse(text).unwrap();
+        let name = &text[..text.len().min(40)];
+        for p in [Precision::F64, Precision::F32] {
+            let plain = Evaluator::new(&expr, p, BackendChoice::Gpu).unwrap();
+            for (w, h, tiles) in [
+                (333, 250, vec![16, 4, 1]),
+                (256, 256, vec![64, 8, 1]),
+                (1024, 1024, vec![64, 8, 1]),
+            ] {
+                let opts = RenderOptions {
+                    tiles,
+                    ..RenderOptions::new(w, h, [-1.1, 0.95, -1.0, 1.05])
+                };
+                let (a, sa) = tape::render(&expr, p, TapeBackend::Cpu, &opts).unwrap();
+                let (b, sb) = tape::render(&expr, p, TapeBackend::Gpu, &opts).unwrap();
+                assert!(
+                    a.classes == b.classes,
+                    "{name} {p:?} {w}x{h}: classes differ"
+                );
+                assert_eq!(a.rounds, b.rounds, "{name} {p:?} {w}x{h}");
+                assert_eq!(sa, sb, "{name} {p:?} {w}x{h}: tape lengths");
+                let c = render(&plain, &opts).unwrap();
+                assert!(
+                    c.classes == b.classes,
+                    "{name} {p:?} {w}x{h}: not the plain classes"
+                );
+                println!("{name} {p:?} {w}x{h}: {sb:?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn ray_hits_on_the_gpu_equal_the_cpu() {
     if ivjit::gpu::require_gpu_or_skip("ray_hits_on_the_gpu_equal_the_cpu").is_none() {

@@ -351,3 +351,40 @@ fn cache_dir_follows_the_environment() {
     std::env::set_var("IVJIT_CACHE_DIR", "");
     assert_eq!(runtime::cache_dir(), Some(PathBuf::from("/xdg/ivjit")));
 }
+
+/// The tape interpreter of the pruned render (`ivjit::search::tape`) compiles with NVRTC and
+/// assembles with ptxas for sm_90 in both precisions, Prospero's slot count included; ptxas's
+/// registers and stack frame are printed (the slots live in the frame: 16 bytes each in f64).
+#[test]
+fn tape_interpreter_compiles_and_assembles() {
+    if !in_child("tape_interpreter_compiles_and_assembles") {
+        return;
+    }
+    let ptxas = tool("IVJIT_PTXAS", "ptxas", "tools/install-ptxas");
+    let dir = std::env::temp_dir().join(format!("ivjit-tape-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for p in [Precision::F64, Precision::F32] {
+        for slots in [1, 192] {
+            let ptx = ivjit::search::tape::interpreter_ptx(p, slots, "compute_90")
+                .unwrap_or_else(|e| panic!("NVRTC compiles the interpreter ({p}): {e}"));
+            assert!(ptx.contains("ivjit_tape_eval") && ptx.contains("ivjit_tape_prune"));
+            let file = dir.join(format!("tape-{p}-{slots}.ptx"));
+            std::fs::write(&file, &ptx).unwrap();
+            let out = Command::new(&ptxas)
+                .args(["-v", "--gpu-name", "sm_90", "-o"])
+                .arg(dir.join("tape.cubin"))
+                .arg(&file)
+                .output()
+                .expect("run ptxas");
+            let log = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "ptxas {p} {slots}: {log}");
+            for line in log
+                .lines()
+                .filter(|l| l.contains("registers") || l.contains("stack"))
+            {
+                println!("{p} {slots} slots: {}", line.trim());
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -234,9 +234,9 @@ fn depth_map_of_a_ball() {
     assert!(hits > 300 && misses > 100, "{hits} hits, {misses} misses");
 }
 
-/// `--prune` (region specialization, CPU) writes the same classes as the plain search, and
-/// `--stats` reports the programs' mean length per round, shorter after the first; the GPU
-/// backend is refused with what to do.
+/// `--prune` (tapes interpreted, or region specialization for other expressions) writes the
+/// same classes as the plain search, and `--stats` reports the programs' mean length per
+/// round, shorter after the first; without a GPU, `--backend gpu` says so.
 #[test]
 fn pruned_render_writes_the_same_classes() {
     let dir = tempfile::tempdir().unwrap();
@@ -268,21 +268,52 @@ fn pruned_render_writes_the_same_classes() {
         .collect();
     assert_eq!(means.len(), 3, "{err}");
     assert!(means[2] < means[0], "{err}");
-    let o = ivjit(&[
-        "render",
-        model,
-        "--prune",
-        "--backend",
-        "gpu",
-        "-o",
-        p(&pruned),
-    ]);
-    assert!(!o.status.success());
+    assert!(err.contains("tape interpreter"), "{err}");
+    // An expression outside the interpreter's set: programs specialized per tile, the same
+    // classes.
+    let waves = "min(sin(4*x) - y, sqrt(sqr(x) + sqr(y)) - 0.6)";
+    let with = |extra: &[&str], out: &Path| {
+        let args = [
+            &[
+                "render",
+                waves,
+                "--size",
+                "64x48",
+                "--backend",
+                "cpu",
+                "-o",
+                p(out),
+            ][..],
+            extra,
+        ];
+        ivjit(&args.concat())
+    };
+    assert!(with(&[], &plain).status.success());
+    let o = with(&["--prune", "--stats"], &pruned);
+    assert!(o.status.success(), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("--prune runs on the CPU"),
+        stderr(&o).contains("specialized per tile"),
         "{}",
         stderr(&o)
     );
+    assert_eq!(
+        std::fs::read(&plain).unwrap(),
+        std::fs::read(&pruned).unwrap()
+    );
+    // The GPU runs tapes; without one, the command says so.
+    if ivjit::gpu::detect().is_err() {
+        let o = ivjit(&[
+            "render",
+            model,
+            "--prune",
+            "--backend",
+            "gpu",
+            "-o",
+            p(&pruned),
+        ]);
+        assert!(!o.status.success());
+        assert!(stderr(&o).contains("GPU"), "{}", stderr(&o));
+    }
 }
 
 /// 3-D `--prune` (blocks of rays with pruned programs, CPU) writes the plain depth map byte for

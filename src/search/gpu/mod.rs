@@ -2,7 +2,8 @@
 //! host launches a few kernels per round and reads a few counters. One file per rule:
 //! `render` (classify an image through tiles), `ray` (first root along rays: one thread per
 //! ray, the expression linked in as a device function), `minimize` (branch and bound),
-//! `exclude` (every box where f may equal a level). The kernels are CUDA C, generated here for
+//! `exclude` (every box where f may equal a level), `tape` (the render with per-tile pruned
+//! tapes run by an interpreter). The kernels are CUDA C, generated here for
 //! the evaluator's precision, compiled by NVRTC once per process and device (and kept in the
 //! disk cache like the point-function runtime).
 
@@ -14,12 +15,14 @@ mod exclude;
 mod minimize;
 mod ray;
 mod render;
+mod tape;
 mod trace;
 
 pub(crate) use exclude::exclude;
 pub(crate) use minimize::minimize;
 pub(crate) use ray::first_hits;
 pub(crate) use render::render;
+pub(crate) use tape::{slots_of, source as tape_source, DeviceTape};
 pub(crate) use trace::trace;
 
 /// A 1-D launch of `n` threads (grid-stride kernels: any grid is correct).

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, DevicePtr, DevicePtrMut, PushKernelArg,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PushKernelArg,
 };
 
 use super::config;
@@ -194,9 +194,6 @@ where
     let mut outputs: CudaSlice<T> = stream.alloc_zeros(2 * cap).during(alloc)?;
     let mut classes: CudaSlice<u8> = stream.clone_htod(&vec![UNSET; total]).during(alloc)?;
     let mut counts: CudaSlice<u32> = stream.alloc_zeros(4).during(alloc)?;
-    let mut image: CudaSlice<u8> = stream
-        .alloc_zeros(plan.width as usize * plan.height as usize)
-        .during(alloc)?;
 
     // The first level's tiles, row-major: the search's one upload.
     let g0 = levels[0];
@@ -280,30 +277,56 @@ where
         std::mem::swap(&mut tiles, &mut next);
     }
 
-    let table: Vec<u32> = levels
-        .iter()
-        .zip(&offsets)
-        .flat_map(|(g, &off)| [g.tile, g.cols, off as u32])
-        .collect();
-    let table = stream
-        .clone_htod(&table)
-        .during("uploading the level table")?;
-    let n_levels = levels.len() as u32;
-    let mut c = stream.launch_builder(&k.compose);
-    c.arg(&mut image)
-        .arg(&plan.width)
-        .arg(&plan.height)
-        .arg(&classes)
-        .arg(&table);
-    c.arg(&n_levels);
-    // SAFETY: matches the signature; `classes` holds every level's array at its offset.
-    unsafe { c.launch(config(plan.width as usize * plan.height as usize)) }
-        .during("launching the search's compose kernel")?;
-    let classes = stream.clone_dtoh(&image).during("downloading the image")?;
+    let classes = compose(&stream, &k.compose, plan, &classes, &offsets)?;
     Ok(Rendered {
         width: plan.width,
         height: plan.height,
         classes,
         rounds,
     })
+}
+
+/// The compose kernel of the device of `ctx` (for the tape render, which classifies its tiles
+/// itself).
+pub(super) fn compose_kernel(
+    ctx: &Arc<CudaContext>,
+    ordinal: usize,
+    p: Precision,
+) -> Result<CudaFunction, GpuError> {
+    Ok(kernels(ctx, ordinal, p)?.compose.clone())
+}
+
+/// Each pixel's class from the level arrays (`classes`, level l at `offsets[l]`): the image,
+/// copied back.
+pub(super) fn compose(
+    stream: &Arc<CudaStream>,
+    compose: &CudaFunction,
+    plan: &Plan,
+    classes: &CudaSlice<u8>,
+    offsets: &[usize],
+) -> Result<Vec<u8>, GpuError> {
+    let levels = &plan.levels;
+    let mut image: CudaSlice<u8> = stream
+        .alloc_zeros(plan.width as usize * plan.height as usize)
+        .during("allocating the image")?;
+    let table: Vec<u32> = levels
+        .iter()
+        .zip(offsets)
+        .flat_map(|(g, &off)| [g.tile, g.cols, off as u32])
+        .collect();
+    let table = stream
+        .clone_htod(&table)
+        .during("uploading the level table")?;
+    let n_levels = levels.len() as u32;
+    let mut c = stream.launch_builder(compose);
+    c.arg(&mut image)
+        .arg(&plan.width)
+        .arg(&plan.height)
+        .arg(classes)
+        .arg(&table);
+    c.arg(&n_levels);
+    // SAFETY: matches the signature; `classes` holds every level's array at its offset.
+    unsafe { c.launch(config(plan.width as usize * plan.height as usize)) }
+        .during("launching the search's compose kernel")?;
+    stream.clone_dtoh(&image).during("downloading the image")
 }

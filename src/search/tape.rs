@@ -1,0 +1,1068 @@
+//! Interval tapes: the program a device interpreter runs, and its pruning on a region.
+//!
+//! Per-tile programs cannot each be JIT-compiled (Prospero's full program takes seconds), so
+//! the pruned render runs a *tape*: the expression's interval operations in order, each
+//! reading and writing numbered slots (a register allocation of the SSA graph, so that the
+//! slots fit a thread's local memory). One thread evaluates a tape on a box; evaluating it on
+//! a tile also records, for every `min`/`max`, which side won on the whole tile; and
+//! [`Tape::prune`] keeps what the winners use. The children of the tile run the pruned tape.
+//!
+//! # Why the classes do not change
+//! Interval evaluation is inclusion-isotonic: on a box B inside the tile R every node's
+//! enclosure lies in its enclosure on R. Where `hi(a on R) <= lo(b on R)`, on B
+//! `hi(a) <= lo(b)` too, and `min(a, b)` on B is `a` on B, bound for bound (up to the sign of a
+//! zero: `min(+0, -0)` is `-0` by IEEE, `+0` pruned; the set is the same). So the pruned tape
+//! gives every box inside R the full tape's enclosure, and every pixel the same class. A side
+//! that may be empty on some box (a `sqrt` whose argument is not >= 0 by the static sign
+//! analysis of [`crate::ir::sign`], an empty constant, or a user of one) is never dropped:
+//! `min` with the empty set is empty.
+//!
+//! # Semantics
+//! Each operation is the tightest enclosure with outward rounding (the same sets as the
+//! compiled lowering; the tests compare them): `+`, `-`, `neg` bound by bound; `*` the min and
+//! max of the four directed products, a product with a zero factor being 0 (no `0 * inf`);
+//! `sqr` by the signs; `sqrt` on the non-negative part, empty below 0; `abs`; `min`/`max`
+//! bound by bound. The empty interval is (NaN, NaN) and every operation with an empty argument
+//! is empty. Both interpreters (this module's and the CUDA one in `gpu/tape.rs`) run the same
+//! formulas with correctly rounded operations, so they agree bit for bit.
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::{classify, Plan, RenderOptions, Rendered, Round2, BOUNDARY, INSIDE, OUTSIDE};
+use crate::interval::Interval;
+use crate::ir::sign::Facts;
+use crate::ir::{Graph, NodeId, Op};
+use crate::round::{self, Round};
+use crate::syntax::ast::Span;
+use crate::{Error, Expression, Precision};
+
+/// Operation codes of a tape instruction (its low byte).
+pub(crate) mod code {
+    pub const CONST: u16 = 0;
+    pub const VAR: u16 = 1;
+    pub const COPY: u16 = 2;
+    pub const NEG: u16 = 3;
+    pub const ADD: u16 = 4;
+    pub const SUB: u16 = 5;
+    pub const MUL: u16 = 6;
+    pub const SQR: u16 = 7;
+    pub const SQRT: u16 = 8;
+    pub const ABS: u16 = 9;
+    pub const MIN: u16 = 10;
+    pub const MAX: u16 = 11;
+    /// Flag on MIN/MAX: the first argument may be empty (it is never dropped).
+    pub const A_MAY_BE_EMPTY: u16 = 0x100;
+    /// Flag on MIN/MAX: the second argument may be empty.
+    pub const B_MAY_BE_EMPTY: u16 = 0x200;
+}
+
+/// A `min`/`max`'s outcome on a tile: both sides may matter.
+pub(crate) const BOTH: u8 = 0;
+/// Only the first argument matters on the tile.
+pub(crate) const FIRST: u8 = 1;
+/// Only the second argument matters on the tile.
+pub(crate) const SECOND: u8 = 2;
+
+/// Why an expression has no tape.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TapeError {
+    /// An operation the interpreter does not run.
+    #[error(
+        "'{op}' (bytes {}..{} of the source) is not run by the tape interpreter of pruned renders, which runs \
+         +, -, *, neg, sqr, sqrt, abs, min, max and the variables x and y (the community's \
+         .vm set); render without --prune, or on the CPU backend",
+        span.start,
+        span.end
+    )]
+    Operation {
+        /// The operation's name.
+        op: &'static str,
+        /// Where it is in the source.
+        span: Span,
+    },
+    /// More slots or constants than an instruction can name.
+    #[error("the expression needs {0} slots or constants; a tape names at most 65,535")]
+    TooLarge(usize),
+    /// A variable the render does not bind.
+    #[error("the variable '{0}' is not a coordinate of the image: a 2-D render binds x and y")]
+    Variable(String),
+}
+
+/// One instruction as the interpreter runs it: `op | out << 16 | a << 32 | b << 48`, where
+/// `out`, `a` and `b` are slots (CONST: `a` is the constant's index; VAR: the variable's).
+pub(crate) type Inst = u64;
+
+fn encode(op: u16, out: u16, a: u16, b: u16) -> Inst {
+    op as u64 | (out as u64) << 16 | (a as u64) << 32 | (b as u64) << 48
+}
+
+/// The fields of an instruction: (op with flags, out, a, b).
+pub(crate) fn decode(i: Inst) -> (u16, u16, u16, u16) {
+    (
+        i as u16,
+        (i >> 16) as u16,
+        (i >> 32) as u16,
+        (i >> 48) as u16,
+    )
+}
+
+/// How many slot operands an operation reads.
+pub(crate) fn arity(op: u16) -> usize {
+    match op & 0xff {
+        code::CONST | code::VAR => 0,
+        code::ADD | code::SUB | code::MUL | code::MIN | code::MAX => 2,
+        _ => 1,
+    }
+}
+
+/// An SSA tape being built, with each instruction's depth.
+#[derive(Default)]
+struct Ssa {
+    ops: Vec<u16>,
+    args: Vec<u32>,
+    depth: Vec<usize>,
+}
+
+impl Ssa {
+    /// Appends an instruction; its index.
+    fn push(&mut self, c: u16, a: u16, b: u16) -> Result<u16, TapeError> {
+        if self.ops.len() >= u16::MAX as usize {
+            return Err(TapeError::TooLarge(self.ops.len()));
+        }
+        let d = match arity(c) {
+            0 => 0,
+            1 => self.depth[a as usize] + 1,
+            _ => self.depth[a as usize].max(self.depth[b as usize]) + 1,
+        };
+        self.depth.push(d);
+        self.ops.push(c);
+        self.args.push(a as u32 | (b as u32) << 16);
+        Ok((self.ops.len() - 1) as u16)
+    }
+}
+
+/// An interval tape over the variables x (number 0) and y (number 1), in two forms: the
+/// instructions on slots that the interpreter runs, and the same instructions in SSA form
+/// (each operand the index of the instruction that computes it), which pruning reads. The
+/// result is the last instruction's, in slot 0.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tape {
+    /// The instructions on slots.
+    pub(crate) insts: Vec<Inst>,
+    /// The SSA operands of each instruction, `a | b << 16` (CONST and VAR: as in `insts`).
+    pub(crate) args: Vec<u32>,
+    /// Constants, indexed by a CONST instruction's `a` (f64 bounds; an f32 run narrows them
+    /// outward, as the f32 lowering does).
+    pub(crate) consts: Vec<Interval>,
+    /// Slots the tape uses.
+    pub(crate) slots: u16,
+}
+
+/// The slot of a tape's result.
+pub(crate) const OUT: u16 = 0;
+
+/// Slots for an SSA tape by a backward scan: walking from the end, a value takes a free slot
+/// where it is last used (the first use met) and gives it back where it is defined; the result
+/// takes slot 0 ([`OUT`]). A straight-line program needs no more slots than values live at
+/// once. The CUDA pruning (`gpu/tape.rs`) runs the same scan, so it makes the same tapes.
+fn allocate(ops: &[u16], args: &[u32]) -> Result<(Vec<Inst>, u16), TapeError> {
+    let n = ops.len();
+    let mut slot_of = vec![u16::MAX; n];
+    let mut free: Vec<u16> = Vec::new();
+    let mut used = 1usize;
+    let mut insts = vec![0; n];
+    if n > 0 {
+        slot_of[n - 1] = OUT;
+    }
+    // A value's slot: its own, or a free one (a new one when none is free).
+    fn take(
+        v: usize,
+        slot_of: &mut [u16],
+        free: &mut Vec<u16>,
+        used: &mut usize,
+    ) -> Result<u16, TapeError> {
+        if slot_of[v] == u16::MAX {
+            slot_of[v] = match free.pop() {
+                Some(s) => s,
+                None => {
+                    *used += 1;
+                    if *used >= u16::MAX as usize {
+                        return Err(TapeError::TooLarge(*used));
+                    }
+                    (*used - 1) as u16
+                }
+            };
+        }
+        Ok(slot_of[v])
+    }
+    for i in (0..n).rev() {
+        // Every instruction of a tape is used; a value nobody reads would still get a slot.
+        let out = take(i, &mut slot_of, &mut free, &mut used)?;
+        free.push(out);
+        let (a, b) = (args[i] as u16, (args[i] >> 16) as u16);
+        let (sa, sb) = match arity(ops[i]) {
+            0 => (a, b),
+            1 => (take(a as usize, &mut slot_of, &mut free, &mut used)?, 0),
+            _ => {
+                let sa = take(a as usize, &mut slot_of, &mut free, &mut used)?;
+                (sa, take(b as usize, &mut slot_of, &mut free, &mut used)?)
+            }
+        };
+        insts[i] = encode(ops[i], out, sa, sb);
+    }
+    Ok((insts, used as u16))
+}
+
+impl Tape {
+    /// The tape of a graph's first output, x and y bound by name.
+    pub fn new(graph: &Graph) -> Result<Tape, TapeError> {
+        let var_of: Vec<u16> = graph
+            .vars
+            .iter()
+            .map(|v| match v.as_str() {
+                "x" => Ok(0),
+                "y" => Ok(1),
+                other => Err(TapeError::Variable(other.to_string())),
+            })
+            .collect::<Result<_, _>>()?;
+        let live = graph.live();
+        // Which nodes may be empty on a box of the render (never empty itself): a sqrt whose
+        // argument is not known to be >= 0 everywhere, an empty constant, and their users.
+        let signs = Facts::analyze(graph);
+        let mut maybe_empty = vec![false; graph.len()];
+        for id in graph.ids() {
+            maybe_empty[id.index()] = match graph.op(id) {
+                Op::Var(_) => false,
+                Op::Const(c) => c.is_empty(),
+                Op::Sqrt(a) => maybe_empty[a.index()] || !signs.get(a).nonneg,
+                op => op.args().iter().any(|a| maybe_empty[a.index()]),
+            };
+        }
+        // Chains of min (or of max) are rebalanced: a min used only by a min is absorbed into
+        // the outermost one (the cluster's root), which combines all their arguments (its
+        // leaves). min and max are exact, so any grouping gives the same set (up to the sign
+        // of a zero). The leaves are merged as they are computed, two partial results of equal
+        // size at a time (a binary counter): depth grows by about twice log2 of the leaves
+        // instead of by their number, and only log2 partial results wait in slots. Depth is
+        // what the GPU's first level waits for, level by level: Prospero's union of 784 shapes
+        // as written is 676 deep.
+        let uses = graph.use_counts();
+        let same_kind = |x: Op, y: Op| {
+            matches!(
+                (x, y),
+                (Op::Min(..), Op::Min(..)) | (Op::Max(..), Op::Max(..))
+            )
+        };
+        let mut absorbed = vec![false; graph.len()];
+        for id in graph.ids().filter(|id| live[id.index()]) {
+            let op = graph.op(id);
+            if matches!(op, Op::Min(..) | Op::Max(..)) {
+                for a in op.args() {
+                    if uses[a.index()] == 1 && same_kind(graph.op(a), op) {
+                        absorbed[a.index()] = true;
+                    }
+                }
+            }
+        }
+        // For each node, the roots of the clusters it is a leaf of (once per occurrence).
+        let mut feeds: Vec<Vec<NodeId>> = vec![Vec::new(); graph.len()];
+        for id in graph
+            .ids()
+            .filter(|id| live[id.index()] && !absorbed[id.index()])
+        {
+            if !matches!(graph.op(id), Op::Min(..) | Op::Max(..)) {
+                continue;
+            }
+            let mut stack = vec![id];
+            while let Some(n) = stack.pop() {
+                for a in graph.op(n).args() {
+                    if absorbed[a.index()] {
+                        stack.push(a);
+                    } else {
+                        feeds[a.index()].push(id);
+                    }
+                }
+            }
+        }
+        // Each cluster's partial results: (instruction, leaves combined, may be empty).
+        let mut partial: Vec<Vec<(u16, usize, bool)>> = vec![Vec::new(); graph.len()];
+        let combine = |ssa: &mut Ssa, root: Op, a: (u16, usize, bool), b: (u16, usize, bool)| {
+            let mut c = if matches!(root, Op::Min(..)) {
+                code::MIN
+            } else {
+                code::MAX
+            };
+            if a.2 {
+                c |= code::A_MAY_BE_EMPTY;
+            }
+            if b.2 {
+                c |= code::B_MAY_BE_EMPTY;
+            }
+            Ok::<_, TapeError>((ssa.push(c, a.0, b.0)?, a.1 + b.1, a.2 || b.2))
+        };
+        // The SSA tape: each live node's instruction, its operands by instruction index.
+        let mut index_of = vec![u16::MAX; graph.len()];
+        let mut ssa = Ssa::default();
+        let mut consts = Vec::new();
+        for id in graph.ids().filter(|id| live[id.index()]) {
+            let op = graph.op(id);
+            if absorbed[id.index()] {
+                continue;
+            }
+            let s = |n: NodeId| index_of[n.index()];
+            let (c, a, b) = match op {
+                Op::Min(..) | Op::Max(..) => {
+                    // The cluster's root: the partial results, merged from the last.
+                    let mut parts = std::mem::take(&mut partial[id.index()]);
+                    while parts.len() > 1 {
+                        let b = parts.pop().expect("two");
+                        let a = parts.pop().expect("two");
+                        parts.push(combine(&mut ssa, op, a, b)?);
+                    }
+                    index_of[id.index()] = parts[0].0;
+                    (u16::MAX, 0, 0)
+                }
+                Op::Const(k) => {
+                    consts.push(k);
+                    (code::CONST, (consts.len() - 1) as u16, 0)
+                }
+                Op::Var(v) => (code::VAR, var_of[v as usize], 0),
+                Op::Neg(a) => (code::NEG, s(a), 0),
+                Op::Add(a, b) => (code::ADD, s(a), s(b)),
+                Op::Sub(a, b) => (code::SUB, s(a), s(b)),
+                Op::Mul(a, b) => (code::MUL, s(a), s(b)),
+                Op::Sqr(a) | Op::Pown(a, 2) => (code::SQR, s(a), 0),
+                Op::Pown(a, 1) => {
+                    index_of[id.index()] = s(a);
+                    (u16::MAX, 0, 0)
+                }
+                Op::Sqrt(a) => (code::SQRT, s(a), 0),
+                Op::Abs(a) => (code::ABS, s(a), 0),
+                other => {
+                    return Err(TapeError::Operation {
+                        op: other.name(),
+                        span: graph.span(id),
+                    })
+                }
+            };
+            if consts.len() >= u16::MAX as usize {
+                return Err(TapeError::TooLarge(consts.len()));
+            }
+            if c != u16::MAX {
+                index_of[id.index()] = ssa.push(c, a, b)?;
+            }
+            // Into the clusters this node is a leaf of, merging equal sizes.
+            for &root in &feeds[id.index()] {
+                let parts = &mut partial[root.index()];
+                parts.push((index_of[id.index()], 1, maybe_empty[id.index()]));
+                while parts.len() >= 2 && parts[parts.len() - 1].1 == parts[parts.len() - 2].1 {
+                    let b = parts.pop().expect("two");
+                    let a = parts.pop().expect("two");
+                    parts.push(combine(&mut ssa, graph.op(root), a, b)?);
+                }
+            }
+        }
+        let Ssa {
+            mut ops, mut args, ..
+        } = ssa;
+        // The output last: with Pown(x, 1) it may be an earlier instruction.
+        let out = index_of[graph.outputs[0].index()] as usize;
+        ops.truncate(out + 1);
+        args.truncate(out + 1);
+        Tape::from_ssa(ops, args, consts)
+    }
+
+    fn from_ssa(ops: Vec<u16>, args: Vec<u32>, consts: Vec<Interval>) -> Result<Tape, TapeError> {
+        let (insts, slots) = allocate(&ops, &args)?;
+        Ok(Tape {
+            insts,
+            args,
+            consts,
+            slots,
+        })
+    }
+
+    /// Instructions.
+    pub fn len(&self) -> usize {
+        self.insts.len()
+    }
+
+    /// Whether the tape has no instructions (never: the output is one).
+    pub fn is_empty(&self) -> bool {
+        self.insts.is_empty()
+    }
+
+    /// Slots a thread needs.
+    pub fn slots(&self) -> usize {
+        self.slots as usize
+    }
+
+    /// `min` and `max` instructions (the choices an evaluation records).
+    pub fn choices(&self) -> usize {
+        self.insts.iter().filter(|&&i| is_choice(i)).count()
+    }
+
+    /// The enclosure of the expression on the box `x` × `y`, evaluated in precision `p`
+    /// (in f32 the bounds are first rounded outward to f32).
+    pub fn enclosure(&self, p: Precision, x: Interval, y: Interval) -> Interval {
+        fn run<T: Bound>(t: &Tape, x: Interval, y: Interval) -> Interval {
+            let (lo, hi) = t.eval(
+                (T::lo_of(x.lo), T::hi_of(x.hi)),
+                (T::lo_of(y.lo), T::hi_of(y.hi)),
+                &mut Vec::new(),
+                None,
+            );
+            Interval {
+                lo: lo.to_f64(),
+                hi: hi.to_f64(),
+            }
+        }
+        match p {
+            Precision::F64 => run::<f64>(self, x, y),
+            Precision::F32 => run::<f32>(self, x, y),
+        }
+    }
+
+    /// The tape for boxes inside the region `x` × `y`: evaluated there in precision `p`, and
+    /// pruned with the outcomes of its `min`s and `max`s ([`Tape::enclosure`] on any box inside
+    /// the region is the same set with either tape).
+    pub fn pruned(&self, p: Precision, x: Interval, y: Interval) -> Tape {
+        fn run<T: Bound>(t: &Tape, x: Interval, y: Interval) -> Tape {
+            let mut choices = Vec::new();
+            t.eval(
+                (T::lo_of(x.lo), T::hi_of(x.hi)),
+                (T::lo_of(y.lo), T::hi_of(y.hi)),
+                &mut Vec::new(),
+                Some(&mut choices),
+            );
+            t.prune(&choices)
+        }
+        match p {
+            Precision::F64 => run::<f64>(self, x, y),
+            Precision::F32 => run::<f32>(self, x, y),
+        }
+    }
+
+    /// The instructions by depth (an operand's depth is less than its user's): `order` lists
+    /// the instruction indices depth by depth, depth d being `order[starts[d]..starts[d + 1]]`;
+    /// and `choice[i]`, the number of `min`/`max` before instruction i (its choice's index in
+    /// a recorded evaluation). The GPU's first level evaluates a tape depth by depth, one block
+    /// per tile.
+    pub(crate) fn depths(&self) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
+        let n = self.len();
+        let mut depth = vec![0usize; n];
+        let mut choice = vec![0u32; n];
+        let mut k = 0;
+        for i in 0..n {
+            let op = self.insts[i] as u16;
+            let (a, b) = (self.args[i] as u16 as usize, (self.args[i] >> 16) as usize);
+            depth[i] = match arity(op) {
+                0 => 0,
+                1 => depth[a] + 1,
+                _ => depth[a].max(depth[b]) + 1,
+            };
+            choice[i] = k;
+            k += u32::from(is_choice(self.insts[i]));
+        }
+        let levels = depth.iter().max().map_or(0, |d| d + 1);
+        let mut starts = vec![0u32; levels + 1];
+        for &d in &depth {
+            starts[d + 1] += 1;
+        }
+        for d in 0..levels {
+            starts[d + 1] += starts[d];
+        }
+        let mut next = starts.clone();
+        let mut order = vec![0u32; n];
+        for (i, &d) in depth.iter().enumerate() {
+            order[next[d] as usize] = i as u32;
+            next[d] += 1;
+        }
+        (order, starts, choice)
+    }
+
+    /// The tape evaluated on the box `x` × `y` in `T`'s precision; with `record`, each
+    /// `min`/`max`'s outcome appended in order ([`FIRST`], [`SECOND`] or [`BOTH`]).
+    pub(crate) fn eval<T: Bound>(
+        &self,
+        x: (T, T),
+        y: (T, T),
+        slots: &mut Vec<(T, T)>,
+        mut record: Option<&mut Vec<u8>>,
+    ) -> (T, T) {
+        slots.clear();
+        slots.resize(self.slots(), (T::nan(), T::nan()));
+        for &inst in &self.insts {
+            let (op, out, a, b) = decode(inst);
+            // CONST and VAR name a constant and a variable, not slots.
+            let v = match op & 0xff {
+                code::CONST => {
+                    let c = self.consts[a as usize];
+                    slots[out as usize] = (T::lo_of(c.lo), T::hi_of(c.hi));
+                    continue;
+                }
+                code::VAR => {
+                    slots[out as usize] = if a == 0 { x } else { y };
+                    continue;
+                }
+                _ => (slots[a as usize], slots[b as usize]),
+            };
+            let (va, vb) = v;
+            let v = match op & 0xff {
+                code::COPY => va,
+                code::NEG => neg(va),
+                code::ADD => add(va, vb),
+                code::SUB => sub(va, vb),
+                code::MUL => mul(va, vb),
+                code::SQR => sqr(va),
+                code::SQRT => sqrt(va),
+                code::ABS => abs(va),
+                _ => {
+                    let is_min = op & 0xff == code::MIN;
+                    let (v, choice) = min_max(is_min, op, va, vb);
+                    if let Some(r) = record.as_deref_mut() {
+                        r.push(choice);
+                    }
+                    v
+                }
+            };
+            slots[out as usize] = v;
+        }
+        slots[OUT as usize]
+    }
+
+    /// The tape for boxes inside a tile on which an evaluation recorded `choices`: a decided
+    /// `min`/`max` is replaced by its winner wherever it is used, what only the losers used is
+    /// dropped, and the rest is renumbered and given slots again.
+    pub(crate) fn prune(&self, choices: &[u8]) -> Tape {
+        const DEAD: u8 = 0;
+        const KEPT: u8 = 1;
+        const REPLACED: u8 = 2;
+        let n = self.len();
+        // Backward: which instructions the result needs; m[i] the winner of a replaced one.
+        let mut state = vec![DEAD; n];
+        let mut m = vec![0u16; n];
+        state[n - 1] = KEPT;
+        let mut k = choices.len();
+        for i in (0..n).rev() {
+            let op = self.insts[i] as u16;
+            let choice = if is_choice(self.insts[i]) {
+                k -= 1;
+                choices[k]
+            } else {
+                BOTH
+            };
+            if state[i] == DEAD {
+                continue;
+            }
+            let (a, b) = (self.args[i] as u16 as usize, (self.args[i] >> 16) as usize);
+            if choice == FIRST || choice == SECOND {
+                let w = if choice == FIRST { a } else { b };
+                state[i] = REPLACED;
+                m[i] = w as u16;
+                state[w] = state[w].max(KEPT);
+                continue;
+            }
+            if arity(op) >= 1 {
+                state[a] = state[a].max(KEPT);
+            }
+            if arity(op) == 2 {
+                state[b] = state[b].max(KEPT);
+            }
+        }
+        // Forward: new indices (a replaced instruction takes its winner's), the SSA tape.
+        let (mut ops, mut args) = (Vec::new(), Vec::new());
+        for i in 0..n {
+            match state[i] {
+                DEAD => {}
+                REPLACED => m[i] = m[m[i] as usize],
+                _ => {
+                    let op = self.insts[i] as u16;
+                    let (a, b) = (self.args[i] as u16, (self.args[i] >> 16) as u16);
+                    let (a, b) = match arity(op) {
+                        0 => (a, b),
+                        1 => (m[a as usize], 0),
+                        _ => (m[a as usize], m[b as usize]),
+                    };
+                    m[i] = ops.len() as u16;
+                    ops.push(op);
+                    args.push(a as u32 | (b as u32) << 16);
+                }
+            }
+        }
+        Tape::from_ssa(ops, args, self.consts.clone())
+            .expect("a pruned tape needs no more slots than its parent")
+    }
+}
+
+fn is_choice(i: Inst) -> bool {
+    matches!(i as u16 & 0xff, code::MIN | code::MAX)
+}
+
+/// A bound type of the interpreter: f64 or f32, with correctly rounded operations.
+pub(crate) trait Bound: Copy + PartialOrd + Send + Sync {
+    fn nan() -> Self;
+    fn zero() -> Self;
+    fn is_nan(self) -> bool;
+    fn add(self, b: Self, r: Round) -> Self;
+    fn sub(self, b: Self, r: Round) -> Self;
+    fn mul(self, b: Self, r: Round) -> Self;
+    fn sqrt(self, r: Round) -> Self;
+    fn neg(self) -> Self;
+    /// An f64 lower bound in this precision (rounded down).
+    fn lo_of(x: f64) -> Self;
+    /// An f64 upper bound in this precision (rounded up).
+    fn hi_of(x: f64) -> Self;
+    fn to_f64(self) -> f64;
+}
+
+impl Bound for f64 {
+    fn nan() -> f64 {
+        f64::NAN
+    }
+    fn zero() -> f64 {
+        0.0
+    }
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
+    }
+    fn add(self, b: f64, r: Round) -> f64 {
+        round::add_f64(self, b, r)
+    }
+    fn sub(self, b: f64, r: Round) -> f64 {
+        round::sub_f64(self, b, r)
+    }
+    fn mul(self, b: f64, r: Round) -> f64 {
+        round::mul_f64(self, b, r)
+    }
+    fn sqrt(self, r: Round) -> f64 {
+        round::sqrt_f64(self, r)
+    }
+    fn neg(self) -> f64 {
+        -self
+    }
+    fn lo_of(x: f64) -> f64 {
+        x
+    }
+    fn hi_of(x: f64) -> f64 {
+        x
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+impl Bound for f32 {
+    fn nan() -> f32 {
+        f32::NAN
+    }
+    fn zero() -> f32 {
+        0.0
+    }
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
+    fn add(self, b: f32, r: Round) -> f32 {
+        round::add_f32(self, b, r)
+    }
+    fn sub(self, b: f32, r: Round) -> f32 {
+        round::sub_f32(self, b, r)
+    }
+    fn mul(self, b: f32, r: Round) -> f32 {
+        round::mul_f32(self, b, r)
+    }
+    fn sqrt(self, r: Round) -> f32 {
+        round::sqrt_f32(self, r)
+    }
+    fn neg(self) -> f32 {
+        -self
+    }
+    fn lo_of(x: f64) -> f32 {
+        round::narrow_f32(x, Round::Down)
+    }
+    fn hi_of(x: f64) -> f32 {
+        round::narrow_f32(x, Round::Up)
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+// The operations. Each is written as the CUDA interpreter writes it (`gpu/tape.rs`): the same
+// comparisons in the same order, so that both give the same bits.
+
+type Iv<T> = (T, T);
+
+fn empty<T: Bound>() -> Iv<T> {
+    (T::nan(), T::nan())
+}
+
+fn lesser<T: Bound>(a: T, b: T) -> T {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+fn greater<T: Bound>(a: T, b: T) -> T {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+fn neg<T: Bound>(a: Iv<T>) -> Iv<T> {
+    (a.1.neg(), a.0.neg())
+}
+
+fn add<T: Bound>(a: Iv<T>, b: Iv<T>) -> Iv<T> {
+    (a.0.add(b.0, Round::Down), a.1.add(b.1, Round::Up))
+}
+
+fn sub<T: Bound>(a: Iv<T>, b: Iv<T>) -> Iv<T> {
+    (a.0.sub(b.1, Round::Down), a.1.sub(b.0, Round::Up))
+}
+
+/// A directed product where a zero factor gives 0 (the limit the interval product needs: a
+/// bound 0 times an infinite bound stands for 0 times finite values).
+fn times<T: Bound>(a: T, b: T, r: Round) -> T {
+    if a == T::zero() || b == T::zero() {
+        T::zero()
+    } else {
+        a.mul(b, r)
+    }
+}
+
+fn mul<T: Bound>(a: Iv<T>, b: Iv<T>) -> Iv<T> {
+    if a.0.is_nan() || b.0.is_nan() {
+        return empty();
+    }
+    let (d, u) = (Round::Down, Round::Up);
+    let lo = lesser(
+        lesser(times(a.0, b.0, d), times(a.0, b.1, d)),
+        lesser(times(a.1, b.0, d), times(a.1, b.1, d)),
+    );
+    let hi = greater(
+        greater(times(a.0, b.0, u), times(a.0, b.1, u)),
+        greater(times(a.1, b.0, u), times(a.1, b.1, u)),
+    );
+    (lo, hi)
+}
+
+fn sqr<T: Bound>(a: Iv<T>) -> Iv<T> {
+    if a.0.is_nan() {
+        return empty();
+    }
+    let (d, u) = (Round::Down, Round::Up);
+    if a.0 >= T::zero() {
+        (a.0.mul(a.0, d), a.1.mul(a.1, u))
+    } else if a.1 <= T::zero() {
+        (a.1.mul(a.1, d), a.0.mul(a.0, u))
+    } else {
+        (T::zero(), greater(a.0.mul(a.0, u), a.1.mul(a.1, u)))
+    }
+}
+
+fn sqrt<T: Bound>(a: Iv<T>) -> Iv<T> {
+    if a.0.is_nan() || a.1 < T::zero() {
+        return empty();
+    }
+    let lo = if a.0 < T::zero() { T::zero() } else { a.0 };
+    (lo.sqrt(Round::Down), a.1.sqrt(Round::Up))
+}
+
+fn abs<T: Bound>(a: Iv<T>) -> Iv<T> {
+    if a.0.is_nan() {
+        return empty();
+    }
+    if a.0 >= T::zero() {
+        a
+    } else if a.1 <= T::zero() {
+        neg(a)
+    } else {
+        (T::zero(), greater(a.0.neg(), a.1))
+    }
+}
+
+/// `min` or `max` and which side decides it on every box inside this one.
+fn min_max<T: Bound>(is_min: bool, op: u16, a: Iv<T>, b: Iv<T>) -> (Iv<T>, u8) {
+    if a.0.is_nan() || b.0.is_nan() {
+        return (empty(), BOTH);
+    }
+    let v = if is_min {
+        (lesser(a.0, b.0), lesser(a.1, b.1))
+    } else {
+        (greater(a.0, b.0), greater(a.1, b.1))
+    };
+    // `a` decides a min where it lies below b (a max where above), and b may be dropped only
+    // when it cannot be empty on a smaller box.
+    let (a_wins, b_wins) = if is_min {
+        (a.1 <= b.0, b.1 <= a.0)
+    } else {
+        (a.0 >= b.1, b.0 >= a.1)
+    };
+    let choice = if a_wins && op & code::B_MAY_BE_EMPTY == 0 {
+        FIRST
+    } else if b_wins && op & code::A_MAY_BE_EMPTY == 0 {
+        SECOND
+    } else {
+        BOTH
+    };
+    (v, choice)
+}
+
+/// What the tape render did in one round.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TapeRound {
+    /// Tile size of the round (pixels).
+    pub tile: u32,
+    /// Tiles evaluated.
+    pub boxes: u64,
+    /// Mean tape instructions (interval operations) per tile evaluated.
+    pub mean_len: f64,
+}
+
+/// Where a tape render runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TapeBackend {
+    /// This module's interpreter, tiles in parallel (rayon).
+    Cpu,
+    /// The CUDA interpreter (`gpu/tape.rs`): the search on the device.
+    Gpu,
+}
+
+/// [`super::render`] with per-tile pruned tapes run by an interpreter (no JIT compilation):
+/// each boundary tile prunes its parent's tape with the `min`/`max` outcomes of its own
+/// evaluation, and its children run the pruned tape. The classes are the plain render's
+/// (see the module documentation); the two backends give the same classes and statistics.
+/// Returns the image and, per round, the tiles and the mean tape length they ran. To render
+/// several frames, prepare a [`TapeRenderer`] once.
+pub fn render(
+    expr: &Expression,
+    precision: Precision,
+    backend: TapeBackend,
+    opts: &RenderOptions,
+) -> Result<(Rendered, Vec<TapeRound>), Error> {
+    TapeRenderer::new(expr, precision, backend)?.render(opts)
+}
+
+/// An expression's tape, ready to render frames on a backend: built once, and on the GPU
+/// uploaded once with the interpreter loaded; each [`TapeRenderer::render`] runs only the
+/// search.
+pub struct TapeRenderer {
+    tape: Tape,
+    vars: Vec<String>,
+    outputs: usize,
+    precision: Precision,
+    device: Option<super::gpu::DeviceTape>,
+}
+
+impl TapeRenderer {
+    /// Builds the tape of `expr` (a [`TapeError`] for an operation the interpreter does not
+    /// run) and, for the GPU, prepares it there.
+    pub fn new(
+        expr: &Expression,
+        precision: Precision,
+        backend: TapeBackend,
+    ) -> Result<TapeRenderer, Error> {
+        let graph = expr.ir();
+        if graph.outputs.len() != 1 {
+            return Err(super::SearchError::Outputs(graph.outputs.len()).into());
+        }
+        let tape = Tape::new(graph).map_err(|e| super::SearchError::Options(e.to_string()))?;
+        let device = match backend {
+            TapeBackend::Cpu => None,
+            TapeBackend::Gpu => Some(super::gpu::DeviceTape::new(&tape, precision)?),
+        };
+        Ok(TapeRenderer {
+            tape,
+            vars: graph.vars.clone(),
+            outputs: graph.outputs.len(),
+            precision,
+            device,
+        })
+    }
+
+    /// The tape.
+    pub fn tape(&self) -> &Tape {
+        &self.tape
+    }
+
+    /// One frame: the image of `opts` and, per round, the tiles and their mean tape length.
+    pub fn render(&self, opts: &RenderOptions) -> Result<(Rendered, Vec<TapeRound>), Error> {
+        let plan = Plan::of(&self.vars, self.outputs, opts)?;
+        match (&self.device, self.precision) {
+            (Some(d), _) => Ok(d.render(&plan)?),
+            (None, Precision::F64) => Ok(render_cpu::<f64>(&self.tape, &plan)),
+            (None, Precision::F32) => Ok(render_cpu::<f32>(&self.tape, &plan)),
+        }
+    }
+}
+
+/// The PTX of the GPU interpreter for tapes of `slots` slots in precision `p`, compiled by
+/// NVRTC for `arch` (e.g. `compute_90`) with the runtime's options: no GPU is needed (the
+/// tests assemble it offline; `ptxas -v` tells its registers and local memory).
+pub fn interpreter_ptx(
+    p: Precision,
+    slots: usize,
+    arch: &str,
+) -> Result<String, crate::gpu::RuntimeError> {
+    let source = super::gpu::tape_source(p, super::gpu::slots_of(slots));
+    crate::gpu::runtime::source_ptx("tape", &source, arch)
+}
+
+/// A level's tiles, grouped by the tape they run.
+type Groups = Vec<(Arc<Tape>, Vec<(u32, u32)>)>;
+
+fn render_cpu<T: Bound>(tape: &Tape, plan: &Plan) -> (Rendered, Vec<TapeRound>) {
+    let levels = &plan.levels;
+    let first = &levels[0];
+    let root: Vec<(u32, u32)> = (0..first.rows)
+        .flat_map(|r| (0..first.cols).map(move |c| (r, c)))
+        .collect();
+    let mut groups: Groups = vec![(Arc::new(tape.clone()), root)];
+    let mut classes = Vec::with_capacity(levels.len());
+    let mut rounds = Vec::with_capacity(levels.len());
+    let mut stats = Vec::with_capacity(levels.len());
+    for (l, grid) in levels.iter().enumerate() {
+        let next_grid = levels.get(l + 1);
+        let found: Vec<Vec<(u8, Option<Tape>)>> = groups
+            .par_iter()
+            .map(|(tape, tiles)| {
+                let mut slots = Vec::new();
+                let mut choices = Vec::new();
+                tiles
+                    .iter()
+                    .map(|&(r, c)| {
+                        let (i0, i1, j0, j1) = plan.pixels(l, r, c);
+                        let [xl, xh, yl, yh] = plan.axes.tile_box(i0, i1, j0, j1);
+                        let (x, y) = ((T::lo_of(xl), T::hi_of(xh)), (T::lo_of(yl), T::hi_of(yh)));
+                        choices.clear();
+                        let record = next_grid.is_some().then_some(&mut choices);
+                        let (lo, hi) = tape.eval(x, y, &mut slots, record);
+                        let class = classify(lo.to_f64(), hi.to_f64());
+                        let child = (class == BOUNDARY && next_grid.is_some())
+                            .then(|| tape.prune(&choices));
+                        (class, child)
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut level = vec![super::cpu::UNSET; grid.rows as usize * grid.cols as usize];
+        let mut round = Round2 {
+            tile: grid.tile,
+            ..Round2::default()
+        };
+        let mut length = 0usize;
+        let mut next: Groups = Vec::new();
+        for ((tape, tiles), found) in groups.iter().zip(found) {
+            length += tape.len() * tiles.len();
+            for (&(r, c), (class, child)) in tiles.iter().zip(found) {
+                level[(r * grid.cols + c) as usize] = class;
+                round.boxes += 1;
+                match class {
+                    INSIDE => round.inside += 1,
+                    OUTSIDE => round.outside += 1,
+                    _ => round.boundary += 1,
+                }
+                if let (Some(child), Some(ng)) = (child, next_grid) {
+                    let k = grid.tile / ng.tile;
+                    let rows = k.min(ng.rows - r * k);
+                    let cols = k.min(ng.cols - c * k);
+                    let kids = (0..rows)
+                        .flat_map(|a| (0..cols).map(move |b| (r * k + a, c * k + b)))
+                        .collect();
+                    next.push((Arc::new(child), kids));
+                }
+            }
+        }
+        stats.push(TapeRound {
+            tile: grid.tile,
+            boxes: round.boxes,
+            mean_len: length as f64 / round.boxes.max(1) as f64,
+        });
+        rounds.push(round);
+        classes.push(level);
+        groups = next;
+    }
+    let rendered = Rendered {
+        width: plan.width,
+        height: plan.height,
+        classes: super::cpu::compose(plan, &classes),
+        rounds,
+    };
+    (rendered, stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BackendChoice, Evaluator};
+
+    /// The tape render gives the plain render's classes and rounds on min/max models, in both
+    /// precisions and two tile plans, and runs shorter tapes after the first round.
+    #[test]
+    fn tape_render_equals_the_plain_render() {
+        let sources = [
+            "min(min(sqrt(sqr(x - 0.3) + sqr(y)) - 0.4, sqrt(sqr(x + 0.4) + sqr(y - 0.2)) - 0.3), \
+             max(max(abs(x) - 0.2, abs(y + 0.5) - 0.2), -(sqrt(sqr(x) + sqr(y + 0.5)) - 0.1)))",
+            "max(x*x + y*y - 0.8, -(min(x - 0.1, y + 0.2))) + min(0.05, x*y)",
+            // A sqrt whose argument may be negative: its side of the min is never dropped.
+            "min(sqrt(x - 0.2) - 0.3, max(y, -0.5))",
+        ];
+        for src in sources {
+            let expr = Expression::parse(src).unwrap();
+            for p in [Precision::F64, Precision::F32] {
+                for tiles in [vec![64, 8, 1], vec![16, 4, 2, 1]] {
+                    let opts = RenderOptions {
+                        tiles,
+                        ..RenderOptions::new(160, 96, [-1.0, 1.0, -0.75, 0.75])
+                    };
+                    let eval = Evaluator::new(&expr, p, BackendChoice::Cpu).unwrap();
+                    let plain = super::super::render(&eval, &opts).unwrap();
+                    let (taped, stats) = render(&expr, p, TapeBackend::Cpu, &opts).unwrap();
+                    assert_eq!(plain.rounds, taped.rounds, "{src} {p}");
+                    assert!(plain.classes == taped.classes, "{src} {p}: other classes");
+                    let last = stats.last().unwrap().mean_len;
+                    assert!(last < stats[0].mean_len, "{src} {p}: {stats:?}");
+                }
+            }
+        }
+    }
+
+    /// Prospero's chains of min and max are rebalanced: the tape's depth (what the GPU's first
+    /// level waits for, level by level) falls from 676 as written to a few dozen.
+    #[test]
+    fn prospero_is_shallow() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(root.join("tests/data/models/prospero.vm")).unwrap();
+        let tape = Tape::new(Expression::parse_tape(&text).unwrap().ir()).unwrap();
+        let (_, starts, _) = tape.depths();
+        let depth = starts.len() - 1;
+        eprintln!(
+            "Prospero: {} instructions, depth {depth}, {} slots",
+            tape.len(),
+            tape.slots()
+        );
+        assert!(depth < 64, "depth {depth}");
+    }
+
+    /// An operation outside the interpreter's set, and a third variable, are refused with
+    /// what to do.
+    #[test]
+    fn what_the_interpreter_does_not_run_is_refused() {
+        let opts = RenderOptions::new(8, 8, [-1.0, 1.0, -1.0, 1.0]);
+        let err = |s: &str| {
+            let e = Expression::parse(s).unwrap();
+            render(&e, Precision::F64, TapeBackend::Cpu, &opts)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err("sin(x) + y").contains("'sin'"), "{}", err("sin(x) + y"));
+        assert!(err("x + z").contains("'z'"));
+    }
+}
