@@ -25,6 +25,26 @@ pub(crate) use render::render;
 pub(crate) use tape::{slots_of, source as tape_source, DeviceTape};
 pub(crate) use trace::trace;
 
+/// `n` bytes of device memory, each `byte`, set on the device (no host array uploaded: the
+/// renders' class arrays hold a byte per tile of every level, about a megabyte at 1024²).
+fn filled(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    n: usize,
+    byte: u8,
+) -> Result<cudarc::driver::CudaSlice<u8>, crate::gpu::GpuError> {
+    use crate::gpu::Context;
+    use cudarc::driver::DevicePtrMut;
+    // SAFETY: every byte is set below, before anything reads it.
+    let mut v = unsafe { stream.alloc::<u8>(n.max(1)) }.during("allocating the class arrays")?;
+    {
+        let (ptr, _record) = v.device_ptr_mut(stream);
+        // SAFETY: `ptr` holds n.max(1) bytes allocated on `stream`; u8 takes any byte.
+        unsafe { cudarc::driver::result::memset_d8_async(ptr, byte, n.max(1), stream.cu_stream()) }
+            .during("setting the class arrays")?;
+    }
+    Ok(v)
+}
+
 /// A 1-D launch of `n` threads (grid-stride kernels: any grid is correct).
 fn config(n: usize) -> LaunchConfig {
     let block = 256u32;

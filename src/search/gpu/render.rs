@@ -192,7 +192,7 @@ where
     let mut next: CudaSlice<u32> = stream.alloc_zeros(2 * cap).during(alloc)?;
     let mut inputs: CudaSlice<T> = stream.alloc_zeros((2 * nv * cap).max(1)).during(alloc)?;
     let mut outputs: CudaSlice<T> = stream.alloc_zeros(2 * cap).during(alloc)?;
-    let mut classes: CudaSlice<u8> = stream.clone_htod(&vec![UNSET; total]).during(alloc)?;
+    let mut classes: CudaSlice<u8> = super::filled(&stream, total, UNSET)?;
     let mut counts: CudaSlice<u32> = stream.alloc_zeros(4).during(alloc)?;
 
     // The first level's tiles, row-major: the search's one upload.

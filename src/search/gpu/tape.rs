@@ -173,11 +173,19 @@ extern "C" __global__ void ivjit_tape_eval(
             c = v.lo > (T)0 ? 0 : (v.hi < (T)0 ? 1 : 2);
             cls[(size_t)r * cols + q] = c;
             if (record) n_choices[t] = k;
-            if (c == 2 && record) boundary[atomicAdd(&counts[0], 1)] = t;
         }}
-        // One atomic per warp and class, and for the instructions run.
+        // One atomic per warp and class, and for the instructions run; a warp's boundary
+        // tiles appended together, in order (neighbours share a tape: the pruning's scratch
+        // is interleaved, so they read it together).
         u32 active = __activemask();
         u32 leader = __ffs(active) - 1;
+        if (record) {{
+            u32 votes = __ballot_sync(active, c == 2);
+            u32 base = 0;
+            if (lane == leader && votes) base = atomicAdd(&counts[0], __popc(votes));
+            base = __shfl_sync(active, base, leader);
+            if (c == 2) boundary[base + __popc(votes & ((1u << lane) - 1))] = t;
+        }}
         for (u32 v = 0; v < 3; v++) {{
             u32 votes = __ballot_sync(active, c == v);
             if (lane == leader && votes) atomicAdd(&counts[1 + v], __popc(votes));
@@ -195,15 +203,17 @@ __device__ __forceinline__ u32 arity(u32 op) {{
     return 1;
 }}
 
-// A value's slot in the backward scan: its own, or a free one, or a new one.
-__device__ __forceinline__ u32 take(unsigned short* slot_of, u32 v, unsigned short* fr,
+// A value's slot in the backward scan: its own, or a free one, or a new one (slot_of[v * step]).
+template <typename S>
+__device__ __forceinline__ u32 take(S* slot_of, size_t step, u32 v, unsigned short* fr,
                                     u32* nfree, u32* used)
 {{
-    if (slot_of[v] == 0xffff) {{
-        if (*nfree > 0) slot_of[v] = fr[--*nfree];
-        else slot_of[v] = (unsigned short)(*used)++;
+    S* at = slot_of + (size_t)v * step;
+    if (*at == 0xffff) {{
+        if (*nfree > 0) *at = fr[--*nfree];
+        else *at = (S)(*used)++;
     }}
-    return slot_of[v];
+    return *at;
 }}
 
 // One thread per boundary tile b (work item boundary[b]): Tape::prune of src/search/tape.rs
@@ -224,9 +234,11 @@ extern "C" __global__ void ivjit_tape_prune(
     for (u32 b = blockIdx.x * blockDim.x + threadIdx.x; b < nb; b += gridDim.x * blockDim.x) {{
         u32 t = boundary[b];
         u32 r = work[4 * t], q = work[4 * t + 1], off = work[4 * t + 2], len = work[4 * t + 3];
-        u32* sc = scratch + (size_t)b * stride;
-        for (u32 i = 0; i < len; i++) sc[i] = 0;
-        sc[len - 1] = KEPT;
+        // Interleaved: instruction i of tile b at scratch[i * nb + b] (neighbours read together).
+        u32* sc = scratch + b;
+        auto at = [&](u32 i) -> u32& {{ return sc[(size_t)i * nb]; }};
+        for (u32 i = 0; i < len; i++) at(i) = 0;
+        at(len - 1) = KEPT;
         // Backward: what the result needs, and the winner of each replaced instruction.
         u32 kc = n_choices[t];
         for (u32 i = len; i-- > 0;) {{
@@ -234,50 +246,52 @@ extern "C" __global__ void ivjit_tape_prune(
             u32 a = args[off + i] & 0xffff, c = args[off + i] >> 16;
             unsigned char ch = 0;
             if (is_choice(op)) {{ kc--; ch = choices[(size_t)kc * n + t]; }}
-            if (sc[i] == 0) continue;
+            if (at(i) == 0) continue;
             if (ch == 1 || ch == 2) {{
                 u32 wv = ch == 1 ? a : c;
-                sc[i] = REPLACED | wv;
-                if (sc[wv] == 0) sc[wv] = KEPT;
+                at(i) = REPLACED | wv;
+                if (at(wv) == 0) at(wv) = KEPT;
                 continue;
             }}
             u32 ar = arity(op);
-            if (ar >= 1 && sc[a] == 0) sc[a] = KEPT;
-            if (ar == 2 && sc[c] == 0) sc[c] = KEPT;
+            if (ar >= 1 && at(a) == 0) at(a) = KEPT;
+            if (ar == 2 && at(c) == 0) at(c) = KEPT;
         }}
         // Forward: new indices (a replaced instruction takes its winner's), the SSA tape.
         unsigned long long* dst = next_pool + (size_t)b * stride;
         u32* dargs = next_args + (size_t)b * stride;
         u32 cnt = 0, kept = 0;
         for (u32 i = 0; i < len; i++) {{
-            u32 v = sc[i];
+            u32 v = at(i);
             if (v == 0) continue;
-            if (v >= REPLACED) {{ sc[i] = REPLACED | (sc[v & 0xffff] & 0xffff); continue; }}
+            if (v >= REPLACED) {{
+                at(i) = REPLACED | (at(v & 0xffff) & 0xffff);
+                continue;
+            }}
             u32 op = (u32)(pool[off + i] & 0xffff);
             u32 a = args[off + i] & 0xffff, c = args[off + i] >> 16;
             u32 ar = arity(op);
-            if (ar >= 1) a = sc[a] & 0xffff;
-            if (ar == 2) c = sc[c] & 0xffff; else if (ar == 1) c = 0;
-            sc[i] = KEPT | cnt;
+            if (ar >= 1) a = at(a) & 0xffff;
+            if (ar == 2) c = at(c) & 0xffff; else if (ar == 1) c = 0;
+            at(i) = KEPT | cnt;
             dst[cnt] = op;
             dargs[cnt] = a | (c << 16);
             if (is_choice(op)) kept++;
             cnt++;
         }}
         // Backward again: slots, as Tape's allocate does (sc now by new instruction).
-        unsigned short* m = (unsigned short*)sc;
-        for (u32 j = 0; j < cnt; j++) m[j] = 0xffff;
+        for (u32 j = 0; j < cnt; j++) at(j) = 0xffff;
         unsigned short fr[NSLOTS + 1];
         u32 nfree = 0, used = 1;
-        m[cnt - 1] = 0;
+        at(cnt - 1) = 0;
         for (u32 j = cnt; j-- > 0;) {{
-            u32 o = take(m, j, fr, &nfree, &used);
+            u32 o = take(sc, nb, j, fr, &nfree, &used);
             if (nfree <= NSLOTS) fr[nfree++] = (unsigned short)o;
             u32 op = (u32)(dst[j] & 0xffff);
             u32 a = dargs[j] & 0xffff, c = dargs[j] >> 16;
             u32 ar = arity(op);
-            if (ar >= 1) a = take(m, a, fr, &nfree, &used);
-            if (ar == 2) c = take(m, c, fr, &nfree, &used);
+            if (ar >= 1) a = take(sc, nb, a, fr, &nfree, &used);
+            if (ar == 2) c = take(sc, nb, c, fr, &nfree, &used);
             dst[j] = (unsigned long long)op | ((unsigned long long)o << 16)
                      | ((unsigned long long)a << 32) | ((unsigned long long)c << 48);
         }}
@@ -443,13 +457,13 @@ extern "C" __global__ void ivjit_tape_root_prune(
         u32 nfree = 0, used = 1;
         m[cnt - 1] = 0;
         for (u32 j = cnt; j-- > 0;) {{
-            u32 o = take(m, j, fr, &nfree, &used);
+            u32 o = take(m, 1, j, fr, &nfree, &used);
             if (nfree <= NSLOTS) fr[nfree++] = (unsigned short)o;
             u32 op = (u32)(dst[j] & 0xffff);
             u32 a = dargs[j] & 0xffff, c = dargs[j] >> 16;
             u32 ar = arity(op);
-            if (ar >= 1) a = take(m, a, fr, &nfree, &used);
-            if (ar == 2) c = take(m, c, fr, &nfree, &used);
+            if (ar >= 1) a = take(m, 1, a, fr, &nfree, &used);
+            if (ar == 2) c = take(m, 1, c, fr, &nfree, &used);
             dst[j] = (unsigned long long)op | ((unsigned long long)o << 16)
                      | ((unsigned long long)a << 32) | ((unsigned long long)c << 48);
         }}
@@ -708,7 +722,7 @@ where
             offsets.push(total);
             total += g.rows as usize * g.cols as usize;
         }
-        let mut classes: CudaSlice<u8> = stream.clone_htod(&vec![UNSET; total]).during(alloc)?;
+        let mut classes: CudaSlice<u8> = super::filled(&stream, total, UNSET)?;
         let g0 = levels[0];
         let first: Vec<u32> = (0..g0.rows)
             .flat_map(|r| (0..g0.cols).flat_map(move |c| [r, c, 0, stride as u32]))
