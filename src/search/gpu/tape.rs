@@ -33,6 +33,7 @@ struct Kernels {
     prune: CudaFunction,
     root_eval: CudaFunction,
     root_prune: CudaFunction,
+    prune_warp: CudaFunction,
 }
 
 /// The CUDA C source of the interpreter for precision `p` and `nslots` slots per thread.
@@ -134,9 +135,21 @@ extern "C" __global__ void ivjit_tape_eval(
     unsigned char* choices, u32* n_choices, int record,
     double x0, double y1, double wx_lo, double wx_hi, double wy_lo, double wy_hi,
     double w, double h, u32 tile, u32 width, u32 height,
-    unsigned char* cls, u32 cols, u32* boundary, u32* counts, unsigned long long* length)
+    unsigned char* cls, u32 cols, u32* boundary, u32* counts, unsigned long long* length,
+    u32 stage)
 {{
     u32 lane = threadIdx.x & 31;
+    // With stage > 0 (one item per thread; a block's items are one tile's children, which
+    // share its tape), the block's tape is first copied into shared memory (at most stage
+    // instructions) and its threads read it there.
+    extern __shared__ unsigned long long staged[];
+    u32 s_off = 0, s_len = 0;
+    if (stage > 0) {{
+        u32 first = blockIdx.x * blockDim.x;
+        if (first < n) {{ s_off = work[4 * first + 2]; s_len = min(work[4 * first + 3], stage); }}
+        for (u32 i = threadIdx.x; i < s_len; i += blockDim.x) staged[i] = pool[s_off + i];
+        __syncthreads();
+    }}
     for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x) {{
         u32 r = work[4 * t], q = work[4 * t + 1], off = work[4 * t + 2], len = work[4 * t + 3];
         bool valid = r != 0xffffffffu;
@@ -151,7 +164,8 @@ extern "C" __global__ void ivjit_tape_eval(
             y.hi = hi_of(__dadd_ru(y1, -__ddiv_rd(__dmul_rd((double)i0, wy_lo), h)));
             Iv s[NSLOTS];
             u32 k = 0;
-            const unsigned long long* tp = pool + off;
+            const unsigned long long* tp = stage > 0 && off == s_off && len <= s_len
+                ? staged : pool + off;
             for (u32 i = 0; i < len; i++) {{
                 unsigned long long ins = tp[i];
                 u32 op = (u32)(ins & 0xffff), o = (u32)((ins >> 16) & 0xffff);
@@ -312,6 +326,128 @@ extern "C" __global__ void ivjit_tape_prune(
     }}
 }}
 
+// ivjit_tape_prune with a warp per boundary tile (blockDim.x / 32 tiles per block), its scratch
+// in shared memory (stride words per warp): the lanes load 32 instructions at a time and the
+// sequential steps (liveness backward, replaced instructions forward, slots) run on lane 0 with
+// the loaded fields passed by shuffles, so each step waits for shared memory, not for global
+// memory. The same steps in the same order as ivjit_tape_prune: the same tapes.
+extern "C" __global__ void ivjit_tape_prune_warp(
+    u32 nb, const u32* boundary, u32 n, const u32* work, const unsigned long long* pool,
+    const u32* args, const unsigned char* choices, const u32* n_choices, u32 stride,
+    unsigned long long* next_pool, u32* next_args, u32 k, u32 next_rows, u32 next_cols,
+    u32* next_work, u32* counts)
+{{
+    const u32 KEPT = 1u << 16, REPLACED = 2u << 16, ALL = 0xffffffffu;
+    extern __shared__ unsigned char shared_bytes[];
+    u32 lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+    u32 b = blockIdx.x * nw + (threadIdx.x >> 5);
+    if (b >= nb) return;
+    u32* sc = (u32*)shared_bytes + (size_t)(threadIdx.x >> 5) * stride;
+    u32 t = boundary[b];
+    u32 r = work[4 * t], q = work[4 * t + 1], off = work[4 * t + 2], len = work[4 * t + 3];
+    for (u32 i = lane; i < len; i += 32) sc[i] = 0;
+    __syncwarp();
+    if (lane == 0) sc[len - 1] = KEPT;
+    __syncwarp();
+    // Backward, 32 instructions at a time from the end.
+    u32 kc = n_choices[t];
+    for (int base = (int)len - 32; base > -32; base -= 32) {{
+        int i = base + (int)lane;
+        u32 op = 0, a = 0, c = 0, ch = 0;
+        if (i >= 0) {{
+            op = (u32)(pool[off + i] & 0xffff);
+            a = args[off + i] & 0xffff;
+            c = args[off + i] >> 16;
+        }}
+        bool isc = i >= 0 && is_choice(op);
+        u32 cm = __ballot_sync(ALL, isc);
+        if (isc) ch = choices[(size_t)(kc - __popc(cm >> lane)) * n + t];
+        kc -= __popc(cm);
+        for (int j = 31; j >= 0; j--) {{
+            int ij = base + j;
+            u32 oj = __shfl_sync(ALL, op, j), aj = __shfl_sync(ALL, a, j);
+            u32 cj = __shfl_sync(ALL, c, j), hj = __shfl_sync(ALL, ch, j);
+            if (lane != 0 || ij < 0 || sc[ij] == 0) continue;
+            if (hj == 1 || hj == 2) {{
+                u32 wv = hj == 1 ? aj : cj;
+                sc[ij] = REPLACED | wv;
+                if (sc[wv] == 0) sc[wv] = KEPT;
+                continue;
+            }}
+            u32 ar = arity(oj);
+            if (ar >= 1 && sc[aj] == 0) sc[aj] = KEPT;
+            if (ar == 2 && sc[cj] == 0) sc[cj] = KEPT;
+        }}
+        __syncwarp();
+    }}
+    // Forward: kept instructions numbered by ballots, replaced ones resolved on lane 0, then
+    // the new SSA instructions written by their lanes.
+    unsigned long long* dst = next_pool + (size_t)b * stride;
+    u32* dargs = next_args + (size_t)b * stride;
+    u32 cnt = 0, kept = 0;
+    for (u32 base = 0; base < len; base += 32) {{
+        u32 i = base + lane;
+        u32 v = i < len ? sc[i] : 0;
+        u32 op = i < len ? (u32)(pool[off + i] & 0xffff) : 0;
+        bool keep = v == KEPT;
+        u32 km = __ballot_sync(ALL, keep);
+        u32 mine = cnt + __popc(km & ((1u << lane) - 1));
+        if (keep) sc[i] = KEPT | mine;
+        kept += __popc(__ballot_sync(ALL, keep && is_choice(op)));
+        cnt += __popc(km);
+        __syncwarp();
+        if (lane == 0) {{
+            for (u32 j = base; j < min(base + 32, len); j++) {{
+                u32 w = sc[j];
+                if (w >= REPLACED) sc[j] = REPLACED | (sc[w & 0xffff] & 0xffff);
+            }}
+        }}
+        __syncwarp();
+        if (keep) {{
+            u32 a = args[off + i] & 0xffff, c = args[off + i] >> 16;
+            u32 ar = arity(op);
+            if (ar >= 1) a = sc[a] & 0xffff;
+            if (ar == 2) c = sc[c] & 0xffff; else if (ar == 1) c = 0;
+            dst[mine] = op;
+            dargs[mine] = a | (c << 16);
+        }}
+        __syncwarp();
+    }}
+    // Slots, on lane 0 (sc now by new instruction).
+    for (u32 j = lane; j < cnt; j += 32) sc[j] = 0xffff;
+    __syncwarp();
+    if (lane == 0) {{
+        unsigned short fr[NSLOTS + 1];
+        u32 nfree = 0, used = 1;
+        sc[cnt - 1] = 0;
+        for (u32 j = cnt; j-- > 0;) {{
+            u32 o = take(sc, 1, j, fr, &nfree, &used);
+            if (nfree <= NSLOTS) fr[nfree++] = (unsigned short)o;
+            u32 op = (u32)(dst[j] & 0xffff);
+            u32 a = dargs[j] & 0xffff, c = dargs[j] >> 16;
+            u32 ar = arity(op);
+            if (ar >= 1) a = take(sc, 1, a, fr, &nfree, &used);
+            if (ar == 2) c = take(sc, 1, c, fr, &nfree, &used);
+            dst[j] = (unsigned long long)op | ((unsigned long long)o << 16)
+                     | ((unsigned long long)a << 32) | ((unsigned long long)c << 48);
+        }}
+        if (used > NSLOTS) counts[6] = 1;
+        atomicMax(&counts[4], cnt);
+        atomicMax(&counts[5], kept);
+    }}
+    u32 start = b * stride;
+    for (u32 s = lane; s < k * k; s += 32) {{
+        u32 a = s / k, e = s % k;
+        size_t item = (size_t)b * k * k + s;
+        u32 rr = r * k + a, cc = q * k + e;
+        bool in = rr < next_rows && cc < next_cols;
+        next_work[4 * item] = in ? rr : 0xffffffffu;
+        next_work[4 * item + 1] = in ? cc : 0xffffffffu;
+        next_work[4 * item + 2] = start;
+        next_work[4 * item + 3] = in ? cnt : 0;
+    }}
+}}
+
 // The first level, where every tile runs the whole tape: one block per tile (work item
 // blockIdx.x), the tape evaluated depth by depth (order[lv[d]..lv[d + 1]] is depth d), each
 // value in shared memory at its instruction's index (SSA), choices recorded at their index
@@ -379,6 +515,8 @@ extern "C" __global__ void ivjit_tape_root_prune(
     if (b >= nb) return;
     u32 t = boundary[b];
     u32 r = work[4 * t], q = work[4 * t + 1], len = work[4 * t + 3];
+    u32* nop = sc + len;                     // the pruned tape's operations and operands,
+    u32* narg = nop + len;                   // for the slot scan
     u32 tid = threadIdx.x, nt = blockDim.x;
     for (u32 i = tid; i < len; i += nt) sc[i] = 0;
     __syncthreads();
@@ -442,6 +580,8 @@ extern "C" __global__ void ivjit_tape_root_prune(
         if (ar == 2) c = sc[c] & 0xffff; else if (ar == 1) c = 0;
         dst[v & 0xffff] = op;
         dargs[v & 0xffff] = a | (c << 16);
+        nop[v & 0xffff] = op;
+        narg[v & 0xffff] = a | (c << 16);
     }}
     // The choices kept, summed over the threads.
     __syncthreads();
@@ -459,8 +599,8 @@ extern "C" __global__ void ivjit_tape_root_prune(
         for (u32 j = cnt; j-- > 0;) {{
             u32 o = take(m, 1, j, fr, &nfree, &used);
             if (nfree <= NSLOTS) fr[nfree++] = (unsigned short)o;
-            u32 op = (u32)(dst[j] & 0xffff);
-            u32 a = dargs[j] & 0xffff, c = dargs[j] >> 16;
+            u32 op = nop[j];
+            u32 a = narg[j] & 0xffff, c = narg[j] >> 16;
             u32 ar = arity(op);
             if (ar >= 1) a = take(m, 1, a, fr, &nfree, &used);
             if (ar == 2) c = take(m, 1, c, fr, &nfree, &used);
@@ -577,6 +717,7 @@ fn kernels(
         prune: function("ivjit_tape_prune")?,
         root_eval: function("ivjit_tape_root_eval")?,
         root_prune: function("ivjit_tape_root_prune")?,
+        prune_warp: function("ivjit_tape_prune_warp")?,
     });
     memo.lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -623,6 +764,8 @@ pub(crate) struct Prepared<T> {
     root: bool,
     root_eval_bytes: usize,
     root_prune_bytes: usize,
+    /// The most dynamic shared memory a block may have (the warp pruning's limit).
+    shared_max: usize,
     len: usize,
     choices: usize,
     nslots: usize,
@@ -658,7 +801,7 @@ where
         // The first level runs the whole tape depth by depth, one block per tile, when its
         // values fit a block's shared memory (Prospero in f64: 121 KB); else like the others.
         let root_eval_bytes = tape.len() * 2 * std::mem::size_of::<T>();
-        let root_prune_bytes = (tape.len() + ROOT_BLOCK as usize + 1) * 4;
+        let root_prune_bytes = (3 * tape.len() + ROOT_BLOCK as usize + 1) * 4;
         let shared_max = ctx
             .attribute(
                 cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
@@ -666,8 +809,14 @@ where
             .during("querying the shared memory per block")? as usize;
         let root = root_eval_bytes.max(root_prune_bytes) <= shared_max
             && std::env::var_os("IVJIT_TAPE_NO_ROOT").is_none();
+        let attr = cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        k.prune_warp
+            .set_attribute(attr, shared_max as i32)
+            .during("setting the pruning's shared memory")?;
+        k.eval
+            .set_attribute(attr, shared_max as i32)
+            .during("setting the interpreter's shared memory")?;
         if root {
-            let attr = cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
             k.root_eval
                 .set_attribute(attr, root_eval_bytes as i32)
                 .during("setting the first level's shared memory")?;
@@ -687,6 +836,7 @@ where
             root,
             root_eval_bytes,
             root_prune_bytes,
+            shared_max,
             len: tape.len(),
             choices: tape.choices(),
             nslots,
@@ -762,6 +912,18 @@ where
                 } else {
                     b.arg(consts).arg(&out);
                 }
+                // A tile's children share its tape; in blocks of 64 of them the tape is read
+                // from shared memory.
+                const STAGED_BLOCK: u32 = 64;
+                let stage: u32 = if !first
+                    && l > 0
+                    && (levels[l - 1].tile / g.tile).pow(2) % STAGED_BLOCK == 0
+                    && stride * 8 <= self.shared_max
+                {
+                    stride as u32
+                } else {
+                    0
+                };
                 b.arg(&mut choices).arg(&mut n_choices).arg(&record);
                 b.arg(&a.x0)
                     .arg(&a.y1)
@@ -779,11 +941,20 @@ where
                     .arg(&mut boundary)
                     .arg(&mut counts)
                     .arg(&mut length);
+                if !first {
+                    b.arg(&stage);
+                }
                 let shape = if first {
                     LaunchConfig {
                         grid_dim: (n32, 1, 1),
                         block_dim: (ROOT_BLOCK, 1, 1),
                         shared_mem_bytes: root_eval_bytes as u32,
+                    }
+                } else if stage > 0 {
+                    LaunchConfig {
+                        grid_dim: (n.div_ceil(STAGED_BLOCK as usize) as u32, 1, 1),
+                        block_dim: (STAGED_BLOCK, 1, 1),
+                        shared_mem_bytes: (stride * 8) as u32,
                     }
                 } else {
                     spread(n, if n <= 8192 { 32 } else { 128 })
@@ -823,15 +994,43 @@ where
                 unsafe { stream.alloc::<u64>(size) }.during(alloc)?;
             let mut next_args: CudaSlice<u32> =
                 unsafe { stream.alloc::<u32>(size) }.during(alloc)?;
-            let mut scratch: CudaSlice<u32> = unsafe { stream.alloc::<u32>(size) }.during(alloc)?;
+            // A warp per tile where the tapes fit shared memory (4 or 1 per block); else a
+            // thread per tile with its scratch in device memory.
+            let first = l == 0 && root;
+            let per_block = [4usize, 1]
+                .into_iter()
+                .find(|w| w * stride * 4 <= self.shared_max);
+            let scratch_size = if first || per_block.is_some() {
+                1
+            } else {
+                size
+            };
+            let mut scratch: CudaSlice<u32> =
+                unsafe { stream.alloc::<u32>(scratch_size) }.during(alloc)?;
             let next_n = nb * (kk * kk) as usize;
             profile.mark(&stream, format!("read {}", g.tile))?;
             let mut next_work: CudaSlice<u32> =
                 unsafe { stream.alloc::<u32>((4 * next_n).max(4)) }.during(alloc)?;
             if nb > 0 {
                 let (nb32, stride32) = (nb as u32, stride as u32);
-                let first = l == 0 && root;
-                let mut b = stream.launch_builder(if first { &k.root_prune } else { &k.prune });
+                let (kernel, shape) = if first {
+                    let shape = LaunchConfig {
+                        grid_dim: (nb32, 1, 1),
+                        block_dim: (ROOT_BLOCK, 1, 1),
+                        shared_mem_bytes: root_prune_bytes as u32,
+                    };
+                    (&k.root_prune, shape)
+                } else if let Some(w) = per_block {
+                    let shape = LaunchConfig {
+                        grid_dim: (nb.div_ceil(w) as u32, 1, 1),
+                        block_dim: (32 * w as u32, 1, 1),
+                        shared_mem_bytes: (w * stride * 4) as u32,
+                    };
+                    (&k.prune_warp, shape)
+                } else {
+                    (&k.prune, spread(nb, if nb <= 2048 { 8 } else { 32 }))
+                };
+                let mut b = stream.launch_builder(kernel);
                 b.arg(&nb32).arg(&boundary).arg(&n32).arg(&work).arg(pool);
                 b.arg(args);
                 if first {
@@ -840,7 +1039,7 @@ where
                     b.arg(&choices).arg(&n_choices);
                 }
                 b.arg(&stride32);
-                if !first {
+                if !first && per_block.is_none() {
                     b.arg(&mut scratch);
                 }
                 b.arg(&mut next_pool)
@@ -850,19 +1049,11 @@ where
                     .arg(&ng.cols)
                     .arg(&mut next_work)
                     .arg(&mut counts);
-                let shape = if first {
-                    LaunchConfig {
-                        grid_dim: (nb32, 1, 1),
-                        block_dim: (ROOT_BLOCK, 1, 1),
-                        shared_mem_bytes: root_prune_bytes as u32,
-                    }
-                } else {
-                    spread(nb, if nb <= 2048 { 8 } else { 32 })
-                };
-                // SAFETY: matches the signature; `next_pool`, `next_args` and `scratch` hold
-                // nb tapes of `stride` (the longest tape of the round, which pruning never
-                // lengthens); `next_work` nb k^2 items; the first level's shared memory holds a
-                // word per instruction and per thread.
+                // SAFETY: matches the signature of the kernel chosen; `next_pool`,
+                // `next_args` and `scratch` hold nb tapes of `stride` (the longest tape of the
+                // round, which pruning never lengthens); `next_work` nb k^2 items; shared
+                // memory holds a word per instruction (and per thread at the first level) for
+                // each tile of a block.
                 unsafe { b.launch(shape) }.during("launching the tape pruning")?;
                 profile.mark(&stream, format!("prune {}", g.tile))?;
                 let counted = stream
