@@ -173,10 +173,11 @@ def render(f, width, height, region, tiles=None, precision="f64", backend="auto"
     as `OUTSIDE` (f > 0 on the whole pixel, proven), `INSIDE` (f < 0, proven) or `BOUNDARY`
     (neither), by subdivision through tiles of `tiles` pixels (default 64, 8, 1), on the
     function's backend. `f`: a compiled function of x and y, or its source. Returns a uint8
-    array of shape (height, width), row 0 at the top (y = y1). `prune=True`: region
-    specialization on the CPU (each boundary tile's children evaluated with the program
-    pruned for it, docs/render.md): the same classes, several times faster for large min/max
-    models such as Prospero on a CPU."""
+    array of shape (height, width), row 0 at the top (y = y1). `prune=True`: each boundary
+    tile's children run the program pruned for it (docs/render.md) — tapes run by an
+    interpreter on the function's backend (x, y, +, -, *, sqr, sqrt, abs, min, max), else
+    region specialization on the CPU: the same classes, many times faster for large min/max
+    models such as Prospero (1024² in about 1.3 ms on an H100, 0.2 s on two CPU cores)."""
     f = _function(f, precision, backend)
     region = [float(r) for r in region]
     classes, _ = f._native._render(int(width), int(height), region, list(tiles or []), bool(prune))

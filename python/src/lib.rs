@@ -277,8 +277,10 @@ impl Function {
     /// Classifies every pixel of a width x height image over `region` (x0, x1, y0, y1) by
     /// subdivision through tiles of the given sizes: `ivjit::search::render`. Returns the
     /// classes (row 0 at the top) as a (height, width) uint8 array, and per round (tile size,
-    /// boxes, inside, outside, boundary). With `prune`, region specialization on the CPU
-    /// evaluator (`ivjit::search::render_pruned`): the same classes.
+    /// boxes, inside, outside, boundary). With `prune`, per-tile pruned tapes run by the
+    /// interpreter on the function's backend (`ivjit::search::tape`), or for an expression
+    /// outside its set region specialization on the CPU (`ivjit::search::render_pruned`): the
+    /// same classes.
     #[allow(clippy::type_complexity)]
     #[pyo3(signature = (width, height, region, tiles, prune = false))]
     fn _render<'py>(
@@ -297,9 +299,19 @@ impl Function {
         let image = py
             .allow_threads(|| {
                 if prune {
-                    // Region specialization runs on the CPU evaluator.
+                    // Tapes run by the interpreter on the function's backend; an expression
+                    // outside the interpreter's set gets region specialization on the CPU.
+                    use ivjit::search::tape::{self, Tape, TapeBackend};
                     let p = self.eval.precision();
-                    ivjit::search::render_pruned(&self.expr, p, &opts).map(|(image, _)| image)
+                    if Tape::new(self.expr.ir()).is_ok() {
+                        let backend = match self.eval.backend() {
+                            ivjit::Backend::Gpu => TapeBackend::Gpu,
+                            ivjit::Backend::Cpu => TapeBackend::Cpu,
+                        };
+                        tape::render(&self.expr, p, backend, &opts).map(|(image, _)| image)
+                    } else {
+                        ivjit::search::render_pruned(&self.expr, p, &opts).map(|(image, _)| image)
+                    }
                 } else {
                     ivjit::search::render(&self.eval, &opts)
                 }

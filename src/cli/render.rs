@@ -158,12 +158,15 @@ fn render_pruned(
     // Tapes run by the interpreter (prepared once: built, and on the GPU uploaded with the
     // interpreter loaded) where the expression has one; otherwise, on the CPU, programs
     // specialized per tile and lowered (any expression; slower).
+    // An expression outside the interpreter's set runs on the CPU unless the GPU was asked.
+    let taped = Tape::new(expr.ir()).is_ok();
+    let on_gpu = on_gpu && (taped || matches!(args.backend, BackendArg::Gpu));
     let backend = if on_gpu {
         TapeBackend::Gpu
     } else {
         TapeBackend::Cpu
     };
-    let renderer = if on_gpu || Tape::new(expr.ir()).is_ok() {
+    let renderer = if on_gpu || taped {
         Some(TapeRenderer::new(expr, p, backend).map_err(|e| failure(e, text))?)
     } else {
         None
