@@ -5,7 +5,7 @@
 //! reading and writing numbered slots (a register allocation of the SSA graph, so that the
 //! slots fit a thread's local memory). One thread evaluates a tape on a box; evaluating it on
 //! a tile also records, for every `min`/`max`, which side won on the whole tile; and
-//! [`Tape::prune`] keeps what the winners use. The children of the tile run the pruned tape.
+//! pruning ([`Tape::pruned`]) keeps what the winners use. The children of the tile run the pruned tape.
 //!
 //! # Why the classes do not change
 //! Interval evaluation is inclusion-isotonic: on a box B inside the tile R every node's
