@@ -15,6 +15,13 @@ fn pair(text: &str, p: Precision) -> (Evaluator, Evaluator) {
     (cpu, gpu)
 }
 
+/// The Prospero model (`tests/data/models/prospero.vm`) in ivjit's syntax.
+fn prospero() -> String {
+    let path = std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
+        .join("tests/data/models/prospero.vm");
+    ivjit::syntax::tape::to_expression_text(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 fn opposite(a: u8, b: u8) -> bool {
     (a == INSIDE && b == OUTSIDE) || (a == OUTSIDE && b == INSIDE)
 }
@@ -24,14 +31,7 @@ fn render_on_the_gpu_equals_the_cpu() {
     if ivjit::gpu::require_gpu_or_skip("render_on_the_gpu_equals_the_cpu").is_none() {
         return;
     }
-    let prospero = ivjit::syntax::tape::to_expression_text(
-        &std::fs::read_to_string(
-            std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
-                .join("tests/data/models/prospero.vm"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let prospero = prospero();
     let cases: Vec<(String, bool)> = vec![
         ("x^2 + y^2 - 0.5".into(), true),
         ("max(abs(x) - 0.6, abs(y) - 0.3)".into(), true),
@@ -81,14 +81,7 @@ fn tape_render_on_the_gpu_equals_the_cpu() {
     if ivjit::gpu::require_gpu_or_skip("tape_render_on_the_gpu_equals_the_cpu").is_none() {
         return;
     }
-    let prospero = ivjit::syntax::tape::to_expression_text(
-        &std::fs::read_to_string(
-            std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
-                .join("tests/data/models/prospero.vm"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let prospero = prospero();
     let cases = [
         prospero,
         "min(min(sqrt(sqr(x - 0.3) + sqr(y)) - 0.4, sqrt(x + 0.4) - 0.3), \

@@ -45,6 +45,29 @@ fn filled(
     Ok(v)
 }
 
+/// Pushes the arguments every tile-box kernel takes, in its order: the region's rounded
+/// constants (`x0, y1, wx_lo, wx_hi, wy_lo, wy_hi, w, h`), the tile size, the image's width
+/// and height.
+fn push_grid<'a>(
+    b: &mut cudarc::driver::LaunchArgs<'a>,
+    a: &'a crate::search::Axes,
+    tile: &'a u32,
+    plan: &'a crate::search::Plan,
+) {
+    use cudarc::driver::PushKernelArg;
+    b.arg(&a.x0)
+        .arg(&a.y1)
+        .arg(&a.wx_lo)
+        .arg(&a.wx_hi)
+        .arg(&a.wy_lo)
+        .arg(&a.wy_hi);
+    b.arg(&a.w)
+        .arg(&a.h)
+        .arg(tile)
+        .arg(&plan.width)
+        .arg(&plan.height);
+}
+
 /// A 1-D launch of `n` threads (grid-stride kernels: any grid is correct).
 fn config(n: usize) -> LaunchConfig {
     let block = 256u32;

@@ -223,17 +223,7 @@ where
         let n32 = n as u32;
         let mut b = stream.launch_builder(&k.boxes);
         b.arg(&n32).arg(&tiles).arg(&mut inputs);
-        b.arg(&a.x0)
-            .arg(&a.y1)
-            .arg(&a.wx_lo)
-            .arg(&a.wx_hi)
-            .arg(&a.wy_lo)
-            .arg(&a.wy_hi);
-        b.arg(&a.w)
-            .arg(&a.h)
-            .arg(&g.tile)
-            .arg(&plan.width)
-            .arg(&plan.height);
+        super::push_grid(&mut b, &a, &g.tile, plan);
         b.arg(&kx).arg(&ky);
         // SAFETY: the arguments match the kernel's signature; `tiles` holds 2n, `inputs`
         // 2 nv n elements (n <= cap).

@@ -129,6 +129,19 @@ __device__ __forceinline__ bool is_choice(u32 op) {{
     return (op & 0xff) == {cmin} || (op & 0xff) == {cmax};
 }}
 
+// The box of tile (r, q) of size tile, the rounding of Axes::tile_box, narrowed outward to T.
+__device__ void tile_box(u32 r, u32 q, u32 tile, u32 width, u32 height, double x0, double y1,
+                         double wx_lo, double wx_hi, double wy_lo, double wy_hi, double w,
+                         double h, Iv* x, Iv* y)
+{{
+    u32 i0 = r * tile, j0 = q * tile;
+    u32 i1 = min(i0 + tile, height), j1 = min(j0 + tile, width);
+    x->lo = lo_of(__dadd_rd(x0, __ddiv_rd(__dmul_rd((double)j0, wx_lo), w)));
+    x->hi = hi_of(__dadd_ru(x0, __ddiv_ru(__dmul_ru((double)j1, wx_hi), w)));
+    y->lo = lo_of(__dadd_rd(y1, -__ddiv_ru(__dmul_ru((double)i1, wy_hi), h)));
+    y->hi = hi_of(__dadd_ru(y1, -__ddiv_rd(__dmul_rd((double)i0, wy_lo), h)));
+}}
+
 // Work item t: (row, col, tape offset, tape length); row 0xffffffff: a child clipped away.
 extern "C" __global__ void ivjit_tape_eval(
     u32 n, const u32* work, const unsigned long long* pool, const T* consts, u32 out,
@@ -155,13 +168,8 @@ extern "C" __global__ void ivjit_tape_eval(
         bool valid = r != 0xffffffffu;
         unsigned char c = 3;
         if (valid) {{
-            u32 i0 = r * tile, j0 = q * tile;
-            u32 i1 = min(i0 + tile, height), j1 = min(j0 + tile, width);
             Iv x, y;
-            x.lo = lo_of(__dadd_rd(x0, __ddiv_rd(__dmul_rd((double)j0, wx_lo), w)));
-            x.hi = hi_of(__dadd_ru(x0, __ddiv_ru(__dmul_ru((double)j1, wx_hi), w)));
-            y.lo = lo_of(__dadd_rd(y1, -__ddiv_ru(__dmul_ru((double)i1, wy_hi), h)));
-            y.hi = hi_of(__dadd_ru(y1, -__ddiv_rd(__dmul_rd((double)i0, wy_lo), h)));
+            tile_box(r, q, tile, width, height, x0, y1, wx_lo, wx_hi, wy_lo, wy_hi, w, h, &x, &y);
             Iv s[NSLOTS];
             u32 k = 0;
             const unsigned long long* tp = stage > 0 && off == s_off && len <= s_len
@@ -230,6 +238,47 @@ __device__ __forceinline__ u32 take(S* slot_of, size_t step, u32 v, unsigned sho
     return *at;
 }}
 
+// The slot scan of Tape's allocate over a pruned SSA tape of cnt instructions (operation j
+// and its operands read by op_of(j) and args_of(j)), slot_of[v * step] its scratch: writes
+// the instructions on slots into dst; the slots used.
+template <typename S, typename OpOf, typename ArgsOf>
+__device__ u32 slot_scan(S* slot_of, size_t step, u32 cnt, OpOf op_of, ArgsOf args_of,
+                         unsigned long long* dst)
+{{
+    for (u32 j = 0; j < cnt; j++) slot_of[(size_t)j * step] = 0xffff;
+    unsigned short fr[NSLOTS + 1];
+    u32 nfree = 0, used = 1;
+    slot_of[(size_t)(cnt - 1) * step] = 0;
+    for (u32 j = cnt; j-- > 0;) {{
+        u32 o = take(slot_of, step, j, fr, &nfree, &used);
+        if (nfree <= NSLOTS) fr[nfree++] = (unsigned short)o;
+        u32 op = op_of(j), ar = arity(op);
+        u32 a = args_of(j) & 0xffff, c = args_of(j) >> 16;
+        if (ar >= 1) a = take(slot_of, step, a, fr, &nfree, &used);
+        if (ar == 2) c = take(slot_of, step, c, fr, &nfree, &used);
+        dst[j] = (unsigned long long)op | ((unsigned long long)o << 16)
+                 | ((unsigned long long)a << 32) | ((unsigned long long)c << 48);
+    }}
+    return used;
+}}
+
+// The k x k children of boundary tile b (row r, column q), clipped to next_rows x next_cols,
+// each with the pruned tape (start, cnt), as next_work[b * k * k ..]; children from first,
+// every step-th (the threads that share the work).
+__device__ void write_children(u32* next_work, u32 b, u32 k, u32 r, u32 q, u32 next_rows,
+                               u32 next_cols, u32 start, u32 cnt, u32 first, u32 step)
+{{
+    for (u32 s = first; s < k * k; s += step) {{
+        size_t item = (size_t)b * k * k + s;
+        u32 rr = r * k + s / k, cc = q * k + s % k;
+        bool in = rr < next_rows && cc < next_cols;
+        next_work[4 * item] = in ? rr : 0xffffffffu;
+        next_work[4 * item + 1] = in ? cc : 0xffffffffu;
+        next_work[4 * item + 2] = start;
+        next_work[4 * item + 3] = in ? cnt : 0;
+    }}
+}}
+
 // One thread per boundary tile b (work item boundary[b]): Tape::prune of src/search/tape.rs
 // on its tape (instructions in pool, SSA operands in args) with its choices, into
 // next_pool/next_args[b * stride ..]. Its scratch, sc[b * stride ..], holds per instruction
@@ -294,35 +343,12 @@ extern "C" __global__ void ivjit_tape_prune(
             cnt++;
         }}
         // Backward again: slots, as Tape's allocate does (sc now by new instruction).
-        for (u32 j = 0; j < cnt; j++) at(j) = 0xffff;
-        unsigned short fr[NSLOTS + 1];
-        u32 nfree = 0, used = 1;
-        at(cnt - 1) = 0;
-        for (u32 j = cnt; j-- > 0;) {{
-            u32 o = take(sc, nb, j, fr, &nfree, &used);
-            if (nfree <= NSLOTS) fr[nfree++] = (unsigned short)o;
-            u32 op = (u32)(dst[j] & 0xffff);
-            u32 a = dargs[j] & 0xffff, c = dargs[j] >> 16;
-            u32 ar = arity(op);
-            if (ar >= 1) a = take(sc, nb, a, fr, &nfree, &used);
-            if (ar == 2) c = take(sc, nb, c, fr, &nfree, &used);
-            dst[j] = (unsigned long long)op | ((unsigned long long)o << 16)
-                     | ((unsigned long long)a << 32) | ((unsigned long long)c << 48);
-        }}
+        u32 used = slot_scan(sc, nb, cnt, [&](u32 j) {{ return (u32)(dst[j] & 0xffff); }},
+                             [&](u32 j) {{ return dargs[j]; }}, dst);
         if (used > NSLOTS) counts[6] = 1;
         atomicMax(&counts[4], cnt);
         atomicMax(&counts[5], kept);
-        u32 start = b * stride;
-        for (u32 a = 0; a < k; a++)
-            for (u32 e = 0; e < k; e++) {{
-                size_t s = (size_t)b * k * k + a * k + e;
-                u32 rr = r * k + a, cc = q * k + e;
-                bool in = rr < next_rows && cc < next_cols;
-                next_work[4 * s] = in ? rr : 0xffffffffu;
-                next_work[4 * s + 1] = in ? cc : 0xffffffffu;
-                next_work[4 * s + 2] = start;
-                next_work[4 * s + 3] = in ? cnt : 0;
-            }}
+        write_children(next_work, b, k, r, q, next_rows, next_cols, b * stride, cnt, 0, 1);
     }}
 }}
 
@@ -414,38 +440,14 @@ extern "C" __global__ void ivjit_tape_prune_warp(
         __syncwarp();
     }}
     // Slots, on lane 0 (sc now by new instruction).
-    for (u32 j = lane; j < cnt; j += 32) sc[j] = 0xffff;
-    __syncwarp();
     if (lane == 0) {{
-        unsigned short fr[NSLOTS + 1];
-        u32 nfree = 0, used = 1;
-        sc[cnt - 1] = 0;
-        for (u32 j = cnt; j-- > 0;) {{
-            u32 o = take(sc, 1, j, fr, &nfree, &used);
-            if (nfree <= NSLOTS) fr[nfree++] = (unsigned short)o;
-            u32 op = (u32)(dst[j] & 0xffff);
-            u32 a = dargs[j] & 0xffff, c = dargs[j] >> 16;
-            u32 ar = arity(op);
-            if (ar >= 1) a = take(sc, 1, a, fr, &nfree, &used);
-            if (ar == 2) c = take(sc, 1, c, fr, &nfree, &used);
-            dst[j] = (unsigned long long)op | ((unsigned long long)o << 16)
-                     | ((unsigned long long)a << 32) | ((unsigned long long)c << 48);
-        }}
+        u32 used = slot_scan(sc, 1, cnt, [&](u32 j) {{ return (u32)(dst[j] & 0xffff); }},
+                             [&](u32 j) {{ return dargs[j]; }}, dst);
         if (used > NSLOTS) counts[6] = 1;
         atomicMax(&counts[4], cnt);
         atomicMax(&counts[5], kept);
     }}
-    u32 start = b * stride;
-    for (u32 s = lane; s < k * k; s += 32) {{
-        u32 a = s / k, e = s % k;
-        size_t item = (size_t)b * k * k + s;
-        u32 rr = r * k + a, cc = q * k + e;
-        bool in = rr < next_rows && cc < next_cols;
-        next_work[4 * item] = in ? rr : 0xffffffffu;
-        next_work[4 * item + 1] = in ? cc : 0xffffffffu;
-        next_work[4 * item + 2] = start;
-        next_work[4 * item + 3] = in ? cnt : 0;
-    }}
+    write_children(next_work, b, k, r, q, next_rows, next_cols, b * stride, cnt, lane, 32);
 }}
 
 // The first level, where every tile runs the whole tape: one block per tile (work item
@@ -465,13 +467,8 @@ extern "C" __global__ void ivjit_tape_root_eval(
     u32 t = blockIdx.x;
     if (t >= n) return;
     u32 r = work[4 * t], q = work[4 * t + 1], len = work[4 * t + 3];
-    u32 i0 = r * tile, j0 = q * tile;
-    u32 i1 = min(i0 + tile, height), j1 = min(j0 + tile, width);
     Iv x, y;
-    x.lo = lo_of(__dadd_rd(x0, __ddiv_rd(__dmul_rd((double)j0, wx_lo), w)));
-    x.hi = hi_of(__dadd_ru(x0, __ddiv_ru(__dmul_ru((double)j1, wx_hi), w)));
-    y.lo = lo_of(__dadd_rd(y1, -__ddiv_ru(__dmul_ru((double)i1, wy_hi), h)));
-    y.hi = hi_of(__dadd_ru(y1, -__ddiv_rd(__dmul_rd((double)i0, wy_lo), h)));
+    tile_box(r, q, tile, width, height, x0, y1, wx_lo, wx_hi, wy_lo, wy_hi, w, h, &x, &y);
     for (u32 d = 0; d < nlv; d++) {{
         for (u32 j = lv[d] + threadIdx.x; j < lv[d + 1]; j += blockDim.x) {{
             u32 i = order[j];
@@ -591,37 +588,13 @@ extern "C" __global__ void ivjit_tape_root_prune(
         u32 kept = 0;
         for (u32 u = 0; u < nt; u++) kept += part[u];
         // Slots, as Tape's allocate does, by one thread (the pruned tape is short).
-        unsigned short* m = (unsigned short*)sc;
-        for (u32 j = 0; j < cnt; j++) m[j] = 0xffff;
-        unsigned short fr[NSLOTS + 1];
-        u32 nfree = 0, used = 1;
-        m[cnt - 1] = 0;
-        for (u32 j = cnt; j-- > 0;) {{
-            u32 o = take(m, 1, j, fr, &nfree, &used);
-            if (nfree <= NSLOTS) fr[nfree++] = (unsigned short)o;
-            u32 op = nop[j];
-            u32 a = narg[j] & 0xffff, c = narg[j] >> 16;
-            u32 ar = arity(op);
-            if (ar >= 1) a = take(m, 1, a, fr, &nfree, &used);
-            if (ar == 2) c = take(m, 1, c, fr, &nfree, &used);
-            dst[j] = (unsigned long long)op | ((unsigned long long)o << 16)
-                     | ((unsigned long long)a << 32) | ((unsigned long long)c << 48);
-        }}
+        u32 used = slot_scan((unsigned short*)sc, 1, cnt, [&](u32 j) {{ return nop[j]; }},
+                             [&](u32 j) {{ return narg[j]; }}, dst);
         if (used > NSLOTS) counts[6] = 1;
         atomicMax(&counts[4], cnt);
         atomicMax(&counts[5], kept);
     }}
-    u32 start = b * stride;
-    for (u32 s = tid; s < k * k; s += nt) {{
-        u32 a = s / k, e = s % k;
-        size_t item = (size_t)b * k * k + s;
-        u32 rr = r * k + a, cc = q * k + e;
-        bool in = rr < next_rows && cc < next_cols;
-        next_work[4 * item] = in ? rr : 0xffffffffu;
-        next_work[4 * item + 1] = in ? cc : 0xffffffffu;
-        next_work[4 * item + 2] = start;
-        next_work[4 * item + 3] = in ? cnt : 0;
-    }}
+    write_children(next_work, b, k, r, q, next_rows, next_cols, b * stride, cnt, tid, nt);
 }}
 "#
     )
@@ -925,17 +898,7 @@ where
                     0
                 };
                 b.arg(&mut choices).arg(&mut n_choices).arg(&record);
-                b.arg(&a.x0)
-                    .arg(&a.y1)
-                    .arg(&a.wx_lo)
-                    .arg(&a.wx_hi)
-                    .arg(&a.wy_lo)
-                    .arg(&a.wy_hi);
-                b.arg(&a.w)
-                    .arg(&a.h)
-                    .arg(&g.tile)
-                    .arg(&plan.width)
-                    .arg(&plan.height);
+                super::push_grid(&mut b, &a, &g.tile, plan);
                 b.arg(&mut cls)
                     .arg(&g.cols)
                     .arg(&mut boundary)
