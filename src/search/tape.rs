@@ -4,8 +4,8 @@
 //! the pruned render runs a *tape*: the expression's interval operations in order, each
 //! reading and writing numbered slots (a register allocation of the SSA graph, so that the
 //! slots fit a thread's local memory). One thread evaluates a tape on a box; evaluating it on
-//! a tile also records, for every `min`/`max`, which side won on the whole tile; and
-//! pruning ([`Tape::pruned`]) keeps what the winners use. The children of the tile run the pruned tape.
+//! a tile also records, for every `min`/`max`, which side won on the whole tile; and pruning
+//! ([`Tape::pruned`]) keeps what the winners use. The children of the tile run the pruned tape.
 //!
 //! # Why the classes do not change
 //! Interval evaluation is inclusion-isotonic: on a box B inside the tile R every node's
@@ -70,9 +70,10 @@ pub(crate) const SECOND: u8 = 2;
 pub enum TapeError {
     /// An operation the interpreter does not run.
     #[error(
-        "'{op}' (bytes {}..{} of the source) is not run by the tape interpreter of pruned renders, which runs \
-         +, -, *, neg, sqr, sqrt, abs, min, max and the variables x and y (the community's \
-         .vm set); render without --prune, or on the CPU backend",
+        "'{op}' (bytes {}..{} of the source) is not run by the tape interpreter of pruned \
+         renders, which runs +, -, *, neg, sqr, sqrt, abs, min, max and the variables x and y \
+         (the community's .vm set); render without --prune, or prune on the CPU backend (it \
+         specializes programs instead)",
         span.start,
         span.end
     )]

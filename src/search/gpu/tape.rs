@@ -18,6 +18,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
@@ -72,8 +73,13 @@ struct Iv {{ T lo, hi; }};
 __device__ __forceinline__ Iv empty() {{ T n = {nan}; Iv v = {{n, n}}; return v; }}
 __device__ __forceinline__ T lesser(T a, T b) {{ return a < b ? a : b; }}
 __device__ __forceinline__ T greater(T a, T b) {{ return a > b ? a : b; }}
-__device__ __forceinline__ T times_rd(T a, T b) {{ return (a == (T)0 || b == (T)0) ? (T)0 : {mul}_rd(a, b); }}
-__device__ __forceinline__ T times_ru(T a, T b) {{ return (a == (T)0 || b == (T)0) ? (T)0 : {mul}_ru(a, b); }}
+// A directed product where a zero factor gives 0 (no 0 * inf), as the CPU's `times`.
+__device__ __forceinline__ T times_rd(T a, T b) {{
+    return (a == (T)0 || b == (T)0) ? (T)0 : {mul}_rd(a, b);
+}}
+__device__ __forceinline__ T times_ru(T a, T b) {{
+    return (a == (T)0 || b == (T)0) ? (T)0 : {mul}_ru(a, b);
+}}
 
 // One operation on slots (the operations of src/search/tape.rs, the same formulas).
 __device__ __forceinline__ Iv step(u32 op, Iv a, Iv b, unsigned char* choice)
@@ -776,13 +782,11 @@ where
         let root_eval_bytes = tape.len() * 2 * std::mem::size_of::<T>();
         let root_prune_bytes = (3 * tape.len() + ROOT_BLOCK as usize + 1) * 4;
         let shared_max = ctx
-            .attribute(
-                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-            )
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
             .during("querying the shared memory per block")? as usize;
         let root = root_eval_bytes.max(root_prune_bytes) <= shared_max
             && std::env::var_os("IVJIT_TAPE_NO_ROOT").is_none();
-        let attr = cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
         k.prune_warp
             .set_attribute(attr, shared_max as i32)
             .during("setting the pruning's shared memory")?;
