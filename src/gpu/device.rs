@@ -140,6 +140,32 @@ pub(crate) fn context(ordinal: usize) -> Result<Arc<CudaContext>, GpuError> {
         )));
     }
     let ctx = CudaContext::new(ordinal).during("creating a CUDA context")?;
+    keep_pool_memory(&ctx);
     slots.push((ordinal, ctx.clone()));
     Ok(ctx)
+}
+
+/// How much freed memory the device's default pool keeps between synchronizations.
+const POOL_KEEPS: u64 = 512 << 20;
+
+/// Stream-ordered allocations (cudarc's) come from the device's default memory pool, which by
+/// default hands freed memory back to the driver at every synchronization; the searches
+/// allocate their work lists on every call, so each call mapped them again. The pool keeps up
+/// to [`POOL_KEEPS`] instead. Best effort: a driver that refuses changes nothing else.
+fn keep_pool_memory(ctx: &CudaContext) {
+    use cudarc::driver::sys;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    let mut keep = POOL_KEEPS;
+    // SAFETY: valid out-pointer and device handle; the attribute takes a u64 by pointer.
+    unsafe {
+        if sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device())
+            == sys::cudaError_enum::CUDA_SUCCESS
+        {
+            let _ = sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                &mut keep as *mut u64 as *mut std::ffi::c_void,
+            );
+        }
+    }
 }
