@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Device run for the start of the next session with device time: the GPU checks the eighth
-# session (2026-11-25) could not run (docs/gpu-runs.md). After `tools/gpu-pack`: carry
-# .gpu.tar.xz, command `bash tools/device/pending.sh`. Prints a summary last.
+# The GPU checks the eighth session (2026-11-25) could not run; the ninth session ran them
+# (all passed: docs/gpu-runs.md, ninth session, run 1). Kept as the way to re-run them: after
+# `tools/gpu-pack`, carry .gpu.tar.xz, command `bash tools/device/pending.sh`. Prints a summary
+# last.
 set -uo pipefail
 tar -xJf .gpu.tar.xz
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
