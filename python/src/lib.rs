@@ -301,16 +301,18 @@ impl Function {
                 if prune {
                     // Tapes run by the interpreter on the function's backend; an expression
                     // outside the interpreter's set gets region specialization on the CPU.
-                    use ivjit::search::tape::{self, Tape, TapeBackend};
+                    use ivjit::search::{tape, SearchError};
                     let p = self.eval.precision();
-                    if Tape::new(self.expr.ir()).is_ok() {
-                        let backend = match self.eval.backend() {
-                            ivjit::Backend::Gpu => TapeBackend::Gpu,
-                            ivjit::Backend::Cpu => TapeBackend::Cpu,
-                        };
-                        tape::render(&self.expr, p, backend, &opts).map(|(image, _)| image)
-                    } else {
-                        ivjit::search::render_pruned(&self.expr, p, &opts).map(|(image, _)| image)
+                    let backend = match self.eval.backend() {
+                        ivjit::Backend::Gpu => tape::TapeBackend::Gpu,
+                        ivjit::Backend::Cpu => tape::TapeBackend::Cpu,
+                    };
+                    match tape::render(&self.expr, p, backend, &opts) {
+                        Err(ivjit::Error::Search(SearchError::Tape(_))) => {
+                            ivjit::search::render_pruned(&self.expr, p, &opts)
+                                .map(|(image, _)| image)
+                        }
+                        other => other.map(|(image, _)| image),
                     }
                 } else {
                     ivjit::search::render(&self.eval, &opts)

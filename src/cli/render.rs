@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::batch::write_atomic;
 use super::{compile, failure, precision, report_fallback, Failure};
 use crate::{BackendArg, PrecisionArg, Source};
-use ivjit::search::tape::{Tape, TapeBackend, TapeRenderer};
+use ivjit::search::tape::{TapeBackend, TapeRenderer};
 use ivjit::search::{self, ray, RenderOptions, BOUNDARY, INSIDE};
 use ivjit::{BackendChoice, Evaluator, Expression};
 
@@ -159,18 +159,21 @@ fn render_pruned(
     // interpreter loaded) where the expression has one; otherwise, on the CPU, programs
     // specialized per tile and lowered (any expression; slower).
     // An expression outside the interpreter's set runs on the CPU unless the GPU was asked.
-    let taped = Tape::new(expr.ir()).is_ok();
-    let on_gpu = on_gpu && (taped || matches!(args.backend, BackendArg::Gpu));
     let backend = if on_gpu {
         TapeBackend::Gpu
     } else {
         TapeBackend::Cpu
     };
-    let renderer = if on_gpu || taped {
-        Some(TapeRenderer::new(expr, p, backend).map_err(|e| failure(e, text))?)
-    } else {
-        None
+    let renderer = match TapeRenderer::new(expr, p, backend) {
+        Ok(r) => Some(r),
+        Err(ivjit::Error::Search(search::SearchError::Tape(_)))
+            if !matches!(args.backend, BackendArg::Gpu) =>
+        {
+            None
+        }
+        Err(e) => return Err(failure(e, text)),
     };
+    let on_gpu = on_gpu && renderer.is_some();
     let once = || -> Result<(search::Rendered, Vec<(u32, f64)>), Failure> {
         if let Some(renderer) = &renderer {
             let (image, stats) = renderer.render(&opts).map_err(|e| failure(e, text))?;

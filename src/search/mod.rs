@@ -67,6 +67,9 @@ pub enum SearchError {
     /// The rule classifies one output.
     #[error("the expression has {0} outputs; a render classifies exactly one")]
     Outputs(usize),
+    /// The pruned render's tape interpreter does not run the expression.
+    #[error(transparent)]
+    Tape(#[from] tape::TapeError),
     /// Bad image size, region or tile sizes.
     #[error("{0}")]
     Options(String),
@@ -316,6 +319,45 @@ pub(crate) fn classify(lo: f64, hi: f64) -> u8 {
         INSIDE
     } else {
         BOUNDARY
+    }
+}
+
+/// Min/max models with a sqrt whose argument may be negative: the pruned renders' test cases.
+#[cfg(test)]
+pub(crate) const PRUNING_MODELS: [&str; 3] = [
+    // Union and intersection of disks and a square (min/max of distance functions).
+    "min(min(sqrt(sqr(x - 0.3) + sqr(y)) - 0.4, sqrt(sqr(x + 0.4) + sqr(y - 0.2)) - 0.3), \
+     max(max(abs(x) - 0.2, abs(y + 0.5) - 0.2), -(sqrt(sqr(x) + sqr(y + 0.5)) - 0.1)))",
+    "max(x*x + y*y - 0.8, -(min(x - 0.1, y + 0.2))) + min(0.05, x*y)",
+    // A sqrt whose argument may be negative: its side of a min is never dropped.
+    "min(sqrt(x - 0.2) - 0.3, max(y, -0.5))",
+];
+
+/// Checks a pruned render against the plain one on [`PRUNING_MODELS`], f64 and f32, two tile
+/// plans: `pruned` returns the image and the mean program length per round, which must give
+/// the plain render's classes and rounds and end shorter than it starts.
+#[cfg(test)]
+pub(crate) fn assert_pruned_render_is_plain(
+    pruned: impl Fn(&crate::Expression, crate::Precision, &RenderOptions) -> (Rendered, Vec<f64>),
+) {
+    use crate::{BackendChoice, Expression, Precision};
+    for src in PRUNING_MODELS {
+        let expr = Expression::parse(src).unwrap();
+        for p in [Precision::F64, Precision::F32] {
+            for tiles in [vec![64, 8, 1], vec![16, 4, 2, 1]] {
+                let opts = RenderOptions {
+                    tiles,
+                    ..RenderOptions::new(160, 96, [-1.0, 1.0, -0.75, 0.75])
+                };
+                let eval = Evaluator::new(&expr, p, BackendChoice::Cpu).unwrap();
+                let plain = render(&eval, &opts).unwrap();
+                let (image, lengths) = pruned(&expr, p, &opts);
+                assert!(plain.classes == image.classes, "{src} {p}: other classes");
+                assert_eq!(plain.rounds, image.rounds, "{src} {p}");
+                let last = lengths.last().unwrap();
+                assert!(last < &lengths[0], "{src} {p}: {lengths:?}");
+            }
+        }
     }
 }
 

@@ -396,7 +396,6 @@ pub fn first_hits_pruned(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{render, RenderOptions};
     use super::*;
     use crate::BackendChoice;
 
@@ -442,29 +441,9 @@ mod tests {
     /// both precisions, and evaluates shorter programs after the first round.
     #[test]
     fn pruned_render_equals_the_plain_render() {
-        let sources = [
-            // Union and intersection of disks and a square (min/max of distance functions).
-            "min(min(sqrt(sqr(x - 0.3) + sqr(y)) - 0.4, sqrt(sqr(x + 0.4) + sqr(y - 0.2)) - 0.3), \
-             max(max(abs(x) - 0.2, abs(y + 0.5) - 0.2), -(sqrt(sqr(x) + sqr(y + 0.5)) - 0.1)))",
-            "max(x*x + y*y - 0.8, -(min(x - 0.1, y + 0.2))) + min(0.05, x*y)",
-        ];
-        for src in sources {
-            let expr = Expression::parse(src).unwrap();
-            for p in [Precision::F64, Precision::F32] {
-                for tiles in [vec![64, 8, 1], vec![16, 4, 2, 1]] {
-                    let opts = RenderOptions {
-                        tiles,
-                        ..RenderOptions::new(160, 96, [-1.0, 1.0, -0.75, 0.75])
-                    };
-                    let eval = Evaluator::new(&expr, p, BackendChoice::Cpu).unwrap();
-                    let plain = render(&eval, &opts).unwrap();
-                    let (pruned, stats) = render_pruned(&expr, p, &opts).unwrap();
-                    assert!(plain.classes == pruned.classes, "{src} {p}: other classes");
-                    assert_eq!(plain.rounds, pruned.rounds, "{src} {p}");
-                    let last = stats.last().unwrap().mean_insts;
-                    assert!(last < stats[0].mean_insts, "{src} {p}: {stats:?}");
-                }
-            }
-        }
+        super::super::assert_pruned_render_is_plain(|expr, p, opts| {
+            let (image, stats) = render_pruned(expr, p, opts).unwrap();
+            (image, stats.iter().map(|s| s.mean_insts).collect())
+        });
     }
 }

@@ -42,7 +42,6 @@ use crate::{Error, Expression, Precision};
 pub(crate) mod code {
     pub const CONST: u16 = 0;
     pub const VAR: u16 = 1;
-    pub const COPY: u16 = 2;
     pub const NEG: u16 = 3;
     pub const ADD: u16 = 4;
     pub const SUB: u16 = 5;
@@ -512,7 +511,6 @@ impl Tape {
             };
             let (va, vb) = v;
             let v = match op & 0xff {
-                code::COPY => va,
                 code::NEG => neg(va),
                 code::ADD => add(va, vb),
                 code::SUB => sub(va, vb),
@@ -874,7 +872,7 @@ impl TapeRenderer {
         if graph.outputs.len() != 1 {
             return Err(super::SearchError::Outputs(graph.outputs.len()).into());
         }
-        let tape = Tape::new(graph).map_err(|e| super::SearchError::Options(e.to_string()))?;
+        let tape = Tape::new(graph).map_err(super::SearchError::Tape)?;
         let device = match backend {
             TapeBackend::Cpu => None,
             TapeBackend::Gpu => Some(super::gpu::DeviceTape::new(&tape, precision)?),
@@ -1002,37 +1000,15 @@ fn render_cpu<T: Bound>(tape: &Tape, plan: &Plan) -> (Rendered, Vec<TapeRound>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{BackendChoice, Evaluator};
 
     /// The tape render gives the plain render's classes and rounds on min/max models, in both
     /// precisions and two tile plans, and runs shorter tapes after the first round.
     #[test]
     fn tape_render_equals_the_plain_render() {
-        let sources = [
-            "min(min(sqrt(sqr(x - 0.3) + sqr(y)) - 0.4, sqrt(sqr(x + 0.4) + sqr(y - 0.2)) - 0.3), \
-             max(max(abs(x) - 0.2, abs(y + 0.5) - 0.2), -(sqrt(sqr(x) + sqr(y + 0.5)) - 0.1)))",
-            "max(x*x + y*y - 0.8, -(min(x - 0.1, y + 0.2))) + min(0.05, x*y)",
-            // A sqrt whose argument may be negative: its side of the min is never dropped.
-            "min(sqrt(x - 0.2) - 0.3, max(y, -0.5))",
-        ];
-        for src in sources {
-            let expr = Expression::parse(src).unwrap();
-            for p in [Precision::F64, Precision::F32] {
-                for tiles in [vec![64, 8, 1], vec![16, 4, 2, 1]] {
-                    let opts = RenderOptions {
-                        tiles,
-                        ..RenderOptions::new(160, 96, [-1.0, 1.0, -0.75, 0.75])
-                    };
-                    let eval = Evaluator::new(&expr, p, BackendChoice::Cpu).unwrap();
-                    let plain = super::super::render(&eval, &opts).unwrap();
-                    let (taped, stats) = render(&expr, p, TapeBackend::Cpu, &opts).unwrap();
-                    assert_eq!(plain.rounds, taped.rounds, "{src} {p}");
-                    assert!(plain.classes == taped.classes, "{src} {p}: other classes");
-                    let last = stats.last().unwrap().mean_len;
-                    assert!(last < stats[0].mean_len, "{src} {p}: {stats:?}");
-                }
-            }
-        }
+        super::super::assert_pruned_render_is_plain(|expr, p, opts| {
+            let (image, stats) = render(expr, p, TapeBackend::Cpu, opts).unwrap();
+            (image, stats.iter().map(|s| s.mean_len).collect())
+        });
     }
 
     /// Prospero's chains of min and max are rebalanced: the tape's depth (what the GPU's first

@@ -119,6 +119,22 @@ fn tape_render_on_the_gpu_equals_the_cpu() {
             }
         }
     }
+    // The first level one thread per tile, as for a tape whose values do not fit a block's
+    // shared memory: the same classes and tapes. (Only this test prepares tapes on the GPU,
+    // so the variable does not reach another test of this binary.)
+    std::env::set_var("IVJIT_TAPE_NO_ROOT", "1");
+    let expr = Expression::parse(&cases[0]).unwrap();
+    for p in [Precision::F64, Precision::F32] {
+        let opts = RenderOptions::new(256, 256, [-1.0, 1.0, -1.0, 1.0]);
+        let (a, sa) = tape::render(&expr, p, TapeBackend::Cpu, &opts).unwrap();
+        let (b, sb) = tape::render(&expr, p, TapeBackend::Gpu, &opts).unwrap();
+        assert!(
+            a.classes == b.classes,
+            "Prospero {p:?} without the block first level"
+        );
+        assert_eq!((a.rounds, sa), (b.rounds, sb), "Prospero {p:?}");
+    }
+    std::env::remove_var("IVJIT_TAPE_NO_ROOT");
 }
 
 #[test]

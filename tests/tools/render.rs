@@ -234,14 +234,25 @@ fn depth_map_of_a_ball() {
     assert!(hits > 300 && misses > 100, "{hits} hits, {misses} misses");
 }
 
+/// Runs `ivjit` with `args` writing to a temporary `.npy`, then again with `pruned` added:
+/// both succeed and write the same bytes. Returns the second run's stderr.
+fn same_output_pruned(args: &[&str], pruned: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("plain.npy"), dir.path().join("pruned.npy"));
+    let o = ivjit(&[args, &["-o", p(&a)]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ivjit(&[args, &["-o", p(&b)], pruned].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    stderr(&o)
+}
+
 /// `--prune` (tapes interpreted, or region specialization for other expressions) writes the
 /// same classes as the plain search, and `--stats` reports the programs' mean length per
 /// round, shorter after the first; without a GPU, `--backend gpu` says so.
 #[test]
 fn pruned_render_writes_the_same_classes() {
-    let dir = tempfile::tempdir().unwrap();
     let model = "min(max(abs(x) - 0.5, abs(y) - 0.3), sqrt(sqr(x - 0.4) + sqr(y + 0.2)) - 0.35)";
-    let (plain, pruned) = (dir.path().join("plain.npy"), dir.path().join("pruned.npy"));
     let base = [
         "render",
         model,
@@ -252,15 +263,7 @@ fn pruned_render_writes_the_same_classes() {
         "--backend",
         "cpu",
     ];
-    let o = ivjit(&[&base[..], &["-o", p(&plain)]].concat());
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = ivjit(&[&base[..], &["-o", p(&pruned), "--prune", "--stats"]].concat());
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(
-        std::fs::read(&plain).unwrap(),
-        std::fs::read(&pruned).unwrap()
-    );
-    let err = stderr(&o);
+    let err = same_output_pruned(&base, &["--prune", "--stats"]);
     let means: Vec<f64> = err
         .lines()
         .filter_map(|l| l.split("boundary;").nth(1))
@@ -272,36 +275,13 @@ fn pruned_render_writes_the_same_classes() {
     // An expression outside the interpreter's set: programs specialized per tile, the same
     // classes.
     let waves = "min(sin(4*x) - y, sqrt(sqr(x) + sqr(y)) - 0.6)";
-    let with = |extra: &[&str], out: &Path| {
-        let args = [
-            &[
-                "render",
-                waves,
-                "--size",
-                "64x48",
-                "--backend",
-                "cpu",
-                "-o",
-                p(out),
-            ][..],
-            extra,
-        ];
-        ivjit(&args.concat())
-    };
-    assert!(with(&[], &plain).status.success());
-    let o = with(&["--prune", "--stats"], &pruned);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("specialized per tile"),
-        "{}",
-        stderr(&o)
-    );
-    assert_eq!(
-        std::fs::read(&plain).unwrap(),
-        std::fs::read(&pruned).unwrap()
-    );
+    let args = ["render", waves, "--size", "64x48", "--backend", "cpu"];
+    let err = same_output_pruned(&args, &["--prune", "--stats"]);
+    assert!(err.contains("specialized per tile"), "{err}");
     // The GPU runs tapes; without one, the command says so.
     if ivjit::gpu::detect().is_err() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("gpu.npy");
         let o = ivjit(&[
             "render",
             model,
@@ -309,7 +289,7 @@ fn pruned_render_writes_the_same_classes() {
             "--backend",
             "gpu",
             "-o",
-            p(&pruned),
+            p(&out),
         ]);
         assert!(!o.status.success());
         assert!(stderr(&o).contains("GPU"), "{}", stderr(&o));
@@ -320,9 +300,7 @@ fn pruned_render_writes_the_same_classes() {
 /// byte on the colonnade model (332 min/max), with shorter programs per ray than the full one.
 #[test]
 fn pruned_depth_map_is_the_plain_one() {
-    let dir = tempfile::tempdir().unwrap();
     let model = crate::common::tools::root().join("tests/data/models/colonnade.vm");
-    let (plain, pruned) = (dir.path().join("plain.npy"), dir.path().join("pruned.npy"));
     let base = [
         "render",
         "-f",
@@ -334,21 +312,7 @@ fn pruned_depth_map_is_the_plain_one() {
         "--backend",
         "cpu",
     ];
-    let o = ivjit(&[&base[..], &["-o", p(&plain)]].concat());
-    assert!(o.status.success(), "{}", stderr(&o));
-    let o = ivjit(
-        &[
-            &base[..],
-            &["-o", p(&pruned), "--prune", "--tiles", "16,4", "--stats"],
-        ]
-        .concat(),
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(
-        std::fs::read(&plain).unwrap(),
-        std::fs::read(&pruned).unwrap()
-    );
-    let err = stderr(&o);
+    let err = same_output_pruned(&base, &["--prune", "--tiles", "16,4", "--stats"]);
     let means: Vec<f64> = err
         .lines()
         .filter(|l| l.starts_with("  "))
