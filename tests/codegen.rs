@@ -258,3 +258,19 @@ fn benchmark_kernels_do_not_spill() {
         }
     }
 }
+
+/// The periodic functions find their extrema from rigorous quarter-period indices of the two
+/// ends (issue 14): two library calls per interval (the function at each end), where the
+/// derivative-sign test made six (the function and its derivative at the ends and the
+/// midpoint). tan: two calls, where it made four.
+#[test]
+fn trigonometric_functions_call_the_library_twice() {
+    for f in ["sin", "cos", "tan", "sinpi", "cospi"] {
+        let e = Expression::parse(&format!("{f}(x)")).unwrap();
+        for p in [Precision::F64, Precision::F32] {
+            let ptx = e.ptx(p).unwrap();
+            let calls = ptx.lines().filter(|l| l.trim_start().starts_with("call")).count();
+            assert_eq!(calls, 2, "{f} {p}: {calls} library calls\n{ptx}");
+        }
+    }
+}

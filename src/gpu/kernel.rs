@@ -50,7 +50,19 @@ pub(crate) fn load_entry(
     (text, entry): (&str, &str),
     cache_dir: Option<&std::path::Path>,
 ) -> Result<Loaded, GpuError> {
-    load_entry_if(ctx, program, (text, entry), cache_dir, true)?
+    load_entry_at(ctx, program, (text, entry), cache_dir, None)
+}
+
+/// [`load_entry`] with the JIT at optimization level `level` (`None`: the driver's default).
+/// The level is part of the disk cache's key.
+pub(crate) fn load_entry_at(
+    ctx: &Arc<CudaContext>,
+    program: &Program,
+    (text, entry): (&str, &str),
+    cache_dir: Option<&std::path::Path>,
+    level: Option<u32>,
+) -> Result<Loaded, GpuError> {
+    load_entry_if(ctx, program, (text, entry), cache_dir, true, level)?
         .ok_or_else(|| GpuError::Devices("compiling was asked and did not happen".to_string()))
 }
 
@@ -61,6 +73,7 @@ pub(crate) fn load_entry_if(
     (text, entry): (&str, &str),
     cache_dir: Option<&std::path::Path>,
     compile: bool,
+    level: Option<u32>,
 ) -> Result<Option<Loaded>, GpuError> {
     ctx.bind_to_thread()
         .during("binding the device's context")?;
@@ -75,7 +88,10 @@ pub(crate) fn load_entry_if(
         None
     };
     let driver_version = super::device::driver_version().during("querying the driver version")?;
-    let arch = format!("sm_{major}{minor}");
+    let arch = match level {
+        None => format!("sm_{major}{minor}"),
+        Some(l) => format!("sm_{major}{minor} -O{l}"),
+    };
     let key = cache::cubin_key(
         text,
         runtime_ptx.as_deref().unwrap_or(""),
@@ -111,7 +127,7 @@ pub(crate) fn load_entry_if(
     }
     let module = match module {
         Some(m) => m,
-        None => match link_cubin(ctx, &parts) {
+        None => match link_cubin_at(ctx, &parts, level) {
             Ok(cubin) => {
                 let stored = match cache_dir {
                     Some(dir) => cache::write_cubin(dir, &key, &cubin).is_ok(),
@@ -184,7 +200,7 @@ impl DeviceKernel {
             // the stages now (a second or less); the single kernel is compiled on a thread of
             // its own once the stages have done enough work (`staged::TierUp`), and used from
             // the launch after it is ready (it runs faster: no scratch traffic).
-            loaded = load_entry_if(&ctx, program, (text, entry), cache_dir, false)?;
+            loaded = load_entry_if(&ctx, program, (text, entry), cache_dir, false, None)?;
             if loaded.is_none() {
                 let staged = super::staged::StagedCode::build(&ctx, program, text, cache_dir)?;
                 // The first stage stands in for the single kernel's function (never launched

@@ -23,22 +23,36 @@ pub(crate) fn load_module(ctx: &Arc<CudaContext>, text: &str) -> Result<Arc<Cuda
 /// current device with the driver's linker (`cuLinkCreate_v2` / `cuLinkAddData_v2` /
 /// `cuLinkComplete`); errors carry the linker's error and info logs.
 pub fn link_cubin(ctx: &Arc<CudaContext>, parts: &[(&str, &str)]) -> Result<Vec<u8>, GpuError> {
+    link_cubin_at(ctx, parts, None)
+}
+
+/// [`link_cubin`] at JIT optimization level `level` (0-4; `None`: the driver's default, 4).
+pub(crate) fn link_cubin_at(
+    ctx: &Arc<CudaContext>,
+    parts: &[(&str, &str)],
+    level: Option<u32>,
+) -> Result<Vec<u8>, GpuError> {
     ctx.bind_to_thread()
         .during("binding the context for linking")?;
     let mut error_log = vec![0u8; JIT_LOG_BYTES];
     let mut info_log = vec![0u8; JIT_LOG_BYTES];
-    let mut options = [
+    let mut options = vec![
         sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
         sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
         sys::CUjit_option::CU_JIT_INFO_LOG_BUFFER,
         sys::CUjit_option::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
     ];
-    let mut values: [*mut c_void; 4] = [
+    let mut values: Vec<*mut c_void> = vec![
         error_log.as_mut_ptr().cast(),
         std::ptr::without_provenance_mut(error_log.len()),
         info_log.as_mut_ptr().cast(),
         std::ptr::without_provenance_mut(info_log.len()),
     ];
+    if let Some(level) = level {
+        // An unsigned int option: its value is passed in the pointer's bits.
+        options.push(sys::CUjit_option::CU_JIT_OPTIMIZATION_LEVEL);
+        values.push(std::ptr::without_provenance_mut(level as usize));
+    }
     let logs = |error_log: &[u8], info_log: &[u8]| {
         let text = |b: &[u8]| {
             let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
@@ -53,7 +67,7 @@ pub fn link_cubin(ctx: &Arc<CudaContext>, parts: &[(&str, &str)]) -> Result<Vec<
         }
     };
     let mut state: sys::CUlinkState = std::ptr::null_mut();
-    // SAFETY: the option arrays have four entries each; the log buffers are JIT_LOG_BYTES long
+    // SAFETY: the option arrays have the same length; the log buffers are JIT_LOG_BYTES long
     // and outlive the link state (destroyed below before they are dropped); the context is
     // current.
     let status = unsafe {

@@ -143,6 +143,14 @@ pub(crate) mod env {
         text("IVJIT_STAGE_INSTS").and_then(|v| v.trim().parse::<usize>().ok())
     }
 
+    /// `IVJIT_STAGE_JIT_LEVEL`: the driver JIT's optimization level (0-4) for the stages of a
+    /// program compiled as stages; anything else counts as unset.
+    pub fn stage_jit_level() -> Option<u32> {
+        text("IVJIT_STAGE_JIT_LEVEL")
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .filter(|&l| l <= 4)
+    }
+
     /// When a staged program's single kernel is compiled (`IVJIT_TIER_UP`).
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub(crate) enum TierUpPolicy {

@@ -29,7 +29,7 @@ use cudarc::driver::{
 };
 
 use super::batch::launch_config;
-use super::kernel::{load_entry, Loaded};
+use super::kernel::{load_entry, load_entry_at, Loaded};
 use super::options::env::TierUpPolicy;
 use super::{DiskCacheOutcome, GpuError};
 use crate::ptx;
@@ -43,6 +43,14 @@ pub(crate) const STAGED_ABOVE: usize = 4000;
 /// compile in 6.9 s in all, none above 0.15 s, without spills; of 1000, 7.0 s, some spilling;
 /// of 2000, 8.4 s).
 pub(crate) const STAGE_INSTS: usize = 500;
+
+/// The driver JIT's optimization level for stages (`IVJIT_STAGE_JIT_LEVEL` overrides). Stages
+/// are the first tier, compiled while the user waits: on one H100 (2026-11-25) Prospero's 63
+/// f64 stages compiled in 707 ms at level 1 against 854-974 ms at the default level 4
+/// (f32: 466 against 544 ms) and ran 11 % slower (24.1 against 21.6 ms per 2^20 boxes), which
+/// the single kernel's tier-up (at the default level) takes back; level 0 compiled no faster
+/// and ran 6.6x slower, levels 2 and 3 saved less than 15 %.
+const STAGE_JIT_LEVEL: u32 = 1;
 
 /// Most scratch memory one launch allocates (bytes): a launch of more elements runs in pieces.
 const SCRATCH_BYTES: usize = 1 << 30;
@@ -105,9 +113,13 @@ impl StagedCode {
             .map_or(4, |t| t.get())
             .min(n)
             .max(1);
+        let level = Some(super::options::env::stage_jit_level().unwrap_or(STAGE_JIT_LEVEL));
         let next = AtomicUsize::new(0);
         let results: Vec<Mutex<Option<Result<Loaded, GpuError>>>> =
             (0..n).map(|_| Mutex::new(None)).collect();
+        // Per stage: how long its compile (or cache read) took, for IVJIT_STAGE_TRACE.
+        let took: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+        let start = Instant::now();
         std::thread::scope(|scope| {
             for _ in 0..threads {
                 scope.spawn(|| loop {
@@ -115,12 +127,25 @@ impl StagedCode {
                     if i >= n {
                         break;
                     }
+                    let t = Instant::now();
                     let stage = &staged.stages[i].program;
-                    let r = load_entry(ctx, stage, (&texts[i], ptx::ARRAYS_KERNEL_NAME), cache_dir);
+                    let entry = (texts[i].as_str(), ptx::ARRAYS_KERNEL_NAME);
+                    let r = load_entry_at(ctx, stage, entry, cache_dir, level);
+                    took[i].store(t.elapsed().as_micros() as usize, Ordering::Relaxed);
                     *results[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
                 });
             }
         });
+        if std::env::var_os("IVJIT_STAGE_TRACE").is_some() {
+            // Whether the stages' compiles overlap: the sum of their times against the wall time.
+            let us: Vec<usize> = took.iter().map(|t| t.load(Ordering::Relaxed)).collect();
+            eprintln!(
+                "ivjit stages: {n} on {threads} threads in {:.1} ms; compiles sum {:.1} ms, longest {:.1} ms",
+                start.elapsed().as_secs_f64() * 1e3,
+                us.iter().sum::<usize>() as f64 / 1e3,
+                us.iter().max().copied().unwrap_or(0) as f64 / 1e3,
+            );
+        }
         let mut stages = Vec::with_capacity(n);
         for (stage, result) in staged.stages.into_iter().zip(results) {
             let loaded = result

@@ -12,15 +12,19 @@
 //! functions) share the extremum test and the range clamps below; apart they would each need
 //! a copy of them or a module of helpers that only they use.
 //!
-//! Trigonometric functions decide whether an interval holds an extremum without reducing the
-//! argument by a floating-point pi. On an interval shorter than half a period, the derivative
-//! (cos for sin) changes sign at most once, so certain signs of the derivative at the two ends
-//! tell whether a maximum, a minimum or neither lies inside. A sign is "certain" when the
-//! rigorous bounds of the derivative at the point exclude zero; when they do not, the point is
-//! within rounding error of an extremum, and the rule takes the wide answer (includes the
-//! extremum), which costs nothing in tightness since the function is then within an ulp or so of
-//! ±1 there. Intervals of up to a whole period are split at their midpoint; longer ones (or ones
-//! whose length is not certainly below a period) give [-1, 1].
+//! Trigonometric functions find their extrema by the quarter period each end lies in. The
+//! quarter index `floor(x / (pi/2))` of an end is bracketed rigorously: x times an outward
+//! enclosure of 2/pi, rounded down for the low end and up for the high end (sinpi and cospi
+//! multiply by 2). A maximum of sin lies in [lo, hi] only if a boundary j = 1 (mod 4) lies
+//! between the two indices (x = j pi/2), a minimum only if one with j = 3 does, a pole of tan
+//! only at an odd j; otherwise the function is monotone on the interval and the result is the
+//! hull of the padded bounds at the ends: two library calls per interval. An end within
+//! rounding error of a boundary gets the index below (low end) or above (high end), which can
+//! only add an extremum the end is within a few ulps of (sin is then within about an ulp of
+//! ±1 for arguments below 2^26) or an extra pole (the whole line where a bound was wanted).
+//! Indices beyond 2^53 (2^24 in f32) are no longer exact integers; the tests round the
+//! differences outward, so they still answer "may be inside" when unsure. Infinite bounds give
+//! infinite indices, hence [-1, 1] (the whole line for tan).
 
 use super::{Iv, Lowering};
 use crate::interval::Interval;
@@ -39,6 +43,35 @@ fn half_pi() -> Interval {
     Interval {
         lo: p.lo / 2.0,
         hi: p.hi / 2.0,
+    }
+}
+
+/// 2/pi = `TWO_OVER_PI` + rest: the double nearest 2/pi (0x1.45f306dc9c883p-1) and decimal
+/// bounds of the rest (51 significant digits, from a 600-bit 2/pi; a unit test checks both
+/// against one computed with astro-float).
+const TWO_OVER_PI: f64 = f64::from_bits(0x3FE4_5F30_6DC9_C883);
+const TWO_OVER_PI_REST: (&str, &str) = (
+    "-3.93573533503649739080776384067842679550093306237645e-17",
+    "-3.93573533503649739080776384067842679550093306237644e-17",
+);
+
+/// `(c, rest_lo, rest_hi)` in precision `p`: c + [rest_lo, rest_hi] holds 2/pi.
+fn two_over_pi_split(p: Precision) -> (f64, f64, f64) {
+    let parse = |t: &str| crate::syntax::number::parse_enclosure(t).expect("2/pi digits");
+    let (lo, hi) = (parse(TWO_OVER_PI_REST.0).lo, parse(TWO_OVER_PI_REST.1).hi);
+    match p {
+        Precision::F64 => (TWO_OVER_PI, lo, hi),
+        Precision::F32 => {
+            let c = TWO_OVER_PI as f32 as f64;
+            let d = TWO_OVER_PI - c; // exact: the two are within a factor 2
+            let lo = crate::round::add_f64(d, lo, Round::Down);
+            let hi = crate::round::add_f64(d, hi, Round::Up);
+            (
+                c,
+                crate::round::narrow_f32(lo, Round::Down) as f64,
+                crate::round::narrow_f32(hi, Round::Up) as f64,
+            )
+        }
     }
 }
 
@@ -183,103 +216,96 @@ impl Lowering {
         self.empty_if(e, r)
     }
 
-    /// Lower and upper bounds of the derivative's sign function at x: for sin it is cos, for cos
-    /// it is -sin, for sinpi cospi (times pi > 0), for cospi -sinpi.
-    fn derivative_sign(&mut self, f: UnaryFn, x: Value) -> (Value, Value) {
-        let (g, negate) = match f {
-            UnaryFn::Sin => (UnaryFn::Cos, false),
-            UnaryFn::Cos => (UnaryFn::Sin, true),
-            UnaryFn::Sinpi => (UnaryFn::Cospi, false),
-            UnaryFn::Cospi => (UnaryFn::Sinpi, true),
-            _ => unreachable!("{f} has no periodic rule"),
-        };
-        let lo = self.b.point(g, x, Round::Down);
-        let hi = self.b.point(g, x, Round::Up);
-        if negate {
-            (self.b.neg(hi), self.b.neg(lo))
-        } else {
-            (lo, hi)
+    /// Integers `qa <= floor(lo / q)` and `qb >= floor(hi / q)`, q the quarter period of `f`
+    /// (pi/2 for sin, cos and tan; 1/2 for sinpi and cospi): the range of quarter periods
+    /// [lo, hi] may touch. See the module comment.
+    fn quarters(&mut self, f: UnaryFn, a: Iv) -> (Value, Value) {
+        if matches!(f, UnaryFn::Sinpi | UnaryFn::Cospi) {
+            // 2x is exact (or infinite, which reads as "anywhere").
+            let two = self.b.constant(2.0);
+            let ta = self.b.mul(a.lo, two, Round::Nearest);
+            let tb = self.b.mul(a.hi, two, Round::Nearest);
+            let qa = self.b.round_int(RoundInt::Floor, ta);
+            let qb = self.b.round_int(RoundInt::Floor, tb);
+            return (qa, qb);
         }
+        (
+            self.quarter_index(a.lo, Round::Down),
+            self.quarter_index(a.hi, Round::Up),
+        )
     }
 
-    /// (certainly positive, certainly negative) for the derivative at x.
-    fn derivative_signs(&mut self, f: UnaryFn, x: Value) -> (Value, Value) {
-        let (lo, hi) = self.derivative_sign(f, x);
+    /// An integer below (`Down`) or above (`Up`) `floor(x * 2/pi)`, exact unless x * 2/pi is
+    /// within about 2^-100 of its own size from an integer or beyond 2^53 (2^24 in f32).
+    ///
+    /// `x * 2/pi = p + e + x * rest` with `p = RN(x * c)`, `e = x * c - p` (exact by an fma)
+    /// and `2/pi = c + rest`, rest enclosed by two constants. With `f = floor(p)`,
+    /// `x * 2/pi = f + (p - f) + (e + x * rest)`; the last two terms are summed rounded in
+    /// the wanted direction into `s` (in (-1, 2)), and the index is `f + floor(s)`, that sum
+    /// rounded the same way. Without the second term, an end like the double nearest pi/2
+    /// (x * 2/pi = 1 - 3.9e-17) would round to the next quarter and find a pole of tan there.
+    fn quarter_index(&mut self, x: Value, r: Round) -> Value {
+        let (c, rest_lo, rest_hi) = two_over_pi_split(self.b.precision());
+        let c = self.b.constant(c);
+        let rest_lo = self.b.constant(rest_lo);
+        let rest_hi = self.b.constant(rest_hi);
+        let p = self.b.mul(x, c, Round::Nearest);
+        let minus_p = self.b.neg(p);
+        let e = self.b.fma(x, c, minus_p, Round::Nearest);
+        // x * rest is smallest with rest_lo for x >= 0 and with rest_hi for x < 0.
         let z = self.b.zero();
-        (self.b.cmp(Cmp::Gt, lo, z), self.b.cmp(Cmp::Lt, hi, z))
+        let neg = self.b.cmp(Cmp::Lt, x, z);
+        let rest = match r {
+            Round::Down => self.b.select(neg, rest_hi, rest_lo),
+            _ => self.b.select(neg, rest_lo, rest_hi),
+        };
+        let tail = self.b.fma(x, rest, e, r);
+        let f = self.b.round_int(RoundInt::Floor, p);
+        let frac = self.b.sub(p, f, r);
+        let s = self.b.add(frac, tail, r);
+        let k = self.b.round_int(RoundInt::Floor, s);
+        self.b.add(f, k, r)
+    }
+
+    /// Whether an integer `j` with `j = s (mod m)` may lie in `(qa, qb]` (`m` 2 or 4), i.e.
+    /// `floor((qb - s) / m) > floor((qa - s) / m)`. The differences are rounded outward, so the
+    /// answer can only err towards "yes" (once the quarter indices exceed 2^53, or 2^24 in f32,
+    /// where they are no longer exact); an infinite bound (NaN indices) gives "yes". A point
+    /// interval [x, x] holds no boundary (x is a float, never a multiple of pi/2 but 0, and the
+    /// bounds at x are rigorous): that keeps huge arguments, whose indices are inexact, tight.
+    fn boundary_within(&mut self, a: Iv, qa: Value, qb: Value, s: f64, m: f64) -> Value {
+        let s = self.b.constant(s);
+        let inv_m = self.b.constant(1.0 / m); // 1/2 or 1/4: exact scaling
+        let ua = self.b.sub(qa, s, Round::Down);
+        let ua = self.b.mul(ua, inv_m, Round::Nearest);
+        let ua = self.b.round_int(RoundInt::Floor, ua);
+        let ub = self.b.sub(qb, s, Round::Up);
+        let ub = self.b.mul(ub, inv_m, Round::Nearest);
+        let ub = self.b.round_int(RoundInt::Floor, ub);
+        // Not `ub <= ua`: NaN (an infinite end) answers yes.
+        let none = self.b.cmp(Cmp::Le, ub, ua);
+        let some = self.b.not(none);
+        let wide = self.b.cmp(Cmp::Lt, a.lo, a.hi);
+        self.b.and(some, wide)
     }
 
     /// sin, cos, sinpi, cospi: periodic with values in [-1, 1]; see the module comment.
     fn periodic(&mut self, f: UnaryFn, a: Iv, fa: Fact) -> Iv {
-        // Half a period, rounded down: pi for sin/cos, 1 for sinpi/cospi.
-        let half = match f {
-            UnaryFn::Sin | UnaryFn::Cos => self.const_down(pi().lo),
-            _ => self.b.constant(1.0),
+        let (qa, qb) = self.quarters(f, a);
+        // Maxima at the quarter boundaries j = 1 (mod 4) for sin (x = pi/2 + 2k pi), j = 0 for
+        // cos; minima two quarters later.
+        let s_max = match f {
+            UnaryFn::Sin | UnaryFn::Sinpi => 1.0,
+            _ => 0.0,
         };
-        // A midpoint inside [a1, a2].
-        let h = self.b.constant(0.5);
-        let ha = self.b.mul(a.lo, h, Round::Nearest);
-        let hb = self.b.mul(a.hi, h, Round::Nearest);
-        let m = self.b.add(ha, hb, Round::Nearest);
-        let m = self.b.min(m, a.hi);
-        let m = self.b.max(m, a.lo);
-        // Both halves certainly shorter than half a period (false for infinite bounds and NaN).
-        let w1 = self.b.sub(m, a.lo, Round::Up);
-        let w2 = self.b.sub(a.hi, m, Round::Up);
-        // `half` is rounded down, so w <= half certainly means a real width below half a period.
-        let short1 = self.b.cmp(Cmp::Le, w1, half);
-        let short2 = self.b.cmp(Cmp::Le, w2, half);
-        let short = self.b.and(short1, short2);
-        let wide = self.b.not(short);
-
-        // Quarter period, rounded down: two ends that are both within rounding error of a
-        // critical point and closer than this are near the same one.
-        let quarter = match f {
-            UnaryFn::Sin | UnaryFn::Cos => self.const_down(half_pi().lo),
-            _ => self.b.constant(0.5),
-        };
-        let pts = [a.lo, m, a.hi];
-        let mut sign = Vec::new();
-        let mut val = Vec::new();
-        for &x in &pts {
-            sign.push(self.derivative_signs(f, x));
-            val.push((self.bound(f, x, Round::Down), self.bound(f, x, Round::Up)));
-        }
-        let mut has_max = wide;
-        let mut has_min = wide;
-        for (i, w) in [(0, w1), (1, w2)] {
-            let ((pu, nu), (pv, nv)) = (sign[i], sign[i + 1]);
-            let (u_lo, u_hi) = val[i];
-            // A maximum inside [u, v] is possible unless the derivative is certainly negative at
-            // u or certainly positive at v; a minimum unless certainly positive at u or negative
-            // at v.
-            let max_h = self.none_of(nu, pv);
-            let min_h = self.none_of(pu, nv);
-            // Both signs uncertain and the ends closer than a quarter period: one critical point,
-            // a maximum if f is positive there (f^2 + (f'/k)^2 = 1, so |f| is close to 1).
-            let unsure_u = self.none_of(pu, nu);
-            let unsure_v = self.none_of(pv, nv);
-            let both = self.b.and(unsure_u, unsure_v);
-            let close = self.b.cmp(Cmp::Le, w, quarter);
-            let one_point = self.b.and(both, close);
-            let z = self.b.zero();
-            let not_pos = self.b.cmp(Cmp::Le, u_hi, z);
-            let not_neg = self.b.cmp(Cmp::Ge, u_lo, z);
-            let no_max = self.b.and(one_point, not_pos);
-            let no_min = self.b.and(one_point, not_neg);
-            let keep_max = self.b.not(no_max);
-            let keep_min = self.b.not(no_min);
-            let max_h = self.b.and(max_h, keep_max);
-            let min_h = self.b.and(min_h, keep_min);
-            has_max = self.b.or(has_max, max_h);
-            has_min = self.b.or(has_min, min_h);
-        }
-        let mut lo = val[0].0;
-        let mut hi = val[0].1;
-        for &(l, u) in &val[1..] {
-            lo = self.b.min(lo, l);
-            hi = self.b.max(hi, u);
-        }
+        let has_max = self.boundary_within(a, qa, qb, s_max, 4.0);
+        let has_min = self.boundary_within(a, qa, qb, s_max + 2.0, 4.0);
+        let lo_lo = self.bound(f, a.lo, Round::Down);
+        let lo_hi = self.bound(f, a.lo, Round::Up);
+        let hi_lo = self.bound(f, a.hi, Round::Down);
+        let hi_hi = self.bound(f, a.hi, Round::Up);
+        let lo = self.b.min(lo_lo, hi_lo);
+        let hi = self.b.max(lo_hi, hi_hi);
         let one = self.b.constant(1.0);
         let minus_one = self.b.constant(-1.0);
         let lo = self.b.select(has_min, minus_one, lo);
@@ -289,32 +315,18 @@ impl Lowering {
         self.empty_if(e, r)
     }
 
-    /// `!x && !y`.
-    fn none_of(&mut self, x: Value, y: Value) -> Value {
-        let nx = self.b.not(x);
-        let ny = self.b.not(y);
-        self.b.and(nx, ny)
-    }
-
-    /// tan: increasing between asymptotes. On an interval certainly shorter than pi where cos has
-    /// the same certain sign at both ends, cos has no zero inside, so tan is continuous there;
-    /// otherwise the result is the whole line.
+    /// tan: increasing between asymptotes at the odd quarter boundaries (x = pi/2 + k pi). When
+    /// no odd boundary may lie in the interval, tan is continuous there and the result is the
+    /// hull of the ends; otherwise the whole line.
     fn tan(&mut self, a: Iv, fa: Fact) -> Iv {
-        let half = self.const_down(pi().lo);
-        let w = self.b.sub(a.hi, a.lo, Round::Up);
-        let short = self.b.cmp(Cmp::Le, w, half); // half <= pi, so this means width < pi
-        let (pa, na) = self.derivative_signs(UnaryFn::Sin, a.lo);
-        let (pb, nb) = self.derivative_signs(UnaryFn::Sin, a.hi);
-        let both_pos = self.b.and(pa, pb);
-        let both_neg = self.b.and(na, nb);
-        let same = self.b.or(both_pos, both_neg);
-        let ok = self.b.and(short, same);
+        let (qa, qb) = self.quarters(UnaryFn::Tan, a);
+        let pole = self.boundary_within(a, qa, qb, 1.0, 2.0);
         let lo = self.bound(UnaryFn::Tan, a.lo, Round::Down);
         let hi = self.bound(UnaryFn::Tan, a.hi, Round::Up);
         let ninf = self.b.constant(f64::NEG_INFINITY);
         let pinf = self.b.constant(f64::INFINITY);
-        let lo = self.b.select(ok, lo, ninf);
-        let hi = self.b.select(ok, hi, pinf);
+        let lo = self.b.select(pole, ninf, lo);
+        let hi = self.b.select(pole, pinf, hi);
         let e = self.is_empty(a, fa);
         self.empty_if(e, Iv { lo, hi })
     }
@@ -493,5 +505,41 @@ impl Lowering {
         };
         let e = self.is_empty(a, fa);
         self.empty_if(e, r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use astro_float::{BigFloat, Consts, RoundingMode as RM};
+
+    /// The split of 2/pi the quarter indices use holds 2/pi, checked against a 640-bit 2/pi
+    /// (the sums of two doubles below are exact at that precision).
+    #[test]
+    fn two_over_pi_split_encloses_two_over_pi() {
+        let bits = 640;
+        let mut cc = Consts::new().expect("astro-float constants");
+        let pi = cc.pi(bits, RM::ToEven);
+        let t = BigFloat::from_f64(2.0, bits).div(&pi, bits, RM::ToEven);
+        let big = |x: f64| BigFloat::from_f64(x, bits);
+        for p in [Precision::F64, Precision::F32] {
+            let (c, lo, hi) = two_over_pi_split(p);
+            let below = big(c).add(&big(lo), bits, RM::None);
+            let above = big(c).add(&big(hi), bits, RM::None);
+            assert!(below < t && t < above, "{p:?}: 2/pi not in {c:e} + [{lo:e}, {hi:e}]");
+            // Tight: the rest is known to far better than c's own ulp.
+            let tight = if p == Precision::F64 { 1e-30 } else { 1e-12 };
+            assert!(hi - lo < c * tight, "{p:?}: rest bounds too wide");
+            if p == Precision::F32 {
+                for v in [c, lo, hi] {
+                    assert_eq!(v as f32 as f64, v, "{v:e} is not an f32");
+                }
+            }
+        }
+        // c is the double nearest 2/pi.
+        let (c, ..) = two_over_pi_split(Precision::F64);
+        let half_ulp = big(crate::round::next_up(c) - c).div(&big(2.0), bits, RM::None);
+        let diff = t.sub(&big(c), bits, RM::None).abs();
+        assert!(diff < half_ulp);
     }
 }
