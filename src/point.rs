@@ -131,6 +131,18 @@ pub struct Range {
     pub hi: Limit,
 }
 
+impl Range {
+    /// Whether both ends are finite: the function's values at finite arguments are then
+    /// finite, and so are the library's (within a few ulps of them).
+    pub fn is_bounded(&self) -> bool {
+        let finite = |l: Limit| match l {
+            Limit::Num(x) => x.is_finite(),
+            Limit::HalfPis(_) => true,
+        };
+        finite(self.lo) && finite(self.hi)
+    }
+}
+
 const fn range(lo: f64, hi: f64) -> Range {
     Range {
         lo: Limit::Num(lo),

@@ -88,9 +88,17 @@ pub(crate) fn load_entry_if(
         None
     };
     let driver_version = super::device::driver_version().during("querying the driver version")?;
-    let arch = match level {
-        None => format!("sm_{major}{minor}"),
-        Some(l) => format!("sm_{major}{minor} -O{l}"),
+    // The point functions spliced into the kernel where the splicer recognizes both texts
+    // (`gpu::inline`), else linked as calls.
+    let inlined = runtime_ptx
+        .as_deref()
+        .filter(|_| options::env::inline_runtime())
+        .and_then(|rt| inline::inline_runtime(text, rt));
+    let arch = match (level, inlined.is_some()) {
+        (None, false) => format!("sm_{major}{minor}"),
+        (None, true) => format!("sm_{major}{minor} inlined"),
+        (Some(l), false) => format!("sm_{major}{minor} -O{l}"),
+        (Some(l), true) => format!("sm_{major}{minor} -O{l} inlined"),
     };
     let key = cache::cubin_key(
         text,
@@ -98,8 +106,8 @@ pub(crate) fn load_entry_if(
         driver_version,
         &arch,
     );
-    let mut parts = vec![("ivjit_kernel.ptx", text)];
-    if let Some(rt) = runtime_ptx.as_deref() {
+    let mut parts = vec![("ivjit_kernel.ptx", inlined.as_deref().unwrap_or(text))];
+    if let (Some(rt), None) = (runtime_ptx.as_deref(), &inlined) {
         parts.push(("ivjit_math.ptx", rt));
     }
     let load_cubin = |cubin: Vec<u8>| ctx.load_module(Ptx::from_binary(cubin));

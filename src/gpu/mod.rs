@@ -31,6 +31,7 @@ pub mod cache;
 mod device;
 mod disk;
 mod error;
+pub mod inline;
 mod kernel;
 mod link;
 mod nvrtc;

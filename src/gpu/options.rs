@@ -143,6 +143,12 @@ pub(crate) mod env {
         text("IVJIT_STAGE_INSTS").and_then(|v| v.trim().parse::<usize>().ok())
     }
 
+    /// `IVJIT_INLINE_RUNTIME=0`: link the point functions as calls instead of splicing them
+    /// into the kernel (`gpu::inline`).
+    pub fn inline_runtime() -> bool {
+        text("IVJIT_INLINE_RUNTIME").as_deref().map(str::trim) != Some("0")
+    }
+
     /// `IVJIT_STAGE_JIT_LEVEL`: the driver JIT's optimization level (0-4) for the stages of a
     /// program compiled as stages; anything else counts as unset.
     pub fn stage_jit_level() -> Option<u32> {

@@ -526,7 +526,10 @@ mod tests {
             let (c, lo, hi) = two_over_pi_split(p);
             let below = big(c).add(&big(lo), bits, RM::None);
             let above = big(c).add(&big(hi), bits, RM::None);
-            assert!(below < t && t < above, "{p:?}: 2/pi not in {c:e} + [{lo:e}, {hi:e}]");
+            assert!(
+                below < t && t < above,
+                "{p:?}: 2/pi not in {c:e} + [{lo:e}, {hi:e}]"
+            );
             // Tight: the rest is known to far better than c's own ulp.
             let tight = if p == Precision::F64 { 1e-30 } else { 1e-12 };
             assert!(hi - lo < c * tight, "{p:?}: rest bounds too wide");

@@ -47,7 +47,8 @@
 //! The call result of instruction `i` goes to `%c{i}`; a later `Point` with the same function
 //! and operands (typically the other rounding direction) reuses it, so `Down` and `Up` of the
 //! same argument cost one call. The result y is then padded inline: with `Down`, +inf becomes
-//! MAX (an overflowed result may stand for a finite value) and the value moves
+//! MAX (an overflowed result may stand for a finite value; skipped for functions of bounded
+//! range, sin or atan, whose library never returns an infinity) and the value moves
 //! [`pad_steps`] floats down with `sub.rm x, x, <smallest subnormal>`; with `Up`,
 //! -inf becomes -MAX and the value moves up with `add.rp`. (The steps keep -inf / +inf fixed
 //! in their own direction and NaN as NaN; the +inf test uses `%p{i}`, which a float value never
@@ -689,10 +690,17 @@ impl<'a> Emitter<'a> {
             f.name(),
             if r == Round::Down { "down" } else { "up" }
         ));
-        self.line(format!("setp.eq.{t} %p{i}, %c{c}, {inf};"));
-        self.line(format!("selp.{t} %f{i}, {max}, %c{c}, %p{i};"));
+        // A function of bounded range never returns the infinity the select replaces.
+        let bounded = matches!(f, PointFn::Unary(u) if u.row().range.is_bounded());
+        let mut from = format!("%c{c}");
+        if !bounded {
+            self.line(format!("setp.eq.{t} %p{i}, %c{c}, {inf};"));
+            self.line(format!("selp.{t} %f{i}, {max}, %c{c}, %p{i};"));
+            from = format!("%f{i}");
+        }
         for _ in 0..steps {
-            self.line(format!("{op}.{t} %f{i}, %f{i}, {tiny};"));
+            self.line(format!("{op}.{t} %f{i}, {from}, {tiny};"));
+            from = format!("%f{i}");
         }
     }
 

@@ -388,3 +388,59 @@ fn tape_interpreter_compiles_and_assembles() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The runtime's functions spliced into their call sites (`ivjit::gpu::inline`, what the GPU
+/// loader does before linking): for every point function in both precisions, the splicer
+/// recognizes NVRTC's text, the module (two call sites, two copies) calls none of the
+/// runtime's functions any more, and
+/// ptxas assembles it as a whole program (no linking). A kernel of more calls than the splicer
+/// takes is left to the linker.
+#[test]
+fn every_point_function_splices_into_its_call_sites() {
+    if !in_child("every_point_function_splices_into_its_call_sites") {
+        return;
+    }
+    let ptxas = tool("IVJIT_PTXAS", "ptxas", "tools/install-ptxas");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    for p in [Precision::F64, Precision::F32] {
+        let all = every_point_function(p);
+        let rt = runtime::compile("compute_90", p, &ptx::point_functions(&all))
+            .unwrap_or_else(|e| panic!("NVRTC compiles the runtime ({p}): {e}"));
+        assert!(
+            ivjit::gpu::inline::inline_runtime(&ptx::emit(&all), &rt).is_none(),
+            "{p}: a kernel of {} calls is spliced",
+            PointFn::all().count()
+        );
+        for f in PointFn::all() {
+            let mut b = Builder::new(p, vec!["x".into(), "y".into()]);
+            let x = b.input(0, Bound::Lo);
+            let y = b.input(1, Bound::Hi);
+            // Two call sites, so the copies' registers and labels must be renamed apart.
+            let (d, u) = match f {
+                PointFn::Unary(f) => (b.point(f, x, Round::Down), b.point(f, y, Round::Up)),
+                PointFn::Binary(f) => {
+                    (b.point2(f, y, x, Round::Down), b.point2(f, x, y, Round::Up))
+                }
+            };
+            let kernel = ptx::emit(&b.finish(vec![(d, u)]));
+            let sym = ptx::runtime_symbol(f, p);
+            let spliced = ivjit::gpu::inline::inline_runtime(&kernel, &rt)
+                .unwrap_or_else(|| panic!("{sym}: not spliced"));
+            assert!(
+                !spliced
+                    .lines()
+                    .any(|l| l.contains("call") && l.contains(&sym)),
+                "{sym}: still called"
+            );
+            let file = dir.path().join(format!("{sym}.ptx"));
+            std::fs::write(&file, &spliced).unwrap();
+            run(
+                Command::new(&ptxas)
+                    .args(["--gpu-name", "sm_90", "-o"])
+                    .arg(file.with_extension("cubin"))
+                    .arg(&file),
+                &format!("ptxas {sym} spliced"),
+            );
+        }
+    }
+}
