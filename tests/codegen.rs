@@ -299,3 +299,19 @@ fn bounded_functions_skip_the_overflow_test() {
         assert!(inf_tests("exp(x)", p) > 0, "exp {p}");
     }
 }
+
+/// A product of two factors of unknown sign is the min and max of its four corner products
+/// (issue 14): no sign tests, no operand selects; the one repair ([0, 0] times the whole line)
+/// is two selects.
+#[test]
+fn products_of_unknown_sign_take_the_four_corners() {
+    use ivjit::scalar::Inst;
+    let e = Expression::parse("x * y").unwrap();
+    for p in [Precision::F64, Precision::F32] {
+        let prog = e.program(p).unwrap();
+        let count = |f: fn(&Inst) -> bool| prog.insts.iter().filter(|i| f(i)).count();
+        assert_eq!(count(|i| matches!(i, Inst::Mul(..))), 8, "{p}");
+        assert_eq!(count(|i| matches!(i, Inst::Compare(..))), 0, "{p}");
+        assert_eq!(count(|i| matches!(i, Inst::Select(..))), 2, "{p}");
+    }
+}
