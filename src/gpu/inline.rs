@@ -8,9 +8,12 @@
 //! the function's body in a nested block: its registers, labels and local arrays renamed apart
 //! per copy, the parameter load turned into a move from the argument register, the return
 //! value's store into a move to the result register, and `ret` into a branch to the block's
-//! end. The instructions are the library's, in the same order, so the results are the same
-//! bits as the linked call's. Whatever the splicer does not recognize makes it give up (`None`),
-//! and the caller links as before.
+//! end. The instructions are the library's, in the same order. ptxas may contract a product
+//! and a sum inside them (NVRTC writes them without a rounding modifier, with `--fmad=true`)
+//! as it may in the linked function; the documented error bound the padding relies on is the
+//! library's as compiled that way. It cannot contract them with the kernel's own instructions,
+//! which all carry a rounding modifier. Whatever the splicer does not recognize makes it give
+//! up (`None`), and the caller links as before.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -61,6 +64,7 @@ pub fn inline_runtime(kernel: &str, runtime: &str) -> Option<String> {
     let mut out = String::with_capacity(kernel.len() + calls * 8 * 1024 + rt.rest.len());
     let mut i = 0;
     let mut copy = 0;
+    let mut runtime_written = false;
     while i < lines.len() {
         let line = lines[i];
         if let (Some(v), Some(rv)) = (line.strip_prefix(".version "), rt.version.as_deref()) {
@@ -68,9 +72,10 @@ pub fn inline_runtime(kernel: &str, runtime: &str) -> Option<String> {
             let _ = writeln!(out, ".version {}", newer(v.trim(), rv)?);
         } else if line.starts_with(".extern .func ") {
             // The declarations of the runtime's functions; their definitions follow.
-            if !rt.rest.is_empty() && !out.contains("// the ivjit runtime, spliced") {
+            if !runtime_written {
                 out.push_str("// the ivjit runtime, spliced (src/gpu/inline.rs)\n");
                 out.push_str(&rt.rest);
+                runtime_written = true;
             }
         } else if line == "\t{" && lines.get(i + 1).is_some_and(|l| l.starts_with("\t.param ")) {
             let end = (i..lines.len()).find(|&j| lines[j] == "\t}")?;
