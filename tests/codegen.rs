@@ -220,7 +220,7 @@ fn corpus_covers_every_function() {
 }
 
 /// The benchmark kernels must not spill registers (ptxas -v, sm_90). The 2,000-node generated
-/// expression of `ivjit bench` is known to spill (255 registers, about 3.6 KB of spill stores in
+/// expression of `ivjit bench` is known to spill (255 registers, about 2.8 KB of spill stores in
 /// f64: docs/bench.md) and is left out until its kernel gets smaller.
 #[test]
 fn benchmark_kernels_do_not_spill() {
