@@ -349,7 +349,7 @@ fn run_chunk_body(
     }
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Op2 {
     Add,
     Sub,
@@ -367,7 +367,9 @@ fn binary(
     rd: Round,
     op: Op2,
 ) {
-    if f32p {
+    if f32p && op == Op2::Mul && rd != Round::Nearest {
+        lanes::mul_f32(out, x, y, len, rd);
+    } else if f32p {
         let f = match op {
             Op2::Add => round::add_f32,
             Op2::Sub => round::sub_f32,
