@@ -192,14 +192,8 @@ pub(crate) fn mul_f32(
         out[l] = f64::from(f32::from_bits(moved as u32));
     }
     let slow = slow_lanes(|l| ok[l]);
-    let scalar = |a: f64, b: f64, r: Round| f64::from(round::mul_f32(a as f32, b as f32, r));
-    if slow.any {
-        for l in 0..len {
-            if slow.lane[l] {
-                out[l] = scalar(x[l], y[l], r);
-            }
-        }
-    }
+    let scalar = |a: f64, b: f64, r| f64::from(round::mul_f32(a as f32, b as f32, r));
+    fix(out, x, y, len, r, slow, scalar);
 }
 
 /// TwoProduct fast path of [`round::mul_f64`]: `2^-960 <= |a*b| <= MAX`.

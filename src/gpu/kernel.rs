@@ -88,28 +88,23 @@ pub(crate) fn load_entry_if(
         None
     };
     let driver_version = super::device::driver_version().during("querying the driver version")?;
-    // The point functions spliced into the kernel where the splicer recognizes both texts
-    // (`gpu::inline`), else linked as calls.
-    let inlined = runtime_ptx
-        .as_deref()
-        .filter(|_| options::env::inline_runtime())
-        .and_then(|rt| inline::inline_runtime(text, rt));
-    let arch = match (level, inlined.is_some()) {
-        (None, false) => format!("sm_{major}{minor}"),
-        (None, true) => format!("sm_{major}{minor} inlined"),
-        (Some(l), false) => format!("sm_{major}{minor} -O{l}"),
-        (Some(l), true) => format!("sm_{major}{minor} -O{l} inlined"),
-    };
+    // The point functions are spliced into the kernel where the splicer recognizes both texts
+    // (`gpu::inline`), else linked as calls. The key says whether splicing was asked (the
+    // outcome follows from the texts), so a cache hit needs no splicing.
+    let splice = runtime_ptx.is_some() && options::env::inline_runtime();
+    let mut arch = format!("sm_{major}{minor}");
+    if let Some(l) = level {
+        arch.push_str(&format!(" -O{l}"));
+    }
+    if splice {
+        arch.push_str(" inlined");
+    }
     let key = cache::cubin_key(
         text,
         runtime_ptx.as_deref().unwrap_or(""),
         driver_version,
         &arch,
     );
-    let mut parts = vec![("ivjit_kernel.ptx", inlined.as_deref().unwrap_or(text))];
-    if let (Some(rt), None) = (runtime_ptx.as_deref(), &inlined) {
-        parts.push(("ivjit_math.ptx", rt));
-    }
     let load_cubin = |cubin: Vec<u8>| ctx.load_module(Ptx::from_binary(cubin));
     let mut found_invalid = false;
     let mut module = None;
@@ -132,6 +127,14 @@ pub(crate) fn load_entry_if(
     }
     if module.is_none() && !compile {
         return Ok(None);
+    }
+    let inlined = runtime_ptx
+        .as_deref()
+        .filter(|_| splice)
+        .and_then(|rt| inline::inline_runtime(text, rt));
+    let mut parts = vec![("ivjit_kernel.ptx", inlined.as_deref().unwrap_or(text))];
+    if let (Some(rt), None) = (runtime_ptx.as_deref(), &inlined) {
+        parts.push(("ivjit_math.ptx", rt));
     }
     let module = match module {
         Some(m) => m,

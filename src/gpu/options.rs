@@ -157,6 +157,11 @@ pub(crate) mod env {
             .filter(|&l| l <= 4)
     }
 
+    /// `IVJIT_STAGE_TRACE`: any value asks for one line on the stages' compile times.
+    pub fn stage_trace() -> bool {
+        std::env::var_os("IVJIT_STAGE_TRACE").is_some_and(|v| !v.is_empty())
+    }
+
     /// When a staged program's single kernel is compiled (`IVJIT_TIER_UP`).
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub(crate) enum TierUpPolicy {

@@ -136,7 +136,7 @@ impl StagedCode {
                 });
             }
         });
-        if std::env::var_os("IVJIT_STAGE_TRACE").is_some() {
+        if super::options::env::stage_trace() {
             // Whether the stages' compiles overlap: the sum of their times against the wall time.
             let us: Vec<usize> = took.iter().map(|t| t.load(Ordering::Relaxed)).collect();
             eprintln!(

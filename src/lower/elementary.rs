@@ -57,8 +57,12 @@ const TWO_OVER_PI_REST: (&str, &str) = (
 
 /// `(c, rest_lo, rest_hi)` in precision `p`: c + [rest_lo, rest_hi] holds 2/pi.
 fn two_over_pi_split(p: Precision) -> (f64, f64, f64) {
-    let parse = |t: &str| crate::syntax::number::parse_enclosure(t).expect("2/pi digits");
-    let (lo, hi) = (parse(TWO_OVER_PI_REST.0).lo, parse(TWO_OVER_PI_REST.1).hi);
+    // The digits are parsed once per process (each sin, cos or tan lowers two indices).
+    static REST: std::sync::OnceLock<(f64, f64)> = std::sync::OnceLock::new();
+    let &(lo, hi) = REST.get_or_init(|| {
+        let parse = |t: &str| crate::syntax::number::parse_enclosure(t).expect("2/pi digits");
+        (parse(TWO_OVER_PI_REST.0).lo, parse(TWO_OVER_PI_REST.1).hi)
+    });
     match p {
         Precision::F64 => (TWO_OVER_PI, lo, hi),
         Precision::F32 => {
