@@ -103,6 +103,18 @@ pub struct EvalArgs {
 }
 
 pub fn eval(args: EvalArgs) -> Result<(), Failure> {
+    // The GPU's context (0.2-0.6 s to create) is made while the expression is read and
+    // lowered; the thread is joined before returning, so no exit finds it in the driver.
+    let gpu = !matches!(args.backend, BackendArg::Cpu);
+    let context = gpu.then(|| std::thread::spawn(ivjit::gpu::prepare));
+    let result = eval_with(args);
+    if let Some(thread) = context {
+        let _ = thread.join();
+    }
+    result
+}
+
+fn eval_with(args: EvalArgs) -> Result<(), Failure> {
     let (text, expr) = compile(&args.source)?;
     // The same outputs and variables, evaluated in the mean-value or the monotone form.
     let expr = if args.mean_value {

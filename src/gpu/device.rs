@@ -122,6 +122,22 @@ pub fn require_gpu_or_skip(test: &str) -> Option<GpuInfo> {
     }
 }
 
+/// Creates the primary contexts of the default devices ([`super::default_devices`]) now, if
+/// there is a GPU; errors are left for the first real use to report. Creating a context takes
+/// 0.2-0.6 s, so a program that will evaluate on the GPU may call this on a thread of its own
+/// while it reads its input (the CLI does, joining the thread before it returns: a process must
+/// not exit while a thread is inside the driver).
+pub fn prepare() {
+    if detect().is_err() {
+        return;
+    }
+    if let Ok(devices) = super::default_devices() {
+        for d in devices {
+            let _ = context(d);
+        }
+    }
+}
+
 /// The primary context of device `ordinal`, created once per process (creating one costs
 /// 0.2-0.4 s) and shared by every kernel on that device.
 pub(crate) fn context(ordinal: usize) -> Result<Arc<CudaContext>, GpuError> {

@@ -73,6 +73,9 @@ pub enum GpuError {
         #[source]
         source: DriverError,
     },
+    /// A compile in the background stopped because the process is exiting.
+    #[error("stopped: the process is exiting")]
+    Exiting,
     #[error("device selection: {0}")]
     /// The device list (`IVJIT_DEVICES` or [`KernelOptions::devices`]) is invalid.
     Devices(String),

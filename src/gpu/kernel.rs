@@ -206,12 +206,19 @@ impl DeviceKernel {
     ) -> Result<DeviceKernel, GpuError> {
         let ctx = context(ordinal)?;
         let mut loaded = None;
-        if entry == ptx::KERNEL_NAME && super::staged::wanted(program) {
+        // `IVJIT_INTERPRETER=only`: every program the interpreter can run is staged without
+        // stages (the interpreter answers every launch).
+        let only = super::options::env::interpreter()
+            == super::options::env::InterpreterPolicy::Only
+            && !program.has_point_calls();
+        if entry == ptx::KERNEL_NAME && (only || super::staged::wanted(program)) {
             // Tiering: the single kernel if an earlier process compiled it (disk cache), else
             // the stages now (a second or less); the single kernel is compiled on a thread of
             // its own once the stages have done enough work (`staged::TierUp`), and used from
             // the launch after it is ready (it runs faster: no scratch traffic).
-            loaded = load_entry_if(&ctx, program, (text, entry), cache_dir, false, None)?;
+            if !only {
+                loaded = load_entry_if(&ctx, program, (text, entry), cache_dir, false, None)?;
+            }
             if loaded.is_none() {
                 let staged = super::staged::StagedCode::build(&ctx, program, text, cache_dir)?;
                 // The first stage stands in for the single kernel's function (never launched
@@ -262,7 +269,6 @@ impl DeviceKernel {
     ) -> Result<(), DriverError> {
         let single = self.staged.as_ref().and_then(|s| s.tier_up.ready());
         if let (Some(staged), None) = (&self.staged, single) {
-            staged.tier_up.note(n);
             // SAFETY: as the caller vouches for the block.
             return unsafe { staged.launch_soa(stream, n, inputs, outputs) };
         }
@@ -294,7 +300,27 @@ impl DeviceKernel {
             return Ok(false);
         };
         // SAFETY: as the caller vouches for the block.
-        unsafe { staged.launch_soa(stream, n, inputs, outputs) }.map(|_| true)
+        unsafe { staged.launch_stages_soa(stream, n, inputs, outputs) }
+    }
+
+    /// Runs the interpreter even when compiled code is ready (for timing it: `ivjit bench`);
+    /// false (nothing launched) for a program that has no bytecode or is compiled as one
+    /// kernel.
+    ///
+    /// # Safety
+    /// As for [`DeviceKernel::launch_soa`].
+    pub(crate) unsafe fn launch_interpreter(
+        &self,
+        stream: &Arc<CudaStream>,
+        n: usize,
+        inputs: u64,
+        outputs: u64,
+    ) -> Result<bool, DriverError> {
+        let Some(staged) = &self.staged else {
+            return Ok(false);
+        };
+        // SAFETY: as the caller vouches for the block.
+        unsafe { staged.launch_interpreter_soa(stream, n, inputs, outputs) }
     }
 
     /// Elements per chunk for a share of `len` elements.
@@ -649,9 +675,9 @@ impl GpuKernel {
         // vouches for them), and may write the status word.
         unsafe { launch.launch(cfg) }.during("launching the kernel")?;
         if let Some(staged) = staged {
-            // Device arrays go through the stages even after the tier-up (the single kernel
-            // reads one block, not separate arrays); they count towards it all the same.
-            staged.tier_up.note(n);
+            // Device arrays go through the stages (or the interpreter) even after the tier-up
+            // (the single kernel reads one block, not separate arrays); the stages' launches
+            // count towards it all the same.
             let elem = staged.elem() as u64;
             let input = |k: usize, at: usize| inputs[k] + at as u64 * elem;
             let output = |k: usize, at: usize| outputs[k] + at as u64 * elem;
@@ -741,6 +767,40 @@ impl GpuKernel {
         // SAFETY: as the caller vouches.
         unsafe { self.devices[0].launch_stages(stream, n, inputs, outputs) }
             .during("launching the stages")
+    }
+
+    /// [`GpuKernel::launch_on`] through the GPU interpreter (`gpu::interpreter`) of a program
+    /// compiled as stages, even when compiled code is ready; false (nothing launched) for a
+    /// program without bytecode or compiled as one kernel.
+    ///
+    /// # Safety
+    /// As for [`GpuKernel::launch_on`].
+    pub unsafe fn launch_interpreter_on(
+        &self,
+        stream: &Arc<CudaStream>,
+        n: usize,
+        inputs: u64,
+        outputs: u64,
+    ) -> Result<bool, GpuError> {
+        // SAFETY: as the caller vouches.
+        unsafe { self.devices[0].launch_interpreter(stream, n, inputs, outputs) }
+            .during("launching the interpreter")
+    }
+
+    /// For a program compiled as stages: waits up to `timeout` for every device's stages
+    /// (compiled in the background while the interpreter answers) and says how long after the
+    /// first device's build began they were ready; `None` when they are not ready by then, are
+    /// never compiled (`IVJIT_INTERPRETER=only`) or the program is compiled as one kernel.
+    pub fn wait_for_stages(&self, timeout: std::time::Duration) -> Option<std::time::Duration> {
+        let all = self.devices.iter().all(|d| {
+            d.staged
+                .as_ref()
+                .is_some_and(|s| s.wait_for_stages(timeout))
+        });
+        if !all {
+            return None;
+        }
+        self.devices[0].staged.as_ref()?.stages_ready_after()
     }
 
     /// The kernel over device arrays on the first device, built (or read from the disk cache)

@@ -32,6 +32,7 @@ mod device;
 mod disk;
 mod error;
 pub mod inline;
+pub mod interpreter;
 mod kernel;
 mod link;
 mod nvrtc;

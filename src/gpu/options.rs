@@ -162,6 +162,28 @@ pub(crate) mod env {
         std::env::var_os("IVJIT_STAGE_TRACE").is_some_and(|v| !v.is_empty())
     }
 
+    /// When programs run on the GPU interpreter (`gpu::interpreter`; `IVJIT_INTERPRETER`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) enum InterpreterPolicy {
+        /// A program compiled as stages answers from the interpreter until its stages are
+        /// compiled in the background (`first`, the default).
+        First,
+        /// Never: a staged program waits for its stages (`never`).
+        Never,
+        /// Every program without point calls runs on the interpreter and is never compiled
+        /// (`only`: for tests and measurements).
+        Only,
+    }
+
+    /// `IVJIT_INTERPRETER`: `first` (also when unset or unknown), `never` or `only`.
+    pub(crate) fn interpreter() -> InterpreterPolicy {
+        match text("IVJIT_INTERPRETER").as_deref().map(str::trim) {
+            Some("never") => InterpreterPolicy::Never,
+            Some("only") => InterpreterPolicy::Only,
+            _ => InterpreterPolicy::First,
+        }
+    }
+
     /// When a staged program's single kernel is compiled (`IVJIT_TIER_UP`).
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub(crate) enum TierUpPolicy {

@@ -10,6 +10,15 @@
 //! cut going through scratch arrays in device memory. The arithmetic is the program's own, so
 //! the results are the single kernel's bits.
 //!
+//! The interpreter first: compiling the stages still takes most of a second (Prospero: 0.7-0.9 s
+//! on 16 cores), so a program that has bytecode (no point calls) answers from the GPU
+//! interpreter ([`super::interpreter`], one kernel for every program, the same bits) as soon as
+//! its words are on the device, while the stages compile on threads of their own; a launch uses
+//! the stages once they are ready. A launch too large for the interpreter to finish before the
+//! stages would ([`INTERPRET_WORK`]) waits for them. A process that exits meanwhile waits only
+//! for the stage compiles under way (no new one starts). `IVJIT_INTERPRETER=never` compiles the
+//! stages before the first answer, as before; `only` never compiles them.
+//!
 //! Tiering: the single kernel runs faster than the stages (no scratch traffic; measured on an
 //! H100, Prospero on 2^24 boxes: stages 332 ms, single 306 ms in f64, 160 and 61 ms in f32). So
 //! once the stages have done enough work to say the process is a long-running one
@@ -29,8 +38,9 @@ use cudarc::driver::{
 };
 
 use super::batch::launch_config;
+use super::interpreter::{Interpreted, NotInterpreted};
 use super::kernel::{load_entry, load_entry_at, Loaded};
-use super::options::env::TierUpPolicy;
+use super::options::env::{InterpreterPolicy, TierUpPolicy};
 use super::{DiskCacheOutcome, GpuError};
 use crate::ptx;
 use crate::scalar::split::{self, Slot};
@@ -51,6 +61,13 @@ pub(crate) const STAGE_INSTS: usize = 500;
 /// the single kernel's tier-up (at the default level) takes back; level 0 compiled no faster
 /// and ran 6.6x slower, levels 2 and 3 saved less than 15 %.
 const STAGE_JIT_LEVEL: u32 = 1;
+
+/// Most work (scalar instructions x elements) one launch gives the interpreter while the stages
+/// compile; a larger launch waits for the stages. 2^36 is about 0.25 s of the interpreter on an
+/// H200 (Prospero: 8.5e6 boxes/s, 2.7e11 instruction-elements per second), about what the stages
+/// of Prospero have left to compile when the interpreter is ready (0.7 s in all): a launch of
+/// more than about 2.2 million Prospero boxes waits.
+const INTERPRET_WORK: u64 = 1 << 36;
 
 /// Most scratch memory one launch allocates (bytes): a launch of more elements runs in pieces.
 const SCRATCH_BYTES: usize = 1 << 30;
@@ -80,112 +97,257 @@ struct StageFn {
     writes: Vec<Slot>,
 }
 
-/// The stages of a program, loaded on one device.
+/// The stages of a program, loaded on one device, with the interpreter that answers until they
+/// are compiled.
 pub(crate) struct StagedCode {
-    stages: Vec<StageFn>,
+    /// The stages, once compiled (on threads of their own when the interpreter answers
+    /// meanwhile, else before `build` returns).
+    stages: Arc<OnceLock<Vec<StageFn>>>,
+    /// How many stages the program is cut into.
+    count: usize,
+    /// Scalar instructions of the program.
+    insts: u64,
+    /// The program's bytecode on the device (`None`: not interpretable, or `IVJIT_INTERPRETER=
+    /// never`).
+    interpreter: Option<Interpreted>,
+    /// Input and output arrays of the program.
+    arrays: (usize, usize),
     /// Scratch arrays the stages hand values over in.
     scratch: usize,
     /// Bytes per element.
     elem: usize,
+    /// Whether the stages' compile is under way on a thread of its own.
+    compiling: Arc<AtomicBool>,
+    /// How long after the build began the stages were ready.
+    stages_after: Arc<OnceLock<Duration>>,
     /// The single kernel, compiled once the stages have done enough work.
     pub(crate) tier_up: TierUp,
 }
 
+/// Compiles the stages of `staged` on `ctx`, on as many threads as the host has cores (each
+/// stage through the disk cache like any kernel). With `stoppable`, no stage starts compiling
+/// once the process has begun to exit (the background compile: an exit waits only for the
+/// compiles under way), and the result is then an error.
+fn compile_stages(
+    ctx: &Arc<CudaContext>,
+    staged: split::Staged,
+    cache_dir: Option<&std::path::Path>,
+    stoppable: bool,
+) -> Result<Vec<StageFn>, GpuError> {
+    let texts = staged
+        .stages
+        .iter()
+        .map(|s| ptx::try_emit_stage_kernel(&s.program))
+        .collect::<Result<Vec<String>, _>>()
+        .map_err(GpuError::InvalidProgram)?;
+    let n = staged.stages.len();
+    let threads = std::thread::available_parallelism()
+        .map_or(4, |t| t.get())
+        .min(n)
+        .max(1);
+    let level = Some(super::options::env::stage_jit_level().unwrap_or(STAGE_JIT_LEVEL));
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<Result<Loaded, GpuError>>>> =
+        (0..n).map(|_| Mutex::new(None)).collect();
+    // Per stage: how long its compile (or cache read) took, for IVJIT_STAGE_TRACE.
+    let took: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                if stoppable && EXITING.load(Ordering::SeqCst) {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                let t = Instant::now();
+                let stage = &staged.stages[i].program;
+                let entry = (texts[i].as_str(), ptx::ARRAYS_KERNEL_NAME);
+                let r = load_entry_at(ctx, stage, entry, cache_dir, level);
+                took[i].store(t.elapsed().as_micros() as usize, Ordering::Relaxed);
+                *results[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+            });
+        }
+    });
+    if super::options::env::stage_trace() {
+        // Whether the stages' compiles overlap: the sum of their times against the wall time.
+        let us: Vec<usize> = took.iter().map(|t| t.load(Ordering::Relaxed)).collect();
+        eprintln!(
+            "ivjit stages: {n} on {threads} threads in {:.1} ms; compiles sum {:.1} ms, longest {:.1} ms",
+            start.elapsed().as_secs_f64() * 1e3,
+            us.iter().sum::<usize>() as f64 / 1e3,
+            us.iter().max().copied().unwrap_or(0) as f64 / 1e3,
+        );
+    }
+    let mut stages = Vec::with_capacity(n);
+    for (stage, result) in staged.stages.into_iter().zip(results) {
+        let loaded = result
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .ok_or(GpuError::Exiting)??;
+        stages.push(StageFn {
+            loaded,
+            reads: stage.reads,
+            writes: stage.writes,
+        });
+    }
+    Ok(stages)
+}
+
 impl StagedCode {
-    /// Cuts `program`, emits its stages and compiles them on `ctx`, on as many threads as the
-    /// host has cores (each stage through the disk cache like any kernel). `text` is the
-    /// program's single kernel, for the tier-up.
+    /// Cuts `program` into stages and compiles them on `ctx`. When the program has bytecode
+    /// (no point calls) and `IVJIT_INTERPRETER` is not `never`, the interpreter answers at once
+    /// and the stages compile on threads of their own (never, with `only`); else the stages are
+    /// compiled before this returns. `text` is the program's single kernel, for the tier-up.
     pub(crate) fn build(
         ctx: &Arc<CudaContext>,
         program: &Program,
         text: &str,
         cache_dir: Option<&std::path::Path>,
     ) -> Result<StagedCode, GpuError> {
-        let staged = split::split(program, stage_insts());
-        let texts = staged
-            .stages
-            .iter()
-            .map(|s| ptx::try_emit_stage_kernel(&s.program))
-            .collect::<Result<Vec<String>, _>>()
-            .map_err(GpuError::InvalidProgram)?;
-        let n = staged.stages.len();
-        let threads = std::thread::available_parallelism()
-            .map_or(4, |t| t.get())
-            .min(n)
-            .max(1);
-        let level = Some(super::options::env::stage_jit_level().unwrap_or(STAGE_JIT_LEVEL));
-        let next = AtomicUsize::new(0);
-        let results: Vec<Mutex<Option<Result<Loaded, GpuError>>>> =
-            (0..n).map(|_| Mutex::new(None)).collect();
-        // Per stage: how long its compile (or cache read) took, for IVJIT_STAGE_TRACE.
-        let took: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
-        let start = Instant::now();
-        std::thread::scope(|scope| {
-            for _ in 0..threads {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= n {
-                        break;
+        let began = Instant::now();
+        let policy = super::options::env::interpreter();
+        let interpreter = match policy {
+            InterpreterPolicy::Never => None,
+            _ => match Interpreted::new(ctx, program, cache_dir) {
+                Ok(i) => Some(i),
+                Err(NotInterpreted::Encode) => None,
+                // The stages compute the same bits: a device that refuses the interpreter
+                // (or its words) still runs the program.
+                Err(NotInterpreted::Gpu(e)) => {
+                    if super::options::env::stage_trace() {
+                        eprintln!("ivjit interpreter: not used ({e})");
                     }
-                    let t = Instant::now();
-                    let stage = &staged.stages[i].program;
-                    let entry = (texts[i].as_str(), ptx::ARRAYS_KERNEL_NAME);
-                    let r = load_entry_at(ctx, stage, entry, cache_dir, level);
-                    took[i].store(t.elapsed().as_micros() as usize, Ordering::Relaxed);
-                    *results[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+                    None
+                }
+            },
+        };
+        let staged = split::split(program, stage_insts());
+        let (count, scratch) = (staged.stages.len(), staged.scratch);
+        let stages = Arc::new(OnceLock::new());
+        let stages_after = Arc::new(OnceLock::new());
+        let compiling = Arc::new(AtomicBool::new(false));
+        let only = policy == InterpreterPolicy::Only && interpreter.is_some();
+        if interpreter.is_none() {
+            let _ = stages.set(compile_stages(ctx, staged, cache_dir, false)?);
+            let _ = stages_after.set(began.elapsed());
+        } else if !only {
+            // The driver's compiler must have run once before the exit handler is registered
+            // (see `TierUp::start`); the interpreter's compile did that unless it came from
+            // the disk cache.
+            warm_up_compiler(ctx, program.precision);
+            // Counted before the thread exists, so an exit from here on waits for the
+            // compiles under way (and starts no more).
+            if let Some(in_driver) = ExitGuard::enter() {
+                let (ctx, cache_dir) = (ctx.clone(), cache_dir.map(|d| d.to_path_buf()));
+                let (into, after) = (stages.clone(), stages_after.clone());
+                compiling.store(true, Ordering::SeqCst);
+                let done = compiling.clone();
+                std::thread::spawn(move || {
+                    let _in_driver = in_driver;
+                    // Cleared however the compile ends (a launch waiting for it stops waiting).
+                    struct Done(Arc<AtomicBool>);
+                    impl Drop for Done {
+                        fn drop(&mut self) {
+                            self.0.store(false, Ordering::SeqCst);
+                        }
+                    }
+                    let _done = Done(done);
+                    match compile_stages(&ctx, staged, cache_dir.as_deref(), true) {
+                        Ok(s) => {
+                            let _ = into.set(s);
+                            let _ = after.set(began.elapsed());
+                        }
+                        Err(e) if super::options::env::stage_trace() => {
+                            eprintln!("ivjit stages: not compiled ({e}); the interpreter answers")
+                        }
+                        Err(_) => {}
+                    }
                 });
             }
-        });
-        if super::options::env::stage_trace() {
-            // Whether the stages' compiles overlap: the sum of their times against the wall time.
-            let us: Vec<usize> = took.iter().map(|t| t.load(Ordering::Relaxed)).collect();
+        }
+        if super::options::env::stage_trace() && interpreter.is_some() {
             eprintln!(
-                "ivjit stages: {n} on {threads} threads in {:.1} ms; compiles sum {:.1} ms, longest {:.1} ms",
-                start.elapsed().as_secs_f64() * 1e3,
-                us.iter().sum::<usize>() as f64 / 1e3,
-                us.iter().max().copied().unwrap_or(0) as f64 / 1e3,
+                "ivjit interpreter: answers after {:.1} ms{}",
+                began.elapsed().as_secs_f64() * 1e3,
+                if only {
+                    " (IVJIT_INTERPRETER=only: no stages)"
+                } else {
+                    "; the stages compile in the background"
+                }
             );
         }
-        let mut stages = Vec::with_capacity(n);
-        for (stage, result) in staged.stages.into_iter().zip(results) {
-            let loaded = result
-                .into_inner()
-                .unwrap_or_else(|p| p.into_inner())
-                .ok_or_else(|| GpuError::Devices("a compile thread stopped".to_string()))??;
-            stages.push(StageFn {
-                loaded,
-                reads: stage.reads,
-                writes: stage.writes,
-            });
-        }
+        let tier_up = TierUp::new(ctx, program, text, cache_dir, only);
         Ok(StagedCode {
             stages,
-            scratch: staged.scratch,
+            count,
+            insts: program.insts.len() as u64,
+            interpreter,
+            compiling,
+            arrays: (2 * program.n_vars(), 2 * program.outputs.len()),
+            scratch,
             elem: match program.precision {
                 Precision::F64 => 8,
                 Precision::F32 => 4,
             },
-            tier_up: TierUp::new(ctx, program, text, cache_dir),
+            stages_after,
+            tier_up,
         })
     }
 
-    /// The first stage's function.
-    pub(crate) fn first_function(&self) -> CudaFunction {
-        self.stages[0].loaded.function.clone()
+    /// Whether the stages are compiled, waiting up to `timeout` for them; false at once when
+    /// they are not being compiled (`IVJIT_INTERPRETER=only`, or their compile failed or was
+    /// stopped: the interpreter answers).
+    pub(crate) fn wait_for_stages(&self, timeout: Duration) -> bool {
+        let start = Instant::now();
+        while self.stages.get().is_none() {
+            // Read before the check below: a compile that ends in between has set the stages.
+            let compiling = self.compiling.load(Ordering::SeqCst);
+            if self.stages.get().is_some() {
+                break;
+            }
+            if !compiling || start.elapsed() > timeout {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        true
     }
 
-    /// What the disk cache did: a hit when every stage was one, else the first other outcome.
+    /// How long after the build began the stages were ready (`None` while they compile).
+    pub(crate) fn stages_ready_after(&self) -> Option<Duration> {
+        self.stages_after.get().copied()
+    }
+
+    /// A function that stands in for the single kernel's (never launched as such): the
+    /// interpreter's, else the first stage's.
+    pub(crate) fn first_function(&self) -> CudaFunction {
+        match (&self.interpreter, self.stages.get()) {
+            (Some(i), _) => i.function().clone(),
+            (None, Some(s)) => s[0].loaded.function.clone(),
+            (None, None) => unreachable!("without the interpreter the stages are compiled first"),
+        }
+    }
+
+    /// What the disk cache did: a hit when every stage was one, else the first other outcome
+    /// (while the stages compile, what it did for the interpreter).
     pub(crate) fn disk(&self) -> DiskCacheOutcome {
-        self.stages
-            .iter()
-            .map(|s| s.loaded.disk.clone())
-            .find(|d| *d != DiskCacheOutcome::Hit)
-            .unwrap_or(DiskCacheOutcome::Hit)
+        match (self.stages.get(), &self.interpreter) {
+            (Some(stages), _) => stages
+                .iter()
+                .map(|s| s.loaded.disk.clone())
+                .find(|d| *d != DiskCacheOutcome::Hit)
+                .unwrap_or(DiskCacheOutcome::Hit),
+            (None, Some(i)) => i.disk(),
+            (None, None) => DiskCacheOutcome::NoCache,
+        }
     }
 
     /// The number of stages.
     pub(crate) fn len(&self) -> usize {
-        self.stages.len()
+        self.count
     }
 
     /// [`StagedCode::launch`] over a structure-of-arrays block: `n` elements, the input arrays
@@ -227,6 +389,90 @@ impl StagedCode {
         input: &dyn Fn(usize, usize) -> u64,
         output: &dyn Fn(usize, usize) -> u64,
     ) -> Result<(), DriverError> {
+        // A launch the interpreter would take longer over than the stages have left to
+        // compile waits for them (unless they are never compiled).
+        if self.stages.get().is_none()
+            && self.interpreter.is_some()
+            && self.insts.saturating_mul(n as u64) > INTERPRET_WORK
+        {
+            self.wait_for_stages(Duration::from_secs(600));
+        }
+        match (self.stages.get(), &self.interpreter) {
+            (Some(stages), _) => {
+                self.tier_up.note(n);
+                // SAFETY: as the caller vouches for the arrays.
+                unsafe { self.launch_stages(stages, stream, n, input, output) }
+            }
+            (None, Some(interpreter)) => {
+                let (n_in, n_out) = self.arrays;
+                // SAFETY: as the caller vouches for the arrays.
+                unsafe { interpreter.launch(stream, n, n_in, n_out, input, output) }
+            }
+            (None, None) => unreachable!("without the interpreter the stages are compiled first"),
+        }
+    }
+
+    /// [`StagedCode::launch`] on the interpreter even when the stages are ready; false
+    /// (nothing launched) when the program has no bytecode.
+    ///
+    /// # Safety
+    /// As for [`StagedCode::launch_soa`].
+    pub(crate) unsafe fn launch_interpreter_soa(
+        &self,
+        stream: &Arc<CudaStream>,
+        n: usize,
+        inputs: u64,
+        outputs: u64,
+    ) -> Result<bool, DriverError> {
+        let Some(interpreter) = &self.interpreter else {
+            return Ok(false);
+        };
+        let elem = self.elem as u64;
+        let input = |k: usize, at: usize| inputs + ((k * n + at) as u64) * elem;
+        let output = |k: usize, at: usize| outputs + ((k * n + at) as u64) * elem;
+        let (n_in, n_out) = self.arrays;
+        // SAFETY: as the caller vouches for the block.
+        unsafe { interpreter.launch(stream, n, n_in, n_out, &input, &output) }.map(|_| true)
+    }
+
+    /// [`StagedCode::launch_soa`] on the stages, waiting for their compile first; false
+    /// (nothing launched) when they are never compiled.
+    ///
+    /// # Safety
+    /// As for [`StagedCode::launch_soa`].
+    pub(crate) unsafe fn launch_stages_soa(
+        &self,
+        stream: &Arc<CudaStream>,
+        n: usize,
+        inputs: u64,
+        outputs: u64,
+    ) -> Result<bool, DriverError> {
+        if !self.wait_for_stages(Duration::from_secs(600)) {
+            return Ok(false);
+        }
+        let Some(stages) = self.stages.get() else {
+            return Ok(false);
+        };
+        let elem = self.elem as u64;
+        let input = |k: usize, at: usize| inputs + ((k * n + at) as u64) * elem;
+        let output = |k: usize, at: usize| outputs + ((k * n + at) as u64) * elem;
+        self.tier_up.note(n);
+        // SAFETY: as the caller vouches for the block.
+        unsafe { self.launch_stages(stages, stream, n, &input, &output) }.map(|_| true)
+    }
+
+    /// Runs `stages` (see [`StagedCode::launch`]).
+    ///
+    /// # Safety
+    /// As for [`StagedCode::launch`].
+    unsafe fn launch_stages(
+        &self,
+        stages: &[StageFn],
+        stream: &Arc<CudaStream>,
+        n: usize,
+        input: &dyn Fn(usize, usize) -> u64,
+        output: &dyn Fn(usize, usize) -> u64,
+    ) -> Result<(), DriverError> {
         if n == 0 {
             return Ok(());
         }
@@ -240,7 +486,7 @@ impl StagedCode {
         let mut table: Vec<u64> = Vec::new();
         let mut offsets = Vec::new();
         for at in (0..n).step_by(piece) {
-            for stage in &self.stages {
+            for stage in stages {
                 offsets.push(table.len());
                 for slot in stage.reads.iter().chain(&stage.writes) {
                     table.push(match *slot {
@@ -257,8 +503,8 @@ impl StagedCode {
         for (p, at) in (0..n).step_by(piece).enumerate() {
             let m = piece.min(n - at);
             let m_arg = m as u64;
-            for (s, stage) in self.stages.iter().enumerate() {
-                let t = tables + 8 * offsets[p * self.stages.len() + s] as u64;
+            for (s, stage) in stages.iter().enumerate() {
+                let t = tables + 8 * offsets[p * stages.len() + s] as u64;
                 let mut launch = stream.launch_builder(&stage.loaded.function);
                 launch.arg(&m_arg).arg(&t).arg(&no_status);
                 let cfg = launch_config(stage.loaded.block, stage.loaded.max_grid, m);
@@ -302,6 +548,7 @@ impl TierUp {
         program: &Program,
         text: &str,
         cache_dir: Option<&std::path::Path>,
+        never: bool,
     ) -> TierUp {
         let t = TierUp {
             job: Mutex::new(Some(Job {
@@ -312,7 +559,11 @@ impl TierUp {
             })),
             work: AtomicU64::new(0),
             insts: program.insts.len() as u64,
-            policy: super::options::env::tier_up(),
+            policy: if never {
+                TierUpPolicy::Never
+            } else {
+                super::options::env::tier_up()
+            },
             single: Arc::new(OnceLock::new()),
         };
         if t.policy == TierUpPolicy::Now {

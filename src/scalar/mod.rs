@@ -23,6 +23,7 @@
 //! inputs are validated on the host, so a NaN bound inside a kernel always means "empty".
 
 mod builder;
+pub mod bytecode;
 pub mod interp;
 pub mod split;
 pub mod text;

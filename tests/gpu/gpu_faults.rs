@@ -203,6 +203,9 @@ fn exit_during_background_compile_is_clean() {
                 .args(*extra)
                 .env("IVJIT_CACHE_DIR", &cache)
                 .env("IVJIT_TIER_UP", policy)
+                // The stages before the answer, as this test's cases need (the interpreter's
+                // own exit case is in gpu_interpreter.rs).
+                .env("IVJIT_INTERPRETER", "never")
                 .env("IVJIT_BATCH_TRACE", "1")
                 .env("CUDA_CACHE_DISABLE", "1")
                 .output()

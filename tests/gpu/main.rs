@@ -8,6 +8,7 @@ mod common;
 mod gpu_basic;
 mod gpu_engine;
 mod gpu_faults;
+mod gpu_interpreter;
 mod gpu_points;
 mod gpu_powers;
 mod gpu_search;

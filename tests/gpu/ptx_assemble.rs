@@ -308,3 +308,35 @@ fn programs_without_point_calls_have_no_calls() {
         );
     }
 }
+
+/// The GPU interpreter of bytecode (`ivjit::gpu::interpreter`) assembles in both precisions,
+/// without spills or stack (its values live in a scratch array, never in local memory), and its
+/// jump table has one target per operation code.
+#[test]
+fn interpreter_assembles_without_local_memory() {
+    for p in [Precision::F64, Precision::F32] {
+        let text = ivjit::gpu::interpreter::ptx(p);
+        assert_eq!(
+            text.matches("$L_op").count(),
+            2 * ivjit::scalar::bytecode::op::COUNT as usize,
+            "a label and a table entry per code"
+        );
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let file = dir.path().join("interpreter.ptx");
+        std::fs::write(&file, &text).expect("write the PTX file");
+        let output = Command::new(crate::common::tools::ptxas())
+            .args(["-v", "--gpu-name", "sm_90", "-o", "/dev/null"])
+            .arg(&file)
+            .output()
+            .expect("run ptxas");
+        let log = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success(),
+            "ptxas rejected the interpreter ({p}): {log}"
+        );
+        assert!(
+            log.contains("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"),
+            "{p}: {log}"
+        );
+    }
+}

@@ -64,6 +64,22 @@ pub struct GpuRow {
     /// and how long its single kernel took to compile (seconds, on a thread of its own while
     /// the stages ran).
     pub staged: Option<(usize, f64, f64)>,
+    /// A program the library compiles as stages: its first tiers ([`Tiers`]).
+    pub tiers: Option<Tiers>,
+}
+
+/// The tiers of a program compiled as stages, timed from the start of its parse (ms, host
+/// clock): the first result (one box evaluated and back on the host, through whatever answers
+/// first: the interpreter while the stages compile), the stages ready, and the interpreter's
+/// throughput (boxes/s, median kernel time on up to 2^16 boxes).
+#[derive(Clone, Copy, Debug)]
+pub struct Tiers {
+    /// Parse start to the first result on the host.
+    pub first_result_ms: f64,
+    /// Parse start to the stages compiled (`None`: never, `IVJIT_INTERPRETER=only`).
+    pub stages_ready_ms: Option<f64>,
+    /// The interpreter's boxes per second (`None`: the program has no bytecode).
+    pub interpreter_boxes_per_s: Option<f64>,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -241,6 +257,10 @@ impl Device {
         let parse_ms = t0.elapsed().as_secs_f64() * 1e3;
         let eval = Evaluator::new(&expr, p, BackendChoice::Gpu).map_err(|e| e.to_string())?;
         let cold = t0.elapsed().as_secs_f64() * 1e3;
+        let tiers = match eval.gpu_kernel() {
+            Some(k) if k.staged().is_some() => Some(self.tiers(k, p, inputs, n, n_outputs, t0)?),
+            _ => None,
+        };
         let t1 = Instant::now();
         Evaluator::new(&expr, p, BackendChoice::Gpu).map_err(|e| e.to_string())?;
         let warm = t1.elapsed().as_secs_f64() * 1e3;
@@ -283,6 +303,76 @@ impl Device {
             warm_compile_ms: warm,
             baseline_ms,
             staged,
+            tiers,
+        })
+    }
+
+    /// [`Tiers`] of `k` (built from `t0` on), on the first boxes of `inputs`.
+    fn tiers(
+        &self,
+        k: &ivjit::gpu::GpuKernel,
+        p: Precision,
+        inputs: &[f64],
+        n: usize,
+        n_outputs: usize,
+        t0: Instant,
+    ) -> R<Tiers> {
+        let arrays = inputs.len() / n.max(1);
+        let first = |m: usize| -> Vec<f64> {
+            (0..arrays)
+                .flat_map(|a| inputs[a * n..a * n + m].iter().copied())
+                .collect()
+        };
+        let m = n.min(1 << 16);
+        match p {
+            Precision::F64 => self.tiers_t::<f64>(k, first(1), first(m), m, n_outputs, t0),
+            Precision::F32 => {
+                let f = |v: Vec<f64>| v.into_iter().map(|x| x as f32).collect::<Vec<f32>>();
+                self.tiers_t::<f32>(k, f(first(1)), f(first(m)), m, n_outputs, t0)
+            }
+        }
+    }
+
+    fn tiers_t<T: DeviceRepr + ValidAsZeroBits + Copy + Default>(
+        &self,
+        k: &ivjit::gpu::GpuKernel,
+        one: Vec<T>,
+        many: Vec<T>,
+        m: usize,
+        n_outputs: usize,
+        t0: Instant,
+    ) -> R<Tiers> {
+        let s = &self.stream;
+        // One box, in and out as a user's first evaluation.
+        let d_one: CudaSlice<T> = s.clone_htod(&one).map_err(d("copying in"))?;
+        let mut d_out1: CudaSlice<T> = s.alloc_zeros(2 * n_outputs).map_err(d("allocating"))?;
+        {
+            let (inp, _gi) = d_one.device_ptr(s);
+            let (outp, _go) = d_out1.device_ptr_mut(s);
+            // SAFETY: one box's inputs and outputs, on this stream of device 0's primary context.
+            unsafe { k.launch_on(s, 1, inp, outp) }.map_err(|e| e.to_string())?;
+        }
+        s.clone_dtoh(&d_out1).map_err(d("copying out"))?;
+        let first_result_ms = t0.elapsed().as_secs_f64() * 1e3;
+        // The stages, compiled in the background meanwhile (polled every 2 ms).
+        let stages_ready_ms = k
+            .wait_for_stages(std::time::Duration::from_secs(600))
+            .map(|_| t0.elapsed().as_secs_f64() * 1e3);
+        let d_in: CudaSlice<T> = s.clone_htod(&many).map_err(d("copying in"))?;
+        let mut d_out: CudaSlice<T> = s.alloc_zeros(2 * n_outputs * m).map_err(d("allocating"))?;
+        let mut interpreted = true;
+        let ms = self.time(1, 5, || {
+            let (inp, _gi) = d_in.device_ptr(s);
+            let (outp, _go) = d_out.device_ptr_mut(s);
+            // SAFETY: m boxes' inputs and outputs, on this stream of device 0's primary context.
+            interpreted =
+                unsafe { k.launch_interpreter_on(s, m, inp, outp) }.map_err(|e| e.to_string())?;
+            Ok(())
+        })?;
+        Ok(Tiers {
+            first_result_ms,
+            stages_ready_ms,
+            interpreter_boxes_per_s: interpreted.then(|| m as f64 / (ms * 1e-3)),
         })
     }
 

@@ -378,6 +378,14 @@ fn run_gpu(
             );
             o.insert("rounded_ops_per_s".into(), json!(ops * n as f64 / ks));
             o.insert("fma_fraction".into(), json!(ops * n as f64 / ks / fma));
+            if let Some(t) = g.tiers {
+                o.insert("first_result_ms".into(), json!(t.first_result_ms));
+                o.insert("stages_ready_ms".into(), json!(t.stages_ready_ms));
+                o.insert(
+                    "interpreter_boxes_per_s".into(),
+                    json!(t.interpreter_boxes_per_s),
+                );
+            }
             if let Some((stages, ms, compile_s)) = g.staged {
                 o.insert("stages".into(), json!(stages));
                 o.insert("staged_kernel_ms".into(), json!(ms));
@@ -454,11 +462,17 @@ fn run_gpu(
         if let Some(stages) = r["stages"].as_u64() {
             let _ = writeln!(
                 text,
-                "{} {}: compiled as {stages} stages first (cold ms: parse to stages loaded); \
-                 stages {:.4} ms per batch; the single kernel (kernel ms) compiled in {:.1} s \
-                 on a thread of its own",
+                "{} {}: compiled as {stages} stages first; from the parse's start: interpreter \
+                 ready (cold ms) {:.1} ms, first result {:.1} ms (parse {:.1} ms), stages \
+                 ready {:.1} ms; interpreter {:.3e} boxes/s; stages {:.4} ms per batch; the \
+                 single kernel (kernel ms) compiled in {:.1} s on a thread of its own",
                 r["name"].as_str().unwrap_or(""),
                 r["precision"].as_str().unwrap_or(""),
+                f(r, "cold_compile_ms"),
+                f(r, "first_result_ms"),
+                f(r, "parse_ms"),
+                f(r, "stages_ready_ms"),
+                f(r, "interpreter_boxes_per_s"),
                 f(r, "staged_kernel_ms"),
                 f(r, "single_kernel_compile_s"),
             );
