@@ -13,7 +13,7 @@
 //!
 //! It is slow for a kernel (every value goes through memory) and answers at once: Prospero's
 //! 31,398 instructions need its words uploaded (500 KB), not 0.8 s of the driver's JIT.
-//! [`super::staged`] uses it while the stages compile in the background.
+//! `gpu::staged` uses it while the compiled code is on its way.
 
 use std::sync::{Arc, Mutex};
 
@@ -342,6 +342,28 @@ impl Interpreted {
     /// The interpreter's function (for launch-shape queries).
     pub(crate) fn function(&self) -> &cudarc::driver::CudaFunction {
         &self.kernel.function
+    }
+
+    /// [`Interpreted::launch`] over a structure-of-arrays block: `n` elements, the `n_in`
+    /// input arrays one after the other from `inputs`, the `n_out` output arrays from
+    /// `outputs`.
+    ///
+    /// # Safety
+    /// As for [`Interpreted::launch`], for the arrays of the block.
+    pub(crate) unsafe fn launch_soa(
+        &self,
+        stream: &Arc<CudaStream>,
+        n: usize,
+        n_in: usize,
+        n_out: usize,
+        inputs: u64,
+        outputs: u64,
+    ) -> Result<(), DriverError> {
+        let elem = self.elem as u64;
+        let input = |k: usize, at: usize| inputs + ((k * n + at) as u64) * elem;
+        let output = |k: usize, at: usize| outputs + ((k * n + at) as u64) * elem;
+        // SAFETY: as the caller vouches for the block.
+        unsafe { self.launch(stream, n, n_in, n_out, &input, &output) }
     }
 
     /// Runs the program on `stream` over `n` elements: `input(k, at)` and `output(k, at)` are

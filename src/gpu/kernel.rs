@@ -31,6 +31,9 @@ pub(crate) struct DeviceKernel {
     disk: DiskCacheOutcome,
     /// The stages, and the single kernel once it is compiled ([`super::staged::TierUp`]).
     pub(crate) staged: Option<super::staged::StagedCode>,
+    /// A program that answers from the interpreter while its kernel compiles
+    /// ([`super::staged::InterpretedFirst`]).
+    pub(crate) first: Option<super::staged::InterpretedFirst>,
     pool: Mutex<Vec<batch::Pipeline>>,
 }
 
@@ -232,8 +235,34 @@ impl DeviceKernel {
                     max_grid: 0,
                     disk: staged.disk(),
                     staged: Some(staged),
+                    first: None,
                     pool: Mutex::new(Vec::new()),
                 });
+            }
+        }
+        if entry == ptx::KERNEL_NAME
+            && loaded.is_none()
+            && super::staged::InterpretedFirst::wanted(program)
+        {
+            // The kernel from the disk cache if an earlier process compiled it; else the
+            // interpreter answers while it compiles on a thread of its own.
+            loaded = load_entry_if(&ctx, program, (text, entry), cache_dir, false, None)?;
+            if loaded.is_none() {
+                if let Some(first) =
+                    super::staged::InterpretedFirst::new(&ctx, program, text, cache_dir)
+                {
+                    return Ok(DeviceKernel {
+                        ordinal,
+                        ctx,
+                        function: first.function(),
+                        block: 0,
+                        max_grid: 0,
+                        disk: first.disk(),
+                        staged: None,
+                        first: Some(first),
+                        pool: Mutex::new(Vec::new()),
+                    });
+                }
             }
         }
         let loaded = match loaded {
@@ -248,6 +277,7 @@ impl DeviceKernel {
             max_grid: loaded.max_grid,
             disk: loaded.disk,
             staged: None,
+            first: None,
             pool: Mutex::new(Vec::new()),
         })
     }
@@ -267,6 +297,19 @@ impl DeviceKernel {
         inputs: u64,
         outputs: u64,
     ) -> Result<(), DriverError> {
+        if let Some(first) = &self.first {
+            let Some(l) = first.kernel_for(n) else {
+                // SAFETY: as the caller vouches for the block.
+                return unsafe { first.interpret_soa(stream, n, inputs, outputs) };
+            };
+            let (n_arg, flags) = (n as u64, 0u64);
+            let mut launch = stream.launch_builder(&l.function);
+            launch.arg(&n_arg).arg(&inputs).arg(&outputs).arg(&flags);
+            // SAFETY: the kernel takes (u64 n, u64 inputs, u64 outputs, u64 flags) and reads
+            // and writes exactly the arrays the caller vouches for.
+            return unsafe { launch.launch(batch::launch_config(l.block, l.max_grid, n)) }
+                .map(|_| ());
+        }
         let single = self.staged.as_ref().and_then(|s| s.tier_up.ready());
         if let (Some(staged), None) = (&self.staged, single) {
             // SAFETY: as the caller vouches for the block.
@@ -722,13 +765,15 @@ impl GpuKernel {
         }
     }
 
-    /// For a program compiled as stages whose single kernel is ready on the first device: how
-    /// long that kernel's compile took.
+    /// For a program compiled as stages, or answering from the interpreter first, whose single
+    /// kernel is ready on the first device: how long that kernel's compile took.
     pub fn single_kernel_compile_time(&self) -> Option<std::time::Duration> {
-        self.devices[0]
-            .staged
-            .as_ref()
-            .and_then(|s| s.tier_up.compile_time())
+        let d = &self.devices[0];
+        match (&d.staged, &d.first) {
+            (Some(s), _) => s.tier_up.compile_time(),
+            (None, Some(f)) => f.single.compile_time(),
+            (None, None) => None,
+        }
     }
 
     /// For a program compiled as stages: the stages' count, whatever the single kernel's
@@ -739,16 +784,24 @@ impl GpuKernel {
 
     /// Compiles the single kernel of a program compiled as stages now (on a thread of its own
     /// per device, unless that started before or `IVJIT_TIER_UP=never`) and waits up to
-    /// `timeout` for it; true when every device runs it (or the program was never staged).
+    /// `timeout` for it; true when every device runs it (or the program was never staged). A
+    /// program that answers from the interpreter while its kernel compiles (more than 200
+    /// instructions, `gpu::staged::InterpretedFirst`) waits for that kernel the same way.
     pub fn wait_for_single_kernel(&self, timeout: std::time::Duration) -> bool {
+        fn tier_up(d: &DeviceKernel) -> Option<&super::staged::TierUp> {
+            d.staged
+                .as_ref()
+                .map(|s| &s.tier_up)
+                .or(d.first.as_ref().map(|f| &f.single))
+        }
         for d in &self.devices {
-            if let Some(s) = &d.staged {
-                s.tier_up.start();
+            if let Some(t) = tier_up(d) {
+                t.start();
             }
         }
         self.devices
             .iter()
-            .all(|d| d.staged.as_ref().is_none_or(|s| s.tier_up.wait(timeout)))
+            .all(|d| tier_up(d).is_none_or(|t| t.wait(timeout)))
     }
 
     /// [`GpuKernel::launch_on`] through the stages of a program compiled as stages, even when

@@ -15,7 +15,7 @@
 //! interpreter ([`super::interpreter`], one kernel for every program, the same bits) as soon as
 //! its words are on the device, while the stages compile on threads of their own; a launch uses
 //! the stages once they are ready. A launch too large for the interpreter to finish before the
-//! stages would ([`INTERPRET_WORK`]) waits for them. A process that exits meanwhile waits only
+//! stages would ([`INTERPRET_ELEMENTS`]) waits for them. A process that exits meanwhile waits only
 //! for the stage compiles under way (no new one starts). `IVJIT_INTERPRETER=never` compiles the
 //! stages before the first answer, as before; `only` never compiles them.
 //!
@@ -62,12 +62,20 @@ pub(crate) const STAGE_INSTS: usize = 500;
 /// and ran 6.6x slower, levels 2 and 3 saved less than 15 %.
 const STAGE_JIT_LEVEL: u32 = 1;
 
-/// Most work (scalar instructions x elements) one launch gives the interpreter while the stages
-/// compile; a larger launch waits for the stages. 2^36 is about 0.25 s of the interpreter on an
-/// H200 (Prospero: 8.5e6 boxes/s, 2.7e11 instruction-elements per second), about what the stages
-/// of Prospero have left to compile when the interpreter is ready (0.7 s in all): a launch of
-/// more than about 2.2 million Prospero boxes waits.
-const INTERPRET_WORK: u64 = 1 << 36;
+/// Most elements one launch gives the interpreter while compiled code is on its way; a larger
+/// launch waits for it. The interpreter takes about 3.7e-12 s per instruction and element (an
+/// H200: Prospero, 31,398 instructions, at 8.5e6 boxes/s), the compile about 24 us per
+/// instruction for stages (Prospero: 0.75 s on 16 threads) and 120-270 us for a single kernel
+/// (412 instructions: 48 ms on the H200, 100-114 ms on an H100), so the interpreter finishes
+/// first up to about 6.5 million elements whatever the program's length; 2^22 keeps a margin
+/// (Prospero: 0.5 s of interpreter against about 0.65 s of compile left).
+pub(crate) const INTERPRET_ELEMENTS: usize = 1 << 22;
+
+/// Programs without point calls of more scalar instructions than this (and at most
+/// [`STAGED_ABOVE`]) answer from the interpreter while their single kernel compiles on a
+/// thread of its own ([`InterpretedFirst`]): the driver's JIT takes 30-110 ms from about 200
+/// instructions up. Shorter programs compile before the first answer.
+pub(crate) const INTERPRET_ABOVE: usize = 200;
 
 /// Most scratch memory one launch allocates (bytes): a launch of more elements runs in pieces.
 const SCRATCH_BYTES: usize = 1 << 30;
@@ -105,8 +113,6 @@ pub(crate) struct StagedCode {
     stages: Arc<OnceLock<Vec<StageFn>>>,
     /// How many stages the program is cut into.
     count: usize,
-    /// Scalar instructions of the program.
-    insts: u64,
     /// The program's bytecode on the device (`None`: not interpretable, or `IVJIT_INTERPRETER=
     /// never`).
     interpreter: Option<Interpreted>,
@@ -279,11 +285,16 @@ impl StagedCode {
                 }
             );
         }
-        let tier_up = TierUp::new(ctx, program, text, cache_dir, only);
+        let tier_up = TierUp::new(
+            ctx,
+            program,
+            text,
+            cache_dir,
+            only.then_some(TierUpPolicy::Never),
+        );
         Ok(StagedCode {
             stages,
             count,
-            insts: program.insts.len() as u64,
             interpreter,
             compiling,
             arrays: (2 * program.n_vars(), 2 * program.outputs.len()),
@@ -391,10 +402,7 @@ impl StagedCode {
     ) -> Result<(), DriverError> {
         // A launch the interpreter would take longer over than the stages have left to
         // compile waits for them (unless they are never compiled).
-        if self.stages.get().is_none()
-            && self.interpreter.is_some()
-            && self.insts.saturating_mul(n as u64) > INTERPRET_WORK
-        {
+        if self.stages.get().is_none() && self.interpreter.is_some() && n > INTERPRET_ELEMENTS {
             self.wait_for_stages(Duration::from_secs(600));
         }
         match (self.stages.get(), &self.interpreter) {
@@ -427,12 +435,9 @@ impl StagedCode {
         let Some(interpreter) = &self.interpreter else {
             return Ok(false);
         };
-        let elem = self.elem as u64;
-        let input = |k: usize, at: usize| inputs + ((k * n + at) as u64) * elem;
-        let output = |k: usize, at: usize| outputs + ((k * n + at) as u64) * elem;
         let (n_in, n_out) = self.arrays;
         // SAFETY: as the caller vouches for the block.
-        unsafe { interpreter.launch(stream, n, n_in, n_out, &input, &output) }.map(|_| true)
+        unsafe { interpreter.launch_soa(stream, n, n_in, n_out, inputs, outputs) }.map(|_| true)
     }
 
     /// [`StagedCode::launch_soa`] on the stages, waiting for their compile first; false
@@ -518,6 +523,88 @@ impl StagedCode {
     }
 }
 
+/// A program of [`INTERPRET_ABOVE`] to [`STAGED_ABOVE`] instructions without point calls: the
+/// interpreter answers while its single kernel compiles on a thread of its own (started at
+/// once), and the kernel takes every launch once it is ready.
+pub(crate) struct InterpretedFirst {
+    interpreter: Interpreted,
+    /// The single kernel's compile.
+    pub(crate) single: TierUp,
+    /// Input and output arrays of the program.
+    arrays: (usize, usize),
+}
+
+impl InterpretedFirst {
+    /// Whether `program` answers from the interpreter first (`IVJIT_INTERPRETER` not `never`).
+    pub(crate) fn wanted(program: &Program) -> bool {
+        (INTERPRET_ABOVE + 1..=STAGED_ABOVE).contains(&program.insts.len())
+            && !program.has_point_calls()
+            && super::options::env::interpreter() != InterpreterPolicy::Never
+    }
+
+    /// The interpreter for `program` on `ctx`, and its single kernel (PTX `text`) compiling;
+    /// `None` when the interpreter is not available (the caller compiles as usual).
+    pub(crate) fn new(
+        ctx: &Arc<CudaContext>,
+        program: &Program,
+        text: &str,
+        cache_dir: Option<&std::path::Path>,
+    ) -> Option<InterpretedFirst> {
+        let began = Instant::now();
+        let interpreter = Interpreted::new(ctx, program, cache_dir).ok()?;
+        let single = TierUp::new(ctx, program, text, cache_dir, Some(TierUpPolicy::Now));
+        if super::options::env::stage_trace() {
+            eprintln!(
+                "ivjit interpreter: answers after {:.1} ms; the kernel compiles in the background",
+                began.elapsed().as_secs_f64() * 1e3
+            );
+        }
+        Some(InterpretedFirst {
+            interpreter,
+            single,
+            arrays: (2 * program.n_vars(), 2 * program.outputs.len()),
+        })
+    }
+
+    /// The interpreter's function (stands in for the kernel's, never launched as such).
+    pub(crate) fn function(&self) -> CudaFunction {
+        self.interpreter.function().clone()
+    }
+
+    /// What the disk cache did for the interpreter.
+    pub(crate) fn disk(&self) -> DiskCacheOutcome {
+        self.interpreter.disk()
+    }
+
+    /// The single kernel for a launch of `n` elements: the ready one, or, for a launch larger
+    /// than [`INTERPRET_ELEMENTS`], the one waited for; `None`: the interpreter takes it.
+    pub(crate) fn kernel_for(&self, n: usize) -> Option<&Loaded> {
+        if n > INTERPRET_ELEMENTS {
+            self.single.wait(Duration::from_secs(600));
+        }
+        self.single.ready()
+    }
+
+    /// Runs the program on the interpreter over a structure-of-arrays block.
+    ///
+    /// # Safety
+    /// As for [`StagedCode::launch_soa`].
+    pub(crate) unsafe fn interpret_soa(
+        &self,
+        stream: &Arc<CudaStream>,
+        n: usize,
+        inputs: u64,
+        outputs: u64,
+    ) -> Result<(), DriverError> {
+        let (n_in, n_out) = self.arrays;
+        // SAFETY: as the caller vouches for the block.
+        unsafe {
+            self.interpreter
+                .launch_soa(stream, n, n_in, n_out, inputs, outputs)
+        }
+    }
+}
+
 /// What the background compile of a staged program's single kernel needs.
 struct Job {
     ctx: Arc<CudaContext>,
@@ -538,6 +625,8 @@ pub(crate) struct TierUp {
     policy: TierUpPolicy,
     /// The single kernel and how long its compile took, once ready.
     single: Arc<OnceLock<(Loaded, Duration)>>,
+    /// Whether the compile has ended (ready or failed) or will never start.
+    ended: Arc<AtomicBool>,
 }
 
 impl TierUp {
@@ -548,7 +637,7 @@ impl TierUp {
         program: &Program,
         text: &str,
         cache_dir: Option<&std::path::Path>,
-        never: bool,
+        policy: Option<TierUpPolicy>,
     ) -> TierUp {
         let t = TierUp {
             job: Mutex::new(Some(Job {
@@ -559,12 +648,9 @@ impl TierUp {
             })),
             work: AtomicU64::new(0),
             insts: program.insts.len() as u64,
-            policy: if never {
-                TierUpPolicy::Never
-            } else {
-                super::options::env::tier_up()
-            },
+            policy: policy.unwrap_or_else(super::options::env::tier_up),
             single: Arc::new(OnceLock::new()),
+            ended: Arc::new(AtomicBool::new(false)),
         };
         if t.policy == TierUpPolicy::Now {
             t.start();
@@ -613,9 +699,10 @@ impl TierUp {
         // Counted before the thread exists, so an exit that begins at any moment from here on
         // waits for it.
         let Some(in_driver) = ExitGuard::enter() else {
+            self.ended.store(true, Ordering::SeqCst);
             return; // the process is exiting
         };
-        let single = self.single.clone();
+        let (single, ended) = (self.single.clone(), self.ended.clone());
         std::thread::spawn(move || {
             let _in_driver = in_driver;
             let t = Instant::now();
@@ -623,6 +710,7 @@ impl TierUp {
             if let Ok(l) = load_entry(&job.ctx, &job.program, entry, job.cache_dir.as_deref()) {
                 let _ = single.set((l, t.elapsed()));
             }
+            ended.store(true, Ordering::SeqCst);
         });
     }
 
@@ -632,10 +720,15 @@ impl TierUp {
         self.start();
         let start = Instant::now();
         while self.single.get().is_none() {
-            if start.elapsed() > timeout || self.policy == TierUpPolicy::Never {
+            // Read before the check: a compile that ends in between has set the kernel.
+            let ended = self.ended.load(Ordering::SeqCst);
+            if self.single.get().is_some() {
+                break;
+            }
+            if ended || start.elapsed() > timeout || self.policy == TierUpPolicy::Never {
                 return false;
             }
-            std::thread::sleep(Duration::from_millis(10));
+            std::thread::sleep(Duration::from_millis(1));
         }
         true
     }
