@@ -319,10 +319,11 @@ fn run_gpu(
     // number: a 60-node expression answers from the interpreter while its kernel compiles.
     for text in ["x + 1".to_string(), generated(60).0] {
         let warm = Expression::parse(&text).map_err(|e| e.to_string())?;
-        let e = Evaluator::new(&warm, Precision::F64, BackendChoice::Gpu)
-            .map_err(|e| e.to_string())?;
-        if let Some(k) = e.gpu_kernel() {
-            k.wait_for_single_kernel(std::time::Duration::from_secs(60));
+        for p in precisions() {
+            let e = Evaluator::new(&warm, p, BackendChoice::Gpu).map_err(|e| e.to_string())?;
+            if let Some(k) = e.gpu_kernel() {
+                k.wait_for_single_kernel(std::time::Duration::from_secs(60));
+            }
         }
     }
     let ceil = Ceilings {
