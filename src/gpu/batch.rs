@@ -411,6 +411,12 @@ pub(crate) fn convert<'a, S, D>(
 
 /// The launch configuration of `m` elements for a kernel with occupancy-derived `block` and
 /// `max_grid` (enough blocks to fill the device).
+/// The device address of element `at` of array `k` of a structure-of-arrays block at `base`:
+/// arrays of `n` elements of `elem` bytes, one after the other.
+pub(crate) fn soa(base: u64, n: usize, elem: usize) -> impl Fn(usize, usize) -> u64 {
+    move |k, at| base + ((k * n + at) * elem) as u64
+}
+
 pub(crate) fn launch_config(block: u32, max_grid: u32, m: usize) -> LaunchConfig {
     let blocks = m.div_ceil(block.max(1) as usize);
     let grid = blocks.min(max_grid.max(1) as usize).max(1) as u32;

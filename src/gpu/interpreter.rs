@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError, PushKernelArg};
 
+use super::batch::soa;
 use super::kernel::{load_entry, Loaded};
 use super::{Context as _, GpuError};
 use crate::scalar::bytecode::{op, Bytecode, EncodeError};
@@ -359,9 +360,7 @@ impl Interpreted {
         inputs: u64,
         outputs: u64,
     ) -> Result<(), DriverError> {
-        let elem = self.elem as u64;
-        let input = |k: usize, at: usize| inputs + ((k * n + at) as u64) * elem;
-        let output = |k: usize, at: usize| outputs + ((k * n + at) as u64) * elem;
+        let (input, output) = (soa(inputs, n, self.elem), soa(outputs, n, self.elem));
         // SAFETY: as the caller vouches for the block.
         unsafe { self.launch(stream, n, n_in, n_out, &input, &output) }
     }

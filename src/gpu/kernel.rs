@@ -29,11 +29,11 @@ pub(crate) struct DeviceKernel {
     /// Blocks that fill the device: SMs x resident blocks per SM at `block` threads.
     max_grid: u32,
     disk: DiskCacheOutcome,
-    /// The stages, and the single kernel once it is compiled ([`super::staged::TierUp`]).
+    /// The stages, and the single kernel once it is compiled ([`super::tiers::TierUp`]).
     pub(crate) staged: Option<super::staged::StagedCode>,
     /// A program that answers from the interpreter while its kernel compiles
-    /// ([`super::staged::InterpretedFirst`]).
-    pub(crate) first: Option<super::staged::InterpretedFirst>,
+    /// ([`super::tiers::InterpretedFirst`]).
+    pub(crate) first: Option<super::tiers::InterpretedFirst>,
     pool: Mutex<Vec<batch::Pipeline>>,
 }
 
@@ -242,14 +242,14 @@ impl DeviceKernel {
         }
         if entry == ptx::KERNEL_NAME
             && loaded.is_none()
-            && super::staged::InterpretedFirst::wanted(program)
+            && super::tiers::InterpretedFirst::wanted(program)
         {
             // The kernel from the disk cache if an earlier process compiled it; else the
             // interpreter answers while it compiles on a thread of its own.
             loaded = load_entry_if(&ctx, program, (text, entry), cache_dir, false, None)?;
             if loaded.is_none() {
                 if let Some(first) =
-                    super::staged::InterpretedFirst::new(&ctx, program, text, cache_dir)
+                    super::tiers::InterpretedFirst::new(&ctx, program, text, cache_dir)
                 {
                     return Ok(DeviceKernel {
                         ordinal,
@@ -788,7 +788,7 @@ impl GpuKernel {
     /// program that answers from the interpreter while its kernel compiles (more than 200
     /// instructions, `gpu::staged::InterpretedFirst`) waits for that kernel the same way.
     pub fn wait_for_single_kernel(&self, timeout: std::time::Duration) -> bool {
-        fn tier_up(d: &DeviceKernel) -> Option<&super::staged::TierUp> {
+        fn tier_up(d: &DeviceKernel) -> Option<&super::tiers::TierUp> {
             d.staged
                 .as_ref()
                 .map(|s| &s.tier_up)

@@ -40,6 +40,7 @@ mod options;
 mod pin;
 pub mod runtime;
 mod staged;
+mod tiers;
 
 pub use device::*;
 pub use error::*;
