@@ -56,8 +56,12 @@
 //!
 //! Rounding: `Round::Down` is `.rm`, `Round::Up` is `.rp`, `Round::Nearest` is `.rn`; the modifier
 //! is always written on add/sub/mul/fma/div/sqrt (an add or mul without it may be contracted into
-//! an fma by ptxas), and `.ftz` is never used, so subnormals are kept. `div.{rn,rm,rp}` and
-//! `sqrt.{rn,rm,rp}` are the IEEE correctly rounded forms (not `div.full`/`.approx`).
+//! an fma by ptxas), and `.ftz` is never used on a result, so subnormals are kept.
+//! `div.{rn,rm,rp}` and `sqrt.{rn,rm,rp}` are the IEEE correctly rounded forms (not
+//! `div.full`/`.approx`). An f32 division rounded down or up is emitted inline where its
+//! operands allow, its candidate quotient checked exactly against both neighbours before use,
+//! `div.rm.f32` / `div.rp.f32` otherwise (`Emitter::div_f32_directed`): the same bits, about
+//! half the instructions.
 //!
 //! Min/Max: plain `min`/`max`. The PTX ISA (section "Floating Point Instructions: min / max")
 //! specifies that a NaN operand yields the other operand (minNum/maxNum) and that "if values of
@@ -640,6 +644,87 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// Emits an f32 division rounded down or up as instruction `i`: inline, with the slow path
+    /// (PTX `div.rm.f32` / `div.rp.f32`, a subroutine in SASS of about 40 instructions) only
+    /// where the inline result is not proven.
+    ///
+    /// Where both operands' magnitudes lie in [2^-63, 2^63], the candidate q is the reciprocal
+    /// iteration of the `div` subroutine's own fast path (`rcp.approx`, a product, two Newton
+    /// corrections of the quotient by `fma` residuals, the last one rounded in the wanted
+    /// direction), and it is then *checked exactly*: rounding down, q is returned only if
+    /// q <= a/b < next_up(q), that is if the residual a - b*q is zero or of the sign of b and
+    /// a - b*next_up(q) is of the other sign (rounding up: q >= a/b > next_down(q), mirrored).
+    /// The residuals' signs are exact: in that range every nonzero a - b*u for u within two
+    /// units of a/b is a multiple of 2^(e_a - 47) >= 2^-110, so the `fma` rounds it to a normal
+    /// number of the same sign (it never becomes zero or changes sign), and |a/b| lies in
+    /// [2^-126, 2^126], so q and its neighbour are normal and nonzero and the neighbour is the
+    /// next float by one step of the bits. Any other operand, or a check that fails, takes the
+    /// IEEE division; so the result is the correctly rounded quotient in every case, the bits of
+    /// `div.rm.f32` / `div.rp.f32` and of the CPU evaluator.
+    fn div_f32_directed(&mut self, i: usize, a: Value, b: Value, r: Round) {
+        let (x, y) = (F(a).to_string(), F(b).to_string());
+        let m = round_modifier(r);
+        // Rounding down, the neighbour above q; up, the one below (one step of the bits, whose
+        // direction depends on q's sign).
+        let (step_pos, step_neg) = if r == Round::Down { (1, -1) } else { (-1, 1) };
+        // The residual e = a - b*u "has the sign of b" (u below a/b) or the other one.
+        let (below_q, above_n) = if r == Round::Down {
+            ("%dsb", "!%dsb")
+        } else {
+            ("!%dsb", "%dsb")
+        };
+        let lines = [
+            "{".to_string(),
+            ".reg .f32 %dr, %dq, %dn, %de, %du;".to_string(),
+            ".reg .b32 %dbits, %dstep;".to_string(),
+            ".reg .pred %dok, %dsb, %dpos, %dt1, %dt2, %dc1;".to_string(),
+            format!("abs.f32 %de, {x};"),
+            "setp.ge.f32 %dok, %de, 0f20000000;".to_string(),
+            "setp.le.and.f32 %dok, %de, 0f5F000000, %dok;".to_string(),
+            format!("abs.f32 %de, {y};"),
+            "setp.ge.and.f32 %dok, %de, 0f20000000, %dok;".to_string(),
+            "setp.le.and.f32 %dok, %de, 0f5F000000, %dok;".to_string(),
+            format!("@!%dok bra $Ldiv{i}_ieee;"),
+            format!("rcp.approx.ftz.f32 %dr, {y};"),
+            format!("neg.f32 %dn, {y};"),
+            format!("mul.rn.f32 %dq, {x}, %dr;"),
+            format!("fma.rn.f32 %de, %dn, %dq, {x};"),
+            "fma.rn.f32 %dq, %dr, %de, %dq;".to_string(),
+            format!("fma.rn.f32 %de, %dn, %dq, {x};"),
+            format!("fma.{m}.f32 %dq, %dr, %de, %dq;"),
+            // The checks: e1 = a - b*q, e2 = a - b*n for q's neighbour n.
+            format!("setp.gt.f32 %dsb, {y}, 0f00000000;"),
+            format!("fma.rn.f32 %de, %dn, %dq, {x};"),
+            "setp.gt.f32 %dpos, %dq, 0f00000000;".to_string(),
+            format!("selp.s32 %dstep, {step_pos}, {step_neg}, %dpos;"),
+            "mov.b32 %dbits, %dq;".to_string(),
+            "add.s32 %dbits, %dbits, %dstep;".to_string(),
+            "mov.b32 %du, %dbits;".to_string(),
+            format!("fma.rn.f32 %du, %dn, %du, {x};"),
+            // q on the right side of a/b: e1 zero, or positive with the right b, or negative
+            // with the other (NaN fails every comparison).
+            format!("setp.gt.and.f32 %dt1, %de, 0f00000000, {below_q};"),
+            format!("setp.lt.and.f32 %dt2, %de, 0f00000000, {above_n};"),
+            "setp.eq.or.f32 %dc1, %de, 0f00000000, %dt1;".to_string(),
+            "or.pred %dc1, %dc1, %dt2;".to_string(),
+            // The neighbour strictly on the other side: e2 nonzero, of the other sign.
+            format!("setp.gt.and.f32 %dt1, %du, 0f00000000, {above_n};"),
+            format!("setp.lt.and.f32 %dt2, %du, 0f00000000, {below_q};"),
+            "or.pred %dt1, %dt1, %dt2;".to_string(),
+            "and.pred %dok, %dc1, %dt1;".to_string(),
+            format!("@!%dok bra $Ldiv{i}_ieee;"),
+            format!("mov.f32 %f{i}, %dq;"),
+            format!("bra.uni $Ldiv{i}_done;"),
+        ];
+        for l in lines {
+            self.line(l);
+        }
+        self.raw(format!("$Ldiv{i}_ieee:"));
+        self.line(format!("div.{m}.f32 %f{i}, {x}, {y};"));
+        self.raw(format!("$Ldiv{i}_done:"));
+        self.line("}");
+    }
+
     /// Emits `Point(f, a, b, r)` as instruction `i`: the runtime call (unless the same call was
     /// made before), then the outward padding (see the module documentation).
     fn point(&mut self, i: usize, f: PointFn, a: Value, b: Value, r: Round) {
@@ -710,6 +795,11 @@ impl<'a> Emitter<'a> {
         match *inst {
             Inst::Point1(f, a, r) => return self.point(i, PointFn::Unary(f), a, a, r),
             Inst::Point2(f, a, b, r) => return self.point(i, PointFn::Binary(f), a, b, r),
+            Inst::Div(a, b, r)
+                if self.program.precision == Precision::F32 && r != Round::Nearest =>
+            {
+                return self.div_f32_directed(i, a, b, r)
+            }
             _ => {}
         }
         let t = self.ty;

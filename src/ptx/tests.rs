@@ -72,7 +72,13 @@ fn every_float_arithmetic_instruction_has_a_rounding_modifier() {
     for p in [Precision::F64, Precision::F32] {
         let text = emit(&sample(p));
         let lines = arithmetic_lines(&text);
-        assert_eq!(lines.len(), 18, "{text}");
+        // f32: the two directed divisions are inline, each a product and six fmas (with the
+        // IEEE division kept as their slow path).
+        let expected = match p {
+            Precision::F64 => 18,
+            Precision::F32 => 18 + 2 * 7,
+        };
+        assert_eq!(lines.len(), expected, "{text}");
         for l in lines {
             let op = l.split_whitespace().next().unwrap();
             let parts: Vec<&str> = op.split('.').collect();
@@ -97,6 +103,13 @@ fn rounding_directions_map_to_rm_rp_rn() {
 fn no_ftz_no_func_no_approx() {
     for p in [Precision::F64, Precision::F32] {
         let text = emit(&sample(p));
+        // The one approximation: the reciprocal that seeds the inline f32 division's candidate
+        // quotient, which is checked exactly before it is used.
+        let text: String = text
+            .lines()
+            .filter(|l| !l.trim().starts_with("rcp.approx.ftz.f32 %dr, "))
+            .collect::<Vec<_>>()
+            .join("\n");
         for bad in [".ftz", ".func", "call", ".approx", ".full", ".sat"] {
             assert!(!text.contains(bad), "{bad} in\n{text}");
         }
@@ -182,4 +195,92 @@ fn the_kernel_loads_the_next_element_before_computing() {
         body[..first_fp].matches("@%more ld.global.nc").count() == 2,
         "{text}"
     );
+}
+
+/// The exact check of the inline f32 division (`Emitter::div_f32_directed`), written again with
+/// the CPU's correctly rounded `fma`: for operands in the fast range it accepts the correctly
+/// rounded quotient and rejects every other candidate near it (one to three steps away, either
+/// side), so whatever candidate the GPU's reciprocal iteration gives, only the right one is
+/// returned.
+#[test]
+fn inline_f32_division_check_accepts_exactly_the_rounded_quotient() {
+    // The PTX's predicates: e1 = a - b*q, e2 = a - b*n for q's neighbour n.
+    fn accepts(a: f32, b: f32, q: f32, r: Round) -> bool {
+        let sb = b > 0.0;
+        let step: i32 = match (r, q > 0.0) {
+            (Round::Down, true) | (Round::Up, false) => 1,
+            _ => -1,
+        };
+        let n = f32::from_bits((q.to_bits() as i32).wrapping_add(step) as u32);
+        let e1 = (-b).mul_add(q, a);
+        let e2 = (-b).mul_add(n, a);
+        let (below_q, above_n) = if r == Round::Down {
+            (sb, !sb)
+        } else {
+            (!sb, sb)
+        };
+        let c1 = e1 == 0.0 || (e1 > 0.0 && below_q) || (e1 < 0.0 && above_n);
+        let c2 = (e2 > 0.0 && above_n) || (e2 < 0.0 && below_q);
+        c1 && c2
+    }
+    let mut state = 1788u64;
+    let mut next = || crate::workloads::splitmix64(&mut state);
+    let in_range = |bits: u64, e_span: u64| {
+        // A normal f32 of magnitude in [2^-63, 2^63) (the fast range), random sign.
+        let e = 64 + (bits % e_span) as u32; // biased exponent 64..
+        let m = ((bits >> 8) & 0x7f_ffff) as u32;
+        let s = ((bits >> 40) & 1) as u32;
+        f32::from_bits(s << 31 | e.min(189) << 23 | m)
+    };
+    let mut exact_quotients = 0;
+    for k in 0..400_000u64 {
+        let (a, b) = if k % 4 == 0 {
+            // An exact quotient: a = c * b with 12-bit c and b (the hardest case for a check).
+            let c = f32::from_bits((next() as u32 & 0x807f_f000) | 0x3f80_0000);
+            let b =
+                f32::from_bits((next() as u32 & 0x807f_f000) | (120 + (next() % 16) as u32) << 23);
+            (c * b, b)
+        } else {
+            (in_range(next(), 126), in_range(next(), 126))
+        };
+        if !(a.abs() >= 2f32.powi(-63)
+            && a.abs() <= 2f32.powi(63)
+            && b.abs() >= 2f32.powi(-63)
+            && b.abs() <= 2f32.powi(63))
+        {
+            continue;
+        }
+        for r in [Round::Down, Round::Up] {
+            let q = crate::round::div_f32(a, b, r);
+            if (a / b) == q {
+                exact_quotients += 1;
+            }
+            assert!(
+                accepts(a, b, q, r),
+                "{a:e} / {b:e} {r:?}: rejects the right {q:e}"
+            );
+            for d in [-3i32, -2, -1, 1, 2, 3] {
+                let w = f32::from_bits((q.to_bits() as i32).wrapping_add(d) as u32);
+                assert!(
+                    !accepts(a, b, w, r),
+                    "{a:e} / {b:e} {r:?}: accepts {w:e} for {q:e}"
+                );
+            }
+            // Wildly wrong candidates too.
+            for w in [
+                0.0f32,
+                -0.0,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                f32::NAN,
+                -q,
+                2.0 * q,
+            ] {
+                if w.to_bits() != q.to_bits() {
+                    assert!(!accepts(a, b, w, r), "{a:e} / {b:e} {r:?}: accepts {w:e}");
+                }
+            }
+        }
+    }
+    assert!(exact_quotients > 10_000, "{exact_quotients}");
 }

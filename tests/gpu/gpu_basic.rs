@@ -474,3 +474,57 @@ fn rejected_ptx_comes_with_the_jit_log() {
         other => panic!("expected PtxRejected, got {other:?}"),
     }
 }
+
+/// f32 divisions rounded down and up (inline on the GPU with an exact check, the IEEE
+/// subroutine otherwise: `ptx::Emitter::div_f32_directed`) against the reference interpreter,
+/// bit for bit, on 2^20 pairs: random normals whose exponents straddle the inline path's range
+/// [2^-63, 2^63], exact quotients (12-bit significands, the hardest case for the check),
+/// quotients next to the overflow and underflow thresholds, and the special values.
+#[test]
+fn f32_directed_division_matches_the_cpu_bit_for_bit() {
+    if gpu::require_gpu_or_skip("f32_directed_division_matches_the_cpu_bit_for_bit").is_none() {
+        return;
+    }
+    let n = 1 << 20;
+    let mut rng = Rng(0xd1f32);
+    let sp = specials(Precision::F32);
+    let mut cols: [Vec<f64>; 3] = [vec![], vec![], vec![0.0; n]];
+    for i in 0..n {
+        let bits = rng.next();
+        let normal = |rng: &mut Rng, span: i32| -> f32 {
+            let e = (rng.next() % (2 * span as u64 + 1)) as i32 - span;
+            let m = f32::from_bits(0x3F80_0000 | ((rng.next() >> 41) as u32));
+            let s = if rng.next() & 1 == 0 { 1.0 } else { -1.0 };
+            s * m * 2f32.powi(e)
+        };
+        let (a, b) = match bits % 8 {
+            0 => {
+                let c = f32::from_bits((rng.next() as u32 & 0x807f_f000) | 0x3f80_0000);
+                let b = f32::from_bits(rng.next() as u32 & 0x807f_f000 | 0x3f80_0000)
+                    * 2f32.powi((rng.next() % 100) as i32 - 50);
+                (c * b, b)
+            }
+            1 => (sp[i % sp.len()] as f32, normal(&mut rng, 70)),
+            2 => (normal(&mut rng, 70), sp[i % sp.len()] as f32),
+            // Quotients near 2^127 and 2^-126 (outside the inline range: the subroutine).
+            3 => (
+                normal(&mut rng, 3) * 2f32.powi(62),
+                normal(&mut rng, 3) * 2f32.powi(-64),
+            ),
+            _ => (normal(&mut rng, 75), normal(&mut rng, 75)),
+        };
+        cols[0].push(a as f64);
+        cols[1].push(b as f64);
+    }
+    let inputs = soa_inputs(&cols, n);
+    let mut p = program(
+        Precision::F32,
+        &[
+            Inst::Div(Value(0), Value(1), Round::Down),
+            Inst::Div(Value(0), Value(1), Round::Up),
+        ],
+    );
+    p.outputs = vec![(Value(3), Value(4))];
+    let failures = compare("div.rd / div.ru f32", &p, &inputs, n);
+    assert!(failures.is_empty(), "mismatches:\n{}", failures.join("\n"));
+}
