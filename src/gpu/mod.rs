@@ -54,6 +54,7 @@ pub(crate) use batch::convert;
 pub(crate) use cache::KernelSource;
 pub use cache::{CacheDir, DiskCacheOutcome};
 pub use runtime::RuntimeError;
+pub use staged::STAGED_ABOVE;
 
 /// Size of the buffer for the driver's JIT error log.
 const JIT_LOG_BYTES: usize = 1 << 16;

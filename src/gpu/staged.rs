@@ -33,7 +33,7 @@ use crate::scalar::split::{self, Slot};
 use crate::scalar::{Precision, Program};
 
 /// Programs of more scalar instructions than this are compiled as stages.
-pub(crate) const STAGED_ABOVE: usize = 4000;
+pub const STAGED_ABOVE: usize = 4000;
 
 /// Instructions per stage (measured on Prospero with offline ptxas 13.0: stages of 500
 /// compile in 6.9 s in all, none above 0.15 s, without spills; of 1000, 7.0 s, some spilling;
