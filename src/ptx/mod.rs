@@ -61,7 +61,8 @@
 //! `div.full`/`.approx`). An f32 division rounded down or up is emitted inline where its
 //! operands allow, its candidate quotient checked exactly against both neighbours before use,
 //! `div.rm.f32` / `div.rp.f32` otherwise (`Emitter::div_f32_directed`): the same bits, about
-//! half the instructions.
+//! half the instructions. f64 square roots rounded down or up likewise
+//! (`Emitter::sqrt_f64_directed`).
 //!
 //! Min/Max: plain `min`/`max`. The PTX ISA (section "Floating Point Instructions: min / max")
 //! specifies that a NaN operand yields the other operand (minNum/maxNum) and that "if values of
@@ -725,6 +726,89 @@ impl<'a> Emitter<'a> {
         self.line("}");
     }
 
+    /// Emits an f64 square root rounded down or up as instruction `i`: inline, with the slow
+    /// path (PTX `sqrt.rm.f64` / `sqrt.rp.f64`, a subroutine in SASS of about 40 instructions)
+    /// only where the inline result is not proven.
+    ///
+    /// Where a lies in [2^-900, 2^900], the candidate q comes from `rsqrt.approx`, a Newton step
+    /// on the reciprocal root and one `fma` correction of the root rounded in the wanted
+    /// direction (the subroutine's own scheme), and is then *checked exactly*: rounding down, q is returned only if
+    /// a - q*q >= 0 and a - n*n < 0 for n = next_up(q) (rounding up: a - q*q <= 0 and
+    /// a - d*d > 0 for d = next_down(q)), and q > 0 (so that q*q <= a means q <= sqrt(a)).
+    /// The residuals' signs are exact: in that range a
+    /// nonzero a - u*u for u near sqrt(a) is a multiple of about 2^(e_a - 105) >= 2^-1005, so the
+    /// `fma` rounds it to a normal number of the same sign, and nothing overflows; q and its
+    /// neighbours are positive normal numbers, one step of the bits apart. Any other operand, or
+    /// a check that fails, takes the IEEE square root: the result is the correctly rounded root
+    /// in every case, the bits of `sqrt.rm.f64` / `sqrt.rp.f64` and of the CPU evaluator.
+    fn sqrt_f64_directed(&mut self, i: usize, a: Value, r: Round) {
+        let x = F(a).to_string();
+        let m = round_modifier(r);
+        let (step, keep) = if r == Round::Down {
+            // a - q*q >= 0 and a - next_up(q)^2 < 0.
+            (
+                1,
+                [
+                    "setp.ge.f64 %sc, %se, 0d0000000000000000;",
+                    "setp.lt.and.f64 %sok, %st, 0d0000000000000000, %sc;",
+                ],
+            )
+        } else {
+            // a - q*q <= 0 and a - next_down(q)^2 > 0.
+            (
+                -1,
+                [
+                    "setp.le.f64 %sc, %se, 0d0000000000000000;",
+                    "setp.gt.and.f64 %sok, %st, 0d0000000000000000, %sc;",
+                ],
+            )
+        };
+        let lines = [
+            "{".to_string(),
+            ".reg .f64 %sy, %st, %sh, %sq, %se, %sn;".to_string(),
+            ".reg .b64 %sbits;".to_string(),
+            ".reg .pred %sok, %sc;".to_string(),
+            format!("setp.ge.f64 %sok, {x}, 0d07B0000000000000;"),
+            format!("setp.le.and.f64 %sok, {x}, 0d7830000000000000, %sok;"),
+            format!("@!%sok bra $Lsqrt{i}_ieee;"),
+            format!("rsqrt.approx.ftz.f64 %sy, {x};"),
+            format!("neg.f64 %sn, {x};"),
+            // One Newton step on y ~ 1/sqrt(a): y += (y/2) * (1 - a*y*y) (as the subroutine).
+            "mul.rn.f64 %st, %sy, %sy;".to_string(),
+            "fma.rn.f64 %st, %sn, %st, 0d3FF0000000000000;".to_string(),
+            "mul.rn.f64 %sh, %sy, 0d3FE0000000000000;".to_string(),
+            "fma.rn.f64 %sy, %sh, %st, %sy;".to_string(),
+            // q = a*y, corrected by (a - q*q) * y/2, rounded in the wanted direction.
+            format!("mul.rn.f64 %sq, {x}, %sy;"),
+            "mul.rn.f64 %sh, %sy, 0d3FE0000000000000;".to_string(),
+            "neg.f64 %se, %sq;".to_string(),
+            format!("fma.rn.f64 %se, %se, %sq, {x};"),
+            format!("fma.{m}.f64 %sq, %se, %sh, %sq;"),
+            // The checks: e = a - q*q, t = a - u*u for q's neighbour u.
+            "neg.f64 %se, %sq;".to_string(),
+            format!("fma.rn.f64 %se, %se, %sq, {x};"),
+            "mov.b64 %sbits, %sq;".to_string(),
+            format!("add.s64 %sbits, %sbits, {step};"),
+            "mov.b64 %st, %sbits;".to_string(),
+            "neg.f64 %sn, %st;".to_string(),
+            format!("fma.rn.f64 %st, %sn, %st, {x};"),
+            keep[0].to_string(),
+            keep[1].to_string(),
+            // q > 0, for which q*q <= a means q <= sqrt(a).
+            "setp.gt.and.f64 %sok, %sq, 0d0000000000000000, %sok;".to_string(),
+            format!("@!%sok bra $Lsqrt{i}_ieee;"),
+            format!("mov.f64 %f{i}, %sq;"),
+            format!("bra.uni $Lsqrt{i}_done;"),
+        ];
+        for l in lines {
+            self.line(l);
+        }
+        self.raw(format!("$Lsqrt{i}_ieee:"));
+        self.line(format!("sqrt.{m}.f64 %f{i}, {x};"));
+        self.raw(format!("$Lsqrt{i}_done:"));
+        self.line("}");
+    }
+
     /// Emits `Point(f, a, b, r)` as instruction `i`: the runtime call (unless the same call was
     /// made before), then the outward padding (see the module documentation).
     fn point(&mut self, i: usize, f: PointFn, a: Value, b: Value, r: Round) {
@@ -799,6 +883,9 @@ impl<'a> Emitter<'a> {
                 if self.program.precision == Precision::F32 && r != Round::Nearest =>
             {
                 return self.div_f32_directed(i, a, b, r)
+            }
+            Inst::Sqrt(a, r) if self.program.precision == Precision::F64 && r != Round::Nearest => {
+                return self.sqrt_f64_directed(i, a, r)
             }
             _ => {}
         }

@@ -74,8 +74,9 @@ fn every_float_arithmetic_instruction_has_a_rounding_modifier() {
         let lines = arithmetic_lines(&text);
         // f32: the two directed divisions are inline, each a product and six fmas (with the
         // IEEE division kept as their slow path).
+        // f64: the two directed square roots likewise, each four products and six fmas.
         let expected = match p {
-            Precision::F64 => 18,
+            Precision::F64 => 18 + 2 * 10,
             Precision::F32 => 18 + 2 * 7,
         };
         assert_eq!(lines.len(), expected, "{text}");
@@ -103,11 +104,15 @@ fn rounding_directions_map_to_rm_rp_rn() {
 fn no_ftz_no_func_no_approx() {
     for p in [Precision::F64, Precision::F32] {
         let text = emit(&sample(p));
-        // The one approximation: the reciprocal that seeds the inline f32 division's candidate
-        // quotient, which is checked exactly before it is used.
+        // The approximations that seed the inline f32 division's and f64 square root's
+        // candidates, which are checked exactly before they are used.
         let text: String = text
             .lines()
-            .filter(|l| !l.trim().starts_with("rcp.approx.ftz.f32 %dr, "))
+            .filter(|l| {
+                let l = l.trim();
+                !l.starts_with("rcp.approx.ftz.f32 %dr, ")
+                    && !l.starts_with("rsqrt.approx.ftz.f64 %sy, ")
+            })
             .collect::<Vec<_>>()
             .join("\n");
         for bad in [".ftz", ".func", "call", ".approx", ".full", ".sat"] {
@@ -283,4 +288,69 @@ fn inline_f32_division_check_accepts_exactly_the_rounded_quotient() {
         }
     }
     assert!(exact_quotients > 10_000, "{exact_quotients}");
+}
+
+/// The exact check of the inline f64 square root (`Emitter::sqrt_f64_directed`), written again
+/// with the CPU's correctly rounded `fma`: for operands in [2^-900, 2^900] it accepts the
+/// correctly rounded root and rejects every other candidate near it (one to three steps away,
+/// either side), the negated root and wild values.
+#[test]
+fn inline_f64_sqrt_check_accepts_exactly_the_rounded_root() {
+    fn accepts(a: f64, q: f64, r: Round) -> bool {
+        let step: i64 = if r == Round::Down { 1 } else { -1 };
+        let u = f64::from_bits((q.to_bits() as i64).wrapping_add(step) as u64);
+        let e = (-q).mul_add(q, a);
+        let t = (-u).mul_add(u, a);
+        let ok = match r {
+            Round::Down => e >= 0.0 && t < 0.0,
+            _ => e <= 0.0 && t > 0.0,
+        };
+        ok && q > 0.0
+    }
+    let mut state = 1789u64;
+    let mut next = || crate::workloads::splitmix64(&mut state);
+    let mut exact = 0;
+    for k in 0..300_000u64 {
+        let a = if k % 4 == 0 {
+            // An exact square (26-bit root), the hardest case for the check.
+            let m = f64::from_bits((next() & 0x000f_ffff_c000_0000) | 0x3ff0_0000_0000_0000);
+            let s = m * 2f64.powi((next() % 800) as i32 - 400);
+            s * s
+        } else {
+            let e = (next() % 1800) as i64 - 900;
+            f64::from_bits((next() >> 12) | ((e + 1023) as u64) << 52)
+        };
+        if !(2f64.powi(-900)..=2f64.powi(900)).contains(&a) {
+            continue;
+        }
+        for r in [Round::Down, Round::Up] {
+            let q = crate::round::sqrt_f64(a, r);
+            if q * q == a {
+                exact += 1;
+            }
+            assert!(
+                accepts(a, q, r),
+                "sqrt {a:e} {r:?}: rejects the right {q:e}"
+            );
+            for d in [-3i64, -2, -1, 1, 2, 3] {
+                let w = f64::from_bits((q.to_bits() as i64).wrapping_add(d) as u64);
+                assert!(
+                    !accepts(a, w, r),
+                    "sqrt {a:e} {r:?}: accepts {w:e} for {q:e}"
+                );
+            }
+            for w in [
+                0.0f64,
+                -0.0,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f64::NAN,
+                -q,
+                2.0 * q,
+            ] {
+                assert!(!accepts(a, w, r), "sqrt {a:e} {r:?}: accepts {w:e}");
+            }
+        }
+    }
+    assert!(exact > 10_000, "{exact}");
 }
