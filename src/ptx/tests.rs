@@ -354,3 +354,39 @@ fn inline_f64_sqrt_check_accepts_exactly_the_rounded_root() {
     }
     assert!(exact > 10_000, "{exact}");
 }
+
+/// The inline directed f32 division and f64 square root go only into programs of at most
+/// `INLINE_MAX_INSTS` instructions; a longer program calls the subroutines (shared code: inline,
+/// Prospero's spilling single kernel ran 24-34 % slower).
+#[test]
+fn long_programs_keep_the_division_and_root_subroutines() {
+    for (p, len) in [
+        (Precision::F32, 10),
+        (Precision::F32, INLINE_MAX_INSTS + 10),
+        (Precision::F64, 10),
+        (Precision::F64, INLINE_MAX_INSTS + 10),
+    ] {
+        let mut b = Builder::new(p, vec!["x".into()]);
+        let lo = b.input(0, Bound::Lo);
+        let hi = b.input(0, Bound::Hi);
+        let mut acc = b.add(lo, hi, Round::Up);
+        let one = b.constant(1.0);
+        for _ in 0..len {
+            acc = b.add(acc, one, Round::Up);
+        }
+        let (q, s) = (b.div(lo, acc, Round::Down), b.sqrt(acc, Round::Up));
+        let program = b.finish(vec![(q, s)]);
+        let inline = program.insts.len() <= INLINE_MAX_INSTS;
+        assert_eq!(inline, len < INLINE_MAX_INSTS, "{p} {len}");
+        let text = emit(&program);
+        let (seed, ieee) = match p {
+            Precision::F32 => ("rcp.approx.ftz.f32", "div.rm.f32"),
+            Precision::F64 => ("rsqrt.approx.ftz.f64", "sqrt.rp.f64"),
+        };
+        assert_eq!(text.contains(seed), inline, "{p} {len}");
+        assert!(
+            text.contains(ieee),
+            "{p} {len}: the IEEE operation stays (slow path or call)"
+        );
+    }
+}
