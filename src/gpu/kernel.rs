@@ -297,24 +297,21 @@ impl DeviceKernel {
         inputs: u64,
         outputs: u64,
     ) -> Result<(), DriverError> {
-        if let Some(first) = &self.first {
-            let Some(l) = first.kernel_for(n) else {
+        // The single kernel when it is ready (a program that answers from the interpreter or
+        // from stages meanwhile hands those the launch).
+        let single = match (&self.first, &self.staged) {
+            (Some(first), _) => match first.kernel_for(n) {
+                Some(l) => Some(l),
                 // SAFETY: as the caller vouches for the block.
-                return unsafe { first.interpret_soa(stream, n, inputs, outputs) };
-            };
-            let (n_arg, flags) = (n as u64, 0u64);
-            let mut launch = stream.launch_builder(&l.function);
-            launch.arg(&n_arg).arg(&inputs).arg(&outputs).arg(&flags);
-            // SAFETY: the kernel takes (u64 n, u64 inputs, u64 outputs, u64 flags) and reads
-            // and writes exactly the arrays the caller vouches for.
-            return unsafe { launch.launch(batch::launch_config(l.block, l.max_grid, n)) }
-                .map(|_| ());
-        }
-        let single = self.staged.as_ref().and_then(|s| s.tier_up.ready());
-        if let (Some(staged), None) = (&self.staged, single) {
-            // SAFETY: as the caller vouches for the block.
-            return unsafe { staged.launch_soa(stream, n, inputs, outputs) };
-        }
+                None => return unsafe { first.interpret_soa(stream, n, inputs, outputs) },
+            },
+            (None, Some(staged)) => match staged.tier_up.ready() {
+                Some(l) => Some(l),
+                // SAFETY: as the caller vouches for the block.
+                None => return unsafe { staged.launch_soa(stream, n, inputs, outputs) },
+            },
+            (None, None) => None,
+        };
         let (function, cfg) = match single {
             Some(l) => (&l.function, batch::launch_config(l.block, l.max_grid, n)),
             None => (&self.function, self.launch_config(n)),

@@ -26,7 +26,7 @@ use super::batch::{launch_config, soa};
 use super::interpreter::{Interpreted, NotInterpreted};
 use super::kernel::{load_entry_at, Loaded};
 use super::options::env::{InterpreterPolicy, TierUpPolicy};
-use super::tiers::{warm_up_compiler, ExitGuard, TierUp, EXITING, INTERPRET_ELEMENTS};
+use super::tiers::{wait_for, warm_up_compiler, ExitGuard, TierUp, EXITING, INTERPRET_ELEMENTS};
 use super::{DiskCacheOutcome, GpuError};
 use crate::ptx;
 use crate::scalar::split::{self, Slot};
@@ -276,19 +276,11 @@ impl StagedCode {
     /// they are not being compiled (`IVJIT_INTERPRETER=only`, or their compile failed or was
     /// stopped: the interpreter answers).
     pub(crate) fn wait_for_stages(&self, timeout: Duration) -> bool {
-        let start = Instant::now();
-        while self.stages.get().is_none() {
-            // Read before the check below: a compile that ends in between has set the stages.
-            let compiling = self.compiling.load(Ordering::SeqCst);
-            if self.stages.get().is_some() {
-                break;
-            }
-            if !compiling || start.elapsed() > timeout {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        true
+        wait_for(
+            &self.stages,
+            || self.compiling.load(Ordering::SeqCst),
+            timeout,
+        )
     }
 
     /// How long after the build began the stages were ready (`None` while they compile).

@@ -50,8 +50,10 @@ pub(crate) const INTERPRET_ELEMENTS: usize = 1 << 22;
 
 /// Programs without point calls of more scalar instructions than this (and at most
 /// [`STAGED_ABOVE`]) answer from the interpreter while their single kernel compiles on a
-/// thread of its own ([`InterpretedFirst`]): the driver's JIT takes 30-110 ms from about 200
-/// instructions up. Shorter programs compile before the first answer.
+/// thread of its own ([`InterpretedFirst`]): the driver's JIT took 48 ms (H200) and 100-114 ms
+/// (H100) for the 100-node expression's 412 instructions. 200 is a choice, not a measured
+/// break-even: shorter programs (most tests' expressions among them) compile before the first
+/// answer, so the compiled kernels stay the tested path there.
 pub(crate) const INTERPRET_ABOVE: usize = 200;
 
 /// Work the stages do before the single kernel is compiled (scalar instructions x elements
@@ -256,19 +258,29 @@ impl TierUp {
     /// waiting up to `timeout`.
     pub(crate) fn wait(&self, timeout: Duration) -> bool {
         self.start();
-        let start = Instant::now();
-        while self.single.get().is_none() {
-            // Read before the check: a compile that ends in between has set the kernel.
-            let ended = self.ended.load(Ordering::SeqCst);
-            if self.single.get().is_some() {
-                break;
-            }
-            if ended || start.elapsed() > timeout || self.policy == TierUpPolicy::Never {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(1));
+        self.policy != TierUpPolicy::Never
+            && wait_for(&self.single, || !self.ended.load(Ordering::SeqCst), timeout)
+    }
+}
+
+/// Whether `cell` is set, waiting up to `timeout` while `running()` says a background compile
+/// will still set it (polled every millisecond); false at once when none is running.
+pub(crate) fn wait_for<T>(
+    cell: &OnceLock<T>,
+    running: impl Fn() -> bool,
+    timeout: Duration,
+) -> bool {
+    let start = Instant::now();
+    loop {
+        // Read before the check: a compile that ends in between has set the cell.
+        let running = running();
+        if cell.get().is_some() {
+            return true;
         }
-        true
+        if !running || start.elapsed() > timeout {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
 
