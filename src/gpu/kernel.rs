@@ -324,13 +324,15 @@ impl DeviceKernel {
         unsafe { launch.launch(cfg) }.map(|_| ())
     }
 
-    /// Runs the stages even when the single kernel is ready (for timing both: `ivjit bench`);
-    /// false (nothing launched) for a program compiled as one kernel.
+    /// Runs `tier` of a program compiled as stages even when faster code is ready (for timing
+    /// each: `ivjit bench`); false (nothing launched) for a program compiled as one kernel, or
+    /// without that tier.
     ///
     /// # Safety
     /// As for [`DeviceKernel::launch_soa`].
-    pub(crate) unsafe fn launch_stages(
+    pub(crate) unsafe fn launch_tier(
         &self,
+        tier: Tier,
         stream: &Arc<CudaStream>,
         n: usize,
         inputs: u64,
@@ -340,27 +342,7 @@ impl DeviceKernel {
             return Ok(false);
         };
         // SAFETY: as the caller vouches for the block.
-        unsafe { staged.launch_stages_soa(stream, n, inputs, outputs) }
-    }
-
-    /// Runs the interpreter even when compiled code is ready (for timing it: `ivjit bench`);
-    /// false (nothing launched) for a program that has no bytecode or is compiled as one
-    /// kernel.
-    ///
-    /// # Safety
-    /// As for [`DeviceKernel::launch_soa`].
-    pub(crate) unsafe fn launch_interpreter(
-        &self,
-        stream: &Arc<CudaStream>,
-        n: usize,
-        inputs: u64,
-        outputs: u64,
-    ) -> Result<bool, DriverError> {
-        let Some(staged) = &self.staged else {
-            return Ok(false);
-        };
-        // SAFETY: as the caller vouches for the block.
-        unsafe { staged.launch_interpreter_soa(stream, n, inputs, outputs) }
+        unsafe { staged.launch_tier_soa(tier, stream, n, inputs, outputs) }
     }
 
     /// Elements per chunk for a share of `len` elements.
@@ -461,6 +443,16 @@ fn inputs_only(program: &Program) -> Program {
         insts,
         outputs: Vec::new(),
     }
+}
+
+/// The slower tiers of a program compiled as stages, which [`GpuKernel::launch_tier_on`] runs
+/// on demand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tier {
+    /// The stages (`gpu::staged`).
+    Stages,
+    /// The GPU interpreter of the program's bytecode (`gpu::interpreter`).
+    Interpreter,
 }
 
 /// A scalar program compiled for one or more devices.
@@ -801,40 +793,27 @@ impl GpuKernel {
             .all(|d| tier_up(d).is_none_or(|t| t.wait(timeout)))
     }
 
-    /// [`GpuKernel::launch_on`] through the stages of a program compiled as stages, even when
-    /// its single kernel is ready; false (nothing launched) for a program compiled as one
-    /// kernel.
+    /// [`GpuKernel::launch_on`] through `tier` of a program compiled as stages (the stages, or
+    /// the GPU interpreter `gpu::interpreter`), even when faster code is ready; false (nothing
+    /// launched) for a program compiled as one kernel or without that tier (no bytecode).
     ///
     /// # Safety
     /// As for [`GpuKernel::launch_on`].
-    pub unsafe fn launch_stages_on(
+    pub unsafe fn launch_tier_on(
         &self,
+        tier: Tier,
         stream: &Arc<CudaStream>,
         n: usize,
         inputs: u64,
         outputs: u64,
     ) -> Result<bool, GpuError> {
         // SAFETY: as the caller vouches.
-        unsafe { self.devices[0].launch_stages(stream, n, inputs, outputs) }
-            .during("launching the stages")
-    }
-
-    /// [`GpuKernel::launch_on`] through the GPU interpreter (`gpu::interpreter`) of a program
-    /// compiled as stages, even when compiled code is ready; false (nothing launched) for a
-    /// program without bytecode or compiled as one kernel.
-    ///
-    /// # Safety
-    /// As for [`GpuKernel::launch_on`].
-    pub unsafe fn launch_interpreter_on(
-        &self,
-        stream: &Arc<CudaStream>,
-        n: usize,
-        inputs: u64,
-        outputs: u64,
-    ) -> Result<bool, GpuError> {
-        // SAFETY: as the caller vouches.
-        unsafe { self.devices[0].launch_interpreter(stream, n, inputs, outputs) }
-            .during("launching the interpreter")
+        unsafe { self.devices[0].launch_tier(tier, stream, n, inputs, outputs) }.during(
+            match tier {
+                Tier::Stages => "launching the stages",
+                Tier::Interpreter => "launching the interpreter",
+            },
+        )
     }
 
     /// For a program compiled as stages: waits up to `timeout` for every device's stages

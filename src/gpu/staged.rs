@@ -24,7 +24,7 @@ use cudarc::driver::{
 
 use super::batch::{launch_config, soa};
 use super::interpreter::{Interpreted, NotInterpreted};
-use super::kernel::{load_entry_at, Loaded};
+use super::kernel::{load_entry_at, Loaded, Tier};
 use super::options::env::{InterpreterPolicy, TierUpPolicy};
 use super::tiers::{wait_for, warm_up_compiler, ExitGuard, TierUp, EXITING, INTERPRET_ELEMENTS};
 use super::{DiskCacheOutcome, GpuError};
@@ -374,48 +374,43 @@ impl StagedCode {
         }
     }
 
-    /// [`StagedCode::launch`] on the interpreter even when the stages are ready; false
-    /// (nothing launched) when the program has no bytecode.
+    /// [`StagedCode::launch_soa`] on `tier` even when faster code is ready: the interpreter,
+    /// or the stages (waiting for their compile first); false (nothing launched) when the
+    /// program has no bytecode or its stages are never compiled.
     ///
     /// # Safety
     /// As for [`StagedCode::launch_soa`].
-    pub(crate) unsafe fn launch_interpreter_soa(
+    pub(crate) unsafe fn launch_tier_soa(
         &self,
+        tier: Tier,
         stream: &Arc<CudaStream>,
         n: usize,
         inputs: u64,
         outputs: u64,
     ) -> Result<bool, DriverError> {
-        let Some(interpreter) = &self.interpreter else {
-            return Ok(false);
-        };
-        let (n_in, n_out) = self.arrays;
-        // SAFETY: as the caller vouches for the block.
-        unsafe { interpreter.launch_soa(stream, n, n_in, n_out, inputs, outputs) }.map(|_| true)
-    }
-
-    /// [`StagedCode::launch_soa`] on the stages, waiting for their compile first; false
-    /// (nothing launched) when they are never compiled.
-    ///
-    /// # Safety
-    /// As for [`StagedCode::launch_soa`].
-    pub(crate) unsafe fn launch_stages_soa(
-        &self,
-        stream: &Arc<CudaStream>,
-        n: usize,
-        inputs: u64,
-        outputs: u64,
-    ) -> Result<bool, DriverError> {
-        if !self.wait_for_stages(Duration::from_secs(600)) {
-            return Ok(false);
+        match tier {
+            Tier::Interpreter => {
+                let Some(interpreter) = &self.interpreter else {
+                    return Ok(false);
+                };
+                let (n_in, n_out) = self.arrays;
+                // SAFETY: as the caller vouches for the block.
+                unsafe { interpreter.launch_soa(stream, n, n_in, n_out, inputs, outputs) }
+                    .map(|_| true)
+            }
+            Tier::Stages => {
+                if !self.wait_for_stages(Duration::from_secs(600)) {
+                    return Ok(false);
+                }
+                let Some(stages) = self.stages.get() else {
+                    return Ok(false);
+                };
+                let (input, output) = (soa(inputs, n, self.elem), soa(outputs, n, self.elem));
+                self.tier_up.note(n);
+                // SAFETY: as the caller vouches for the block.
+                unsafe { self.launch_stages(stages, stream, n, &input, &output) }.map(|_| true)
+            }
         }
-        let Some(stages) = self.stages.get() else {
-            return Ok(false);
-        };
-        let (input, output) = (soa(inputs, n, self.elem), soa(outputs, n, self.elem));
-        self.tier_up.note(n);
-        // SAFETY: as the caller vouches for the block.
-        unsafe { self.launch_stages(stages, stream, n, &input, &output) }.map(|_| true)
     }
 
     /// Runs `stages` (see [`StagedCode::launch`]).

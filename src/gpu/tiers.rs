@@ -290,22 +290,10 @@ pub(crate) fn wait_for<T>(
 pub(crate) fn warm_up_compiler(ctx: &Arc<CudaContext>, precision: Precision) {
     static WARM: std::sync::Once = std::sync::Once::new();
     WARM.call_once(|| {
-        use crate::scalar::{Bound, Inst, Value};
-        let tiny = Program {
-            precision,
-            var_names: vec!["x".to_string()],
-            insts: vec![
-                Inst::Input {
-                    var: 0,
-                    bound: Bound::Lo,
-                },
-                Inst::Input {
-                    var: 0,
-                    bound: Bound::Hi,
-                },
-            ],
-            outputs: vec![(Value(0), Value(1))],
-        };
+        let mut b = crate::scalar::Builder::new(precision, vec!["x".to_string()]);
+        let lo = b.input(0, crate::scalar::Bound::Lo);
+        let hi = b.input(0, crate::scalar::Bound::Hi);
+        let tiny = b.finish(vec![(lo, hi)]);
         if let Ok(text) = ptx::try_emit(&tiny) {
             let _ = super::link::link_cubin(ctx, &[("ivjit_warm_up.ptx", &text)]);
         }

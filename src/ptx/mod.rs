@@ -725,12 +725,23 @@ impl<'a> Emitter<'a> {
             format!("mov.f32 %f{i}, %dq;"),
             format!("bra.uni $Ldiv{i}_done;"),
         ];
+        self.checked_inline(
+            &lines,
+            &format!("$Ldiv{i}"),
+            format!("div.{m}.f32 %f{i}, {x}, {y};"),
+        );
+    }
+
+    /// The end of an inline operation with a checked fast path: its `lines` (which open a
+    /// block and branch to `{label}_ieee` where the fast result is not proven, else to
+    /// `{label}_done`), then the IEEE instruction `ieee` under `{label}_ieee`, the block closed.
+    fn checked_inline(&mut self, lines: &[String], label: &str, ieee: String) {
         for l in lines {
             self.line(l);
         }
-        self.raw(format!("$Ldiv{i}_ieee:"));
-        self.line(format!("div.{m}.f32 %f{i}, {x}, {y};"));
-        self.raw(format!("$Ldiv{i}_done:"));
+        self.raw(format!("{label}_ieee:"));
+        self.line(ieee);
+        self.raw(format!("{label}_done:"));
         self.line("}");
     }
 
@@ -808,13 +819,11 @@ impl<'a> Emitter<'a> {
             format!("mov.f64 %f{i}, %sq;"),
             format!("bra.uni $Lsqrt{i}_done;"),
         ];
-        for l in lines {
-            self.line(l);
-        }
-        self.raw(format!("$Lsqrt{i}_ieee:"));
-        self.line(format!("sqrt.{m}.f64 %f{i}, {x};"));
-        self.raw(format!("$Lsqrt{i}_done:"));
-        self.line("}");
+        self.checked_inline(
+            &lines,
+            &format!("$Lsqrt{i}"),
+            format!("sqrt.{m}.f64 %f{i}, {x};"),
+        );
     }
 
     /// Emits `Point(f, a, b, r)` as instruction `i`: the runtime call (unless the same call was

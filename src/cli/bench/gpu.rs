@@ -15,6 +15,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
 use super::baseline;
+use ivjit::gpu::Tier;
 use ivjit::scalar::Precision;
 use ivjit::{BackendChoice, Evaluator, Expression};
 
@@ -371,8 +372,8 @@ impl Device {
             let (inp, _gi) = d_in.device_ptr(s);
             let (outp, _go) = d_out.device_ptr_mut(s);
             // SAFETY: m boxes' inputs and outputs, on this stream of device 0's primary context.
-            interpreted =
-                unsafe { k.launch_interpreter_on(s, m, inp, outp) }.map_err(|e| e.to_string())?;
+            interpreted = unsafe { k.launch_tier_on(Tier::Interpreter, s, m, inp, outp) }
+                .map_err(|e| e.to_string())?;
             Ok(())
         })?;
         Ok(Tiers {
@@ -414,7 +415,7 @@ impl Device {
                     // stream of device 0's primary context.
                     unsafe {
                         if stages {
-                            k.launch_stages_on(s, n, inp, outp).map(drop)
+                            k.launch_tier_on(Tier::Stages, s, n, inp, outp).map(drop)
                         } else {
                             k.launch_on(s, n, inp, outp)
                         }
