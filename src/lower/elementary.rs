@@ -18,13 +18,29 @@
 //! multiply by 2). A maximum of sin lies in [lo, hi] only if a boundary j = 1 (mod 4) lies
 //! between the two indices (x = j pi/2), a minimum only if one with j = 3 does, a pole of tan
 //! only at an odd j; otherwise the function is monotone on the interval and the result is the
-//! hull of the padded bounds at the ends: two library calls per interval. An end within
-//! rounding error of a boundary gets the index below (low end) or above (high end), which can
-//! only add an extremum the end is within a few ulps of (sin is then within about an ulp of
-//! ±1 for arguments below 2^26) or an extra pole (the whole line where a bound was wanted).
-//! Indices beyond 2^53 (2^24 in f32) are no longer exact integers; the tests round the
-//! differences outward, so they still answer "may be inside" when unsure. Infinite bounds give
-//! infinite indices, hence [-1, 1] (the whole line for tan).
+//! hull of the padded bounds at the ends: two library calls per interval.
+//!
+//! **Which boxes the reading covers (the guard).** Reading the position of each end inside its
+//! period says something about the inside of the box only while the box spans less than what
+//! the reading looks for: a whole period (4 quarters) for sin and cos, half of one (2 quarters)
+//! for the poles of tan. So the rule first asks whether the indices are at least that far
+//! apart (`qb - qa` rounded up); a box that is, or whose indices are not finite (an infinite
+//! end, or `2x` overflowing for sinpi and cospi: both indices `inf`, `inf - inf` is NaN), takes
+//! the conservative answer, [-1, 1] (the whole line for tan), before any parity is read. Without
+//! that guard, two infinite indices compare equal and `[0x1.fffffep+127, inf]` read as a box
+//! inside one quarter: sinpi gave `[-1e-45, 1e-45]` (issue 29). The class matrix in
+//! `tests/cpu/classes.rs` holds this on unbounded ends, `[MAX, inf]`, adjacent floats at the
+//! top of the range and boxes of many periods at 2^52 / 2^1023 (f32: 2^23 / 2^127), on every
+//! engine.
+//!
+//! Inside the guard the indices are finite and the box is narrower than a period. An end
+//! within rounding error of a boundary gets the index below (low end) or above (high end),
+//! which can only add an extremum the end is within a few ulps of (sin is then within about an
+//! ulp of ±1 for arguments below 2^26) or an extra pole (the whole line where a bound was
+//! wanted). Indices beyond 2^53 (2^24 in f32) are no longer exact integers; the tests round the
+//! differences outward, so they still answer "may be inside" when unsure. A point interval
+//! [x, x] holds no boundary whatever its indices (its bounds are those of f(x)), which keeps
+//! huge point arguments tight.
 
 use super::{Iv, Lowering};
 use crate::interval::Interval;
@@ -239,15 +255,19 @@ impl Lowering {
         )
     }
 
-    /// An integer below (`Down`) or above (`Up`) `floor(x * 2/pi)`, exact unless x * 2/pi is
-    /// within about 2^-100 of its own size from an integer or beyond 2^53 (2^24 in f32).
+    /// An integer below (`Down`) or above (`Up`) `floor(x * 2/pi)`, exact for finite x up to
+    /// about 2^53 (2^24 in f32) quarters; an infinite x gives NaN (read as "anywhere").
     ///
     /// `x * 2/pi = p + e + x * rest` with `p = RN(x * c)`, `e = x * c - p` (exact by an fma)
-    /// and `2/pi = c + rest`, rest enclosed by two constants. With `f = floor(p)`,
-    /// `x * 2/pi = f + (p - f) + (e + x * rest)`; the last two terms are summed rounded in
-    /// the wanted direction into `s` (in (-1, 2)), and the index is `f + floor(s)`, that sum
-    /// rounded the same way. Without the second term, an end like the double nearest pi/2
-    /// (x * 2/pi = 1 - 3.9e-17) would round to the next quarter and find a pole of tan there.
+    /// and `2/pi = c + rest`, rest enclosed by two constants. The last two terms are summed
+    /// rounded in the wanted direction into `t`, so `v = p + t` is below (`Down`) or above
+    /// (`Up`) the real `x * 2/pi`. `floor(RD(v)) = floor(v)` exactly while integers are floats
+    /// (an integer `n <= v` is `<= RD(v)`); that is the `Down` index. For `Up`, `floor(RU(v))`
+    /// would be one too high when `v` lies within an ulp below an integer n (`RU(v) = n`): then
+    /// `RD(v) < n` shows `v < n`, and `n - 1` is the index. Without that step an end like
+    /// -1.5707963267948968, 1.4e-16 below x * 2/pi = -1, read as quarter -1 and found a pole of
+    /// tan inside [-3.93, -1.5707963267948968]. Beyond 2^53 every float is an integer: the
+    /// `Down` index is `RD(v) <= v`, the `Up` one `RU(v)` or `RU(RU(v) - 1)`, both still sound.
     fn quarter_index(&mut self, x: Value, r: Round) -> Value {
         let (c, rest_lo, rest_hi) = two_over_pi_split(self.b.precision());
         let c = self.b.constant(c);
@@ -263,21 +283,47 @@ impl Lowering {
             Round::Down => self.b.select(neg, rest_hi, rest_lo),
             _ => self.b.select(neg, rest_lo, rest_hi),
         };
-        let tail = self.b.fma(x, rest, e, r);
-        let f = self.b.round_int(RoundInt::Floor, p);
-        let frac = self.b.sub(p, f, r);
-        let s = self.b.add(frac, tail, r);
-        let k = self.b.round_int(RoundInt::Floor, s);
-        self.b.add(f, k, r)
+        let t = self.b.fma(x, rest, e, r);
+        let below = self.b.add(p, t, Round::Down);
+        if r == Round::Down {
+            return self.b.round_int(RoundInt::Floor, below);
+        }
+        let above = self.b.add(p, t, Round::Up);
+        let n = self.b.round_int(RoundInt::Floor, above);
+        let one = self.b.constant(1.0);
+        let n_minus_one = self.b.sub(n, one, Round::Up);
+        let under = self.b.cmp(Cmp::Lt, below, n);
+        self.b.select(under, n_minus_one, n)
+    }
+
+    /// Whether the box may reach past what its quarter indices can tell apart (the guard of
+    /// the module comment): `qb - qa`, rounded up, is at least `m` quarters, or not a number
+    /// (an infinite index). Such a box holds every boundary class mod `m`. A point interval
+    /// never does (see [`Self::boundary_within`]).
+    fn spans_classes(&mut self, qa: Value, qb: Value, m: f64) -> Value {
+        let d = self.b.sub(qb, qa, Round::Up);
+        let m = self.b.constant(m);
+        // Not `d >= m`: NaN (two infinite indices of one sign, inf - inf) must answer yes.
+        let narrow = self.b.cmp(Cmp::Lt, d, m);
+        self.b.not(narrow)
     }
 
     /// Whether an integer `j` with `j = s (mod m)` may lie in `(qa, qb]` (`m` 2 or 4), i.e.
-    /// `floor((qb - s) / m) > floor((qa - s) / m)`. The differences are rounded outward, so the
-    /// answer can only err towards "yes" (once the quarter indices exceed 2^53, or 2^24 in f32,
-    /// where they are no longer exact); an infinite bound (NaN indices) gives "yes". A point
-    /// interval [x, x] holds no boundary (x is a float, never a multiple of pi/2 but 0, and the
-    /// bounds at x are rigorous): that keeps huge arguments, whose indices are inexact, tight.
-    fn boundary_within(&mut self, a: Iv, qa: Value, qb: Value, s: f64, m: f64) -> Value {
+    /// `floor((qb - s) / m) > floor((qa - s) / m)`, or the box spans too many quarters for
+    /// that reading (`spans`, from [`Self::spans_classes`]: checked first, whatever the
+    /// indices say). The differences are rounded outward, so the answer can only err towards
+    /// "yes" (once the quarter indices exceed 2^53, or 2^24 in f32, where they are no longer
+    /// exact). A point interval [x, x] holds no boundary (x is a float, never a multiple of
+    /// pi/2 but 0, and the bounds at x are rigorous): that keeps huge arguments, whose indices
+    /// are inexact, tight.
+    fn boundary_within(
+        &mut self,
+        a: Iv,
+        (qa, qb): (Value, Value),
+        spans: Value,
+        s: f64,
+        m: f64,
+    ) -> Value {
         let s = self.b.constant(s);
         let inv_m = self.b.constant(1.0 / m); // 1/2 or 1/4: exact scaling
         let ua = self.b.sub(qa, s, Round::Down);
@@ -289,6 +335,7 @@ impl Lowering {
         // Not `ub <= ua`: NaN (an infinite end) answers yes.
         let none = self.b.cmp(Cmp::Le, ub, ua);
         let some = self.b.not(none);
+        let some = self.b.or(some, spans);
         let wide = self.b.cmp(Cmp::Lt, a.lo, a.hi);
         self.b.and(some, wide)
     }
@@ -302,8 +349,9 @@ impl Lowering {
             UnaryFn::Sin | UnaryFn::Sinpi => 1.0,
             _ => 0.0,
         };
-        let has_max = self.boundary_within(a, qa, qb, s_max, 4.0);
-        let has_min = self.boundary_within(a, qa, qb, s_max + 2.0, 4.0);
+        let spans = self.spans_classes(qa, qb, 4.0);
+        let has_max = self.boundary_within(a, (qa, qb), spans, s_max, 4.0);
+        let has_min = self.boundary_within(a, (qa, qb), spans, s_max + 2.0, 4.0);
         let lo_lo = self.bound(f, a.lo, Round::Down);
         let lo_hi = self.bound(f, a.lo, Round::Up);
         let hi_lo = self.bound(f, a.hi, Round::Down);
@@ -324,7 +372,8 @@ impl Lowering {
     /// hull of the ends; otherwise the whole line.
     fn tan(&mut self, a: Iv, fa: Fact) -> Iv {
         let (qa, qb) = self.quarters(UnaryFn::Tan, a);
-        let pole = self.boundary_within(a, qa, qb, 1.0, 2.0);
+        let spans = self.spans_classes(qa, qb, 2.0);
+        let pole = self.boundary_within(a, (qa, qb), spans, 1.0, 2.0);
         let lo = self.bound(UnaryFn::Tan, a.lo, Round::Down);
         let hi = self.bound(UnaryFn::Tan, a.hi, Round::Up);
         let ninf = self.b.constant(f64::NEG_INFINITY);

@@ -2,6 +2,7 @@
 //! both precisions, plus the edge cases every test set needs: empty, entire, half-unbounded,
 //! [0,0], -0, subnormals, the largest finite values.
 
+use crate::common::elem_oracle as eo;
 use ivjit::{BackendChoice, Evaluator, Expression, Interval, Precision};
 
 fn iv(lo: f64, hi: f64) -> Interval {
@@ -319,4 +320,61 @@ fn trigonometric_extrema_and_asymptotes() {
     // Two doubles of 1e300 are far more than a period apart.
     let out = eval_with("sin(x)", Precision::F64, &[iv(x, up(x))]);
     assert_eq!(out[0], iv(-1.0, 1.0));
+}
+
+/// Issue 29: a box between two huge floats, or up to infinity, spans astronomically many
+/// periods; reading each end's position in its period (both quarter indices overflowed to
+/// +inf and compared equal) gave sinpi [-1e-45, 1e-45] on [0x1.fffffep+127, inf]. The true
+/// range of every case is [-1, 1], which is also the tightest enclosure.
+#[test]
+fn periodic_functions_on_unbounded_and_huge_boxes() {
+    let max32 = f32::MAX as f64;
+    let below_max32 = f32::from_bits(f32::MAX.to_bits() - 1) as f64;
+    let below_max = f64::from_bits(MAX.to_bits() - 1);
+    let cases: &[(&str, Precision, Interval)] = &[
+        ("sinpi(x)", Precision::F32, iv(max32, INF)),
+        ("cospi(x)", Precision::F32, iv(max32, INF)),
+        ("sinpi(x)", Precision::F32, iv(below_max32, max32)),
+        ("cospi(x)", Precision::F32, iv(-max32, -below_max32)),
+        ("sinpi(x)", Precision::F64, iv(-INF, -1e308)),
+        ("cospi(x)", Precision::F64, iv(MAX, INF)),
+        ("sinpi(x)", Precision::F64, iv(below_max, MAX)),
+        ("cospi(x)", Precision::F64, iv(-INF, -MAX)),
+        ("sin(x)", Precision::F64, iv(MAX, INF)),
+        ("cos(x)", Precision::F32, iv(-INF, -max32)),
+        ("sin(x)", Precision::F64, iv(below_max, MAX)),
+        ("cos(x)", Precision::F32, iv(below_max32, max32)),
+    ];
+    for (src, p, x) in cases {
+        let got = eval_with(src, *p, &[*x])[0];
+        assert_eq!(got, iv(-1.0, 1.0), "{src} ({p:?}) on {x}");
+    }
+    // tan on a box just short of the pole at -pi/2 (the end is the double below -pi/2): the
+    // range is bounded, about [-1, 6.2e15]. The high end's quarter index was rounded up past
+    // the pole.
+    let x = iv(-3.926_990_816_987_241_4, -1.570_796_326_794_896_8);
+    assert!(x.hi < -std::f64::consts::FRAC_PI_2 && -std::f64::consts::FRAC_PI_2 - x.hi < 3e-16);
+    let got = eval_with("tan(x)", Precision::F64, &[x])[0];
+    // tan is increasing on the box: its range is [tan(lo), tan(hi)]; the CPU's bounds are
+    // within one ulp of the correctly rounded ones (rigorous oracle: tests/common/elem_oracle).
+    let bound = |v: f64, down: bool| match eo::point("tan", &[v], 256) {
+        eo::Val::In(e) if down => eo::round_down(&e.lo),
+        eo::Val::In(e) => eo::round_up(&e.hi),
+        eo::Val::Out => panic!("tan({v}) undefined"),
+    };
+    let (lo, hi) = (bound(x.lo, true), bound(x.hi, false));
+    assert!(hi > 6.2e15 && hi < 6.3e15, "oracle: tan({}) = {hi}", x.hi);
+    assert!(
+        got.lo <= lo
+            && got.lo >= ivjit::round::next_down(lo)
+            && got.hi >= hi
+            && got.hi <= ivjit::round::next_up(hi),
+        "tan on {x}: {got}, range [{lo}, {hi}]"
+    );
+    // And with the pole inside (the double nearest -pi/2 lies above it): the whole line.
+    let x = iv(-3.926_990_816_987_241_4, -std::f64::consts::FRAC_PI_2);
+    assert_eq!(
+        eval_with("tan(x)", Precision::F64, &[x])[0],
+        Interval::ENTIRE
+    );
 }
