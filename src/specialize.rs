@@ -178,7 +178,6 @@ fn may_be_empty(graph: &Graph, enc: &[Interval]) -> Vec<bool> {
             | Op::Sub(..)
             | Op::Mul(..)
             | Op::Sqr(_)
-            | Op::Pown(..)
             | Op::Abs(_)
             | Op::Min(..)
             | Op::Max(..)
@@ -190,7 +189,12 @@ fn may_be_empty(graph: &Graph, enc: &[Interval]) -> Vec<bool> {
             Op::Sqrt(_) => e(0).lo >= 0.0,
             // x / [0, 0] is empty; a divisor away from 0 never is.
             Op::Div(..) => e(1).lo > 0.0 || e(1).hi < 0.0,
-            Op::Rootn(_, n) => n % 2 != 0 || e(0).lo >= 0.0,
+            // A negative power or root is empty at [0, 0] (a pole); x^n for n >= 0 never is.
+            Op::Pown(_, n) => n >= 0 || e(0).lo > 0.0 || e(0).hi < 0.0,
+            Op::Rootn(_, n) => {
+                (n > 0 && (n % 2 != 0 || e(0).lo >= 0.0))
+                    || (n < 0 && (e(0).lo > 0.0 || (n % 2 != 0 && e(0).hi < 0.0)))
+            }
             Op::Elem(f, _) => {
                 let d = f.row().domain;
                 d.is_everywhere() || strictly_inside(e(0), d.lo, d.hi)

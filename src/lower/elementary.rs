@@ -126,18 +126,42 @@ fn range_enclosure(r: Range) -> Interval {
 
 impl Lowering {
     /// A rigorous bound of a unary point function at x, exact at the function's known exact
-    /// point (its row's `exact`).
+    /// point (its row's `exact`, `(px, fx)`).
+    ///
+    /// For a monotone function the exact value also bounds the neighbourhood: an increasing f
+    /// has `f(x) >= fx` for `x >= px`, so the lower bound there is `max(v, fx)` (and the upper
+    /// bound `min(v, fx)` for `x <= px`; mirrored for a decreasing f). That keeps the bounds
+    /// monotone in x, as the enclosures of a box inside a region must be: with the exact value
+    /// only at `px`, `exp([0, 1])` was `[1, e]` but `exp([1e-20, 1])` started one float below
+    /// 1, so region facts drawn from the first (nonnegative `exp(x) - 1`, a divisor bounded
+    /// away from 0) were false for the second (`specialize`, issue 29's audit). The other
+    /// rules (periodic, tangent, even) keep the exact value at the point alone: their ends are
+    /// clamped to the range (cosh >= 1) or decided by the extremum tests.
     fn bound(&mut self, f: UnaryFn, x: Value, r: Round) -> Value {
         let v = self.b.point(f, x, r);
-        match f.row().exact {
-            Some((px, fx)) => {
-                let p = self.b.constant(px);
+        let Some((px, fx)) = f.row().exact else {
+            return v;
+        };
+        let p = self.b.constant(px);
+        let exact = self.b.constant(fx);
+        let increasing = match f.row().rule {
+            Rule::Increasing => true,
+            Rule::Decreasing => false,
+            _ => {
                 let at = self.b.cmp(Cmp::Eq, x, p);
-                let exact = self.b.constant(fx);
-                self.b.select(at, exact, v)
+                return self.b.select(at, exact, v);
             }
-            None => v,
-        }
+        };
+        // The side of px where fx bounds f(x) from the side this bound is on.
+        let beyond = match (increasing, r) {
+            (true, Round::Down) | (false, Round::Up) => self.b.cmp(Cmp::Ge, x, p),
+            _ => self.b.cmp(Cmp::Le, x, p),
+        };
+        let clamped = match r {
+            Round::Down => self.b.max(v, exact),
+            _ => self.b.min(v, exact),
+        };
+        self.b.select(beyond, clamped, v)
     }
 
     /// A constant <= x in the program's precision.
