@@ -52,7 +52,7 @@ const CORE: &[FunctionInfo] = &[
         arity: 2,
         semantics: "x^n for an integer constant n; pown(x, -n) = 1/x^n (pole at 0)",
         domain: Cow::Borrowed("all reals (n >= 0); x != 0 (n < 0)"),
-        accuracy: "n = -1, 0, 1, 2: tightest; otherwise within 1 ulp (a double-word power rounded once), CPU and GPU",
+        accuracy: "n = -1, 0, 1, 2: tightest; otherwise within 1 ulp (a double-word power rounded once) for |n| <= 2^40, CPU and GPU; beyond, rigorous bounds of exp(n log x) (the point functions' accuracy times |n log x|)",
     },
     FunctionInfo {
         name: "abs",
@@ -112,7 +112,7 @@ const OTHERS: &[FunctionInfo] = &[
         arity: 2,
         semantics: "real n-th root for an integer constant n; odd n take negative x",
         domain: Cow::Borrowed("x >= 0 (even n); all reals (odd n); n != 0"),
-        accuracy: "within 1 ulp: an estimate refined by one Newton step and verified with double-word powers",
+        accuracy: "within 1 ulp for |n| <= 2^20: an estimate refined by one Newton step and verified with double-word powers; beyond, exp(log(x) / n) with directed bounds, within a few ulps",
     },
     FunctionInfo {
         name: "floor",

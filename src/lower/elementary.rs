@@ -137,7 +137,7 @@ impl Lowering {
     /// away from 0) were false for the second (`specialize`, issue 29's audit). The other
     /// rules (periodic, tangent, even) keep the exact value at the point alone: their ends are
     /// clamped to the range (cosh >= 1) or decided by the extremum tests.
-    fn bound(&mut self, f: UnaryFn, x: Value, r: Round) -> Value {
+    pub(super) fn bound(&mut self, f: UnaryFn, x: Value, r: Round) -> Value {
         let v = self.b.point(f, x, r);
         let Some((px, fx)) = f.row().exact else {
             return v;

@@ -42,6 +42,24 @@ use crate::scalar::{Cmp, Precision, Round, Value};
 /// error below 2^-33 of the result even in f32 (2^-75 in f64).
 const RENORMALIZE_EVERY: u32 = 4;
 
+/// Powers `x^n` with `|n|` above this are bounded as `exp(n log x)`
+/// ([`Lowering::exp_log_bound`]), not by the double-word chain. The chain's overflow test
+/// compares x with a threshold `T = 2^((emax + 1/2) / n)` rounded to a float; its rounding
+/// error is raised to the n-th power, and once `n * 2^-53` is no longer small against the
+/// half binade of margin (f64 from about 3 * 2^51, f32 from about 2^59) an x whose power is
+/// below MAX read as overflowing (`pown(1, 3 * 2^61)` gave `[MAX, inf]`, issue 29's audit);
+/// near 1 the floats are too coarse for any threshold to keep the chain within its range.
+/// 2^40 keeps the chain where the tests hold it (exponents up to 2^40 in
+/// `tests/cpu/powers.rs`).
+pub(super) const CHAIN_MAX_POWN: u64 = 1 << 40;
+
+/// Roots `rootn(x, n)` with `|n|` above this are bounded as `exp(log(x) / n)`. The Newton step
+/// of [`super::root`] turns meaningless once `est^n / x - 1` exceeds n (f32 from about 2^28:
+/// a negative candidate then passed the verification as an upper bound, `rootn(2^-46, 2^30)`
+/// gave `[0, -65535]`); there `log(x) / n` is below 2^-10 in magnitude, so `exp` of it is
+/// within a few ulps of the root.
+pub(super) const CHAIN_MAX_ROOTN: u64 = 1 << 20;
+
 /// The range constants of one precision.
 pub(super) struct Ranges {
     /// Largest finite value.
@@ -140,6 +158,9 @@ impl Lowering {
     /// the tightest bound for every x and n != 0 (see the module comment).
     pub(super) fn power_bound(&mut self, x: Value, n: i64, r: Round) -> Value {
         debug_assert!(n != 0 && r != Round::Nearest);
+        if n.unsigned_abs() > CHAIN_MAX_POWN {
+            return self.exp_log_bound(x, n as f64, false, r);
+        }
         match n {
             1 => return x,
             2 => return self.b.mul(x, x, r), // one rounding already
@@ -156,6 +177,59 @@ impl Lowering {
         } else {
             self.negative_power(x, n.unsigned_abs(), r)
         }
+    }
+
+    /// `x^e` for `x >= 0` bounded in direction `r` through the point functions:
+    /// `exp(e * log(x))` with `e = k` or (`root`) `e = 1/k`, each operation rounded toward the
+    /// bound (the logarithm in the direction that the sign of `k` preserves, the product or
+    /// quotient by `k` at both neighbours of `k` in the precision when `k` is not one of its
+    /// floats, the smaller for a lower bound). x = 0 and x = +inf give the limits (0 or +inf).
+    /// Rigorous, and monotone in x like every bound; its accuracy is the point functions' with
+    /// `|e log x|` ulps of the argument's rounding: for roots (`|e log x| < 2^-10`) a few ulps,
+    /// for powers near the top of the range up to about 2^11 ulps. Used only beyond
+    /// [`CHAIN_MAX_POWN`] and [`CHAIN_MAX_ROOTN`].
+    pub(super) fn exp_log_bound(&mut self, x: Value, k: f64, root: bool, r: Round) -> Value {
+        use crate::point::UnaryFn;
+        let p = self.b.precision();
+        let x = self.b.abs(x); // -0 is 0
+                               // A lower bound of k * log(x) needs log(x) from below when k > 0, from above when k < 0.
+        let log_dir = if k > 0.0 { r } else { other(r) };
+        let l = self.bound(UnaryFn::Log, x, log_dir);
+        let (k_lo, k_hi) = (to_precision(k, p, false), to_precision(k, p, true));
+        let mut t: Option<Value> = None;
+        for kk in if k_lo == k_hi {
+            vec![k_lo]
+        } else {
+            vec![k_lo, k_hi]
+        } {
+            let c = self.b.constant(kk);
+            let v = if root {
+                self.b.div(l, c, r)
+            } else {
+                self.b.mul(l, c, r)
+            };
+            t = Some(match t {
+                None => v,
+                Some(prev) if r == Round::Down => self.b.min(prev, v),
+                Some(prev) => self.b.max(prev, v),
+            });
+        }
+        let y = self.bound(UnaryFn::Exp, t.expect("one candidate"), r);
+        // exp >= 0: a lower bound stepped below an underflowed 0 comes back to 0.
+        let y = if r == Round::Down {
+            let z = self.b.zero();
+            self.b.max(y, z)
+        } else {
+            y
+        };
+        // The ends exactly (log's bounds at 0 are -inf below and -MAX above).
+        let z = self.b.zero();
+        let inf = self.b.constant(f64::INFINITY);
+        let (at0, at_inf) = if k > 0.0 { (z, inf) } else { (inf, z) };
+        let is0 = self.b.cmp(Cmp::Eq, x, z);
+        let is_inf = self.b.cmp(Cmp::Eq, x, inf);
+        let y = self.b.select(is0, at0, y);
+        self.b.select(is_inf, at_inf, y)
     }
 
     /// `x^m` (m >= 3) rounded in direction r.

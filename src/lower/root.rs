@@ -12,7 +12,7 @@
 //!    candidate wins; if none verifies, a crude bound that is always true does (0 or 1 below;
 //!    max(x, 1) or max(1/x, 1) above). Rigor rests on the verification only.
 
-use super::power::{other, ranges, to_precision, Chain};
+use super::power::{other, ranges, to_precision, Chain, CHAIN_MAX_ROOTN};
 use super::{Iv, Lowering};
 use crate::ir::sign::Fact;
 use crate::point::BinaryFn;
@@ -81,6 +81,9 @@ impl Lowering {
     /// A bound of x^(1/n) in direction r for x >= 0 (n != 0, |n| >= 2): 0 and +inf at the
     /// ends for n > 0, +inf and 0 for n < 0. See the module comment.
     pub(super) fn root_bound(&mut self, x: Value, n: i64, r: Round) -> Value {
+        if n.unsigned_abs() > CHAIN_MAX_ROOTN {
+            return self.exp_log_bound(x, n as f64, true, r);
+        }
         let p = self.b.precision();
         let m = n.unsigned_abs();
         let x = self.b.abs(x); // -0 is 0

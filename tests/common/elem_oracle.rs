@@ -44,7 +44,7 @@ thread_local! {
     static CC: RefCell<Consts> = RefCell::new(Consts::new().expect("astro-float constants"));
 }
 
-fn with_cc<T>(f: impl FnOnce(&mut Consts) -> T) -> T {
+pub fn with_cc<T>(f: impl FnOnce(&mut Consts) -> T) -> T {
     CC.with(|c| f(&mut c.borrow_mut()))
 }
 
@@ -93,7 +93,7 @@ pub fn le(a: &BigFloat, b: &BigFloat) -> bool {
     cmp(a, b) != Ordering::Greater
 }
 
-fn min_b(a: BigFloat, b: BigFloat) -> BigFloat {
+pub fn min_b(a: BigFloat, b: BigFloat) -> BigFloat {
     if le(&a, &b) {
         a
     } else {
@@ -101,7 +101,7 @@ fn min_b(a: BigFloat, b: BigFloat) -> BigFloat {
     }
 }
 
-fn max_b(a: BigFloat, b: BigFloat) -> BigFloat {
+pub fn max_b(a: BigFloat, b: BigFloat) -> BigFloat {
     if le(&a, &b) {
         b
     } else {
@@ -194,7 +194,7 @@ impl Enc {
     pub fn exact(x: f64) -> Enc {
         Enc::point(bf(x))
     }
-    fn neg(&self) -> Enc {
+    pub fn neg(&self) -> Enc {
         Enc {
             lo: self.hi.neg(),
             hi: self.lo.neg(),
@@ -230,7 +230,7 @@ fn approx(b: &BigFloat) -> String {
 
 /// Intersects with [lo, hi] (known bounds of the function's range), e.g. |cos x| <= 1: the
 /// relative widening must not push a bound past a value the function cannot exceed.
-fn clip(mut en: Enc, lo: f64, hi: f64) -> Enc {
+pub fn clip(mut en: Enc, lo: f64, hi: f64) -> Enc {
     let (l, h) = (bf(lo), bf(hi));
     if le(&en.lo, &l) {
         en.lo = l;
@@ -248,7 +248,7 @@ pub enum Val {
 }
 
 /// Lower bound of a library result: taken rounded down, then widened by 2^-(p-24) relative.
-fn lo_of(d: BigFloat, p: usize) -> BigFloat {
+pub fn lo_of(d: BigFloat, p: usize) -> BigFloat {
     if d.is_inf() || d.is_zero() {
         return d;
     }
@@ -259,14 +259,14 @@ fn lo_of(d: BigFloat, p: usize) -> BigFloat {
     d.sub(&m, p + 64, RM::Down)
 }
 
-fn hi_of(u: BigFloat, p: usize) -> BigFloat {
+pub fn hi_of(u: BigFloat, p: usize) -> BigFloat {
     lo_of(u.neg(), p).neg()
 }
 
-type LibFn = fn(&BigFloat, usize, RM, &mut Consts) -> BigFloat;
+pub type LibFn = fn(&BigFloat, usize, RM, &mut Consts) -> BigFloat;
 
 /// A monotone increasing library function on an enclosed argument.
-fn incr(f: LibFn, a: &Enc, p: usize) -> Enc {
+pub fn incr(f: LibFn, a: &Enc, p: usize) -> Enc {
     with_cc(|cc| Enc {
         lo: lo_of(f(&a.lo, p, RM::Down, cc), p),
         hi: hi_of(f(&a.hi, p, RM::Up, cc), p),
@@ -274,56 +274,56 @@ fn incr(f: LibFn, a: &Enc, p: usize) -> Enc {
 }
 
 /// A monotone decreasing library function on an enclosed argument.
-fn decr(f: LibFn, a: &Enc, p: usize) -> Enc {
+pub fn decr(f: LibFn, a: &Enc, p: usize) -> Enc {
     with_cc(|cc| Enc {
         lo: lo_of(f(&a.hi, p, RM::Down, cc), p),
         hi: hi_of(f(&a.lo, p, RM::Up, cc), p),
     })
 }
 
-fn lib_exp(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
+pub fn lib_exp(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
     x.exp(p, rm, cc)
 }
-fn lib_ln(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
+pub fn lib_ln(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
     x.ln(p, rm, cc)
 }
-fn lib_log2(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
+pub fn lib_log2(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
     x.log2(p, rm, cc)
 }
-fn lib_log10(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
+pub fn lib_log10(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
     x.log10(p, rm, cc)
 }
-fn lib_sin(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
+pub fn lib_sin(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
     x.sin(p, rm, cc)
 }
-fn lib_cos(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
+pub fn lib_cos(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
     x.cos(p, rm, cc)
 }
-fn lib_asin(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
+pub fn lib_asin(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
     x.asin(p, rm, cc)
 }
-fn lib_acos(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
+pub fn lib_acos(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
     x.acos(p, rm, cc)
 }
-fn lib_atan(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
+pub fn lib_atan(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
     x.atan(p, rm, cc)
 }
-fn lib_sinh(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
+pub fn lib_sinh(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
     x.sinh(p, rm, cc)
 }
-fn lib_tanh(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
+pub fn lib_tanh(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
     x.tanh(p, rm, cc)
 }
-fn lib_asinh(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
+pub fn lib_asinh(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
     x.asinh(p, rm, cc)
 }
-fn lib_acosh(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
+pub fn lib_acosh(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
     x.acosh(p, rm, cc)
 }
-fn lib_atanh(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
+pub fn lib_atanh(x: &BigFloat, p: usize, rm: RM, cc: &mut Consts) -> BigFloat {
     x.atanh(p, rm, cc)
 }
-fn lib_sqrt(x: &BigFloat, p: usize, rm: RM, _cc: &mut Consts) -> BigFloat {
+pub fn lib_sqrt(x: &BigFloat, p: usize, rm: RM, _cc: &mut Consts) -> BigFloat {
     x.sqrt(p, rm)
 }
 
@@ -332,7 +332,7 @@ fn big(x: f64) -> BigFloat {
 }
 
 /// An enclosure of pi with p bits.
-fn pi_enc(p: usize) -> Enc {
+pub fn pi_enc(p: usize) -> Enc {
     with_cc(|cc| Enc {
         lo: lo_of(cc.pi(p, RM::Down), p),
         hi: hi_of(cc.pi(p, RM::Up), p),
@@ -341,7 +341,7 @@ fn pi_enc(p: usize) -> Enc {
 
 // ---- interval arithmetic on enclosures (directed rounding, precision p) ----
 
-fn mul_e(a: &Enc, b: &Enc, p: usize) -> Enc {
+pub fn mul_e(a: &Enc, b: &Enc, p: usize) -> Enc {
     let c = [
         (&a.lo, &b.lo),
         (&a.lo, &b.hi),
@@ -369,7 +369,7 @@ fn mul_e(a: &Enc, b: &Enc, p: usize) -> Enc {
 }
 
 /// a / b, or None when b contains 0.
-fn div_e(a: &Enc, b: &Enc, p: usize) -> Option<Enc> {
+pub fn div_e(a: &Enc, b: &Enc, p: usize) -> Option<Enc> {
     if !b.lo.is_positive() && !b.hi.is_negative() {
         return None;
     }
@@ -402,24 +402,24 @@ fn div_e(a: &Enc, b: &Enc, p: usize) -> Option<Enc> {
     })
 }
 
-fn add_e(a: &Enc, b: &Enc, p: usize) -> Enc {
+pub fn add_e(a: &Enc, b: &Enc, p: usize) -> Enc {
     Enc {
         lo: a.lo.add(&b.lo, p, RM::Down),
         hi: a.hi.add(&b.hi, p, RM::Up),
     }
 }
 
-fn entire() -> Enc {
+pub fn entire() -> Enc {
     Enc {
         lo: INF_NEG,
         hi: INF_POS,
     }
 }
 
-const EXP_CUT: f64 = 1.0e4;
+pub const EXP_CUT: f64 = 1.0e4;
 
 /// exp on an enclosed argument, with the overflow / underflow statements beyond +-10^4.
-fn exp_e(t: &Enc, p: usize) -> Enc {
+pub fn exp_e(t: &Enc, p: usize) -> Enc {
     let cut = big(EXP_CUT);
     let ncut = big(-EXP_CUT);
     if le(&cut, &t.lo) {
@@ -448,7 +448,7 @@ fn exp_e(t: &Enc, p: usize) -> Enc {
 }
 
 /// x - k*(pi/2) for an integer k near x/(pi/2): (k mod 4, enclosure of r).
-fn reduce_half_pi(x: &BigFloat, p: usize) -> (u32, Enc) {
+pub fn reduce_half_pi(x: &BigFloat, p: usize) -> (u32, Enc) {
     let ex = x.exponent().unwrap();
     if ex <= 0 {
         // |x| < 1
@@ -494,12 +494,12 @@ fn reduce_half_pi(x: &BigFloat, p: usize) -> (u32, Enc) {
 }
 
 /// sin on an enclosure inside [-pi/2, pi/2] (increasing there).
-fn sin_small(r: &Enc, p: usize) -> Enc {
+pub fn sin_small(r: &Enc, p: usize) -> Enc {
     incr(lib_sin, r, p)
 }
 
 /// cos on an enclosure inside [-pi/2, pi/2].
-fn cos_small(r: &Enc, p: usize) -> Enc {
+pub fn cos_small(r: &Enc, p: usize) -> Enc {
     if !r.lo.is_negative() {
         decr(lib_cos, r, p)
     } else if !r.hi.is_positive() {
@@ -549,7 +549,7 @@ fn reduce_int(x: f64) -> (u32, f64) {
     (((k.abs() as u64) & 1) as u32, r)
 }
 
-fn ln_e(x: &Enc, p: usize) -> Enc {
+pub fn ln_e(x: &Enc, p: usize) -> Enc {
     incr(lib_ln, x, p)
 }
 
@@ -960,10 +960,10 @@ fn of_reciprocal(f: &str, x: f64, p: usize) -> Val {
 
 /// Beyond this |x|, erf and erfc are decided by the classical bound 0 < erfc(x) < e^(-x^2) /
 /// (x sqrt(pi)) for x > 0: at x = 28 that is below 2^-1100, far under every f64 and f32.
-const ERF_CUT: f64 = 28.0;
+pub const ERF_CUT: f64 = 28.0;
 
 /// An enclosure of 2/sqrt(pi) with p bits.
-fn two_over_sqrt_pi(p: usize) -> Enc {
+pub fn two_over_sqrt_pi(p: usize) -> Enc {
     let pi = pi_enc(p + 64);
     let s = with_cc(|cc| Enc {
         lo: lo_of(lib_sqrt(&pi.lo, p + 64, RM::Down, cc), p + 64),

@@ -8,6 +8,7 @@ pub mod itl;
 pub mod oracle;
 pub mod power_oracle;
 pub mod pown_check;
+pub mod real_oracle;
 pub mod rng;
 pub mod rootn_check;
 pub mod tools;

@@ -115,3 +115,90 @@ fn pown_and_rootn_of_the_empty_set_are_empty() {
         }
     }
 }
+
+/// Exponents far beyond the double-word chains (issue 29's audit): `pown(1, 3 * 2^61)` was
+/// `[MAX, inf]` (the overflow threshold, rounded to nearest, raised to the n-th power) and
+/// `rootn(2^-46, 2^30)` `[0, -65535]` in f32 (a negative Newton candidate verified as an upper
+/// bound). Beyond 2^40 (powers) and 2^20 (roots) both are bounded as exp(n log x). Every
+/// point near 1 (where the results are finite and nonzero), 0, the range's ends and a few
+/// ordinary values, in both precisions, against the rigorous oracle; roots within 4 ulps.
+#[test]
+fn huge_exponents_are_contained() {
+    use crate::common::elem_oracle::{bf, Val};
+    use crate::common::elem_oracle::{round_down, round_up};
+    use crate::common::real_oracle::value;
+    let exps: &[i64] = &[
+        (1 << 40) + 1,
+        3 << 51,
+        (1 << 53) - 1,
+        -((1 << 53) - 1),
+        1 << 61,
+        3 << 61,
+        -(1 << 61),
+        1 << 30,
+        (1 << 30) + 1,
+        -(1 << 30),
+        (1 << 20) + 1,
+        -((1 << 20) + 3),
+    ];
+    let mut checked = 0;
+    for p in [Precision::F64, Precision::F32] {
+        let f32 = p == Precision::F32;
+        let ulp_step = |x: f64, k: i32| {
+            let mut v = x;
+            for _ in 0..k.abs() {
+                v = if f32 {
+                    (if k > 0 {
+                        (v as f32).next_up()
+                    } else {
+                        (v as f32).next_down()
+                    }) as f64
+                } else if k > 0 {
+                    v.next_up()
+                } else {
+                    v.next_down()
+                };
+            }
+            v
+        };
+        let mut xs = vec![0.0, 0.5, 2.0, 1e-30, 1e30];
+        for k in [-40, -3, -1, 0, 1, 3, 40, 1000] {
+            xs.push(ulp_step(1.0, k));
+        }
+        xs.push(if f32 { f32::MAX as f64 } else { f64::MAX });
+        xs.push(if f32 { 2f64.powi(-46) } else { 2f64.powi(-70) });
+        xs.push(if f32 { 2f64.powi(100) } else { 2f64.powi(357) });
+        let negs: Vec<f64> = xs.iter().map(|x| -x).collect();
+        xs.extend(negs);
+        for &n in exps {
+            for (name, src) in [
+                ("pown", format!("pown(x, {n})")),
+                ("rootn", format!("rootn(x, {n})")),
+            ] {
+                let e = Expression::parse(&src).unwrap();
+                let ev = Evaluator::new(&e, p, BackendChoice::Cpu).unwrap();
+                for &x in &xs {
+                    let got = ev.eval(&[Interval::new(x, x).unwrap()]).unwrap()[0];
+                    let want = value(&format!("{name}:{n}"), &[bf(x)], 256);
+                    let Val::In(w) = want else {
+                        assert!(got.is_empty(), "{src} ({p:?}) at {x:e}: {got}, want empty");
+                        continue;
+                    };
+                    let (wlo, whi) = (round_down(&w.lo), round_up(&w.hi));
+                    assert!(
+                        !got.is_empty() && got.lo <= wlo && whi <= got.hi,
+                        "{src} ({p:?}) at {x:e}: {got} misses [{wlo:e}, {whi:e}]"
+                    );
+                    if name == "rootn" && whi.is_finite() && wlo.is_finite() {
+                        assert!(
+                            ulp_step(got.lo, 4) >= wlo && ulp_step(got.hi, -4) <= whi,
+                            "{src} ({p:?}) at {x:e}: {got} not within 4 ulps of [{wlo:e}, {whi:e}]"
+                        );
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 800, "{checked}");
+}
