@@ -2,7 +2,7 @@
 //! lowering and before every backend ([`super::Program::verify`]); a program that fails it is a
 //! bug in whatever built it, reported as a value, never a panic.
 
-use super::{Inst, Program, Type, Value};
+use super::{Inst, Precision, Program, Type, Value};
 
 /// Why a scalar program is ill-formed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -46,6 +46,16 @@ pub enum VerifyError {
         #[source]
         source: Box<VerifyError>,
     },
+    /// A constant of an f32 program that is not an f32 value: the backends would read it
+    /// differently (the interpreter and the PTX round it to the nearest f32, the CPU
+    /// evaluator's f32 product lanes multiply it as it is).
+    #[error("instruction %{at}: the constant {value} is not an f32 value in an f32 program")]
+    NotF32 {
+        /// The instruction.
+        at: usize,
+        /// The constant, as a hex float.
+        value: String,
+    },
     /// A caller gave the wrong number of input boxes (reference interpreter).
     #[error("the program has {expected} variables, but {got} input intervals were given")]
     InputCount {
@@ -85,7 +95,15 @@ pub fn verify(program: &Program) -> Result<(), VerifyError> {
                     });
                 }
             }
-            Inst::Const(_) | Inst::Bool(_) => {}
+            Inst::Const(c) => {
+                if program.precision == Precision::F32 && !c.is_nan() && c as f32 as f64 != c {
+                    return Err(VerifyError::NotF32 {
+                        at: i,
+                        value: crate::syntax::number::hexf64(c),
+                    });
+                }
+            }
+            Inst::Bool(_) => {}
             Inst::Select(c, a, b) => {
                 ty(c, i, Type::Bool)?;
                 ty(a, i, Type::Float)?;
@@ -169,5 +187,17 @@ mod tests {
             vec![(Value(1), Value(0))],
         );
         assert_eq!(verify(&fine), Ok(()));
+        // An f32 program's constants are f32 values (1 + 2^-24 is not; infinities are).
+        let mut wide = program(
+            vec![Inst::Const(1.0 + 2f64.powi(-24))],
+            vec![(Value(0), Value(0))],
+        );
+        wide.precision = Precision::F32;
+        assert!(matches!(
+            verify(&wide),
+            Err(VerifyError::NotF32 { at: 0, .. })
+        ));
+        wide.insts = vec![Inst::Const(f64::INFINITY)];
+        assert_eq!(verify(&wide), Ok(()));
     }
 }
