@@ -3,6 +3,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod binary;
+pub mod classes;
 pub mod elem_oracle;
 pub mod itl;
 pub mod oracle;

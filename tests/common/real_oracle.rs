@@ -42,9 +42,20 @@ pub fn as_f64(x: &BigFloat) -> Option<f64> {
 /// `neg abs sqr sqrt recip add sub mul div fma min max`, `pown:N`, `rootn:N` (any integer N).
 pub fn value(f: &str, args: &[BigFloat], p: usize) -> Val {
     let floats: Option<Vec<f64>> = args.iter().map(as_f64).collect();
-    if let Some(xs) = floats {
+    let any_tiny = args.iter().any(|a| tiny(a, p));
+    if let (Some(xs), false) = (floats, any_tiny) {
         if let Some(name) = float_oracle_name(f) {
-            return eo::point(&name, &xs, p);
+            let v = eo::point(&name, &xs, p);
+            // An algebraic function's exact float value (cbrt(8) = 2, hypot(3, 4) = 5) sits
+            // inside the widened enclosure: found and returned as a point.
+            if let Val::In(e) = &v {
+                for c in [eo::round_up(&e.lo), eo::round_down(&e.hi)] {
+                    if eo::is_exact(&name, &xs, c) {
+                        return exact(bf(c));
+                    }
+                }
+            }
+            return v;
         }
     }
     point_real(f, args, p)
@@ -114,14 +125,20 @@ fn sq_up(x: &BigFloat, p: usize) -> BigFloat {
     x.mul(x, p, RM::Up)
 }
 
-/// `x + [-|x|^3, |x|^3]`: sin, tan, asin, atan, sinh, tanh, asinh, atanh of a tiny x (each is
-/// x + O(x^3) with a remainder below |x|^3 for |x| < 1/2).
-fn odd_small(x: &BigFloat, p: usize) -> Enc {
+/// A tiny x's value for the functions that are x + O(x^3) with the remainder's sign known:
+/// `below` for those with |f(x)| <= |x| (sin, atan, tanh, asinh, erf's series), whose value
+/// is in [x - |x|^3, x] for x > 0, and the others (tan, asin, sinh, atanh) in [x, x + |x|^3].
+/// The remainders are below |x|^3 for |x| < 1/2. The one-sided form keeps the float x itself
+/// decidable as a bound (sin(2^-1074) < 2^-1074).
+fn odd_small_signed(x: &BigFloat, below: bool, p: usize) -> Enc {
     let c = x.abs().mul(&sq_up(x, p), p, RM::Up);
-    Enc {
-        lo: x.sub(&c, p, RM::Down),
-        hi: x.add(&c, p, RM::Up),
-    }
+    let toward_zero = below; // the value lies between x and x -+ c on zero's side
+    let (lo, hi) = if is_pos(x) == toward_zero {
+        (x.sub(&c, p, RM::Down), x.clone())
+    } else {
+        (x.clone(), x.add(&c, p, RM::Up))
+    };
+    Enc { lo, hi }
 }
 
 fn inn(e: Enc) -> Val {
@@ -192,7 +209,7 @@ fn atan_e(q: &Enc, p: usize) -> Enc {
             return v.clone();
         }
         if tiny(v, p) {
-            let e = odd_small(v, p);
+            let e = odd_small_signed(v, true, p);
             return if down { e.lo } else { e.hi };
         }
         let e = eo::incr(eo::lib_atan, &Enc::point(v.clone()), p);
@@ -220,7 +237,7 @@ fn sin_cos(x: &BigFloat, cosine: bool, p: usize) -> Enc {
                 hi: one(),
             }
         } else {
-            odd_small(x, p)
+            odd_small_signed(x, true, p)
         };
     }
     let (k, r) = eo::reduce_half_pi(x, p);
@@ -281,18 +298,41 @@ fn rootn(x: &BigFloat, n: i64, p: usize) -> Val {
         return exact(x.clone()); // (+-1)^(1/n), n odd for -1
     }
     let m = n.unsigned_abs();
+    if m == 1 {
+        return inn(div_verified(&one(), x, p)); // n = -1
+    }
+    // x^(1/n) = exp(ln|x| / n), the quotient rounded outward for either sign of n.
     let l = eo::ln_e(&Enc::point(x.abs()), p + 64);
-    let nn = BigFloat::from_u64(m, 64);
+    let nn = BigFloat::from_i64(n, 64);
+    let (a, b) = if n > 0 {
+        (&l.lo, &l.hi)
+    } else {
+        (&l.hi, &l.lo)
+    };
     let t = Enc {
-        lo: l.lo.div(&nn, p + 64, RM::Down),
-        hi: l.hi.div(&nn, p + 64, RM::Up),
+        lo: a.div(&nn, p + 64, RM::Down),
+        hi: b.div(&nn, p + 64, RM::Up),
     };
     let r = eo::exp_e(&t, p);
-    let r = if n < 0 {
-        eo::div_e(&Enc::exact(1.0), &r, p).unwrap_or_else(eo::entire)
-    } else {
-        r
-    };
+    // An exact root (rootn(4, -2) = 1/2) is a float at one of the enclosure's ends: checked
+    // exactly, so that a bound equal to it is decided.
+    for c in [eo::round_up(&r.lo), eo::round_down(&r.hi)] {
+        if m <= 64 && c.is_finite() && c > 0.0 {
+            let cn = pow_exact(&bf(c), m as u32);
+            let hit = if n > 0 {
+                eo::cmp(&cn, &x.abs()).is_eq()
+            } else {
+                eo::cmp(
+                    &cn.mul(&x.abs(), bits_of(&cn, bits_of(x, 64)), RM::None),
+                    &one(),
+                )
+                .is_eq()
+            };
+            if hit {
+                return exact(if is_neg(x) { bf(-c) } else { bf(c) });
+            }
+        }
+    }
     inn(if is_neg(x) { r.neg() } else { r })
 }
 
@@ -301,7 +341,7 @@ fn erf_real(x: &BigFloat, complement: bool, p: usize) -> Val {
     let cut = bf(eo::ERF_CUT);
     let neg = is_neg(x);
     let e = if tiny(x, p) {
-        eo::mul_e(&eo::two_over_sqrt_pi(p), &odd_small(x, p), p)
+        eo::mul_e(&eo::two_over_sqrt_pi(p), &odd_small_signed(x, true, p), p)
     } else if le(&cut, &x.abs()) {
         let e = Enc {
             lo: one().sub(&two_pow(-1100), 1200, RM::Down),
@@ -437,9 +477,10 @@ pub fn point_real(f: &str, args: &[BigFloat], p: usize) -> Val {
             if tiny(&t.lo, p) && tiny(&t.hi, p) {
                 // exp(t) in 1 + t + [0, t^2] for |t| < 1
                 let m = eo::max_b(sq_up(&t.lo, p), sq_up(&t.hi, p));
+                // (the small terms summed first: 1 + (t + t^2) stays below 1 for t < 0)
                 return inn(Enc {
                     lo: one().add(&t.lo, p, RM::Down),
-                    hi: one().add(&t.hi, p, RM::Up).add(&m, p, RM::Up),
+                    hi: one().add(&t.hi.add(&m, p, RM::Up), p, RM::Up),
                 });
             }
             inn(eo::exp_e(&t, p))
@@ -503,7 +544,7 @@ pub fn point_real(f: &str, args: &[BigFloat], p: usize) -> Val {
                 return exact(BigFloat::new(64));
             }
             if tiny(x, p) {
-                return inn(odd_small(x, p));
+                return inn(odd_small_signed(x, false, p));
             }
             let s = sin_cos(x, false, p);
             let c = sin_cos(x, true, p);
@@ -514,7 +555,7 @@ pub fn point_real(f: &str, args: &[BigFloat], p: usize) -> Val {
                 return Val::Out;
             }
             let asin = if tiny(x, p) {
-                odd_small(x, p)
+                odd_small_signed(x, false, p)
             } else {
                 eo::incr(eo::lib_asin, &xe(), p)
             };
@@ -536,7 +577,7 @@ pub fn point_real(f: &str, args: &[BigFloat], p: usize) -> Val {
                         hi: one().add(&sq_up(x, p), p, RM::Up),
                     }
                 } else {
-                    odd_small(x, p)
+                    odd_small_signed(x, f == "tanh", p)
                 });
             }
             if le(&bf(eo::EXP_CUT), &x.abs()) {
@@ -568,7 +609,7 @@ pub fn point_real(f: &str, args: &[BigFloat], p: usize) -> Val {
             })
         }
         "asinh" => inn(if tiny(x, p) {
-            odd_small(x, p)
+            odd_small_signed(x, true, p)
         } else {
             eo::incr(eo::lib_asinh, &xe(), p)
         }),
@@ -587,7 +628,7 @@ pub fn point_real(f: &str, args: &[BigFloat], p: usize) -> Val {
                 return Val::Out;
             }
             inn(if tiny(x, p) {
-                odd_small(x, p)
+                odd_small_signed(x, false, p)
             } else {
                 eo::incr(eo::lib_atanh, &xe(), p)
             })
@@ -610,10 +651,10 @@ pub fn point_real(f: &str, args: &[BigFloat], p: usize) -> Val {
                 }
                 let t = pi_r(&r);
                 let s = if tiny(&r, p) {
-                    let e = odd_small(&t.hi, p);
+                    // sin is increasing near 0
                     Enc {
-                        lo: odd_small(&t.lo, p).lo,
-                        hi: e.hi,
+                        lo: odd_small_signed(&t.lo, true, p).lo,
+                        hi: odd_small_signed(&t.hi, true, p).hi,
                     }
                 } else {
                     eo::sin_small(&t, p)
@@ -659,7 +700,7 @@ pub fn point_real(f: &str, args: &[BigFloat], p: usize) -> Val {
             BigFloat::new(64)
         }),
         "sec" | "csc" | "cot" | "sech" | "csch" | "coth" => {
-            let inner = |g: &str| match point_real(g, &[x.clone()], p) {
+            let inner = |g: &str| match point_real(g, std::slice::from_ref(x), p) {
                 Val::In(e) => e,
                 Val::Out => unreachable!("defined everywhere"),
             };
@@ -695,7 +736,7 @@ pub fn point_real(f: &str, args: &[BigFloat], p: usize) -> Val {
                 "asech" => "acosh",
                 _ => "asinh",
             };
-            let side = |v: &BigFloat| match point_real(g, &[v.clone()], p) {
+            let side = |v: &BigFloat| match point_real(g, std::slice::from_ref(v), p) {
                 Val::In(e) => e,
                 Val::Out => panic!("real oracle: {g} of 1/x out of its domain"),
             };

@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod classes;
 mod compile_time;
 mod containment;
 mod elementary;
