@@ -298,6 +298,9 @@ pub struct Op {
     pub oracle: String,
     /// The expression over x, y, z.
     pub src: String,
+    /// The expression with `{0}`, `{1}`, `{2}` for its arguments (for programs that apply it
+    /// to other variables).
+    pub tmpl: String,
     pub arity: usize,
     pub grid: Grid,
     /// hull and intersect: set operations, checked exactly.
@@ -428,6 +431,7 @@ pub fn ops() -> Vec<Op> {
                     v.push(Op {
                         oracle: format!("pown:{n}"),
                         src: format!("pown(x, {n})"),
+                        tmpl: format!("pown({{0}}, {n})"),
                         arity: 1,
                         grid: Grid::None,
                         set_op: false,
@@ -439,6 +443,7 @@ pub fn ops() -> Vec<Op> {
                     v.push(Op {
                         oracle: format!("rootn:{n}"),
                         src: format!("rootn(x, {n})"),
+                        tmpl: format!("rootn({{0}}, {n})"),
                         arity: 1,
                         grid: Grid::None,
                         set_op: false,
@@ -450,9 +455,11 @@ pub fn ops() -> Vec<Op> {
                     panic!("the class matrix has no oracle for `{name}`: add it to oracle_name")
                 });
                 let args = vars[..info.arity].join(", ");
+                let slots = ["{0}", "{1}", "{2}"][..info.arity].join(", ");
                 v.push(Op {
                     oracle: oracle.to_string(),
                     src: format!("{name}({args})"),
+                    tmpl: format!("{name}({slots})"),
                     arity: info.arity,
                     grid: grid_of(name),
                     set_op: matches!(name, "hull" | "intersect"),
@@ -461,26 +468,36 @@ pub fn ops() -> Vec<Op> {
         }
     }
     // The operators.
-    for (oracle, src, arity) in [
-        ("add", "x + y", 2),
-        ("sub", "x - y", 2),
-        ("mul", "x * y", 2),
-        ("div", "x / y", 2),
-        ("neg", "-x", 1),
-        ("pown:3", "x^3", 1),
-        ("pown:-2", "x^-2", 1),
-        ("sqrt", "x^0.5", 1),
-        ("pow", "x^y", 2),
+    for (oracle, tmpl, arity) in [
+        ("add", "{0} + {1}", 2),
+        ("sub", "{0} - {1}", 2),
+        ("mul", "{0} * {1}", 2),
+        ("div", "{0} / {1}", 2),
+        ("neg", "-{0}", 1),
+        ("pown:3", "{0}^3", 1),
+        ("pown:-2", "{0}^-2", 1),
+        ("sqrt", "{0}^0.5", 1),
+        ("pow", "{0}^{1}", 2),
     ] {
         v.push(Op {
             oracle: oracle.to_string(),
-            src: src.to_string(),
+            src: apply(tmpl, &vars),
+            tmpl: tmpl.to_string(),
             arity,
             grid: Grid::None,
             set_op: false,
         });
     }
     v
+}
+
+/// A template with its slots filled by `args`.
+pub fn apply(tmpl: &str, args: &[&str]) -> String {
+    let mut s = tmpl.to_string();
+    for (i, a) in args.iter().enumerate() {
+        s = s.replace(&format!("{{{i}}}"), a);
+    }
+    s
 }
 
 /// The cells of one operation: each argument position in turn runs through the classes while
@@ -1285,6 +1302,8 @@ pub struct Tally {
     pub worst: String,
     /// The first cells with an unbounded slack.
     pub unbounded: Vec<String>,
+    /// Cells where a derivative was checked against difference quotients (gradient).
+    pub quotients: usize,
 }
 
 impl Tally {
@@ -1314,4 +1333,162 @@ impl Tally {
             }
         }
     }
+}
+
+/// Checks one engine's results on the cells of one operation. `slack_for(boxes)` says whether
+/// the cell's tightness is tallied.
+#[allow(clippy::too_many_arguments)]
+pub fn tally(
+    op: &Op,
+    fmt: Fmt,
+    engine: &str,
+    classes: &[Class],
+    cells: &[(Vec<(f64, f64)>, String)],
+    expected: &[&Expected],
+    results: &[(f64, f64)],
+    slack_for: impl Fn(&[(f64, f64)]) -> bool,
+) -> Tally {
+    let mut t = Tally::default();
+    for (((b, label), e), r) in cells.iter().zip(expected).zip(results) {
+        let mut v = check(op, b, e, *r, fmt);
+        if !slack_for(b) {
+            v.slack = None;
+        }
+        let what = format!(
+            "{} ({fmt:?}, {engine}) on {label}: got [{}, {}]",
+            op.src,
+            hx(r.0),
+            hx(r.1)
+        );
+        t.add(group_of(classes, label), &what, &v);
+    }
+    t
+}
+
+/// The class x operation table (Markdown): per group, the cells, the largest slack in steps
+/// of the precision, the cells with an unbounded slack and the failures.
+pub fn report(rows: &[(String, Fmt, &Tally)]) -> String {
+    let mut s = String::new();
+    s.push_str("| expression | precision |");
+    for g in GROUPS {
+        s.push_str(&format!(" {g} |"));
+    }
+    s.push_str(" max slack |\n|---|---|");
+    for _ in GROUPS {
+        s.push_str("--:|");
+    }
+    s.push_str("--:|\n");
+    for (name, fmt, t) in rows {
+        s.push_str(&format!("| `{name}` | {fmt:?} |"));
+        for g in GROUPS {
+            match t.groups.get(g) {
+                None => s.push_str(" - |"),
+                Some((n, f, m, unb)) => {
+                    let fail = if *f > 0 {
+                        format!(" **{f} FAIL**")
+                    } else {
+                        String::new()
+                    };
+                    let unb = if *unb > 0 {
+                        format!(" ({unb} inf)")
+                    } else {
+                        String::new()
+                    };
+                    s.push_str(&format!(" {n}: {m}{unb}{fail} |"));
+                }
+            }
+        }
+        s.push_str(&format!(" {} |\n", t.max_slack));
+    }
+    s
+}
+
+/// Where a trigonometric function's tightness is not asserted: boxes beyond 2^51 (f64) or
+/// 2^22 (f32) in magnitude, where the quarter-period indices (2x / pi, 2x) pass 2^53 (2^24)
+/// and are no longer exact, so the extremum tests answer "may be inside" (module comment of
+/// `src/lower/elementary.rs`): sin on [2^54 - 2, 2^54] gives [-1, 1]. Containment is checked
+/// there like everywhere.
+pub fn trig_index_inexact(op: &Op, fmt: Fmt, boxes: &[(f64, f64)]) -> bool {
+    let limit = match fmt {
+        Fmt::F64 => 2f64.powi(51),
+        Fmt::F32 => 2f64.powi(22),
+    };
+    op.grid != Grid::None && boxes.iter().any(|b| b.0.abs().max(b.1.abs()) >= limit)
+}
+
+/// The binade stride of the matrix: `IVJIT_CLASSES_STRIDE` (1: every binade edge), else 16.
+pub fn stride() -> usize {
+    std::env::var("IVJIT_CLASSES_STRIDE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(16)
+        .max(1)
+}
+
+/// The operations of the matrix, or those `IVJIT_CLASSES_ONLY` names.
+pub fn selected_ops() -> Vec<Op> {
+    let only = std::env::var("IVJIT_CLASSES_ONLY").ok();
+    ops()
+        .into_iter()
+        .filter(|o| {
+            only.as_deref()
+                .is_none_or(|w| o.oracle == w || o.src.contains(w))
+        })
+        .collect()
+}
+
+/// The gradient's check on one cell of a unary operation (mean value theorem): for two
+/// witnesses p < q of the box where f is defined, (f(q) - f(p)) / (q - p) is f' at some point
+/// of [p, q], so the derivative's enclosure `d` must meet the quotient's. It applies where the
+/// gradient claims f continuous with a bounded derivative on the box (`flag` [1, 1], `d`
+/// finite): then f is Lipschitz on the box's part of its domain, an interval. acot jumps at 0
+/// (acot(0) = pi/2, from the left -pi/2) with a bounded derivative: its pairs may not cross 0.
+pub fn check_derivative(
+    op: &Op,
+    exp: &Expected,
+    flag: (f64, f64),
+    d: (f64, f64),
+) -> Option<String> {
+    if flag != (1.0, 1.0) || !d.0.is_finite() || !d.1.is_finite() {
+        return None;
+    }
+    let mut pts: Vec<(&BigFloat, &Enc)> = exp
+        .values
+        .iter()
+        .filter_map(|(a, e, _)| a.as_ref().map(|a| (&a[0], e)))
+        .filter(|(_, e)| !e.lo.is_inf() && !e.hi.is_inf())
+        .collect();
+    pts.sort_by(|a, b| eo::cmp(a.0, b.0));
+    for w in pts.windows(2) {
+        let ((p, fp), (q, fq)) = (w[0], w[1]);
+        if !eo::cmp(p, q).is_lt() {
+            continue;
+        }
+        if op.oracle == "acot" && !p.is_positive() && !q.is_negative() {
+            continue;
+        }
+        let bits = 2 * P + 64;
+        let h_lo = q.sub(p, bits, RM::Down);
+        let h_hi = q.sub(p, bits, RM::Up);
+        let n_lo = fq.lo.sub(&fp.hi, bits, RM::Down);
+        let n_hi = fq.hi.sub(&fp.lo, bits, RM::Up);
+        // The quotient's enclosure (h > 0).
+        let q_lo = eo::min_b(
+            n_lo.div(&h_lo, bits, RM::Down),
+            n_lo.div(&h_hi, bits, RM::Down),
+        );
+        let q_hi = eo::max_b(n_hi.div(&h_lo, bits, RM::Up), n_hi.div(&h_hi, bits, RM::Up));
+        if d.0 > eo::round_down(&q_hi) || d.1 < eo::round_up(&q_lo) {
+            return Some(format!(
+                "the derivative [{}, {}] misses the difference quotient [{}, {}] between {} and {}",
+                hx(d.0),
+                hx(d.1),
+                hx(eo::round_down(&q_lo)),
+                hx(eo::round_up(&q_hi)),
+                describe_args(std::slice::from_ref(p)),
+                describe_args(std::slice::from_ref(q))
+            ));
+        }
+    }
+    None
 }

@@ -4,8 +4,10 @@
 //! the top and at binade edges, many periods at huge magnitude, subnormals, signed zeros,
 //! points, empty), each result checked against witnesses from the rigorous oracles, never
 //! against another engine. Engines: the CPU evaluator, the scalar IR's reference interpreter,
-//! the tape interpreter (its operations: neg, +, -, *, sqr, sqrt, abs, min, max), and the
-//! mean-value and monotone forms (enclosures of the same function). The GPU's engines run the
+//! the tape interpreter (its operations: neg, +, -, *, sqr, sqrt, abs, min, max), the
+//! mean-value and monotone forms (enclosures of the same function), and the gradient of each
+//! unary operation (its value output, and its derivative against the difference quotients
+//! between witnesses: the mean value theorem). The GPU's engines run the
 //! same matrix in `tests/gpu/gpu_classes.rs`.
 //!
 //! Tightness is held where it was measured when the matrix was written: per operation, the
@@ -25,14 +27,6 @@ use ivjit::search::tape::Tape;
 use ivjit::{BackendChoice, Evaluator, Expression, Interval, Precision};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-
-fn stride() -> usize {
-    std::env::var("IVJIT_CLASSES_STRIDE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(16)
-        .max(1)
-}
 
 fn prec(fmt: Fmt) -> Precision {
     match fmt {
@@ -119,23 +113,24 @@ fn run_op(op: &Op, fmt: Fmt, classes: &[Class]) -> OpResult {
         .iter()
         .map(|(b, _)| cl::expect(op, b, &mut memo))
         .collect();
-    let mut tallies = Vec::new();
-    for (engine, results) in run_engines(op, fmt, &cells) {
-        let mut t = Tally::default();
-        for (((b, label), e), r) in cells.iter().zip(&expected).zip(&results) {
-            let mut v = cl::check(op, b, e, *r, fmt);
-            if engine != "cpu evaluator" || trig_index_inexact(op, fmt, b) {
-                v.slack = None; // tightness is tallied for the evaluator (the others: bits or forms)
-            }
-            let what = format!(
-                "{} ({fmt:?}, {engine}) on {label}: got [{}, {}]",
-                op.src,
-                cl::hx(r.0),
-                cl::hx(r.1)
+    let expected: Vec<&Expected> = expected.iter().collect();
+    let mut tallies: Vec<(&'static str, Tally)> = run_engines(op, fmt, &cells)
+        .into_iter()
+        .map(|(engine, results)| {
+            // Tightness is tallied for the evaluator (the others give its bits, or are forms).
+            let slack_for =
+                |b: &[(f64, f64)]| engine == "cpu evaluator" && !cl::trig_index_inexact(op, fmt, b);
+            let t = cl::tally(
+                op, fmt, engine, classes, &cells, &expected, &results, slack_for,
             );
-            t.add(cl::group_of(classes, label), &what, &v);
-        }
-        tallies.push((engine, t));
+            (engine, t)
+        })
+        .collect();
+    if op.arity == 1 && !op.set_op {
+        tallies.push((
+            "gradient",
+            gradient_tally(op, fmt, classes, &cells, &expected),
+        ));
     }
     OpResult {
         op: op.clone(),
@@ -144,17 +139,39 @@ fn run_op(op: &Op, fmt: Fmt, classes: &[Class]) -> OpResult {
     }
 }
 
-/// Where a trigonometric function's tightness is not asserted: boxes beyond 2^51 (f64) or
-/// 2^22 (f32) in magnitude, where the quarter-period indices (2x / pi, 2x) pass 2^53 (2^24)
-/// and are no longer exact, so the extremum tests answer "may be inside" (module comment of
-/// `src/lower/elementary.rs`): sin on [2^54 - 2, 2^54] gives [-1, 1]. Containment is checked
-/// there like everywhere.
-fn trig_index_inexact(op: &Op, fmt: Fmt, boxes: &[(f64, f64)]) -> bool {
-    let limit = match fmt {
-        Fmt::F64 => 2f64.powi(51),
-        Fmt::F32 => 2f64.powi(22),
-    };
-    op.grid != cl::Grid::None && boxes.iter().any(|b| b.0.abs().max(b.1.abs()) >= limit)
+/// The gradient program of a unary operation: its value output holds the range like f's, and
+/// its derivative meets every difference quotient between witnesses where it claims f
+/// continuous with a bounded derivative (`cl::check_derivative`).
+fn gradient_tally(
+    op: &Op,
+    fmt: Fmt,
+    classes: &[Class],
+    cells: &[(Vec<(f64, f64)>, String)],
+    expected: &[&Expected],
+) -> Tally {
+    let expr = Expression::parse(&op.src).unwrap();
+    let (g, at) = expr.gradient().unwrap();
+    let ev = Evaluator::new(&g, prec(fmt), BackendChoice::Cpu).unwrap();
+    let n = cells.len();
+    let out = ev.eval_soa(&cl::soa(cells, 1), n).unwrap();
+    let col = |k: usize, i: usize| (out[2 * k * n + i], out[(2 * k + 1) * n + i]);
+    let mut t = Tally::default();
+    let mut quotients = 0usize;
+    for (i, ((b, label), e)) in cells.iter().zip(expected).enumerate() {
+        let value = col(at.value(0), i);
+        let mut v = cl::check(op, b, e, value, fmt);
+        v.slack = None;
+        if v.failure.is_none() {
+            let (flag, d) = (col(at.defined(0), i), col(at.partial(0, 0), i));
+            v.failure = cl::check_derivative(op, e, flag, d);
+            quotients += usize::from(flag == (1.0, 1.0) && d.0.is_finite() && d.1.is_finite());
+        }
+        let what = format!("{} ({fmt:?}, gradient) on {label}", op.src);
+        t.add(cl::group_of(classes, label), &what, &v);
+    }
+    // (Derived functions built with an intersection never claim continuity: no quotient.)
+    t.quotients = quotients;
+    t
 }
 
 /// The largest slack (steps of the precision outside the witnesses' hull) of the CPU
@@ -186,63 +203,23 @@ fn allowed_slack(op: &Op, fmt: Fmt) -> (u64, usize) {
     }
 }
 
-fn report(results: &[OpResult], classes64: &[Class]) -> String {
-    let _ = classes64;
-    let mut s = String::new();
-    s.push_str("| expression | precision |");
-    for g in cl::GROUPS {
-        s.push_str(&format!(" {g} |"));
-    }
-    s.push_str(" max slack |\n|---|---|");
-    for _ in cl::GROUPS {
-        s.push_str("--:|");
-    }
-    s.push_str("--:|\n");
-    for r in results {
-        let t = &r.tallies[0].1;
-        s.push_str(&format!("| `{}` | {:?} |", r.op.src, r.fmt));
-        for g in cl::GROUPS {
-            match t.groups.get(g) {
-                None => s.push_str(" - |"),
-                Some((n, f, m, unb)) => {
-                    let fail = if *f > 0 {
-                        format!(" **{f} FAIL**")
-                    } else {
-                        String::new()
-                    };
-                    let unb = if *unb > 0 {
-                        format!(" ({unb} inf)")
-                    } else {
-                        String::new()
-                    };
-                    s.push_str(&format!(" {n}: {m}{unb}{fail} |"));
-                }
-            }
-        }
-        s.push_str(&format!(" {} |\n", t.max_slack));
-    }
-    s
-}
-
 #[test]
 fn class_matrix_on_the_cpu_engines() {
-    let only = std::env::var("IVJIT_CLASSES_ONLY").ok();
-    let ops: Vec<Op> = cl::ops()
-        .into_iter()
-        .filter(|o| {
-            only.as_deref()
-                .is_none_or(|w| o.oracle == w || o.src.contains(w))
-        })
-        .collect();
+    let ops = cl::selected_ops();
+    let only_some = ops.len() < cl::ops().len();
     let t0 = std::time::Instant::now();
     let mut results: Vec<OpResult> = Vec::new();
     let mut ncells = 0usize;
     for fmt in [Fmt::F64, Fmt::F32] {
-        let classes = cl::classes(fmt, stride());
+        let classes = cl::classes(fmt, cl::stride());
         let mut r: Vec<OpResult> = ops.par_iter().map(|op| run_op(op, fmt, &classes)).collect();
         ncells += r.iter().map(|x| x.tallies[0].1.cells).sum::<usize>();
         results.append(&mut r);
     }
+    let quotients: usize = results
+        .iter()
+        .flat_map(|r| r.tallies.iter().map(|t| t.1.quotients))
+        .sum();
     let mut failures = Vec::new();
     let mut slack_over = Vec::new();
     let mut per_engine: BTreeMap<&str, usize> = BTreeMap::new();
@@ -270,7 +247,11 @@ fn class_matrix_on_the_cpu_engines() {
             ));
         }
     }
-    let table = report(&results, &cl::classes(Fmt::F64, stride()));
+    let rows: Vec<(String, Fmt, &Tally)> = results
+        .iter()
+        .map(|r| (r.op.src.clone(), r.fmt, &r.tallies[0].1))
+        .collect();
+    let table = cl::report(&rows);
     if std::env::var_os("IVJIT_CLASSES_VERBOSE").is_some() {
         for r in &results {
             for u in &r.tallies[0].1.unbounded {
@@ -282,9 +263,14 @@ fn class_matrix_on_the_cpu_engines() {
         std::fs::write(&path, &table).unwrap();
     }
     println!(
-        "class matrix: {} operations x 2 precisions, {ncells} cells, engines {per_engine:?}, {:.1} s",
+        "class matrix: {} operations x 2 precisions, {ncells} cells, engines {per_engine:?}, \
+         {quotients} derivatives checked against difference quotients, {:.1} s",
         ops.len(),
         t0.elapsed().as_secs_f64()
+    );
+    assert!(
+        only_some || quotients > 10_000,
+        "the gradient's check ran on {quotients} cells"
     );
     assert!(
         failures.is_empty(),
