@@ -600,7 +600,7 @@ fn inside(x: &BigFloat, lo: f64, hi: f64) -> bool {
 }
 
 /// The points of one argument's box.
-fn points(lo: f64, hi: f64, grid: Grid) -> Vec<BigFloat> {
+pub fn points(lo: f64, hi: f64, grid: Grid) -> Vec<BigFloat> {
     if lo.is_nan() {
         return vec![];
     }
@@ -610,7 +610,15 @@ fn points(lo: f64, hi: f64, grid: Grid) -> Vec<BigFloat> {
             v.push(bf(e));
         }
     }
-    let mut beyond = vec![bf(f64::MAX), huge_real()];
+    // Beyond every float: MAX, MAX + 1/2 and MAX + 1 (reals, not floats: sinpi is 1 and cospi
+    // -1 there), 3 * 2^1100 and (not for the periodic functions) 3 * 2^(2^20).
+    let max = bf(f64::MAX);
+    let mut beyond = vec![
+        max.clone(),
+        max.add(&two_pow(-1), 1100, RM::None),
+        max.add(&bf(1.0), 1100, RM::None),
+        huge_real(),
+    ];
     if grid == Grid::None {
         beyond.push(big_real());
     }
@@ -637,6 +645,40 @@ fn points(lo: f64, hi: f64, grid: Grid) -> Vec<BigFloat> {
             v.push(bf(mid));
         }
     }
+    // Between two huge floats: the reals lo + 1/2 and lo + 1, where floats are integers (a
+    // box of two adjacent floats there holds many of them).
+    if lo.is_finite() && lo.abs() >= 2f64.powi(52) && lo < hi {
+        for d in [two_pow(-1), bf(1.0)] {
+            let x = bf(lo).add(&d, 1100, RM::None);
+            if inside(&x, lo, hi) {
+                v.push(x);
+            }
+        }
+    }
+    v
+}
+
+thread_local! {
+    static POINTS: std::cell::RefCell<HashMap<(u64, u64, u8), std::rc::Rc<Vec<(BigFloat, Vec<u64>)>>>> =
+        std::cell::RefCell::new(HashMap::new());
+}
+
+/// [`points`] with their memo keys, computed once per box (the classes repeat in many cells).
+fn keyed_points(lo: f64, hi: f64, grid: Grid) -> std::rc::Rc<Vec<(BigFloat, Vec<u64>)>> {
+    let k = (lo.to_bits(), hi.to_bits(), grid as u8);
+    if let Some(v) = POINTS.with(|m| m.borrow().get(&k).cloned()) {
+        return v;
+    }
+    let v: std::rc::Rc<Vec<(BigFloat, Vec<u64>)>> = std::rc::Rc::new(
+        points(lo, hi, grid)
+            .into_iter()
+            .map(|b| {
+                let key = key(&b);
+                (b, key)
+            })
+            .collect(),
+    );
+    POINTS.with(|m| m.borrow_mut().insert(k, v.clone()));
     v
 }
 
@@ -883,17 +925,9 @@ fn grid_witnesses(f: &str, grid: Grid, lo: f64, hi: f64) -> Vec<Witness> {
 /// Every witness of a cell (see the module comment).
 pub fn witnesses(op: &Op, boxes: &[(f64, f64)]) -> Vec<Witness> {
     let mut out = Vec::new();
-    let per: Vec<Vec<(BigFloat, Vec<u64>)>> = boxes
+    let per: Vec<std::rc::Rc<Vec<(BigFloat, Vec<u64>)>>> = boxes
         .iter()
-        .map(|&(lo, hi)| {
-            points(lo, hi, op.grid)
-                .into_iter()
-                .map(|b| {
-                    let k = key(&b);
-                    (b, k)
-                })
-                .collect()
-        })
+        .map(|&(lo, hi)| keyed_points(lo, hi, op.grid))
         .collect();
     // The cartesian product of the points.
     let mut idx = vec![0usize; per.len()];
@@ -1213,7 +1247,7 @@ fn miss_one(e: &Enc, why: &str, args: Option<&[BigFloat]>) -> String {
 
 /// Some(true): [lo, hi] holds the enclosure; Some(false): certainly misses the value (a
 /// float is below a big float b exactly when it is below RD(b)).
-fn decide(lo: f64, hi: f64, e: &Enc) -> Option<bool> {
+pub fn decide(lo: f64, hi: f64, e: &Enc) -> Option<bool> {
     if lo <= eo::round_down(&e.lo) && hi >= eo::round_up(&e.hi) {
         return Some(true);
     }

@@ -4,6 +4,7 @@
 
 pub mod binary;
 pub mod classes;
+pub mod compose;
 pub mod elem_oracle;
 pub mod itl;
 pub mod oracle;

@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod class_fuzz;
 mod classes;
 mod compile_time;
 mod containment;
