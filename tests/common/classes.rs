@@ -658,18 +658,21 @@ pub fn points(lo: f64, hi: f64, grid: Grid) -> Vec<BigFloat> {
     v
 }
 
+/// A box's witness points with their memo keys.
+type Keyed = std::rc::Rc<Vec<(BigFloat, Vec<u64>)>>;
+
 thread_local! {
-    static POINTS: std::cell::RefCell<HashMap<(u64, u64, u8), std::rc::Rc<Vec<(BigFloat, Vec<u64>)>>>> =
+    static POINTS: std::cell::RefCell<HashMap<(u64, u64, u8), Keyed>> =
         std::cell::RefCell::new(HashMap::new());
 }
 
 /// [`points`] with their memo keys, computed once per box (the classes repeat in many cells).
-fn keyed_points(lo: f64, hi: f64, grid: Grid) -> std::rc::Rc<Vec<(BigFloat, Vec<u64>)>> {
+fn keyed_points(lo: f64, hi: f64, grid: Grid) -> Keyed {
     let k = (lo.to_bits(), hi.to_bits(), grid as u8);
     if let Some(v) = POINTS.with(|m| m.borrow().get(&k).cloned()) {
         return v;
     }
-    let v: std::rc::Rc<Vec<(BigFloat, Vec<u64>)>> = std::rc::Rc::new(
+    let v: Keyed = std::rc::Rc::new(
         points(lo, hi, grid)
             .into_iter()
             .map(|b| {
@@ -925,7 +928,7 @@ fn grid_witnesses(f: &str, grid: Grid, lo: f64, hi: f64) -> Vec<Witness> {
 /// Every witness of a cell (see the module comment).
 pub fn witnesses(op: &Op, boxes: &[(f64, f64)]) -> Vec<Witness> {
     let mut out = Vec::new();
-    let per: Vec<std::rc::Rc<Vec<(BigFloat, Vec<u64>)>>> = boxes
+    let per: Vec<Keyed> = boxes
         .iter()
         .map(|&(lo, hi)| keyed_points(lo, hi, op.grid))
         .collect();

@@ -148,7 +148,10 @@ pub fn eval(t: &Tree, x: &BigFloat, y: &BigFloat) -> Option<Enc> {
             if contains(&a, 0.0) && !(eo::cmp(&a.lo, &a.hi).is_eq()) {
                 return None;
             }
-            let (l, h) = (point(&f, &[a.lo.clone()])?, point(&f, &[a.hi.clone()])?);
+            let (l, h) = (
+                point(&f, std::slice::from_ref(&a.lo))?,
+                point(&f, std::slice::from_ref(&a.hi))?,
+            );
             Some(hull(&l, &h))
         }
         Tree::Bin(f, a, b) => {
@@ -184,12 +187,12 @@ fn unary(f: &str, a: &Enc) -> Option<Enc> {
             let lo = if a.hi.is_inf() {
                 astro_float::INF_NEG
             } else {
-                point(f, &[a.hi.clone()])?.lo
+                point(f, std::slice::from_ref(&a.hi))?.lo
             };
             let hi = if a.lo.is_inf() {
                 astro_float::INF_POS
             } else {
-                point(f, &[a.lo.clone()])?.hi
+                point(f, std::slice::from_ref(&a.lo))?.hi
             };
             Some(Enc { lo, hi })
         }
