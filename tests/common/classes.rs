@@ -1529,3 +1529,37 @@ pub fn check_derivative(
     }
     None
 }
+
+/// Writes `body` between `<!-- classes:{tag}:begin -->` and `<!-- classes:{tag}:end -->` in
+/// the Markdown file `path` (appended when the markers are not there yet), keeping the rest.
+pub fn splice_section(path: &str, tag: &str, body: &str) {
+    let (begin, end) = (
+        format!("<!-- classes:{tag}:begin -->"),
+        format!("<!-- classes:{tag}:end -->"),
+    );
+    let old = std::fs::read_to_string(path).unwrap_or_default();
+    let new = match (old.find(&begin), old.find(&end)) {
+        (Some(a), Some(b)) if a < b => {
+            format!("{}{begin}\n{}\n{}", &old[..a], body.trim_end(), &old[b..])
+        }
+        _ => format!(
+            "{}\n\n{begin}\n{}\n{end}\n",
+            old.trim_end(),
+            body.trim_end()
+        ),
+    };
+    std::fs::write(path, new).unwrap_or_else(|e| panic!("cannot write {path}: {e}"));
+}
+
+/// The legend of the class tables in docs/conformance.md.
+pub const LEGEND: &str = "Each cell: the number of cells of that class group (the class in \
+each argument position, the other arguments taking the companions [0.75, 0.75], [-2, 3], \
+[0.5, 4] and [-5, -0.125]; binary operations also on every pair of the non-binade, non-point \
+classes), then the largest *slack* of a result: the steps of the precision by which a bound \
+lies outside the hull of the witness values rounded outward (0: the tightest enclosure of \
+what the witnesses show; the witnesses include the extrema, so the hull is the range up to \
+their own distance from it), then (k inf) for cells where a bound is infinite while the \
+witnesses are finite, and **k FAIL** for cells that miss a witness value (containment), are \
+not intervals, or are not empty on an empty argument. Trigonometric cells beyond 2^51 (f64) \
+and 2^22 (f32) are checked for containment only: their quarter indices are no longer exact \
+there and the extremum tests answer \"may be inside\" (src/lower/elementary.rs).";

@@ -91,6 +91,17 @@ pub const SUPPORTED: &[(&str, usize)] = &[
     ("hypot", 2),
     ("sinpi", 1),
     ("cospi", 1),
+    // Derived functions (expansions into rigorous operations, src/point.rs `DerivedFn`).
+    ("sec", 1),
+    ("csc", 1),
+    ("cot", 1),
+    ("acot", 1),
+    ("sech", 1),
+    ("csch", 1),
+    ("coth", 1),
+    ("acoth", 1),
+    ("asech", 1),
+    ("acsch", 1),
     // Rounding to integers and sign (exact).
     ("floor", 1),
     ("ceil", 1),
@@ -118,18 +129,8 @@ pub const ELEMENTARY_NOT_SUPPORTED: &[&str] = &[
     "acospi",
     "atanpi",
     "atan2pi",
-    "sec",
-    "csc",
-    "cot",
     "asec",
     "acsc",
-    "acot",
-    "sech",
-    "csch",
-    "coth",
-    "asech",
-    "acsch",
-    "acoth",
 ];
 
 /// Number of interval arguments of a supported operation.

@@ -53,7 +53,7 @@
 //!   case that is not widened, a nonempty result where the expected result is empty is a
 //!   tightness miss.
 //!
-//! `cargo test --test itf1788 -- --nocapture` prints the per-operation table;
+//! `cargo test --test cpu itf1788 -- --nocapture` prints the per-operation table;
 //! `IVJIT_CONFORMANCE_OUT=docs/conformance.md` also writes it as Markdown to that path.
 
 // Only the ITL reader of tests/common is needed; including it alone keeps this test independent
@@ -72,7 +72,7 @@ use std::sync::{Mutex, OnceLock};
 
 /// The command that regenerates docs/conformance.md (quoted in the document).
 const REGENERATE: &str =
-    "IVJIT_CONFORMANCE_OUT=docs/conformance.md cargo test --test itf1788 -- --nocapture";
+    "IVJIT_CONFORMANCE_OUT=docs/conformance.md cargo test --test cpu itf1788 -- --nocapture";
 
 /// Allowed excess per bound, in ulps, of the elementary functions on the CPU.
 const CPU_ELEMENTARY_ULPS: u64 = 1;
@@ -80,7 +80,7 @@ const CPU_ELEMENTARY_ULPS: u64 = 1;
 /// Supported operations that the vectors have no statement of. The harness would run them if
 /// they had; `vectors_are_read` checks that they still have none (remove a name here when its
 /// vectors appear, so that their absence is caught again).
-const NO_VECTORS: &[&str] = &["sinpi", "cospi"];
+const NO_VECTORS: &[&str] = &["sinpi", "cospi", "asech", "acsch"];
 
 /// The documented maximum error, in ulps, of CUDA's f64 implementation of `f`: the GPU's
 /// allowance for a shape is this + 1 for the worst point function its lowering calls.
@@ -168,6 +168,8 @@ enum Kind {
     Elementary,
     /// floor, ceil, trunc, round, rint, sign: exact.
     Integral,
+    /// sec, csc, cot, acot, sech, csch, coth, acoth, asech, acsch: expansions.
+    Derived,
 }
 
 fn kind(op: &str) -> Kind {
@@ -176,6 +178,9 @@ fn kind(op: &str) -> Kind {
         | "abs" | "min" | "max" | "fma" | "convexHull" | "intersection" => Kind::Core,
         "floor" | "ceil" | "trunc" | "roundTiesToAway" | "roundTiesToEven" | "sign" => {
             Kind::Integral
+        }
+        "sec" | "csc" | "cot" | "acot" | "sech" | "csch" | "coth" | "acoth" | "asech" | "acsch" => {
+            Kind::Derived
         }
         _ => Kind::Elementary,
     }
@@ -207,6 +212,8 @@ enum Req {
     /// Containment only, until the CUDA error table is switched on ([`cuda_max_ulps`]); the
     /// point functions whose table entries the allowance needs.
     Pending(Vec<PointFn>),
+    /// Containment asserted, the ulps measured (the derived functions).
+    Measured,
 }
 
 impl Req {
@@ -215,7 +222,7 @@ impl Req {
         match self {
             Req::Tight => Some(0),
             Req::Within(n) => Some(*n),
-            Req::Pending(_) => None,
+            Req::Pending(_) | Req::Measured => None,
         }
     }
 
@@ -227,6 +234,7 @@ impl Req {
                 "containment (CUDA table pending: {})",
                 fns.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
             ),
+            Req::Measured => "containment; ulps measured".into(),
         }
     }
 
@@ -235,6 +243,7 @@ impl Req {
         match self.allowed() {
             Some(n) => n.to_string(),
             None if matches!(self, Req::Pending(_)) => "pending".into(),
+            None if matches!(self, Req::Measured) => "measured".into(),
             None => "-".into(),
         }
     }
@@ -317,6 +326,9 @@ impl Shape {
                 _ => Req::Tight,
             },
             Kind::Integral => Req::Tight,
+            // Compositions of rigorous operations (a reciprocal of a function, or a formula
+            // intersected with another): several roundings, measured, not bounded.
+            Kind::Derived => Req::Measured,
             // rootn's bounds are found and verified with double-word powers
             // (src/lower/root.rs): the library pow only seeds the search, so its error is not
             // part of the allowance.
@@ -1180,9 +1192,11 @@ fn preamble() -> String {
          (every undecorated vector of add, sub, mul, div, neg, pos, recip, sqr, sqrt, pown, abs, \
          min, max, fma, convexHull and intersection, of the elementary functions exp, exp2, \
          exp10, expm1, log, log2, log10, logp1, sin, cos, tan, asin, acos, atan, atan2, sinh, \
-         cosh, tanh, asinh, acosh, atanh, pow, rootn, cbrt and hypot, and of floor, ceil, trunc, \
+         cosh, tanh, asinh, acosh, atanh, pow, rootn, cbrt and hypot, of the derived functions \
+         sec, csc, cot, acot, sech, csch, coth and acoth, and of floor, ceil, trunc, \
          roundTiesToAway, roundTiesToEven and sign); do not edit it by hand, regenerate it with \
-         `{REGENERATE}`.\n\n\
+         `{REGENERATE}`. The class matrix's sections at the end (every function on every \
+         interval class) are written by `tests/cpu/classes.rs` and `tests/gpu/gpu_classes.rs`.\n\n\
          ## Method\n\n\
          Each operation shape becomes one ivjit expression (pown and rootn once per integer \
          argument; `logp1` is `log1p(x)`, `roundTiesToAway` `round(x)`, `roundTiesToEven` \
@@ -1205,7 +1219,10 @@ fn preamble() -> String {
          *containment (CUDA table pending)* was run without that table: containment asserted, \
          ulps only measured), rootn (n = 1 on both backends: bounds verified with \
          double-word powers; the library pow only seeds them) and pown with the other \
-         exponents (n = 1 on both backends: a double-word power rounded once). \
+         exponents (n = 1 on both backends: a double-word power rounded once); the derived \
+         functions are *measured* (containment asserted, ulps reported: each is a composition \
+         of rigorous operations, a reciprocal or an intersection of two formulas, so it rounds \
+         several times). \
          Containment and *tightest* are asserted by `cpu_conformance` / `gpu_conformance`, \
          *within n ulp* by `cpu_elementary_ulps` / `gpu_elementary_ulps`; the *over allowance* \
          column counts the cases that break a tightness requirement, and every one of them is \
@@ -1296,11 +1313,23 @@ fn write_markdown(cpu: Option<String>, gpu: Option<String>) {
     let gpu = gpu
         .or_else(|| section(&old, GPU_BEGIN, GPU_END).map(str::to_string))
         .unwrap_or_else(default_gpu_section);
+    // What follows the GPU section (the class matrix's sections, written by
+    // tests/cpu/classes.rs and tests/gpu/gpu_classes.rs) is kept.
+    let tail = old
+        .find(GPU_END)
+        .map(|i| {
+            old[i + GPU_END.len()..]
+                .trim_start_matches('\n')
+                .to_string()
+        })
+        .unwrap_or_default();
     let doc = format!(
-        "{}\n{CPU_BEGIN}\n{}\n{CPU_END}\n\n{GPU_BEGIN}\n{}\n{GPU_END}\n",
+        "{}\n{CPU_BEGIN}\n{}\n{CPU_END}\n\n{GPU_BEGIN}\n{}\n{GPU_END}\n{}{}",
         preamble(),
         cpu.trim_end(),
-        gpu.trim_end()
+        gpu.trim_end(),
+        if tail.is_empty() { "" } else { "\n" },
+        tail
     );
     std::fs::write(&path, doc).unwrap_or_else(|e| {
         panic!(
@@ -1506,9 +1535,9 @@ fn reader_handles_the_itl_variety() {
         \x20   add [0x123456789abcdfp-56, 1] [3.5, 3.5] = [0x3923456789abcdp-52, 4.5];\n\
         \x20   rootn [27.0, 27.0] -3 = [0x1.5555555555555p-2, 0x1.5555555555556p-2];\n\
         \x20   atan2 [1.0, 1.0] [0x1p-2, 2] = [0.4, 1.4] signal UndefinedOperation;\n\
-        \x20   cot [1.0,2.0] = [0.8,1.0];\n\
+        \x20   rsqrt [1.0,2.0] = [0.7,1.0];\n\
         \x20   neg [0x20000000000001p0, 0x20000000000001p0] = [-0x20000000000001p0, -0x20000000000001p0];\n\
-        \x20   cot [1.0,2.0] = [0.8,1.0];\n\
+        \x20   rsqrt [1.0,2.0] = [0.7,1.0];\n\
         \x20   dot_nearest {1.0, 2.0} {1.0, 2.0} = 5.0;\n\
         \x20   b-textToInterval \"[1;2]\" = [1.0,2.0];\n\
         }\n";
@@ -1538,7 +1567,7 @@ fn reader_handles_the_itl_variety() {
         .collect();
     assert_eq!(
         others,
-        [("b-textToInterval", 1), ("cot", 2), ("dot_nearest", 1)]
+        [("b-textToInterval", 1), ("dot_nearest", 1), ("rsqrt", 2)]
     );
     assert_eq!(lines[0].line, 4);
     assert_eq!(lines[0].testcase, "t1");
