@@ -3,6 +3,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod binary;
+pub mod class_fuzz;
 pub mod classes;
 pub mod compose;
 pub mod elem_oracle;

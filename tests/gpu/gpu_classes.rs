@@ -474,6 +474,53 @@ fn class_matrix_on_the_gpu_engines() {
         }
     }
     println!("gpu class matrix: {:.1?}", t0.elapsed());
+    if let (Ok(path), false) = (std::env::var("IVJIT_CLASSES_DOC"), dry) {
+        let device = gpu::detect()
+            .ok()
+            .map(|i| {
+                format!(
+                    "{} (sm_{}{})",
+                    i.name, i.compute_capability.0, i.compute_capability.1
+                )
+            })
+            .unwrap_or_default();
+        let mut body = format!(
+            "## Interval classes: GPU (class matrix)\n\n\
+             Generated on the GPU machine by `tests/gpu/gpu_classes.rs` \
+             (`IVJIT_REQUIRE_GPU=1 IVJIT_CLASSES_DOC=docs/conformance.md`), stride {}, on {}. \
+             Containment, validity and the empty rule are asserted on every engine; the slack \
+             is reported (the GPU's point functions are CUDA's, padded by their documented \
+             error). Per engine: cells checked, failing cells, the largest slack.\n\n\
+             | engine | cells | failing | largest slack |\n|---|--:|--:|---|\n",
+            cl::stride(),
+            device.chars().take(200).collect::<String>()
+        );
+        for r in &reports {
+            let cells: usize = r.rows.iter().map(|x| x.2.cells).sum();
+            let worst = r
+                .rows
+                .iter()
+                .max_by_key(|x| x.2.max_slack)
+                .map(|x| format!("{} ({:?}): {}", x.0, x.1, x.2.max_slack))
+                .unwrap_or_default();
+            body.push_str(&format!(
+                "| {} | {cells} | {} | {worst} |\n",
+                r.engine,
+                r.failures().len()
+            ));
+        }
+        body.push_str(&format!(
+            "\nThe kernels of each operation alone, per class group:\n\n{}\n\n",
+            cl::LEGEND
+        ));
+        let per_op: Vec<(String, Fmt, &Tally)> = reports
+            .iter()
+            .filter(|r| r.engine == "gpu kernel per operation")
+            .flat_map(|r| r.rows.iter().map(|(a, b, t)| (a.clone(), *b, t)))
+            .collect();
+        body.push_str(&cl::report(&per_op));
+        cl::splice_section(&path, "gpu", &body);
+    }
     assert!(
         failures.is_empty(),
         "{} failures (first {}):\n{}",

@@ -6,6 +6,7 @@
 mod common;
 
 mod gpu_basic;
+mod gpu_class_fuzz;
 mod gpu_classes;
 mod gpu_engine;
 mod gpu_faults;
