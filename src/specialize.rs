@@ -21,6 +21,15 @@
 //! particular no classification. Containment needs even less: `a <= b` at every point of R, so
 //! `min(a, b) = a` as real functions there.
 //!
+//! Isotonicity is a property of the lowering's computed bounds, not only of the real
+//! functions: a bound that is exact at one point and stepped outward next to it (exp(0) = 1,
+//! but exp(1e-20) rounded down and stepped is below 1) was not monotone in x, so a fact drawn
+//! from R (a nonnegative `exp(x) - 1` under a sqrt, a divisor away from 0) was false on a box
+//! inside it. `Lowering::bound` clamps a monotone function's bound by its exact value on the
+//! exact point's side (issue 29's audit); held by `tests/cpu/specialize.rs`
+//! (`regions_at_exact_points_and_poles_keep_the_full_programs_bits`, and random regions). The
+//! bits are the full program's up to the sign of a zero (`min(+0, -0)`), on non-empty boxes.
+//!
 //! The one exception is emptiness: `min(a, b)` is empty where either side is, so a side is
 //! dropped only when neither side can be empty on a box inside R ([`RegionFacts::may_be_empty`]:
 //! no domain-restricted operation whose argument reaches outside its domain on R). Boxes inside

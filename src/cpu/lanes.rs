@@ -160,6 +160,12 @@ fn sub(x: &[f64; LANES], y: &[f64; LANES], out: &mut [f64; LANES], up: bool) -> 
 /// rounding it to nearest f32 and stepping one f32 ulp on the bits when that went the wrong
 /// way is [`round::mul_f32`]'s own computation, for a finite nonzero f32 result. Zero,
 /// infinite and NaN results take the scalar function.
+///
+/// Classes (issue 29's audit): the one rounding covers f32-subnormal results and ties; the
+/// step toward 0 from +-2^-149 gives +-0 as `next_down`/`next_up` do. The operands must be f32
+/// values: `scalar::verify` rejects an f32 program with a wider constant (which this loop
+/// would multiply unrounded). Held by `cpu::lanes::tests::f32_products_equal_the_scalar_
+/// function` and the class matrix's f32 products.
 #[inline(always)]
 pub(crate) fn mul_f32(
     out: &mut [f64; LANES],

@@ -409,6 +409,9 @@ impl Lowering {
     /// one product of bounds chosen by the signs, except when both factors straddle zero (neither
     /// P nor N), where it is the smaller of two; likewise the upper bound. The operands are
     /// selected branchlessly; in the other cases the second candidate duplicates the first.
+    /// The sign cases that static facts fold away (a factor known >= 0 or <= 0: `abs(x) * y`,
+    /// `sqr(x) * y`) are held on the interval classes by the class fuzzing
+    /// (`tests/cpu/class_fuzz.rs`: random compositions on class boxes).
     fn mul(&mut self, a: Iv, b: Iv, fa: Fact, fb: Fact, addend: Option<(Iv, Fact)>) -> Iv {
         let exact = fa.finite_nonzero_bounds || fb.finite_nonzero_bounds;
         let unknown = |f: Fact| !f.nonneg && !f.nonpos;
@@ -493,6 +496,11 @@ impl Lowering {
     /// So the one repair is [0, 0] * [entire]: all four NaN with neither factor empty gives
     /// [0, 0]. An empty factor makes every corner NaN, the result (NaN, NaN). With a factor of
     /// finite nonzero bounds (`exact`) no corner is 0 * inf and nothing is repaired.
+    ///
+    /// Classes (issue 29's audit): every class of either factor in both precisions (entire,
+    /// half-lines, [MAX, inf], signed zeros, subnormals, points, empty); held by the class
+    /// matrix (`x * y` and `fma` cells of `tests/cpu/classes.rs`, `tests/gpu/gpu_classes.rs`)
+    /// and `tests/cpu/tightest.rs` (tightest on the special values).
     fn mul_corners(&mut self, a: Iv, b: Iv, fa: Fact, fb: Fact, exact: bool) -> Iv {
         let corners = [(a.lo, b.lo), (a.lo, b.hi), (a.hi, b.lo), (a.hi, b.hi)];
         let [d0, d1, d2, d3] = corners.map(|(x, y)| self.b.mul(x, y, Round::Down));

@@ -349,6 +349,12 @@ impl Lowering {
     /// within a few binades above MAX, where its products and cross terms cannot overflow to
     /// infinities (which would meet each other as inf - inf); at and above T its value is not
     /// used. +inf is above T.
+    ///
+    /// Sound only while m * 2^-53 is small against the half binade of margin: T comes from
+    /// `exp2` rounded to nearest and its error is raised to the m-th power (f64 fails from
+    /// about 3 * 2^51, f32 from 2^59). Callers keep m <= [`CHAIN_MAX_POWN`] (2^40); held on
+    /// every interval class by the class matrix's pown cells up to 2^40 + 1 and by
+    /// `tests/cpu/powers.rs` (`pown_within_one_ulp_*`, `huge_exponents_are_contained`).
     fn beyond(&mut self, x: Value, m: u64, extra: i32) -> Value {
         let p = self.b.precision();
         let emax = match p {

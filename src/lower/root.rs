@@ -148,6 +148,11 @@ impl Lowering {
     }
 
     /// Boolean: c is certainly a bound of x^(1/n) in direction r (c >= 0, x > 0 finite).
+    /// c >= 0 is a precondition, not checked: the chain squares away a sign and `beyond` tests
+    /// c, not |c|. The Newton step keeps it for |n| <= [`CHAIN_MAX_ROOTN`] (beyond, est^n / x - 1
+    /// can exceed n and the step turn an upper candidate negative: those n take
+    /// `exp_log_bound`); held by the class matrix's rootn cells (n up to 2^53 - 1) and
+    /// `tests/cpu/powers.rs` (`rootn_within_one_ulp_*`, `huge_exponents_are_contained`).
     fn root_verified(&mut self, c: Value, x: Value, n: i64, r: Round) -> Value {
         let m = n.unsigned_abs();
         // A lower bound needs "c^m <= x" (n > 0) or "x * c^m <= 1" (n < 0): c^m bounded from

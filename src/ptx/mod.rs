@@ -93,6 +93,9 @@ pub const PTX_TARGET: &str = "sm_90";
 /// the subroutines, whose code all call sites share. Inline, Prospero's f64 stages (500
 /// instructions each) ran 7 % faster, but its single kernel (31,398 instructions, spilling)
 /// 24-34 % slower and took 22.7 s to compile instead of 9.5 s (H200, 2026-11-25).
+/// A speed threshold only: both paths give the same bits (held by
+/// `long_programs_keep_the_division_and_root_subroutines`; the class matrix runs each operation
+/// alone, inline, and in a program of 12,992 instructions, with the subroutines).
 pub const INLINE_MAX_INSTS: usize = 4000;
 
 /// Emits the PTX module for `program` (see the module documentation for the kernel ABI).
@@ -463,6 +466,9 @@ impl<'a> Emitter<'a> {
     /// point functions; divisions and square roots with a rounding mode, subroutines in SASS):
     /// the prefetched values must then live across the calls, and the extra registers cost
     /// more than the overlap gains (measured: exp f32 -24%, div f32 -24%, trig f64 -30%).
+    /// At the ragged ends the preload is behind `%done` and the prefetch behind `%more`
+    /// (i + stride < n), so no element outside [0, n) is read or written: held by
+    /// `gpu_basic::layout_sizes_and_grid_stride` (n = 0, 1, 300, one grid + 77).
     fn pipelined(&self) -> bool {
         // A stage of a cut program reads hundreds of handed-over values: holding the next
         // element's as well would double the registers they take.
@@ -670,6 +676,15 @@ impl<'a> Emitter<'a> {
     /// next float by one step of the bits. Any other operand, or a check that fails, takes the
     /// IEEE division; so the result is the correctly rounded quotient in every case, the bits of
     /// `div.rm.f32` / `div.rp.f32` and of the CPU evaluator.
+    ///
+    /// Classes (issue 29's audit): the guard sends +-0, subnormals, +-inf, NaN and magnitudes
+    /// outside [2^-63, 2^63] to `div.rm/rp`; inside, the neighbour of q = +-2^-126 is the
+    /// largest subnormal (still exact: there |b| >= 2^62 and the residual a multiple of 2^-110),
+    /// and the check rejects every wrong candidate (wrong sign, zero, infinite, NaN), not only
+    /// near ones. Held by `ptx::tests::inline_f32_division_check_accepts_exactly_the_rounded_
+    /// quotient` (the predicates, on the CPU) and on the GPU by `gpu_basic::f32_directed_
+    /// division_matches_the_cpu_bit_for_bit` (the range edges 2^+-63 and quotients near
+    /// 2^-126 and 2^126) and the class matrix's division cells.
     fn div_f32_directed(&mut self, i: usize, a: Value, b: Value, r: Round) {
         let (x, y) = (F(a).to_string(), F(b).to_string());
         let m = round_modifier(r);
@@ -760,6 +775,12 @@ impl<'a> Emitter<'a> {
     /// neighbours are positive normal numbers, one step of the bits apart. Any other operand, or
     /// a check that fails, takes the IEEE square root: the result is the correctly rounded root
     /// in every case, the bits of `sqrt.rm.f64` / `sqrt.rp.f64` and of the CPU evaluator.
+    ///
+    /// Classes (issue 29's audit): the guard sends negatives, +-0, subnormals, +inf, NaN and
+    /// MAX to `sqrt.rm/rp`; q > 0 rejects a zero, negative or NaN candidate. Held by
+    /// `ptx::tests::inline_f64_sqrt_check_accepts_exactly_the_rounded_root` (CPU) and
+    /// `gpu_basic::f64_directed_sqrt_matches_the_cpu_bit_for_bit` (every binade, exact squares,
+    /// the range edges 2^+-900) and the class matrix's sqrt cells on the GPU.
     fn sqrt_f64_directed(&mut self, i: usize, a: Value, r: Round) {
         let x = F(a).to_string();
         let m = round_modifier(r);

@@ -239,7 +239,24 @@ fn inline_f32_division_check_accepts_exactly_the_rounded_quotient() {
     };
     let mut exact_quotients = 0;
     for k in 0..400_000u64 {
-        let (a, b) = if k % 4 == 0 {
+        let (a, b) = if k % 16 == 1 {
+            // The range's edges: magnitudes exactly 2^-63 or 2^63 (issue 29's audit).
+            let edge = |bits: u64| {
+                let e = if bits & 1 == 0 {
+                    2f32.powi(-63)
+                } else {
+                    2f32.powi(63)
+                };
+                if bits & 2 == 0 {
+                    e
+                } else {
+                    -e
+                }
+            };
+            (edge(next()), edge(next()))
+        } else if k % 16 == 3 {
+            (2f32.powi(63), in_range(next(), 126))
+        } else if k % 4 == 0 {
             // An exact quotient: a = c * b with 12-bit c and b (the hardest case for a check).
             let c = f32::from_bits((next() as u32 & 0x807f_f000) | 0x3f80_0000);
             let b =
@@ -311,7 +328,10 @@ fn inline_f64_sqrt_check_accepts_exactly_the_rounded_root() {
     let mut next = || crate::workloads::splitmix64(&mut state);
     let mut exact = 0;
     for k in 0..300_000u64 {
-        let a = if k % 4 == 0 {
+        let a = if k % 64 == 1 {
+            // The range's edges exactly (issue 29's audit).
+            [2f64.powi(-900), 2f64.powi(900)][(next() & 1) as usize]
+        } else if k % 4 == 0 {
             // An exact square (26-bit root), the hardest case for the check.
             let m = f64::from_bits((next() & 0x000f_ffff_c000_0000) | 0x3ff0_0000_0000_0000);
             let s = m * 2f64.powi((next() % 800) as i32 - 400);

@@ -60,6 +60,13 @@ fn remade(inst: &Inst) -> bool {
 /// Cuts `program` into stages of `target` instructions each (the last one up to a quarter
 /// longer, rather than a short tail). A program of at most `target` instructions is one stage.
 /// The program must be well formed ([`Program::verify`]).
+///
+/// Values that cross a cut go through scratch arrays of the program's own precision (no
+/// f32/f64 conversion), predicates never do (they are recomputed in the stage that uses them),
+/// and inputs and constants are remade: a staged program computes the single kernel's bits on
+/// every box, whatever its class. Held by `stages_compute_the_whole_programs_bits` and on the
+/// GPU by `staged_programs_equal_cpu` and the class matrix's combined programs (their stages
+/// against the oracles, `tests/gpu/gpu_classes.rs`).
 pub fn split(program: &Program, target: usize) -> Staged {
     let n = program.insts.len();
     let target = target.max(1);

@@ -478,8 +478,9 @@ fn rejected_ptx_comes_with_the_jit_log() {
 /// f32 divisions rounded down and up (inline on the GPU with an exact check, the IEEE
 /// subroutine otherwise: `ptx::Emitter::div_f32_directed`) against the reference interpreter,
 /// bit for bit, on 2^20 pairs: random normals whose exponents straddle the inline path's range
-/// [2^-63, 2^63], exact quotients (12-bit significands, the hardest case for the check),
-/// quotients next to the overflow and underflow thresholds, and the special values.
+/// [2^-63, 2^63], operands at its edges and their neighbours, exact quotients (12-bit
+/// significands, the hardest case for the check), quotients near 2^126 and 2^-126 (where the
+/// neighbour of 2^-126 is subnormal), and the special values.
 #[test]
 fn f32_directed_division_matches_the_cpu_bit_for_bit() {
     if gpu::require_gpu_or_skip("f32_directed_division_matches_the_cpu_bit_for_bit").is_none() {
@@ -506,11 +507,39 @@ fn f32_directed_division_matches_the_cpu_bit_for_bit() {
             }
             1 => (sp[i % sp.len()] as f32, normal(&mut rng, 70)),
             2 => (normal(&mut rng, 70), sp[i % sp.len()] as f32),
-            // Quotients near 2^127 and 2^-126 (outside the inline range: the subroutine).
-            3 => (
+            // Quotients near 2^126 and 2^-126, the ends of the inline range's quotients (there
+            // the neighbour of q = 2^-126 is the largest subnormal).
+            3 if i % 2 == 0 => (
                 normal(&mut rng, 3) * 2f32.powi(62),
                 normal(&mut rng, 3) * 2f32.powi(-64),
             ),
+            3 => (
+                normal(&mut rng, 2) * 2f32.powi(-62),
+                normal(&mut rng, 2) * 2f32.powi(63),
+            ),
+            // Operands at the inline range's edges 2^-63 and 2^63 and their neighbours.
+            4 => {
+                let edge = |rng: &mut Rng| -> f32 {
+                    let e = [2f32.powi(-63), 2f32.powi(63)][(rng.next() & 1) as usize];
+                    let e = match rng.next() % 3 {
+                        0 => e.next_down(),
+                        1 => e,
+                        _ => e.next_up(),
+                    };
+                    if rng.next() & 1 == 0 {
+                        e
+                    } else {
+                        -e
+                    }
+                };
+                if i % 3 == 0 {
+                    (edge(&mut rng), edge(&mut rng))
+                } else if i % 3 == 1 {
+                    (edge(&mut rng), normal(&mut rng, 70))
+                } else {
+                    (normal(&mut rng, 70), edge(&mut rng))
+                }
+            }
             _ => (normal(&mut rng, 75), normal(&mut rng, 75)),
         };
         cols[0].push(a as f64);
@@ -532,8 +561,8 @@ fn f32_directed_division_matches_the_cpu_bit_for_bit() {
 /// f64 square roots rounded down and up (inline on the GPU with an exact check, the IEEE
 /// subroutine otherwise: `ptx::Emitter::sqrt_f64_directed`) against the reference interpreter,
 /// bit for bit, on 2^20 operands: random positive numbers of every binade (the inline range is
-/// [2^-900, 2^900]), exact squares (the hardest case for the check), subnormals, and the
-/// special values.
+/// [2^-900, 2^900], its edges and their neighbours included), exact squares (the hardest case
+/// for the check), subnormals, and the special values.
 #[test]
 fn f64_directed_sqrt_matches_the_cpu_bit_for_bit() {
     if gpu::require_gpu_or_skip("f64_directed_sqrt_matches_the_cpu_bit_for_bit").is_none() {
@@ -553,6 +582,15 @@ fn f64_directed_sqrt_matches_the_cpu_bit_for_bit() {
             }
             1 => sp[i % sp.len()],
             2 => f64::from_bits(rng.next() >> 12), // subnormal
+            // The inline range's edges 2^-900 and 2^900 and their neighbours.
+            3 if i % 4 == 0 => {
+                let e = [2f64.powi(-900), 2f64.powi(900)][(rng.next() & 1) as usize];
+                match rng.next() % 3 {
+                    0 => e.next_down(),
+                    1 => e,
+                    _ => e.next_up(),
+                }
+            }
             _ => {
                 let e = rng.next() % 2046 + 1;
                 f64::from_bits((rng.next() >> 12) | e << 52)
