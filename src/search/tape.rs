@@ -24,7 +24,10 @@
 //! `sqr` by the signs; `sqrt` on the non-negative part, empty below 0; `abs`; `min`/`max`
 //! bound by bound. The empty interval is (NaN, NaN) and every operation with an empty argument
 //! is empty. Both interpreters (this module's and the CUDA one in `gpu/tape.rs`) run the same
-//! formulas with correctly rounded operations, so they agree bit for bit.
+//! formulas with correctly rounded operations, so they agree bit for bit. Every operation is
+//! held on the interval classes (entire, half-lines, [MAX, inf], subnormals, signed zeros,
+//! 0 * inf, empty) by the class matrix's tape engine (`tests/cpu/classes.rs`); the CUDA copy
+//! by `tape_render_on_the_gpu_equals_the_cpu` (render boxes only: finite regions).
 
 use std::sync::Arc;
 
