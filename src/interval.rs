@@ -1,6 +1,6 @@
 //! The interval value type seen by users of the library.
 
-use crate::syntax::number::{format_f32, format_f64, parse_enclosure};
+use crate::syntax::number::{format_f64, parse_enclosure};
 use std::fmt;
 
 /// A closed real interval `[lo, hi]` with f64 bounds, or the empty set.
@@ -192,24 +192,35 @@ impl Interval {
         }
     }
 
-    /// Formats a bound in the notation of the given precision (shortest round-trip decimal).
-    pub fn format_bound(x: f64, precision: crate::Precision) -> String {
-        let x = if x == 0.0 { 0.0 } else { x }; // -0 prints as 0: the sign of a zero bound carries no meaning
-        match precision {
-            crate::Precision::F64 => format_f64(x),
-            crate::Precision::F32 => format_f32(x as f32),
-        }
+    /// Formats the lower bound `x` of an interval of the given precision: the shortest
+    /// decimal that is at most `x` and reads back as `x` (rounded to nearest in that
+    /// precision). Outward, as IEEE 1788's interval-to-text: the printed interval, read as
+    /// real numbers, contains the computed one (f32 0.1's shortest decimal "0.1" lies below it,
+    /// so as an upper bound it prints "0.100000002").
+    pub fn format_lower(x: f64, precision: crate::Precision) -> String {
+        Self::format_outward(x, precision, true)
     }
 
-    /// `[lo, hi]` or `[empty]` in the given precision's shortest notation.
+    /// Formats the upper bound `x` of an interval: [`Interval::format_lower`] mirrored.
+    pub fn format_upper(x: f64, precision: crate::Precision) -> String {
+        Self::format_outward(x, precision, false)
+    }
+
+    fn format_outward(x: f64, precision: crate::Precision, down: bool) -> String {
+        let x = if x == 0.0 { 0.0 } else { x }; // -0 prints as 0: the sign of a zero bound carries no meaning
+        crate::syntax::number::format_bound_outward(x, precision == crate::Precision::F32, down)
+    }
+
+    /// `[lo, hi]` or `[empty]` in the given precision, rounded outward
+    /// ([`Interval::format_lower`], [`Interval::format_upper`]).
     pub fn display(&self, precision: crate::Precision) -> String {
         if self.is_empty() {
             "[empty]".to_string()
         } else {
             format!(
                 "[{}, {}]",
-                Self::format_bound(self.lo, precision),
-                Self::format_bound(self.hi, precision)
+                Self::format_lower(self.lo, precision),
+                Self::format_upper(self.hi, precision)
             )
         }
     }

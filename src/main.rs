@@ -359,7 +359,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{}", e.message);
+            eprintln!("{}", cli::bounded(&e.message));
             ExitCode::from(e.status)
         }
     }

@@ -2,6 +2,7 @@
 
 mod batch;
 mod bench;
+mod output;
 mod progress;
 mod render;
 pub mod solve;
@@ -11,7 +12,7 @@ pub use render::{render, RenderArgs};
 use crate::{BackendArg, FormatArg, PrecisionArg, Source};
 use ivjit::syntax::diagnostic::Diagnostic;
 use ivjit::{BackendChoice, Error, Evaluator, Expression, Interval, Precision};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A failure to report: the message (already rendered) and the exit status.
 pub struct Failure {
@@ -130,17 +131,24 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
     for v in &args.vars {
         let Some((name, value)) = v.split_once('=') else {
             return Err(Failure::input(format!(
-                "--var {v}: expected NAME=INTERVAL, like --var x=[1,2] or --var x=0.5"
+                "--var {}: expected NAME=INTERVAL, like --var x=[1,2] or --var x=0.5",
+                quote(v)
             )));
         };
         let name = name.trim();
-        let iv = Interval::parse(value).map_err(|e| Failure::input(format!("--var {v}: {e}")))?;
+        let iv = Interval::parse(value).map_err(|e| {
+            Failure::input(format!("--var {}: {}", quote(v), quote(&e.to_string())))
+        })?;
         if given.iter().any(|(n, _)| n == name) {
-            return Err(Failure::input(format!("--var {name} is given twice")));
+            return Err(Failure::input(format!(
+                "--var {} is given twice",
+                quote(name)
+            )));
         }
         if !expr.vars().iter().any(|x| x == name) {
+            let shown = ivjit::syntax::lexer::shorten(name);
             return Err(Failure::input(format!(
-                "--var {name}: the expression has no variable '{name}' (its variables: {})",
+                "--var {shown}: the expression has no variable '{shown}' (its variables: {})",
                 list(expr.vars())
             )));
         }
@@ -151,6 +159,15 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
         BackendArg::Cpu => BackendChoice::Cpu,
         BackendArg::Gpu => BackendChoice::Gpu,
     };
+    if let Some(out) = &args.output {
+        let inputs: Vec<&Path> = args
+            .input
+            .iter()
+            .chain(args.source.file.iter())
+            .map(PathBuf::as_path)
+            .collect();
+        output::check_not_an_input(out, &inputs)?;
+    }
     if let Some(input) = &args.input {
         if args.format == FormatArg::Json {
             return Err(Failure::input(
@@ -228,8 +245,8 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
             serde_json::json!({ "empty": true })
         } else {
             serde_json::json!({
-                "lo": Interval::format_bound(iv.lo, precision),
-                "hi": Interval::format_bound(iv.hi, precision),
+                "lo": Interval::format_lower(iv.lo, precision),
+                "hi": Interval::format_upper(iv.hi, precision),
             })
         }
     };
@@ -280,7 +297,7 @@ fn missing_vars(expr: &Expression, text: &str, has: impl Fn(&str) -> bool) -> Op
     let span = expr.var_span(name).unwrap_or_default();
     let shown = ivjit::syntax::lexer::shorten(name);
     let d = Diagnostic::new(span, format!("variable '{shown}' has no value")).with_help(format!(
-        "pass --var {name}=[lo,hi], or a {name}_lo,{name}_hi column pair with --input"
+        "pass --var {shown}=[lo,hi], or a {shown}_lo,{shown}_hi column pair with --input"
     ));
     Some(Failure {
         message: d.render(text),
@@ -294,12 +311,58 @@ pub(crate) fn report_fallback(e: &Evaluator) {
     }
 }
 
+/// Names for a message: each shortened, at most 20 (a diagnostic stays small whatever the
+/// input: docs/fuzzing.md promises at most 4 KiB).
 fn list(names: &[String]) -> String {
+    const SHOWN: usize = 20;
     if names.is_empty() {
-        "none".to_string()
-    } else {
-        names.join(", ")
+        return "none".to_string();
     }
+    let mut s = names
+        .iter()
+        .take(SHOWN)
+        .map(|n| ivjit::syntax::lexer::shorten(n))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        s.push_str(&format!(", ... ({} more)", names.len() - SHOWN));
+    }
+    s
+}
+
+/// A piece of the user's input quoted in a message: at most 120 characters.
+pub(crate) fn quote(s: &str) -> String {
+    const MAX: usize = 120;
+    match s.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}... ({} bytes)", &s[..i], s.len()),
+        None => s.to_string(),
+    }
+}
+
+/// The most a diagnostic prints (docs/fuzzing.md): longer ones keep their start and end.
+pub const MAX_MESSAGE: usize = 4096;
+
+/// `message` cut to [`MAX_MESSAGE`] bytes at character boundaries, keeping its start and its
+/// last line (a diagnostic's caret or help).
+pub fn bounded(message: &str) -> String {
+    if message.len() <= MAX_MESSAGE {
+        return message.to_string();
+    }
+    let cut = |s: &str, n: usize| -> String {
+        let mut end = n.min(s.len());
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s[..end].to_string()
+    };
+    let last = message.rsplit('\n').next().unwrap_or("");
+    let tail = if last.len() <= 600 { last } else { "" };
+    format!(
+        "{}\n... ({} bytes left out)\n{}",
+        cut(message, MAX_MESSAGE - 700),
+        message.len(),
+        tail
+    )
 }
 
 pub fn ir(s: &Source, before: bool, gradient: bool) -> Result<(), Failure> {

@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::batch::write_atomic;
 use super::{compile, failure, precision, report_fallback, Failure};
 use crate::{BackendArg, PrecisionArg, Source};
 use ivjit::search::tape::{TapeBackend, TapeRenderer};
@@ -65,6 +64,8 @@ pub fn render(args: RenderArgs) -> Result<(), Failure> {
     let (width, height) = parse_size(&args.size)?;
     let region = parse_region(&args.region)?;
     let format = Format::of(&args.output)?;
+    let inputs: Vec<&std::path::Path> = args.source.file.iter().map(|p| p.as_path()).collect();
+    super::output::check_not_an_input(&args.output, &inputs)?;
     let (text, expr) = compile(&args.source)?;
     if expr.vars().iter().any(|v| v == "z") {
         return render_depth(&args, &text, &expr, (width, height), region, format);
@@ -129,7 +130,7 @@ pub fn render(args: RenderArgs) -> Result<(), Failure> {
         Format::Npy => npy(&image)?,
         Format::Png => png(&image)?,
     };
-    write_atomic(&args.output, &bytes)
+    super::output::write(&args.output, &bytes)
 }
 
 /// `--prune`: the search with per-tile pruned programs (the same classes as without; each
@@ -229,7 +230,7 @@ fn render_pruned(
         Format::Npy => npy(&image)?,
         Format::Png => png(&image)?,
     };
-    write_atomic(&args.output, &bytes)
+    super::output::write(&args.output, &bytes)
 }
 
 /// `z0,z1`.
@@ -407,7 +408,7 @@ fn write_depth(
             grey_png(&grey, width, height)?
         }
     };
-    write_atomic(&args.output, &bytes)
+    super::output::write(&args.output, &bytes)
 }
 
 enum Format {

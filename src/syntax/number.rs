@@ -493,6 +493,188 @@ pub fn format_f32(x: f32) -> String {
     layout(&format!("{x:e}"))
 }
 
+/// The shortest decimal that is a lower (`down`) or upper bound of `x` and still reads back as
+/// `x` when rounded to nearest in `x`'s precision (`f32`: `x` is an f32 value; the reading is
+/// Rust's, Python's `float` and C's `strtof`/`strtod`): the interval-to-text of IEEE 1788,
+/// rounded outward. The shortest round-trip decimal ([`format_f64`]) lies within half an ulp
+/// on either side, so as a real number it may cut into the interval (f32 0.1 is 0.10000000149,
+/// and "0.1" excludes that bound); here a decimal on the wrong side is replaced by the first
+/// one, with one digit more at a time, that is on the right side and rounds to `x`. Infinities,
+/// zeros and exact decimals print as [`format_f64`] does.
+pub fn format_bound_outward(x: f64, f32_value: bool, down: bool) -> String {
+    if !x.is_finite() || x == 0.0 {
+        return format_f64(if x == 0.0 { 0.0 } else { x });
+    }
+    // The text, if it reads back as x.
+    let reads_as_x = |t: String| -> Option<String> {
+        let ok = if f32_value {
+            t.parse::<f32>().is_ok_and(|v| v as f64 == x)
+        } else {
+            t.parse::<f64>().is_ok_and(|v| v == x)
+        };
+        ok.then_some(t)
+    };
+    // A decimal d * 10^e (d > 0) is on the right side of |x| when it is <= |x| for a lower
+    // bound of a positive x (or an upper bound of a negative one), >= otherwise.
+    let toward_zero = down == (x > 0.0);
+    let ax = x.abs();
+    let right_side = |d: u128, e: i64| match cmp_dec_u128(d, e, ax) {
+        Ordering::Equal => true,
+        Ordering::Less => toward_zero,
+        Ordering::Greater => !toward_zero,
+    };
+    let text = |d: u128, e: i64| -> String {
+        // d * 10^e as std's {:e} would write it, then laid out.
+        let ds = d.to_string();
+        let exp = e + ds.len() as i64 - 1;
+        let sign = if x < 0.0 { "-" } else { "" };
+        let mant = if ds.len() > 1 {
+            format!("{}.{}", &ds[..1], &ds[1..])
+        } else {
+            ds.clone()
+        };
+        layout(&format!("{sign}{mant}e{exp}"))
+    };
+    let sci0 = if f32_value {
+        format!("{:e}", ax as f32)
+    } else {
+        format!("{ax:e}")
+    };
+    let (d0, e0, len) = digits_of(&sci0);
+    if right_side(d0, e0) {
+        return if x < 0.0 {
+            layout(&format!("-{sci0}"))
+        } else {
+            layout(&sci0)
+        };
+    }
+    // One unit of the last digit toward the right side, at the same length; then one digit
+    // more at a time: n digits rounded to nearest and moved one unit if on the wrong side.
+    let step = |d: u128| if toward_zero { d - 1 } else { d + 1 };
+    let d = step(d0);
+    if d > 0 {
+        if let Some(t) = reads_as_x(text(d, e0)) {
+            return t;
+        }
+    }
+    // n digits: |x| / 10^e rounded toward the right side, in 128-bit integers while they fit.
+    for n in len + 1..=38 {
+        let e = e0 - (n - len) as i64;
+        let Some((q, exact)) = div_pow10_floor(ax, e) else {
+            break;
+        };
+        let d = if exact || toward_zero { q } else { q + 1 };
+        if d > 0 {
+            if let Some(t) = reads_as_x(text(d, e)) {
+                return t;
+            }
+        }
+    }
+    for n in len + 1..=38 {
+        let (d, e, _) = digits_of(&format!("{ax:.*e}", n - 1));
+        let d = if right_side(d, e) { d } else { step(d) };
+        if right_side(d, e) {
+            if let Some(t) = reads_as_x(text(d, e)) {
+                return t;
+            }
+        }
+    }
+    unreachable!("38 digits read back as any double")
+}
+
+/// The digits, exponent and digit count of a `{:e}` text: `1.25e-7` is (125, -9, 3).
+fn digits_of(sci: &str) -> (u128, i64, usize) {
+    let (mant, exp) = sci.split_once('e').expect("`{:e}` output has an `e`");
+    let exp: i64 = exp.parse().expect("an integer exponent");
+    let (mut d, mut n, mut frac) = (0u128, 0usize, 0i64);
+    let mut after_point = false;
+    for c in mant.bytes() {
+        if c == b'.' {
+            after_point = true;
+            continue;
+        }
+        d = d * 10 + u128::from(c - b'0');
+        n += 1;
+        frac += i64::from(after_point);
+    }
+    (d, exp - frac, n)
+}
+
+/// `floor(y / 10^e10)` for a finite nonnegative double `y`, and whether it is exact, in
+/// 128-bit integers (None when they do not fit).
+fn div_pow10_floor(y: f64, e10: i64) -> Option<(u128, bool)> {
+    let bits = y.to_bits();
+    let biased = (bits >> 52) as i64;
+    let frac = bits & ((1u64 << 52) - 1);
+    let (m, k) = if biased == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1u64 << 52), biased - 1075)
+    };
+    // y / 10^e10 = m * 2^(k - e10) / 5^e10
+    let five = 5u128.checked_pow(u32::try_from(e10.unsigned_abs()).ok()?)?;
+    let (mut num, mut den) = if e10 >= 0 {
+        (m as u128, five)
+    } else {
+        ((m as u128).checked_mul(five)?, 1u128)
+    };
+    let s = k - e10;
+    let shift = u32::try_from(s.unsigned_abs()).ok().filter(|&v| v < 127)?;
+    if s >= 0 {
+        let shifted = num.checked_shl(shift)?;
+        if shifted >> shift != num {
+            return None;
+        }
+        num = shifted;
+    } else {
+        let shifted = den.checked_shl(shift)?;
+        if shifted >> shift != den {
+            return None;
+        }
+        den = shifted;
+    }
+    Some((num / den, num % den == 0))
+}
+
+/// Exact comparison of `d * 10^e10` with the finite nonnegative double `y`: in 128-bit
+/// integers when the scaled values fit (the usual magnitudes), else as [`cmp_dec_f64`].
+fn cmp_dec_u128(d: u128, e10: i64, y: f64) -> Ordering {
+    let bits = y.to_bits();
+    let biased = (bits >> 52) as i64;
+    let frac = bits & ((1u64 << 52) - 1);
+    let (m, k) = if biased == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1u64 << 52), biased - 1075)
+    };
+    // d * 5^e10 * 2^e10 against m * 2^k.
+    let fast = (|| -> Option<Ordering> {
+        let five = 5u128.checked_pow(e10.unsigned_abs().try_into().ok()?)?;
+        let (a, b) = if e10 >= 0 {
+            (d.checked_mul(five)?, m as u128)
+        } else {
+            (d, (m as u128).checked_mul(five)?)
+        };
+        // a * 2^e10 vs b * 2^k
+        let s = e10 - k;
+        let (a, b) = if s >= 0 {
+            (
+                a.checked_shl(u32::try_from(s).ok()?)
+                    .filter(|v| v >> s == a)?,
+                b,
+            )
+        } else {
+            (
+                a,
+                b.checked_shl(u32::try_from(-s).ok()?)
+                    .filter(|v| v >> -s == b)?,
+            )
+        };
+        Some(a.cmp(&b))
+    })();
+    fast.unwrap_or_else(|| cmp_dec_f64(&BigUint::from(d), e10, y))
+}
+
 /// Re-lays out std's `{:e}` text (`-1.25e-7`, `0e0`) per the rules of [`format_f64`].
 fn layout(sci: &str) -> String {
     let (neg, rest) = match sci.strip_prefix('-') {
@@ -562,5 +744,75 @@ pub fn hexf64(x: f64) -> String {
         format!("{sign}0x{lead}p{e:+}")
     } else {
         format!("{sign}0x{lead}.{hex}p{e:+}")
+    }
+}
+#[cfg(test)]
+mod outward_tests {
+    use super::{format_bound_outward, parse_enclosure};
+
+    /// Every printed bound, read back as a real number, lies on the outer side of the float
+    /// (checked exactly: the decimal's enclosure), and reads back as the float when rounded to
+    /// nearest (Rust's parse: correctly rounded, like Python's float and C's strtod); the
+    /// shortest round-trip decimal is kept when it is on the outer side.
+    #[test]
+    fn bounds_print_outward_and_read_back() {
+        let mut state = 0x1788_0030u64;
+        let mut next = || crate::workloads::splitmix64(&mut state);
+        let mut xs: Vec<f64> = vec![
+            0.1,
+            1.0 / 3.0,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            f64::from_bits(1),
+            1e300,
+            1e-300,
+            123456789.0,
+        ];
+        for _ in 0..20_000 {
+            let x = f64::from_bits(next());
+            if x.is_finite() && x != 0.0 {
+                xs.push(x);
+            }
+        }
+        let more: Vec<f64> = xs.iter().map(|x| -x).collect();
+        xs.extend(more);
+        for &x in &xs {
+            for f32_value in [false, true] {
+                let x = if f32_value { x as f32 as f64 } else { x };
+                if !x.is_finite() || x == 0.0 {
+                    continue;
+                }
+                for down in [true, false] {
+                    let t = format_bound_outward(x, f32_value, down);
+                    let e = parse_enclosure(&t).unwrap();
+                    // down: the decimal <= x, i.e. its upper enclosure end <= x.
+                    if down {
+                        assert!(e.hi <= x, "{t} is not a lower bound of {x:e} ({f32_value})");
+                    } else {
+                        assert!(
+                            e.lo >= x,
+                            "{t} is not an upper bound of {x:e} ({f32_value})"
+                        );
+                    }
+                    let back = if f32_value {
+                        t.parse::<f32>().unwrap() as f64
+                    } else {
+                        t.parse::<f64>().unwrap()
+                    };
+                    assert_eq!(back, x, "{t} does not read back as {x:e} ({f32_value})");
+                }
+            }
+        }
+        // The cases: f32 0.1 as an upper bound, the shortest kept as a lower one.
+        let tenth = 0.1f32 as f64;
+        assert_eq!(format_bound_outward(tenth, true, false), "0.100000002");
+        assert_eq!(format_bound_outward(tenth, true, true), "0.1");
+        assert_eq!(format_bound_outward(0.1, false, true), "0.1");
+        assert_eq!(
+            format_bound_outward(0.1, false, false),
+            "0.10000000000000001"
+        );
+        assert_eq!(format_bound_outward(2.5, false, false), "2.5");
+        assert_eq!(format_bound_outward(f64::INFINITY, false, false), "inf");
     }
 }

@@ -42,7 +42,8 @@ fn eval_prints_one_line_per_output() {
 #[test]
 fn decimal_inputs_are_rounded_outward() {
     let o = ivjit(&["eval", "x", "--var", "x=0.1", "--backend", "cpu"]);
-    assert_eq!(stdout(&o), "[0.09999999999999999, 0.1]\n");
+    // The upper bound, the double just above 0.1, prints outward: 0.1 itself would cut it.
+    assert_eq!(stdout(&o), "[0.09999999999999999, 0.10000000000000001]\n");
     let o = ivjit(&[
         "eval",
         "x",
@@ -53,7 +54,7 @@ fn decimal_inputs_are_rounded_outward() {
         "--precision",
         "f32",
     ]);
-    assert_eq!(stdout(&o), "[0.099999994, 0.1]\n");
+    assert_eq!(stdout(&o), "[0.099999994, 0.100000002]\n");
     let o = ivjit(&[
         "eval",
         "x + 1",
@@ -63,6 +64,84 @@ fn decimal_inputs_are_rounded_outward() {
         "cpu",
     ]);
     assert_eq!(stdout(&o), "[-inf, 1.125]\n");
+}
+
+/// Printed bounds are outward as real numbers, in every format (issue 30: f32 bounds printed
+/// as the shortest f32 decimal excluded the input, `[0.099999994, 0.1]` for an f32 box holding
+/// 0.1000000001): each printed interval, read back as decimals, holds the computed one, and
+/// reads back as the same floats when rounded to nearest.
+#[test]
+fn printed_bounds_are_outward_in_every_format() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("x", "x=[0.1000000001,0.1000000002]", "f32"),
+        ("x*x", "x=[1e19,1e20]", "f32"),
+        ("x/3", "x=[1,2]", "f64"),
+        ("x/3", "x=[1,2]", "f32"),
+        ("-x/7", "x=[1e-300,1e300]", "f64"),
+    ];
+    for (expr, var, p) in cases {
+        for format in ["text", "json"] {
+            let o = ivjit(&[
+                "eval",
+                expr,
+                "--var",
+                var,
+                "--precision",
+                p,
+                "--backend",
+                "cpu",
+                "--format",
+                format,
+            ]);
+            assert!(o.status.success(), "{}", stderr(&o));
+            let out = stdout(&o);
+            let (lo, hi) = if format == "text" {
+                let t = out.trim().trim_start_matches('[').trim_end_matches(']');
+                let (a, b) = t.split_once(", ").unwrap();
+                (a.to_string(), b.to_string())
+            } else {
+                let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+                let o = &v["outputs"][0];
+                (
+                    o["lo"].as_str().unwrap().to_string(),
+                    o["hi"].as_str().unwrap().to_string(),
+                )
+            };
+            // The exact values of the decimals against the floats they read back as.
+            let (el, eh) = (
+                ivjit::syntax::number::parse_enclosure(&lo).unwrap(),
+                ivjit::syntax::number::parse_enclosure(&hi).unwrap(),
+            );
+            let (fl, fh): (f64, f64) = if *p == "f32" {
+                (
+                    lo.parse::<f32>().unwrap() as f64,
+                    hi.parse::<f32>().unwrap() as f64,
+                )
+            } else {
+                (lo.parse().unwrap(), hi.parse().unwrap())
+            };
+            assert!(
+                el.hi <= fl,
+                "{expr} on {var} ({p}, {format}): {lo} is above {fl:e}"
+            );
+            assert!(
+                eh.lo >= fh,
+                "{expr} on {var} ({p}, {format}): {hi} is below {fh:e}"
+            );
+        }
+    }
+    // The input of the issue's first case is inside the printed interval.
+    let o = ivjit(&[
+        "eval",
+        "x",
+        "--var",
+        "x=[0.1000000001,0.1000000002]",
+        "--precision",
+        "f32",
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(stdout(&o), "[0.099999994, 0.100000002]\n");
 }
 
 #[test]
@@ -180,8 +259,9 @@ fn csv_batch_in_order_with_empty() {
     let text = std::fs::read_to_string(&out).unwrap();
     assert_eq!(
         text,
+        // sqrt(2)'s upper bound prints outward (1.4142135623730951 is below the double).
         "out1_lo,out1_hi,out2_lo,out2_hi\n\
-         0.5,1,1,1.4142135623730951\n\
+         0.5,1,1,1.4142135623730952\n\
          -1,1,0,1\n\
          empty,empty,empty,empty\n\
          -inf,inf,0.5,0.5\n"

@@ -8,6 +8,7 @@ mod bench;
 mod cli;
 mod formats;
 mod optimize;
+mod outputs;
 mod raytrace;
 mod render;
 mod roots;

@@ -1,7 +1,7 @@
 //! CSV batches (see the parent module for the format): a header of `NAME_lo,NAME_hi` column
 //! pairs, one box per row; results as `lo,hi` (or `out1_lo,out1_hi,...`) rows.
 
-use super::{write_atomic, Batch};
+use super::Batch;
 use crate::cli::progress::Progress;
 use crate::cli::Failure;
 use ivjit::syntax::number::parse_enclosure;
@@ -185,8 +185,8 @@ pub(super) fn write(
                     cells.extend(["empty".to_string(), "empty".to_string()])
                 }
                 Some(iv) => {
-                    cells.push(Interval::format_bound(iv.lo, precision));
-                    cells.push(Interval::format_bound(iv.hi, precision));
+                    cells.push(Interval::format_lower(iv.lo, precision));
+                    cells.push(Interval::format_upper(iv.hi, precision));
                 }
             }
         }
@@ -202,6 +202,6 @@ pub(super) fn write(
                 .write_all(&text)
                 .map_err(|e| Failure::runtime(format!("cannot write to standard output: {e}")))
         }
-        Some(p) => write_atomic(p, &text),
+        Some(p) => super::super::output::write(p, &text),
     }
 }

@@ -7,9 +7,9 @@
 //! rounded outward: a `_lo` cell down, a `_hi` cell up. `empty` in both cells of a pair is the
 //! empty set. CSV output: `lo,hi` (or `out1_lo,out1_hi,out2_lo,...`), one row per input row, in
 //! order; an empty result is `empty,empty`; with `--gradient`, `d_NAME_lo,d_NAME_hi` pairs follow
-//! each output (`undefined,undefined` where a jump may lie in the box). An output file (CSV or `.npy`) is written to a
-//! temporary file beside it and renamed into place only when complete, so an error never leaves a
-//! partial file behind.
+//! each output (`undefined,undefined` where a jump may lie in the box). Output files are
+//! written by [`super::output`] (atomically for regular files, through for devices and FIFOs,
+//! `-` for standard output).
 
 mod csv;
 mod npy;
@@ -17,7 +17,6 @@ mod npy;
 use super::progress::Progress;
 use super::Failure;
 use ivjit::{Evaluator, Interval, Precision};
-use std::io::Write;
 use std::path::Path;
 
 /// The boxes read from a CSV file.
@@ -135,23 +134,10 @@ pub fn write(
             let bytes = npy::encode(results, columns)
                 .map_err(|e| Failure::runtime(format!("cannot encode {}: {e}", p.display())))?;
             progress.set(results.len() as u64);
-            write_atomic(p, &bytes)
+            super::output::write(p, &bytes)
         }
         _ => csv::write(path, results, columns, precision, progress),
     }
-}
-
-/// Writes `bytes` to a temporary file beside `p` and renames it into place when complete.
-pub(super) fn write_atomic(p: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    let dir = p
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let io = |e: std::io::Error| Failure::runtime(format!("cannot write {}: {e}", p.display()));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-    tmp.write_all(bytes).map_err(io)?;
-    tmp.persist(p).map_err(|e| io(e.error))?;
-    Ok(())
 }
 
 impl Batch {

@@ -1,0 +1,256 @@
+//! Where `--output` writes (issue 30): regular files replaced atomically with the permissions a
+//! user expects, devices and FIFOs written through, symbolic links followed, `-` as standard
+//! output, the input never overwritten, nothing left behind by a killed process, errors that
+//! name the user's path.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use crate::common::binary::ivjit_binary as binary;
+
+fn ivjit_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(binary())
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("ivjit runs")
+}
+
+fn batch(dir: &Path, out: &str) -> Output {
+    ivjit_in(
+        dir,
+        &[
+            "eval",
+            "x + 1",
+            "--input",
+            "in.csv",
+            "--output",
+            out,
+            "--backend",
+            "cpu",
+        ],
+    )
+}
+
+fn setup() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("in.csv"), "x_lo,x_hi\n1,2\n3,4\n").unwrap();
+    dir
+}
+
+const WANT: &str = "lo,hi\n2,3\n4,5\n";
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn the_output_may_not_be_the_input() {
+    let dir = setup();
+    let d = dir.path();
+    let o = batch(d, "in.csv");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("is the input"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("in.csv")).unwrap(),
+        "x_lo,x_hi\n1,2\n3,4\n"
+    );
+    // Through another name: a link to the input, and the expression file.
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("in.csv", d.join("alias.csv")).unwrap();
+        let o = batch(d, "alias.csv");
+        assert_eq!(o.status.code(), Some(2));
+        std::fs::write(d.join("f.txt"), "x + 1").unwrap();
+        let o = ivjit_in(
+            d,
+            &[
+                "eval",
+                "-f",
+                "f.txt",
+                "--input",
+                "in.csv",
+                "--output",
+                "f.txt",
+                "--backend",
+                "cpu",
+            ],
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(std::fs::read_to_string(d.join("f.txt")).unwrap(), "x + 1");
+        let o = ivjit_in(
+            d,
+            &["render", "-f", "f.txt", "-o", "f.txt", "--size", "4x4"],
+        );
+        assert_ne!(o.status.code(), Some(0));
+        assert_eq!(std::fs::read_to_string(d.join("f.txt")).unwrap(), "x + 1");
+    }
+}
+
+#[test]
+fn a_dash_is_standard_output() {
+    let dir = setup();
+    let o = batch(dir.path(), "-");
+    assert!(o.status.success());
+    assert_eq!(String::from_utf8_lossy(&o.stdout), WANT);
+    assert!(
+        !dir.path().join("-").exists(),
+        "a file named '-' was written"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn devices_and_fifos_are_written_through_links_followed() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = setup();
+    let d = dir.path();
+    // A device: /dev/null stays a device (it was turned into a regular file as root).
+    let o = batch(d, "/dev/null");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::metadata("/dev/null")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    // A FIFO: read by another process, stays a FIFO.
+    let fifo = d.join("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let reader = Command::new("cat")
+        .arg(&fifo)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = batch(d, "pipe");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let read = reader.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&read.stdout), WANT);
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    // A symbolic link: its target is written, the link stays.
+    std::os::unix::fs::symlink("target.csv", d.join("link.csv")).unwrap();
+    assert!(batch(d, "link.csv").status.success());
+    assert!(std::fs::symlink_metadata(d.join("link.csv"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read_to_string(d.join("target.csv")).unwrap(), WANT);
+    // Nothing else was left in the folder.
+    assert_eq!(names(d), ["in.csv", "link.csv", "pipe", "target.csv"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn new_and_replaced_files_get_the_expected_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = setup();
+    let d = dir.path();
+    let mode = |name: &str| {
+        std::fs::metadata(d.join(name))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    // A new file: 0666 less the umask (022 here).
+    let sh = |cmd: String| {
+        let o = Command::new("sh")
+            .current_dir(d)
+            .arg("-c")
+            .arg(cmd)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    let bin = binary();
+    let run = |out: &str| {
+        format!(
+            "umask 022; '{}' eval 'x+1' --input in.csv --output {out} --backend cpu",
+            bin.display()
+        )
+    };
+    sh(run("new.csv"));
+    assert_eq!(mode("new.csv"), 0o644);
+    // A replaced file keeps its permissions.
+    std::fs::set_permissions(d.join("new.csv"), std::fs::Permissions::from_mode(0o640)).unwrap();
+    sh(run("new.csv"));
+    assert_eq!(mode("new.csv"), 0o640);
+    assert_eq!(std::fs::read_to_string(d.join("new.csv")).unwrap(), WANT);
+}
+
+#[test]
+fn errors_name_the_users_path() {
+    let dir = setup();
+    let o = batch(dir.path(), "no/such/folder/out.csv");
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no/such/folder/out.csv"), "{err}");
+    assert!(!err.contains(".tmp"), "{err}");
+    let o = batch(dir.path(), ".");
+    assert_ne!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("folder"));
+}
+
+/// A batch killed at any moment (SIGKILL: no handler runs) leaves no temporary file: the
+/// output is written to an anonymous file (`O_TMPFILE`) linked in only when complete.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_killed_batch_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut csv = String::from("x_lo,x_hi\n");
+    for i in 0..400_000 {
+        csv.push_str(&format!("{i},{}\n", i + 1));
+    }
+    std::fs::write(d.join("in.csv"), csv).unwrap();
+    std::fs::create_dir(d.join("out")).unwrap();
+    let args = [
+        "eval",
+        "x*x + 1",
+        "--input",
+        "in.csv",
+        "--output",
+        "out/o.csv",
+        "--backend",
+        "cpu",
+    ];
+    // How long one run takes, then kills spread over it (and a little beyond).
+    let t = std::time::Instant::now();
+    assert!(ivjit_in(d, &args).status.success());
+    let full = t.elapsed();
+    std::fs::remove_file(d.join("out/o.csv")).unwrap();
+    for k in 1..=12u32 {
+        let mut child = Command::new(binary())
+            .current_dir(d)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(full * k / 11);
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        let left = names(&d.join("out"));
+        assert!(
+            left.is_empty() || left == ["o.csv"],
+            "after a kill at {k}/11 of a run: {left:?}"
+        );
+        if let Some(name) = left.first() {
+            // A complete file or none.
+            let text = std::fs::read_to_string(d.join("out").join(name)).unwrap();
+            assert_eq!(text.lines().count(), 400_001);
+            std::fs::remove_file(d.join("out").join(name)).unwrap();
+        }
+    }
+}
