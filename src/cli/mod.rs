@@ -56,10 +56,80 @@ fn precision(p: PrecisionArg) -> Precision {
     }
 }
 
+/// The most read from a stream that is not a regular file (a device, a FIFO, a terminal):
+/// `--input /dev/zero` must fail, not read until memory runs out.
+pub const STREAM_LIMIT: u64 = 1 << 30;
+
+/// Reads a file whole: a regular file into memory reserved for its size (failing cleanly when
+/// there is not enough), any other stream up to [`STREAM_LIMIT`] bytes.
+pub fn read_bytes(path: &Path, what: &str) -> Result<Vec<u8>, Failure> {
+    use std::io::Read;
+    let io =
+        |e: std::io::Error| Failure::input(format!("cannot read {what} {}: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if meta.is_dir() {
+        return Err(Failure::input(format!(
+            "cannot read {what} {}: it is a folder",
+            path.display()
+        )));
+    }
+    let limit = if meta.is_file() {
+        meta.len()
+    } else {
+        STREAM_LIMIT
+    };
+    // A regular file's size plus the byte that shows its end; a stream grows as it comes.
+    let first = if meta.is_file() { limit + 1 } else { 1 << 16 };
+    let mut bytes = batch::room_for::<u8>(
+        usize::try_from(first).unwrap_or(usize::MAX),
+        &format!("{what} {}", path.display()),
+    )?;
+    // One byte more than the limit shows whether the stream goes on.
+    let mut reader = file.take(limit + 1);
+    loop {
+        if bytes.len() == bytes.capacity() {
+            let more = bytes.capacity().clamp(1 << 16, 1 << 28);
+            bytes.try_reserve(more).map_err(|_| {
+                Failure::runtime(format!(
+                    "not enough memory to read {what} {} ({} bytes read)",
+                    path.display(),
+                    bytes.len()
+                ))
+            })?;
+        }
+        let len = bytes.len();
+        let cap = bytes.capacity();
+        bytes.resize(cap, 0);
+        let got = loop {
+            match reader.read(&mut bytes[len..]) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                r => break r,
+            }
+        };
+        match got {
+            Ok(0) => {
+                bytes.truncate(len);
+                break;
+            }
+            Ok(k) => bytes.truncate(len + k),
+            Err(e) => return Err(io(e)),
+        }
+    }
+    if bytes.len() as u64 > limit {
+        return Err(Failure::input(format!(
+            "{what} {}: more than {} MiB from a stream that is not a regular file (a device \
+             or a pipe that does not end?); save the data to a file",
+            path.display(),
+            STREAM_LIMIT >> 20
+        )));
+    }
+    Ok(bytes)
+}
+
 /// Reads a text file; invalid UTF-8 is reported with the byte offset where it starts.
 pub fn read_text(path: &std::path::Path, what: &str) -> Result<String, Failure> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Failure::input(format!("cannot read {what} {}: {e}", path.display())))?;
+    let bytes = read_bytes(path, what)?;
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
@@ -192,12 +262,13 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
         let evaluator =
             Evaluator::new(&evaluated, precision, choice).map_err(|e| failure(e, &text))?;
         report_fallback(&evaluator);
-        let rows = batch.boxes(expr.vars(), &given);
-        let results =
-            batch::evaluate(&evaluator, &rows, &mut progress).map_err(|e| failure(e, &text))?;
+        let inputs = batch.soa(expr.vars(), &given)?;
+        let results = batch::evaluate(&evaluator, &inputs, batch.n, &mut progress, &text)?;
+        drop(inputs);
         batch::write(
             args.output.as_deref(),
             &results,
+            batch.n,
             &columns,
             precision,
             &mut progress,

@@ -254,3 +254,64 @@ fn a_killed_batch_leaves_no_temporary_file() {
         }
     }
 }
+
+/// A stream that does not end (`/dev/zero`) is refused after a bounded read, as an input file
+/// or as an expression file: it was read until memory ran out (13 GB in 20 s).
+#[cfg(unix)]
+#[test]
+fn an_endless_stream_is_refused() {
+    let dir = setup();
+    for args in [
+        &["eval", "x", "--input", "/dev/zero", "--backend", "cpu"][..],
+        &[
+            "eval",
+            "-f",
+            "/dev/zero",
+            "--var",
+            "x=1",
+            "--backend",
+            "cpu",
+        ][..],
+    ] {
+        let o = ivjit_in(dir.path(), args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("not a regular file"), "{err}");
+    }
+}
+
+/// A batch larger than the memory the process may use fails with exit status 1 and a message,
+/// never an abort (it was SIGABRT, exit 134, with no message): every buffer whose size comes
+/// from the input is allocated fallibly.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_batch_beyond_the_memory_limit_fails_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A 4M-row .npy of [1, 2] boxes (64 MB).
+    let n = 4_000_000usize;
+    let header = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({n}, 2), }}");
+    let pad = 64 - (10 + header.len() + 1) % 64;
+    let header = format!("{header}{}\n", " ".repeat(pad));
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    for _ in 0..n {
+        bytes.extend_from_slice(&1.0f64.to_le_bytes());
+        bytes.extend_from_slice(&2.0f64.to_le_bytes());
+    }
+    std::fs::write(d.join("big.npy"), bytes).unwrap();
+    let o = Command::new("sh")
+        .current_dir(d)
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 150000; exec '{}' eval 'x*x' --input big.npy --output out.npy --backend cpu",
+            binary().display()
+        ))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("not enough memory"), "{err}");
+    assert!(!d.join("out.npy").exists());
+}

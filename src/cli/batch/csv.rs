@@ -93,11 +93,13 @@ pub(super) fn read(
             )));
         }
     }
-    let mut rows = Vec::new();
-    progress.phase(
-        "reading",
-        text.bytes().filter(|&b| b == b'\n').count() as u64,
-    );
+    let lines = text.bytes().filter(|&b| b == b'\n').count() + 1;
+    let mut bounds: Vec<Vec<f64>> = Vec::with_capacity(2 * columns.len());
+    for _ in 0..2 * columns.len() {
+        bounds.push(super::room_for(lines, "the batch's inputs")?);
+    }
+    progress.phase("reading", lines as u64);
+    let mut n = 0;
     for (row_no, record) in records.enumerate() {
         let cells = record.map_err(unreadable)?;
         let line_no = cells.position().map_or(0, |p| p.line() as usize - 1);
@@ -121,7 +123,6 @@ pub(super) fn read(
                 names.len()
             )));
         }
-        let mut row = Vec::with_capacity(columns.len());
         for k in 0..columns.len() {
             let (lc, hc) = (lo_col[k], hi_col[k]);
             let (l, h) = (&cells[lc], &cells[hc]);
@@ -134,33 +135,51 @@ pub(super) fn read(
                         at(col)
                     )));
                 }
-                row.push(Interval::EMPTY);
+                bounds[2 * k].push(f64::NAN);
+                bounds[2 * k + 1].push(f64::NAN);
                 continue;
             }
-            let lo = parse_enclosure(l)
-                .map_err(|e| Failure::input(format!("{}: '{l}' is not a number: {e}", at(lc))))?
-                .lo;
-            let hi = parse_enclosure(h)
-                .map_err(|e| Failure::input(format!("{}: '{h}' is not a number: {e}", at(hc))))?
-                .hi;
-            let iv =
-                Interval::new(lo, hi).map_err(|e| Failure::input(format!("{}: {e}", at(lc))))?;
-            row.push(iv);
+            let number = |text: &str, col: usize| {
+                parse_enclosure(text).map_err(|e| {
+                    Failure::input(format!(
+                        "{}: '{}' is not a number: {e}",
+                        at(col),
+                        crate::cli::quote(text)
+                    ))
+                })
+            };
+            let lo = number(l, lc)?.lo;
+            let hi = number(h, hc)?.hi;
+            let iv = Interval::new(lo, hi).map_err(|e| {
+                // The cell at fault: the upper bound when it is -inf, else the lower one.
+                let col = match e {
+                    ivjit::IntervalError::HiIsMinusInf => hc,
+                    _ => lc,
+                };
+                Failure::input(format!("{}: {e}", at(col)))
+            })?;
+            bounds[2 * k].push(iv.lo);
+            bounds[2 * k + 1].push(iv.hi);
         }
-        rows.push(row);
+        n += 1;
     }
-    Ok(Batch { columns, rows })
+    Ok(Batch { columns, bounds, n })
 }
 
 pub(super) fn write(
     path: Option<&Path>,
-    results: &[Vec<Interval>],
+    results: &[f64],
+    n: usize,
     columns: &[super::Column],
     precision: Precision,
     progress: &mut Progress,
 ) -> Result<(), Failure> {
-    let mut out = csv::Writer::from_writer(Vec::new());
-    let failed = |e: csv::Error| Failure::runtime(format!("cannot write the results: {e}"));
+    use std::io::Write;
+    // Numbers, `empty` and `undefined` need no quoting; the names are identifiers.
+    let mut text: Vec<u8> = super::room_for(
+        64 + n.saturating_mul(columns.len()).saturating_mul(48),
+        "the CSV text",
+    )?;
     let header: Vec<String> = columns
         .iter()
         .flat_map(|c| {
@@ -171,37 +190,30 @@ pub(super) fn write(
             }
         })
         .collect();
-    out.write_record(&header).map_err(failed)?;
-    let mut cells = Vec::with_capacity(2 * columns.len());
-    for (i, row) in results.iter().enumerate() {
+    let failed = |e: std::io::Error| Failure::runtime(format!("cannot write the results: {e}"));
+    writeln!(text, "{}", header.join(",")).map_err(failed)?;
+    for i in 0..n {
         if i % 65536 == 0 {
             progress.set(i as u64);
         }
-        cells.clear();
-        for c in columns {
-            match c.cell(row) {
-                None => cells.extend(["undefined".to_string(), "undefined".to_string()]),
-                Some(iv) if iv.is_empty() => {
-                    cells.extend(["empty".to_string(), "empty".to_string()])
-                }
+        for (k, c) in columns.iter().enumerate() {
+            if k > 0 {
+                text.push(b',');
+            }
+            match c.cell(results, n, i) {
+                None => text.extend_from_slice(b"undefined,undefined"),
+                Some(iv) if iv.is_empty() => text.extend_from_slice(b"empty,empty"),
                 Some(iv) => {
-                    cells.push(Interval::format_lower(iv.lo, precision));
-                    cells.push(Interval::format_upper(iv.hi, precision));
+                    text.extend_from_slice(Interval::format_lower(iv.lo, precision).as_bytes());
+                    text.push(b',');
+                    text.extend_from_slice(Interval::format_upper(iv.hi, precision).as_bytes());
                 }
             }
         }
-        out.write_record(&cells).map_err(failed)?;
+        text.push(b'\n');
     }
-    let text = out
-        .into_inner()
-        .map_err(|e| Failure::runtime(format!("cannot write the results: {e}")))?;
     match path {
-        None => {
-            use std::io::Write;
-            std::io::stdout()
-                .write_all(&text)
-                .map_err(|e| Failure::runtime(format!("cannot write to standard output: {e}")))
-        }
+        None => super::super::output::write(Path::new("-"), &text),
         Some(p) => super::super::output::write(p, &text),
     }
 }

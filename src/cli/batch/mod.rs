@@ -19,17 +19,46 @@ use super::Failure;
 use ivjit::{Evaluator, Interval, Precision};
 use std::path::Path;
 
-/// The boxes read from a CSV file.
+/// The boxes read from a batch file, by column: for each variable with columns (file order),
+/// its lower bounds and its upper bounds, one value per row (NaN, NaN: the empty set).
 pub struct Batch {
     /// Variable names that have columns, in file order.
     pub columns: Vec<String>,
-    /// One row per box: the intervals of `columns`, in that order.
-    pub(crate) rows: Vec<Vec<Interval>>,
+    /// `bounds[2 k]` and `bounds[2 k + 1]`: the lower and upper bounds of column k.
+    pub(crate) bounds: Vec<Vec<f64>>,
+    /// Rows (boxes).
+    pub n: usize,
+}
+
+/// A vector for `len` values that a size from the user's input sets, or a failure that says
+/// how much memory it needed: such a size must never abort the process (issue 30).
+pub(crate) fn vec_for<T: Clone>(len: usize, fill: T, what: &str) -> Result<Vec<T>, Failure> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        Failure::runtime(format!(
+            "not enough memory for {what} ({} bytes); use a smaller batch",
+            len.saturating_mul(std::mem::size_of::<T>())
+        ))
+    })?;
+    v.resize(len, fill);
+    Ok(v)
+}
+
+/// An empty vector with room for `len` values (see [`vec_for`]).
+pub(crate) fn room_for<T>(len: usize, what: &str) -> Result<Vec<T>, Failure> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        Failure::runtime(format!(
+            "not enough memory for {what} ({} bytes); use a smaller batch",
+            len.saturating_mul(std::mem::size_of::<T>())
+        ))
+    })?;
+    Ok(v)
 }
 
 /// One interval column pair of the output: `NAME_lo,NAME_hi` in CSV (`lo,hi` when the name is
-/// empty), two columns of a `.npy` file. Its cells are `results[row][index]`, written as
-/// undefined (CSV `undefined`, `.npy` NaN) where the flag `results[row][flag]` is not exactly
+/// empty), two columns of a `.npy` file. Its cells are output `index` of the evaluation,
+/// written as undefined (CSV `undefined`, `.npy` NaN) where output `flag` is not exactly
 /// [1, 1] (a partial derivative where a jump may lie in the box).
 pub struct Column {
     pub name: String,
@@ -79,12 +108,15 @@ impl Column {
         cols
     }
 
-    /// The cell of `row`: `None` where undefined.
-    fn cell(&self, row: &[Interval]) -> Option<Interval> {
-        let defined = self
-            .flag
-            .is_none_or(|f| row[f].lo == 1.0 && row[f].hi == 1.0);
-        defined.then_some(row[self.index])
+    /// The cell of row `i` of structure-of-arrays results `out` (`n` rows): `None` where
+    /// undefined.
+    fn cell(&self, out: &[f64], n: usize, i: usize) -> Option<Interval> {
+        let at = |k: usize| (out[2 * k * n + i], out[(2 * k + 1) * n + i]);
+        let defined = self.flag.is_none_or(|f| at(f) == (1.0, 1.0));
+        defined.then(|| {
+            let (lo, hi) = at(self.index);
+            Interval { lo, hi }
+        })
     }
 }
 
@@ -105,62 +137,95 @@ pub fn read(
     }
 }
 
-/// Evaluates boxes in chunks, advancing the progress bar; the results are those of one call.
-pub fn evaluate(
-    evaluator: &Evaluator,
-    boxes: &[Vec<Interval>],
-    progress: &mut Progress,
-) -> Result<Vec<Vec<Interval>>, ivjit::Error> {
-    progress.phase("evaluating", boxes.len() as u64);
-    let mut results = Vec::with_capacity(boxes.len());
-    for chunk in boxes.chunks(CHUNK) {
-        results.extend(evaluator.eval_many(chunk)?);
-        progress.set(results.len() as u64);
+impl Batch {
+    /// The evaluator's structure-of-arrays input: per variable of `vars` (the expression's
+    /// order) its lower bounds, then its upper bounds, from the file's columns or, for the
+    /// variables given with `--var`, that value in every row.
+    pub fn soa(&self, vars: &[String], given: &[(String, Interval)]) -> Result<Vec<f64>, Failure> {
+        let n = self.n;
+        let mut out = room_for::<f64>(2 * vars.len() * n, "the batch's inputs")?;
+        let col: std::collections::HashMap<&str, usize> = self
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(k, c)| (c.as_str(), k))
+            .collect();
+        let fixed: std::collections::HashMap<&str, Interval> =
+            given.iter().map(|(n, iv)| (n.as_str(), *iv)).collect();
+        for v in vars {
+            match col.get(v.as_str()) {
+                Some(&k) => {
+                    out.extend_from_slice(&self.bounds[2 * k]);
+                    out.extend_from_slice(&self.bounds[2 * k + 1]);
+                }
+                None => {
+                    let iv = fixed[v.as_str()];
+                    out.extend(std::iter::repeat_n(iv.lo, n));
+                    out.extend(std::iter::repeat_n(iv.hi, n));
+                }
+            }
+        }
+        Ok(out)
     }
-    Ok(results)
 }
 
-/// Writes results to `path` (`.npy` by extension, CSV otherwise) or as CSV to standard output.
+/// Evaluates `n` boxes of structure-of-arrays `inputs` in chunks, advancing the progress bar;
+/// the results (structure of arrays, `2 * n_outputs * n`) are those of one call.
+pub fn evaluate(
+    evaluator: &Evaluator,
+    inputs: &[f64],
+    n: usize,
+    progress: &mut Progress,
+    text: &str,
+) -> Result<Vec<f64>, Failure> {
+    progress.phase("evaluating", n as u64);
+    let n_vars = inputs.len() / n.max(1);
+    let n_out = evaluator.program().outputs.len();
+    let mut out = vec_for(2 * n_out * n, 0.0, "the batch's results")?;
+    if n <= CHUNK {
+        evaluator
+            .eval_soa_into(inputs, n, &mut out)
+            .map_err(|e| super::failure(e, text))?;
+        progress.set(n as u64);
+        return Ok(out);
+    }
+    let mut chunk_in = vec_for(n_vars * CHUNK, 0.0, "a chunk of the batch")?;
+    let mut chunk_out = vec_for(2 * n_out * CHUNK, 0.0, "a chunk of the results")?;
+    let mut start = 0;
+    while start < n {
+        let m = CHUNK.min(n - start);
+        for a in 0..n_vars {
+            chunk_in[a * m..(a + 1) * m].copy_from_slice(&inputs[a * n + start..a * n + start + m]);
+        }
+        evaluator
+            .eval_soa_into(&chunk_in[..n_vars * m], m, &mut chunk_out[..2 * n_out * m])
+            .map_err(|e| super::failure(e, text))?;
+        for a in 0..2 * n_out {
+            out[a * n + start..a * n + start + m].copy_from_slice(&chunk_out[a * m..(a + 1) * m]);
+        }
+        start += m;
+        progress.set(start as u64);
+    }
+    Ok(out)
+}
+
+/// Writes results (structure of arrays, `n` rows) to `path` (`.npy` by extension, CSV
+/// otherwise) or as CSV to standard output.
 pub fn write(
     path: Option<&Path>,
-    results: &[Vec<Interval>],
+    results: &[f64],
+    n: usize,
     columns: &[Column],
     precision: Precision,
     progress: &mut Progress,
 ) -> Result<(), Failure> {
-    progress.phase("writing", results.len() as u64);
+    progress.phase("writing", n as u64);
     match path {
         Some(p) if npy::is_npy(p) => {
-            let bytes = npy::encode(results, columns)
-                .map_err(|e| Failure::runtime(format!("cannot encode {}: {e}", p.display())))?;
-            progress.set(results.len() as u64);
+            let bytes = npy::encode(results, n, columns)?;
+            progress.set(n as u64);
             super::output::write(p, &bytes)
         }
-        _ => csv::write(path, results, columns, precision, progress),
-    }
-}
-
-impl Batch {
-    /// Rows of intervals in the expression's variable order, filling fixed `--var` values.
-    pub fn boxes(&self, vars: &[String], given: &[(String, Interval)]) -> Vec<Vec<Interval>> {
-        let source: Vec<Result<usize, Interval>> = vars
-            .iter()
-            .map(|v| match self.columns.iter().position(|c| c == v) {
-                Some(i) => Ok(i),
-                None => Err(given.iter().find(|(n, _)| n == v).expect("checked").1),
-            })
-            .collect();
-        self.rows
-            .iter()
-            .map(|row| {
-                source
-                    .iter()
-                    .map(|s| match s {
-                        Ok(i) => row[*i],
-                        Err(iv) => *iv,
-                    })
-                    .collect()
-            })
-            .collect()
+        _ => csv::write(path, results, n, columns, precision, progress),
     }
 }

@@ -49,8 +49,7 @@ pub fn read(
     progress: &mut Progress,
 ) -> Result<Batch, Failure> {
     let file = path.display();
-    let bytes =
-        std::fs::read(path).map_err(|e| Failure::input(format!("cannot read {file}: {e}")))?;
+    let bytes = crate::cli::read_bytes(path, "input file")?;
     let bad = |what: String| Failure::input(format!("{file}: {what}"));
     // The header is npyz's to parse; the reader left behind is the data.
     let mut data: &[u8] = &bytes;
@@ -95,53 +94,64 @@ pub fn read(
     }
     let read = |e: std::io::Error| bad(format!("cannot read the data: {e}"));
     let npy = NpyFile::with_header(header, data);
-    let values: Vec<f64> = match dtype {
-        Dtype::F8 => npy.into_vec::<f64>().map_err(read)?,
-        Dtype::F4 => npy
-            .into_vec::<f32>()
-            .map_err(read)?
-            .into_iter()
-            .map(f64::from)
-            .collect(),
-    };
+    // The values by row, then by column (the evaluator's layout).
+    let mut values: Vec<f64> = super::room_for(n.saturating_mul(m), "the batch's inputs")?;
+    match dtype {
+        Dtype::F8 => {
+            for v in npy
+                .data::<f64>()
+                .map_err(|e| bad(format!("cannot read the data: {e}")))?
+            {
+                values.push(v.map_err(read)?);
+            }
+        }
+        Dtype::F4 => {
+            for v in npy
+                .data::<f32>()
+                .map_err(|e| bad(format!("cannot read the data: {e}")))?
+            {
+                values.push(f64::from(v.map_err(read)?));
+            }
+        }
+    }
     let value = |i: usize| values[i];
     progress.phase("reading", n as u64);
-    let mut rows = Vec::with_capacity(n);
+    let mut bounds: Vec<Vec<f64>> = Vec::with_capacity(m);
+    for _ in 0..m {
+        bounds.push(super::room_for(n, "the batch's inputs")?);
+    }
     for r in 0..n {
-        let mut row = Vec::with_capacity(columns.len());
         for k in 0..columns.len() {
             let (lo, hi) = (value(r * m + 2 * k), value(r * m + 2 * k + 1));
-            if lo.is_nan() && hi.is_nan() {
-                row.push(Interval::EMPTY);
-                continue;
+            if !(lo.is_nan() && hi.is_nan()) {
+                Interval::new(lo, hi).map_err(|e| {
+                    // The column at fault: the NaN one of a half-empty pair, the upper bound
+                    // when it is -inf, the lower bound otherwise.
+                    let col = if hi.is_nan() || (lo <= hi && hi == f64::NEG_INFINITY) {
+                        2 * k + 1
+                    } else {
+                        2 * k
+                    };
+                    let hint = if lo.is_nan() || hi.is_nan() {
+                        " (an empty box is NaN in both columns of the pair)"
+                    } else {
+                        ""
+                    };
+                    bad(format!(
+                        "row {r}, column {col} ({}, arr[{r}, {col}] counting from 0): {e}{hint}",
+                        names[col]
+                    ))
+                })?;
             }
-            let iv = Interval::new(lo, hi).map_err(|e| {
-                // The column at fault: the NaN one of a half-empty pair, the upper bound when it
-                // is -inf, the lower bound otherwise.
-                let col = if hi.is_nan() || (lo <= hi && hi == f64::NEG_INFINITY) {
-                    2 * k + 1
-                } else {
-                    2 * k
-                };
-                let hint = if lo.is_nan() || hi.is_nan() {
-                    " (an empty box is NaN in both columns of the pair)"
-                } else {
-                    ""
-                };
-                bad(format!(
-                    "row {r}, column {col} ({}, arr[{r}, {col}] counting from 0): {e}{hint}",
-                    names[col]
-                ))
-            })?;
-            row.push(iv);
+            bounds[2 * k].push(lo);
+            bounds[2 * k + 1].push(hi);
         }
-        rows.push(row);
         if r % 65536 == 0 {
             progress.set(r as u64);
         }
     }
     progress.set(n as u64);
-    Ok(Batch { columns, rows })
+    Ok(Batch { columns, bounds, n })
 }
 
 /// The user's message for a header npyz cannot read.
@@ -223,31 +233,33 @@ fn shape_text(shape: &[u64]) -> String {
     }
 }
 
-/// The bytes of a `.npy` file (format 1.0) holding the results as a `<f8` array of shape
-/// `(n_boxes, 2 * columns)`, with `NaN, NaN` for an empty result (and for an undefined
-/// derivative).
-pub fn encode(
-    results: &[Vec<Interval>],
-    columns: &[super::Column],
-) -> Result<Vec<u8>, std::io::Error> {
-    let mut out = Vec::with_capacity(128 + results.len() * 16 * columns.len());
-    let shape = [results.len() as u64, 2 * columns.len() as u64];
+/// The bytes of a `.npy` file (format 1.0) holding the results (structure of arrays, `n`
+/// rows) as a `<f8` array of shape `(n_boxes, 2 * columns)`, with `NaN, NaN` for an empty
+/// result (and for an undefined derivative).
+pub fn encode(results: &[f64], n: usize, columns: &[super::Column]) -> Result<Vec<u8>, Failure> {
+    let failed = |e: std::io::Error| Failure::runtime(format!("cannot encode the results: {e}"));
+    let mut out: Vec<u8> = super::room_for(
+        128 + n.saturating_mul(16).saturating_mul(columns.len()),
+        "the .npy output",
+    )?;
+    let shape = [n as u64, 2 * columns.len() as u64];
     let mut writer = npyz::WriteOptions::new()
         .default_dtype()
         .shape(&shape)
         .writer(&mut out)
-        .begin_nd()?;
-    for row in results {
+        .begin_nd()
+        .map_err(failed)?;
+    for i in 0..n {
         for c in columns {
-            let (lo, hi) = match c.cell(row) {
+            let (lo, hi) = match c.cell(results, n, i) {
                 Some(iv) if !iv.is_empty() => (iv.lo, iv.hi),
                 _ => (f64::NAN, f64::NAN),
             };
-            writer.push(&lo)?;
-            writer.push(&hi)?;
+            writer.push(&lo).map_err(failed)?;
+            writer.push(&hi).map_err(failed)?;
         }
     }
-    writer.finish()?;
+    writer.finish().map_err(failed)?;
     Ok(out)
 }
 
@@ -257,9 +269,10 @@ mod tests {
 
     #[test]
     fn written_files_read_back() {
-        let iv = Interval::new(1.0, 2.0).unwrap();
+        // Two rows, one output: [1, 2] and the empty set (structure of arrays).
         let bytes = encode(
-            &[vec![iv], vec![Interval::EMPTY]],
+            &[1.0, f64::NAN, 2.0, f64::NAN],
+            2,
             &super::super::Column::outputs(1),
         )
         .unwrap();
