@@ -315,3 +315,18 @@ fn a_batch_beyond_the_memory_limit_fails_cleanly() {
     assert!(err.contains("not enough memory"), "{err}");
     assert!(!d.join("out.npy").exists());
 }
+
+/// A CSV error names the cell at fault: `-inf,-inf` has its upper bound at -inf (it named the
+/// `_lo` column).
+#[test]
+fn csv_errors_name_the_cell_at_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("in.csv"), "x_lo,x_hi\n-inf,-inf\n").unwrap();
+    let o = ivjit_in(
+        dir.path(),
+        &["eval", "x", "--input", "in.csv", "--backend", "cpu"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("column x_hi"), "{err}");
+}
