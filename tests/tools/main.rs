@@ -6,6 +6,7 @@ mod common;
 
 mod bench;
 mod cli;
+mod diagnostics;
 mod formats;
 mod optimize;
 mod outputs;
