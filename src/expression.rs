@@ -1,5 +1,6 @@
 //! [`Expression`]: parsed, rewritten, and lowered and emitted on demand, once per precision.
 
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use crate::ir::{self, Graph};
@@ -21,6 +22,8 @@ pub struct Expression {
     /// Per precision (index [`precision_index`]), once lowered successfully; behind an `Arc` so
     /// that clones, even those made before the first use, share one memo.
     compiled: Arc<[OnceLock<Compiled>; 2]>,
+    /// Each variable's number by name, made at the first lookup ([`Expression::var_index`]).
+    var_index: OnceLock<HashMap<String, usize>>,
 }
 
 /// What an [`Expression`] compiled for one precision.
@@ -70,6 +73,7 @@ impl Expression {
             initial,
             graph,
             compiled: Default::default(),
+            var_index: OnceLock::new(),
         };
         // Surface lowering errors (unsupported operations) at compile time, with their span;
         // the f64 program is kept for the evaluators.
@@ -229,6 +233,7 @@ impl Expression {
             initial: graph,
             graph: rewritten,
             compiled: Default::default(),
+            var_index: OnceLock::new(),
         };
         expr.compiled(Precision::F64)?;
         Ok(expr)
@@ -250,10 +255,32 @@ impl Expression {
         &self.graph.vars
     }
 
+    /// A variable's number: its place in [`Expression::vars`] and in a box. A hash lookup (the
+    /// map is made at the first call), so that matching n given names against n variables
+    /// takes linear time, not a scan of the variables per name.
+    ///
+    /// ```
+    /// use ivjit::Expression;
+    /// let expr = Expression::parse("y * x + y").unwrap();
+    /// assert_eq!(expr.var_index("x"), Some(1));
+    /// assert_eq!(expr.var_index("z"), None);
+    /// ```
+    pub fn var_index(&self, name: &str) -> Option<usize> {
+        self.var_index
+            .get_or_init(|| {
+                let mut map = HashMap::with_capacity(self.graph.vars.len());
+                for (k, v) in self.graph.vars.iter().enumerate() {
+                    map.entry(v.clone()).or_insert(k);
+                }
+                map
+            })
+            .get(name)
+            .copied()
+    }
+
     /// Where a variable first appears in the source.
     pub fn var_span(&self, name: &str) -> Option<Span> {
-        let i = self.graph.vars.iter().position(|v| v == name)?;
-        Some(self.graph.var_spans[i])
+        Some(self.graph.var_spans[self.var_index(name)?])
     }
 
     /// The number of comma-separated outputs: the length of each result row.

@@ -1,5 +1,7 @@
 //! The interval value type seen by users of the library.
 
+use crate::syntax::exact::compare;
+use crate::syntax::lexer::shorten;
 use crate::syntax::number::{format_f64, parse_enclosure};
 use std::fmt;
 
@@ -162,9 +164,7 @@ impl Interval {
                     text: t.to_string(),
                 });
             };
-            let lo = parse_bound(a.trim())?.lo;
-            let hi = parse_bound(b.trim())?.hi;
-            return Interval::new(lo, hi);
+            return Interval::from_bound_texts(a.trim(), b.trim());
         }
         let e = parse_bound(t)?;
         if e.lo.is_infinite() && e.lo == e.hi {
@@ -176,6 +176,35 @@ impl Interval {
             });
         }
         Interval::new(e.lo, e.hi)
+    }
+
+    /// The interval between two bounds as written, in the number syntax of [`Interval::parse`]
+    /// (`inf` included): the lower bound rounded down, the upper bound up. Bounds whose written
+    /// values are inverted are an error like `[2, 1]` also where both round to one double or lie
+    /// between the same two (`[0.10000000000000001, 0.1]`, `[5e-324, 4e-324]`): the enclosures
+    /// would make a valid interval of them, so the written values are compared exactly
+    /// ([`crate::syntax::exact::compare`]).
+    ///
+    /// ```
+    /// use ivjit::{Interval, IntervalError};
+    /// assert_eq!(Interval::from_bound_texts("0.1", "0.1").unwrap(), Interval::parse("0.1").unwrap());
+    /// assert!(matches!(
+    ///     Interval::from_bound_texts("0.10000000000000001", "0.1"),
+    ///     Err(IntervalError::Inverted { .. })
+    /// ));
+    /// ```
+    pub fn from_bound_texts(lo: &str, hi: &str) -> Result<Interval, IntervalError> {
+        let (l, h) = (parse_bound(lo)?, parse_bound(hi)?);
+        let interval = Interval::new(l.lo, h.hi)?;
+        // Ordered by the enclosures when the lower one ends where the upper one starts or
+        // before; otherwise by the written values.
+        if l.hi > h.lo && compare(lo, hi).is_ok_and(|o| o.is_gt()) {
+            return Err(IntervalError::Inverted {
+                lo: shorten(lo),
+                hi: shorten(hi),
+            });
+        }
+        Ok(interval)
     }
 
     /// Rounds the bounds outward to f32 values (stored widened to f64): the enclosure an f32

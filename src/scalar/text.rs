@@ -16,6 +16,7 @@
 
 use super::{Bound, Cmp, Inst, Precision, Program, Round, RoundInt, Value, VerifyError};
 use crate::point::{BinaryFn, UnaryFn};
+use std::collections::HashMap;
 
 /// Why a scalar IR text is not a program.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -62,6 +63,12 @@ pub fn parse(text: &str) -> Result<Program, ParseError> {
         insts: Vec::new(),
         outputs: Vec::new(),
     };
+    // Input names by number, looked up once per `input` instruction (the first of a repeated
+    // name, as a scan would find it).
+    let mut var_index: HashMap<&str, u32> = HashMap::with_capacity(program.var_names.len());
+    for (k, name) in program.var_names.iter().enumerate() {
+        var_index.entry(name.as_str()).or_insert(k as u32);
+    }
     for (line, l) in lines {
         let (lhs, rhs) = l.split_once('=').ok_or_else(|| {
             err(
@@ -93,7 +100,7 @@ pub fn parse(text: &str) -> Result<Program, ParseError> {
         if lhs != format!("%{want}") {
             return Err(err(line, format!("expected %{want}, found `{lhs}`")));
         }
-        let inst = parse_inst(rhs, &program.var_names).map_err(|m| err(line, m))?;
+        let inst = parse_inst(rhs, &var_index).map_err(|m| err(line, m))?;
         program.insts.push(inst);
     }
     program.verify()?;
@@ -179,7 +186,7 @@ pub fn parse_constant(text: &str) -> Result<f64, String> {
     Ok(if neg { -v } else { v })
 }
 
-fn parse_inst(text: &str, vars: &[String]) -> Result<Inst, String> {
+fn parse_inst(text: &str, vars: &HashMap<&str, u32>) -> Result<Inst, String> {
     let (op, args) = text.split_once(' ').unwrap_or((text, ""));
     let args = args.trim();
     let (name, suffix) = match op.split_once('.') {
@@ -193,19 +200,15 @@ fn parse_inst(text: &str, vars: &[String]) -> Result<Inst, String> {
             let (var, bound) = args
                 .rsplit_once('.')
                 .ok_or_else(|| format!("expected `input NAME.lo|hi`, found `{text}`"))?;
-            let index = vars
-                .iter()
-                .position(|n| n == var)
+            let index = *vars
+                .get(var)
                 .ok_or_else(|| format!("`{var}` is not among the inputs of the header"))?;
             let bound = match bound {
                 "lo" => Bound::Lo,
                 "hi" => Bound::Hi,
                 other => return Err(format!("unknown bound `.{other}` (lo or hi)")),
             };
-            Inst::Input {
-                var: index as u32,
-                bound,
-            }
+            Inst::Input { var: index, bound }
         }
         "const" => Inst::Const(parse_constant(args)?),
         "bool" => Inst::Bool(match args {

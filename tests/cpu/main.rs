@@ -1,7 +1,8 @@
 //! Library tests that need no GPU and run no binaries: containment, the elementary
 //! functions against their oracles, the ITF1788 vectors, number parsing, directed rounding,
-//! semantics, tightness, fuzzing, `.sir` files, compile time, threads. One binary (links the
-//! crate once); each file is a module, named in the test names (`containment::...`).
+//! semantics, tightness, fuzzing, `.sir` files, compile time, threads, name resolution at
+//! scale. One binary (links the crate once); each file is a module, named in the test names
+//! (`containment::...`).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -14,6 +15,7 @@ mod elementary;
 mod fuzz;
 mod gradient;
 mod itf1788;
+mod names;
 mod number;
 mod powers;
 mod round;

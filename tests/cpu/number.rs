@@ -898,3 +898,144 @@ proptest! {
         assert_layout(&s);
     }
 }
+
+// ---------------------------------------------------------------- exact order of two literals
+
+/// A rational strictly inside the gap above the finite double `x >= 0` (beyond f64::MAX for
+/// `x = MAX`): `x + ulp * n / 2^s` with `0 < n < 2^s`.
+fn in_gap_above(x: f64, n: u64, s: u32) -> BigRational {
+    let ulp = if x == f64::MAX {
+        pow_rat(2, 971)
+    } else {
+        rat_of(next_up(x)) - rat_of(x)
+    };
+    rat_of(x) + ulp * BigRational::new(BigInt::from(n), pow_int(2, s))
+}
+
+/// Texts of a dyadic rational: its exact decimal, a hex float, or a decimal a hair above or
+/// below it (a tail of `zeros` zeros then a 1, or the last digit one lower then nines).
+fn texts_of(r: &BigRational, zeros: usize) -> Vec<String> {
+    let dec = dyadic_to_decimal(r);
+    let (digits, exp) = dec.split_once('e').unwrap();
+    let k = r.denom().bits() - 1; // r = numer / 2^k
+    let below = BigInt::parse_bytes(digits.as_bytes(), 10).unwrap() - 1;
+    vec![
+        dec.clone(),
+        format!("0x{}p-{k}", r.numer().to_str_radix(16)),
+        format!("{digits}.{}1e{exp}", "0".repeat(zeros)),
+        format!("{below}.{}e{exp}", "9".repeat(zeros + 1)),
+    ]
+}
+
+#[test]
+fn exact_order_of_literals_in_one_gap() {
+    use ivjit::syntax::exact::compare;
+    use std::cmp::Ordering::*;
+    for (a, b, want) in [
+        ("0.10000000000000001", "0.1", Greater),
+        ("0.1", "0.1", Equal),
+        ("5e-324", "4e-324", Greater),
+        ("4e-324", "0", Greater),
+        ("1e400", "1e309", Greater),
+        ("-1e400", "-1e309", Less),
+        ("0x1.00000000000001p0", "1.0000000000000000001", Greater),
+        ("inf", "1e99999", Greater),
+        ("-0", "0", Equal),
+    ] {
+        assert_eq!(compare(a, b).unwrap(), want, "{a} vs {b}");
+        assert_eq!(compare(b, a).unwrap(), want.reverse(), "{b} vs {a}");
+    }
+    assert!(compare("1", "nan").is_err());
+}
+
+/// Interval bounds whose enclosures overlap but whose written values are inverted are rejected
+/// like [2, 1], as values (`Interval::parse`, hence `--var`) and as expression literals; equal
+/// or ordered ones are not.
+#[test]
+fn inverted_bounds_within_one_double_are_rejected() {
+    use ivjit::{Error, Expression, Interval, IntervalError};
+    for (lo, hi) in [
+        ("0.10000000000000001", "0.1"),
+        ("5e-324", "4e-324"),
+        ("0.100000000000000011", "0.10000000000000001"),
+        ("1e400", "1e309"),
+        ("-1e309", "-1e400"),
+        ("0x1.00000000000001p0", "1.0000000000000000001"),
+        ("2", "1"),
+    ] {
+        let text = format!("[{lo}, {hi}]");
+        match Interval::parse(&text) {
+            Err(IntervalError::Inverted { .. }) => {}
+            other => panic!("{text}: {other:?}"),
+        }
+        let e = Expression::parse(&format!("{text} + x")).unwrap_err();
+        let Error::Compile(d) = e else {
+            panic!("{text}: {e}")
+        };
+        assert!(
+            d.message
+                .starts_with("invalid interval literal: lower bound")
+                && d.message.contains("is greater than upper bound"),
+            "{text}: {}",
+            d.message
+        );
+    }
+    let tenth = Interval::parse("0.1").unwrap();
+    for (text, want) in [
+        ("[0.1, 0.1]", tenth),
+        (
+            "[0.1, 0.10000000000000001]",
+            Interval::new(tenth.lo, next_up(0.1)).unwrap(),
+        ),
+        ("[4e-324, 5e-324]", Interval::new(0.0, 1e-323).unwrap()),
+        (
+            "[1e309, 1e400]",
+            Interval::new(f64::MAX, f64::INFINITY).unwrap(),
+        ),
+        ("[-0, 0]", Interval::new(0.0, 0.0).unwrap()),
+        ("[1, 1]", Interval::new(1.0, 1.0).unwrap()),
+    ] {
+        assert_eq!(Interval::parse(text).unwrap(), want, "{text}");
+        Expression::parse(&format!("{text} + x")).unwrap();
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+
+    /// Two numbers in the gap above one double (decimal, hex or mixed; the gap beyond MAX and
+    /// the one below the smallest subnormal included): `compare` orders them as the oracle.
+    #[test]
+    fn compare_orders_numbers_in_one_gap_as_the_oracle(
+        x in bits_to_f64_strategy(),
+        edge in 0u8..4,
+        s in 1u32..70,
+        n1 in any::<u64>(),
+        n2 in any::<u64>(),
+        zeros in 0usize..40,
+        neg in any::<bool>(),
+    ) {
+        let x = match edge { 0 => 0.0, 1 => f64::MAX, _ => x.abs() };
+        let s = s.min(63);
+        let n = |v: u64| 1 + v % ((1u64 << s) - 1);
+        let (r1, r2) = (in_gap_above(x, n(n1), s), in_gap_above(x, n(n2), s));
+        for a in texts_of(&r1, zeros) {
+            for b in texts_of(&r2, zeros) {
+                let (a, b) = if neg { (format!("-{a}"), format!("-{b}")) } else { (a.clone(), b) };
+                let want = oracle(&a).cmp(&oracle(&b));
+                let got = ivjit::syntax::exact::compare(&a, &b).unwrap();
+                prop_assert_eq!(got, want, "{} vs {}", a, b);
+            }
+        }
+    }
+
+    /// Random literals (mostly in different gaps, ordered by their enclosures).
+    #[test]
+    fn compare_orders_random_literals_as_the_oracle(
+        a in prop_oneof![decimal_text(), hex_text()],
+        b in prop_oneof![decimal_text(), hex_text()],
+    ) {
+        let want = oracle(&a).cmp(&oracle(&b));
+        prop_assert_eq!(ivjit::syntax::exact::compare(&a, &b).unwrap(), want, "{} vs {}", a, b);
+    }
+}
