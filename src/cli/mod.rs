@@ -215,7 +215,7 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
                 quote(name)
             )));
         }
-        if !expr.vars().iter().any(|x| x == name) {
+        if expr.var_index(name).is_none() {
             let shown = ivjit::syntax::lexer::shorten(name);
             return Err(Failure::input(format!(
                 "--var {shown}: the expression has no variable '{shown}' (its variables: {})",
@@ -246,9 +246,12 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
         }
         let mut progress = progress::Progress::new();
         let batch = batch::read(input, expr.vars(), &given, &mut progress)?;
-        let missing = missing_vars(&expr, &text, |name| {
-            given.iter().any(|(n, _)| n == name) || batch.columns.iter().any(|c| c == name)
-        });
+        let known: std::collections::HashSet<&str> = given
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .chain(batch.columns.iter().map(String::as_str))
+            .collect();
+        let missing = missing_vars(&expr, &text, |name| known.contains(name));
         if let Some(f) = missing {
             return Err(f);
         }
@@ -279,14 +282,12 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
     if args.output.is_some() {
         return Err(Failure::input("--output needs --input (a batch of boxes)"));
     }
-    if let Some(f) = missing_vars(&expr, &text, |name| given.iter().any(|(n, _)| n == name)) {
+    let by_name: std::collections::HashMap<&str, Interval> =
+        given.iter().map(|(n, iv)| (n.as_str(), *iv)).collect();
+    if let Some(f) = missing_vars(&expr, &text, |name| by_name.contains_key(name)) {
         return Err(f);
     }
-    let inputs: Vec<Interval> = expr
-        .vars()
-        .iter()
-        .map(|v| given.iter().find(|(n, _)| n == v).expect("checked").1)
-        .collect();
+    let inputs: Vec<Interval> = expr.vars().iter().map(|v| by_name[v.as_str()]).collect();
     let (evaluated, layout) = if args.gradient {
         let (g, at) = expr.gradient().map_err(|e| failure(e, &text))?;
         (g, Some(at))
@@ -384,7 +385,7 @@ pub(crate) fn report_fallback(e: &Evaluator) {
 
 /// Names for a message: each shortened, at most 20 (a diagnostic stays small whatever the
 /// input: docs/fuzzing.md promises at most 4 KiB).
-fn list(names: &[String]) -> String {
+pub(crate) fn list(names: &[String]) -> String {
     const SHOWN: usize = 20;
     if names.is_empty() {
         return "none".to_string();

@@ -68,7 +68,7 @@ fn root_box(expr: &Expression, boxes: &[String]) -> Result<Vec<(f64, f64)>, Fail
                 "--box {b}: the search needs finite bounds"
             )));
         }
-        if !expr.vars().iter().any(|v| v == name) {
+        if expr.var_index(name).is_none() {
             return Err(Failure::input(format!(
                 "--box {name}: the expression has no variable '{name}' (its variables: {})",
                 expr.vars().join(", ")
@@ -79,10 +79,12 @@ fn root_box(expr: &Expression, boxes: &[String]) -> Result<Vec<(f64, f64)>, Fail
         }
         given.push((name.to_string(), iv));
     }
+    let by_name: std::collections::HashMap<&str, Interval> =
+        given.iter().map(|(n, iv)| (n.as_str(), *iv)).collect();
     expr.vars()
         .iter()
-        .map(|v| match given.iter().find(|(n, _)| n == v) {
-            Some((_, iv)) => Ok((iv.lo, iv.hi)),
+        .map(|v| match by_name.get(v.as_str()) {
+            Some(iv) => Ok((iv.lo, iv.hi)),
             None => Err(Failure::input(format!(
                 "the variable '{v}' has no --box; pass --box {v}=[LO,HI]"
             ))),

@@ -42,6 +42,7 @@ pub(super) fn read(
     let mut columns: Vec<String> = Vec::new();
     let mut lo_col: Vec<usize> = Vec::new();
     let mut hi_col: Vec<usize> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (i, n) in names.iter().enumerate() {
         let (var, is_lo) = if let Some(v) = n.strip_suffix("_lo") {
             (v, true)
@@ -53,15 +54,12 @@ pub(super) fn read(
                 i + 1
             )));
         };
-        let k = match columns.iter().position(|c| c == var) {
-            Some(k) => k,
-            None => {
-                columns.push(var.to_string());
-                lo_col.push(usize::MAX);
-                hi_col.push(usize::MAX);
-                columns.len() - 1
-            }
-        };
+        let k = *index.entry(var).or_insert_with(|| {
+            columns.push(var.to_string());
+            lo_col.push(usize::MAX);
+            hi_col.push(usize::MAX);
+            columns.len() - 1
+        });
         let slot = if is_lo {
             &mut lo_col[k]
         } else {
@@ -74,20 +72,25 @@ pub(super) fn read(
         }
         *slot = i;
     }
+    let expression_vars: std::collections::HashSet<&str> =
+        vars.iter().map(String::as_str).collect();
+    let given_names: std::collections::HashSet<&str> =
+        given.iter().map(|(n, _)| n.as_str()).collect();
     for (k, c) in columns.iter().enumerate() {
+        let c = &crate::cli::quote(c);
         if lo_col[k] == usize::MAX || hi_col[k] == usize::MAX {
             let missing = if lo_col[k] == usize::MAX { "lo" } else { "hi" };
             return Err(Failure::input(format!(
                 "{file}, header: '{c}' has no {c}_{missing} column"
             )));
         }
-        if !vars.iter().any(|v| v == c) {
+        if !expression_vars.contains(columns[k].as_str()) {
             return Err(Failure::input(format!(
                 "{file}, header: the expression has no variable '{c}' (its variables: {})",
-                vars.join(", ")
+                crate::cli::list(vars)
             )));
         }
-        if given.iter().any(|(n, _)| n == c) {
+        if given_names.contains(columns[k].as_str()) {
             return Err(Failure::input(format!(
                 "'{c}' is given both by --var and by {file}; give it once"
             )));
@@ -148,9 +151,10 @@ pub(super) fn read(
                     ))
                 })
             };
-            let lo = number(l, lc)?.lo;
-            let hi = number(h, hc)?.hi;
-            let iv = Interval::new(lo, hi).map_err(|e| {
+            number(l, lc)?;
+            number(h, hc)?;
+            // The written bounds, compared exactly (`[0.10000000000000001, 0.1]` is inverted).
+            let iv = Interval::from_bound_texts(l, h).map_err(|e| {
                 // The cell at fault: the upper bound when it is -inf, else the lower one.
                 let col = match e {
                     ivjit::IntervalError::HiIsMinusInf => hc,

@@ -55,9 +55,11 @@ pub fn read(
     let mut data: &[u8] = &bytes;
     let header = NpyHeader::from_reader(&mut data).map_err(|e| bad(header_error(&bytes, e)))?;
     let (dtype, n, m) = check_header(&header).map_err(bad)?;
+    let given_names: std::collections::HashSet<&str> =
+        given.iter().map(|(n, _)| n.as_str()).collect();
     let columns: Vec<String> = vars
         .iter()
-        .filter(|v| !given.iter().any(|(n, _)| n == *v))
+        .filter(|v| !given_names.contains(v.as_str()))
         .cloned()
         .collect();
     let names: Vec<String> = columns
