@@ -13,8 +13,9 @@
 //! solver needs: `abs(a)' = sign(a) da` (sign of an interval holding 0 is [-1, 1]);
 //! `min(a, b)' = w da + (1 - w) db` with `w = (1 + sign(b - a)) / 2`: `da` where a < b on the
 //! whole box, `db` where b < a, and a convex combination where they may cross. Functions with
-//! jumps (floor, ceil, trunc, round, rint, sign; and hull and intersect, which are not pointwise
-//! functions) have derivative 0 where they are continuous; where a jump may lie in the box the
+//! jumps (floor, ceil, trunc, round, rint, sign, atan2 across its cut; and hull and intersect,
+//! which are not pointwise functions) have derivative 0 (atan2: its derivative) where they are
+//! continuous; where a jump may lie in the box the
 //! derivative does not exist, and the gradient says so through a separate *defined* output per
 //! function output ([`Gradient::defined`]): [1, 1] when f is proven continuous on the box (every
 //! jump function's argument stays on one piece), an interval reaching below 1 otherwise.
@@ -328,6 +329,17 @@ fn differentiate(g: &Graph) -> (Diff, Vec<Option<NodeId>>, Vec<Vec<NodeId>>) {
         }
         let local = match op {
             Op::RoundInt(..) | Op::Round(_) | Op::Sign(_) => Some(d.no_jump(id)),
+            // atan2(y, x) jumps from pi to -pi across its cut, y = 0 with x < 0 (issue 30: the
+            // gradient gave a finite d/dy there): continuous on the box when x > 0 on all of
+            // it, or y >= 0 (atan2(+-0, x < 0) = pi, the limit from above), or y < 0.
+            Op::Elem2(BinaryFn::Atan2, y, x) => {
+                let right = d.positive(x);
+                let above = d.nonnegative(y);
+                let ny = d.op(Op::Neg(y));
+                let below = d.positive(ny);
+                let either = d.op(Op::Max(above, below));
+                Some(d.op(Op::Max(right, either)))
+            }
             Op::Hull(..)
             | Op::Intersect(..)
             | Op::Mid(_)

@@ -688,3 +688,48 @@ fn minimization_form_keeps_the_global_minimum() {
     println!("{compared} searches compared, {fewer} with fewer boxes than the natural extension");
     assert!(compared > 50 && fewer > 20, "{compared} {fewer}");
 }
+
+/// atan2 jumps from pi to -pi across its cut (y = 0, x < 0): a box that may cross it has no
+/// derivative there and the gradient must say so (issue 30: it gave a finite d/dy), while a
+/// box on one side of the cut, or with x > 0, keeps its flag [1, 1] and derivatives that hold
+/// the difference quotients between its corners.
+#[test]
+fn atan2_across_its_cut_is_flagged() {
+    let expr = Expression::parse("atan2(y, x)").unwrap();
+    let (g, at) = expr.gradient().unwrap();
+    let ev = Evaluator::new(&g, Precision::F64, BackendChoice::Cpu).unwrap();
+    let iv = |lo: f64, hi: f64| Interval::new(lo, hi).unwrap();
+    // y first: the expression's variables in order of appearance.
+    assert_eq!(expr.vars(), ["y", "x"]);
+    let flag = |y: Interval, x: Interval| ev.eval(&[y, x]).unwrap()[at.defined(0)];
+    let crossing = flag(iv(-1.0, 1.0), iv(-2.0, -1.0));
+    assert!(crossing.lo < 1.0, "{crossing}");
+    let touching_below = flag(iv(-1.0, 0.0), iv(-2.0, -1.0));
+    assert!(touching_below.lo < 1.0, "{touching_below}");
+    for (y, x) in [
+        (iv(0.0, 1.0), iv(-2.0, -1.0)),
+        (iv(-1.0, -0.5), iv(-2.0, -1.0)),
+        (iv(-1.0, 1.0), iv(1.0, 2.0)),
+    ] {
+        assert_eq!(flag(y, x), iv(1.0, 1.0), "y {y}, x {x}");
+        // The derivative in y meets the difference quotient between two corners of the box
+        // (mean value theorem), with atan2 from the rigorous oracle.
+        let out = ev.eval(&[y, x]).unwrap();
+        let dy = out[at.partial(0, 0)];
+        let value =
+            |yy: f64, xx: f64| match crate::common::elem_oracle::point("atan2", &[yy, xx], 256) {
+                crate::common::elem_oracle::Val::In(e) => e.to_f64(),
+                crate::common::elem_oracle::Val::Out => panic!("atan2 undefined"),
+            };
+        let (a, b) = (value(y.lo, x.lo), value(y.hi, x.lo));
+        // The quotient enclosed with directed rounding (h = y.hi - y.lo is exact here).
+        use ivjit::round::{div_f64, sub_f64, Round};
+        let h = y.hi - y.lo;
+        let q_lo = div_f64(sub_f64(b.0, a.1, Round::Down), h, Round::Down);
+        let q_hi = div_f64(sub_f64(b.1, a.0, Round::Up), h, Round::Up);
+        assert!(
+            dy.lo <= q_hi && q_lo <= dy.hi,
+            "y {y}, x {x}: d/dy {dy}, quotient [{q_lo}, {q_hi}]"
+        );
+    }
+}
