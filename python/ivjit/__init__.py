@@ -11,6 +11,8 @@ the device, results of the same library on the same device).
 """
 
 import math
+import operator
+import sys
 from typing import NamedTuple
 
 from . import _device
@@ -133,11 +135,21 @@ class Function:
 def pinned_zeros(shape):
     """A float64 NumPy array of zeros in page-locked host memory (ordinary memory without a
     GPU). Batches whose bounds and `out=` arrays all lie in such arrays go to and from the GPU
-    without host copies; the memory stays locked as long as the array (or a view of it) lives."""
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    without host copies; the memory stays locked as long as the array (or a view of it) lives.
+    `MemoryError` when the memory cannot be had; `ValueError` for a negative dimension or a
+    size beyond the address space."""
+    try:
+        shape = (operator.index(shape),)
+    except TypeError:
+        shape = tuple(operator.index(d) for d in shape)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"pinned_zeros{shape}: negative dimensions are not allowed")
+    n = math.prod(shape)
+    if n > sys.maxsize // 8:
+        raise ValueError(f"pinned_zeros{shape}: {n} float64 values is more memory than the address space holds")
     import numpy as np
 
-    buffer = _pinned(math.prod(shape))
+    buffer = _pinned(n)
     return np.asarray(buffer).reshape(shape)
 
 
@@ -156,6 +168,28 @@ def _function(f, precision, backend):
     return f if isinstance(f, Function) else compile(f, precision, backend)
 
 
+def _outward(x, upper):
+    """A bound as a float: an integer that is no float rounded outward (down for a lower bound,
+    up for an upper one), never to nearest, which could shrink the box."""
+    if isinstance(x, float):
+        return x
+    try:
+        x = operator.index(x)  # NumPy integers as Python ints: compared with floats exactly
+    except TypeError:
+        pass
+    try:
+        f = float(x)
+    except OverflowError:
+        f = math.inf if x > 0 else -math.inf
+    if f != f:
+        return f
+    if upper and f < x:
+        return math.nextafter(f, math.inf)
+    if not upper and f > x:
+        return math.nextafter(f, -math.inf)
+    return f
+
+
 def _root_box(f, box):
     """A box as one (lo, hi) per variable of `f`, in its order: from a dict by name or a
     sequence in variable order."""
@@ -165,7 +199,7 @@ def _root_box(f, box):
         if missing or extra:
             raise InputError(f"the box needs exactly the variables {', '.join(f.vars)}")
         box = [box[v] for v in f.vars]
-    return [(float(lo), float(hi)) for lo, hi in box]
+    return [(_outward(lo, False), _outward(hi, True)) for lo, hi in box]
 
 
 def render(f, width, height, region, tiles=None, precision="f64", backend="auto", prune=False):

@@ -8,9 +8,11 @@
 
 use numpy::{PyArray1, PyArrayDyn, PyArrayMethods, PyReadonlyArray1, PyUntypedArrayMethods};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyValueError};
+use std::sync::{Arc, Mutex};
+
+use pyo3::exceptions::{PyException, PyMemoryError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyInt};
 
 create_exception!(
     _ivjit,
@@ -38,15 +40,48 @@ create_exception!(
 );
 
 /// The library's error as the matching Python exception; compile errors carry the rendered
-/// diagnostic (the source line and a caret under the place).
+/// diagnostic (the source line and a caret under the place); memory the machine does not
+/// have is a `MemoryError`.
 fn to_py(e: ivjit::Error, source: &str) -> PyErr {
     match e {
         ivjit::Error::Compile(d) => SyntaxError::new_err(d.render(source)),
+        ivjit::Error::Search(ivjit::search::SearchError::OutOfMemory(_))
+        | ivjit::Error::Gpu(ivjit::gpu::GpuError::HostAlloc(_)) => {
+            PyMemoryError::new_err(e.to_string())
+        }
         ivjit::Error::Input { .. } | ivjit::Error::Shape(_) | ivjit::Error::Search(_) => {
             InputError::new_err(e.to_string())
         }
         ivjit::Error::NoGpu(_) | ivjit::Error::Gpu(_) => GpuError::new_err(e.to_string()),
     }
+}
+
+/// Runs a search (`ivjit::search`) with the GIL released and Python's signal handlers run
+/// between its rounds (`ivjit::search::interruptible`), the mechanism of the batches' pieces:
+/// Ctrl-C stops it with `KeyboardInterrupt` (whatever exception a handler raises).
+fn search<T: Send>(
+    py: Python<'_>,
+    source: &str,
+    run: impl FnOnce() -> Result<T, ivjit::Error> + Send,
+) -> PyResult<T> {
+    let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
+    let slot = raised.clone();
+    let result = py.allow_threads(move || {
+        let check = move || {
+            Python::with_gil(|py| match py.check_signals() {
+                Ok(()) => false,
+                Err(e) => {
+                    *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                    true
+                }
+            })
+        };
+        ivjit::search::interruptible(check, run)
+    });
+    if let Some(e) = raised.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        return Err(e);
+    }
+    result.map_err(|e| to_py(e, source))
 }
 
 fn precision_of(name: &str) -> PyResult<ivjit::Precision> {
@@ -111,16 +146,22 @@ impl Bound<'_> {
 }
 
 /// A bound as the evaluator takes it: C-contiguous float64 and float32 arrays as they are;
-/// numbers as numbers; other arrays converted by NumPy (a copy) where the conversion is exact
-/// (smaller floats, integers up to 2^53, booleans) and refused otherwise, since rounding a
-/// bound to nearest could shrink the box.
+/// numbers as numbers (Python and NumPy floats and integers: an integer that is not a double
+/// is rounded outward, down for a lower bound and up for an upper one, `upper`); other arrays
+/// converted by NumPy (a copy) where the conversion is exact (smaller floats, integers up to
+/// 2^53, booleans) and refused otherwise, since rounding a bound to nearest could shrink the
+/// box.
 fn bound<'py>(
     py: Python<'py>,
     value: &pyo3::Bound<'py, PyAny>,
     what: &str,
+    upper: bool,
 ) -> PyResult<Bound<'py>> {
     if let Ok(x) = value.downcast::<pyo3::types::PyFloat>() {
         return Ok(Bound::Scalar(x.value()));
+    }
+    if value.is_instance_of::<PyInt>() {
+        return Ok(Bound::Scalar(int_bound(value, upper)?));
     }
     if let Ok(a) = value.downcast::<PyArray1<f64>>() {
         if a.is_contiguous() {
@@ -143,6 +184,20 @@ fn bound<'py>(
     let dtype = arr.getattr("dtype")?;
     let kind: String = dtype.getattr("kind")?.extract()?;
     let size: usize = dtype.getattr("itemsize")?.extract()?;
+    let ndim: usize = arr.getattr("ndim")?.extract()?;
+    if ndim == 0 {
+        // A NumPy scalar (np.int64(3), np.float32(0.5)) or a 0-d array: a number.
+        let item = arr.call_method0("item")?;
+        return match kind.as_str() {
+            "i" | "u" | "b" => Ok(Bound::Scalar(int_bound(&item, upper)?)),
+            "f" if size <= 8 => Ok(Bound::Scalar(item.extract::<f64>()?)),
+            _ => Err(InputError::new_err(format!(
+                "{what}: a bound of dtype {} cannot be converted to float64 exactly; give a \
+                 float or an integer (rounded outward yourself: lower bounds down, upper bounds up)",
+                dtype.str()?
+            ))),
+        };
+    }
     let exact = match kind.as_str() {
         "f" => size <= 8,
         "b" => true,
@@ -162,14 +217,33 @@ fn bound<'py>(
             dtype.str()?
         )));
     }
-    let arr = np.call_method1("ascontiguousarray", (arr, "float64"))?;
-    match arr.getattr("ndim")?.extract::<usize>()? {
-        0 => Ok(Bound::Scalar(arr.call_method0("item")?.extract::<f64>()?)),
-        1 => Ok(Bound::F64(arr.downcast_into::<PyArray1<f64>>()?.readonly())), // fresh: free
-        _ => Err(InputError::new_err(format!(
+    if ndim != 1 {
+        return Err(InputError::new_err(format!(
             "{what}: expected a 1-D array or a number"
-        ))),
+        )));
     }
+    let arr = np.call_method1("ascontiguousarray", (arr, "float64"))?;
+    Ok(Bound::F64(arr.downcast_into::<PyArray1<f64>>()?.readonly())) // fresh: free
+}
+
+/// A Python integer (`bool` included) as a bound: the double equal to it, else the nearest
+/// double below it (`upper` false) or above it (`upper` true); beyond the doubles, the largest
+/// finite one or infinity on the side that still holds it.
+fn int_bound(value: &pyo3::Bound<'_, PyAny>, upper: bool) -> PyResult<f64> {
+    let f = match value.extract::<f64>() {
+        Ok(f) => f,
+        // Too large for a double: an infinity of its sign, stepped inward below if need be.
+        Err(_) if value.gt(0)? => f64::INFINITY,
+        Err(_) => f64::NEG_INFINITY,
+    };
+    // Python compares integers and floats exactly.
+    Ok(if upper && value.gt(f)? {
+        ivjit::round::next_up(f)
+    } else if !upper && value.lt(f)? {
+        ivjit::round::next_down(f)
+    } else {
+        f
+    })
 }
 
 /// The outputs: `out=(lo, hi)` checked, or fresh arrays; float64, C-contiguous, of shape (n,)
@@ -182,9 +256,16 @@ fn outputs<'py>(
 ) -> PyResult<(pyo3::Bound<'py, PyAny>, pyo3::Bound<'py, PyAny>)> {
     let shape: Vec<usize> = if m == 1 { vec![n] } else { vec![m, n] };
     let Some(out) = out else {
-        let lo = PyArrayDyn::<f64>::zeros(py, shape.clone(), false).into_any();
-        let hi = PyArrayDyn::<f64>::zeros(py, shape, false).into_any();
-        return Ok((lo, hi));
+        // More than the machine has is refused up front: where the system overcommits, NumPy
+        // would hand out the address space and the batch would be killed writing to it.
+        let bytes = 2 * 8 * m as u128 * n as u128;
+        if ivjit::gpu::machine_memory().is_some_and(|total| bytes > total) {
+            return Err(PyMemoryError::new_err(format!(
+                "cannot allocate the outputs, 2 arrays of shape {shape:?} ({bytes} bytes): \
+                 more than the machine's memory"
+            )));
+        }
+        return Ok((zeros(py, &shape)?, zeros(py, &shape)?));
     };
     let (lo, hi): (pyo3::Bound<PyAny>, pyo3::Bound<PyAny>) = out
         .extract()
@@ -203,6 +284,39 @@ fn outputs<'py>(
         return Err(InputError::new_err("out: lo and hi must be two arrays"));
     }
     Ok((lo, hi))
+}
+
+/// A float64 array of zeros of `shape` made by NumPy: `MemoryError` (or NumPy's `ValueError`
+/// for a size that overflows) where it cannot be had, never a panic (`PyArray::zeros` panics
+/// on the null NumPy returns then).
+fn zeros<'py>(py: Python<'py>, shape: &[usize]) -> PyResult<pyo3::Bound<'py, PyAny>> {
+    use numpy::npyffi::{npy_intp, PY_ARRAY_API};
+    use numpy::{Element, PyArrayDescrMethods};
+    let mut dims = shape
+        .iter()
+        .map(|&d| npy_intp::try_from(d))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| PyValueError::new_err(format!("an array of shape {shape:?} is too big")))?;
+    let dtype = f64::get_dtype(py).into_dtype_ptr();
+    // SAFETY: `dims` holds `dims.len()` dimensions; PyArray_Zeros steals the reference to the
+    // descriptor that into_dtype_ptr made, and returns a new reference or null with an
+    // exception set.
+    unsafe {
+        let ptr = PY_ARRAY_API.PyArray_Zeros(py, dims.len() as i32, dims.as_mut_ptr(), dtype, 0);
+        pyo3::Bound::from_owned_ptr_or_err(py, ptr)
+    }
+}
+
+/// `len` copies of `x`: `MemoryError` where they cannot be had.
+fn filled(x: f64, len: usize) -> PyResult<Vec<f64>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        PyMemoryError::new_err(format!(
+            "cannot allocate {len} float64 values: out of memory"
+        ))
+    })?;
+    v.resize(len, x);
+    Ok(v)
 }
 
 #[pymethods]
@@ -381,7 +495,7 @@ impl Function {
 
     /// Branch and bound for a certified enclosure of the minimum over `root` (one (lo, hi)
     /// per variable): `ivjit::search::minimize::minimize`. Returns (lower, upper, argmin,
-    /// stopped, rounds, boxes, remaining).
+    /// stopped, rounds, boxes, remaining). Ctrl-C stops it between rounds (`search`).
     ///
     /// With `gradient`, f (compiled again from its source) is evaluated in the minimization
     /// form over `root` (`Expression::minimization_form`: the mean-value form with the
@@ -397,21 +511,19 @@ impl Function {
         max_boxes: u64,
         gradient: bool,
     ) -> PyResult<(f64, f64, Vec<f64>, &'static str, usize, u64, usize)> {
-        let m = py
-            .allow_threads(|| {
-                if !gradient {
-                    return ivjit::search::minimize::minimize(&self.eval, &root, tol, max_boxes);
-                }
-                let f = ivjit::Expression::parse(self.expr.source())?;
-                let b = match self.eval.backend() {
-                    ivjit::Backend::Cpu => ivjit::BackendChoice::Cpu,
-                    ivjit::Backend::Gpu => ivjit::BackendChoice::Gpu,
-                };
-                use ivjit::search::minimize::{Form, Minimizer};
-                Minimizer::new(&f, &root, Form::Gradient, true, self.eval.precision(), b)?
-                    .run(tol, max_boxes)
-            })
-            .map_err(|e| to_py(e, self.expr.source()))?;
+        let m = search(py, self.expr.source(), || {
+            if !gradient {
+                return ivjit::search::minimize::minimize(&self.eval, &root, tol, max_boxes);
+            }
+            let f = ivjit::Expression::parse(self.expr.source())?;
+            let b = match self.eval.backend() {
+                ivjit::Backend::Cpu => ivjit::BackendChoice::Cpu,
+                ivjit::Backend::Gpu => ivjit::BackendChoice::Gpu,
+            };
+            use ivjit::search::minimize::{Form, Minimizer};
+            Minimizer::new(&f, &root, Form::Gradient, true, self.eval.precision(), b)?
+                .run(tol, max_boxes)
+        })?;
         use ivjit::search::minimize::Stopped;
         let stopped = match m.stopped {
             Stopped::Converged => "converged",
@@ -432,7 +544,8 @@ impl Function {
 
     /// Every box of `root` where f may equal `level`, to `tol`:
     /// `ivjit::search::exclude::exclude`. Returns (boxes, unfinished, ended, rounds,
-    /// evaluated), the boxes as (count, vars, 2) float64 arrays in sorted order.
+    /// evaluated), the boxes as (count, vars, 2) float64 arrays in sorted order. Ctrl-C stops
+    /// it between rounds (`search`).
     #[allow(clippy::type_complexity)]
     fn _exclude<'py>(
         &self,
@@ -448,17 +561,15 @@ impl Function {
         usize,
         u64,
     )> {
-        let s = py
-            .allow_threads(|| {
-                ivjit::search::exclude::exclude(&self.eval, &root, level, tol, max_boxes).map(
-                    |mut s| {
-                        s.boxes.sort();
-                        s.unfinished.sort();
-                        s
-                    },
-                )
-            })
-            .map_err(|e| to_py(e, self.expr.source()))?;
+        let s = search(py, self.expr.source(), || {
+            ivjit::search::exclude::exclude(&self.eval, &root, level, tol, max_boxes).map(
+                |mut s| {
+                    s.boxes.sort();
+                    s.unfinished.sort();
+                    s
+                },
+            )
+        })?;
         use ivjit::search::exclude::Ended;
         let ended = match s.ended {
             Ended::Done => "done",
@@ -485,7 +596,8 @@ impl Function {
     /// The common zeros of the outputs (a square system) in `root`, to `tol`, with interval
     /// Newton: `ivjit::search::newton::isolate` (f compiled again from its source, in its
     /// precision f64 and on its backend). Returns (boxes as a (count, vars, 2) float64 array,
-    /// unique flags, ended, evaluated, newton steps).
+    /// unique flags, ended, evaluated, newton steps). Ctrl-C stops it between rounds, batches of
+    /// Krawczyk steps and parts of the clustering (`search`).
     #[allow(clippy::type_complexity)]
     fn _solve<'py>(
         &self,
@@ -494,16 +606,14 @@ impl Function {
         tol: f64,
         max_boxes: u64,
     ) -> PyResult<(pyo3::Bound<'py, PyAny>, Vec<bool>, &'static str, u64, usize)> {
-        let found = py
-            .allow_threads(|| {
-                let f = ivjit::Expression::parse(self.expr.source())?;
-                let b = match self.eval.backend() {
-                    ivjit::Backend::Cpu => ivjit::BackendChoice::Cpu,
-                    ivjit::Backend::Gpu => ivjit::BackendChoice::Gpu,
-                };
-                ivjit::search::newton::Solver::new(&f, b)?.isolate(&root, tol, max_boxes)
-            })
-            .map_err(|e| to_py(e, self.expr.source()))?;
+        let found = search(py, self.expr.source(), || {
+            let f = ivjit::Expression::parse(self.expr.source())?;
+            let b = match self.eval.backend() {
+                ivjit::Backend::Cpu => ivjit::BackendChoice::Cpu,
+                ivjit::Backend::Gpu => ivjit::BackendChoice::Gpu,
+            };
+            ivjit::search::newton::Solver::new(&f, b)?.isolate(&root, tol, max_boxes)
+        })?;
         use ivjit::search::exclude::Ended;
         let ended = match found.ended {
             Ended::Done => "done",
@@ -587,7 +697,7 @@ impl Function {
                         "{v}: expected a pair (lo, hi) of arrays or numbers"
                     ))
                 })?;
-            pairs.push((bound(py, &lo, v)?, bound(py, &hi, v)?));
+            pairs.push((bound(py, &lo, v, false)?, bound(py, &hi, v, true)?));
         }
         // The batch length: every array's, which must agree; 1 when all are numbers.
         let mut n: Option<usize> = None;
@@ -623,10 +733,10 @@ impl Function {
         let broadcast: Vec<Option<Vec<f64>>> = bounds
             .iter()
             .map(|b| match b {
-                Bound::Scalar(x) => Some(vec![*x; n.min(piece)]),
-                _ => None,
+                Bound::Scalar(x) => filled(*x, n.min(piece)).map(Some),
+                _ => Ok(None),
             })
-            .collect();
+            .collect::<PyResult<_>>()?;
         let columns: Vec<ivjit::Column> = bounds
             .iter()
             .zip(&broadcast)
@@ -716,11 +826,18 @@ impl PinnedBuffer {
 }
 
 /// `len` zeros in page-locked memory where a GPU driver can lock it, else in ordinary memory.
+/// `MemoryError` when the memory cannot be had, `ValueError` when its size overflows.
 #[pyfunction]
-fn _pinned(py: Python<'_>, len: usize) -> PinnedBuffer {
-    let mut buffer = py.allow_threads(|| ivjit::gpu::HostBuffer::new_or_plain(len));
+fn _pinned(py: Python<'_>, len: usize) -> PyResult<PinnedBuffer> {
+    use ivjit::gpu::{HostAllocError, HostBuffer};
+    let mut buffer = py
+        .allow_threads(|| HostBuffer::new_or_plain(len))
+        .map_err(|e| match e {
+            HostAllocError::TooLarge { .. } => PyValueError::new_err(e.to_string()),
+            HostAllocError::OutOfMemory { .. } => PyMemoryError::new_err(e.to_string()),
+        })?;
     let address = buffer.as_mut_ptr() as usize;
-    PinnedBuffer { buffer, address }
+    Ok(PinnedBuffer { buffer, address })
 }
 
 /// Compiles an expression: `compile("x^2 - y", precision="f64", backend="auto",

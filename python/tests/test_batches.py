@@ -159,6 +159,65 @@ def test_pinned_arrays_are_arrays():
     assert row.tolist() == [7.0, 7.0]
 
 
+def test_integers_are_numbers_like_floats():
+    """Issue 30 (12): Python ints and NumPy integer (and float) scalars broadcast like floats; an
+    integer that is no double is rounded outward, never to nearest."""
+    f = ivjit.compile("x*y", backend="cpu")
+    x = (np.zeros(3), np.ones(3))
+    want = f(x=x, y=(0.0, 1.0))
+    for y in [(0, 1), (np.int64(0), np.int32(1)), (np.uint8(0), True), (np.float32(0), np.float64(1))]:
+        lo, hi = f(x=x, y=y)
+        assert lo.shape == (3,) and np.array_equal(lo, want[0]) and np.array_equal(hi, want[1]), y
+    g = ivjit.compile("x + 0", backend="cpu")
+    big = 2**60 + 1  # between the doubles 2^60 and 2^60 + 256
+    lo, hi = g(x=(big, big))
+    assert lo[0] == 2.0**60 and hi[0] == 2.0**60 + 256
+    lo, hi = g(x=(-big, np.uint64(2**64 - 1)))
+    assert lo[0] == -(2.0**60 + 256) and hi[0] == 2.0**64
+    lo, hi = g(x=(10**400, 10**400))  # beyond the doubles: the largest one below, inf above
+    assert lo[0] == np.finfo(np.float64).max and hi[0] == math.inf
+    lo, hi = g(x=(-(10**400), -(10**400)))
+    assert lo[0] == -math.inf and hi[0] == -np.finfo(np.float64).max
+    with pytest.raises(ivjit.InputError):
+        g(x=(2, 1))  # an inverted pair of integers is still an error
+
+
+def test_sizes_out_of_memory_are_exceptions():
+    """Issue 30 (5): a size the machine cannot hold is a MemoryError, one beyond the address
+    space a ValueError (both caught by `except Exception`), never an abort or a
+    PanicException."""
+    with pytest.raises(MemoryError):
+        ivjit.pinned_zeros(2**40)  # 8 TiB
+    with pytest.raises(MemoryError):
+        ivjit.pinned_zeros((2**20, 2**20))
+    for size in [2**62, 2**64, (2**40, 2**40), -1, (3, -2)]:
+        with pytest.raises(ValueError):
+            ivjit.pinned_zeros(size)
+    # The native call checks too, whatever the Python layer let through.
+    with pytest.raises(ValueError):
+        ivjit._ivjit._pinned(2**62)
+    with pytest.raises(MemoryError):
+        ivjit._ivjit._pinned(2**40)
+    try:
+        ivjit.pinned_zeros(2**40)
+    except Exception as e:  # noqa: BLE001 - the point: an Exception, not a BaseException
+        assert isinstance(e, MemoryError)
+    assert ivjit.pinned_zeros(np.int64(3)).shape == (3,) and ivjit.pinned_zeros(0).shape == (0,)
+    # A depth map beyond 2^30 pixels is refused; one whose rays and first round need more
+    # than the machine has (32768^2 pixels: about 10^12 bytes) is a MemoryError.
+    ball = "x^2 + y^2 + z^2 - 0.5"
+    with pytest.raises(ivjit.InputError, match="2\\^30"):
+        ivjit.depth_map(ball, 100_000, 100_000, (-1, 1, -1, 1), backend="cpu")
+    with pytest.raises(MemoryError):
+        ivjit.depth_map(ball, 32768, 32768, (-1, 1, -1, 1), backend="cpu")
+    # Outputs too large for the machine: 512 outputs of 2^27 boxes, 2 x 512 GiB (the input's
+    # zeros are never touched: the outputs fail first).
+    many = ivjit.compile(", ".join(["x + y"] * 512), backend="cpu")
+    x = np.zeros(2**27)
+    with pytest.raises(MemoryError):
+        many(x=(x, x), y=(0, 1))
+
+
 def test_functions_pickle_as_their_source():
     f = ivjit.compile("x^2 - y, sqrt(y)", precision="f32", backend="cpu")
     g = pickle.loads(pickle.dumps(f))

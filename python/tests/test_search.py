@@ -1,7 +1,10 @@
 """The searches from Python (render, minimize, roots) against exact oracles: rational arithmetic
 (fractions) for polynomials at points, mpmath at 200 bits elsewhere."""
 
+import _thread
 import os
+import threading
+import time
 from fractions import Fraction
 
 import mpmath
@@ -167,6 +170,41 @@ def test_solve_proves_the_zeros_of_a_system_unique():
     assert d.unique == [False] and d.boxes[0, 0, 0] <= 2 <= d.boxes[0, 0, 1]
     with pytest.raises(ivjit.Error):
         ivjit.solve("x + y", [(0, 1), (0, 1)], backend="cpu")
+
+
+def test_solve_of_zeros_filling_a_volume_follows_its_budget():
+    """Issue 30 (7): where the zeros fill a volume every box survives the exclusion; merging
+    them took hours at the default budget (a sweep along one coordinate). Now the time follows
+    the budget and the answer is the whole box, unproven."""
+    box = {"x": (-1, 1), "y": (-1, 1), "z": (-1, 1)}
+    t = time.perf_counter()
+    s = ivjit.solve("x-x, y-y, z-z", box, max_boxes=1 << 20, backend="cpu")
+    assert time.perf_counter() - t < 20
+    assert s.ended == "budget" and s.unique == [False]
+    assert s.boxes.tolist() == [[[-1.0, 1.0]] * 3]
+
+
+@pytest.mark.parametrize("search", ["solve", "roots", "minimize"])
+def test_ctrl_c_stops_a_long_search(search):
+    """A SIGINT (simulated by _thread.interrupt_main) during a search raises KeyboardInterrupt
+    between its rounds, long before its budget would end it."""
+    run = {
+        "solve": lambda: ivjit.solve("x-x, y-y, z-z", {"x": (-1, 1), "y": (-1, 1), "z": (-1, 1)},
+                                     max_boxes=1 << 24, backend="cpu"),
+        "roots": lambda: ivjit.roots("x-x + y-y", {"x": (-1, 1), "y": (-1, 1)}, max_boxes=1 << 24,
+                                     backend="cpu"),
+        "minimize": lambda: ivjit.minimize("x*y - x*y", {"x": (-1, 1), "y": (-1, 1)}, tol=0,
+                                           max_boxes=1 << 24, backend="cpu"),
+    }[search]
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    t = time.perf_counter()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run()
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - t < 15
 
 
 def test_pruned_render_gives_the_same_classes():

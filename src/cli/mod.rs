@@ -15,6 +15,7 @@ use ivjit::{BackendChoice, Error, Evaluator, Expression, Interval, Precision};
 use std::path::{Path, PathBuf};
 
 /// A failure to report: the message (already rendered) and the exit status.
+#[derive(Debug)]
 pub struct Failure {
     pub message: String,
     pub status: u8,

@@ -86,6 +86,9 @@ pub enum GpuError {
     /// never run with a wrong result).
     #[error("the tape interpreter: {0}")]
     Tape(String),
+    /// Host memory could not be allocated ([`HostBuffer::new`]).
+    #[error("{0}")]
+    HostAlloc(#[from] pin::HostAllocError),
     #[error("{n} elements is too many for one launch")]
     /// `n` does not fit one kernel launch (sizes or grid overflow).
     TooLarge {

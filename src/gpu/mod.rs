@@ -48,7 +48,7 @@ pub use kernel::*;
 pub use link::*;
 pub use options::*;
 
-pub use pin::HostBuffer;
+pub use pin::{machine_memory, HostAllocError, HostBuffer};
 
 pub(crate) use batch::convert;
 pub(crate) use cache::KernelSource;

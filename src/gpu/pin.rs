@@ -232,43 +232,113 @@ impl Drop for HostBuffer {
     }
 }
 
+/// Why a [`HostBuffer`] could not be had: its size, in float64 values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HostAllocError {
+    /// The bytes would not fit the address space (more than `isize::MAX`).
+    #[error("{len} float64 values is more memory than the address space holds")]
+    TooLarge {
+        /// The values asked for.
+        len: usize,
+    },
+    /// The memory is not there: more than the machine has, or the allocator refused it.
+    #[error("cannot allocate {len} float64 values ({bytes} bytes): out of memory")]
+    OutOfMemory {
+        /// The values asked for.
+        len: usize,
+        /// Their bytes.
+        bytes: usize,
+    },
+}
+
+/// `len` zeros in memory from the global allocator, or why not: never an abort. Zeroed by the
+/// allocator (`calloc`: fresh pages are zero and not touched here). A size beyond the
+/// machine's memory and swap is refused up front, since with overcommit the allocator may
+/// hand out address space that can never be backed (and locking it would fail anyway).
+pub(crate) fn zeroed(len: usize) -> Result<Vec<f64>, HostAllocError> {
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let layout =
+        std::alloc::Layout::array::<f64>(len).map_err(|_| HostAllocError::TooLarge { len })?;
+    let bytes = layout.size();
+    let out_of_memory = HostAllocError::OutOfMemory { len, bytes };
+    if machine_memory().is_some_and(|total| bytes as u128 > total) {
+        return Err(out_of_memory);
+    }
+    // SAFETY: the layout has a nonzero size (len > 0).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) }.cast::<f64>();
+    if ptr.is_null() {
+        return Err(out_of_memory);
+    }
+    // SAFETY: allocated by the global allocator with the layout of `len` f64 (what a Vec of
+    // capacity len uses), every byte zero: `len` initialized values (0.0).
+    Ok(unsafe { Vec::from_raw_parts(ptr, len, len) })
+}
+
+/// The machine's memory and swap in bytes (`sysinfo`), if it can be had: no allocation larger
+/// than this can ever be backed.
+pub fn machine_memory() -> Option<u128> {
+    // SAFETY: sysinfo fills the struct it is given; an all-zero one is a valid start.
+    let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
+    // SAFETY: `info` is a valid, writable sysinfo struct.
+    if unsafe { libc::sysinfo(&mut info) } != 0 {
+        return None;
+    }
+    let unit = u128::from(info.mem_unit.max(1));
+    Some((u128::from(info.totalram) + u128::from(info.totalswap)) * unit)
+}
+
 impl HostBuffer {
     /// `len` zeros, page-locked on every device of this process. Without a GPU (or when the
-    /// driver refuses to lock the memory) this is an error; [`HostBuffer::new_or_plain`] falls
-    /// back to ordinary memory instead.
+    /// driver refuses to lock the memory) this is an error, and so is memory that cannot be
+    /// allocated ([`GpuError::HostAlloc`]); [`HostBuffer::new_or_plain`] falls back to
+    /// ordinary memory instead.
     pub fn new(len: usize) -> Result<HostBuffer, GpuError> {
-        let mut buffer = HostBuffer {
-            pin: None,
-            data: vec![0.0; len],
-        };
-        if len > 0 {
-            let ctx = super::context(super::default_devices()?[0])?;
-            // SAFETY: `data` is owned by the buffer, never reallocated, and dropped after `pin`.
-            let pin = unsafe {
-                HostPin::register(
-                    &ctx,
-                    buffer.data.as_ptr().cast(),
-                    std::mem::size_of_val(buffer.data.as_slice()),
-                    false,
-                )
-            }
-            .during("locking host memory (cuMemHostRegister)")?;
-            buffer.pin = Some(pin);
-            BUFFERS
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(byte_range(&buffer.data));
-        }
+        let mut buffer = HostBuffer::plain(len)?;
+        buffer.lock()?;
         Ok(buffer)
     }
 
-    /// [`HostBuffer::new`], or an ordinary unlocked buffer of `len` zeros if that fails (no GPU,
-    /// or the memory could not be locked): the evaluation is the same, only the copies slower.
-    pub fn new_or_plain(len: usize) -> HostBuffer {
-        HostBuffer::new(len).unwrap_or_else(|_| HostBuffer {
+    /// [`HostBuffer::new`], or the same buffer of `len` zeros left unlocked if locking fails
+    /// (no GPU, or the memory could not be locked): the evaluation is the same, only the copies
+    /// slower. An error only when the memory cannot be allocated (or its size overflows).
+    pub fn new_or_plain(len: usize) -> Result<HostBuffer, HostAllocError> {
+        let mut buffer = HostBuffer::plain(len)?;
+        let _ = buffer.lock();
+        Ok(buffer)
+    }
+
+    /// `len` zeros, not locked.
+    fn plain(len: usize) -> Result<HostBuffer, HostAllocError> {
+        Ok(HostBuffer {
             pin: None,
-            data: vec![0.0; len],
+            data: zeroed(len)?,
         })
+    }
+
+    /// Page-locks the buffer on every device of this process (nothing to do when empty).
+    fn lock(&mut self) -> Result<(), GpuError> {
+        if self.data.is_empty() {
+            return Ok(());
+        }
+        let ctx = super::context(super::default_devices()?[0])?;
+        // SAFETY: `data` is owned by the buffer, never reallocated, and dropped after `pin`.
+        let pin = unsafe {
+            HostPin::register(
+                &ctx,
+                self.data.as_ptr().cast(),
+                std::mem::size_of_val(self.data.as_slice()),
+                false,
+            )
+        }
+        .during("locking host memory (cuMemHostRegister)")?;
+        self.pin = Some(pin);
+        BUFFERS
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(byte_range(&self.data));
+        Ok(())
     }
 
     /// Whether the memory is page-locked.

@@ -25,7 +25,8 @@ pub enum Ended {
     Done,
     /// The next round would have evaluated more boxes than the budget allows.
     Budget,
-    /// The next round's boxes would not fit the device memory set aside for them.
+    /// The next round's boxes would not fit the memory set aside for them (the device's), or
+    /// could not be allocated (the host's).
     Memory,
     /// [`MAX_ROUNDS`] rounds.
     Rounds,
@@ -176,6 +177,9 @@ pub(crate) enum Fate {
     Split(usize, f64),
 }
 
+/// Boxes whose fates are decided at a time (the CPU search).
+const FATES: usize = 1 << 16;
+
 fn cpu(
     eval: &Evaluator,
     root: &[(f64, f64)],
@@ -189,6 +193,7 @@ fn cpu(
     let mut done = Boxes::new(nv);
     let (mut rounds, mut evaluated) = (0usize, 0u64);
     let ended = loop {
+        super::interrupt::check()?;
         let n = work.len() / nv;
         if n == 0 {
             break Ended::Done;
@@ -199,7 +204,15 @@ fn cpu(
         if evaluated + n as u64 > max_boxes {
             break Ended::Budget;
         }
-        let mut soa = vec![0.0; 2 * nv * n];
+        // The round's batch, and room for its halves: a budget larger than the memory ends
+        // the search here (the boxes left unfinished), not in an allocation failure.
+        let Some(mut soa) = zeros(2 * nv * n) else {
+            break Ended::Memory;
+        };
+        let mut next: Vec<(f64, f64)> = Vec::new();
+        if next.try_reserve_exact(2 * work.len()).is_err() {
+            break Ended::Memory;
+        }
         for k in 0..nv {
             let (lo, hi) = soa[2 * k * n..2 * (k + 1) * n].split_at_mut(n);
             lo.par_iter_mut()
@@ -208,26 +221,31 @@ fn cpu(
                 .for_each(|(i, (l, h))| (*l, *h) = work[i * nv + k]);
         }
         let out = eval.eval_soa(&soa, n)?;
+        drop(soa);
         rounds += 1;
         evaluated += n as u64;
-        let fates: Vec<Option<Fate>> = (0..n)
-            .into_par_iter()
-            .map(|i| fate(&work[i * nv..(i + 1) * nv], out[i], out[n + i], level, tol))
-            .collect();
-        let mut next = Vec::with_capacity(2 * work.len());
-        for (b, f) in work.chunks_exact(nv).zip(fates) {
-            match f {
-                None => {}
-                Some(Fate::Final) => done.sides.extend_from_slice(b),
-                Some(Fate::Split(k, m)) => {
-                    let start = next.len();
-                    next.extend_from_slice(b);
-                    next.extend_from_slice(b);
-                    next[start + k].1 = m;
-                    next[start + nv + k].0 = m;
+        // The fates in parts, so that they take little memory beside the lists.
+        for part in (0..n).step_by(FATES) {
+            let end = n.min(part + FATES);
+            let fates: Vec<Option<Fate>> = (part..end)
+                .into_par_iter()
+                .map(|i| fate(&work[i * nv..(i + 1) * nv], out[i], out[n + i], level, tol))
+                .collect();
+            for (b, f) in work[part * nv..end * nv].chunks_exact(nv).zip(fates) {
+                match f {
+                    None => {}
+                    Some(Fate::Final) => done.sides.extend_from_slice(b),
+                    Some(Fate::Split(k, m)) => {
+                        let start = next.len();
+                        next.extend_from_slice(b);
+                        next.extend_from_slice(b);
+                        next[start + k].1 = m;
+                        next[start + nv + k].0 = m;
+                    }
                 }
             }
         }
+        drop(out);
         work = next;
     };
     Ok(Survivors {
@@ -244,6 +262,14 @@ fn cpu(
         rounds,
         evaluated,
     })
+}
+
+/// `len` zeros, or `None` when the memory cannot be had (or the size overflows).
+fn zeros(len: usize) -> Option<Vec<f64>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).ok()?;
+    v.resize(len, 0.0);
+    Some(v)
 }
 
 #[cfg(test)]

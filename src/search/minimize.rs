@@ -36,7 +36,8 @@ pub enum Stopped {
     Converged,
     /// The next round would have evaluated more boxes than the budget allows.
     Budget,
-    /// The next round's boxes would not fit the device memory set aside for the work list.
+    /// The next round's boxes would not fit the device memory set aside for the work list (the
+    /// GPU), or the host's memory (the CPU).
     Memory,
     /// [`MAX_ROUNDS`] rounds.
     Rounds,
@@ -245,6 +246,7 @@ fn cpu(
     let mut argmin = vec![f64::NAN; nv];
     let (mut rounds, mut boxes) = (0usize, 0u64);
     loop {
+        super::interrupt::check()?;
         let n = list.len() / nv;
         // One batch of 2n boxes: the n boxes, then their n midpoints.
         let m = 2 * n;
@@ -292,6 +294,8 @@ fn cpu(
             Some(Stopped::Rounds)
         } else if boxes + 2 * keep.len() as u64 > max_boxes {
             Some(Stopped::Budget)
+        } else if !room(2 * keep.len(), nv) {
+            Some(Stopped::Memory)
         } else {
             None
         };
@@ -330,6 +334,16 @@ fn cpu(
             })
             .collect();
     }
+}
+
+/// Whether the host can hold a round of `n` boxes of `nv` sides: their list and their batch
+/// (boxes and midpoints), each allocated and let go. A budget beyond the memory then stops
+/// the search ([`Stopped::Memory`]) instead of failing an allocation.
+fn room(n: usize, nv: usize) -> bool {
+    let fits = |len: Option<usize>| {
+        len.is_some_and(|len| Vec::<f64>::new().try_reserve_exact(len).is_ok())
+    };
+    fits(n.checked_mul(2 * nv)) && fits(n.checked_mul(4 * nv))
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@
 mod cpu;
 pub mod exclude;
 mod gpu;
+mod interrupt;
 mod local;
 pub mod minimize;
 pub mod newton;
@@ -40,6 +41,7 @@ pub mod ray;
 pub mod tape;
 pub mod trace;
 
+pub use interrupt::interruptible;
 pub use prune::{render_pruned, PruneRound};
 
 use crate::round::{add_f64, div_f64, mul_f64, sub_f64, Round};
@@ -73,6 +75,12 @@ pub enum SearchError {
     /// Bad image size, region or tile sizes.
     #[error("{0}")]
     Options(String),
+    /// The check installed by [`interruptible`] asked the search to stop.
+    #[error("the search was interrupted")]
+    Interrupted,
+    /// What the search must hold from the start is more than the machine's memory.
+    #[error("out of memory: {0}")]
+    OutOfMemory(String),
 }
 
 /// A W x H image over `[x0, x1] x [y0, y1]`, classified by subdivision through tiles of the given

@@ -80,6 +80,11 @@ pub fn first_hits(eval: &Evaluator, rays: &[Ray], split: u32) -> Result<Hits, Er
     }
 }
 
+/// Bytes a depth map holds per pixel from its search's start: the ray (40), its hit (24), its
+/// height (8), its stack (48) and the first round's pieces of it (about 100 each for the
+/// default 8).
+pub const PER_PIXEL: u128 = 40 + 24 + 8 + 48 + 8 * 100;
+
 /// A depth map: the surface f(x, y, z) = 0 seen from above, over `region` in x and y, searched
 /// from z1 down to z0. Pixel (i, j) (row i from the top) is the vertical line through its
 /// center (`x0 + (j + 1/2) dx`, `y1 - (i + 1/2) dy`, as doubles), searched by the ray rule to
@@ -114,6 +119,11 @@ impl DepthMap {
             ))
         } else if self.steps == 0 {
             Some("steps must be at least 1".to_string())
+        } else if u64::from(self.width) * u64::from(self.height) > 1 << 30 {
+            Some(format!(
+                "{}x{} pixels is more than 2^30; make the map in parts",
+                self.width, self.height
+            ))
         } else {
             None
         };
@@ -145,25 +155,40 @@ impl DepthMap {
         ))
     }
 
-    /// The pixels' rays, row-major.
+    /// The pixels' rays, row-major. [`SearchError::OutOfMemory`] when what the search holds
+    /// for every pixel from its start (the ray, its stack, its hit and its height, about
+    /// [`PER_PIXEL`] bytes) is more than the machine's memory, or the rays cannot be allocated.
     pub fn rays(&self) -> Result<Vec<Ray>, Error> {
         self.check()?;
         let [x0, x1, y0, y1] = self.region;
         let (w, h) = (self.width as usize, self.height as usize);
+        let pixels = w * h; // at most 2^30 (check)
+        let short = || {
+            SearchError::OutOfMemory(format!(
+                "a depth map of {}x{} pixels needs about {} bytes",
+                self.width,
+                self.height,
+                pixels as u128 * PER_PIXEL
+            ))
+        };
+        if crate::gpu::machine_memory().is_some_and(|m| pixels as u128 * PER_PIXEL > m) {
+            return Err(short().into());
+        }
+        let mut rays = Vec::new();
+        rays.try_reserve_exact(pixels).map_err(|_| short())?;
         let (dx, dy) = ((x1 - x0) / w as f64, (y1 - y0) / h as f64);
         let span = self.zrange.1 - self.zrange.0;
-        Ok((0..w * h)
-            .map(|p| {
-                let (i, j) = (p / w, p % w);
-                Ray {
-                    u: x0 + (j as f64 + 0.5) * dx,
-                    v: y1 - (i as f64 + 0.5) * dy,
-                    t0: 0.0,
-                    t1: span,
-                    min_width: span / self.steps as f64,
-                }
-            })
-            .collect())
+        rays.extend((0..pixels).map(|p| {
+            let (i, j) = (p / w, p % w);
+            Ray {
+                u: x0 + (j as f64 + 0.5) * dx,
+                v: y1 - (i as f64 + 0.5) * dy,
+                t0: 0.0,
+                t1: span,
+                min_width: span / self.steps as f64,
+            }
+        }));
+        Ok(rays)
     }
 
     /// Each pixel's height, `z1 - t_lo` of its hit; NaN where the line misses the surface.

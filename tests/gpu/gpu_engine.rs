@@ -648,17 +648,32 @@ fn evaluator_checks_direct_batches() {
 }
 
 /// `HostBuffer::new_or_plain` always gives a zeroed buffer of the asked length: locked when
-/// there is a GPU, plain memory (still usable by every evaluator) when there is none.
+/// there is a GPU, plain memory (still usable by every evaluator) when there is none. A size
+/// the machine cannot hold is an error, never an abort (issue 30, 5).
 #[test]
 fn host_buffer_falls_back_to_plain_memory() {
     let gpu = gpu::detect().is_ok();
-    let buffer = HostBuffer::new_or_plain(1000);
+    let buffer = HostBuffer::new_or_plain(1000).unwrap();
     assert_eq!(buffer.len(), 1000);
     assert!(buffer.iter().all(|&v| v == 0.0));
     assert_eq!(buffer.is_locked(), gpu, "{buffer:?}");
     assert_eq!(HostBuffer::new(1000).is_ok(), gpu);
     // An empty buffer needs no lock and never fails.
     assert!(HostBuffer::new(0).is_ok_and(|b| b.is_empty()));
+    // 8 TiB: out of memory; 2^62 values: beyond the address space.
+    use ivjit::gpu::HostAllocError;
+    assert!(matches!(
+        HostBuffer::new_or_plain(1 << 40),
+        Err(HostAllocError::OutOfMemory { .. })
+    ));
+    assert!(matches!(
+        HostBuffer::new_or_plain(1 << 62),
+        Err(HostAllocError::TooLarge { .. })
+    ));
+    assert!(matches!(
+        HostBuffer::new(1 << 62),
+        Err(GpuError::HostAlloc(HostAllocError::TooLarge { .. }))
+    ));
 }
 
 /// A batch given array by array (separate allocations, as NumPy arrays are): the CPU's bits,

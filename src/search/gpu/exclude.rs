@@ -95,10 +95,10 @@ pub(crate) fn exclude(
     max_boxes: u64,
 ) -> Result<crate::search::exclude::Survivors, Error> {
     let kernel = eval.gpu_kernel().expect("a GPU evaluator has a kernel");
-    Ok(match kernel.precision() {
-        Precision::F64 => run_exclude::<f64>(kernel, root, level, tol, max_boxes)?,
-        Precision::F32 => run_exclude::<f32>(kernel, root, level, tol, max_boxes)?,
-    })
+    match kernel.precision() {
+        Precision::F64 => run_exclude::<f64>(kernel, root, level, tol, max_boxes),
+        Precision::F32 => run_exclude::<f32>(kernel, root, level, tol, max_boxes),
+    }
 }
 
 fn run_exclude<T>(
@@ -107,7 +107,7 @@ fn run_exclude<T>(
     level: f64,
     tol: f64,
     max_boxes: u64,
-) -> Result<crate::search::exclude::Survivors, GpuError>
+) -> Result<crate::search::exclude::Survivors, Error>
 where
     T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
 {
@@ -133,7 +133,8 @@ where
                 .compute_capability()
                 .during("querying the compute capability")?;
             let arch = gpu::runtime::arch_for(cc);
-            let ptx = gpu::runtime::source_ptx("exclude", &exclude_source(p), &arch)?;
+            let ptx = gpu::runtime::source_ptx("exclude", &exclude_source(p), &arch)
+                .map_err(GpuError::from)?;
             let module = gpu::load_module(ctx, &ptx)?;
             let f = |name| module.load_function(name).during("loading a search kernel");
             let k = Arc::new([f("ivjit_ex_inputs")?, f("ivjit_ex_split")?]);
@@ -175,6 +176,7 @@ where
     let (mut rounds, mut evaluated, mut n, mut n_done) = (0usize, 0u64, 1usize, 0u64);
     let nv32 = nv as u32;
     let ended = loop {
+        crate::search::interrupt::check()?;
         if n == 0 {
             break Ended::Done;
         }

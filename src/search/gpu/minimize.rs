@@ -242,6 +242,7 @@ where
     let (mut rounds, mut boxes, mut n) = (0usize, 0u64, 1usize);
     let nv32 = nv as u32;
     loop {
+        crate::search::interrupt::check()?;
         let n32 = n as u32;
         let m = 2 * n;
         let room = (2 * n).min(cap);
