@@ -45,6 +45,10 @@ pub(crate) fn failure(e: Error, source: &str) -> Failure {
             message: d.render(source),
             status: 2,
         },
+        // Memory is the environment's: status 1, as for a batch.
+        Error::Search(ivjit::search::SearchError::OutOfMemory(_)) => {
+            Failure::runtime(e.to_string())
+        }
         Error::Input { .. } | Error::Shape(_) | Error::Search(_) => Failure::input(e.to_string()),
         Error::NoGpu(_) | Error::Gpu(_) => Failure::runtime(e.to_string()),
     }

@@ -13,10 +13,7 @@ pub(crate) const UNSET: u8 = 255;
 /// [`super::render`] on the CPU.
 pub(crate) fn render(eval: &Evaluator, plan: &Plan) -> Result<Rendered, Error> {
     let levels = &plan.levels;
-    let mut classes: Vec<Vec<u8>> = levels
-        .iter()
-        .map(|g| vec![UNSET; g.rows as usize * g.cols as usize])
-        .collect();
+    let mut classes: Vec<Vec<u8>> = level_classes(plan)?;
     let mut rounds = Vec::with_capacity(levels.len());
     let first = &levels[0];
     let mut live: Vec<(u32, u32)> = (0..first.rows)
@@ -50,7 +47,7 @@ pub(crate) fn render(eval: &Evaluator, plan: &Plan) -> Result<Rendered, Error> {
     Ok(Rendered {
         width: plan.width,
         height: plan.height,
-        classes: compose(plan, &classes),
+        classes: compose(plan, &classes)?,
         rounds,
     })
 }
@@ -102,10 +99,33 @@ fn children(live: &[(u32, u32)], found: &[u8], k: u32, next: &super::LevelGrid) 
         .collect()
 }
 
+/// Every level's class array, not yet evaluated (allocated fallibly: the last level has a
+/// byte per pixel).
+pub(crate) fn level_classes(plan: &Plan) -> Result<Vec<Vec<u8>>, Error> {
+    plan.levels
+        .iter()
+        .map(|g| {
+            super::filled(
+                g.rows as usize * g.cols as usize,
+                UNSET,
+                &format!(
+                    "a level of {}-pixel tiles of a {}x{} image",
+                    g.tile, plan.width, plan.height
+                ),
+            )
+            .map_err(Error::from)
+        })
+        .collect()
+}
+
 /// Each pixel's class: that of the coarsest tile over it that was decided, else boundary.
-pub(crate) fn compose(plan: &Plan, classes: &[Vec<u8>]) -> Vec<u8> {
+pub(crate) fn compose(plan: &Plan, classes: &[Vec<u8>]) -> Result<Vec<u8>, Error> {
     let w = plan.width as usize;
-    let mut image = vec![BOUNDARY; w * plan.height as usize];
+    let mut image = super::filled(
+        w * plan.height as usize,
+        BOUNDARY,
+        &format!("a {}x{} image", plan.width, plan.height),
+    )?;
     image.par_chunks_mut(w).enumerate().for_each(|(i, row)| {
         for (j, px) in row.iter_mut().enumerate() {
             for (g, cls) in plan.levels.iter().zip(classes) {
@@ -120,7 +140,7 @@ pub(crate) fn compose(plan: &Plan, classes: &[Vec<u8>]) -> Vec<u8> {
             }
         }
     });
-    image
+    Ok(image)
 }
 
 #[cfg(test)]

@@ -83,6 +83,20 @@ pub enum SearchError {
     OutOfMemory(String),
 }
 
+/// `n` copies of `value`, or [`SearchError::OutOfMemory`] naming `what`: a size that comes from
+/// the user's options (an image's pixels) must not abort the process when memory is short.
+pub(crate) fn filled<T: Clone>(n: usize, value: T, what: &str) -> Result<Vec<T>, SearchError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        SearchError::OutOfMemory(format!(
+            "{what} needs {} bytes",
+            n as u128 * std::mem::size_of::<T>() as u128
+        ))
+    })?;
+    v.resize(n, value);
+    Ok(v)
+}
+
 /// A W x H image over `[x0, x1] x [y0, y1]`, classified by subdivision through tiles of the given
 /// sizes.
 #[derive(Clone, Debug, PartialEq)]

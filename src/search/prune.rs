@@ -38,10 +38,7 @@ pub fn render_pruned(
     let eval = Evaluator::new(expr, precision, crate::BackendChoice::Cpu)?;
     let plan = Plan::new(&eval, opts)?;
     let levels = &plan.levels;
-    let mut classes: Vec<Vec<u8>> = levels
-        .iter()
-        .map(|g| vec![super::cpu::UNSET; g.rows as usize * g.cols as usize])
-        .collect();
+    let mut classes: Vec<Vec<u8>> = super::cpu::level_classes(&plan)?;
     let mut rounds = Vec::with_capacity(levels.len());
     let mut pruning = Vec::with_capacity(levels.len());
     let first = &levels[0];
@@ -107,7 +104,7 @@ pub fn render_pruned(
     let rendered = Rendered {
         width: plan.width,
         height: plan.height,
-        classes: super::cpu::compose(&plan, &classes),
+        classes: super::cpu::compose(&plan, &classes)?,
         rounds,
     };
     Ok((rendered, pruning))

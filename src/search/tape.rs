@@ -899,8 +899,8 @@ impl TapeRenderer {
         let plan = Plan::of(&self.vars, self.outputs, opts)?;
         match (&self.device, self.precision) {
             (Some(d), _) => Ok(d.render(&plan)?),
-            (None, Precision::F64) => Ok(render_cpu::<f64>(&self.tape, &plan)),
-            (None, Precision::F32) => Ok(render_cpu::<f32>(&self.tape, &plan)),
+            (None, Precision::F64) => render_cpu::<f64>(&self.tape, &plan),
+            (None, Precision::F32) => render_cpu::<f32>(&self.tape, &plan),
         }
     }
 }
@@ -920,7 +920,7 @@ pub fn interpreter_ptx(
 /// A level's tiles, grouped by the tape they run.
 type Groups = Vec<(Arc<Tape>, Vec<(u32, u32)>)>;
 
-fn render_cpu<T: Bound>(tape: &Tape, plan: &Plan) -> (Rendered, Vec<TapeRound>) {
+fn render_cpu<T: Bound>(tape: &Tape, plan: &Plan) -> Result<(Rendered, Vec<TapeRound>), Error> {
     let levels = &plan.levels;
     let first = &levels[0];
     let root: Vec<(u32, u32)> = (0..first.rows)
@@ -954,7 +954,11 @@ fn render_cpu<T: Bound>(tape: &Tape, plan: &Plan) -> (Rendered, Vec<TapeRound>) 
                     .collect()
             })
             .collect();
-        let mut level = vec![super::cpu::UNSET; grid.rows as usize * grid.cols as usize];
+        let mut level = super::filled(
+            grid.rows as usize * grid.cols as usize,
+            super::cpu::UNSET,
+            "a level of the image's tiles",
+        )?;
         let mut round = Round2 {
             tile: grid.tile,
             ..Round2::default()
@@ -994,10 +998,10 @@ fn render_cpu<T: Bound>(tape: &Tape, plan: &Plan) -> (Rendered, Vec<TapeRound>) 
     let rendered = Rendered {
         width: plan.width,
         height: plan.height,
-        classes: super::cpu::compose(plan, &classes),
+        classes: super::cpu::compose(plan, &classes)?,
         rounds,
     };
-    (rendered, stats)
+    Ok((rendered, stats))
 }
 
 #[cfg(test)]

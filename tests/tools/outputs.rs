@@ -383,3 +383,31 @@ fn a_batch_of_many_variables_is_linear() {
     );
     assert!(t.elapsed().as_secs() < 20, "{:?}", t.elapsed());
 }
+
+/// A render larger than the memory the process may use fails with a message and exit status
+/// 1 (it aborted: the image and the last level's tiles, a byte per pixel, were infallible
+/// allocations).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_render_beyond_the_memory_limit_fails_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    for prune in [false, true] {
+        let mut cmd = format!(
+            "ulimit -v 800000; exec '{}' render 'x^2 + y^2 - 1' --size 32768x32767 -o r.npy \
+             --backend cpu",
+            binary().display()
+        );
+        if prune {
+            cmd.push_str(" --prune");
+        }
+        let o = Command::new("sh")
+            .current_dir(dir.path())
+            .arg("-c")
+            .arg(cmd)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "prune {prune}: {err}");
+        assert!(err.contains("out of memory"), "{err}");
+    }
+}
