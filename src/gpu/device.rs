@@ -105,23 +105,6 @@ pub(crate) fn detect_device() -> Result<GpuInfo, NoGpu> {
     })
 }
 
-/// For tests that need a GPU: the device if there is one; otherwise prints
-/// "`test`: skipped: no GPU (reason)" and returns `None`, unless the environment variable
-/// `IVJIT_REQUIRE_GPU` is `1`, in which case it panics (the GPU machine's runner sets it, so a
-/// broken driver there fails instead of skipping).
-pub fn require_gpu_or_skip(test: &str) -> Option<GpuInfo> {
-    match detect() {
-        Ok(info) => Some(info),
-        Err(reason) => {
-            if super::options::env::require_gpu() {
-                panic!("{test}: IVJIT_REQUIRE_GPU=1 but there is no usable GPU: {reason}");
-            }
-            eprintln!("{test}: skipped: no GPU ({reason})");
-            None
-        }
-    }
-}
-
 /// Creates the primary contexts of the default devices ([`super::default_devices`]) now, if
 /// there is a GPU; errors are left for the first real use to report. Creating a context takes
 /// 0.2-0.6 s, so a program that will evaluate on the GPU may call this on a thread of its own

@@ -132,11 +132,6 @@ pub(crate) mod env {
         std::env::var_os("IVJIT_BATCH_TRACE").is_some_and(|v| !v.is_empty())
     }
 
-    /// `IVJIT_REQUIRE_GPU=1`: GPU tests fail instead of skipping when there is no GPU.
-    pub(crate) fn require_gpu() -> bool {
-        std::env::var("IVJIT_REQUIRE_GPU").as_deref() == Ok("1")
-    }
-
     /// `IVJIT_STAGE_INSTS`: instructions per stage of a program compiled as stages (a
     /// non-negative integer; 0: never cut a program; anything else is ignored).
     pub(crate) fn stage_insts() -> Option<usize> {

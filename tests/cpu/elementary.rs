@@ -882,11 +882,10 @@ macro_rules! function_tests {
         }
         mod gpu {
             $(#[test]
+            #[cfg_attr(not(feature = "gpu-tests"), ignore = "needs a GPU: --features gpu-tests")]
             fn $name() {
                 let name = concat!("elementary gpu::", stringify!($name));
-                if ivjit::gpu::require_gpu_or_skip(name).is_none() {
-                    return;
-                }
+                crate::common::gpu::require_gpu(name);
                 super::run_both(stringify!($name), ivjit::BackendChoice::Gpu);
             })*
         }
@@ -1279,9 +1278,11 @@ fn cpu_identities() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn gpu_identities() {
-    if ivjit::gpu::require_gpu_or_skip("elementary gpu_identities").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("elementary gpu_identities");
     identities(BackendChoice::Gpu);
 }

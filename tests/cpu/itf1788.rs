@@ -1281,8 +1281,8 @@ fn default_gpu_section() -> String {
      This section is filled from a GPU run recorded in `docs/gpu-runs.md`: on the GPU machine \
      the same test (`gpu_conformance` in `tests/cpu/itf1788.rs`) runs every vector with \
      `BackendChoice::Gpu` and makes the same assertions; with `IVJIT_CONFORMANCE_OUT` set it \
-     replaces this section with its table and the device it ran on. Without a GPU the test \
-     prints `skipped: no GPU (reason)` and leaves this section as it is.\n"
+     replaces this section with its table and the device it ran on. Without the cargo feature \
+     `gpu-tests` the test is ignored and leaves this section as it is.\n"
         .to_string()
 }
 
@@ -1467,10 +1467,7 @@ fn write_gpu_section(device: &str) {
 }
 
 fn gpu_conformance_in(precision: Precision, test: &str) {
-    let Some(info) = ivjit::gpu::require_gpu_or_skip(test) else {
-        println!("{test}: skipped: no GPU (see stderr for the reason)");
-        return;
-    };
+    let info = crate::common::gpu::require_gpu(test);
     let report = report(Side::Gpu, precision);
     print_report(report);
     write_gpu_section(&info.to_string());
@@ -1478,10 +1475,7 @@ fn gpu_conformance_in(precision: Precision, test: &str) {
 }
 
 fn gpu_elementary_ulps_in(precision: Precision, test: &str) {
-    if ivjit::gpu::require_gpu_or_skip(test).is_none() {
-        println!("{test}: skipped: no GPU (see stderr for the reason)");
-        return;
-    }
+    crate::common::gpu::require_gpu(test);
     let report = report(Side::Gpu, precision);
     let pending: Vec<&str> = report
         .rows
@@ -1500,21 +1494,37 @@ fn gpu_elementary_ulps_in(precision: Precision, test: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn gpu_conformance() {
     gpu_conformance_in(Precision::F64, "gpu_conformance");
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn gpu_elementary_ulps() {
     gpu_elementary_ulps_in(Precision::F64, "gpu_elementary_ulps");
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn gpu_conformance_f32() {
     gpu_conformance_in(Precision::F32, "gpu_conformance_f32");
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn gpu_elementary_ulps_f32() {
     gpu_elementary_ulps_in(Precision::F32, "gpu_elementary_ulps_f32");
 }

@@ -8,7 +8,7 @@
 //! Also checked: the text reads back to the same program (`Display` of the parse is the file's
 //! program text).
 
-use ivjit::gpu::{self, GpuKernel};
+use ivjit::gpu::GpuKernel;
 use ivjit::scalar::text::parse_constant;
 use ivjit::scalar::{interp, Program};
 use std::path::PathBuf;
@@ -142,10 +142,12 @@ fn cpu_evaluator() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn gpu() {
-    if gpu::require_gpu_or_skip("sir gpu").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("sir gpu");
     for case in cases() {
         let kernel = GpuKernel::new(&case.program).unwrap();
         let got = kernel.eval(&soa(&case.inputs), 1).unwrap();

@@ -109,13 +109,11 @@ fn cpu_evaluator_from_eight_threads_matches_serial() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn gpu_evaluator_from_eight_threads_matches_serial() {
-    if let Err(why) = ivjit::gpu::detect() {
-        if std::env::var("IVJIT_REQUIRE_GPU").as_deref() == Ok("1") {
-            panic!("IVJIT_REQUIRE_GPU=1 but no GPU: {why}");
-        }
-        eprintln!("skipping: no GPU ({why})");
-        return;
-    }
+    crate::common::gpu::require_gpu("gpu_evaluator_from_eight_threads_matches_serial");
     hammer_backend(BackendChoice::Gpu);
 }

@@ -2,8 +2,8 @@
 //! the GPU, bit for bit, on every scalar instruction (both precisions, every rounding), on a few
 //! thousand inputs including signed zeros, infinities, NaN, subnormals and extreme values.
 //!
-//! Without a GPU each test prints "skipped: no GPU (reason)" and passes, unless
-//! `IVJIT_REQUIRE_GPU=1` (set by the GPU machine's runner), where it fails.
+//! The tests that need a GPU run with `--features gpu-tests` (`tools/gpu-pack` sets it); without
+//! it cargo reports them as ignored, and with it a machine without a GPU fails them.
 //!
 //! NaN results are compared as "both NaN": the IR makes no promise about NaN payloads or signs
 //! (PTX returns a canonical NaN).
@@ -294,11 +294,12 @@ fn cpu_evaluator_matches_the_reference_interpreter() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn every_instruction_matches_the_cpu_bit_for_bit() {
-    let Some(info) = gpu::require_gpu_or_skip("every_instruction_matches_the_cpu_bit_for_bit")
-    else {
-        return;
-    };
+    let info = crate::common::gpu::require_gpu("every_instruction_matches_the_cpu_bit_for_bit");
     eprintln!("GPU: {info}");
     let n = 4099; // not a multiple of the block size
     let mut failures = Vec::new();
@@ -314,10 +315,12 @@ fn every_instruction_matches_the_cpu_bit_for_bit() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn signed_zeros_in_min_and_max() {
-    let Some(_) = gpu::require_gpu_or_skip("signed_zeros_in_min_and_max") else {
-        return;
-    };
+    crate::common::gpu::require_gpu("signed_zeros_in_min_and_max");
     for precision in [Precision::F64, Precision::F32] {
         let (x, y) = (Value(0), Value(1));
         let p = program(
@@ -373,10 +376,12 @@ fn signed_zeros_in_min_and_max() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn layout_sizes_and_grid_stride() {
-    let Some(info) = gpu::require_gpu_or_skip("layout_sizes_and_grid_stride") else {
-        return;
-    };
+    let info = crate::common::gpu::require_gpu("layout_sizes_and_grid_stride");
     // Two variables, outputs (y.lo, x.hi) and (x.lo, y.hi): checks the SoA indexing both ways.
     let insts = vec![
         Inst::Input {
@@ -431,10 +436,12 @@ fn layout_sizes_and_grid_stride() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn program_without_variables() {
-    let Some(_) = gpu::require_gpu_or_skip("program_without_variables") else {
-        return;
-    };
+    crate::common::gpu::require_gpu("program_without_variables");
     for precision in [Precision::F64, Precision::F32] {
         let p = Program {
             precision,
@@ -460,10 +467,12 @@ fn program_without_variables() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn rejected_ptx_comes_with_the_jit_log() {
-    let Some(_) = gpu::require_gpu_or_skip("rejected_ptx_comes_with_the_jit_log") else {
-        return;
-    };
+    crate::common::gpu::require_gpu("rejected_ptx_comes_with_the_jit_log");
     let bad = ".version 8.0\n.target sm_90\n.address_size 64\n\
                .visible .entry k()\n{\n\t.reg .f64 %f<2>;\n\tadd.rm.f64 %f0, %f1, %undefined;\n\tret;\n}\n";
     match gpu::validate_ptx(bad) {
@@ -482,10 +491,12 @@ fn rejected_ptx_comes_with_the_jit_log() {
 /// significands, the hardest case for the check), quotients near 2^126 and 2^-126 (where the
 /// neighbour of 2^-126 is subnormal), and the special values.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn f32_directed_division_matches_the_cpu_bit_for_bit() {
-    if gpu::require_gpu_or_skip("f32_directed_division_matches_the_cpu_bit_for_bit").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("f32_directed_division_matches_the_cpu_bit_for_bit");
     let n = 1 << 20;
     let mut rng = Rng(0xd1f32);
     let sp = specials(Precision::F32);
@@ -564,10 +575,12 @@ fn f32_directed_division_matches_the_cpu_bit_for_bit() {
 /// [2^-900, 2^900], its edges and their neighbours included), exact squares (the hardest case
 /// for the check), subnormals, and the special values.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn f64_directed_sqrt_matches_the_cpu_bit_for_bit() {
-    if gpu::require_gpu_or_skip("f64_directed_sqrt_matches_the_cpu_bit_for_bit").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("f64_directed_sqrt_matches_the_cpu_bit_for_bit");
     let n = 1 << 20;
     let mut rng = Rng(0x5e47);
     let sp = specials(Precision::F64);

@@ -5,13 +5,14 @@
 //! per precision) and `IVJIT_CLASS_FUZZ_SEED` as on the CPU.
 
 use crate::common::class_fuzz::{self, Engines};
-use ivjit::gpu;
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn differential_fuzzing_over_interval_classes_on_the_gpu() {
-    if gpu::require_gpu_or_skip("differential_fuzzing_over_interval_classes_on_the_gpu").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("differential_fuzzing_over_interval_classes_on_the_gpu");
     let cases = class_fuzz::env("IVJIT_CLASS_FUZZ_CASES", 2_000) as usize;
     let seed = class_fuzz::env("IVJIT_CLASS_FUZZ_SEED", 0x1788_0029);
     let failures = class_fuzz::run(cases, seed, Engines::Gpu);

@@ -10,8 +10,9 @@
 //!
 //! Containment, validity and the empty rule are asserted; the slack (steps outside the
 //! witnesses' hull) is reported per operation and engine, not bounded (the GPU's point
-//! functions are padded by CUDA's documented error, `ivjit functions`). Skips without a GPU;
-//! `IVJIT_REQUIRE_GPU=1` makes that a failure. `IVJIT_CLASSES_OUT=DIR` writes each engine's
+//! functions are padded by CUDA's documented error, `ivjit functions`). Runs with
+//! `--features gpu-tests` (ignored without it); `class_matrix_dry_run_on_the_cpu` runs the
+//! same harness on the CPU evaluator everywhere. `IVJIT_CLASSES_OUT=DIR` writes each engine's
 //! class x operation table there.
 
 use crate::common::classes::{self as cl, Class, Expected, Memo, Op, Tally};
@@ -308,15 +309,28 @@ fn combined_expectations(
     CombinedExpected { per_op, index }
 }
 
-/// The matrix's GPU run. Without a GPU, `IVJIT_CLASSES_DRY_RUN=1` runs the same plumbing
-/// (cells, combined programs, rows, expectations, reports) with the CPU evaluator in place of
-/// every GPU engine, to check the test itself.
+/// The matrix's GPU run.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn class_matrix_on_the_gpu_engines() {
-    let dry = std::env::var_os("IVJIT_CLASSES_DRY_RUN").is_some();
-    if !dry && gpu::require_gpu_or_skip("class_matrix_on_the_gpu_engines").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("class_matrix_on_the_gpu_engines");
+    class_matrix(false);
+}
+
+/// The same plumbing as the GPU run (cells, combined programs, rows, expectations, reports) with
+/// the CPU evaluator in place of every GPU engine: checks the GPU test itself where there is no
+/// GPU, so that its harness is not first exercised on the device machine. Every 64th class
+/// (`IVJIT_CLASSES_STRIDE` overrides): the cells themselves are the CPU matrix's
+/// (tests/cpu/classes.rs); this checks the plumbing, in a fifth of the time.
+#[test]
+fn class_matrix_dry_run_on_the_cpu() {
+    class_matrix(true);
+}
+
+fn class_matrix(dry: bool) {
     let backend = if dry {
         BackendChoice::Cpu
     } else {
@@ -327,7 +341,12 @@ fn class_matrix_on_the_gpu_engines() {
     let mut reports: Vec<EngineReport> = Vec::new();
     for fmt in [Fmt::F64, Fmt::F32] {
         let p = prec(fmt);
-        let classes = cl::classes(fmt, cl::stride());
+        let stride = if dry && std::env::var_os("IVJIT_CLASSES_STRIDE").is_none() {
+            64
+        } else {
+            cl::stride()
+        };
+        let classes = cl::classes(fmt, stride);
         // 1. Each operation's own kernel, on its cells.
         let mut rep = EngineReport {
             engine: "gpu kernel per operation".into(),
@@ -487,7 +506,7 @@ fn class_matrix_on_the_gpu_engines() {
         let mut body = format!(
             "## Interval classes: GPU (class matrix)\n\n\
              Generated on the GPU machine by `tests/gpu/gpu_classes.rs` \
-             (`IVJIT_REQUIRE_GPU=1 IVJIT_CLASSES_DOC=docs/conformance.md`), stride {}, on {}. \
+             (`--features gpu-tests`, `IVJIT_CLASSES_DOC=docs/conformance.md`), stride {}, on {}. \
              Containment, validity and the empty rule are asserted on every engine; the slack \
              is reported (the GPU's point functions are CUDA's, padded by their documented \
              error). Per engine: cells checked, failing cells, the largest slack.\n\n\
@@ -569,12 +588,12 @@ fn combined_class_programs_run_as_stages() {
 /// huge floats, or up to infinity, spans astronomically many periods; [-1, 1] is the true
 /// range and the tightest enclosure.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn periodic_functions_on_unbounded_and_huge_boxes_on_the_gpu() {
-    if gpu::require_gpu_or_skip("periodic_functions_on_unbounded_and_huge_boxes_on_the_gpu")
-        .is_none()
-    {
-        return;
-    }
+    crate::common::gpu::require_gpu("periodic_functions_on_unbounded_and_huge_boxes_on_the_gpu");
     use ivjit::Interval;
     let iv = |lo: f64, hi: f64| Interval::new(lo, hi).unwrap();
     let (inf, max) = (f64::INFINITY, f64::MAX);

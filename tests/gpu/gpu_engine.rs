@@ -2,8 +2,8 @@
 //! occupancy-based launches and concurrent use of one kernel.
 //!
 //! Programs without point calls must give exactly the CPU evaluator's bits (every operation is
-//! correctly rounded on both). Without a GPU each GPU test prints "skipped: no GPU (reason)" and
-//! passes, unless `IVJIT_REQUIRE_GPU=1`, where it fails. Timings are printed, never asserted.
+//! correctly rounded on both). GPU tests run with `--features gpu-tests` (reported as
+//! ignored without it; without a GPU they then fail). Timings are printed, never asserted.
 
 use crate::common::rng;
 
@@ -149,10 +149,12 @@ fn device_lists_parse() {
 /// ~10^6 boxes through 1000-element chunks on device 0 (so ~1000 chunks, the last one ragged),
 /// in both precisions, against the CPU evaluator.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn tiny_chunks_equal_cpu_bit_for_bit() {
-    if gpu::require_gpu_or_skip("tiny_chunks_equal_cpu_bit_for_bit").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("tiny_chunks_equal_cpu_bit_for_bit");
     for p in [Precision::F64, Precision::F32] {
         let program = program(p);
         let inputs = boxes(1 + p as u64, program.n_vars(), N, p);
@@ -216,10 +218,12 @@ fn tiny_chunks_equal_cpu_bit_for_bit() {
 
 /// The same batch split across every visible device (several only on a multi-GPU machine).
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn all_devices_equal_cpu() {
-    let Some(info) = gpu::require_gpu_or_skip("all_devices_equal_cpu") else {
-        return;
-    };
+    let info = crate::common::gpu::require_gpu("all_devices_equal_cpu");
     let program = program(Precision::F64);
     let inputs = boxes(7, program.n_vars(), N, Precision::F64);
     let want = ivjit::cpu::eval::eval_soa(&program, &inputs, N);
@@ -260,10 +264,12 @@ fn all_devices_equal_cpu() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn in_process_cache_reuses_kernels() {
-    if gpu::require_gpu_or_skip("in_process_cache_reuses_kernels").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("in_process_cache_reuses_kernels");
     let program = program(Precision::F64);
     let a = GpuKernel::new(&program).unwrap();
     let b = GpuKernel::new(&program).unwrap();
@@ -435,10 +441,12 @@ fn disk_cache_case(name: &str, program: &Program, inputs: &[f64], n: usize) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn disk_cache_detects_and_rebuilds_corrupt_entries() {
-    if gpu::require_gpu_or_skip("disk_cache_detects_and_rebuilds_corrupt_entries").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("disk_cache_detects_and_rebuilds_corrupt_entries");
     let n = 10_000;
     let plain = program(Precision::F64);
     let inputs = boxes(11, plain.n_vars(), n, Precision::F64);
@@ -472,10 +480,12 @@ fn disk_cache_detects_and_rebuilds_corrupt_entries() {
 /// Eight threads evaluate different batches with one kernel at once; each gets what a serial
 /// evaluation of its batch gives.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn concurrent_use_of_one_kernel() {
-    if gpu::require_gpu_or_skip("concurrent_use_of_one_kernel").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("concurrent_use_of_one_kernel");
     let program = program(Precision::F64);
     let mut kernel = GpuKernel::new(&program).unwrap();
     kernel.set_chunk_elements(Some(10_000));
@@ -513,10 +523,12 @@ fn concurrent_use_of_one_kernel() {
 /// sharing one locked input slice at once (the registry of calls in flight keeps the first
 /// call's unlock from pulling pages from under the others).
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn pinned_transfers_equal_cpu() {
-    let Some(info) = gpu::require_gpu_or_skip("pinned_transfers_equal_cpu") else {
-        return;
-    };
+    let info = crate::common::gpu::require_gpu("pinned_transfers_equal_cpu");
     let all: Vec<usize> = (0..info.device_count).collect();
     for p in [Precision::F64, Precision::F32] {
         let program = program(p);
@@ -611,10 +623,12 @@ fn pinned_transfers_equal_cpu() {
 /// while the batch is on the device; valid boxes give the CPU's bits, an invalid one (found
 /// during the batch) is still the error, naming the box.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn evaluator_checks_direct_batches() {
-    if gpu::require_gpu_or_skip("evaluator_checks_direct_batches").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("evaluator_checks_direct_batches");
     let expr = Expression::parse(EXPR).unwrap();
     let eval = Evaluator::new(&expr, Precision::F64, BackendChoice::Gpu).unwrap();
     let kernel = eval.gpu_kernel().expect("a GPU evaluator");
@@ -680,10 +694,12 @@ fn host_buffer_falls_back_to_plain_memory() {
 /// staged and with every array locked per call (rows of one allocation share pages and are
 /// locked as one range); through the evaluator, f32 columns into an f32 program too.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn columns_equal_one_block() {
-    if gpu::require_gpu_or_skip("columns_equal_one_block").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("columns_equal_one_block");
     let expr = Expression::parse(EXPR).unwrap();
     for p in [Precision::F64, Precision::F32] {
         let program = program(p);
@@ -737,10 +753,12 @@ fn columns_equal_one_block() {
 /// are by `GpuKernel::eval_device`: the CPU's bits in both precisions, empty boxes (NaN, NaN)
 /// accepted, and an invalid pair (lo > hi; a single NaN) reported, in the same pass.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn device_arrays_equal_cpu_and_are_checked() {
-    if gpu::require_gpu_or_skip("device_arrays_equal_cpu_and_are_checked").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("device_arrays_equal_cpu_and_are_checked");
     use cudarc::driver::{CudaContext, DevicePtr};
     for p in [Precision::F64, Precision::F32] {
         let program = program(p);
@@ -799,10 +817,12 @@ fn device_arrays_equal_cpu_and_are_checked() {
 /// A program too long for one kernel runs as stages (`ivjit::scalar::split`): batches, device
 /// arrays and a search give the CPU's bits, in both precisions.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn staged_programs_equal_cpu() {
-    if gpu::require_gpu_or_skip("staged_programs_equal_cpu").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("staged_programs_equal_cpu");
     let (src, _) = ivjit::workloads::generated(1000);
     let expr = Expression::parse(&src).unwrap();
     for p in [Precision::F64, Precision::F32] {

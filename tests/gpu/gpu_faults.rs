@@ -1,7 +1,7 @@
 //! Faults on the GPU path, through the CLI as a user meets them: concurrent processes sharing
 //! one disk cache (and finding it corrupted), a device allocation that fails mid-batch, and a
 //! process that exits while a kernel compiles in the background.
-//! Skips without a GPU unless IVJIT_REQUIRE_GPU=1.
+//! Runs with `--features gpu-tests` (ignored without it).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -51,12 +51,12 @@ fn concurrently(count: usize, cache: &Path) -> Vec<Output> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn disk_cache_survives_concurrent_processes_and_corruption() {
-    if ivjit::gpu::require_gpu_or_skip("disk_cache_survives_concurrent_processes_and_corruption")
-        .is_none()
-    {
-        return;
-    }
+    crate::common::gpu::require_gpu("disk_cache_survives_concurrent_processes_and_corruption");
     let cache = tempfile::tempdir().unwrap();
     // The reference: one process, cache off to the side.
     let alone = tempfile::tempdir().unwrap();
@@ -100,14 +100,14 @@ fn disk_cache_survives_concurrent_processes_and_corruption() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn device_allocation_failure_is_a_clear_error_and_leaves_no_output() {
-    if ivjit::gpu::require_gpu_or_skip(
+    crate::common::gpu::require_gpu(
         "device_allocation_failure_is_a_clear_error_and_leaves_no_output",
-    )
-    .is_none()
-    {
-        return;
-    }
+    );
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("boxes.csv");
     std::fs::write(&input, "x_lo,x_hi\n1,2\n3,4\n-1,1\n").unwrap();
@@ -152,10 +152,12 @@ fn device_allocation_failure_is_a_clear_error_and_leaves_no_output() {
 /// policy a one-box command never starts the compile, and gives the same answer. On a
 /// generated program of about 7,000 instructions and on the Prospero tape (f32).
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn exit_during_background_compile_is_clean() {
-    if ivjit::gpu::require_gpu_or_skip("exit_during_background_compile_is_clean").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("exit_during_background_compile_is_clean");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("long.txt");
     std::fs::write(&file, ivjit::workloads::generated(1000).0).unwrap();

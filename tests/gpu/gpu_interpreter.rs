@@ -3,7 +3,7 @@
 //! (every program on the interpreter) and with `never` (compiled: stages for the long programs,
 //! one kernel for the others), `.npy` outputs compared byte for byte. And a process whose
 //! stages or kernel are still compiling in the background when it is done answers from the
-//! interpreter and exits cleanly. Skips without a GPU unless IVJIT_REQUIRE_GPU=1.
+//! interpreter and exits cleanly. Runs with `--features gpu-tests` (ignored without it).
 
 use std::process::Command;
 
@@ -53,10 +53,12 @@ fn boxes(vars: &[String], n: usize, seed: u64) -> String {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn interpreter_gives_the_compiled_bits() {
-    if ivjit::gpu::require_gpu_or_skip("interpreter_gives_the_compiled_bits").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("interpreter_gives_the_compiled_bits");
     let dir = tempfile::tempdir().unwrap();
     let generated = ivjit::workloads::generated(300).0;
     let sources: Vec<(String, String)> = vec![

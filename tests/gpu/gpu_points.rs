@@ -14,11 +14,11 @@
 //! (|Nearest - cr| in ulps) against NVIDIA's table (`ptx::cuda_max_ulps`), since the padding's
 //! correctness rests on it, and prints a per-function table of the largest distances.
 //!
-//! Without a GPU it prints "skipped: no GPU (reason)" and passes, unless `IVJIT_REQUIRE_GPU=1`.
+//! Runs with `--features gpu-tests` (ignored without it; without a GPU it then fails).
 
 use crate::common::rng;
 
-use ivjit::gpu::{self, GpuKernel};
+use ivjit::gpu::GpuKernel;
 use ivjit::point::Rule;
 use ivjit::ptx;
 use ivjit::round::{next_down, next_down_f32, next_up, next_up_f32};
@@ -548,12 +548,13 @@ fn check_function(f: PointFn, p: Precision, backend: Backend) -> Stats {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn point_functions_enclose_the_correctly_rounded_values() {
-    let Some(info) =
-        gpu::require_gpu_or_skip("point_functions_enclose_the_correctly_rounded_values")
-    else {
-        return;
-    };
+    let info =
+        crate::common::gpu::require_gpu("point_functions_enclose_the_correctly_rounded_values");
     println!("{info}");
     check_all(Backend::Gpu);
 }
@@ -610,11 +611,12 @@ fn check_all(backend: Backend) {
 /// Down and Up of the same argument share one call, and programs compile and link once per
 /// function set (the second kernel of the same functions hits the disk cache).
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn one_call_for_both_bounds_and_the_runtime_is_cached() {
-    let Some(_) = gpu::require_gpu_or_skip("one_call_for_both_bounds_and_the_runtime_is_cached")
-    else {
-        return;
-    };
+    crate::common::gpu::require_gpu("one_call_for_both_bounds_and_the_runtime_is_cached");
     let prog = program(PointFn::Unary(UnaryFn::Exp), Precision::F64);
     let text = ptx::emit(&prog);
     assert_eq!(

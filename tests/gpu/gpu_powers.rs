@@ -4,16 +4,18 @@
 //! must also equal the CPU bit for bit (`gpu_vs_cpu.rs` checks that on random boxes); rootn's
 //! starting estimate comes from each backend's `pow`, and only its verified result is promised.
 //!
-//! Without a GPU it prints "skipped: no GPU (reason)" and passes, unless `IVJIT_REQUIRE_GPU=1`.
+//! Runs with `--features gpu-tests` (ignored without it; without a GPU it then fails).
 
 use crate::common::{oracle::Fmt, pown_check, rootn_check};
 use ivjit::BackendChoice;
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn gpu_pown_and_rootn_within_one_ulp() {
-    if ivjit::gpu::require_gpu_or_skip("gpu_pown_and_rootn_within_one_ulp").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("gpu_pown_and_rootn_within_one_ulp");
     for (fmt, seed) in [(Fmt::F64, 0x9064), (Fmt::F32, 0x9032)] {
         pown_check::run(fmt, seed, BackendChoice::Gpu);
     }

@@ -1,7 +1,7 @@
 //! The device-resident searches (`ivjit::search`) against the CPU implementations: the same
 //! classes and hits bit for bit when the expression calls no point function, and never a
-//! contradiction when it does (both are rigorous, the GPU's point bounds are wider). Skips
-//! without a GPU; fails instead with IVJIT_REQUIRE_GPU=1.
+//! contradiction when it does (both are rigorous, the GPU's point bounds are wider). Runs with
+//! `--features gpu-tests` (ignored without it).
 
 use ivjit::search::ray::{first_hits, Ray};
 use ivjit::search::{render, RenderOptions, BOUNDARY, INSIDE, OUTSIDE};
@@ -27,10 +27,12 @@ fn opposite(a: u8, b: u8) -> bool {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn render_on_the_gpu_equals_the_cpu() {
-    if ivjit::gpu::require_gpu_or_skip("render_on_the_gpu_equals_the_cpu").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("render_on_the_gpu_equals_the_cpu");
     let prospero = prospero();
     let cases: Vec<(String, bool)> = vec![
         ("x^2 + y^2 - 0.5".into(), true),
@@ -76,11 +78,13 @@ fn render_on_the_gpu_equals_the_cpu() {
 /// on Prospero and min/max models with a sqrt that may be empty, f64 and f32, three tile plans
 /// (one with clipped tiles).
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn tape_render_on_the_gpu_equals_the_cpu() {
     use ivjit::search::tape::{self, TapeBackend};
-    if ivjit::gpu::require_gpu_or_skip("tape_render_on_the_gpu_equals_the_cpu").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("tape_render_on_the_gpu_equals_the_cpu");
     let prospero = prospero();
     let cases = [
         prospero,
@@ -138,10 +142,12 @@ fn tape_render_on_the_gpu_equals_the_cpu() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn ray_hits_on_the_gpu_equal_the_cpu() {
-    if ivjit::gpu::require_gpu_or_skip("ray_hits_on_the_gpu_equal_the_cpu").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("ray_hits_on_the_gpu_equal_the_cpu");
     // A tangle cube seen along rays p(t) = eye + t * (F + u R + v U), written out in t, u, v.
     let surface = "x^4 - 5*x^2 + y^4 - 5*y^2 + z^4 - 5*z^2 + 11.8";
     let text = format!(
@@ -191,11 +197,13 @@ fn ray_hits_on_the_gpu_equal_the_cpu() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn branch_and_bound_on_the_gpu_equals_the_cpu() {
     use ivjit::search::minimize::{minimize, Stopped};
-    if ivjit::gpu::require_gpu_or_skip("branch_and_bound_on_the_gpu_equals_the_cpu").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("branch_and_bound_on_the_gpu_equals_the_cpu");
     let camel = "4*x^2 - 2.1*x^4 + x^6/3 + x*y - 4*y^2 + 4*y^4";
     let levy = "let w1 = 1 + (x - 1)/4; let w2 = 1 + (y - 1)/4; let w3 = 1 + (z - 1)/4; \
                 (w1 - 1)^2 * (1 + 10*(0.5 - 0.5*(w2 - 1))^2) + (w3 - 1)^2 + (w2 - 1)^2 * 0.5";
@@ -238,13 +246,13 @@ fn branch_and_bound_on_the_gpu_equals_the_cpu() {
 /// into the search's kernel, the descent's evaluations on the device, its better bound written
 /// into the device's upper bound): the same enclosure, rounds and boxes as the CPU.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn gradient_branch_and_bound_on_the_gpu_equals_the_cpu() {
     use ivjit::search::minimize::{minimize_with, Descent};
-    if ivjit::gpu::require_gpu_or_skip("gradient_branch_and_bound_on_the_gpu_equals_the_cpu")
-        .is_none()
-    {
-        return;
-    }
+    crate::common::gpu::require_gpu("gradient_branch_and_bound_on_the_gpu_equals_the_cpu");
     type Case<'a> = (&'a str, Vec<(f64, f64)>, f64);
     let cases: [Case; 3] = [
         (
@@ -299,11 +307,13 @@ fn gradient_branch_and_bound_on_the_gpu_equals_the_cpu() {
 /// Root isolation with interval Newton (the residual's exclusion and Krawczyk's test, both
 /// evaluated on the device): the same boxes and verdicts as the CPU.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn newton_isolation_on_the_gpu_equals_the_cpu() {
     use ivjit::search::newton::Solver;
-    if ivjit::gpu::require_gpu_or_skip("newton_isolation_on_the_gpu_equals_the_cpu").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("newton_isolation_on_the_gpu_equals_the_cpu");
     let w20: Vec<String> = (1..=20).map(|i| format!("(x-{i})")).collect();
     let cases = [
         (w20.join("*"), vec![(0.0, 21.0)]),
@@ -323,11 +333,13 @@ fn newton_isolation_on_the_gpu_equals_the_cpu() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn exclusion_on_the_gpu_equals_the_cpu() {
     use ivjit::search::exclude::{exclude, Ended};
-    if ivjit::gpu::require_gpu_or_skip("exclusion_on_the_gpu_equals_the_cpu").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("exclusion_on_the_gpu_equals_the_cpu");
     type Case<'a> = (&'a str, Vec<(f64, f64)>, f64, f64, u64);
     let cases: Vec<Case> = vec![
         (
@@ -425,11 +437,13 @@ mod raytrace_example;
 /// equal the CPU's bit for bit (no point functions), and the pictures agree but for
 /// rounding in the cosmetic shading.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn tracing_on_the_gpu_equals_the_cpu() {
     use ivjit::search::trace::{trace, Camera, View};
-    if ivjit::gpu::require_gpu_or_skip("tracing_on_the_gpu_equals_the_cpu").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("tracing_on_the_gpu_equals_the_cpu");
     for scene in raytrace_example::scenes().into_iter().take(4) {
         for p in [Precision::F64, Precision::F32] {
             let cam = Camera::look_at(scene.eye, scene.center, scene.fov_degrees).unwrap();

@@ -1,8 +1,8 @@
 //! GPU against CPU, bit for bit: both backends consume the same scalar program, and every
 //! operation in it is correctly rounded (or a compare/select), so their results must be identical.
 //! Runs on at least 10^6 random boxes per operation and precision, with infinite, empty, zero,
-//! signed-zero, subnormal and extreme bounds among them. Skips without a GPU unless
-//! IVJIT_REQUIRE_GPU=1. `IVJIT_GPU_BOXES` overrides the box count.
+//! signed-zero, subnormal and extreme bounds among them. Runs with `--features gpu-tests`
+//! (ignored without it). `IVJIT_GPU_BOXES` overrides the box count.
 
 use crate::common::rng;
 
@@ -135,10 +135,12 @@ fn same(a: f64, b: f64) -> bool {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn gpu_equals_cpu_bit_for_bit() {
-    let Some(info) = ivjit::gpu::require_gpu_or_skip("gpu_equals_cpu_bit_for_bit") else {
-        return;
-    };
+    let info = crate::common::gpu::require_gpu("gpu_equals_cpu_bit_for_bit");
     let n: usize = std::env::var("IVJIT_GPU_BOXES")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -207,10 +209,12 @@ fn gpu_equals_cpu_bit_for_bit() {
 /// minimization forms are expressions like any other: on the GPU they give the CPU's bits
 /// (expressions without point calls), in f64 and f32.
 #[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
 fn gradients_equal_cpu_bit_for_bit() {
-    if ivjit::gpu::require_gpu_or_skip("gradients_equal_cpu_bit_for_bit").is_none() {
-        return;
-    }
+    crate::common::gpu::require_gpu("gradients_equal_cpu_bit_for_bit");
     let n = 1 << 18;
     let mut rng = Rng(0x6a09e667f3bcc909);
     let sources = [

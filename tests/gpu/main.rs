@@ -1,5 +1,5 @@
-//! GPU tests: they skip with a message without a GPU and fail instead with
-//! `IVJIT_REQUIRE_GPU=1` (the GPU machine's runner sets it); the PTX checks with ptxas, NVRTC
+//! GPU tests: they run with the cargo feature `gpu-tests` (`tools/gpu-pack` sets it) and are
+//! reported as ignored without it (`tests/common/gpu.rs`); the PTX checks with ptxas, NVRTC
 //! and the linker run everywhere the pinned tools are installed (`tools/test` installs them).
 
 #[path = "../common/mod.rs"]
