@@ -24,3 +24,38 @@ fn differential_fuzzing_over_interval_classes() {
         failures[..failures.len().min(30)].join("\n")
     );
 }
+
+/// The trees' functions come from the catalogue: each function `ivjit functions` lists is
+/// called by the trees or left out with a reason ([`compose::LEFT_OUT`]), so a new function
+/// cannot drop out of the fuzzing silently.
+#[test]
+fn every_function_is_fuzzed_or_left_out_with_a_reason() {
+    use crate::common::compose;
+    let catalogue: Vec<&str> = ivjit::ir::functions::FUNCTIONS
+        .iter()
+        .map(|f| f.name)
+        .collect();
+    let operators = ["add", "sub", "mul", "div"];
+    for f in compose::UNARY.iter().chain(compose::BINARY) {
+        assert!(
+            catalogue.contains(f) || operators.contains(f),
+            "{f}: fuzzed but not in the catalogue"
+        );
+    }
+    for (f, _) in compose::LEFT_OUT {
+        assert!(
+            catalogue.contains(f),
+            "{f}: left out but not in the catalogue"
+        );
+        let fuzzed = compose::UNARY.contains(f) || compose::BINARY.contains(f);
+        assert!(!fuzzed, "{f}: both fuzzed and left out");
+    }
+    for f in catalogue {
+        let fuzzed = compose::UNARY.contains(&f) || compose::BINARY.contains(&f);
+        let left_out = compose::LEFT_OUT.iter().any(|(g, _)| *g == f);
+        assert!(
+            fuzzed || left_out,
+            "{f}: neither in compose::UNARY/BINARY nor in compose::LEFT_OUT with a reason"
+        );
+    }
+}

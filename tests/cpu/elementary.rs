@@ -874,6 +874,8 @@ fn run_both(f: &str, backend: BackendChoice) {
 
 macro_rules! function_tests {
     ($($name:ident),* $(,)?) => {
+        /// The functions with a test here (rootn per exponent: rootn2 .. rootn5).
+        const LISTED: &[&str] = &[$(stringify!($name)),*];
         mod cpu {
             $(#[test]
             fn $name() {
@@ -898,6 +900,59 @@ function_tests!(
     csc, cot, acot, sech, csch, coth, acoth, asech, acsch, floor, ceil, trunc, round, rint, sign,
     atan2, pow, hypot,
 );
+
+/// The core operations `ivjit functions` lists that are tested elsewhere, exactly: against
+/// rational arithmetic (tests/cpu/containment.rs, tests/cpu/tightness.rs) and at every class
+/// (tests/cpu/classes.rs).
+const EXACT_CORE: &[&str] = &[
+    "neg",
+    "sqr",
+    "sqrt",
+    "pown",
+    "abs",
+    "min",
+    "max",
+    "fma",
+    "recip",
+    "hull",
+    "intersect",
+];
+
+/// The lists of this file come from the catalogue: every function `ivjit functions` lists,
+/// but the exact core operations, has a test above and an oracle ([`eo::UNARY`], [`eo::BINARY`]),
+/// so a row added to `ivjit::point` without them fails here instead of dropping out silently.
+#[test]
+fn every_function_of_the_catalogue_is_tested_here() {
+    use std::collections::BTreeSet;
+    let base = |f: &str| {
+        let rootn = f.starts_with("rootn");
+        if rootn { "rootn" } else { f }.to_string()
+    };
+    let listed: BTreeSet<String> = LISTED.iter().map(|f| base(f)).collect();
+    let oracles: BTreeSet<String> = eo::UNARY
+        .iter()
+        .chain(eo::BINARY)
+        .map(|f| base(f))
+        .collect();
+    let catalogue: BTreeSet<String> = ivjit::ir::functions::FUNCTIONS
+        .iter()
+        .map(|f| f.name.to_string())
+        .filter(|f| !EXACT_CORE.contains(&f.as_str()))
+        .collect();
+    assert_eq!(listed, catalogue, "the tests above against the catalogue");
+    assert_eq!(
+        oracles, catalogue,
+        "the oracle's functions against the catalogue"
+    );
+    // The oracle lists each function once (rootn once per exponent).
+    let all: Vec<&str> = eo::UNARY.iter().chain(eo::BINARY).copied().collect();
+    assert_eq!(
+        all.len(),
+        all.iter().collect::<BTreeSet<_>>().len(),
+        "{all:?}"
+    );
+    assert_eq!(all.len(), LISTED.len(), "one test per oracle function");
+}
 
 // ---------------------------------------------------------------- derived functions, tightness
 
