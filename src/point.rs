@@ -7,8 +7,9 @@
 //! analysis may use, the CPU binding (CORE-MATH's correctly rounded function, f64 and f32) and the
 //! CUDA math library function the GPU runtime calls with its documented maximum error in ulps.
 //!
-//! **Adding a function** is one row here. A function that is monotone on its domain needs nothing
-//! more: the lowering restricts to the domain, bounds the ends and clamps to the range; the CPU
+//! **Adding a function** is one row here, its derivative included (a formula in ivjit's syntax
+//! that the gradient builds, [`UnaryRow::derivative`]). A function that is monotone on its
+//! domain needs nothing more: the lowering restricts to the domain, bounds the ends and clamps to the range; the CPU
 //! evaluator, the PTX emitter, the GPU runtime source ([`cuda_runtime_source`]), the sign
 //! analysis and `ivjit functions` all read the row. Only a function that is not monotone needs a
 //! lowering rule of its own (a [`Rule`] variant and its code in `src/lower/elementary.rs`).
@@ -250,6 +251,12 @@ pub struct UnaryRow {
     pub cpu_f32: fn(f32) -> f32,
     /// The CUDA math library functions and their error bounds.
     pub cuda: Cuda,
+    /// The derivative f'(x), in ivjit's syntax over the argument `x`: the gradient
+    /// (`src/ir/diff.rs`) builds it into the graph, times the argument's derivative, and
+    /// `ivjit functions` prints it. The function applied to `x` in it is the node itself (the
+    /// graph shares identical nodes: `1 + sqr(tan(x))` reuses tan(x)), and constants such as
+    /// `log(2)` or `pi` fold to rigorous enclosures.
+    pub derivative: &'static str,
 }
 
 /// How the lowering treats a binary function.
@@ -284,6 +291,9 @@ pub struct BinaryRow {
     pub cpu_f32: fn(f32, f32) -> f32,
     /// The CUDA math library functions and their error bounds.
     pub cuda: Cuda,
+    /// The partial derivatives in its first and second arguments, in ivjit's syntax over `x`
+    /// (the first argument) and `y` (the second), as [`UnaryRow::derivative`].
+    pub partials: [&'static str; 2],
 }
 
 macro_rules! table {
@@ -329,10 +339,17 @@ type CpuPair = (fn(f64) -> f64, fn(f32) -> f32);
 
 /// A unary row with the defaults of a function defined everywhere, increasing, with no known
 /// sign; the table overrides what differs.
-const fn unary(name: &'static str, semantics: &'static str, cpu: CpuPair, cuda: Cuda) -> UnaryRow {
+const fn unary(
+    name: &'static str,
+    semantics: &'static str,
+    derivative: &'static str,
+    cpu: CpuPair,
+    cuda: Cuda,
+) -> UnaryRow {
     UnaryRow {
         name,
         semantics,
+        derivative,
         domain: Domain::ALL,
         domain_note: None,
         range: ANY,
@@ -353,95 +370,98 @@ const HALF_PI: Range = Range {
 table! { UnaryFn, UnaryRow, UNARY,
     /// e^x.
     Exp = UnaryRow { range: range(0.0, INF), exact: Some((0.0, 1.0)), sign: SignRule::Nonneg,
-        ..unary("exp", "e^x", (cm::exp, cm::expf), cuda("exp", "expf", (1, 2), 47)) },
+        ..unary("exp", "e^x", "exp(x)", (cm::exp, cm::expf), cuda("exp", "expf", (1, 2), 47)) },
     /// 2^x.
     Exp2 = UnaryRow { range: range(0.0, INF), exact: Some((0.0, 1.0)), sign: SignRule::Nonneg,
-        ..unary("exp2", "2^x", (cm::exp2, cm::exp2f), cuda("exp2", "exp2f", (1, 2), 47)) },
+        ..unary("exp2", "2^x", "log(2) * exp2(x)", (cm::exp2, cm::exp2f), cuda("exp2", "exp2f", (1, 2), 47)) },
     /// 10^x.
     Exp10 = UnaryRow { range: range(0.0, INF), exact: Some((0.0, 1.0)), sign: SignRule::Nonneg,
-        ..unary("exp10", "10^x", (cm::exp10, cm::exp10f), cuda("exp10", "exp10f", (1, 2), 55)) },
+        ..unary("exp10", "10^x", "log(10) * exp10(x)", (cm::exp10, cm::exp10f), cuda("exp10", "exp10f", (1, 2), 55)) },
     /// e^x - 1.
     Expm1 = UnaryRow { range: range(-1.0, INF), exact: Some((0.0, 0.0)), sign: SignRule::FollowsArgument,
-        ..unary("expm1", "e^x - 1, accurate near 0", (cm::expm1, cm::expm1f), cuda("expm1", "expm1f", (1, 1), 47)) },
+        ..unary("expm1", "e^x - 1, accurate near 0", "exp(x)", (cm::expm1, cm::expm1f), cuda("expm1", "expm1f", (1, 1), 47)) },
     /// Natural logarithm.
     Log = UnaryRow { domain: Domain::above(0.0), exact: Some((1.0, 0.0)),
-        ..unary("log", "natural logarithm; log([-1, 1]) = [-inf, 0]", (cm::log, cm::logf), cuda("log", "logf", (1, 1), 47)) },
+        ..unary("log", "natural logarithm; log([-1, 1]) = [-inf, 0]", "1 / x", (cm::log, cm::logf), cuda("log", "logf", (1, 1), 47)) },
     /// Base-2 logarithm.
     Log2 = UnaryRow { domain: Domain::above(0.0), exact: Some((1.0, 0.0)),
-        ..unary("log2", "base-2 logarithm", (cm::log2, cm::log2f), cuda("log2", "log2f", (1, 1), 47)) },
+        ..unary("log2", "base-2 logarithm", "1 / (log(2) * x)", (cm::log2, cm::log2f), cuda("log2", "log2f", (1, 1), 47)) },
     /// Base-10 logarithm.
     Log10 = UnaryRow { domain: Domain::above(0.0), exact: Some((1.0, 0.0)),
-        ..unary("log10", "base-10 logarithm", (cm::log10, cm::log10f), cuda("log10", "log10f", (1, 2), 47)) },
+        ..unary("log10", "base-10 logarithm", "1 / (log(10) * x)", (cm::log10, cm::log10f), cuda("log10", "log10f", (1, 2), 47)) },
     /// ln(1 + x).
     Log1p = UnaryRow { domain: Domain::above(-1.0), exact: Some((0.0, 0.0)),
-        ..unary("log1p", "log(1 + x), accurate near 0", (cm::log1p, cm::log1pf), cuda("log1p", "log1pf", (1, 1), 47)) },
+        ..unary("log1p", "log(1 + x), accurate near 0", "1 / (1 + x)", (cm::log1p, cm::log1pf), cuda("log1p", "log1pf", (1, 1), 47)) },
     /// Sine.
     Sin = UnaryRow { range: range(-1.0, 1.0), rule: Rule::Periodic, exact: Some((0.0, 0.0)),
-        ..unary("sin", "sine; extrema found rigorously (no floating-point pi)", (cm::sin, cm::sinf), cuda("sin", "sinf", (2, 2), 49)) },
+        ..unary("sin", "sine; extrema found rigorously (no floating-point pi)", "cos(x)", (cm::sin, cm::sinf), cuda("sin", "sinf", (2, 2), 49)) },
     /// Cosine.
     Cos = UnaryRow { range: range(-1.0, 1.0), rule: Rule::Periodic, exact: Some((0.0, 1.0)),
-        ..unary("cos", "cosine", (cm::cos, cm::cosf), cuda("cos", "cosf", (2, 2), 49)) },
+        ..unary("cos", "cosine", "-sin(x)", (cm::cos, cm::cosf), cuda("cos", "cosf", (2, 2), 49)) },
     /// Tangent.
     Tan = UnaryRow { rule: Rule::Tangent, exact: Some((0.0, 0.0)), domain_note: Some("x != pi/2 + k pi"),
-        ..unary("tan", "tangent; [entire] when the interval may hold an asymptote", (cm::tan, cm::tanf), cuda("tan", "tanf", (2, 4), 49)) },
+        ..unary("tan", "tangent; [entire] when the interval may hold an asymptote", "1 + sqr(tan(x))", (cm::tan, cm::tanf), cuda("tan", "tanf", (2, 4), 49)) },
     /// Arcsine.
     Asin = UnaryRow { domain: Domain::closed(-1.0, 1.0), range: HALF_PI, exact: Some((0.0, 0.0)), sign: SignRule::FollowsArgument,
-        ..unary("asin", "arcsine, values in [-pi/2, pi/2]", (cm::asin, cm::asinf), cuda("asin", "asinf", (2, 2), 49)) },
+        ..unary("asin", "arcsine, values in [-pi/2, pi/2]", "1 / sqrt(1 - sqr(x))", (cm::asin, cm::asinf), cuda("asin", "asinf", (2, 2), 49)) },
     /// Arccosine.
     Acos = UnaryRow { domain: Domain::closed(-1.0, 1.0), range: Range { lo: Limit::Num(0.0), hi: Limit::HalfPis(2) },
         rule: Rule::Decreasing, exact: Some((1.0, 0.0)), sign: SignRule::Nonneg,
-        ..unary("acos", "arccosine, values in [0, pi]", (cm::acos, cm::acosf), cuda("acos", "acosf", (2, 2), 49)) },
+        ..unary("acos", "arccosine, values in [0, pi]", "-(1 / sqrt(1 - sqr(x)))", (cm::acos, cm::acosf), cuda("acos", "acosf", (2, 2), 49)) },
     /// Arctangent.
     Atan = UnaryRow { range: HALF_PI, exact: Some((0.0, 0.0)), sign: SignRule::FollowsArgument,
-        ..unary("atan", "arctangent, values in (-pi/2, pi/2)", (cm::atan, cm::atanf), cuda("atan", "atanf", (2, 2), 49)) },
+        ..unary("atan", "arctangent, values in (-pi/2, pi/2)", "1 / (1 + sqr(x))", (cm::atan, cm::atanf), cuda("atan", "atanf", (2, 2), 49)) },
     /// Hyperbolic sine.
     Sinh = UnaryRow { exact: Some((0.0, 0.0)), sign: SignRule::FollowsArgument,
-        ..unary("sinh", "hyperbolic sine", (cm::sinh, cm::sinhf), cuda("sinh", "sinhf", (2, 3), 50)) },
+        ..unary("sinh", "hyperbolic sine", "cosh(x)", (cm::sinh, cm::sinhf), cuda("sinh", "sinhf", (2, 3), 50)) },
     /// Hyperbolic cosine.
     Cosh = UnaryRow { range: range(1.0, INF), rule: Rule::EvenIncreasing, exact: Some((0.0, 1.0)), sign: SignRule::Nonneg,
-        ..unary("cosh", "hyperbolic cosine, >= 1", (cm::cosh, cm::coshf), cuda("cosh", "coshf", (1, 2), 50)) },
+        ..unary("cosh", "hyperbolic cosine, >= 1", "sinh(x)", (cm::cosh, cm::coshf), cuda("cosh", "coshf", (1, 2), 50)) },
     /// Hyperbolic tangent.
     Tanh = UnaryRow { range: range(-1.0, 1.0), exact: Some((0.0, 0.0)), sign: SignRule::FollowsArgument,
-        ..unary("tanh", "hyperbolic tangent, in (-1, 1)", (cm::tanh, cm::tanhf), cuda("tanh", "tanhf", (1, 2), 50)) },
+        ..unary("tanh", "hyperbolic tangent, in (-1, 1)", "1 - sqr(tanh(x))", (cm::tanh, cm::tanhf), cuda("tanh", "tanhf", (1, 2), 50)) },
     /// Inverse hyperbolic sine.
     Asinh = UnaryRow { exact: Some((0.0, 0.0)), sign: SignRule::FollowsArgument,
-        ..unary("asinh", "inverse hyperbolic sine", (cm::asinh, cm::asinhf), cuda("asinh", "asinhf", (3, 3), 50)) },
+        ..unary("asinh", "inverse hyperbolic sine", "1 / sqrt(sqr(x) + 1)", (cm::asinh, cm::asinhf), cuda("asinh", "asinhf", (3, 3), 50)) },
     /// Inverse hyperbolic cosine.
     Acosh = UnaryRow { domain: Domain::from(1.0), range: range(0.0, INF), exact: Some((1.0, 0.0)), sign: SignRule::Nonneg,
-        ..unary("acosh", "inverse hyperbolic cosine", (cm::acosh, cm::acoshf), cuda("acosh", "acoshf", (3, 4), 50)) },
+        ..unary("acosh", "inverse hyperbolic cosine", "1 / sqrt(sqr(x) - 1)", (cm::acosh, cm::acoshf), cuda("acosh", "acoshf", (3, 4), 50)) },
     /// Inverse hyperbolic tangent.
     Atanh = UnaryRow { domain: Domain::open(-1.0, 1.0), exact: Some((0.0, 0.0)), sign: SignRule::FollowsArgument,
-        ..unary("atanh", "inverse hyperbolic tangent", (cm::atanh, cm::atanhf), cuda("atanh", "atanhf", (2, 3), 50)) },
+        ..unary("atanh", "inverse hyperbolic tangent", "1 / (1 - sqr(x))", (cm::atanh, cm::atanhf), cuda("atanh", "atanhf", (2, 3), 50)) },
     /// Cube root.
     Cbrt = UnaryRow { exact: Some((0.0, 0.0)), sign: SignRule::FollowsArgument,
-        ..unary("cbrt", "cube root", (cm::cbrt, cm::cbrtf), cuda("cbrt", "cbrtf", (1, 1), 48)) },
+        ..unary("cbrt", "cube root", "1 / (3 * sqr(cbrt(x)))", (cm::cbrt, cm::cbrtf), cuda("cbrt", "cbrtf", (1, 1), 48)) },
     /// sin(pi * x).
     Sinpi = UnaryRow { range: range(-1.0, 1.0), rule: Rule::Periodic, exact: Some((0.0, 0.0)),
-        ..unary("sinpi", "sin(pi x), exact period 2", (cm::sinpi, cm::sinpif), cuda("sinpi", "sinpif", (2, 1), 55)) },
+        ..unary("sinpi", "sin(pi x), exact period 2", "pi * cospi(x)", (cm::sinpi, cm::sinpif), cuda("sinpi", "sinpif", (2, 1), 55)) },
     /// cos(pi * x).
     Cospi = UnaryRow { range: range(-1.0, 1.0), rule: Rule::Periodic, exact: Some((0.0, 1.0)),
-        ..unary("cospi", "cos(pi x)", (cm::cospi, cm::cospif), cuda("cospi", "cospif", (2, 1), 55)) },
+        ..unary("cospi", "cos(pi x)", "-(pi * sinpi(x))", (cm::cospi, cm::cospif), cuda("cospi", "cospif", (2, 1), 55)) },
     /// The error function.
     Erf = UnaryRow { range: range(-1.0, 1.0), exact: Some((0.0, 0.0)), sign: SignRule::FollowsArgument,
-        ..unary("erf", "error function, 2/sqrt(pi) times the integral of e^(-t^2) from 0 to x; in (-1, 1)", (cm::erf, cm::erff), cuda("erf", "erff", (2, 2), 51)) },
+        ..unary("erf", "error function, 2/sqrt(pi) times the integral of e^(-t^2) from 0 to x; in (-1, 1)", "2 / sqrt(pi) * exp(-sqr(x))", (cm::erf, cm::erff), cuda("erf", "erff", (2, 2), 51)) },
     /// The complementary error function.
     Erfc = UnaryRow { range: range(0.0, 2.0), rule: Rule::Decreasing, exact: Some((0.0, 1.0)), sign: SignRule::Nonneg,
-        ..unary("erfc", "complementary error function 1 - erf(x), accurate for large x; in (0, 2)", (cm::erfc, cm::erfcf), cuda("erfc", "erfcf", (5, 4), 51)) },
+        ..unary("erfc", "complementary error function 1 - erf(x), accurate for large x; in (0, 2)", "-(2 / sqrt(pi) * exp(-sqr(x)))", (cm::erfc, cm::erfcf), cuda("erfc", "erfcf", (5, 4), 51)) },
 }
 
 table! { BinaryFn, BinaryRow, BINARY,
     /// atan2(y, x): the angle of the point (x, y); the first operand is y.
     Atan2 = BinaryRow { name: "atan2", semantics: "atan2(y, x): angle of the point (x, y), values in [-pi, pi]",
         domain_text: "(x, y) != (0, 0)", everywhere: false, rule: Rule2::Atan2, sign: SignRule::Unknown,
-        cpu_f64: cm::atan2, cpu_f32: cm::atan2f, cuda: cuda("atan2", "atan2f", (2, 3), 49) },
+        cpu_f64: cm::atan2, cpu_f32: cm::atan2f, cuda: cuda("atan2", "atan2f", (2, 3), 49),
+        partials: ["y / (sqr(x) + sqr(y))", "-x / (sqr(x) + sqr(y))"] },
     /// pow(x, y) for x >= 0.
     Pow = BinaryRow { name: "pow", semantics: "x^y for an interval exponent (x^n with an integer constant n is pown)",
         domain_text: "x > 0, or x = 0 with y > 0", everywhere: false, rule: Rule2::Pow, sign: SignRule::Nonneg,
-        cpu_f64: cm::pow, cpu_f32: cm::powf, cuda: cuda("pow", "powf", (2, 4), 48) },
+        cpu_f64: cm::pow, cpu_f32: cm::powf, cuda: cuda("pow", "powf", (2, 4), 48),
+        partials: ["y / x * pow(x, y)", "log(x) * pow(x, y)"] },
     /// hypot(x, y) = sqrt(x^2 + y^2).
     Hypot = BinaryRow { name: "hypot", semantics: "sqrt(x^2 + y^2) without overflow",
         domain_text: "all reals", everywhere: true, rule: Rule2::Hypot, sign: SignRule::Nonneg,
-        cpu_f64: cm::hypot, cpu_f32: cm::hypotf, cuda: cuda("hypot", "hypotf", (2, 3), 48) },
+        cpu_f64: cm::hypot, cpu_f32: cm::hypotf, cuda: cuda("hypot", "hypotf", (2, 3), 48),
+        partials: ["x / hypot(x, y)", "y / hypot(x, y)"] },
 }
 
 /// What a derived function expands to in the interval IR (see [`DerivedFn`]; the expansions
@@ -489,6 +509,8 @@ pub struct DerivedRow {
     pub domain_text: &'static str,
     /// What it expands to.
     pub expansion: Expansion,
+    /// Its derivative, for `ivjit functions`: the gradient differentiates the expansion.
+    pub derivative: &'static str,
 }
 
 const fn derived(
@@ -496,36 +518,38 @@ const fn derived(
     semantics: &'static str,
     domain_text: &'static str,
     expansion: Expansion,
+    derivative: &'static str,
 ) -> DerivedRow {
     DerivedRow {
         name,
         semantics,
         domain_text,
         expansion,
+        derivative,
     }
 }
 
 table! { DerivedFn, DerivedRow, DERIVED,
     /// Secant.
-    Sec = derived("sec", "secant 1/cos(x)", "x != pi/2 + k pi", Expansion::RecipOf(UnaryFn::Cos)),
+    Sec = derived("sec", "secant 1/cos(x)", "x != pi/2 + k pi", Expansion::RecipOf(UnaryFn::Cos), "sec(x) tan(x)"),
     /// Cosecant.
-    Csc = derived("csc", "cosecant 1/sin(x)", "x != k pi", Expansion::RecipOf(UnaryFn::Sin)),
+    Csc = derived("csc", "cosecant 1/sin(x)", "x != k pi", Expansion::RecipOf(UnaryFn::Sin), "-csc(x) cot(x)"),
     /// Cotangent.
-    Cot = derived("cot", "cotangent cos(x)/sin(x)", "x != k pi", Expansion::Cot),
+    Cot = derived("cot", "cotangent cos(x)/sin(x)", "x != k pi", Expansion::Cot, "-(1 + cot(x)^2)"),
     /// Inverse cotangent.
-    Acot = derived("acot", "inverse cotangent atan(1/x), acot(0) = pi/2; values in (-pi/2, pi/2]", "all reals", Expansion::Acot),
+    Acot = derived("acot", "inverse cotangent atan(1/x), acot(0) = pi/2; values in (-pi/2, pi/2]", "all reals", Expansion::Acot, "-1 / (1 + x^2)"),
     /// Hyperbolic secant.
-    Sech = derived("sech", "hyperbolic secant 1/cosh(x), in (0, 1]", "all reals", Expansion::Sech),
+    Sech = derived("sech", "hyperbolic secant 1/cosh(x), in (0, 1]", "all reals", Expansion::Sech, "-sech(x) tanh(x)"),
     /// Hyperbolic cosecant.
-    Csch = derived("csch", "hyperbolic cosecant 1/sinh(x)", "x != 0", Expansion::Csch),
+    Csch = derived("csch", "hyperbolic cosecant 1/sinh(x)", "x != 0", Expansion::Csch, "-csch(x) coth(x)"),
     /// Hyperbolic cotangent.
-    Coth = derived("coth", "hyperbolic cotangent 1/tanh(x), |coth x| > 1", "x != 0", Expansion::RecipOf(UnaryFn::Tanh)),
+    Coth = derived("coth", "hyperbolic cotangent 1/tanh(x), |coth x| > 1", "x != 0", Expansion::RecipOf(UnaryFn::Tanh), "1 - coth(x)^2"),
     /// Inverse hyperbolic cotangent.
-    Acoth = derived("acoth", "inverse hyperbolic cotangent atanh(1/x)", "|x| > 1", Expansion::Acoth),
+    Acoth = derived("acoth", "inverse hyperbolic cotangent atanh(1/x)", "|x| > 1", Expansion::Acoth, "1 / (1 - x^2)"),
     /// Inverse hyperbolic secant.
-    Asech = derived("asech", "inverse hyperbolic secant acosh(1/x), >= 0", "0 < x <= 1", Expansion::Asech),
+    Asech = derived("asech", "inverse hyperbolic secant acosh(1/x), >= 0", "0 < x <= 1", Expansion::Asech, "-1 / (x sqrt(1 - x^2))"),
     /// Inverse hyperbolic cosecant.
-    Acsch = derived("acsch", "inverse hyperbolic cosecant asinh(1/x)", "x != 0", Expansion::Acsch),
+    Acsch = derived("acsch", "inverse hyperbolic cosecant asinh(1/x)", "x != 0", Expansion::Acsch, "-1 / (|x| sqrt(1 + x^2))"),
 }
 
 impl UnaryFn {

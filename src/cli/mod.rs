@@ -491,9 +491,7 @@ pub fn functions() -> Result<(), Failure> {
         println!("{}({})", f.name, arg_names(f.arity));
         println!("    {}", f.semantics);
         println!("    domain: {}; accuracy: {}", f.domain, f.accuracy);
-        if let Some(rule) = ivjit::ir::diff::rule_text(f.name) {
-            println!("    derivative: {rule}");
-        }
+        println!("    derivative: {}", f.derivative);
         if let Some(p) = PointFn::from_name(f.name) {
             let cuda = p.cuda();
             println!(

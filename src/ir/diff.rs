@@ -4,10 +4,12 @@
 //!
 //! Each rule builds, from the nodes of a function's argument `a` and its derivative `da`, an
 //! interval expression whose value on a box encloses the derivative at every point of the box
-//! where it exists: `exp(a)' = exp(a) da`, `(a b)' = da b + a db`, and so on. Evaluated with
-//! interval semantics, the expression is then an enclosure of the partial derivative over the
-//! box (the chain rule holds pointwise, and each interval operation encloses its pointwise
-//! values).
+//! where it exists: `exp(a)' = exp(a) da`, `(a b)' = da b + a db`, and so on. The elementary
+//! functions' rules are their rows in the function table (`crate::point`), formulas in
+//! ivjit's syntax built into the graph by `Diff::formula`; the core operations' are here.
+//! Evaluated with interval semantics, the expression is then an enclosure of the partial
+//! derivative over the box (the chain rule holds pointwise, and each interval operation encloses
+//! its pointwise values).
 //!
 //! Non-smooth functions get an enclosure of the generalized (Clarke) gradient, which is what a
 //! solver needs: `abs(a)' = sign(a) da` (sign of an interval holding 0 is [-1, 1]);
@@ -21,7 +23,7 @@
 //! jump function's argument stays on one piece), an interval reaching below 1 otherwise.
 //! Unbounded derivatives (sqrt at 0, tan at a pole, 1/x at 0) show as unbounded enclosures.
 
-use super::{build::named_constant, Graph, NodeId, Op, UnaryFn};
+use super::{Graph, NodeId, Op, UnaryFn};
 use crate::interval::Interval;
 use crate::scalar::{BinaryFn, RoundInt};
 use crate::syntax::ast::Span;
@@ -63,73 +65,6 @@ impl Gradient {
     pub fn is_empty(&self) -> bool {
         self.outputs == 0
     }
-}
-
-/// The derivative rule of each function `ivjit functions` lists, as text (`d` is the
-/// argument's derivative). Derived functions (sec, coth, ...) are differentiated through their
-/// expansion into the functions above them; the text gives the result.
-pub fn rule_text(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "neg" => "-dx",
-        "sqr" => "2 x dx",
-        "sqrt" => "dx / (2 sqrt(x)); unbounded at 0",
-        "pown" => "n pown(x, n-1) dx",
-        "abs" => "sign(x) dx (generalized gradient: [-1, 1] dx where x holds 0)",
-        "min" => {
-            "dx where x < y, dy where y < x, between them (convex combination) where they may cross"
-        }
-        "max" => {
-            "dx where x > y, dy where y > x, between them (convex combination) where they may cross"
-        }
-        "fma" => "dx y + x dy + dz",
-        "recip" => "-dx / x^2 (as the derivative of 1/x)",
-        "hull" | "intersect" => {
-            "not a pointwise function: undefined (the continuity flag is [0, 1])"
-        }
-        "exp" => "exp(x) dx",
-        "exp2" => "ln 2 exp2(x) dx",
-        "exp10" => "ln 10 exp10(x) dx",
-        "expm1" => "exp(x) dx",
-        "log" => "dx / x",
-        "log2" => "dx / (ln 2 x)",
-        "log10" => "dx / (ln 10 x)",
-        "log1p" => "dx / (1 + x)",
-        "sin" => "cos(x) dx",
-        "cos" => "-sin(x) dx",
-        "tan" => "(1 + tan(x)^2) dx",
-        "asin" => "dx / sqrt(1 - x^2)",
-        "acos" => "-dx / sqrt(1 - x^2)",
-        "atan" => "dx / (1 + x^2)",
-        "sinh" => "cosh(x) dx",
-        "cosh" => "sinh(x) dx",
-        "tanh" => "(1 - tanh(x)^2) dx",
-        "asinh" => "dx / sqrt(x^2 + 1)",
-        "acosh" => "dx / sqrt(x^2 - 1)",
-        "atanh" => "dx / (1 - x^2)",
-        "cbrt" => "dx / (3 cbrt(x)^2); unbounded at 0",
-        "sinpi" => "pi cospi(x) dx",
-        "cospi" => "-pi sinpi(x) dx",
-        "erf" => "2/sqrt(pi) exp(-x^2) dx",
-        "erfc" => "-2/sqrt(pi) exp(-x^2) dx",
-        "atan2" => "(x dy - y dx) / (x^2 + y^2) for atan2(y, x)",
-        "pow" => "pow(x, y) (dy ln x + y dx / x)",
-        "hypot" => "(x dx + y dy) / hypot(x, y)",
-        "sec" => "sec(x) tan(x) dx (through 1/cos)",
-        "csc" => "-csc(x) cot(x) dx (through 1/sin)",
-        "cot" => "-(1 + cot(x)^2) dx (through its expansion)",
-        "acot" => "-dx / (1 + x^2) (through atan(1/x))",
-        "sech" => "-sech(x) tanh(x) dx (through its expansion)",
-        "csch" => "-csch(x) coth(x) dx (through its expansion)",
-        "coth" => "(1 - coth(x)^2) dx (through 1/tanh)",
-        "acoth" => "dx / (1 - x^2) (through its expansion)",
-        "asech" => "-dx / (x sqrt(1 - x^2)) (through its expansion)",
-        "acsch" => "-dx / (|x| sqrt(1 + x^2)) (through its expansion)",
-        "rootn" => "rootn(x, n) / (n x) dx; unbounded at 0",
-        "floor" | "ceil" | "trunc" | "round" | "rint" | "sign" => {
-            "0 between jumps; undefined where a jump may lie in the box (the continuity flag)"
-        }
-        _ => return None,
-    })
 }
 
 /// The graph `g` with its gradient: outputs laid out as [`Gradient`] says.
@@ -677,12 +612,6 @@ impl Diff {
         self.mul(c, x)
     }
 
-    /// An enclosure of ln(b), by folding log(b).
-    fn ln(&mut self, b: f64) -> NodeId {
-        let b = self.constant(b);
-        self.elem(UnaryFn::Log, b)
-    }
-
     /// `w da + (1 - w) db` with `w = (1 + s) / 2`: `da` where s = 1, `db` where s = -1.
     fn blend(&mut self, s: NodeId, da: NodeId, db: NodeId) -> NodeId {
         let one = self.constant(1.0);
@@ -792,11 +721,25 @@ impl Diff {
             // Not made by the parser; a mean-value form is not differentiated again.
             Op::Mid(_) | Op::Face(..) => zero,
             Op::MeanValue(f, _, _) | Op::Descent(f, ..) => d(f),
+            // The derivative formulas are the table's rows (`crate::point`).
             Op::Elem(f, a) => {
-                let g = self.unary(f, id, a);
+                if self.is(d(a), 0.0) {
+                    return zero;
+                }
+                let g = self.formula(f.row().derivative, &[("x", a)]);
                 self.mul(g, d(a))
             }
-            Op::Elem2(f, a, b) => self.binary(f, id, a, b, der),
+            Op::Elem2(f, a, b) => {
+                let mut sum = zero;
+                for (text, arg) in f.row().partials.into_iter().zip([a, b]) {
+                    if !self.is(d(arg), 0.0) {
+                        let p = self.formula(text, &[("x", a), ("y", b)]);
+                        let term = self.mul(p, d(arg));
+                        sum = self.add(sum, term);
+                    }
+                }
+                sum
+            }
         }
     }
 
@@ -810,154 +753,35 @@ impl Diff {
         self.mul(id, s)
     }
 
-    /// The derivative of f at a (the node `fa` is f(a)), to be multiplied by da.
-    fn unary(&mut self, f: UnaryFn, fa: NodeId, a: NodeId) -> NodeId {
-        use UnaryFn::*;
-        let one = self.constant(1.0);
-        match f {
-            Exp => fa,
-            Exp2 => {
-                let ln2 = self.ln(2.0);
-                self.mul(ln2, fa)
-            }
-            Exp10 => {
-                let ln10 = self.ln(10.0);
-                self.mul(ln10, fa)
-            }
-            Expm1 => self.elem(Exp, a),
-            Log => self.div(one, a),
-            Log2 => {
-                let ln2 = self.ln(2.0);
-                let x = self.mul(ln2, a);
-                self.div(one, x)
-            }
-            Log10 => {
-                let ln10 = self.ln(10.0);
-                let x = self.mul(ln10, a);
-                self.div(one, x)
-            }
-            Log1p => {
-                let x = self.add(one, a);
-                self.div(one, x)
-            }
-            Sin => self.elem(Cos, a),
-            Cos => {
-                let s = self.elem(Sin, a);
-                self.op(Op::Neg(s))
-            }
-            // 1 + tan^2.
-            Tan => {
-                let t2 = self.op(Op::Sqr(fa));
-                self.add(one, t2)
-            }
-            // 1 / sqrt(1 - a^2), restricted to the domain by the sqrt.
-            Asin | Acos => {
-                let a2 = self.op(Op::Sqr(a));
-                let r = self.sub(one, a2);
-                let s = self.op(Op::Sqrt(r));
-                let q = self.div(one, s);
-                if f == Acos {
-                    self.op(Op::Neg(q))
-                } else {
-                    q
+    /// A derivative formula of the function table (`text`, in ivjit's syntax over the
+    /// variables `args` names) built into the graph, each variable replaced by its node. The
+    /// function's own call in the formula (tan(x) in tan's `1 + sqr(tan(x))`) is the node being
+    /// differentiated, since the graph shares identical nodes; constants (`log(2)`, `pi`)
+    /// fold to rigorous enclosures. The formulas are constants of the crate, each built by a
+    /// unit test below, so a failure here is a bug of the table.
+    fn formula(&mut self, text: &str, args: &[(&str, NodeId)]) -> NodeId {
+        let built =
+            crate::syntax::parser::parse(text).and_then(|ast| super::build::build(&ast, None));
+        let f = built.unwrap_or_else(|e| panic!("the table's derivative {text:?}: {e:?}"));
+        let live = f.live();
+        let mut map: Vec<Option<NodeId>> = vec![None; f.len()];
+        for id in f.ids().filter(|id| live[id.index()]) {
+            let op = f.op(id);
+            map[id.index()] = Some(match op {
+                Op::Var(k) => {
+                    let name = &f.vars[k as usize];
+                    let arg = args.iter().find(|(n, _)| n == name);
+                    arg.unwrap_or_else(|| panic!("the table's derivative {text:?}: {name}?"))
+                        .1
                 }
-            }
-            Atan => {
-                let a2 = self.op(Op::Sqr(a));
-                let r = self.add(one, a2);
-                self.div(one, r)
-            }
-            Sinh => self.elem(Cosh, a),
-            Cosh => self.elem(Sinh, a),
-            // 1 - tanh^2.
-            Tanh => {
-                let t2 = self.op(Op::Sqr(fa));
-                self.sub(one, t2)
-            }
-            Asinh => {
-                let a2 = self.op(Op::Sqr(a));
-                let r = self.add(a2, one);
-                let s = self.op(Op::Sqrt(r));
-                self.div(one, s)
-            }
-            Acosh => {
-                let a2 = self.op(Op::Sqr(a));
-                let r = self.sub(a2, one);
-                let s = self.op(Op::Sqrt(r));
-                self.div(one, s)
-            }
-            Atanh => {
-                let a2 = self.op(Op::Sqr(a));
-                let r = self.sub(one, a2);
-                self.div(one, r)
-            }
-            // 1 / (3 cbrt(a)^2).
-            Cbrt => {
-                let c2 = self.op(Op::Sqr(fa));
-                let three = self.scale(Interval { lo: 3.0, hi: 3.0 }, c2);
-                self.div(one, three)
-            }
-            Sinpi => {
-                let c = self.elem(Cospi, a);
-                self.mul_pi(c)
-            }
-            Cospi => {
-                let s = self.elem(Sinpi, a);
-                let ps = self.mul_pi(s);
-                self.op(Op::Neg(ps))
-            }
-            // erf' = 2/sqrt(pi) e^(-a^2); erfc' = -erf'.
-            Erf | Erfc => {
-                let a2 = self.op(Op::Sqr(a));
-                let m = self.op(Op::Neg(a2));
-                let e = self.elem(Exp, m);
-                let pi = self.pi();
-                let sp = self.op(Op::Sqrt(pi));
-                let two = self.constant(2.0);
-                let c = self.div(two, sp);
-                let g = self.mul(c, e);
-                if f == Erfc {
-                    self.op(Op::Neg(g))
-                } else {
-                    g
+                _ => {
+                    let mapped: Vec<NodeId> =
+                        op.args().iter().map(|a| map[a.index()].unwrap()).collect();
+                    self.op(op.with_args(&mapped))
                 }
-            }
+            });
         }
-    }
-
-    fn pi(&mut self) -> NodeId {
-        let pi = named_constant("pi").expect("pi is a named constant");
-        self.enclosure(pi)
-    }
-
-    fn mul_pi(&mut self, x: NodeId) -> NodeId {
-        let pi = self.pi();
-        self.mul(pi, x)
-    }
-
-    /// The derivative of a binary function f(a, b) (the node `fab`).
-    fn binary(&mut self, f: BinaryFn, fab: NodeId, a: NodeId, b: NodeId, der: &[NodeId]) -> NodeId {
-        let (da, db) = (der[a.index()], der[b.index()]);
-        match f {
-            // atan2(y, x)' = (x dy - y dx) / (x^2 + y^2), with y = a, x = b.
-            BinaryFn::Atan2 => {
-                let l = self.mul(b, da);
-                let r = self.mul(a, db);
-                let num = self.sub(l, r);
-                let a2 = self.op(Op::Sqr(a));
-                let b2 = self.op(Op::Sqr(b));
-                let den = self.add(a2, b2);
-                self.div(num, den)
-            }
-            BinaryFn::Pow => self.pow(fab, a, b, der),
-            // hypot' = (a da + b db) / hypot.
-            BinaryFn::Hypot => {
-                let l = self.mul(a, da);
-                let r = self.mul(b, db);
-                let num = self.add(l, r);
-                self.div(num, fab)
-            }
-        }
+        map[f.outputs[0].index()].unwrap()
     }
 }
 
@@ -965,11 +789,40 @@ impl Diff {
 mod tests {
     use crate::Expression;
 
+    /// Every derivative formula of the table builds, over its own arguments only, and calls
+    /// the function it differentiates at most as that very node (never another argument).
     #[test]
-    fn every_listed_function_has_a_rule() {
-        for f in crate::ir::functions::FUNCTIONS.iter() {
-            assert!(super::rule_text(f.name).is_some(), "{}", f.name);
+    fn every_formula_of_the_table_builds() {
+        use crate::point::{BinaryFn, UnaryFn};
+        let texts = UnaryFn::ALL
+            .iter()
+            .map(|f| (f.row().derivative, &["x"][..]))
+            .chain(
+                BinaryFn::ALL
+                    .iter()
+                    .flat_map(|f| f.row().partials.map(|p| (p, &["x", "y"][..]))),
+            );
+        for (text, args) in texts {
+            let ast = crate::syntax::parser::parse(text).unwrap();
+            let g = crate::ir::build::build(&ast, None).unwrap();
+            assert_eq!(g.outputs.len(), 1, "{text}");
+            for v in &g.vars {
+                assert!(args.contains(&v.as_str()), "{text}: {v}");
+            }
         }
+    }
+
+    /// The formula's call of the function is the differentiated node itself: tan's derivative
+    /// adds 1 + sqr(tan(x)) to the graph, not a second tan.
+    #[test]
+    fn a_formula_reuses_the_node_it_differentiates() {
+        let e = Expression::parse("tan(x)").unwrap();
+        let (g, _) = super::gradient(e.ir());
+        let tans = g
+            .ids()
+            .filter(|&id| matches!(g.op(id), super::Op::Elem(crate::point::UnaryFn::Tan, _)))
+            .count();
+        assert_eq!(tans, 1);
     }
 
     #[test]

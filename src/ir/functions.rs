@@ -17,6 +17,9 @@ pub struct FunctionInfo {
     pub domain: Cow<'static, str>,
     /// Accuracy of the result bounds.
     pub accuracy: &'static str,
+    /// The derivative in each argument, in words or ivjit's syntax (for the table's functions,
+    /// the formula the gradient builds: [`crate::point::UnaryRow::derivative`]).
+    pub derivative: Cow<'static, str>,
 }
 
 const EXACT: &str = "tightest (correctly rounded bounds), CPU and GPU";
@@ -32,6 +35,7 @@ const CORE: &[FunctionInfo] = &[
         semantics: "-x",
         domain: Cow::Borrowed("all reals"),
         accuracy: "exact",
+        derivative: Cow::Borrowed("-1"),
     },
     FunctionInfo {
         name: "sqr",
@@ -39,6 +43,7 @@ const CORE: &[FunctionInfo] = &[
         semantics: "x^2, never negative: sqr([-1,2]) = [0,4]",
         domain: Cow::Borrowed("all reals"),
         accuracy: EXACT,
+        derivative: Cow::Borrowed("2 x"),
     },
     FunctionInfo {
         name: "sqrt",
@@ -46,6 +51,7 @@ const CORE: &[FunctionInfo] = &[
         semantics: "square root; the negative part of x is ignored: sqrt([-4,4]) = [0,2], sqrt([-2,-1]) = [empty]",
         domain: Cow::Borrowed("x >= 0"),
         accuracy: EXACT,
+        derivative: Cow::Borrowed("1 / (2 sqrt(x)); unbounded at 0"),
     },
     FunctionInfo {
         name: "pown",
@@ -53,6 +59,7 @@ const CORE: &[FunctionInfo] = &[
         semantics: "x^n for an integer constant n; pown(x, -n) = 1/x^n (pole at 0)",
         domain: Cow::Borrowed("all reals (n >= 0); x != 0 (n < 0)"),
         accuracy: "n = -1, 0, 1, 2: tightest; otherwise within 1 ulp (a double-word power rounded once) for |n| <= 2^40, CPU and GPU; beyond, rigorous bounds of exp(n log x) (the point functions' accuracy times |n log x|)",
+        derivative: Cow::Borrowed("n pown(x, n - 1)"),
     },
     FunctionInfo {
         name: "abs",
@@ -60,6 +67,7 @@ const CORE: &[FunctionInfo] = &[
         semantics: "|x|",
         domain: Cow::Borrowed("all reals"),
         accuracy: "exact",
+        derivative: Cow::Borrowed("sign(x) (generalized gradient: [-1, 1] where x holds 0)"),
     },
     FunctionInfo {
         name: "min",
@@ -67,6 +75,7 @@ const CORE: &[FunctionInfo] = &[
         semantics: "pointwise minimum",
         domain: Cow::Borrowed("all reals"),
         accuracy: "exact",
+        derivative: Cow::Borrowed("1 in x where x < y, in y where y < x; between them (a convex combination) where they may cross"),
     },
     FunctionInfo {
         name: "max",
@@ -74,6 +83,7 @@ const CORE: &[FunctionInfo] = &[
         semantics: "pointwise maximum",
         domain: Cow::Borrowed("all reals"),
         accuracy: "exact",
+        derivative: Cow::Borrowed("1 in x where x > y, in y where y > x; between them (a convex combination) where they may cross"),
     },
     FunctionInfo {
         name: "fma",
@@ -81,6 +91,7 @@ const CORE: &[FunctionInfo] = &[
         semantics: "a*b + c with one rounding per bound",
         domain: Cow::Borrowed("all reals"),
         accuracy: EXACT,
+        derivative: Cow::Borrowed("d/dx y; d/dy x; d/dz 1"),
     },
     FunctionInfo {
         name: "recip",
@@ -88,6 +99,7 @@ const CORE: &[FunctionInfo] = &[
         semantics: "1/x; recip([0,2]) = [0.5, inf], recip([-1,1]) = [entire], recip([0,0]) = [empty]",
         domain: Cow::Borrowed("x != 0"),
         accuracy: EXACT,
+        derivative: Cow::Borrowed("-1 / x^2"),
     },
     FunctionInfo {
         name: "hull",
@@ -95,6 +107,7 @@ const CORE: &[FunctionInfo] = &[
         semantics: "smallest interval containing both (a set operation, not a point function)",
         domain: Cow::Borrowed("intervals"),
         accuracy: "exact",
+        derivative: Cow::Borrowed("not a pointwise function: undefined (the continuity flag is [0, 1])"),
     },
     FunctionInfo {
         name: "intersect",
@@ -102,6 +115,7 @@ const CORE: &[FunctionInfo] = &[
         semantics: "intersection of the two sets (empty when they are disjoint)",
         domain: Cow::Borrowed("intervals"),
         accuracy: "exact",
+        derivative: Cow::Borrowed("not a pointwise function: undefined (the continuity flag is [0, 1])"),
     },
 ];
 
@@ -113,6 +127,7 @@ const OTHERS: &[FunctionInfo] = &[
         semantics: "real n-th root for an integer constant n; odd n take negative x",
         domain: Cow::Borrowed("x >= 0 (even n); all reals (odd n); n != 0"),
         accuracy: "within 1 ulp for |n| <= 2^20: an estimate refined by one Newton step and verified with double-word powers; beyond, exp(log(x) / n) with directed bounds, within a few ulps",
+        derivative: Cow::Borrowed("rootn(x, n) / (n x); unbounded at 0"),
     },
     FunctionInfo {
         name: "floor",
@@ -120,6 +135,7 @@ const OTHERS: &[FunctionInfo] = &[
         semantics: "largest integer <= x",
         domain: Cow::Borrowed("all reals"),
         accuracy: EXACT,
+        derivative: Cow::Borrowed("0 between jumps; undefined where a jump may lie in the box (the continuity flag)"),
     },
     FunctionInfo {
         name: "ceil",
@@ -127,6 +143,7 @@ const OTHERS: &[FunctionInfo] = &[
         semantics: "smallest integer >= x",
         domain: Cow::Borrowed("all reals"),
         accuracy: EXACT,
+        derivative: Cow::Borrowed("0 between jumps; undefined where a jump may lie in the box (the continuity flag)"),
     },
     FunctionInfo {
         name: "trunc",
@@ -134,6 +151,7 @@ const OTHERS: &[FunctionInfo] = &[
         semantics: "integer part, toward zero",
         domain: Cow::Borrowed("all reals"),
         accuracy: EXACT,
+        derivative: Cow::Borrowed("0 between jumps; undefined where a jump may lie in the box (the continuity flag)"),
     },
     FunctionInfo {
         name: "round",
@@ -141,6 +159,7 @@ const OTHERS: &[FunctionInfo] = &[
         semantics: "nearest integer, ties away from zero",
         domain: Cow::Borrowed("all reals"),
         accuracy: EXACT,
+        derivative: Cow::Borrowed("0 between jumps; undefined where a jump may lie in the box (the continuity flag)"),
     },
     FunctionInfo {
         name: "rint",
@@ -148,6 +167,7 @@ const OTHERS: &[FunctionInfo] = &[
         semantics: "nearest integer, ties to even",
         domain: Cow::Borrowed("all reals"),
         accuracy: EXACT,
+        derivative: Cow::Borrowed("0 between jumps; undefined where a jump may lie in the box (the continuity flag)"),
     },
     FunctionInfo {
         name: "sign",
@@ -155,6 +175,7 @@ const OTHERS: &[FunctionInfo] = &[
         semantics: "-1, 0 or 1",
         domain: Cow::Borrowed("all reals"),
         accuracy: EXACT,
+        derivative: Cow::Borrowed("0 between jumps; undefined where a jump may lie in the box (the continuity flag)"),
     },
 ];
 
@@ -171,6 +192,7 @@ pub static FUNCTIONS: LazyLock<Vec<FunctionInfo>> = LazyLock::new(|| {
         semantics: f.row().semantics,
         domain: Cow::Owned(f.domain_text()),
         accuracy: ELEMENTARY,
+        derivative: Cow::Borrowed(f.row().derivative),
     });
     let binary = BinaryFn::ALL.iter().map(|&f| FunctionInfo {
         name: f.name(),
@@ -178,6 +200,10 @@ pub static FUNCTIONS: LazyLock<Vec<FunctionInfo>> = LazyLock::new(|| {
         semantics: f.row().semantics,
         domain: Cow::Borrowed(f.row().domain_text),
         accuracy: ELEMENTARY,
+        derivative: {
+            let [dx, dy] = f.row().partials;
+            Cow::Owned(format!("d/dx {dx}; d/dy {dy}"))
+        },
     });
     let derived = DerivedFn::ALL.iter().map(|&f| FunctionInfo {
         name: f.name(),
@@ -185,6 +211,7 @@ pub static FUNCTIONS: LazyLock<Vec<FunctionInfo>> = LazyLock::new(|| {
         semantics: f.row().semantics,
         domain: Cow::Borrowed(f.row().domain_text),
         accuracy: DERIVED,
+        derivative: Cow::Owned(format!("{} (through its expansion)", f.row().derivative)),
     });
     CORE.iter()
         .cloned()

@@ -284,9 +284,9 @@ const STEPS: usize = 40;
 /// in `root`. The zeros come sorted by their sides.
 ///
 /// The time follows the budget: the exclusion evaluates at most `max_boxes` boxes, the
-/// clustering takes about `k log k` steps for its `k` boxes ([`clusters`]), and each cluster
+/// clustering takes about `k log k` steps for its `k` boxes (`clusters`), and each cluster
 /// takes at most two Krawczyk steps unless it is proven to hold a zero (then at most
-/// [`STEPS`], a few in practice), in batches of bounded size. Between rounds, batches and
+/// `STEPS`, a few in practice), in batches of bounded size. Between rounds, batches and
 /// parts of the clustering, the check of [`super::interruptible`] may stop it.
 pub fn isolate(
     residual: &Evaluator,
