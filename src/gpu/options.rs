@@ -199,6 +199,19 @@ pub(crate) mod env {
         }
     }
 
+    /// `IVJIT_TAPE_PROFILE`: any value asks the GPU tape render for one timing line per step
+    /// (a measurement switch).
+    pub(crate) fn tape_profile() -> bool {
+        text("IVJIT_TAPE_PROFILE").is_some()
+    }
+
+    /// `IVJIT_TAPE_NO_ROOT`: any value keeps the GPU tape render off its root-level kernel
+    /// (the one that evaluates and prunes the whole image's first tile in shared memory), so
+    /// tests and measurements reach the general path.
+    pub(crate) fn tape_no_root() -> bool {
+        text("IVJIT_TAPE_NO_ROOT").is_some()
+    }
+
     /// `IVJIT_CACHE_DIR`: the disk cache's folder.
     pub(crate) fn cache_dir() -> Option<OsString> {
         std::env::var_os("IVJIT_CACHE_DIR").filter(|v| !v.is_empty())

@@ -74,7 +74,7 @@ impl Camera {
         let half = (fov_degrees.to_radians() / 2.0).tan();
         if !(half.is_finite() && half > 0.0) {
             return Err(format!(
-                "--fov {fov_degrees}: expected an angle in (0, 180)"
+                "field of view {fov_degrees} degrees: expected an angle in (0, 180)"
             ));
         }
         let right = normalize(cross(forward, world_up));

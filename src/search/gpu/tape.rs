@@ -565,7 +565,7 @@ struct Profile {
 impl Profile {
     fn new() -> Profile {
         Profile {
-            on: std::env::var_os("IVJIT_TAPE_PROFILE").is_some(),
+            on: crate::gpu::env::tape_profile(),
             last: std::time::Instant::now(),
             steps: Vec::new(),
         }
@@ -730,7 +730,7 @@ where
             )));
         }
         let root = root_eval_bytes.max(root_prune_bytes) <= shared_max
-            && std::env::var_os("IVJIT_TAPE_NO_ROOT").is_none();
+            && !crate::gpu::env::tape_no_root();
         let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
         k.prune_warp
             .set_attribute(attr, shared_max as i32)
