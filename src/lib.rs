@@ -42,7 +42,11 @@ pub mod search;
 pub mod shape;
 pub mod specialize;
 pub mod syntax;
-pub mod workloads;
+// The benchmark's workloads are not part of the library (see the file); its unit tests use them.
+#[cfg(test)]
+extern crate self as ivjit;
+#[cfg(test)]
+mod workloads;
 
 pub use error::Error;
 pub use evaluator::{Backend, BackendChoice, Evaluator};

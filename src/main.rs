@@ -4,6 +4,7 @@
 //! environment fails (no GPU with `--backend gpu`, a GPU or I/O error).
 
 mod cli;
+mod workloads;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;

@@ -2,8 +2,14 @@
 //! boxes are drawn from), Rosenbrock's function in n variables, a generated polynomial of a given
 //! size, and deterministic random boxes. The tests, the examples and the benchmark share them so
 //! that a number in `docs/bench.md` names an expression anyone can rebuild.
+//!
+//! Not part of the library (it holds a 149 KB test model): this file is compiled into the
+//! `ivjit` binary (`src/main.rs`, for `ivjit bench`), into the integration tests
+//! (`tests/common/mod.rs`) and into the library's own unit tests (`lib.rs`, under `cfg(test)`),
+//! each through the public API (`ivjit::...`). Each of them uses a part, hence the allowance.
+#![allow(dead_code)]
 
-use crate::{Expression, Precision};
+use ivjit::{Expression, Precision};
 use std::fmt::Write;
 
 /// Node count of the generated large expression of the suite (at least).
@@ -112,7 +118,7 @@ pub fn suite() -> Vec<Case> {
 /// boxes of a 1024 x 1024 image of [-1, 1]^2).
 pub fn prospero() -> String {
     const TAPE: &str = include_str!("../tests/data/models/prospero.vm");
-    crate::syntax::tape::to_expression_text(TAPE).expect("the bundled tape is valid")
+    ivjit::syntax::tape::to_expression_text(TAPE).expect("the bundled tape is valid")
 }
 
 /// Suite cases too large for a hand-written CUDA baseline (its compile takes minutes).
@@ -169,30 +175,4 @@ pub fn random_inputs(case: &Case, n_vars: usize, n: usize, p: Precision, seed: u
         }
     }
     v
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn generated_is_large_and_deterministic() {
-        let (a, n) = generated(BIG_NODES);
-        assert!(n >= BIG_NODES);
-        assert_eq!(a, generated(BIG_NODES).0);
-    }
-
-    #[test]
-    fn inputs_are_intervals_and_not_zero() {
-        let c = &suite()[0];
-        for p in [Precision::F64, Precision::F32] {
-            let v = random_inputs(c, 2, 100, p, 7);
-            for k in 0..2 {
-                for i in 0..100 {
-                    let (lo, hi) = (v[2 * k * 100 + i], v[(2 * k + 1) * 100 + i]);
-                    assert!(lo < hi && lo != 0.0);
-                }
-            }
-        }
-    }
 }

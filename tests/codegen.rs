@@ -185,7 +185,7 @@ fn arrays_kernels_assemble_and_share_the_body() {
 /// A program cut into stages: every stage kernel assembles (`ptx::try_emit_stage_kernel`).
 #[test]
 fn stage_kernels_assemble() {
-    let (src, _) = ivjit::workloads::generated(500);
+    let (src, _) = crate::common::workloads::generated(500);
     let program = Expression::parse(&src)
         .unwrap()
         .scalar(Precision::F64)
@@ -235,7 +235,7 @@ fn benchmark_kernels_do_not_spill() {
         "x + y".to_string(),
         "x * y".to_string(),
         "x^4 - 5*x^2 + y^4 - 5*y^2 + z^4 - 5*z^2 + 11.8".to_string(),
-        ivjit::workloads::rosenbrock(10),
+        crate::common::workloads::rosenbrock(10),
         "sin(x)*cos(y) + exp(-x*y)*atan(z)".to_string(),
     ];
     let dir = tempfile::tempdir().unwrap();

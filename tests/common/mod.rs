@@ -16,3 +16,5 @@ pub mod real_oracle;
 pub mod rng;
 pub mod rootn_check;
 pub mod tools;
+#[path = "../../src/workloads.rs"]
+pub mod workloads;

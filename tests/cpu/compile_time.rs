@@ -24,7 +24,7 @@ fn micros<T>(reps: usize, mut f: impl FnMut() -> T) -> f64 {
 #[test]
 #[ignore = "prints timings; run by hand"]
 fn print_compile_steps_of_the_100_node_expression() {
-    let (text, nodes) = ivjit::workloads::generated(100);
+    let (text, nodes) = crate::common::workloads::generated(100);
     let expr = Expression::parse(&text).unwrap();
     let p = Precision::F64;
     let program = expr.scalar(p).unwrap();

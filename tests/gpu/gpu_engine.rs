@@ -823,7 +823,7 @@ fn device_arrays_equal_cpu_and_are_checked() {
 )]
 fn staged_programs_equal_cpu() {
     crate::common::gpu::require_gpu("staged_programs_equal_cpu");
-    let (src, _) = ivjit::workloads::generated(1000);
+    let (src, _) = crate::common::workloads::generated(1000);
     let expr = Expression::parse(&src).unwrap();
     for p in [Precision::F64, Precision::F32] {
         let program = expr.scalar(p).unwrap();

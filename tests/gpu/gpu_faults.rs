@@ -160,7 +160,7 @@ fn exit_during_background_compile_is_clean() {
     crate::common::gpu::require_gpu("exit_during_background_compile_is_clean");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("long.txt");
-    std::fs::write(&file, ivjit::workloads::generated(1000).0).unwrap();
+    std::fs::write(&file, crate::common::workloads::generated(1000).0).unwrap();
     let prospero = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/models/prospero.vm");
     let cases: [(&Path, &[&str]); 2] = [
         (

@@ -14,7 +14,7 @@ use crate::common::binary::ivjit_binary as binary;
 fn boxes(vars: &[String], n: usize, seed: u64) -> String {
     let mut state = seed;
     let mut next = || {
-        // SplitMix64, as `ivjit::workloads`.
+        // SplitMix64, as `crate::common::workloads`.
         state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = state;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -60,7 +60,7 @@ fn boxes(vars: &[String], n: usize, seed: u64) -> String {
 fn interpreter_gives_the_compiled_bits() {
     crate::common::gpu::require_gpu("interpreter_gives_the_compiled_bits");
     let dir = tempfile::tempdir().unwrap();
-    let generated = ivjit::workloads::generated(300).0;
+    let generated = crate::common::workloads::generated(300).0;
     let sources: Vec<(String, String)> = vec![
         ("powers".into(), "x^4 - 5*x^2 + y^4 - 5*y^2 + 11.8".into()),
         (
@@ -76,7 +76,7 @@ fn interpreter_gives_the_compiled_bits() {
         (
             "prospero".into(),
             // The text `-f prospero.vm` spells.
-            ivjit::workloads::prospero(),
+            crate::common::workloads::prospero(),
         ),
     ];
     for (k, (name, src)) in sources.iter().enumerate() {

@@ -166,3 +166,30 @@ fn render_section_reports_frames_and_pruned_lengths() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("colonnade-512"));
 }
+
+/// The benchmark's workloads (`src/workloads.rs`, shared with the binary): the generated
+/// expression is as large as asked and the same on every call.
+#[test]
+fn generated_workload_is_large_and_deterministic() {
+    use crate::common::workloads::{generated, BIG_NODES};
+    let (a, n) = generated(BIG_NODES);
+    assert!(n >= BIG_NODES);
+    assert_eq!(a, generated(BIG_NODES).0);
+}
+
+/// The workloads' random boxes are intervals with nonzero bounds, in both precisions.
+#[test]
+fn workload_inputs_are_intervals_and_not_zero() {
+    use crate::common::workloads::{random_inputs, suite};
+    use ivjit::Precision;
+    let c = &suite()[0];
+    for p in [Precision::F64, Precision::F32] {
+        let v = random_inputs(c, 2, 100, p, 7);
+        for k in 0..2 {
+            for i in 0..100 {
+                let (lo, hi) = (v[2 * k * 100 + i], v[(2 * k + 1) * 100 + i]);
+                assert!(lo < hi && lo != 0.0);
+            }
+        }
+    }
+}

@@ -286,9 +286,9 @@ mod tests {
             eprintln!("skipped: no libnvrtc");
             return;
         }
-        for c in ivjit::workloads::suite()
+        for c in crate::workloads::suite()
             .into_iter()
-            .filter(ivjit::workloads::has_baseline)
+            .filter(crate::workloads::has_baseline)
         {
             let e = Expression::parse(&c.text).unwrap();
             for p in [Precision::F64, Precision::F32] {

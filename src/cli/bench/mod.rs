@@ -14,8 +14,8 @@ pub mod gpu;
 mod render;
 mod search;
 
+use crate::workloads::{generated, has_baseline, live_nodes, random_inputs, suite, Case};
 use ivjit::scalar::Precision;
-use ivjit::workloads::{generated, has_baseline, live_nodes, random_inputs, suite, Case};
 use ivjit::{BackendChoice, Evaluator, Expression};
 use serde_json::{json, Value};
 use std::fmt::Write;

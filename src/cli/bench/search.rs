@@ -14,8 +14,8 @@ use std::time::Instant;
 use serde_json::{json, Value};
 
 use super::gpu::{Device, RowFlags};
+use crate::workloads::{random_inputs, Case};
 use ivjit::search::{exclude, minimize, ray, render, RenderOptions};
-use ivjit::workloads::{random_inputs, Case};
 use ivjit::{Backend, BackendChoice, Evaluator, Expression, Precision};
 
 /// The Prospero challenge's tape (tests/data/models/prospero.vm, MPL-2.0, from the Fidget
