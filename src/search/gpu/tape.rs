@@ -729,8 +729,8 @@ where
                 tape.len()
             )));
         }
-        let root = root_eval_bytes.max(root_prune_bytes) <= shared_max
-            && !crate::gpu::env::tape_no_root();
+        let root =
+            root_eval_bytes.max(root_prune_bytes) <= shared_max && !crate::gpu::env::tape_no_root();
         let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
         k.prune_warp
             .set_attribute(attr, shared_max as i32)
