@@ -165,16 +165,40 @@ pub(crate) fn compile(s: &Source) -> Result<(String, Expression), Failure> {
     Ok((text, expr))
 }
 
+#[derive(clap::Args)]
 pub struct EvalArgs {
+    #[command(flatten)]
     pub source: Source,
+    /// A variable's interval: x=[1,2], x=0.5, x=[-inf,0], x=[empty]. Repeat per variable.
+    #[arg(long = "var", value_name = "NAME=INTERVAL")]
     pub vars: Vec<String>,
+    /// Boxes: CSV with a header of NAME_lo,NAME_hi column pairs, one box per row; or a NumPy
+    /// .npy array (n_boxes, 2*n_vars) of <f8/<f4, columns [x_lo, x_hi, y_lo, y_hi, ...].
+    #[arg(long, value_name = "FILE")]
     pub input: Option<PathBuf>,
+    /// Where batch results go: .npy (a <f8 array) by extension, else CSV; stdout by default.
+    #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "text")]
     pub format: FormatArg,
+    #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendArg,
+    #[arg(long, value_enum, default_value = "f64")]
     pub precision: PrecisionArg,
+    /// Also enclose each output's partial derivatives over the box (text: a `d/dNAME` line
+    /// per variable; JSON: a "gradient" array in variable order; batches: `d_NAME_lo,
+    /// d_NAME_hi` columns after each output); "undefined" where a jump may lie in the box
+    /// (NaN in a `.npy` output).
+    #[arg(long)]
     pub gradient: bool,
+    /// Evaluate in the mean-value form intersected with the natural extension (never
+    /// wider; much narrower on small boxes of smooth expressions).
+    #[arg(long, conflicts_with = "gradient")]
     pub mean_value: bool,
+    /// Evaluate in the monotone form: the mean-value form intersected with the
+    /// monotonicity test (variables whose partial derivative has a sign on the box
+    /// evaluated at the ends; exact where f is monotone in every variable).
+    #[arg(long, conflicts_with_all = ["gradient", "mean_value"])]
     pub monotone: bool,
 }
 
@@ -514,14 +538,34 @@ fn arg_names(n: usize) -> String {
 
 /// `ivjit bench`: the suite of docs/bench.md on the GPU or the CPU evaluator.
 /// The options of `ivjit bench`.
+#[derive(clap::Args)]
 pub struct BenchArgs {
+    /// GPU if present (else the CPU suite, said on stderr), cpu, or gpu (exit 1 if none).
+    #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendArg,
+    /// Boxes per expression (default 2^24 on the GPU, 2^16 on the CPU).
+    #[arg(long)]
     pub boxes: Option<usize>,
+    /// Seed of the random inputs (default: from the clock).
+    #[arg(long)]
     pub seed: Option<u64>,
+    /// Only these benchmarks (comma-separated names, e.g. tangle,rosenbrock10).
+    #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
+    /// Print JSON instead of the table.
+    #[arg(long)]
     pub json: bool,
+    /// Time the searches (render, minimize, exclude, rays: ivjit::search) instead of the
+    /// flat suite, next to the flat kernel's rate for the same expression.
+    #[arg(long)]
     pub search: bool,
+    /// Time whole renders instead (Prospero 2-D at 512² and 1024², a 3-D depth map of the
+    /// colonnade at 512²), with the program's length before and after region specialization.
+    #[arg(long, conflicts_with_all = ["search", "gradient"])]
     pub render: bool,
+    /// Time each expression's gradient (f, its continuity flags and its partial
+    /// derivatives in one kernel) instead; rows are named NAME-grad.
+    #[arg(long)]
     pub gradient: bool,
 }
 

@@ -11,18 +11,50 @@ use ivjit::search::tape::{TapeBackend, TapeRenderer};
 use ivjit::search::{self, ray, RenderOptions, BOUNDARY, INSIDE};
 use ivjit::{BackendChoice, Evaluator, Expression};
 
+#[derive(clap::Args)]
 pub struct RenderArgs {
+    #[command(flatten)]
     pub source: Source,
+    /// Image size in pixels, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1024x1024")]
     pub size: String,
+    /// The region x0,x1,y0,y1 (row 0 of the image is at y1).
+    #[arg(long, default_value = "-1,1,-1,1", allow_hyphen_values = true)]
     pub region: String,
+    /// Tile sizes of the subdivision, coarse to fine, ending with 1.
+    #[arg(long, value_delimiter = ',', default_value = "64,8,1")]
     pub tiles: Vec<u32>,
+    /// .npy: the classes as a uint8 array (height, width), 0 outside, 1 inside, 2 boundary;
+    /// .png: a picture (inside black, boundary grey, outside white).
+    #[arg(long, short = 'o', value_name = "FILE")]
     pub output: PathBuf,
+    #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendArg,
+    #[arg(long, value_enum, default_value = "f64")]
     pub precision: PrecisionArg,
+    /// Print the time and the boxes of each round on stderr.
+    #[arg(long)]
     pub stats: bool,
+    /// Render this many times (after one untimed warm-up render that compiles and loads
+    /// the kernels) and print the fastest and the median time (implies --stats).
+    #[arg(long, value_name = "N")]
     pub repeat: Option<usize>,
+    /// 3-D (the expression uses z): the heights searched, z0,z1; each pixel's vertical line
+    /// is searched from z1 down. The output is a depth map (.npy float64, NaN for a miss)
+    /// or a picture of it shaded by its slopes (.png).
+    #[arg(long, default_value = "-1,1", allow_hyphen_values = true)]
     pub zrange: String,
+    /// 3-D: the resolution along each line, 1/steps of the z range.
+    #[arg(long, default_value_t = 1024)]
     pub steps: usize,
+    /// Specialize the expression per tile (min/max whose sides do not overlap on the tile
+    /// take one side) and evaluate each tile's children with its shorter program: 2-D, the
+    /// same classes; 3-D, blocks of rays of the --tiles sizes (1 left out), each block's
+    /// rays searched with its program, the same depth map. 2-D: per-tile pruned tapes
+    /// run by an interpreter on the backend, no JIT compilation (x, y, constants, +, -, *,
+    /// neg, sqr, sqrt, abs, min, max: the .vm set); on the CPU, other expressions get
+    /// programs specialized per tile. --stats prints the mean program length per round.
+    #[arg(long)]
     pub prune: bool,
 }
 

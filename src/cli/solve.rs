@@ -22,24 +22,48 @@ pub enum FormArg {
 }
 
 /// The options of `ivjit minimize`.
+#[derive(clap::Args)]
 pub struct MinimizeArgs {
+    #[command(flatten)]
     pub source: Source,
+    /// A variable's range: x=[-2,2] (finite). One per variable.
+    #[arg(long = "box", value_name = "NAME=INTERVAL", allow_hyphen_values = true)]
     pub boxes: Vec<String>,
+    /// Stop when upper - lower <= TOL.
+    #[arg(long, default_value_t = 1e-6)]
     pub tol: f64,
+    /// Evaluate at most this many boxes (the enclosure then holds but is wider).
+    #[arg(long, default_value_t = 100_000_000)]
     pub max_boxes: u64,
+    /// How f is evaluated on a box.
+    #[arg(long, value_enum, default_value = "gradient")]
     pub form: FormArg,
+    /// No local descent from the best midpoints (upper bounds from midpoints only).
+    #[arg(long)]
     pub no_descent: bool,
+    #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendArg,
+    #[arg(long, value_enum, default_value = "text")]
     pub format: FormatArg,
 }
 
 /// The options of `ivjit solve`.
+#[derive(clap::Args)]
 pub struct SolveArgs {
+    #[command(flatten)]
     pub source: Source,
+    /// A variable's range: x=[-2,2] (finite). One per variable.
+    #[arg(long = "box", value_name = "NAME=INTERVAL", allow_hyphen_values = true)]
     pub boxes: Vec<String>,
+    /// Exclude down to boxes this wide (relative above 1) before the Newton test.
+    #[arg(long, default_value_t = 1e-12)]
     pub tol: f64,
+    /// Evaluate at most this many boxes in the exclusion.
+    #[arg(long, default_value_t = 1 << 24)]
     pub max_boxes: u64,
+    #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendArg,
+    #[arg(long, value_enum, default_value = "text")]
     pub format: FormatArg,
 }
 
