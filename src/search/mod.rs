@@ -42,6 +42,22 @@ pub mod tape;
 pub mod trace;
 
 pub use interrupt::interruptible;
+
+/// The PTX of every search kernel module in precision `p` (the tape interpreter for tapes of
+/// `slots` slots), named, compiled by NVRTC for `arch` (e.g. `compute_90`) with the runtime's
+/// options: no GPU is needed (the tests assemble them offline; `ptxas -v` tells registers and
+/// local memory).
+#[doc(hidden)]
+pub fn kernel_ptx(
+    p: crate::Precision,
+    slots: usize,
+    arch: &str,
+) -> Result<Vec<(&'static str, String)>, crate::gpu::RuntimeError> {
+    gpu::sources(p, gpu::slots_of(slots))
+        .into_iter()
+        .map(|(name, source)| Ok((name, crate::gpu::runtime::source_ptx(name, &source, arch)?)))
+        .collect()
+}
 pub use prune::{render_pruned, PruneRound};
 
 use crate::round::{add_f64, div_f64, mul_f64, sub_f64, Round};

@@ -905,18 +905,6 @@ impl TapeRenderer {
     }
 }
 
-/// The PTX of the GPU interpreter for tapes of `slots` slots in precision `p`, compiled by
-/// NVRTC for `arch` (e.g. `compute_90`) with the runtime's options: no GPU is needed (the
-/// tests assemble it offline; `ptxas -v` tells its registers and local memory).
-pub fn interpreter_ptx(
-    p: Precision,
-    slots: usize,
-    arch: &str,
-) -> Result<String, crate::gpu::RuntimeError> {
-    let source = super::gpu::tape_source(p, super::gpu::slots_of(slots));
-    crate::gpu::runtime::source_ptx("tape", &source, arch)
-}
-
 /// A level's tiles, grouped by the tape they run.
 type Groups = Vec<(Arc<Tape>, Vec<(u32, u32)>)>;
 

@@ -352,40 +352,64 @@ fn cache_dir_follows_the_environment() {
     assert_eq!(runtime::cache_dir(), Some(PathBuf::from("/xdg/ivjit")));
 }
 
-/// The tape interpreter of the pruned render (`ivjit::search::tape`) compiles with NVRTC and
-/// assembles with ptxas for sm_90 in both precisions, Prospero's slot count included; ptxas's
-/// registers and stack frame are printed (the slots live in the frame: 16 bytes each in f64).
+/// Every search kernel module (`ivjit::search::kernel_ptx`: render, ray, trace, minimize,
+/// exclude and the tape interpreter of the pruned render) compiles with NVRTC and assembles with
+/// ptxas for sm_90 (relocatable: ray and trace call the expression linked in at load time) in
+/// both precisions, the tape at one slot and at Prospero's slot count; ptxas's registers and
+/// stack frame are printed (the tape's slots live in the frame: 16 bytes each in f64). With
+/// `IVJIT_DUMP_SEARCH_PTX=DIR` the PTX is also written to DIR (to compare two builds).
 #[test]
-fn tape_interpreter_compiles_and_assembles() {
-    if !in_child("tape_interpreter_compiles_and_assembles") {
+fn every_search_kernel_compiles_and_assembles() {
+    if !in_child("every_search_kernel_compiles_and_assembles") {
         return;
     }
     let ptxas = tool("IVJIT_PTXAS", "ptxas", "tools/install-ptxas");
-    let dir = std::env::temp_dir().join(format!("ivjit-tape-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("ivjit-search-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    let dump = std::env::var_os("IVJIT_DUMP_SEARCH_PTX").map(PathBuf::from);
+    let mut seen = Vec::new();
     for p in [Precision::F64, Precision::F32] {
         for slots in [1, 192] {
-            let ptx = ivjit::search::tape::interpreter_ptx(p, slots, "compute_90")
-                .unwrap_or_else(|e| panic!("NVRTC compiles the interpreter ({p}): {e}"));
-            assert!(ptx.contains("ivjit_tape_eval") && ptx.contains("ivjit_tape_prune"));
-            let file = dir.join(format!("tape-{p}-{slots}.ptx"));
-            std::fs::write(&file, &ptx).unwrap();
-            let out = Command::new(&ptxas)
-                .args(["-v", "--gpu-name", "sm_90", "-o"])
-                .arg(dir.join("tape.cubin"))
-                .arg(&file)
-                .output()
-                .expect("run ptxas");
-            let log = String::from_utf8_lossy(&out.stderr);
-            assert!(out.status.success(), "ptxas {p} {slots}: {log}");
-            for line in log
-                .lines()
-                .filter(|l| l.contains("registers") || l.contains("stack"))
-            {
-                println!("{p} {slots} slots: {}", line.trim());
+            let modules = ivjit::search::kernel_ptx(p, slots, "compute_90")
+                .unwrap_or_else(|e| panic!("NVRTC compiles the search kernels ({p}): {e}"));
+            for (name, ptx) in modules {
+                if slots == 192 && name != "tape" {
+                    continue;
+                }
+                assert!(ptx.contains(".entry ivjit_"), "{name} {p}: no kernel entry");
+                seen.push(name);
+                let file = dir.join(format!("{name}-{p}-{slots}.ptx"));
+                std::fs::write(&file, &ptx).unwrap();
+                if let Some(d) = &dump {
+                    std::fs::create_dir_all(d).unwrap();
+                    std::fs::write(d.join(format!("{name}-{p}-{slots}.ptx")), &ptx).unwrap();
+                }
+                let out = Command::new(&ptxas)
+                    .args(["-c", "-v", "--gpu-name", "sm_90", "-o"])
+                    .arg(dir.join("search.o"))
+                    .arg(&file)
+                    .output()
+                    .expect("run ptxas");
+                let log = String::from_utf8_lossy(&out.stderr);
+                assert!(out.status.success(), "ptxas {name} {p} {slots}: {log}");
+                if name == "tape" {
+                    for line in log
+                        .lines()
+                        .filter(|l| l.contains("registers") || l.contains("stack"))
+                    {
+                        println!("tape {p} {slots} slots: {}", line.trim());
+                    }
+                }
             }
         }
     }
+    seen.sort();
+    seen.dedup();
+    assert_eq!(
+        seen,
+        ["exclude", "minimize", "ray", "render", "tape", "trace"],
+        "every search module compiled"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

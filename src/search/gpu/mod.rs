@@ -22,8 +22,21 @@ pub(crate) use exclude::exclude;
 pub(crate) use minimize::minimize;
 pub(crate) use ray::first_hits;
 pub(crate) use render::render;
-pub(crate) use tape::{slots_of, source as tape_source, DeviceTape};
+pub(crate) use tape::{slots_of, DeviceTape};
 pub(crate) use trace::trace;
+
+/// The CUDA C of every search kernel module in precision `p`, named (the tape interpreter with
+/// `nslots` slots): what the offline tests compile with NVRTC and assemble with ptxas.
+pub(crate) fn sources(p: Precision, nslots: usize) -> Vec<(&'static str, String)> {
+    vec![
+        ("render", render::source(p)),
+        ("ray", ray::ray_source(p)),
+        ("trace", trace::source(p)),
+        ("minimize", minimize::minimize_source(p)),
+        ("exclude", exclude::exclude_source(p)),
+        ("tape", tape::source(p, nslots)),
+    ]
+}
 
 /// `n` bytes of device memory, each `byte`, set on the device (no host array uploaded: the
 /// renders' class arrays hold a byte per tile of every level, about a megabyte at 1024²).
