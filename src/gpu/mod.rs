@@ -39,6 +39,7 @@ mod nvrtc;
 mod options;
 mod pin;
 pub mod runtime;
+pub(crate) mod search_module;
 mod staged;
 mod tiers;
 

@@ -3,9 +3,11 @@
 //! `render` (classify an image through tiles), `ray` (first root along rays: one thread per
 //! ray, the expression linked in as a device function), `minimize` (branch and bound),
 //! `exclude` (every box where f may equal a level), `tape` (the render with per-tile pruned
-//! tapes run by an interpreter). The kernels are CUDA C, generated here for
-//! the evaluator's precision, compiled by NVRTC once per process and device (and kept in the
-//! disk cache like the point-function runtime).
+//! tapes run by an interpreter). The kernels are CUDA C in a `.cu` file beside each rule
+//! (`render.cu`, ...), compiled after [`prelude`] and the rule's `#define`s for the
+//! evaluator's precision, and loaded by the one search-module loader
+//! (`crate::gpu::search_module`: NVRTC once per process and device, the disk cache, the
+//! expression linked in where a kernel calls it).
 
 use cudarc::driver::LaunchConfig;
 

@@ -1,0 +1,64 @@
+// ivjit ray search kernel: src/search/gpu/ray.cu.
+// Compiled after the prelude of src/search/gpu/mod.rs (T, u32, u64, lo_of, hi_of)
+// and the #defines of ray.rs (RAY_STACK).
+extern "C" __device__ void ivjit_eval(const T* in, T* out);
+
+// One thread per ray: rays[5r..] = u, v, t0, t1, min_width. status[r]: 0 no root, 1 hit
+// (hits[2r], hits[2r+1]), 2 stack exhausted (finish it elsewhere).
+extern "C" __global__ void ivjit_search_rays(
+    u32 n, const double* rays, u32 split, int kt, int ku, int kv,
+    double* hits, u32* status, u64* boxes)
+{
+    u64 evaluated = 0;
+    double frac[33], pts[33];
+    for (u32 k = 0; k <= split; k++) frac[k] = __ddiv_rn((double)k, (double)split);
+    for (u32 r = blockIdx.x * blockDim.x + threadIdx.x; r < n; r += gridDim.x * blockDim.x) {
+        double u = rays[5 * r], v = rays[5 * r + 1], min_width = rays[5 * r + 4];
+        double st_lo[RAY_STACK], st_hi[RAY_STACK];
+        T in[6], out[2];
+        if (ku >= 0) { in[2 * ku] = lo_of(u); in[2 * ku + 1] = hi_of(u); }
+        if (kv >= 0) { in[2 * kv] = lo_of(v); in[2 * kv + 1] = hi_of(v); }
+        st_lo[0] = rays[5 * r + 2]; st_hi[0] = rays[5 * r + 3];
+        int top = 1;
+        u32 result = 0;
+        while (true) {
+            top--;
+            double lo = st_lo[top], hi = st_hi[top];
+            // The split points, as search::ray::piece computes them: the ends exact, the
+            // inner ones lo + (hi - lo) * (k / split) rounded to nearest.
+            double width = __dadd_rn(hi, -lo);
+            pts[0] = lo;
+            pts[split] = hi;
+            for (u32 k = 1; k < split; k++) pts[k] = __dadd_rn(lo, __dmul_rn(width, frac[k]));
+            // Evaluate every piece first, then push the candidates back to front, as the
+            // CPU does.
+            u32 keep = 0; // bit k: piece k may hold a root (split <= 32)
+            for (u32 k = 0; k < split; k++) {
+                if (kt >= 0) {
+                    in[2 * kt] = lo_of(pts[k]);
+                    in[2 * kt + 1] = hi_of(pts[k + 1]);
+                }
+                ivjit_eval(in, out);
+                evaluated++;
+                if (out[0] <= (T)0 && (T)0 <= out[1]) keep |= 1u << k;
+            }
+            if (top + __popc(keep) > RAY_STACK) { result = 2; break; }
+            for (int k = (int)split - 1; k >= 0; k--)
+                if (keep >> k & 1) {
+                    st_lo[top] = pts[k];
+                    st_hi[top] = pts[k + 1];
+                    top++;
+                }
+            if (top == 0) break;
+            double a = st_lo[top - 1], b = st_hi[top - 1];
+            if (__dadd_rn(b, -a) <= min_width || b <= a) {
+                hits[2 * r] = a; hits[2 * r + 1] = b; result = 1;
+                break;
+            }
+        }
+        status[r] = result;
+    }
+    // One atomic per warp.
+    for (int d = 16; d > 0; d /= 2) evaluated += __shfl_down_sync(0xffffffffu, evaluated, d);
+    if ((threadIdx.x & 31) == 0) atomicAdd(boxes, evaluated);
+}

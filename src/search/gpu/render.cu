@@ -1,0 +1,85 @@
+// ivjit search kernels: src/search/gpu/render.cu.
+// Compiled after the prelude of src/search/gpu/mod.rs (T, u32, u64, lo_of, hi_of)
+// and the #defines of render.rs (UNSET).
+
+// Boxes of the live tiles (row, col pairs) of one level, written as the expression kernel's
+// inputs: variable k's lower bounds at in[2k*n + t], upper bounds at in[(2k+1)*n + t].
+extern "C" __global__ void ivjit_search_boxes(
+    u32 n, const u32* tiles, T* in,
+    double x0, double y1, double wx_lo, double wx_hi, double wy_lo, double wy_hi,
+    double w, double h, u32 tile, u32 width, u32 height, int kx, int ky)
+{
+    for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x) {
+        u32 i0 = tiles[2 * t] * tile, j0 = tiles[2 * t + 1] * tile;
+        u32 i1 = min(i0 + tile, height), j1 = min(j0 + tile, width);
+        if (kx >= 0) {
+            double xl = __dadd_rd(x0, __ddiv_rd(__dmul_rd((double)j0, wx_lo), w));
+            double xh = __dadd_ru(x0, __ddiv_ru(__dmul_ru((double)j1, wx_hi), w));
+            in[(size_t)(2 * kx) * n + t] = lo_of(xl);
+            in[(size_t)(2 * kx + 1) * n + t] = hi_of(xh);
+        }
+        if (ky >= 0) {
+            double yl = __dadd_rd(y1, -__ddiv_ru(__dmul_ru((double)i1, wy_hi), h));
+            double yh = __dadd_ru(y1, -__ddiv_rd(__dmul_rd((double)i0, wy_lo), h));
+            in[(size_t)(2 * ky) * n + t] = lo_of(yl);
+            in[(size_t)(2 * ky + 1) * n + t] = hi_of(yh);
+        }
+    }
+}
+
+// Class of each live tile from the expression's output [lo, hi] (0 outside: lo > 0, 1 inside:
+// hi < 0, 2 neither, NaN included) into cls[row * cols + col]; counts[1 + class] += 1; the
+// k x k children of a boundary tile (clipped to next_rows x next_cols) appended to next at
+// counts[0] (k = 0 in the last round).
+extern "C" __global__ void ivjit_search_classify(
+    u32 n, const u32* tiles, const T* out, unsigned char* cls, u32 cols,
+    u32 k, u32 next_rows, u32 next_cols, u32* next, u32* counts)
+{
+    u32 lane = threadIdx.x & 31;
+    for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x) {
+        T lo = out[t], hi = out[(size_t)n + t];
+        unsigned char c = lo > (T)0 ? 0 : (hi < (T)0 ? 1 : 2);
+        u32 r = tiles[2 * t], q = tiles[2 * t + 1];
+        cls[(size_t)r * cols + q] = c;
+        // One atomic per warp and class.
+        u32 active = __activemask();
+        u32 leader = __ffs(active) - 1;
+        for (u32 v = 0; v < 3; v++) {
+            u32 votes = __ballot_sync(active, c == v);
+            if (lane == leader && votes) atomicAdd(&counts[1 + v], __popc(votes));
+        }
+        if (c == 2 && k > 0) {
+            u32 rows = min(k, next_rows - r * k), cs = min(k, next_cols - q * k);
+            u32 base = atomicAdd(&counts[0], rows * cs);
+            for (u32 a = 0; a < rows; a++)
+                for (u32 b = 0; b < cs; b++) {
+                    u32 s = base + a * cs + b;
+                    next[2 * s] = r * k + a;
+                    next[2 * s + 1] = q * k + b;
+                }
+        }
+    }
+}
+
+// Each pixel's class: that of the coarsest decided tile over it, else 2. levels holds
+// (tile, cols, offset into cls) per level.
+extern "C" __global__ void ivjit_search_compose(
+    unsigned char* image, u32 width, u32 height, const unsigned char* cls,
+    const u32* levels, u32 n_levels)
+{
+    size_t total = (size_t)width * height;
+    for (size_t p = blockIdx.x * (size_t)blockDim.x + threadIdx.x; p < total;
+         p += (size_t)gridDim.x * blockDim.x) {
+        u32 i = p / width, j = p % width;
+        unsigned char c = 2;
+        for (u32 l = 0; l < n_levels; l++) {
+            u32 tile = levels[3 * l], cols = levels[3 * l + 1], off = levels[3 * l + 2];
+            unsigned char v = cls[(size_t)off + (size_t)(i / tile) * cols + j / tile];
+            if (v != 2) {
+                if (v != UNSET) c = v;
+                break;
+            }
+        }
+        image[p] = c;
+    }
+}

@@ -1,0 +1,470 @@
+// ivjit tape interpreter: src/search/gpu/tape.cu.
+// Compiled after the prelude of src/search/gpu/mod.rs (T, u32, u64, lo_of, hi_of)
+// and the #defines of tape.rs (NSLOTS, OP_*, ADD_RD/ADD_RU, MUL_RD/MUL_RU, SQRT_RD/SQRT_RU, NAN_T).
+
+struct Iv { T lo, hi; };
+__device__ __forceinline__ Iv empty() { T n = NAN_T; Iv v = {n, n}; return v; }
+__device__ __forceinline__ T lesser(T a, T b) { return a < b ? a : b; }
+__device__ __forceinline__ T greater(T a, T b) { return a > b ? a : b; }
+// A directed product where a zero factor gives 0 (no 0 * inf), as the CPU's `times`.
+__device__ __forceinline__ T times_rd(T a, T b) {
+    return (a == (T)0 || b == (T)0) ? (T)0 : MUL_RD(a, b);
+}
+__device__ __forceinline__ T times_ru(T a, T b) {
+    return (a == (T)0 || b == (T)0) ? (T)0 : MUL_RU(a, b);
+}
+
+// One operation on slots (the operations of src/search/tape.rs, the same formulas).
+__device__ __forceinline__ Iv step(u32 op, Iv a, Iv b, unsigned char* choice)
+{
+    Iv v;
+    switch (op & 0xff) {
+    case OP_NEG: v.lo = -a.hi; v.hi = -a.lo; return v;
+    case OP_ADD: v.lo = ADD_RD(a.lo, b.lo); v.hi = ADD_RU(a.hi, b.hi); return v;
+    case OP_SUB: v.lo = ADD_RD(a.lo, -b.hi); v.hi = ADD_RU(a.hi, -b.lo); return v;
+    case OP_MUL:
+        if (isnan(a.lo) || isnan(b.lo)) return empty();
+        v.lo = lesser(lesser(times_rd(a.lo, b.lo), times_rd(a.lo, b.hi)),
+                      lesser(times_rd(a.hi, b.lo), times_rd(a.hi, b.hi)));
+        v.hi = greater(greater(times_ru(a.lo, b.lo), times_ru(a.lo, b.hi)),
+                       greater(times_ru(a.hi, b.lo), times_ru(a.hi, b.hi)));
+        return v;
+    case OP_SQR:
+        if (isnan(a.lo)) return empty();
+        if (a.lo >= (T)0) { v.lo = MUL_RD(a.lo, a.lo); v.hi = MUL_RU(a.hi, a.hi); }
+        else if (a.hi <= (T)0) { v.lo = MUL_RD(a.hi, a.hi); v.hi = MUL_RU(a.lo, a.lo); }
+        else { v.lo = (T)0; v.hi = greater(MUL_RU(a.lo, a.lo), MUL_RU(a.hi, a.hi)); }
+        return v;
+    case OP_SQRT:
+        if (isnan(a.lo) || a.hi < (T)0) return empty();
+        v.lo = SQRT_RD(a.lo < (T)0 ? (T)0 : a.lo); v.hi = SQRT_RU(a.hi);
+        return v;
+    case OP_ABS:
+        if (isnan(a.lo)) return empty();
+        if (a.lo >= (T)0) return a;
+        if (a.hi <= (T)0) { v.lo = -a.hi; v.hi = -a.lo; return v; }
+        v.lo = (T)0; v.hi = greater(-a.lo, a.hi);
+        return v;
+    default: {
+        if (isnan(a.lo) || isnan(b.lo)) return empty();
+        bool is_min = (op & 0xff) == OP_MIN;
+        bool a_wins, b_wins;
+        if (is_min) {
+            v.lo = lesser(a.lo, b.lo); v.hi = lesser(a.hi, b.hi);
+            a_wins = a.hi <= b.lo; b_wins = b.hi <= a.lo;
+        } else {
+            v.lo = greater(a.lo, b.lo); v.hi = greater(a.hi, b.hi);
+            a_wins = a.lo >= b.hi; b_wins = b.lo >= a.hi;
+        }
+        if (a_wins && !(op & OP_B_MAY_BE_EMPTY)) *choice = 1;
+        else if (b_wins && !(op & OP_A_MAY_BE_EMPTY)) *choice = 2;
+        return v;
+    }
+    }
+}
+
+__device__ __forceinline__ bool is_choice(u32 op) {
+    return (op & 0xff) == OP_MIN || (op & 0xff) == OP_MAX;
+}
+
+// The box of tile (r, q) of size tile, the rounding of Axes::tile_box, narrowed outward to T.
+__device__ void tile_box(u32 r, u32 q, u32 tile, u32 width, u32 height, double x0, double y1,
+                         double wx_lo, double wx_hi, double wy_lo, double wy_hi, double w,
+                         double h, Iv* x, Iv* y)
+{
+    u32 i0 = r * tile, j0 = q * tile;
+    u32 i1 = min(i0 + tile, height), j1 = min(j0 + tile, width);
+    x->lo = lo_of(__dadd_rd(x0, __ddiv_rd(__dmul_rd((double)j0, wx_lo), w)));
+    x->hi = hi_of(__dadd_ru(x0, __ddiv_ru(__dmul_ru((double)j1, wx_hi), w)));
+    y->lo = lo_of(__dadd_rd(y1, -__ddiv_ru(__dmul_ru((double)i1, wy_hi), h)));
+    y->hi = hi_of(__dadd_ru(y1, -__ddiv_rd(__dmul_rd((double)i0, wy_lo), h)));
+}
+
+// Work item t: (row, col, tape offset, tape length); row 0xffffffff: a child clipped away.
+extern "C" __global__ void ivjit_tape_eval(
+    u32 n, const u32* work, const unsigned long long* pool, const T* consts, u32 out,
+    unsigned char* choices, u32* n_choices, int record,
+    double x0, double y1, double wx_lo, double wx_hi, double wy_lo, double wy_hi,
+    double w, double h, u32 tile, u32 width, u32 height,
+    unsigned char* cls, u32 cols, u32* boundary, u32* counts, unsigned long long* length,
+    u32 stage)
+{
+    u32 lane = threadIdx.x & 31;
+    // With stage > 0 (one item per thread; a block's items are one tile's children, which
+    // share its tape), the block's tape is first copied into shared memory (at most stage
+    // instructions) and its threads read it there.
+    extern __shared__ unsigned long long staged[];
+    u32 s_off = 0, s_len = 0;
+    if (stage > 0) {
+        u32 first = blockIdx.x * blockDim.x;
+        if (first < n) { s_off = work[4 * first + 2]; s_len = min(work[4 * first + 3], stage); }
+        for (u32 i = threadIdx.x; i < s_len; i += blockDim.x) staged[i] = pool[s_off + i];
+        __syncthreads();
+    }
+    for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x) {
+        u32 r = work[4 * t], q = work[4 * t + 1], off = work[4 * t + 2], len = work[4 * t + 3];
+        bool valid = r != 0xffffffffu;
+        unsigned char c = 3;
+        if (valid) {
+            Iv x, y;
+            tile_box(r, q, tile, width, height, x0, y1, wx_lo, wx_hi, wy_lo, wy_hi, w, h, &x, &y);
+            Iv s[NSLOTS];
+            u32 k = 0;
+            const unsigned long long* tp = stage > 0 && off == s_off && len <= s_len
+                ? staged : pool + off;
+            for (u32 i = 0; i < len; i++) {
+                unsigned long long ins = tp[i];
+                u32 op = (u32)(ins & 0xffff), o = (u32)((ins >> 16) & 0xffff);
+                u32 ia = (u32)((ins >> 32) & 0xffff), ib = (u32)(ins >> 48);
+                unsigned char ch = 0;
+                u32 kind = op & 0xff;
+                Iv v;
+                // CONST and VAR name a constant and a variable, not slots.
+                if (kind == OP_CONST) { v.lo = consts[2 * ia]; v.hi = consts[2 * ia + 1]; }
+                else if (kind == OP_VAR) v = ia == 0 ? x : y;
+                else v = step(op, s[ia], s[ib], &ch);
+                if (is_choice(op)) {
+                    if (record) choices[(size_t)k * n + t] = ch;
+                    k++;
+                }
+                s[o] = v;
+            }
+            Iv v = s[out];
+            c = v.lo > (T)0 ? 0 : (v.hi < (T)0 ? 1 : 2);
+            cls[(size_t)r * cols + q] = c;
+            if (record) n_choices[t] = k;
+        }
+        // One atomic per warp and class, and for the instructions run; a warp's boundary
+        // tiles appended together, in order (neighbours share a tape, which the pruning's
+        // blocks then read together).
+        u32 active = __activemask();
+        u32 leader = __ffs(active) - 1;
+        if (record) {
+            u32 votes = __ballot_sync(active, c == 2);
+            u32 base = 0;
+            if (lane == leader && votes) base = atomicAdd(&counts[0], __popc(votes));
+            base = __shfl_sync(active, base, leader);
+            if (c == 2) boundary[base + __popc(votes & ((1u << lane) - 1))] = t;
+        }
+        for (u32 v = 0; v < 3; v++) {
+            u32 votes = __ballot_sync(active, c == v);
+            if (lane == leader && votes) atomicAdd(&counts[1 + v], __popc(votes));
+        }
+        u32 sum = __reduce_add_sync(active, valid ? len : 0);
+        if (lane == leader) atomicAdd(length, (unsigned long long)sum);
+    }
+}
+
+// The number of slot operands of an operation.
+__device__ __forceinline__ u32 arity(u32 op) {
+    u32 kind = op & 0xff;
+    if (kind == OP_CONST || kind == OP_VAR) return 0;
+    if (kind == OP_ADD || kind == OP_SUB || kind == OP_MUL || is_choice(op)) return 2;
+    return 1;
+}
+
+// A value's slot in the backward scan: its own, or a free one, or a new one.
+template <typename S>
+__device__ __forceinline__ u32 take(S* slot_of, u32 v, unsigned short* fr, u32* nfree,
+                                    u32* used)
+{
+    S* at = slot_of + v;
+    if (*at == 0xffff) {
+        if (*nfree > 0) *at = fr[--*nfree];
+        else *at = (S)(*used)++;
+    }
+    return *at;
+}
+
+// The slot scan of Tape's allocate over a pruned SSA tape of cnt instructions (operation j
+// and its operands read by op_of(j) and args_of(j)), slot_of its scratch: writes the
+// instructions on slots into dst; the slots used.
+template <typename S, typename OpOf, typename ArgsOf>
+__device__ u32 slot_scan(S* slot_of, u32 cnt, OpOf op_of, ArgsOf args_of,
+                         unsigned long long* dst)
+{
+    for (u32 j = 0; j < cnt; j++) slot_of[j] = 0xffff;
+    unsigned short fr[NSLOTS + 1];
+    u32 nfree = 0, used = 1;
+    slot_of[cnt - 1] = 0;
+    for (u32 j = cnt; j-- > 0;) {
+        u32 o = take(slot_of, j, fr, &nfree, &used);
+        if (nfree <= NSLOTS) fr[nfree++] = (unsigned short)o;
+        u32 op = op_of(j), ar = arity(op);
+        u32 a = args_of(j) & 0xffff, c = args_of(j) >> 16;
+        if (ar >= 1) a = take(slot_of, a, fr, &nfree, &used);
+        if (ar == 2) c = take(slot_of, c, fr, &nfree, &used);
+        dst[j] = (unsigned long long)op | ((unsigned long long)o << 16)
+                 | ((unsigned long long)a << 32) | ((unsigned long long)c << 48);
+    }
+    return used;
+}
+
+// The k x k children of boundary tile b (row r, column q), clipped to next_rows x next_cols,
+// each with the pruned tape (start, cnt), as next_work[b * k * k ..]; children from first,
+// every step-th (the threads that share the work).
+__device__ void write_children(u32* next_work, u32 b, u32 k, u32 r, u32 q, u32 next_rows,
+                               u32 next_cols, u32 start, u32 cnt, u32 first, u32 step)
+{
+    for (u32 s = first; s < k * k; s += step) {
+        size_t item = (size_t)b * k * k + s;
+        u32 rr = r * k + s / k, cc = q * k + s % k;
+        bool in = rr < next_rows && cc < next_cols;
+        next_work[4 * item] = in ? rr : 0xffffffffu;
+        next_work[4 * item + 1] = in ? cc : 0xffffffffu;
+        next_work[4 * item + 2] = start;
+        next_work[4 * item + 3] = in ? cnt : 0;
+    }
+}
+
+// Tape::prune of src/search/tape.rs with a warp per boundary tile b (work item boundary[b];
+// blockDim.x / 32 tiles per block): its tape (instructions in pool, SSA operands in args)
+// pruned with its choices into next_pool/next_args[b * stride ..]. Its scratch, in shared
+// memory (stride words per warp), holds per instruction state << 16 | index (state 0 dead,
+// 1 kept, 2 replaced; the index: the winner of a replaced instruction, then the new index),
+// then the slots of the new instructions. The lanes load 32 instructions at a time and the
+// sequential steps (liveness backward, replaced instructions forward, slots) run on lane 0
+// with the loaded fields passed by shuffles, so each step waits for shared memory, not for
+// global memory: the same steps in the same order as Tape::prune, the same tapes. Its k x k
+// children (clipped to next_rows x next_cols) go to next_work[b * k * k ..]. counts[4],
+// counts[5]: the longest pruned tape and its most choices; counts[6]: set when a tape needed
+// more than NSLOTS slots (never: pruning does not lengthen lifetimes).
+extern "C" __global__ void ivjit_tape_prune_warp(
+    u32 nb, const u32* boundary, u32 n, const u32* work, const unsigned long long* pool,
+    const u32* args, const unsigned char* choices, const u32* n_choices, u32 stride,
+    unsigned long long* next_pool, u32* next_args, u32 k, u32 next_rows, u32 next_cols,
+    u32* next_work, u32* counts)
+{
+    const u32 KEPT = 1u << 16, REPLACED = 2u << 16, ALL = 0xffffffffu;
+    extern __shared__ unsigned char shared_bytes[];
+    u32 lane = threadIdx.x & 31, nw = blockDim.x >> 5;
+    u32 b = blockIdx.x * nw + (threadIdx.x >> 5);
+    if (b >= nb) return;
+    u32* sc = (u32*)shared_bytes + (size_t)(threadIdx.x >> 5) * stride;
+    u32 t = boundary[b];
+    u32 r = work[4 * t], q = work[4 * t + 1], off = work[4 * t + 2], len = work[4 * t + 3];
+    for (u32 i = lane; i < len; i += 32) sc[i] = 0;
+    __syncwarp();
+    if (lane == 0) sc[len - 1] = KEPT;
+    __syncwarp();
+    // Backward, 32 instructions at a time from the end.
+    u32 kc = n_choices[t];
+    for (int base = (int)len - 32; base > -32; base -= 32) {
+        int i = base + (int)lane;
+        u32 op = 0, a = 0, c = 0, ch = 0;
+        if (i >= 0) {
+            op = (u32)(pool[off + i] & 0xffff);
+            a = args[off + i] & 0xffff;
+            c = args[off + i] >> 16;
+        }
+        bool isc = i >= 0 && is_choice(op);
+        u32 cm = __ballot_sync(ALL, isc);
+        if (isc) ch = choices[(size_t)(kc - __popc(cm >> lane)) * n + t];
+        kc -= __popc(cm);
+        for (int j = 31; j >= 0; j--) {
+            int ij = base + j;
+            u32 oj = __shfl_sync(ALL, op, j), aj = __shfl_sync(ALL, a, j);
+            u32 cj = __shfl_sync(ALL, c, j), hj = __shfl_sync(ALL, ch, j);
+            if (lane != 0 || ij < 0 || sc[ij] == 0) continue;
+            if (hj == 1 || hj == 2) {
+                u32 wv = hj == 1 ? aj : cj;
+                sc[ij] = REPLACED | wv;
+                if (sc[wv] == 0) sc[wv] = KEPT;
+                continue;
+            }
+            u32 ar = arity(oj);
+            if (ar >= 1 && sc[aj] == 0) sc[aj] = KEPT;
+            if (ar == 2 && sc[cj] == 0) sc[cj] = KEPT;
+        }
+        __syncwarp();
+    }
+    // Forward: kept instructions numbered by ballots, replaced ones resolved on lane 0, then
+    // the new SSA instructions written by their lanes.
+    unsigned long long* dst = next_pool + (size_t)b * stride;
+    u32* dargs = next_args + (size_t)b * stride;
+    u32 cnt = 0, kept = 0;
+    for (u32 base = 0; base < len; base += 32) {
+        u32 i = base + lane;
+        u32 v = i < len ? sc[i] : 0;
+        u32 op = i < len ? (u32)(pool[off + i] & 0xffff) : 0;
+        bool keep = v == KEPT;
+        u32 km = __ballot_sync(ALL, keep);
+        u32 mine = cnt + __popc(km & ((1u << lane) - 1));
+        if (keep) sc[i] = KEPT | mine;
+        kept += __popc(__ballot_sync(ALL, keep && is_choice(op)));
+        cnt += __popc(km);
+        __syncwarp();
+        if (lane == 0) {
+            for (u32 j = base; j < min(base + 32, len); j++) {
+                u32 w = sc[j];
+                if (w >= REPLACED) sc[j] = REPLACED | (sc[w & 0xffff] & 0xffff);
+            }
+        }
+        __syncwarp();
+        if (keep) {
+            u32 a = args[off + i] & 0xffff, c = args[off + i] >> 16;
+            u32 ar = arity(op);
+            if (ar >= 1) a = sc[a] & 0xffff;
+            if (ar == 2) c = sc[c] & 0xffff; else if (ar == 1) c = 0;
+            dst[mine] = op;
+            dargs[mine] = a | (c << 16);
+        }
+        __syncwarp();
+    }
+    // Slots, on lane 0 (sc now by new instruction).
+    if (lane == 0) {
+        u32 used = slot_scan(sc, cnt, [&](u32 j) { return (u32)(dst[j] & 0xffff); },
+                             [&](u32 j) { return dargs[j]; }, dst);
+        if (used > NSLOTS) counts[6] = 1;
+        atomicMax(&counts[4], cnt);
+        atomicMax(&counts[5], kept);
+    }
+    write_children(next_work, b, k, r, q, next_rows, next_cols, b * stride, cnt, lane, 32);
+}
+
+// The first level, where every tile runs the whole tape: one block per tile (work item
+// blockIdx.x), the tape evaluated depth by depth (order[lv[d]..lv[d + 1]] is depth d), each
+// value in shared memory at its instruction's index (SSA), choices recorded at their index
+// cix[i] in tape order, as ivjit_tape_eval records them. The same operations, the same bits.
+extern "C" __global__ void ivjit_tape_root_eval(
+    u32 n, const u32* work, const unsigned long long* pool, const u32* args, const T* consts,
+    const u32* order, const u32* lv, u32 nlv, const u32* cix, u32 total_choices,
+    unsigned char* choices, u32* n_choices, int record,
+    double x0, double y1, double wx_lo, double wx_hi, double wy_lo, double wy_hi,
+    double w, double h, u32 tile, u32 width, u32 height,
+    unsigned char* cls, u32 cols, u32* boundary, u32* counts, unsigned long long* length)
+{
+    extern __shared__ unsigned char shared_bytes[];
+    Iv* val = (Iv*)shared_bytes;
+    u32 t = blockIdx.x;
+    if (t >= n) return;
+    u32 r = work[4 * t], q = work[4 * t + 1], len = work[4 * t + 3];
+    Iv x, y;
+    tile_box(r, q, tile, width, height, x0, y1, wx_lo, wx_hi, wy_lo, wy_hi, w, h, &x, &y);
+    for (u32 d = 0; d < nlv; d++) {
+        for (u32 j = lv[d] + threadIdx.x; j < lv[d + 1]; j += blockDim.x) {
+            u32 i = order[j];
+            u32 op = (u32)(pool[i] & 0xffff), kind = op & 0xff;
+            u32 ia = args[i] & 0xffff, ib = args[i] >> 16;
+            unsigned char ch = 0;
+            Iv v;
+            if (kind == OP_CONST) { v.lo = consts[2 * ia]; v.hi = consts[2 * ia + 1]; }
+            else if (kind == OP_VAR) v = ia == 0 ? x : y;
+            else v = step(op, val[ia], val[arity(op) == 2 ? ib : ia], &ch);
+            if (record && is_choice(op)) choices[(size_t)cix[i] * n + t] = ch;
+            val[i] = v;
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        Iv v = val[len - 1];
+        unsigned char c = v.lo > (T)0 ? 0 : (v.hi < (T)0 ? 1 : 2);
+        cls[(size_t)r * cols + q] = c;
+        atomicAdd(&counts[1 + c], 1);
+        atomicAdd(length, (unsigned long long)len);
+        if (record) n_choices[t] = total_choices;
+        if (c == 2 && record) boundary[atomicAdd(&counts[0], 1)] = t;
+    }
+}
+
+// ivjit_tape_prune for the first level's tiles, one block per boundary tile, depth by depth:
+// the liveness backward, new indices by a block-wide prefix sum, replaced instructions
+// resolved forward, the new SSA tape written in parallel; then one thread gives it slots.
+extern "C" __global__ void ivjit_tape_root_prune(
+    u32 nb, const u32* boundary, u32 n, const u32* work, const unsigned long long* pool,
+    const u32* args, const u32* order, const u32* lv, u32 nlv, const u32* cix,
+    const unsigned char* choices, u32 stride, unsigned long long* next_pool, u32* next_args,
+    u32 k, u32 next_rows, u32 next_cols, u32* next_work, u32* counts)
+{
+    const u32 KEPT = 1u << 16, REPLACED = 2u << 16;
+    extern __shared__ unsigned char shared_bytes[];
+    u32* part = (u32*)shared_bytes;          // blockDim.x + 1 partial counts
+    u32* sc = part + blockDim.x + 1;         // state << 16 | index, per instruction
+    u32 b = blockIdx.x;
+    if (b >= nb) return;
+    u32 t = boundary[b];
+    u32 r = work[4 * t], q = work[4 * t + 1], len = work[4 * t + 3];
+    u32* nop = sc + len;                     // the pruned tape's operations and operands,
+    u32* narg = nop + len;                   // for the slot scan
+    u32 tid = threadIdx.x, nt = blockDim.x;
+    for (u32 i = tid; i < len; i += nt) sc[i] = 0;
+    __syncthreads();
+    if (tid == 0) sc[len - 1] = KEPT;
+    __syncthreads();
+    // Backward by depth: an instruction's users are deeper, so its state is final here.
+    for (u32 d = nlv; d-- > 0;) {
+        for (u32 j = lv[d] + tid; j < lv[d + 1]; j += nt) {
+            u32 i = order[j];
+            if (sc[i] == 0) continue;
+            u32 op = (u32)(pool[i] & 0xffff);
+            u32 a = args[i] & 0xffff, c = args[i] >> 16;
+            unsigned char ch = is_choice(op) ? choices[(size_t)cix[i] * n + t] : 0;
+            if (ch == 1 || ch == 2) {
+                u32 wv = ch == 1 ? a : c;
+                sc[i] = REPLACED | wv;
+                sc[wv] = sc[wv] == 0 ? KEPT : sc[wv];
+                continue;
+            }
+            u32 ar = arity(op);
+            if (ar >= 1 && sc[a] == 0) sc[a] = KEPT;
+            if (ar == 2 && sc[c] == 0) sc[c] = KEPT;
+        }
+        __syncthreads();
+    }
+    // New indices: kept instructions in tape order, by a prefix sum over thread chunks.
+    u32 chunk = (len + nt - 1) / nt, lo = min(tid * chunk, len), hi = min(lo + chunk, len);
+    u32 mine = 0, my_choices = 0;
+    for (u32 i = lo; i < hi; i++)
+        if (sc[i] == KEPT) { mine++; my_choices += is_choice((u32)(pool[i] & 0xffff)); }
+    part[tid + 1] = mine;
+    __syncthreads();
+    if (tid == 0) {
+        part[0] = 0;
+        for (u32 u = 1; u <= nt; u++) part[u] += part[u - 1];
+    }
+    __syncthreads();
+    u32 base = part[tid];
+    for (u32 i = lo; i < hi; i++)
+        if (sc[i] == KEPT) sc[i] = KEPT | base++;
+    u32 cnt = part[nt];
+    __syncthreads();
+    // Replaced instructions take their winner's new index, shallow first.
+    for (u32 d = 0; d < nlv; d++) {
+        for (u32 j = lv[d] + tid; j < lv[d + 1]; j += nt) {
+            u32 i = order[j], v = sc[i];
+            if (v >= REPLACED) sc[i] = REPLACED | (sc[v & 0xffff] & 0xffff);
+        }
+        __syncthreads();
+    }
+    // The new SSA tape.
+    unsigned long long* dst = next_pool + (size_t)b * stride;
+    u32* dargs = next_args + (size_t)b * stride;
+    for (u32 i = tid; i < len; i += nt) {
+        u32 v = sc[i];
+        if (v == 0 || v >= REPLACED) continue;
+        u32 op = (u32)(pool[i] & 0xffff);
+        u32 a = args[i] & 0xffff, c = args[i] >> 16;
+        u32 ar = arity(op);
+        if (ar >= 1) a = sc[a] & 0xffff;
+        if (ar == 2) c = sc[c] & 0xffff; else if (ar == 1) c = 0;
+        dst[v & 0xffff] = op;
+        dargs[v & 0xffff] = a | (c << 16);
+        nop[v & 0xffff] = op;
+        narg[v & 0xffff] = a | (c << 16);
+    }
+    // The choices kept, summed over the threads.
+    __syncthreads();
+    part[tid] = my_choices;
+    __syncthreads();
+    if (tid == 0) {
+        u32 kept = 0;
+        for (u32 u = 0; u < nt; u++) kept += part[u];
+        // Slots, as Tape's allocate does, by one thread (the pruned tape is short).
+        u32 used = slot_scan((unsigned short*)sc, cnt, [&](u32 j) { return nop[j]; },
+                             [&](u32 j) { return narg[j]; }, dst);
+        if (used > NSLOTS) counts[6] = 1;
+        atomicMax(&counts[4], cnt);
+        atomicMax(&counts[5], kept);
+    }
+    write_children(next_work, b, k, r, q, next_rows, next_cols, b * stride, cnt, tid, nt);
+}
