@@ -524,12 +524,12 @@ impl Function {
             Minimizer::new(&f, &root, Form::Gradient, true, self.eval.precision(), b)?
                 .run(tol, max_boxes)
         })?;
-        use ivjit::search::minimize::Stopped;
-        let stopped = match m.stopped {
-            Stopped::Converged => "converged",
-            Stopped::Budget => "budget",
-            Stopped::Memory => "memory",
-            Stopped::Rounds => "rounds",
+        use ivjit::search::minimize::Ended;
+        let stopped = match m.ended {
+            Ended::Done => "converged",
+            Ended::Budget => "budget",
+            Ended::Memory => "memory",
+            Ended::Rounds => "rounds",
         };
         Ok((
             m.lower,

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::{compile, failure, report_fallback, Failure};
 use crate::{BackendArg, FormatArg, Source};
-use ivjit::search::minimize::{Form, Minimizer, Stopped};
+use ivjit::search::minimize::{Ended, Form, Minimizer};
 use ivjit::search::newton::Solver;
 use ivjit::{BackendChoice, Expression, Interval, Precision};
 
@@ -158,11 +158,11 @@ pub fn minimize(args: MinimizeArgs) -> Result<(), Failure> {
         .run(args.tol, args.max_boxes)
         .map_err(|e| failure(e, &text))?;
     let secs = start.elapsed().as_secs_f64();
-    let stopped = match m.stopped {
-        Stopped::Converged => "converged",
-        Stopped::Budget => "budget",
-        Stopped::Memory => "memory",
-        Stopped::Rounds => "rounds",
+    let stopped = match m.ended {
+        Ended::Done => "converged",
+        Ended::Budget => "budget",
+        Ended::Memory => "memory",
+        Ended::Rounds => "rounds",
     };
     match args.format {
         FormatArg::Text => {

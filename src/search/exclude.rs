@@ -14,23 +14,12 @@
 
 use rayon::prelude::*;
 
-use super::minimize::{widest, MAX_ROUNDS};
+use super::budget::Budget;
+use super::minimize::widest;
 use super::SearchError;
 use crate::{Backend, Error, Evaluator};
 
-/// Why a search ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ended {
-    /// Every live box is final.
-    Done,
-    /// The next round would have evaluated more boxes than the budget allows.
-    Budget,
-    /// The next round's boxes would not fit the memory set aside for them (the device's), or
-    /// could not be allocated (the host's).
-    Memory,
-    /// [`MAX_ROUNDS`] rounds.
-    Rounds,
-}
+pub use super::budget::Ended;
 
 /// Boxes of `n_vars` sides each, stored one after the other.
 #[derive(Clone, Debug, PartialEq)]
@@ -191,18 +180,15 @@ fn cpu(
     // Box i's side k is work[i * nv + k].
     let mut work: Vec<(f64, f64)> = root.to_vec();
     let mut done = Boxes::new(nv);
-    let (mut rounds, mut evaluated) = (0usize, 0u64);
+    let mut budget = Budget::new(max_boxes);
     let ended = loop {
         super::interrupt::check()?;
         let n = work.len() / nv;
         if n == 0 {
             break Ended::Done;
         }
-        if rounds >= MAX_ROUNDS {
-            break Ended::Rounds;
-        }
-        if evaluated + n as u64 > max_boxes {
-            break Ended::Budget;
+        if let Some(ended) = budget.refuses(n as u64) {
+            break ended;
         }
         // The round's batch, and room for its halves: a budget larger than the memory ends
         // the search here (the boxes left unfinished), not in an allocation failure.
@@ -222,8 +208,7 @@ fn cpu(
         }
         let out = eval.eval_soa(&soa, n)?;
         drop(soa);
-        rounds += 1;
-        evaluated += n as u64;
+        budget.spend(n as u64);
         // The fates in parts, so that they take little memory beside the lists.
         for part in (0..n).step_by(FATES) {
             let end = n.min(part + FATES);
@@ -259,8 +244,8 @@ fn cpu(
             },
         },
         ended,
-        rounds,
-        evaluated,
+        rounds: budget.rounds(),
+        evaluated: budget.boxes(),
     })
 }
 

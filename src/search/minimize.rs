@@ -22,26 +22,12 @@
 
 use rayon::prelude::*;
 
+use super::budget::Budget;
 pub use super::local::Descent;
 use super::SearchError;
 use crate::{Backend, Error, Evaluator};
 
-/// Rounds at most (bisection depth: 64 dimensions of 2^-52 relative splits each).
-pub const MAX_ROUNDS: usize = 4000;
-
-/// Why a search ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stopped {
-    /// `upper - lower <= tol`.
-    Converged,
-    /// The next round would have evaluated more boxes than the budget allows.
-    Budget,
-    /// The next round's boxes would not fit the device memory set aside for the work list (the
-    /// GPU), or the host's memory (the CPU).
-    Memory,
-    /// [`MAX_ROUNDS`] rounds.
-    Rounds,
-}
+pub use super::budget::{Ended, MAX_ROUNDS};
 
 /// A certified enclosure of the global minimum and what it cost.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,8 +38,8 @@ pub struct Minimum {
     pub upper: f64,
     /// A midpoint whose enclosure gave `upper` (variables in the evaluator's order).
     pub argmin: Vec<f64>,
-    /// Why the search ended ([`Stopped::Converged`]: `upper - lower <= tol`).
-    pub stopped: Stopped,
+    /// Why the search ended ([`Ended::Done`]: `upper - lower <= tol`).
+    pub ended: Ended,
     /// Rounds taken.
     pub rounds: usize,
     /// Boxes evaluated (midpoint evaluations not counted).
@@ -65,7 +51,7 @@ pub struct Minimum {
 impl Minimum {
     /// Whether the enclosure is as narrow as asked.
     pub fn complete(&self) -> bool {
-        self.stopped == Stopped::Converged
+        self.ended == Ended::Done
     }
 }
 
@@ -244,7 +230,7 @@ fn cpu(
     let mut list: Vec<(f64, f64)> = root.to_vec();
     let mut upper = f64::INFINITY;
     let mut argmin = vec![f64::NAN; nv];
-    let (mut rounds, mut boxes) = (0usize, 0u64);
+    let mut budget = Budget::new(max_boxes);
     loop {
         super::interrupt::check()?;
         let n = list.len() / nv;
@@ -268,8 +254,7 @@ fn cpu(
                 });
         }
         let out = eval.eval_soa(&soa, m)?;
-        rounds += 1;
-        boxes += n as u64;
+        budget.spend(n as u64);
         // The least upper bound of a midpoint enclosure (NaN, empty, is never less).
         let best = (0..n)
             .map(|i| (out[m + n + i], i))
@@ -288,34 +273,30 @@ fn cpu(
             return Err(undefined());
         }
         let lower = keep.iter().map(|&i| out[i]).fold(f64::INFINITY, f64::min);
-        let stopped = if upper - lower <= tol {
-            Some(Stopped::Converged)
-        } else if rounds >= MAX_ROUNDS {
-            Some(Stopped::Rounds)
-        } else if boxes + 2 * keep.len() as u64 > max_boxes {
-            Some(Stopped::Budget)
-        } else if !room(2 * keep.len(), nv) {
-            Some(Stopped::Memory)
+        let mut ended = if upper - lower <= tol {
+            Some(Ended::Done)
         } else {
-            None
+            let next = 2 * keep.len();
+            budget
+                .refuses(next as u64)
+                .or_else(|| (!room(next, nv)).then_some(Ended::Memory))
         };
-        let mut stopped = stopped;
-        if stopped.is_none() && improved {
+        if ended.is_none() && improved {
             if let Some((u, x)) = descend(descent, root, upper, &argmin)? {
                 (upper, argmin) = (u, x);
                 if upper - lower <= tol {
-                    stopped = Some(Stopped::Converged);
+                    ended = Some(Ended::Done);
                 }
             }
         }
-        if let Some(stopped) = stopped {
+        if let Some(ended) = ended {
             return Ok(Minimum {
                 lower,
                 upper,
                 argmin,
-                stopped,
-                rounds,
-                boxes,
+                ended,
+                rounds: budget.rounds(),
+                boxes: budget.boxes(),
                 remaining: keep.len(),
             });
         }
@@ -338,7 +319,7 @@ fn cpu(
 
 /// Whether the host can hold a round of `n` boxes of `nv` sides: their list and their batch
 /// (boxes and midpoints), each allocated and let go. A budget beyond the memory then stops
-/// the search ([`Stopped::Memory`]) instead of failing an allocation.
+/// the search ([`Ended::Memory`]) instead of failing an allocation.
 fn room(n: usize, nv: usize) -> bool {
     let fits = |len: Option<usize>| {
         len.is_some_and(|len| Vec::<f64>::new().try_reserve_exact(len).is_ok())
@@ -373,7 +354,7 @@ mod tests {
         );
         // A budget stop is reported and still encloses the minimum.
         let b = minimize(&camel, &[(-3.0, 3.0), (-2.0, 2.0)], 1e-9, 1000).unwrap();
-        assert_eq!(b.stopped, Stopped::Budget);
+        assert_eq!(b.ended, Ended::Budget);
         assert!(b.lower <= -1.0316284534898774 && -1.031628453489877 <= b.upper);
         assert!(b.boxes <= 1000);
     }

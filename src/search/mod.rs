@@ -29,6 +29,7 @@
 //! statement about every real point of the pixel. Both backends compute these bounds with the
 //! same correctly rounded operations, hence the same bits.
 
+mod budget;
 mod cpu;
 pub mod exclude;
 mod gpu;

@@ -202,7 +202,7 @@ fn ray_hits_on_the_gpu_equal_the_cpu() {
     ignore = "needs a GPU: --features gpu-tests"
 )]
 fn branch_and_bound_on_the_gpu_equals_the_cpu() {
-    use ivjit::search::minimize::{minimize, Stopped};
+    use ivjit::search::minimize::{minimize, Ended};
     crate::common::gpu::require_gpu("branch_and_bound_on_the_gpu_equals_the_cpu");
     let camel = "4*x^2 - 2.1*x^4 + x^6/3 + x*y - 4*y^2 + 4*y^4";
     let levy = "let w1 = 1 + (x - 1)/4; let w2 = 1 + (y - 1)/4; let w3 = 1 + (z - 1)/4; \
@@ -222,8 +222,8 @@ fn branch_and_bound_on_the_gpu_equals_the_cpu() {
             assert_eq!(a.lower.to_bits(), b.lower.to_bits(), "{at}: {a:?} {b:?}");
             assert_eq!(a.upper.to_bits(), b.upper.to_bits(), "{at}");
             assert_eq!(
-                (a.rounds, a.boxes, a.remaining, a.stopped),
-                (b.rounds, b.boxes, b.remaining, b.stopped),
+                (a.rounds, a.boxes, a.remaining, a.ended),
+                (b.rounds, b.boxes, b.remaining, b.ended),
                 "{at}"
             );
             // The argmin is a midpoint that gave `upper`: f there is at most upper.
@@ -239,7 +239,7 @@ fn branch_and_bound_on_the_gpu_equals_the_cpu() {
     }
     let (_, gpu) = pair(camel, Precision::F64);
     let m = minimize(&gpu, &[(-3.0, 3.0), (-2.0, 2.0)], 1e-12, 200_000).unwrap();
-    assert_eq!(m.stopped, Stopped::Budget);
+    assert_eq!(m.ended, Ended::Budget);
 }
 
 /// Branch and bound in the minimization form with the local descent (the gradient compiled
@@ -295,8 +295,8 @@ fn gradient_branch_and_bound_on_the_gpu_equals_the_cpu() {
             assert_eq!(a.lower.to_bits(), b.lower.to_bits(), "{at}: {a:?} {b:?}");
             assert_eq!(a.upper.to_bits(), b.upper.to_bits(), "{at}: {a:?} {b:?}");
             assert_eq!(
-                (a.rounds, a.boxes, a.remaining, a.stopped),
-                (b.rounds, b.boxes, b.remaining, b.stopped),
+                (a.rounds, a.boxes, a.remaining, a.ended),
+                (b.rounds, b.boxes, b.remaining, b.ended),
                 "{at}"
             );
             assert!(a.complete(), "{at}: {a:?}");

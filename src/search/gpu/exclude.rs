@@ -36,8 +36,8 @@ fn run_exclude<T>(
 where
     T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
 {
+    use crate::search::budget::{Budget, MAX_ROUNDS};
     use crate::search::exclude::{Boxes, Ended, Survivors};
-    use crate::search::minimize::MAX_ROUNDS;
     let dk = kernel.primary();
     let ctx = &dk.ctx;
     ctx.bind_to_thread()
@@ -82,18 +82,16 @@ where
     let mut inputs: CudaSlice<T> = unsafe { stream.alloc::<T>(2 * nv * cap) }.during(alloc)?;
     let mut outputs: CudaSlice<T> = stream.alloc_zeros(2 * cap).during(alloc)?;
     let mut slots: CudaSlice<u64> = stream.alloc_zeros(4 * MAX_ROUNDS).during(alloc)?;
-    let (mut rounds, mut evaluated, mut n, mut n_done) = (0usize, 0u64, 1usize, 0u64);
+    let mut budget = Budget::new(max_boxes);
+    let (mut n, mut n_done) = (1usize, 0u64);
     let nv32 = nv as u32;
     let ended = loop {
         crate::search::interrupt::check()?;
         if n == 0 {
             break Ended::Done;
         }
-        if rounds >= MAX_ROUNDS {
-            break Ended::Rounds;
-        }
-        if evaluated + n as u64 > max_boxes {
-            break Ended::Budget;
+        if let Some(ended) = budget.refuses(n as u64) {
+            break ended;
         }
         if n > cap {
             break Ended::Memory;
@@ -111,7 +109,8 @@ where
                 .during("launching the expression kernel")?;
         }
         let (cap32, cap64) = ((2 * cap) as u32, cap as u64);
-        let mut st = slots.slice_mut(4 * rounds..4 * rounds + 4);
+        let r = budget.rounds();
+        let mut st = slots.slice_mut(4 * r..4 * r + 4);
         let mut sp = stream.launch_builder(&k[1]);
         sp.arg(&n32)
             .arg(&nv32)
@@ -134,8 +133,7 @@ where
             // A box had no room: this round is undone (its list is what is left).
             break Ended::Memory;
         }
-        rounds += 1;
-        evaluated += n as u64;
+        budget.spend(n as u64);
         n_done += s[1];
         n = s[0] as usize;
         std::mem::swap(&mut list, &mut next);
@@ -159,7 +157,7 @@ where
         boxes: boxes(&done, n_done as usize)?,
         unfinished,
         ended,
-        rounds,
-        evaluated,
+        rounds: budget.rounds(),
+        evaluated: budget.boxes(),
     })
 }

@@ -58,7 +58,8 @@ fn run_minimize<T>(
 where
     T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
 {
-    use crate::search::minimize::{mid, Minimum, Stopped, MAX_ROUNDS};
+    use crate::search::budget::{Budget, Ended, MAX_ROUNDS};
+    use crate::search::minimize::{mid, Minimum};
     let dk = kernel.primary();
     let ctx = &dk.ctx;
     ctx.bind_to_thread()
@@ -114,7 +115,8 @@ where
     let mut slots: CudaSlice<u64> = stream.alloc_zeros(6 * MAX_ROUNDS).during(alloc)?;
     let mut upper = f64::INFINITY;
     let mut argmin = vec![f64::NAN; nv];
-    let (mut rounds, mut boxes, mut n) = (0usize, 0u64, 1usize);
+    let mut budget = Budget::new(max_boxes);
+    let mut n = 1usize;
     let nv32 = nv as u32;
     loop {
         crate::search::interrupt::check()?;
@@ -145,7 +147,8 @@ where
         // SAFETY: matches the kernel; `outputs` holds 2m values.
         unsafe { u.launch(config(n)) }.during("launching the search's bound kernel")?;
         let room32 = room as u32;
-        let mut st = slots.slice_mut(6 * rounds..6 * rounds + 6);
+        let r = budget.rounds();
+        let mut st = slots.slice_mut(6 * r..6 * r + 6);
         let mut sp = stream.launch_builder(&k[2]);
         sp.arg(&n32)
             .arg(&nv32)
@@ -160,8 +163,7 @@ where
             .clone_dtoh(&st)
             .during("reading the search's counters")?;
         let round_upper = unkey(s[0]);
-        rounds += 1;
-        boxes += n as u64;
+        budget.spend(n as u64);
         let kept = s[2] as usize;
         if kept == 0 {
             return Ok(None);
@@ -183,19 +185,14 @@ where
             }
         }
         let lower = unkey(!s[1]);
-        let stopped = if upper - lower <= tol {
-            Some(Stopped::Converged)
-        } else if rounds >= MAX_ROUNDS {
-            Some(Stopped::Rounds)
-        } else if boxes + 2 * kept as u64 > max_boxes {
-            Some(Stopped::Budget)
-        } else if s[4] != 0 {
-            Some(Stopped::Memory)
+        let mut ended = if upper - lower <= tol {
+            Some(Ended::Done)
         } else {
-            None
+            budget
+                .refuses(2 * kept as u64)
+                .or((s[4] != 0).then_some(Ended::Memory))
         };
-        let mut stopped = stopped;
-        if stopped.is_none() && improved {
+        if ended.is_none() && improved {
             let better = crate::search::minimize::descend(descent, root, upper, &argmin)?;
             if let Some((u, x)) = better {
                 (upper, argmin) = (u, x);
@@ -204,18 +201,18 @@ where
                     .memcpy_htod(&[key(upper)], &mut upper_key)
                     .during("writing the upper bound")?;
                 if upper - lower <= tol {
-                    stopped = Some(Stopped::Converged);
+                    ended = Some(Ended::Done);
                 }
             }
         }
-        if let Some(stopped) = stopped {
+        if let Some(ended) = ended {
             return Ok(Some(Minimum {
                 lower,
                 upper,
                 argmin,
-                stopped,
-                rounds,
-                boxes,
+                ended,
+                rounds: budget.rounds(),
+                boxes: budget.boxes(),
                 remaining: kept,
             }));
         }
