@@ -184,6 +184,90 @@ struct Block {
     c1: usize,
 }
 
+impl Block {
+    /// The hull of the block's rays (grid rows of `width`) as the box of the variables `vars`:
+    /// u and v of the rays, t over their segments.
+    fn region(
+        &self,
+        rays: &[super::ray::Ray],
+        width: usize,
+        vars: &[String],
+    ) -> Vec<crate::Interval> {
+        let (mut u, mut v, mut t) = (
+            (f64::INFINITY, f64::NEG_INFINITY),
+            (f64::INFINITY, f64::NEG_INFINITY),
+            (f64::INFINITY, f64::NEG_INFINITY),
+        );
+        for r in self.r0..self.r1 {
+            for ray in &rays[r * width + self.c0..r * width + self.c1] {
+                u = (u.0.min(ray.u), u.1.max(ray.u));
+                v = (v.0.min(ray.v), v.1.max(ray.v));
+                t = (t.0.min(ray.t0), t.1.max(ray.t1));
+            }
+        }
+        vars.iter()
+            .map(|name| {
+                let (lo, hi) = match name.as_str() {
+                    "u" => u,
+                    "v" => v,
+                    _ => t,
+                };
+                crate::Interval { lo, hi }
+            })
+            .collect()
+    }
+
+    /// The block cut into blocks of `size` x `size` rays (smaller at its right and bottom).
+    fn split(&self, size: usize) -> Vec<Block> {
+        let mut out = Vec::new();
+        for r0 in (self.r0..self.r1).step_by(size) {
+            for c0 in (self.c0..self.c1).step_by(size) {
+                out.push(Block {
+                    r0,
+                    r1: (r0 + size).min(self.r1),
+                    c0,
+                    c1: (c0 + size).min(self.c1),
+                });
+            }
+        }
+        out
+    }
+}
+
+/// The checks of [`first_hits_pruned`]'s grid, tiles, split and segments (the plain search
+/// checks the expression).
+fn check_grid(
+    rays: &[super::ray::Ray],
+    width: usize,
+    tiles: &[u32],
+    split: u32,
+) -> Result<(), Error> {
+    let bad = |s: String| Err(super::SearchError::Options(s).into());
+    if width == 0 || rays.len() % width != 0 {
+        return bad(format!("{} rays do not fill rows of {width}", rays.len()));
+    }
+    if tiles.is_empty() || tiles.windows(2).any(|w| w[1] >= w[0]) || tiles.contains(&0) {
+        return bad(format!(
+            "tiles {tiles:?}: sizes from coarse to fine, at least 1"
+        ));
+    }
+    if split < 2 {
+        return bad(format!(
+            "split {split}: a step splits a piece into at least 2"
+        ));
+    }
+    if let Some(r) = rays
+        .iter()
+        .find(|r| !(r.t0 <= r.t1 && r.t0.is_finite() && r.t1.is_finite()))
+    {
+        return bad(format!(
+            "a ray's segment [{}, {}] needs finite ends with t0 <= t1",
+            r.t0, r.t1
+        ));
+    }
+    Ok(())
+}
+
 /// [`super::ray::first_hits`] with region specialization, on the CPU evaluator, for rays laid
 /// out on a grid (`width` rays per row, row-major), as `ivjit render` makes a depth map's: the
 /// grid is cut into blocks of `tiles[0]` x `tiles[0]` rays, each block's program specialized for
@@ -202,75 +286,14 @@ pub fn first_hits_pruned(
     tiles: &[u32],
     split: u32,
 ) -> Result<(super::ray::Hits, Vec<PruneRound>), Error> {
-    use super::ray::{cpu, may_vanish, slots, Hits};
+    use super::ray::{may_vanish, slots, Hits};
     let width = width as usize;
-    let bad = |s: String| Err(super::SearchError::Options(s).into());
-    if width == 0 || rays.len() % width != 0 {
-        return bad(format!("{} rays do not fill rows of {width}", rays.len()));
-    }
-    if tiles.is_empty() || tiles.windows(2).any(|w| w[1] >= w[0]) || tiles.contains(&0) {
-        return bad(format!(
-            "tiles {tiles:?}: sizes from coarse to fine, at least 1"
-        ));
-    }
-    if split < 2 {
-        return bad(format!(
-            "split {split}: a step splits a piece into at least 2"
-        ));
-    }
-    // The plain search's checks (variables t, u, v; one output; finite segments).
+    check_grid(rays, width, tiles, split)?;
+    // The plain search's checks (variables t, u, v; one output).
     let plain = Evaluator::new(expr, precision, crate::BackendChoice::Cpu)?;
     slots(&plain)?;
-    if let Some(r) = rays
-        .iter()
-        .find(|r| !(r.t0 <= r.t1 && r.t0.is_finite() && r.t1.is_finite()))
-    {
-        return bad(format!(
-            "a ray's segment [{}, {}] needs finite ends with t0 <= t1",
-            r.t0, r.t1
-        ));
-    }
     let height = rays.len() / width;
     let graph = expr.ir();
-    let region = |g: &Graph, b: &Block| -> Vec<crate::Interval> {
-        let (mut u, mut v, mut t) = (
-            (f64::INFINITY, f64::NEG_INFINITY),
-            (f64::INFINITY, f64::NEG_INFINITY),
-            (f64::INFINITY, f64::NEG_INFINITY),
-        );
-        for r in b.r0..b.r1 {
-            for ray in &rays[r * width + b.c0..r * width + b.c1] {
-                u = (u.0.min(ray.u), u.1.max(ray.u));
-                v = (v.0.min(ray.v), v.1.max(ray.v));
-                t = (t.0.min(ray.t0), t.1.max(ray.t1));
-            }
-        }
-        g.vars
-            .iter()
-            .map(|name| {
-                let (lo, hi) = match name.as_str() {
-                    "u" => u,
-                    "v" => v,
-                    _ => t,
-                };
-                crate::Interval { lo, hi }
-            })
-            .collect()
-    };
-    let blocks_of = |b: &Block, size: usize| -> Vec<Block> {
-        let mut out = Vec::new();
-        for r0 in (b.r0..b.r1).step_by(size) {
-            for c0 in (b.c0..b.c1).step_by(size) {
-                out.push(Block {
-                    r0,
-                    r1: (r0 + size).min(b.r1),
-                    c0,
-                    c1: (c0 + size).min(b.c1),
-                });
-            }
-        }
-        out
-    };
     let whole = Block {
         r0: 0,
         r1: height,
@@ -283,7 +306,7 @@ pub fn first_hits_pruned(
             facts: Vec::new(),
             stats: Default::default(),
         },
-        blocks_of(&whole, tiles[0] as usize),
+        whole.split(tiles[0] as usize),
     )];
     let mut stats = Vec::new();
     let mut hits: Vec<Option<(f64, f64)>> = vec![None; rays.len()];
@@ -301,8 +324,10 @@ pub fn first_hits_pruned(
                     .insts
                     .len();
                 let nodes = NodeProgram::with_facts(g, precision, known(program))?;
-                let regions: Vec<Vec<crate::Interval>> =
-                    blocks.iter().map(|b| region(g, b)).collect();
+                let regions: Vec<Vec<crate::Interval>> = blocks
+                    .iter()
+                    .map(|b| b.region(rays, width, &g.vars))
+                    .collect();
                 let output = g.outputs[0].index();
                 let children = nodes
                     .facts(g, &regions)
@@ -331,7 +356,7 @@ pub fn first_hits_pruned(
                     next.push((child, vec![*b]));
                 } else {
                     let size = tiles[l + 1] as usize;
-                    next.push((child, blocks_of(b, size)));
+                    next.push((child, b.split(size)));
                 }
             }
         }
@@ -340,7 +365,34 @@ pub fn first_hits_pruned(
         stats.push(round);
         groups = next;
     }
-    // The rays of every block that may hold a hit, each block searched with its program.
+    let last = search_blocks(
+        &groups, rays, width, precision, split, &mut hits, &mut boxes,
+    )?;
+    stats.push(last);
+    Ok((
+        Hits {
+            hits,
+            boxes,
+            finished_on_cpu: 0,
+            device_seconds: 0.0,
+        },
+        stats,
+    ))
+}
+
+/// The rays of every block that may hold a hit (`groups`: each last-level block with its
+/// program), each block searched with its program: the hits written into `hits` (by ray
+/// index), the boxes evaluated added to `boxes`. Returns the round's statistic (per ray).
+fn search_blocks(
+    groups: &[(Specialized, Vec<Block>)],
+    rays: &[super::ray::Ray],
+    width: usize,
+    precision: Precision,
+    split: u32,
+    hits: &mut [Option<(f64, f64)>],
+    boxes: &mut u64,
+) -> Result<PruneRound, Error> {
+    use super::ray::{cpu, slots};
     // Per block: each ray's index and hit, the boxes evaluated, instructions run per ray.
     type Searched = (Vec<(usize, Option<(f64, f64)>)>, u64, usize);
     let searched: Vec<Result<Searched, Error>> = groups
@@ -373,22 +425,13 @@ pub fn first_hits_pruned(
         let (found, searched_boxes, ray_insts) = result?;
         last.boxes += found.len() as u64;
         insts += ray_insts;
-        boxes += searched_boxes;
+        *boxes += searched_boxes;
         for (i, hit) in found {
             hits[i] = hit;
         }
     }
     last.mean_insts = insts as f64 / (last.boxes.max(1) as f64);
-    stats.push(last);
-    Ok((
-        Hits {
-            hits,
-            boxes,
-            finished_on_cpu: 0,
-            device_seconds: 0.0,
-        },
-        stats,
-    ))
+    Ok(last)
 }
 
 #[cfg(test)]

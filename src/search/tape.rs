@@ -218,6 +218,75 @@ fn allocate(ops: &[u16], args: &[u32]) -> Result<(Vec<Inst>, u16), TapeError> {
     Ok((insts, used as u16))
 }
 
+/// Which nodes may be empty on a box of the render (never empty itself): a sqrt whose
+/// argument is not known to be >= 0 everywhere, an empty constant, and their users.
+fn may_be_empty(graph: &Graph) -> Vec<bool> {
+    let signs = Facts::analyze(graph);
+    let mut maybe_empty = vec![false; graph.len()];
+    for id in graph.ids() {
+        maybe_empty[id.index()] = match graph.op(id) {
+            Op::Var(_) => false,
+            Op::Const(c) => c.is_empty(),
+            Op::Sqrt(a) => maybe_empty[a.index()] || !signs.get(a).nonneg,
+            op => op.args().iter().any(|a| maybe_empty[a.index()]),
+        };
+    }
+    maybe_empty
+}
+
+/// The clusters of min (or of max) that [`Tape::new`] rebalances. A min used only by a min is
+/// absorbed into the outermost one (the cluster's root), which combines all their arguments
+/// (its leaves). min and max are exact, so any grouping gives the same set (up to the sign
+/// of a zero). The leaves are merged as they are computed, two partial results of equal
+/// size at a time (a binary counter): depth grows by about twice log2 of the leaves
+/// instead of by their number, and only log2 partial results wait in slots. Depth is
+/// what the GPU's first level waits for, level by level: Prospero's union of 784 shapes
+/// as written is 676 deep.
+///
+/// Returns which min/max nodes are absorbed into a cluster, and for each node the roots of
+/// the clusters it is a leaf of (once per occurrence).
+fn min_max_clusters(graph: &Graph, live: &[bool]) -> (Vec<bool>, Vec<Vec<NodeId>>) {
+    let uses = graph.use_counts();
+    let same_kind = |x: Op, y: Op| {
+        matches!(
+            (x, y),
+            (Op::Min(..), Op::Min(..)) | (Op::Max(..), Op::Max(..))
+        )
+    };
+    let mut absorbed = vec![false; graph.len()];
+    for id in graph.ids().filter(|id| live[id.index()]) {
+        let op = graph.op(id);
+        if matches!(op, Op::Min(..) | Op::Max(..)) {
+            for a in op.args() {
+                if uses[a.index()] == 1 && same_kind(graph.op(a), op) {
+                    absorbed[a.index()] = true;
+                }
+            }
+        }
+    }
+    // For each node, the roots of the clusters it is a leaf of (once per occurrence).
+    let mut feeds: Vec<Vec<NodeId>> = vec![Vec::new(); graph.len()];
+    for id in graph
+        .ids()
+        .filter(|id| live[id.index()] && !absorbed[id.index()])
+    {
+        if !matches!(graph.op(id), Op::Min(..) | Op::Max(..)) {
+            continue;
+        }
+        let mut stack = vec![id];
+        while let Some(n) = stack.pop() {
+            for a in graph.op(n).args() {
+                if absorbed[a.index()] {
+                    stack.push(a);
+                } else {
+                    feeds[a.index()].push(id);
+                }
+            }
+        }
+    }
+    (absorbed, feeds)
+}
+
 impl Tape {
     /// The tape of a graph's first output, x and y bound by name.
     pub fn new(graph: &Graph) -> Result<Tape, TapeError> {
@@ -231,64 +300,8 @@ impl Tape {
             })
             .collect::<Result<_, _>>()?;
         let live = graph.live();
-        // Which nodes may be empty on a box of the render (never empty itself): a sqrt whose
-        // argument is not known to be >= 0 everywhere, an empty constant, and their users.
-        let signs = Facts::analyze(graph);
-        let mut maybe_empty = vec![false; graph.len()];
-        for id in graph.ids() {
-            maybe_empty[id.index()] = match graph.op(id) {
-                Op::Var(_) => false,
-                Op::Const(c) => c.is_empty(),
-                Op::Sqrt(a) => maybe_empty[a.index()] || !signs.get(a).nonneg,
-                op => op.args().iter().any(|a| maybe_empty[a.index()]),
-            };
-        }
-        // Chains of min (or of max) are rebalanced: a min used only by a min is absorbed into
-        // the outermost one (the cluster's root), which combines all their arguments (its
-        // leaves). min and max are exact, so any grouping gives the same set (up to the sign
-        // of a zero). The leaves are merged as they are computed, two partial results of equal
-        // size at a time (a binary counter): depth grows by about twice log2 of the leaves
-        // instead of by their number, and only log2 partial results wait in slots. Depth is
-        // what the GPU's first level waits for, level by level: Prospero's union of 784 shapes
-        // as written is 676 deep.
-        let uses = graph.use_counts();
-        let same_kind = |x: Op, y: Op| {
-            matches!(
-                (x, y),
-                (Op::Min(..), Op::Min(..)) | (Op::Max(..), Op::Max(..))
-            )
-        };
-        let mut absorbed = vec![false; graph.len()];
-        for id in graph.ids().filter(|id| live[id.index()]) {
-            let op = graph.op(id);
-            if matches!(op, Op::Min(..) | Op::Max(..)) {
-                for a in op.args() {
-                    if uses[a.index()] == 1 && same_kind(graph.op(a), op) {
-                        absorbed[a.index()] = true;
-                    }
-                }
-            }
-        }
-        // For each node, the roots of the clusters it is a leaf of (once per occurrence).
-        let mut feeds: Vec<Vec<NodeId>> = vec![Vec::new(); graph.len()];
-        for id in graph
-            .ids()
-            .filter(|id| live[id.index()] && !absorbed[id.index()])
-        {
-            if !matches!(graph.op(id), Op::Min(..) | Op::Max(..)) {
-                continue;
-            }
-            let mut stack = vec![id];
-            while let Some(n) = stack.pop() {
-                for a in graph.op(n).args() {
-                    if absorbed[a.index()] {
-                        stack.push(a);
-                    } else {
-                        feeds[a.index()].push(id);
-                    }
-                }
-            }
-        }
+        let maybe_empty = may_be_empty(graph);
+        let (absorbed, feeds) = min_max_clusters(graph, &live);
         // Each cluster's partial results: (instruction, leaves combined, may be empty).
         let mut partial: Vec<Vec<(u16, usize, bool)>> = vec![Vec::new(); graph.len()];
         let combine = |ssa: &mut Ssa, root: Op, a: (u16, usize, bool), b: (u16, usize, bool)| {

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PushKernelArg};
 
 use super::config;
 use crate::gpu::{self, Context, GpuError};
@@ -47,6 +47,117 @@ pub(crate) fn minimize(
     found.ok_or_else(crate::search::minimize::undefined)
 }
 
+/// Grows `buf` to hold at least `len` elements (a power of two, so that the lists grow in
+/// few steps); never read beyond what a round wrote.
+fn grow<U: cudarc::driver::DeviceRepr>(
+    stream: &Arc<CudaStream>,
+    buf: &mut Option<CudaSlice<U>>,
+    len: usize,
+) -> Result<(), GpuError> {
+    if buf.as_ref().is_none_or(|b| b.len() < len) {
+        // SAFETY: the search writes every element it reads.
+        *buf = Some(
+            unsafe { stream.alloc::<U>(len.next_power_of_two()) }
+                .during("allocating the search's work lists")?,
+        );
+    }
+    Ok(())
+}
+
+/// The search's device memory: the work list of the round (`list`, box i's side k at
+/// `list[2(i nv + k)]`), the next round's, the batch in and out, the upper bound's key and
+/// six counters per round (zeroed once: st[0] upper key (copied), st[1] !key of the least
+/// kept lower bound, st[2] kept, st[3] boxes written, st[4] overflow, st[5] !argmin index).
+struct Lists<T> {
+    stream: Arc<CudaStream>,
+    k: Arc<[CudaFunction]>,
+    nv: usize,
+    /// Boxes a next list holds at most.
+    cap: usize,
+    list: CudaSlice<f64>,
+    next: Option<CudaSlice<f64>>,
+    inputs: Option<CudaSlice<T>>,
+    outputs: Option<CudaSlice<T>>,
+    upper_key: CudaSlice<u64>,
+    slots: CudaSlice<u64>,
+}
+
+impl<T> Lists<T>
+where
+    T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
+{
+    /// One round over the `n` boxes of `list`, the `r`-th: their batch and their midpoints'
+    /// evaluated, the upper bound lowered, the survivors' halves written to `next`. Returns
+    /// the round's six counters.
+    fn round(&mut self, dk: &gpu::DeviceKernel, n: usize, r: usize) -> Result<Vec<u64>, GpuError> {
+        let stream = self.stream.clone();
+        let (nv, m, room) = (self.nv, 2 * n, (2 * n).min(self.cap));
+        grow(&stream, &mut self.next, 2 * nv * room)?;
+        grow(&stream, &mut self.inputs, 2 * nv * m)?;
+        grow(&stream, &mut self.outputs, 2 * m)?;
+        let (next, inputs, outputs) = (
+            self.next.as_mut().expect("grown"),
+            self.inputs.as_mut().expect("grown"),
+            self.outputs.as_mut().expect("grown"),
+        );
+        let (n32, nv32, room32) = (n as u32, nv as u32, room as u32);
+        let mut b = stream.launch_builder(&self.k[0]);
+        b.arg(&n32).arg(&nv32).arg(&self.list).arg(&mut *inputs);
+        // SAFETY: matches the kernel; `list` holds n boxes, `inputs` 2 nv 2n values.
+        unsafe { b.launch(config(n)) }.during("launching the search's input kernel")?;
+        {
+            let (inp, _gi) = inputs.device_ptr(&stream);
+            let (outp, _go) = outputs.device_ptr_mut(&stream);
+            // SAFETY: the expression reads 2 nv m and writes 2 m values with stride m.
+            unsafe { dk.launch_soa(&stream, m, inp, outp) }
+                .during("launching the expression kernel")?;
+        }
+        let mut u = stream.launch_builder(&self.k[1]);
+        u.arg(&n32).arg(&*outputs).arg(&mut self.upper_key);
+        // SAFETY: matches the kernel; `outputs` holds 2m values.
+        unsafe { u.launch(config(n)) }.during("launching the search's bound kernel")?;
+        let mut st = self.slots.slice_mut(6 * r..6 * r + 6);
+        let mut sp = stream.launch_builder(&self.k[2]);
+        sp.arg(&n32)
+            .arg(&nv32)
+            .arg(&self.list)
+            .arg(&*outputs)
+            .arg(&self.upper_key);
+        sp.arg(&mut st).arg(&mut *next).arg(&room32);
+        // SAFETY: matches the kernel; `next` holds `room` boxes and the kernel writes none at
+        // or beyond it.
+        unsafe { sp.launch(config(n)) }.during("launching the search's split kernel")?;
+        stream
+            .clone_dtoh(&st)
+            .during("reading the search's counters")
+    }
+
+    /// The midpoint of the box of the `r`-th round (of `n` boxes) whose midpoint gave the
+    /// upper bound, or `None` when no box did.
+    fn argmin(&mut self, n: usize, r: usize) -> Result<Option<Vec<f64>>, GpuError> {
+        use crate::search::minimize::mid;
+        let stream = &self.stream;
+        let n32 = n as u32;
+        let mut st = self.slots.slice_mut(6 * r..6 * r + 6);
+        let mut a = stream.launch_builder(&self.k[3]);
+        a.arg(&n32)
+            .arg(self.outputs.as_ref().expect("a round ran"))
+            .arg(&self.upper_key)
+            .arg(&mut st);
+        // SAFETY: matches the kernel.
+        unsafe { a.launch(config(n)) }.during("launching the search's argmin kernel")?;
+        let i = !stream.clone_dtoh(&st).during("reading the argmin")?[5] as usize;
+        if i >= n {
+            return Ok(None);
+        }
+        let nv = self.nv;
+        let sides = stream
+            .clone_dtoh(&self.list.slice(2 * nv * i..2 * nv * (i + 1)))
+            .during("reading the argmin")?;
+        Ok(Some(sides.chunks(2).map(|s| mid(s[0], s[1])).collect()))
+    }
+}
+
 /// The search; `None` when f is undefined on every box of a round.
 fn run_minimize<T>(
     kernel: &gpu::GpuKernel,
@@ -59,7 +170,7 @@ where
     T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
 {
     use crate::search::budget::{Budget, Ended, MAX_ROUNDS};
-    use crate::search::minimize::{mid, Minimum};
+    use crate::search::minimize::Minimum;
     let dk = kernel.primary();
     let ctx = &dk.ctx;
     ctx.bind_to_thread()
@@ -92,96 +203,37 @@ where
         .clamp(1, u32::MAX as u64 / 2) as usize;
     let alloc = "allocating the search's work lists";
     let flat: Vec<f64> = root.iter().flat_map(|&(a, b)| [a, b]).collect();
-    let mut list: CudaSlice<f64> = stream.clone_htod(&flat).during(alloc)?;
-    // Grown to hold what a round writes; never read beyond what was written.
-    fn grow<U: cudarc::driver::DeviceRepr>(
-        stream: &Arc<cudarc::driver::CudaStream>,
-        buf: &mut Option<CudaSlice<U>>,
-        len: usize,
-    ) -> Result<(), GpuError> {
-        if buf.as_ref().is_none_or(|b| b.len() < len) {
-            // SAFETY: the search writes every element it reads.
-            *buf = Some(
-                unsafe { stream.alloc::<U>(len.next_power_of_two()) }
-                    .during("allocating the search's work lists")?,
-            );
-        }
-        Ok(())
-    }
-    let (mut next, mut inputs, mut outputs) = (None, None::<CudaSlice<T>>, None::<CudaSlice<T>>);
-    let mut upper_key: CudaSlice<u64> = stream.clone_htod(&[key(f64::INFINITY)]).during(alloc)?;
-    // Six counters per round, zeroed once: st[0] upper key (copied), st[1] !key of the least
-    // kept lower bound, st[2] kept, st[3] boxes written, st[4] overflow, st[5] !argmin index.
-    let mut slots: CudaSlice<u64> = stream.alloc_zeros(6 * MAX_ROUNDS).during(alloc)?;
+    let mut lists = Lists::<T> {
+        list: stream.clone_htod(&flat).during(alloc)?,
+        next: None,
+        inputs: None,
+        outputs: None,
+        upper_key: stream.clone_htod(&[key(f64::INFINITY)]).during(alloc)?,
+        slots: stream.alloc_zeros(6 * MAX_ROUNDS).during(alloc)?,
+        stream,
+        k,
+        nv,
+        cap,
+    };
     let mut upper = f64::INFINITY;
     let mut argmin = vec![f64::NAN; nv];
     let mut budget = Budget::new(max_boxes);
     let mut n = 1usize;
-    let nv32 = nv as u32;
     loop {
         crate::search::interrupt::check()?;
-        let n32 = n as u32;
-        let m = 2 * n;
-        let room = (2 * n).min(cap);
-        grow(&stream, &mut next, 2 * nv * room)?;
-        grow(&stream, &mut inputs, 2 * nv * m)?;
-        grow(&stream, &mut outputs, 2 * m)?;
-        let (next_buf, inputs, outputs) = (
-            next.as_mut().expect("grown"),
-            inputs.as_mut().expect("grown"),
-            outputs.as_mut().expect("grown"),
-        );
-        let mut b = stream.launch_builder(&k[0]);
-        b.arg(&n32).arg(&nv32).arg(&list).arg(&mut *inputs);
-        // SAFETY: matches the kernel; `list` holds n boxes, `inputs` 2 nv 2n values.
-        unsafe { b.launch(config(n)) }.during("launching the search's input kernel")?;
-        {
-            let (inp, _gi) = inputs.device_ptr(&stream);
-            let (outp, _go) = outputs.device_ptr_mut(&stream);
-            // SAFETY: the expression reads 2 nv m and writes 2 m values with stride m.
-            unsafe { dk.launch_soa(&stream, m, inp, outp) }
-                .during("launching the expression kernel")?;
-        }
-        let mut u = stream.launch_builder(&k[1]);
-        u.arg(&n32).arg(&*outputs).arg(&mut upper_key);
-        // SAFETY: matches the kernel; `outputs` holds 2m values.
-        unsafe { u.launch(config(n)) }.during("launching the search's bound kernel")?;
-        let room32 = room as u32;
         let r = budget.rounds();
-        let mut st = slots.slice_mut(6 * r..6 * r + 6);
-        let mut sp = stream.launch_builder(&k[2]);
-        sp.arg(&n32)
-            .arg(&nv32)
-            .arg(&list)
-            .arg(&*outputs)
-            .arg(&upper_key);
-        sp.arg(&mut st).arg(&mut *next_buf).arg(&room32);
-        // SAFETY: matches the kernel; `next` holds `room` boxes and the kernel writes none at
-        // or beyond it.
-        unsafe { sp.launch(config(n)) }.during("launching the search's split kernel")?;
-        let s = stream
-            .clone_dtoh(&st)
-            .during("reading the search's counters")?;
-        let round_upper = unkey(s[0]);
+        let s = lists.round(dk, n, r)?;
         budget.spend(n as u64);
         let kept = s[2] as usize;
         if kept == 0 {
             return Ok(None);
         }
+        let round_upper = unkey(s[0]);
         let improved = round_upper < upper;
         if improved {
             upper = round_upper;
-            // The box whose midpoint gave it: its index, then its sides.
-            let mut a = stream.launch_builder(&k[3]);
-            a.arg(&n32).arg(&*outputs).arg(&upper_key).arg(&mut st);
-            // SAFETY: matches the kernel.
-            unsafe { a.launch(config(n)) }.during("launching the search's argmin kernel")?;
-            let i = !stream.clone_dtoh(&st).during("reading the argmin")?[5] as usize;
-            if i < n {
-                let sides = stream
-                    .clone_dtoh(&list.slice(2 * nv * i..2 * nv * (i + 1)))
-                    .during("reading the argmin")?;
-                argmin = sides.chunks(2).map(|s| mid(s[0], s[1])).collect();
+            if let Some(x) = lists.argmin(n, r)? {
+                argmin = x;
             }
         }
         let lower = unkey(!s[1]);
@@ -197,8 +249,9 @@ where
             if let Some((u, x)) = better {
                 (upper, argmin) = (u, x);
                 // The next round prunes with it (its midpoints' bound is a minimum with it).
-                stream
-                    .memcpy_htod(&[key(upper)], &mut upper_key)
+                lists
+                    .stream
+                    .memcpy_htod(&[key(upper)], &mut lists.upper_key)
                     .during("writing the upper bound")?;
                 if upper - lower <= tol {
                     ended = Some(Ended::Done);
@@ -216,7 +269,7 @@ where
                 remaining: kept,
             }));
         }
-        std::mem::swap(&mut list, next.as_mut().expect("grown"));
+        std::mem::swap(&mut lists.list, lists.next.as_mut().expect("grown"));
         n = 2 * kept;
     }
 }
