@@ -213,6 +213,40 @@ pub(crate) struct Prepared<T> {
     nslots: usize,
 }
 
+/// One level's device buffers: its counters (boundary tiles, the three classes, then what
+/// the pruning writes: the longest pruned tape, the most choices, slot overflow), the
+/// instructions run, each tile's `min`/`max` outcomes, and the boundary list.
+struct LevelBuffers {
+    counts: CudaSlice<u32>,
+    length: CudaSlice<u64>,
+    choices: CudaSlice<u8>,
+    n_choices: CudaSlice<u32>,
+    boundary: CudaSlice<u32>,
+}
+
+/// What a level runs: its index, whether it is the first level run depth by depth, its `n`
+/// work items (row, column, offset and length of the tape in `pool`/`args`), the longest
+/// tape of the level (`stride`).
+struct Level<'a> {
+    l: usize,
+    first: bool,
+    n: usize,
+    stride: usize,
+    work: &'a CudaSlice<u32>,
+    pool: &'a CudaSlice<u64>,
+    args: &'a CudaSlice<u32>,
+}
+
+/// Where the pruning writes the next level: the pruned tapes, the children's work items
+/// (`kk` x `kk` children per boundary tile, on `grid`).
+struct Pruned<'a> {
+    pool: &'a mut CudaSlice<u64>,
+    args: &'a mut CudaSlice<u32>,
+    work: &'a mut CudaSlice<u32>,
+    kk: u32,
+    grid: crate::search::LevelGrid,
+}
+
 /// Threads of a block of the first level.
 const ROOT_BLOCK: u32 = 256;
 
@@ -297,20 +331,157 @@ where
         Ok(prepared)
     }
 
+    /// Launches the interpreter on the level's tiles: each tile's class into `cls`, with a
+    /// level after this one its choices and the boundary list into `bufs`.
+    fn eval_level(
+        &self,
+        stream: &Arc<CudaStream>,
+        plan: &Plan,
+        lv: &Level<'_>,
+        bufs: &mut LevelBuffers,
+        cls: &mut cudarc::driver::CudaViewMut<'_, u8>,
+    ) -> Result<(), GpuError> {
+        let (k, levels) = (&self.k, &plan.levels);
+        let g = &levels[lv.l];
+        let record: i32 = (lv.l + 1 < levels.len()) as i32;
+        let (n, n32, stride, first) = (lv.n, lv.n as u32, lv.stride, lv.first);
+        let total_choices = self.choices as u32;
+        let out = crate::search::tape::OUT as u32;
+        let mut b = stream.launch_builder(if first { &k.root_eval } else { &k.eval });
+        b.arg(&n32).arg(lv.work).arg(lv.pool);
+        if first {
+            b.arg(lv.args)
+                .arg(&self.consts)
+                .arg(&self.order)
+                .arg(&self.starts)
+                .arg(&self.nlv);
+            b.arg(&self.cix).arg(&total_choices);
+        } else {
+            b.arg(&self.consts).arg(&out);
+        }
+        // A tile's children share its tape; in blocks of 64 of them the tape is read from
+        // shared memory.
+        const STAGED_BLOCK: u32 = 64;
+        let stage: u32 = if !first
+            && lv.l > 0
+            && (levels[lv.l - 1].tile / g.tile).pow(2) % STAGED_BLOCK == 0
+            && stride * 8 <= self.shared_max
+        {
+            stride as u32
+        } else {
+            0
+        };
+        b.arg(&mut bufs.choices)
+            .arg(&mut bufs.n_choices)
+            .arg(&record);
+        let a = plan.axes;
+        super::push_grid(&mut b, &a, &g.tile, plan);
+        b.arg(cls)
+            .arg(&g.cols)
+            .arg(&mut bufs.boundary)
+            .arg(&mut bufs.counts)
+            .arg(&mut bufs.length);
+        if !first {
+            b.arg(&stage);
+        }
+        let shape = if first {
+            LaunchConfig {
+                grid_dim: (n32, 1, 1),
+                block_dim: (ROOT_BLOCK, 1, 1),
+                shared_mem_bytes: self.root_eval_bytes as u32,
+            }
+        } else if stage > 0 {
+            LaunchConfig {
+                grid_dim: (n.div_ceil(STAGED_BLOCK as usize) as u32, 1, 1),
+                block_dim: (STAGED_BLOCK, 1, 1),
+                shared_mem_bytes: (stride * 8) as u32,
+            }
+        } else {
+            spread(n, if n <= 8192 { 32 } else { 128 })
+        };
+        // SAFETY: the arguments match the kernel's signature; `work` holds 4n entries whose
+        // tapes lie in `pool` (and `args`); `choices` holds n times the most choices of any
+        // tape of the round; `n_choices` and `boundary` n entries (when recording); the
+        // first level's shared memory holds a value per instruction.
+        unsafe { b.launch(shape) }.during("launching the tape interpreter")?;
+        Ok(())
+    }
+
+    /// Launches the pruning of the level's `nb` boundary tiles: each one's tape pruned by its
+    /// choices into `into`, with its children's work items.
+    fn prune_level(
+        &self,
+        stream: &Arc<CudaStream>,
+        lv: &Level<'_>,
+        nb: usize,
+        bufs: &mut LevelBuffers,
+        into: &mut Pruned<'_>,
+    ) -> Result<(), GpuError> {
+        let k = &self.k;
+        let (n32, stride) = (lv.n as u32, lv.stride);
+        // A warp per tile, 4 per block where their tapes fit shared memory together
+        // (one always fits: `Prepared::new` checks the longest tape).
+        let per_block = if 4 * stride * 4 <= self.shared_max {
+            4
+        } else {
+            1
+        };
+        let (nb32, stride32) = (nb as u32, stride as u32);
+        let (kernel, shape) = if lv.first {
+            let shape = LaunchConfig {
+                grid_dim: (nb32, 1, 1),
+                block_dim: (ROOT_BLOCK, 1, 1),
+                shared_mem_bytes: self.root_prune_bytes as u32,
+            };
+            (&k.root_prune, shape)
+        } else {
+            let shape = LaunchConfig {
+                grid_dim: (nb.div_ceil(per_block) as u32, 1, 1),
+                block_dim: (32 * per_block as u32, 1, 1),
+                shared_mem_bytes: (per_block * stride * 4) as u32,
+            };
+            (&k.prune_warp, shape)
+        };
+        let mut b = stream.launch_builder(kernel);
+        b.arg(&nb32)
+            .arg(&bufs.boundary)
+            .arg(&n32)
+            .arg(lv.work)
+            .arg(lv.pool);
+        b.arg(lv.args);
+        if lv.first {
+            b.arg(&self.order)
+                .arg(&self.starts)
+                .arg(&self.nlv)
+                .arg(&self.cix)
+                .arg(&bufs.choices);
+        } else {
+            b.arg(&bufs.choices).arg(&bufs.n_choices);
+        }
+        b.arg(&stride32);
+        b.arg(&mut *into.pool)
+            .arg(&mut *into.args)
+            .arg(&into.kk)
+            .arg(&into.grid.rows)
+            .arg(&into.grid.cols)
+            .arg(&mut *into.work)
+            .arg(&mut bufs.counts);
+        // SAFETY: matches the signature of the kernel chosen; the next pool and args hold nb
+        // tapes of `stride` (the longest tape of the round, which pruning never lengthens);
+        // the next work list nb k^2 items; shared memory holds a word per instruction (and per
+        // thread at the first level) for each tile of a block.
+        unsafe { b.launch(shape) }.during("launching the tape pruning")?;
+        Ok(())
+    }
+
     fn render(&self, plan: &Plan) -> Result<(Rendered, Vec<TapeRound>), GpuError> {
         let ctx = &self.ctx;
         ctx.bind_to_thread()
             .during("binding the device's context")?;
-        let k = &self.k;
         let stream = ctx.new_stream().during("creating a stream")?;
         let mut profile = Profile::new();
         let levels = &plan.levels;
         let alloc = "allocating the tape render's buffers";
-        let (consts, order, starts, cix, nlv) =
-            (&self.consts, &self.order, &self.starts, &self.cix, self.nlv);
-        let (root, nslots) = (self.root, self.nslots);
-        let (root_eval_bytes, root_prune_bytes) = (self.root_eval_bytes, self.root_prune_bytes);
-        let total_choices = self.choices as u32;
         let mut stride = self.len;
         let mut max_choices = self.choices;
         // The round's tapes: the prepared one first, then each round's pruned ones.
@@ -328,88 +499,45 @@ where
             .collect();
         let mut work: CudaSlice<u32> = stream.clone_htod(&first).during(alloc)?;
         let mut n = (g0.rows * g0.cols) as usize;
-        let a = plan.axes;
         let mut rounds = Vec::with_capacity(levels.len());
         let mut stats = Vec::with_capacity(levels.len());
         for (l, g) in levels.iter().enumerate() {
             let next = levels.get(l + 1);
-            let record: i32 = next.is_some() as i32;
-            let mut counts: CudaSlice<u32> = stream.alloc_zeros(8).during(alloc)?;
-            let mut length: CudaSlice<u64> = stream.alloc_zeros(1).during(alloc)?;
-            let rec = if record == 1 { n.max(1) } else { 1 };
-            let mut choices: CudaSlice<u8> = stream
-                .alloc_zeros((rec * max_choices).max(1))
-                .during(alloc)?;
-            let mut n_choices: CudaSlice<u32> = stream.alloc_zeros(rec).during(alloc)?;
-            let mut boundary: CudaSlice<u32> = stream.alloc_zeros(rec).during(alloc)?;
-            let n32 = n as u32;
-            let out = crate::search::tape::OUT as u32;
+            let rec = if next.is_some() { n.max(1) } else { 1 };
+            let mut bufs = LevelBuffers {
+                counts: stream.alloc_zeros(8).during(alloc)?,
+                length: stream.alloc_zeros(1).during(alloc)?,
+                choices: stream
+                    .alloc_zeros((rec * max_choices).max(1))
+                    .during(alloc)?,
+                n_choices: stream.alloc_zeros(rec).during(alloc)?,
+                boundary: stream.alloc_zeros(rec).during(alloc)?,
+            };
             let (pool, args) = match &owned {
                 Some((p, a)) => (p, a),
                 None => (&self.pool, &self.args),
+            };
+            let level = Level {
+                l,
+                first: l == 0 && self.root,
+                n,
+                stride,
+                work: &work,
+                pool,
+                args,
             };
             profile.mark(&stream, format!("setup {}", g.tile))?;
             if n > 0 {
                 let mut cls =
                     classes.slice_mut(offsets[l]..offsets[l] + (g.rows * g.cols) as usize);
-                let first = l == 0 && root;
-                let mut b = stream.launch_builder(if first { &k.root_eval } else { &k.eval });
-                b.arg(&n32).arg(&work).arg(pool);
-                if first {
-                    b.arg(args).arg(consts).arg(order).arg(starts).arg(&nlv);
-                    b.arg(cix).arg(&total_choices);
-                } else {
-                    b.arg(consts).arg(&out);
-                }
-                // A tile's children share its tape; in blocks of 64 of them the tape is read
-                // from shared memory.
-                const STAGED_BLOCK: u32 = 64;
-                let stage: u32 = if !first
-                    && l > 0
-                    && (levels[l - 1].tile / g.tile).pow(2) % STAGED_BLOCK == 0
-                    && stride * 8 <= self.shared_max
-                {
-                    stride as u32
-                } else {
-                    0
-                };
-                b.arg(&mut choices).arg(&mut n_choices).arg(&record);
-                super::push_grid(&mut b, &a, &g.tile, plan);
-                b.arg(&mut cls)
-                    .arg(&g.cols)
-                    .arg(&mut boundary)
-                    .arg(&mut counts)
-                    .arg(&mut length);
-                if !first {
-                    b.arg(&stage);
-                }
-                let shape = if first {
-                    LaunchConfig {
-                        grid_dim: (n32, 1, 1),
-                        block_dim: (ROOT_BLOCK, 1, 1),
-                        shared_mem_bytes: root_eval_bytes as u32,
-                    }
-                } else if stage > 0 {
-                    LaunchConfig {
-                        grid_dim: (n.div_ceil(STAGED_BLOCK as usize) as u32, 1, 1),
-                        block_dim: (STAGED_BLOCK, 1, 1),
-                        shared_mem_bytes: (stride * 8) as u32,
-                    }
-                } else {
-                    spread(n, if n <= 8192 { 32 } else { 128 })
-                };
-                // SAFETY: the arguments match the kernel's signature; `work` holds 4n entries whose
-                // tapes lie in `pool` (and `args`); `choices` holds n times the most choices of any
-                // tape of the round; `n_choices` and `boundary` n entries (when recording); the
-                // first level's shared memory holds a value per instruction.
-                unsafe { b.launch(shape) }.during("launching the tape interpreter")?;
+                self.eval_level(&stream, plan, &level, &mut bufs, &mut cls)?;
             }
             profile.mark(&stream, format!("eval {}", g.tile))?;
             let counted = stream
-                .clone_dtoh(&counts)
+                .clone_dtoh(&bufs.counts)
                 .during("reading the tape render's counters")?;
             let ran = stream
-                .clone_dtoh(&length)
+                .clone_dtoh(&bufs.length)
                 .during("reading the tape render's counters")?[0];
             let round = Round2 {
                 tile: g.tile,
@@ -428,69 +556,32 @@ where
             let nb = counted[0] as usize;
             let kk = g.tile / ng.tile;
             let size = (nb * stride).max(1);
-            // SAFETY (the two allocations): every element is written before it is read.
+            // SAFETY (the three allocations): every element is written before it is read.
             let mut next_pool: CudaSlice<u64> =
                 unsafe { stream.alloc::<u64>(size) }.during(alloc)?;
             let mut next_args: CudaSlice<u32> =
                 unsafe { stream.alloc::<u32>(size) }.during(alloc)?;
-            // A warp per tile, 4 per block where their tapes fit shared memory together
-            // (one always fits: `Prepared::new` checks the longest tape).
-            let first = l == 0 && root;
-            let per_block = if 4 * stride * 4 <= self.shared_max {
-                4
-            } else {
-                1
-            };
             let next_n = nb * (kk * kk) as usize;
             profile.mark(&stream, format!("read {}", g.tile))?;
             let mut next_work: CudaSlice<u32> =
                 unsafe { stream.alloc::<u32>((4 * next_n).max(4)) }.during(alloc)?;
             if nb > 0 {
-                let (nb32, stride32) = (nb as u32, stride as u32);
-                let (kernel, shape) = if first {
-                    let shape = LaunchConfig {
-                        grid_dim: (nb32, 1, 1),
-                        block_dim: (ROOT_BLOCK, 1, 1),
-                        shared_mem_bytes: root_prune_bytes as u32,
-                    };
-                    (&k.root_prune, shape)
-                } else {
-                    let shape = LaunchConfig {
-                        grid_dim: (nb.div_ceil(per_block) as u32, 1, 1),
-                        block_dim: (32 * per_block as u32, 1, 1),
-                        shared_mem_bytes: (per_block * stride * 4) as u32,
-                    };
-                    (&k.prune_warp, shape)
+                let mut into = Pruned {
+                    pool: &mut next_pool,
+                    args: &mut next_args,
+                    work: &mut next_work,
+                    kk,
+                    grid: *ng,
                 };
-                let mut b = stream.launch_builder(kernel);
-                b.arg(&nb32).arg(&boundary).arg(&n32).arg(&work).arg(pool);
-                b.arg(args);
-                if first {
-                    b.arg(order).arg(starts).arg(&nlv).arg(cix).arg(&choices);
-                } else {
-                    b.arg(&choices).arg(&n_choices);
-                }
-                b.arg(&stride32);
-                b.arg(&mut next_pool)
-                    .arg(&mut next_args)
-                    .arg(&kk)
-                    .arg(&ng.rows)
-                    .arg(&ng.cols)
-                    .arg(&mut next_work)
-                    .arg(&mut counts);
-                // SAFETY: matches the signature of the kernel chosen; `next_pool` and
-                // `next_args` hold nb tapes of `stride` (the longest tape of the round, which
-                // pruning never lengthens); `next_work` nb k^2 items; shared
-                // memory holds a word per instruction (and per thread at the first level) for
-                // each tile of a block.
-                unsafe { b.launch(shape) }.during("launching the tape pruning")?;
+                self.prune_level(&stream, &level, nb, &mut bufs, &mut into)?;
                 profile.mark(&stream, format!("prune {}", g.tile))?;
                 let counted = stream
-                    .clone_dtoh(&counts)
+                    .clone_dtoh(&bufs.counts)
                     .during("reading the tape render's counters")?;
                 if counted[6] != 0 {
                     return Err(GpuError::Tape(format!(
-                        "a pruned tape needed more than the {nslots} slots of the interpreter"
+                        "a pruned tape needed more than the {} slots of the interpreter",
+                        self.nslots
                     )));
                 }
                 stride = counted[4] as usize;
