@@ -13,6 +13,11 @@
 //! - `min`/`max` ignore NaN, so rules that use them test emptiness explicitly.
 
 mod elementary;
+// Generated from the lowering (`interpreted::operations`); rustfmt keeps the generator's
+// layout, which the test `the_operations_are_the_lowerings` compares.
+#[rustfmt::skip]
+pub(crate) mod generated;
+pub(crate) mod interpreted;
 mod power;
 mod root;
 
@@ -112,6 +117,31 @@ pub fn lower_with(
         help: None,
     })?;
     Ok(program)
+}
+
+/// One operation on interval arguments of which nothing is known (variables 0 and 1, `x` and
+/// `y`), lowered to a program of one output in `precision`: what an interpreter of interval
+/// operations runs for it. The tape interpreters' operation bodies (CPU and CUDA) are generated
+/// from these programs (`crate::scalar::emit`), so that they restate no semantics. Only the
+/// operation's kind counts (its argument ids are ignored); `None` for operations of more than
+/// two arguments or that need the rewrites first (`pow`).
+pub fn lower_op(op: Op, precision: Precision) -> Option<Program> {
+    let arity = op.args().len();
+    if arity > 2 || matches!(op, Op::Pow(..) | Op::Var(_) | Op::Const(_)) {
+        return None;
+    }
+    let vars: Vec<String> = ["x", "y"][..arity].iter().map(|v| v.to_string()).collect();
+    let mut l = Lowering {
+        b: Builder::new(precision, vars),
+    };
+    let args: Vec<Iv> = (0..arity as u32)
+        .map(|v| Iv {
+            lo: l.b.input(v, Bound::Lo),
+            hi: l.b.input(v, Bound::Hi),
+        })
+        .collect();
+    let out = l.op(op, &args, &vec![Fact::UNKNOWN; arity]);
+    Some(l.b.finish(vec![(out.lo, out.hi)]))
 }
 
 /// Constant folding with exactly the run-time semantics: the lowering of `op` on constant

@@ -24,6 +24,7 @@
 
 mod builder;
 pub mod bytecode;
+pub(crate) mod emit;
 pub mod interp;
 pub mod split;
 pub mod text;

@@ -28,7 +28,6 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use super::exclude::{exclude, Ended};
 use super::minimize::mid;
 use crate::ir::diff::Gradient;
-use crate::round::{add_f64, mul_f64, sub_f64, Round};
 use crate::{Error, Evaluator};
 
 /// An evaluator of a square system's Jacobian expression ([`crate::Expression::jacobian`])
@@ -64,37 +63,9 @@ pub struct Step {
 
 type Iv = (f64, f64);
 
-fn add(a: Iv, b: Iv) -> Iv {
-    (add_f64(a.0, b.0, Round::Down), add_f64(a.1, b.1, Round::Up))
-}
-
-fn sub(a: Iv, b: Iv) -> Iv {
-    (sub_f64(a.0, b.1, Round::Down), sub_f64(a.1, b.0, Round::Up))
-}
-
-/// The product of two intervals (bounds may be infinite after an overflow; 0 · ∞ is 0, as
-/// in IEEE 1788's interval product, where the hardware says NaN).
-fn mul(a: Iv, b: Iv) -> Iv {
-    let p = |x: f64, y: f64, r| {
-        let v = mul_f64(x, y, r);
-        if v.is_nan() {
-            0.0
-        } else {
-            v
-        }
-    };
-    let ps = |r| {
-        [
-            p(a.0, b.0, r),
-            p(a.0, b.1, r),
-            p(a.1, b.0, r),
-            p(a.1, b.1, r),
-        ]
-    };
-    let lo = ps(Round::Down).into_iter().fold(f64::INFINITY, f64::min);
-    let hi = ps(Round::Up).into_iter().fold(f64::NEG_INFINITY, f64::max);
-    (lo, hi)
-}
+// The interval sum, difference and product of the Krawczyk operator: the lowering's own
+// (generated from it; 0 · ∞ is 0 as in IEEE 1788's product, where the hardware says NaN).
+use crate::lower::generated::f64_ops::{add, mul, sub};
 
 impl Jacobian<'_> {
     /// One Krawczyk step on each box (`(lo, hi)` per variable), all evaluated in one batch.

@@ -94,7 +94,8 @@ fn config(n: usize) -> LaunchConfig {
 }
 
 /// The start of every search kernel's CUDA C: the element type `T` of the expression's
-/// bounds, and `lo_of` / `hi_of`, a double rounded down / up to `T` (exact for double).
+/// bounds, `lo_of` / `hi_of`, a double rounded down / up to `T` (exact for double), and
+/// `tile_bounds` (`tile.cu`), the bounds of a tile's pixels.
 fn prelude(p: Precision) -> String {
     let (t, lo, hi) = match p {
         Precision::F64 => ("double", "(x)", "(x)"),
@@ -103,6 +104,7 @@ fn prelude(p: Precision) -> String {
     format!(
         "typedef {t} T;\ntypedef unsigned int u32;\ntypedef unsigned long long u64;\n\
          __device__ __forceinline__ T lo_of(double x) {{ return {lo}; }}\n\
-         __device__ __forceinline__ T hi_of(double x) {{ return {hi}; }}\n"
+         __device__ __forceinline__ T hi_of(double x) {{ return {hi}; }}\n{}",
+        include_str!("tile.cu")
     )
 }

@@ -12,17 +12,15 @@ extern "C" __global__ void ivjit_search_boxes(
     for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x) {
         u32 i0 = tiles[2 * t] * tile, j0 = tiles[2 * t + 1] * tile;
         u32 i1 = min(i0 + tile, height), j1 = min(j0 + tile, width);
+        double b[4];
+        tile_bounds(i0, i1, j0, j1, x0, y1, wx_lo, wx_hi, wy_lo, wy_hi, w, h, b);
         if (kx >= 0) {
-            double xl = __dadd_rd(x0, __ddiv_rd(__dmul_rd((double)j0, wx_lo), w));
-            double xh = __dadd_ru(x0, __ddiv_ru(__dmul_ru((double)j1, wx_hi), w));
-            in[(size_t)(2 * kx) * n + t] = lo_of(xl);
-            in[(size_t)(2 * kx + 1) * n + t] = hi_of(xh);
+            in[(size_t)(2 * kx) * n + t] = lo_of(b[0]);
+            in[(size_t)(2 * kx + 1) * n + t] = hi_of(b[1]);
         }
         if (ky >= 0) {
-            double yl = __dadd_rd(y1, -__ddiv_ru(__dmul_ru((double)i1, wy_hi), h));
-            double yh = __dadd_ru(y1, -__ddiv_rd(__dmul_rd((double)i0, wy_lo), h));
-            in[(size_t)(2 * ky) * n + t] = lo_of(yl);
-            in[(size_t)(2 * ky + 1) * n + t] = hi_of(yh);
+            in[(size_t)(2 * ky) * n + t] = lo_of(b[2]);
+            in[(size_t)(2 * ky + 1) * n + t] = hi_of(b[3]);
         }
     }
 }

@@ -1,59 +1,28 @@
 // ivjit tape interpreter: src/search/gpu/tape.cu.
-// Compiled after the prelude of src/search/gpu/mod.rs (T, u32, u64, lo_of, hi_of)
-// and the #defines of tape.rs (NSLOTS, OP_*, ADD_RD/ADD_RU, MUL_RD/MUL_RU, SQRT_RD/SQRT_RU, NAN_T).
+// Compiled after the prelude of src/search/gpu/mod.rs (T, u32, u64, lo_of, hi_of), the
+// #defines of tape.rs (NSLOTS, OP_*), `struct Iv { T lo, hi; }` and the operations
+// op_neg ... op_max generated from their lowering (crate::lower::interpreted::operations).
 
-struct Iv { T lo, hi; };
-__device__ __forceinline__ Iv empty() { T n = NAN_T; Iv v = {n, n}; return v; }
-__device__ __forceinline__ T lesser(T a, T b) { return a < b ? a : b; }
-__device__ __forceinline__ T greater(T a, T b) { return a > b ? a : b; }
-// A directed product where a zero factor gives 0 (no 0 * inf), as the CPU's `times`.
-__device__ __forceinline__ T times_rd(T a, T b) {
-    return (a == (T)0 || b == (T)0) ? (T)0 : MUL_RD(a, b);
-}
-__device__ __forceinline__ T times_ru(T a, T b) {
-    return (a == (T)0 || b == (T)0) ? (T)0 : MUL_RU(a, b);
-}
-
-// One operation on slots (the operations of src/search/tape.rs, the same formulas).
+// One operation on slots: the generated operation, and for min/max which side decides it on
+// every box inside this one (the choice of src/search/tape/mod.rs's min_max, the same tests).
 __device__ __forceinline__ Iv step(u32 op, Iv a, Iv b, unsigned char* choice)
 {
-    Iv v;
     switch (op & 0xff) {
-    case OP_NEG: v.lo = -a.hi; v.hi = -a.lo; return v;
-    case OP_ADD: v.lo = ADD_RD(a.lo, b.lo); v.hi = ADD_RU(a.hi, b.hi); return v;
-    case OP_SUB: v.lo = ADD_RD(a.lo, -b.hi); v.hi = ADD_RU(a.hi, -b.lo); return v;
-    case OP_MUL:
-        if (isnan(a.lo) || isnan(b.lo)) return empty();
-        v.lo = lesser(lesser(times_rd(a.lo, b.lo), times_rd(a.lo, b.hi)),
-                      lesser(times_rd(a.hi, b.lo), times_rd(a.hi, b.hi)));
-        v.hi = greater(greater(times_ru(a.lo, b.lo), times_ru(a.lo, b.hi)),
-                       greater(times_ru(a.hi, b.lo), times_ru(a.hi, b.hi)));
-        return v;
-    case OP_SQR:
-        if (isnan(a.lo)) return empty();
-        if (a.lo >= (T)0) { v.lo = MUL_RD(a.lo, a.lo); v.hi = MUL_RU(a.hi, a.hi); }
-        else if (a.hi <= (T)0) { v.lo = MUL_RD(a.hi, a.hi); v.hi = MUL_RU(a.lo, a.lo); }
-        else { v.lo = (T)0; v.hi = greater(MUL_RU(a.lo, a.lo), MUL_RU(a.hi, a.hi)); }
-        return v;
-    case OP_SQRT:
-        if (isnan(a.lo) || a.hi < (T)0) return empty();
-        v.lo = SQRT_RD(a.lo < (T)0 ? (T)0 : a.lo); v.hi = SQRT_RU(a.hi);
-        return v;
-    case OP_ABS:
-        if (isnan(a.lo)) return empty();
-        if (a.lo >= (T)0) return a;
-        if (a.hi <= (T)0) { v.lo = -a.hi; v.hi = -a.lo; return v; }
-        v.lo = (T)0; v.hi = greater(-a.lo, a.hi);
-        return v;
+    case OP_NEG: return op_neg(a);
+    case OP_ADD: return op_add(a, b);
+    case OP_SUB: return op_sub(a, b);
+    case OP_MUL: return op_mul(a, b);
+    case OP_SQR: return op_sqr(a);
+    case OP_SQRT: return op_sqrt(a);
+    case OP_ABS: return op_abs(a);
     default: {
-        if (isnan(a.lo) || isnan(b.lo)) return empty();
         bool is_min = (op & 0xff) == OP_MIN;
+        Iv v = is_min ? op_min(a, b) : op_max(a, b);
+        // An empty side (NaN) decides nothing: the comparisons are false.
         bool a_wins, b_wins;
         if (is_min) {
-            v.lo = lesser(a.lo, b.lo); v.hi = lesser(a.hi, b.hi);
             a_wins = a.hi <= b.lo; b_wins = b.hi <= a.lo;
         } else {
-            v.lo = greater(a.lo, b.lo); v.hi = greater(a.hi, b.hi);
             a_wins = a.lo >= b.hi; b_wins = b.lo >= a.hi;
         }
         if (a_wins && !(op & OP_B_MAY_BE_EMPTY)) *choice = 1;
@@ -67,17 +36,19 @@ __device__ __forceinline__ bool is_choice(u32 op) {
     return (op & 0xff) == OP_MIN || (op & 0xff) == OP_MAX;
 }
 
-// The box of tile (r, q) of size tile, the rounding of Axes::tile_box, narrowed outward to T.
+// The box of tile (r, q) of size tile (tile_bounds), narrowed outward to T.
 __device__ void tile_box(u32 r, u32 q, u32 tile, u32 width, u32 height, double x0, double y1,
                          double wx_lo, double wx_hi, double wy_lo, double wy_hi, double w,
                          double h, Iv* x, Iv* y)
 {
     u32 i0 = r * tile, j0 = q * tile;
     u32 i1 = min(i0 + tile, height), j1 = min(j0 + tile, width);
-    x->lo = lo_of(__dadd_rd(x0, __ddiv_rd(__dmul_rd((double)j0, wx_lo), w)));
-    x->hi = hi_of(__dadd_ru(x0, __ddiv_ru(__dmul_ru((double)j1, wx_hi), w)));
-    y->lo = lo_of(__dadd_rd(y1, -__ddiv_ru(__dmul_ru((double)i1, wy_hi), h)));
-    y->hi = hi_of(__dadd_ru(y1, -__ddiv_rd(__dmul_rd((double)i0, wy_lo), h)));
+    double b[4];
+    tile_bounds(i0, i1, j0, j1, x0, y1, wx_lo, wx_hi, wy_lo, wy_hi, w, h, b);
+    x->lo = lo_of(b[0]);
+    x->hi = hi_of(b[1]);
+    y->lo = lo_of(b[2]);
+    y->hi = hi_of(b[3]);
 }
 
 // Work item t: (row, col, tape offset, tape length); row 0xffffffff: a child clipped away.

@@ -40,15 +40,6 @@ struct Kernels {
 /// The CUDA C source of the interpreter for precision `p` and `nslots` slots per thread.
 pub(crate) fn source(p: Precision, nslots: usize) -> String {
     let prelude = super::prelude(p);
-    let (add, mul, sqrt, nan) = match p {
-        Precision::F64 => (
-            "__dadd",
-            "__dmul",
-            "__dsqrt",
-            "__longlong_as_double(0x7ff8000000000000ULL)",
-        ),
-        Precision::F32 => ("__fadd", "__fmul", "__fsqrt", "__int_as_float(0x7fc00000)"),
-    };
     // The operation codes as the CUDA source names them: OP_CONST, OP_VAR, ...
     let codes: String = [
         ("CONST", code::CONST),
@@ -68,13 +59,11 @@ pub(crate) fn source(p: Precision, nslots: usize) -> String {
     .iter()
     .map(|(name, v)| format!("#define OP_{name} {v}\n"))
     .collect();
-    let defines = format!(
-        "#define NSLOTS {nslots}\n{codes}\
-         #define ADD_RD {add}_rd\n#define ADD_RU {add}_ru\n\
-         #define MUL_RD {mul}_rd\n#define MUL_RU {mul}_ru\n\
-         #define SQRT_RD {sqrt}_rd\n#define SQRT_RU {sqrt}_ru\n#define NAN_T {nan}\n"
-    );
-    format!("{prelude}{defines}{}", include_str!("tape.cu"))
+    let ops = crate::lower::interpreted::operations(p, crate::scalar::emit::Language::CudaC);
+    format!(
+        "{prelude}#define NSLOTS {nslots}\n{codes}struct Iv {{ T lo, hi; }};\n{ops}{}",
+        include_str!("tape.cu")
+    )
 }
 
 /// A launch of `n` threads in blocks of `block`. A tile's thread runs a whole tape (or prunes

@@ -38,6 +38,7 @@ use crate::interval::Interval;
 use crate::ir::sign::Facts;
 use crate::ir::{Graph, NodeId, Op};
 use crate::round::{self, Round};
+use crate::scalar::emit::Ops;
 use crate::syntax::ast::Span;
 use crate::{Error, Expression, Precision};
 
@@ -527,14 +528,7 @@ impl Tape {
             };
             let (va, vb) = v;
             let v = match op & 0xff {
-                code::NEG => neg(va),
-                code::ADD => add(va, vb),
-                code::SUB => sub(va, vb),
-                code::MUL => mul(va, vb),
-                code::SQR => sqr(va),
-                code::SQRT => sqrt(va),
-                code::ABS => abs(va),
-                _ => {
+                code::MIN | code::MAX => {
                     let is_min = op & 0xff == code::MIN;
                     let (v, choice) = min_max(is_min, op, va, vb);
                     if let Some(r) = record.as_deref_mut() {
@@ -542,6 +536,7 @@ impl Tape {
                     }
                     v
                 }
+                c => T::apply(c, va, vb),
             };
             slots[out as usize] = v;
         }
@@ -616,47 +611,42 @@ fn is_choice(i: Inst) -> bool {
     matches!(i as u16 & 0xff, code::MIN | code::MAX)
 }
 
-/// A bound type of the interpreter: f64 or f32, with correctly rounded operations.
-pub(crate) trait Bound: Copy + PartialOrd + Send + Sync {
+/// The generated operation `code` (not `min`/`max`'s choice) on `a` (and `b`) in the
+/// precision of `$ops`.
+macro_rules! apply {
+    ($ops:path, $code:expr, $a:expr, $b:expr) => {{
+        use $ops as o;
+        match $code {
+            code::NEG => o::neg($a),
+            code::ADD => o::add($a, $b),
+            code::SUB => o::sub($a, $b),
+            code::MUL => o::mul($a, $b),
+            code::SQR => o::sqr($a),
+            code::SQRT => o::sqrt($a),
+            code::ABS => o::abs($a),
+            code::MIN => o::min($a, $b),
+            _ => o::max($a, $b),
+        }
+    }};
+}
+
+/// A bound type of the interpreter: f64 or f32, with the correctly rounded operations of the
+/// scalar IR's reference rows ([`Ops`]) that the generated operations call.
+pub(crate) trait Bound: Ops + Send + Sync {
     fn nan() -> Self;
-    fn zero() -> Self;
-    fn is_nan(self) -> bool;
-    fn add(self, b: Self, r: Round) -> Self;
-    fn sub(self, b: Self, r: Round) -> Self;
-    fn mul(self, b: Self, r: Round) -> Self;
-    fn sqrt(self, r: Round) -> Self;
-    fn neg(self) -> Self;
     /// An f64 lower bound in this precision (rounded down).
     fn lo_of(x: f64) -> Self;
     /// An f64 upper bound in this precision (rounded up).
     fn hi_of(x: f64) -> Self;
     fn to_f64(self) -> f64;
+    /// The generated operation `code` of this precision (the codes [`code::NEG`] to
+    /// [`code::MAX`] are those of [`crate::lower::interpreted::OPERATIONS`], in order).
+    fn apply(code: u16, a: Iv<Self>, b: Iv<Self>) -> Iv<Self>;
 }
 
 impl Bound for f64 {
     fn nan() -> f64 {
         f64::NAN
-    }
-    fn zero() -> f64 {
-        0.0
-    }
-    fn is_nan(self) -> bool {
-        f64::is_nan(self)
-    }
-    fn add(self, b: f64, r: Round) -> f64 {
-        round::add_f64(self, b, r)
-    }
-    fn sub(self, b: f64, r: Round) -> f64 {
-        round::sub_f64(self, b, r)
-    }
-    fn mul(self, b: f64, r: Round) -> f64 {
-        round::mul_f64(self, b, r)
-    }
-    fn sqrt(self, r: Round) -> f64 {
-        round::sqrt_f64(self, r)
-    }
-    fn neg(self) -> f64 {
-        -self
     }
     fn lo_of(x: f64) -> f64 {
         x
@@ -667,32 +657,14 @@ impl Bound for f64 {
     fn to_f64(self) -> f64 {
         self
     }
+    fn apply(code: u16, a: Iv<f64>, b: Iv<f64>) -> Iv<f64> {
+        apply!(crate::lower::generated::f64_ops, code, a, b)
+    }
 }
 
 impl Bound for f32 {
     fn nan() -> f32 {
         f32::NAN
-    }
-    fn zero() -> f32 {
-        0.0
-    }
-    fn is_nan(self) -> bool {
-        f32::is_nan(self)
-    }
-    fn add(self, b: f32, r: Round) -> f32 {
-        round::add_f32(self, b, r)
-    }
-    fn sub(self, b: f32, r: Round) -> f32 {
-        round::sub_f32(self, b, r)
-    }
-    fn mul(self, b: f32, r: Round) -> f32 {
-        round::mul_f32(self, b, r)
-    }
-    fn sqrt(self, r: Round) -> f32 {
-        round::sqrt_f32(self, r)
-    }
-    fn neg(self) -> f32 {
-        -self
     }
     fn lo_of(x: f64) -> f32 {
         round::narrow_f32(x, Round::Down)
@@ -703,118 +675,19 @@ impl Bound for f32 {
     fn to_f64(self) -> f64 {
         self as f64
     }
+    fn apply(code: u16, a: Iv<f32>, b: Iv<f32>) -> Iv<f32> {
+        apply!(crate::lower::generated::f32_ops, code, a, b)
+    }
 }
-
-// The operations. Each is written as the CUDA interpreter writes it (`gpu/tape.rs`): the same
-// comparisons in the same order, so that both give the same bits.
 
 type Iv<T> = (T, T);
 
-fn empty<T: Bound>() -> Iv<T> {
-    (T::nan(), T::nan())
-}
-
-fn lesser<T: Bound>(a: T, b: T) -> T {
-    if a < b {
-        a
-    } else {
-        b
-    }
-}
-
-fn greater<T: Bound>(a: T, b: T) -> T {
-    if a > b {
-        a
-    } else {
-        b
-    }
-}
-
-fn neg<T: Bound>(a: Iv<T>) -> Iv<T> {
-    (a.1.neg(), a.0.neg())
-}
-
-fn add<T: Bound>(a: Iv<T>, b: Iv<T>) -> Iv<T> {
-    (a.0.add(b.0, Round::Down), a.1.add(b.1, Round::Up))
-}
-
-fn sub<T: Bound>(a: Iv<T>, b: Iv<T>) -> Iv<T> {
-    (a.0.sub(b.1, Round::Down), a.1.sub(b.0, Round::Up))
-}
-
-/// A directed product where a zero factor gives 0 (the limit the interval product needs: a
-/// bound 0 times an infinite bound stands for 0 times finite values).
-fn times<T: Bound>(a: T, b: T, r: Round) -> T {
-    if a == T::zero() || b == T::zero() {
-        T::zero()
-    } else {
-        a.mul(b, r)
-    }
-}
-
-fn mul<T: Bound>(a: Iv<T>, b: Iv<T>) -> Iv<T> {
-    if a.0.is_nan() || b.0.is_nan() {
-        return empty();
-    }
-    let (d, u) = (Round::Down, Round::Up);
-    let lo = lesser(
-        lesser(times(a.0, b.0, d), times(a.0, b.1, d)),
-        lesser(times(a.1, b.0, d), times(a.1, b.1, d)),
-    );
-    let hi = greater(
-        greater(times(a.0, b.0, u), times(a.0, b.1, u)),
-        greater(times(a.1, b.0, u), times(a.1, b.1, u)),
-    );
-    (lo, hi)
-}
-
-fn sqr<T: Bound>(a: Iv<T>) -> Iv<T> {
-    if a.0.is_nan() {
-        return empty();
-    }
-    let (d, u) = (Round::Down, Round::Up);
-    if a.0 >= T::zero() {
-        (a.0.mul(a.0, d), a.1.mul(a.1, u))
-    } else if a.1 <= T::zero() {
-        (a.1.mul(a.1, d), a.0.mul(a.0, u))
-    } else {
-        (T::zero(), greater(a.0.mul(a.0, u), a.1.mul(a.1, u)))
-    }
-}
-
-fn sqrt<T: Bound>(a: Iv<T>) -> Iv<T> {
-    if a.0.is_nan() || a.1 < T::zero() {
-        return empty();
-    }
-    let lo = if a.0 < T::zero() { T::zero() } else { a.0 };
-    (lo.sqrt(Round::Down), a.1.sqrt(Round::Up))
-}
-
-fn abs<T: Bound>(a: Iv<T>) -> Iv<T> {
-    if a.0.is_nan() {
-        return empty();
-    }
-    if a.0 >= T::zero() {
-        a
-    } else if a.1 <= T::zero() {
-        neg(a)
-    } else {
-        (T::zero(), greater(a.0.neg(), a.1))
-    }
-}
-
-/// `min` or `max` and which side decides it on every box inside this one.
+/// `min` or `max` (the generated operation) and which side decides it on every box inside
+/// this one.
 fn min_max<T: Bound>(is_min: bool, op: u16, a: Iv<T>, b: Iv<T>) -> (Iv<T>, u8) {
-    if a.0.is_nan() || b.0.is_nan() {
-        return (empty(), BOTH);
-    }
-    let v = if is_min {
-        (lesser(a.0, b.0), lesser(a.1, b.1))
-    } else {
-        (greater(a.0, b.0), greater(a.1, b.1))
-    };
+    let v = T::apply(op & 0xff, a, b);
     // `a` decides a min where it lies below b (a max where above), and b may be dropped only
-    // when it cannot be empty on a smaller box.
+    // when it cannot be empty on a smaller box. (An empty side, NaN, decides nothing.)
     let (a_wins, b_wins) = if is_min {
         (a.1 <= b.0, b.1 <= a.0)
     } else {
@@ -1049,5 +922,58 @@ mod tests {
         };
         assert!(err("sin(x) + y").contains("'sin'"), "{}", err("sin(x) + y"));
         assert!(err("x + z").contains("'z'"));
+    }
+
+    /// Each generated operation gives the bits the scalar IR's reference interpreter gives for
+    /// the lowering it was generated from, on intervals of every class (empty, entire,
+    /// half-unbounded, zero with either sign, subnormal, the largest floats, ordinary), all
+    /// pairs, in both precisions: the Rust rows of `crate::scalar::emit` are faithful.
+    #[test]
+    fn the_generated_operations_run_as_the_interpreter_runs_the_lowering() {
+        let inf = f64::INFINITY;
+        let classes: Vec<(f64, f64)> = vec![
+            (f64::NAN, f64::NAN),
+            (-inf, inf),
+            (-inf, -1.0),
+            (2.0, inf),
+            (0.0, 0.0),
+            (-0.0, 0.0),
+            (-0.0, -0.0),
+            (0.0, 1e-45),
+            (-1e-45, 1e-45),
+            (-3.0, 2.0),
+            (1.5, 2.5),
+            (-2.0, -0.5),
+            (-f32::MAX as f64, f32::MAX as f64),
+            (f32::MAX as f64, inf),
+        ];
+        fn check<T: Bound>(p: Precision, classes: &[(f64, f64)], to: fn(f64) -> T) {
+            let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+            use crate::lower::interpreted::OPERATIONS;
+            for (k, (name, op)) in OPERATIONS.iter().enumerate() {
+                let program = crate::lower::lower_op(*op, p).unwrap();
+                let code = code::NEG + k as u16;
+                // The classes in T (f32 rounds 1e-45 to its least subnormal, ...).
+                let exact = |(lo, hi): (f64, f64)| (to(lo).to_f64(), to(hi).to_f64());
+                for &x in classes {
+                    for &y in classes {
+                        let (x, y) = (exact(x), exact(y));
+                        let inputs = [x, y];
+                        let want =
+                            crate::scalar::interp::eval(&program, &inputs[..program.n_vars()])
+                                .unwrap()[0];
+                        let got = T::apply(code, (to(x.0), to(x.1)), (to(y.0), to(y.1)));
+                        assert!(
+                            same(got.0.to_f64(), want.0) && same(got.1.to_f64(), want.1),
+                            "{name} {p} on {x:?}, {y:?}: generated ({}, {}), interpreter {want:?}",
+                            got.0.to_f64(),
+                            got.1.to_f64()
+                        );
+                    }
+                }
+            }
+        }
+        check::<f64>(Precision::F64, &classes, |v| v);
+        check::<f32>(Precision::F32, &classes, |v| v as f32);
     }
 }

@@ -1,0 +1,305 @@
+//! The interpreted operations (`interpreted::OPERATIONS`) in Rust, generated from their
+//! lowering (`lower_op`) by `interpreted::operations`: do not edit. The test
+//! `the_operations_are_the_lowerings` fails when this file is not what the lowering gives;
+//! `IVJIT_BLESS=1 cargo test --lib the_operations_are_the_lowerings` writes it again.
+
+use crate::round::Round;
+use crate::scalar::emit::Ops;
+
+/// The operations lowered in f64.
+pub(crate) mod f64_ops {
+    use super::*;
+
+    /// `neg`, lowered.
+    pub(crate) fn neg<T: Ops>(x: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = v1.neg();
+        let v3 = v0.neg();
+        (v2, v3)
+    }
+
+    /// `add`, lowered.
+    pub(crate) fn add<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = y.0;
+        let v3 = y.1;
+        let v4 = v0.add(v2, Round::Down);
+        let v5 = v1.add(v3, Round::Up);
+        (v4, v5)
+    }
+
+    /// `sub`, lowered.
+    pub(crate) fn sub<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = y.0;
+        let v3 = y.1;
+        let v4 = v0.sub(v3, Round::Down);
+        let v5 = v1.sub(v2, Round::Up);
+        (v4, v5)
+    }
+
+    /// `mul`, lowered.
+    pub(crate) fn mul<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = y.0;
+        let v3 = y.1;
+        let v4 = v0.mul(v2, Round::Down);
+        let v5 = v0.mul(v3, Round::Down);
+        let v6 = v1.mul(v2, Round::Down);
+        let v7 = v1.mul(v3, Round::Down);
+        let v8 = v0.mul(v2, Round::Up);
+        let v9 = v0.mul(v3, Round::Up);
+        let v10 = v1.mul(v2, Round::Up);
+        let v11 = v1.mul(v3, Round::Up);
+        let v12 = v4.min(v5);
+        let v13 = v6.min(v7);
+        let v14 = v8.max(v9);
+        let v15 = v10.max(v11);
+        let v16 = v12.min(v13);
+        let v17 = v14.max(v15);
+        let v18 = v16.is_nan();
+        let v19 = v0.is_nan();
+        let v20 = v2.is_nan();
+        let v21 = v19 | v20;
+        let v22 = !v21;
+        let v23 = v18 & v22;
+        let v24 = T::exact(0.0);
+        let v25 = if v23 { v24 } else { v16 };
+        let v26 = if v23 { v24 } else { v17 };
+        (v25, v26)
+    }
+
+    /// `sqr`, lowered.
+    pub(crate) fn sqr<T: Ops>(x: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = v1.neg();
+        let v3 = v0 > v2;
+        let v4 = if v3 { v0 } else { v2 };
+        let v5 = T::exact(0.0);
+        let v6 = v4 <= v5;
+        let v7 = if v6 { v5 } else { v4 };
+        let v8 = v0.neg();
+        let v9 = v8 > v1;
+        let v10 = if v9 { v8 } else { v1 };
+        let v11 = v7.mul(v7, Round::Down);
+        let v12 = v10.mul(v10, Round::Up);
+        (v11, v12)
+    }
+
+    /// `sqrt`, lowered.
+    pub(crate) fn sqrt<T: Ops>(x: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = T::exact(0.0);
+        let v3 = v0 < v2;
+        let v4 = if v3 { v2 } else { v0 };
+        let v5 = v4.sqrt(Round::Down);
+        let v6 = v1.sqrt(Round::Up);
+        let v7 = v1 < v2;
+        let v8 = T::exact(f64::NAN);
+        let v9 = if v7 { v8 } else { v5 };
+        let v10 = if v7 { v8 } else { v6 };
+        (v9, v10)
+    }
+
+    /// `abs`, lowered.
+    pub(crate) fn abs<T: Ops>(x: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = v1.neg();
+        let v3 = v0.max(v2);
+        let v4 = T::exact(0.0);
+        let v5 = v3 <= v4;
+        let v6 = if v5 { v4 } else { v3 };
+        let v7 = v0.neg();
+        let v8 = v7.max(v1);
+        (v6, v8)
+    }
+
+    /// `min`, lowered.
+    pub(crate) fn min<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = y.0;
+        let v3 = y.1;
+        let v4 = v0.min(v2);
+        let v5 = v1.min(v3);
+        let v6 = v0.is_nan();
+        let v7 = v2.is_nan();
+        let v8 = v6 | v7;
+        let v9 = T::exact(f64::NAN);
+        let v10 = if v8 { v9 } else { v4 };
+        let v11 = if v8 { v9 } else { v5 };
+        (v10, v11)
+    }
+
+    /// `max`, lowered.
+    pub(crate) fn max<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = y.0;
+        let v3 = y.1;
+        let v4 = v0.max(v2);
+        let v5 = v1.max(v3);
+        let v6 = v0.is_nan();
+        let v7 = v2.is_nan();
+        let v8 = v6 | v7;
+        let v9 = T::exact(f64::NAN);
+        let v10 = if v8 { v9 } else { v4 };
+        let v11 = if v8 { v9 } else { v5 };
+        (v10, v11)
+    }
+}
+
+/// The operations lowered in f32.
+pub(crate) mod f32_ops {
+    use super::*;
+
+    /// `neg`, lowered.
+    pub(crate) fn neg<T: Ops>(x: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = v1.neg();
+        let v3 = v0.neg();
+        (v2, v3)
+    }
+
+    /// `add`, lowered.
+    pub(crate) fn add<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = y.0;
+        let v3 = y.1;
+        let v4 = v0.add(v2, Round::Down);
+        let v5 = v1.add(v3, Round::Up);
+        (v4, v5)
+    }
+
+    /// `sub`, lowered.
+    pub(crate) fn sub<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = y.0;
+        let v3 = y.1;
+        let v4 = v0.sub(v3, Round::Down);
+        let v5 = v1.sub(v2, Round::Up);
+        (v4, v5)
+    }
+
+    /// `mul`, lowered.
+    pub(crate) fn mul<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = y.0;
+        let v3 = y.1;
+        let v4 = v0.mul(v2, Round::Down);
+        let v5 = v0.mul(v3, Round::Down);
+        let v6 = v1.mul(v2, Round::Down);
+        let v7 = v1.mul(v3, Round::Down);
+        let v8 = v0.mul(v2, Round::Up);
+        let v9 = v0.mul(v3, Round::Up);
+        let v10 = v1.mul(v2, Round::Up);
+        let v11 = v1.mul(v3, Round::Up);
+        let v12 = v4.min(v5);
+        let v13 = v6.min(v7);
+        let v14 = v8.max(v9);
+        let v15 = v10.max(v11);
+        let v16 = v12.min(v13);
+        let v17 = v14.max(v15);
+        let v18 = v16.is_nan();
+        let v19 = v0.is_nan();
+        let v20 = v2.is_nan();
+        let v21 = v19 | v20;
+        let v22 = !v21;
+        let v23 = v18 & v22;
+        let v24 = T::exact(0.0);
+        let v25 = if v23 { v24 } else { v16 };
+        let v26 = if v23 { v24 } else { v17 };
+        (v25, v26)
+    }
+
+    /// `sqr`, lowered.
+    pub(crate) fn sqr<T: Ops>(x: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = v1.neg();
+        let v3 = v0.max(v2);
+        let v4 = T::exact(0.0);
+        let v5 = v3 <= v4;
+        let v6 = if v5 { v4 } else { v3 };
+        let v7 = v0.neg();
+        let v8 = v7.max(v1);
+        let v9 = v6.mul(v6, Round::Down);
+        let v10 = v8.mul(v8, Round::Up);
+        (v9, v10)
+    }
+
+    /// `sqrt`, lowered.
+    pub(crate) fn sqrt<T: Ops>(x: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = T::exact(0.0);
+        let v3 = v0 < v2;
+        let v4 = if v3 { v2 } else { v0 };
+        let v5 = v4.sqrt(Round::Down);
+        let v6 = v1.sqrt(Round::Up);
+        let v7 = v1 < v2;
+        let v8 = T::exact(f64::NAN);
+        let v9 = if v7 { v8 } else { v5 };
+        let v10 = if v7 { v8 } else { v6 };
+        (v9, v10)
+    }
+
+    /// `abs`, lowered.
+    pub(crate) fn abs<T: Ops>(x: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = v1.neg();
+        let v3 = v0.max(v2);
+        let v4 = T::exact(0.0);
+        let v5 = v3 <= v4;
+        let v6 = if v5 { v4 } else { v3 };
+        let v7 = v0.neg();
+        let v8 = v7.max(v1);
+        (v6, v8)
+    }
+
+    /// `min`, lowered.
+    pub(crate) fn min<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = y.0;
+        let v3 = y.1;
+        let v4 = v0.min(v2);
+        let v5 = v1.min(v3);
+        let v6 = v0.is_nan();
+        let v7 = v2.is_nan();
+        let v8 = v6 | v7;
+        let v9 = T::exact(f64::NAN);
+        let v10 = if v8 { v9 } else { v4 };
+        let v11 = if v8 { v9 } else { v5 };
+        (v10, v11)
+    }
+
+    /// `max`, lowered.
+    pub(crate) fn max<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = y.0;
+        let v3 = y.1;
+        let v4 = v0.max(v2);
+        let v5 = v1.max(v3);
+        let v6 = v0.is_nan();
+        let v7 = v2.is_nan();
+        let v8 = v6 | v7;
+        let v9 = T::exact(f64::NAN);
+        let v10 = if v8 { v9 } else { v4 };
+        let v11 = if v8 { v9 } else { v5 };
+        (v10, v11)
+    }
+}
