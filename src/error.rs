@@ -1,6 +1,7 @@
 //! The library's one error type: what went wrong, with enough context to tell the user what to
 //! do (the CLI prints it and maps it to an exit status).
 
+use crate::syntax::ast::Span;
 use crate::syntax::diagnostic::Diagnostic;
 use crate::{gpu, shape, IntervalError};
 
@@ -24,7 +25,7 @@ pub enum Error {
     Shape(#[from] shape::ShapeError),
     /// A search cannot run as asked (variables, outputs, image options).
     #[error("{0}")]
-    Search(#[from] crate::search::SearchError),
+    Search(#[from] SearchError),
     /// The GPU backend was asked for and there is no usable GPU.
     #[error("no GPU available: {0}")]
     NoGpu(#[from] gpu::NoGpu),
@@ -42,4 +43,59 @@ impl From<crate::lower::LowerError> for Error {
             None => d,
         })
     }
+}
+
+/// Why a search cannot run as asked.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SearchError {
+    /// The expression uses a variable the search does not bind.
+    #[error(
+        "the expression's variable '{name}' is not a coordinate of the image: \
+         a 2-D render binds x and y only"
+    )]
+    Variable {
+        /// The variable.
+        name: String,
+    },
+    /// The rule classifies one output.
+    #[error("the expression has {0} outputs; a render classifies exactly one")]
+    Outputs(usize),
+    /// The pruned render's tape interpreter does not run the expression.
+    #[error(transparent)]
+    Tape(#[from] TapeError),
+    /// Bad image size, region or tile sizes.
+    #[error("{0}")]
+    Options(String),
+    /// The check installed by [`crate::search::interruptible`] asked the search to stop.
+    #[error("the search was interrupted")]
+    Interrupted,
+    /// What the search must hold from the start is more than the machine's memory.
+    #[error("out of memory: {0}")]
+    OutOfMemory(String),
+}
+
+/// Why an expression has no tape.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TapeError {
+    /// An operation the interpreter does not run.
+    #[error(
+        "'{op}' (bytes {}..{} of the source) is not run by the tape interpreter of pruned \
+         renders, which runs +, -, *, neg, sqr, sqrt, abs, min, max and the variables x and y \
+         (the community's .vm set); render without --prune, or prune on the CPU backend (it \
+         specializes programs instead)",
+        span.start,
+        span.end
+    )]
+    Operation {
+        /// The operation's name.
+        op: &'static str,
+        /// Where it is in the source.
+        span: Span,
+    },
+    /// More slots or constants than an instruction can name.
+    #[error("the expression needs {0} slots or constants; a tape names at most 65,535")]
+    TooLarge(usize),
+    /// A variable the render does not bind.
+    #[error("the variable '{0}' is not a coordinate of the image: a 2-D render binds x and y")]
+    Variable(String),
 }

@@ -204,7 +204,7 @@ impl Expression {
     /// ```
     pub fn minimization_form(&self, root: &[(f64, f64)]) -> Result<Expression, Error> {
         if root.len() != self.vars().len() {
-            return Err(crate::search::SearchError::Options(format!(
+            return Err(crate::error::SearchError::Options(format!(
                 "the root box has {} sides; the expression has {} variables ({})",
                 root.len(),
                 self.vars().len(),
@@ -216,7 +216,7 @@ impl Expression {
             .iter()
             .find(|(lo, hi)| lo.partial_cmp(hi).is_none_or(|o| o.is_gt()))
         {
-            return Err(crate::search::SearchError::Options(format!(
+            return Err(crate::error::SearchError::Options(format!(
                 "the root box side [{lo}, {hi}] is not an interval"
             ))
             .into());

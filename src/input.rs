@@ -6,14 +6,9 @@ use std::borrow::Cow;
 
 use rayon::prelude::*;
 
+use crate::gpu::PARALLEL_PIECE;
 use crate::scalar::Program;
 use crate::{Error, Interval, IntervalError, Precision};
-
-/// Elements per task when the host converts or checks a batch in parallel (rayon): large
-/// enough that a task (tens of microseconds) outweighs handing it to the pool, small enough to
-/// spread a chunk of a few million elements over every core. A batch of at most this many is
-/// handled on the calling thread.
-pub(crate) const PARALLEL_PIECE: usize = 1 << 16;
 
 /// One array of bounds of a batch given array by array ([`crate::Evaluator::eval_columns`]):
 /// the lower or the upper bounds of one variable, one element per box. f64 arrays are read

@@ -47,6 +47,9 @@ pub mod syntax;
 extern crate self as ivjit;
 #[cfg(test)]
 mod workloads;
+// The layer test: the imports against the map's table (docs/architecture.md).
+#[cfg(test)]
+mod layers;
 
 pub use error::Error;
 pub use evaluator::{Backend, BackendChoice, Evaluator};

@@ -13,7 +13,7 @@
 //!
 //! The gather (f64 to the kernel's type) and the scatter (back to f64) are the host's share of
 //! the work, and one thread copies only a few GB/s: both run on rayon's pool in tasks of
-//! [`crate::input::PARALLEL_PIECE`] elements ([`convert`]); a chunk that small is copied on the calling
+//! [`PARALLEL_PIECE`] elements ([`convert`]); a chunk that small is copied on the calling
 //! thread.
 //!
 //! When the caller's slices are page-locked ([`super::pin`], `direct` jobs, f64 only), the
@@ -38,8 +38,13 @@ use cudarc::driver::{
 };
 
 use super::{DeviceKernel, GpuError};
-use crate::input::PARALLEL_PIECE;
 use crate::scalar::Precision;
+
+/// Elements per task when the host converts or checks a batch in parallel (rayon): large
+/// enough that a task (tens of microseconds) outweighs handing it to the pool, small enough to
+/// spread a chunk of a few million elements over every core. A batch of at most this many is
+/// handled on the calling thread.
+pub(crate) const PARALLEL_PIECE: usize = 1 << 16;
 
 /// One batch as every device sees it.
 pub(crate) struct Job<'a> {

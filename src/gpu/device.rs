@@ -1,7 +1,12 @@
 //! Finding the GPU: device detection (never panics without a driver), one shared context per
 //! device, and the test helper that skips or requires a GPU.
 
-use super::*;
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::driver::{result, sys, CudaContext, DriverError};
+
+use super::{describe, Context, GpuError, NoGpu};
 
 /// Device 0, as [`detect`] found it.
 #[derive(Clone, Debug, PartialEq, Eq)]

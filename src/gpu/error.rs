@@ -1,6 +1,8 @@
 //! The GPU path's errors: why there is no GPU ([`NoGpu`]) and what failed ([`GpuError`]).
 
-use super::*;
+use cudarc::driver::DriverError;
+
+use super::{pin, RuntimeError};
 
 /// Why there is no usable GPU.
 #[derive(Clone, Debug, thiserror::Error)]
@@ -77,7 +79,7 @@ pub enum GpuError {
     #[error("stopped: the process is exiting")]
     Exiting,
     #[error("device selection: {0}")]
-    /// The device list (`IVJIT_DEVICES` or [`KernelOptions::devices`]) is invalid.
+    /// The device list (`IVJIT_DEVICES` or [`KernelOptions::devices`](super::KernelOptions::devices)) is invalid.
     Devices(String),
     #[error("host transfer: {0}")]
     /// The host transfer mode (`IVJIT_HOST_TRANSFER`) is invalid.
@@ -86,7 +88,7 @@ pub enum GpuError {
     /// never run with a wrong result).
     #[error("the tape interpreter: {0}")]
     Tape(String),
-    /// Host memory could not be allocated ([`HostBuffer::new`]).
+    /// Host memory could not be allocated ([`HostBuffer::new`](super::HostBuffer::new)).
     #[error("{0}")]
     HostAlloc(#[from] pin::HostAllocError),
     #[error("{n} elements is too many for one launch")]

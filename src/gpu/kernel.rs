@@ -1,7 +1,19 @@
 //! Compiled kernels: one per device ([`DeviceKernel`]: module, launch shape, staging pool) and
 //! the multi-device kernel users hold ([`GpuKernel`]).
 
-use super::*;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{sys, CudaContext, CudaFunction, DriverError, LaunchConfig};
+use cudarc::nvrtc::Ptx;
+
+use super::{
+    batch, cache, context, default_devices, describe, detect, inline, link_cubin_at, load_module,
+    options, pin, runtime, Context, DiskCacheOutcome, GpuError, HostTransfer, KernelOptions,
+    KernelSource,
+};
+use crate::ptx;
+use crate::scalar::{Precision, Program};
 use cudarc::driver::{CudaStream, PushKernelArg};
 
 /// Largest staging size (inputs + outputs of one chunk, bytes) of one slot: two slots per
@@ -862,7 +874,7 @@ impl GpuKernel {
 
     /// [`GpuKernel::eval`] into the caller's `out` (`2 * n_outputs * n` values, same layout),
     /// for callers that reuse their output memory batch after batch: a fresh output array costs
-    /// the operating system's page faults on first touch, and a [`HostBuffer`] is locked once
+    /// the operating system's page faults on first touch, and a [`HostBuffer`](super::HostBuffer) is locked once
     /// instead of per call. On an error `out` holds no meaningful values.
     pub fn eval_into(&self, inputs: &[f64], n: usize, out: &mut [f64]) -> Result<(), GpuError> {
         crate::shape::check_soa(self.n_vars, self.n_outputs, n, inputs.len(), out.len())?;
@@ -946,14 +958,14 @@ impl GpuKernel {
 
     /// Whether [`GpuKernel::eval_into`] of these slices copies directly from and to them (an
     /// f64 kernel, and [`HostTransfer::Pinned`], or [`HostTransfer::Auto`] with both slices in
-    /// [`HostBuffer`]s), leaving the host's cores free while the batch runs. Pinned calls may
+    /// [`HostBuffer`](super::HostBuffer)s), leaving the host's cores free while the batch runs. Pinned calls may
     /// still stage if the driver refuses to lock the memory.
     pub fn copies_directly(&self, inputs: &[f64], out: &[f64]) -> bool {
         self.copies_columns_directly(&[inputs], &[out])
     }
 
     /// [`GpuKernel::copies_directly`] for a batch given array by array: with
-    /// [`HostTransfer::Auto`], every array must lie in a [`HostBuffer`].
+    /// [`HostTransfer::Auto`], every array must lie in a [`HostBuffer`](super::HostBuffer).
     fn copies_columns_directly(&self, inputs: &[&[f64]], outs: &[&[f64]]) -> bool {
         self.precision == Precision::F64
             && match self.host_transfer {
@@ -964,7 +976,7 @@ impl GpuKernel {
     }
 
     /// Whether this call copies directly from and to the caller's memory, with the locks it
-    /// took for that (none when the memory is in [`HostBuffer`]s); `None`: it stages.
+    /// took for that (none when the memory is in [`HostBuffer`](super::HostBuffer)s); `None`: it stages.
     fn pin_for_call(&self, inputs: &[&[f64]], outs: &[&mut [f64]]) -> Option<Vec<pin::CallPin>> {
         let outs: Vec<&[f64]> = outs.iter().map(|a| &**a).collect();
         // An empty input (a program without variables) has nothing to lock or copy.

@@ -1,7 +1,13 @@
 //! The driver's JIT linker and loader: the only code here that calls `cuLink*` and reads the
 //! JIT logs. Policy (what to link, caching) lives in the callers.
 
-use super::*;
+use std::ffi::{c_void, CString};
+use std::sync::Arc;
+
+use cudarc::driver::{sys, CudaContext, CudaModule};
+use cudarc::nvrtc::Ptx;
+
+use super::{context, describe, Context, GpuError, JIT_LOG_BYTES};
 
 /// Loads a PTX module into device 0's shared context, checking that the driver accepts it, and
 /// unloads it again. The error carries the driver's JIT log. For tests and diagnostics.

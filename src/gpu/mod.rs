@@ -1,4 +1,4 @@
-//! GPU runtime: loads the PTX of a scalar [`Program`] with the CUDA driver (through cudarc) and
+//! GPU runtime: loads the PTX of a scalar [`Program`](crate::scalar::Program) with the CUDA driver (through cudarc) and
 //! evaluates it on one or more devices.
 //!
 //! - Batches of any size are split across the kernel's devices (every visible device, or
@@ -13,18 +13,6 @@
 //! [`detect`].
 //!
 //! The kernel ABI (structure-of-arrays buffers) is described in [`crate::ptx`].
-
-use std::ffi::{c_void, CString};
-use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock};
-
-use cudarc::driver::{
-    result, sys, CudaContext, CudaFunction, CudaModule, DriverError, LaunchConfig,
-};
-use cudarc::nvrtc::Ptx;
-
-use crate::ptx;
-use crate::scalar::{Precision, Program};
 
 mod batch;
 pub mod cache;
@@ -43,15 +31,21 @@ pub(crate) mod search_module;
 mod staged;
 mod tiers;
 
-pub use device::*;
-pub use error::*;
-pub use kernel::*;
-pub use link::*;
-pub use options::*;
+pub use device::{detect, prepare, GpuInfo};
+pub use error::{GpuError, NoGpu};
+pub use kernel::{GpuKernel, LaunchShape, Tier};
+pub use link::{link_cubin, validate_ptx};
+pub use options::{default_devices, parse_devices, HostTransfer, KernelOptions};
+
+pub(crate) use device::{context, driver_version};
+pub(crate) use error::{describe, Context};
+pub(crate) use kernel::DeviceKernel;
+pub(crate) use link::{link_cubin_at, load_module};
+pub(crate) use options::env;
 
 pub use pin::{machine_memory, HostAllocError, HostBuffer};
 
-pub(crate) use batch::convert;
+pub(crate) use batch::{convert, PARALLEL_PIECE};
 pub(crate) use cache::KernelSource;
 pub use cache::{CacheDir, DiskCacheOutcome};
 pub use runtime::RuntimeError;

@@ -1,7 +1,7 @@
 //! How kernels run: the devices (`IVJIT_DEVICES`), chunk sizes and host transfers
 //! ([`KernelOptions`], [`HostTransfer`]).
 
-use super::*;
+use super::{detect, CacheDir, GpuError};
 
 /// Parses a device list such as `0,1` (the syntax of `IVJIT_DEVICES`): distinct ordinals,
 /// at least one, in the order given.
@@ -35,7 +35,7 @@ pub fn default_devices() -> Result<Vec<usize>, GpuError> {
     }
 }
 
-/// Options of [`GpuKernel::with_options`]. The default is what [`GpuKernel::new`] uses.
+/// Options of [`GpuKernel::with_options`](super::GpuKernel::with_options). The default is what [`GpuKernel::new`](super::GpuKernel::new) uses.
 #[derive(Clone, Debug)]
 pub struct KernelOptions {
     /// Device ordinals to split batches across; `None`: [`default_devices`].
@@ -45,7 +45,7 @@ pub struct KernelOptions {
     /// Whether to use (and fill) the in-process kernel cache.
     pub memory_cache: bool,
     /// Elements per chunk; `None`: `IVJIT_CHUNK_ELEMENTS` if set, else sized from the free
-    /// device memory (capped, see [`GpuKernel::eval`]).
+    /// device memory (capped, see [`GpuKernel::eval`](super::GpuKernel::eval)).
     pub chunk_elements: Option<usize>,
     /// How batches cross between host and device; `None`: `IVJIT_HOST_TRANSFER`
     /// (`staged`, `pinned` or `auto`) if set, else [`HostTransfer::Auto`].
@@ -62,11 +62,11 @@ pub enum HostTransfer {
     /// Straight from and to the caller's slices, which are page-locked (`cuMemHostRegister`)
     /// for the call and unlocked after it: no host copies, but locking costs more than it
     /// saves (H200 host, 2^28 boxes, 17 GB: 1.2 s against 0.33 s staged, `docs/bench.md`)
-    /// unless the memory is locked already (a [`HostBuffer`], or memory the caller registered
+    /// unless the memory is locked already (a [`HostBuffer`](super::HostBuffer), or memory the caller registered
     /// with the driver), which costs nothing. f64 kernels only (f32 kernels need the
     /// conversion and always stage); if the driver refuses to lock the memory the call stages.
     Pinned,
-    /// Direct copies when the f64 inputs and outputs both lie in [`HostBuffer`]s (0.245 s for
+    /// Direct copies when the f64 inputs and outputs both lie in [`HostBuffer`](super::HostBuffer)s (0.245 s for
     /// the batch above, 95% of the PCIe copy ceiling), staged otherwise.
     Auto,
 }

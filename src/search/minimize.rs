@@ -8,7 +8,7 @@
 //! others are bisected along their widest side (the last such side). The search stops when
 //! U - L <= tol, L being the least lower bound over the surviving boxes, or when the next round
 //! would exceed the box budget (or, on the GPU, the memory set aside for the work list); either
-//! way `[L, U]` encloses the global minimum, and [`Minimum::stopped`] says which.
+//! way `[L, U]` encloses the global minimum, and [`Minimum::ended`] says which.
 //!
 //! Rigor caveat: L is rigorous for any f (the minimum over box ∩ domain). U assumes the midpoint
 //! it came from is in f's domain, which is decided from an enclosure: a point within rounding

@@ -71,34 +71,7 @@ pub const INSIDE: u8 = 1;
 /// Class of a pixel: neither proven (the enclosure contains 0, or is empty, or NaN).
 pub const BOUNDARY: u8 = 2;
 
-/// Why a search cannot run as asked.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum SearchError {
-    /// The expression uses a variable the search does not bind.
-    #[error(
-        "the expression's variable '{name}' is not a coordinate of the image: \
-         a 2-D render binds x and y only"
-    )]
-    Variable {
-        /// The variable.
-        name: String,
-    },
-    /// The rule classifies one output.
-    #[error("the expression has {0} outputs; a render classifies exactly one")]
-    Outputs(usize),
-    /// The pruned render's tape interpreter does not run the expression.
-    #[error(transparent)]
-    Tape(#[from] tape::TapeError),
-    /// Bad image size, region or tile sizes.
-    #[error("{0}")]
-    Options(String),
-    /// The check installed by [`interruptible`] asked the search to stop.
-    #[error("the search was interrupted")]
-    Interrupted,
-    /// What the search must hold from the start is more than the machine's memory.
-    #[error("out of memory: {0}")]
-    OutOfMemory(String),
-}
+pub use crate::error::SearchError;
 
 /// `n` copies of `value`, or [`SearchError::OutOfMemory`] naming `what`: a size that comes from
 /// the user's options (an image's pixels) must not abort the process when memory is short.

@@ -39,7 +39,6 @@ use crate::ir::sign::Facts;
 use crate::ir::{Graph, NodeId, Op};
 use crate::round::{self, Round};
 use crate::scalar::emit::Ops;
-use crate::syntax::ast::Span;
 use crate::{Error, Expression, Precision};
 
 /// Operation codes of a tape instruction (its low byte).
@@ -68,31 +67,7 @@ pub(crate) const FIRST: u8 = 1;
 /// Only the second argument matters on the tile.
 pub(crate) const SECOND: u8 = 2;
 
-/// Why an expression has no tape.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum TapeError {
-    /// An operation the interpreter does not run.
-    #[error(
-        "'{op}' (bytes {}..{} of the source) is not run by the tape interpreter of pruned \
-         renders, which runs +, -, *, neg, sqr, sqrt, abs, min, max and the variables x and y \
-         (the community's .vm set); render without --prune, or prune on the CPU backend (it \
-         specializes programs instead)",
-        span.start,
-        span.end
-    )]
-    Operation {
-        /// The operation's name.
-        op: &'static str,
-        /// Where it is in the source.
-        span: Span,
-    },
-    /// More slots or constants than an instruction can name.
-    #[error("the expression needs {0} slots or constants; a tape names at most 65,535")]
-    TooLarge(usize),
-    /// A variable the render does not bind.
-    #[error("the variable '{0}' is not a coordinate of the image: a 2-D render binds x and y")]
-    Variable(String),
-}
+pub use crate::error::TapeError;
 
 /// One instruction as the interpreter runs it: `op | out << 16 | a << 32 | b << 48`, where
 /// `out`, `a` and `b` are slots (CONST: `a` is the constant's index; VAR: the variable's).
