@@ -145,12 +145,38 @@ fn run_chunk(
     res: &mut [f64],
 ) {
     #[cfg(target_arch = "x86_64")]
+    if super::hardware_rounding() {
+        // SAFETY: hardware_rounding() holds only where the processor has AVX-512F.
+        unsafe { run_chunk_avx512(p, plan, inputs, start, len, regs, res) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         // SAFETY: the processor has the features the copy is compiled for (checked above).
         unsafe { run_chunk_avx2_fma(p, plan, inputs, start, len, regs, res) };
         return;
     }
-    run_chunk_body(p, plan, inputs, start, len, regs, res)
+    run_chunk_body::<false>(p, plan, inputs, start, len, regs, res)
+}
+
+/// [`run_chunk_body`] compiled for AVX-512F, with the f64 directed operations rounded by the
+/// hardware (`super::avx512`).
+///
+/// # Safety
+/// The processor must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_chunk_avx512(
+    p: &Program,
+    plan: &Plan,
+    inputs: &[&[f64]],
+    start: usize,
+    len: usize,
+    regs: &mut [f64],
+    res: &mut [f64],
+) {
+    run_chunk_body::<true>(p, plan, inputs, start, len, regs, res)
 }
 
 /// [`run_chunk_body`] compiled for AVX2 and FMA.
@@ -169,12 +195,14 @@ unsafe fn run_chunk_avx2_fma(
     regs: &mut [f64],
     res: &mut [f64],
 ) {
-    run_chunk_body(p, plan, inputs, start, len, regs, res)
+    run_chunk_body::<false>(p, plan, inputs, start, len, regs, res)
 }
 
+/// One chunk; `AVX512`: the caller is compiled for AVX-512F and the f64 directed operations
+/// use its embedded rounding.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn run_chunk_body(
+fn run_chunk_body<const AVX512: bool>(
     p: &Program,
     plan: &Plan,
     inputs: &[&[f64]],
@@ -207,19 +235,26 @@ fn run_chunk_body(
             Inst::Const(c) => out[..len].fill(c),
             Inst::Bool(b) => out[..len].fill(if b { 1.0 } else { 0.0 }),
             Inst::Add(a, b, rd) => {
-                binary(&mut out, &lanes!(a), &lanes!(b), len, f32p, rd, Op2::Add)
+                binary::<AVX512>(&mut out, &lanes!(a), &lanes!(b), len, f32p, rd, Op2::Add)
             }
             Inst::Sub(a, b, rd) => {
-                binary(&mut out, &lanes!(a), &lanes!(b), len, f32p, rd, Op2::Sub)
+                binary::<AVX512>(&mut out, &lanes!(a), &lanes!(b), len, f32p, rd, Op2::Sub)
             }
             Inst::Mul(a, b, rd) => {
-                binary(&mut out, &lanes!(a), &lanes!(b), len, f32p, rd, Op2::Mul)
+                binary::<AVX512>(&mut out, &lanes!(a), &lanes!(b), len, f32p, rd, Op2::Mul)
             }
             Inst::Div(a, b, rd) => {
-                binary(&mut out, &lanes!(a), &lanes!(b), len, f32p, rd, Op2::Div)
+                binary::<AVX512>(&mut out, &lanes!(a), &lanes!(b), len, f32p, rd, Op2::Div)
             }
             Inst::Fma(a, b, c, rd) => {
                 let (x, y, z) = (lanes!(a), lanes!(b), lanes!(c));
+                #[cfg(target_arch = "x86_64")]
+                if AVX512 && !f32p && rd != Round::Nearest {
+                    // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
+                    unsafe { super::avx512::fma(&mut out, &x, &y, &z, rd) };
+                    regs[dst..dst + len].copy_from_slice(&out[..len]);
+                    continue;
+                }
                 for l in 0..len {
                     out[l] = if f32p {
                         round::fma_f32(x[l] as f32, y[l] as f32, z[l] as f32, rd) as f64
@@ -230,6 +265,13 @@ fn run_chunk_body(
             }
             Inst::Sqrt(a, rd) => {
                 let x = lanes!(a);
+                #[cfg(target_arch = "x86_64")]
+                if AVX512 && !f32p && rd != Round::Nearest {
+                    // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
+                    unsafe { super::avx512::sqrt(&mut out, &x, rd) };
+                    regs[dst..dst + len].copy_from_slice(&out[..len]);
+                    continue;
+                }
                 for l in 0..len {
                     out[l] = if f32p {
                         round::sqrt_f32(x[l] as f32, rd) as f64
@@ -358,7 +400,7 @@ enum Op2 {
 }
 
 #[inline(always)]
-fn binary(
+fn binary<const AVX512: bool>(
     out: &mut [f64; LANES],
     x: &[f64; LANES],
     y: &[f64; LANES],
@@ -380,6 +422,18 @@ fn binary(
             out[l] = f(x[l] as f32, y[l] as f32, rd) as f64;
         }
     } else {
+        #[cfg(target_arch = "x86_64")]
+        if AVX512 && rd != Round::Nearest {
+            let op = match op {
+                Op2::Add => super::avx512::Op::Add,
+                Op2::Sub => super::avx512::Op::Sub,
+                Op2::Mul => super::avx512::Op::Mul,
+                Op2::Div => super::avx512::Op::Div,
+            };
+            // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
+            unsafe { super::avx512::binary(out, x, y, rd, op) };
+            return;
+        }
         let op = match op {
             Op2::Add => lanes::Op::Add,
             Op2::Sub => lanes::Op::Sub,

@@ -2,9 +2,30 @@
 //! be used. Directed rounding is emulated exactly ([`crate::round`]); f32 results are rounded
 //! once; point functions are bound by [`crate::point`]'s reference bounds.
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 pub mod eval;
 mod lanes;
 
 /// Boxes per chunk: the evaluator runs each instruction over this many boxes at a time, and
 /// `lanes` vectorizes over them.
 pub const LANES: usize = 64;
+
+/// Whether the evaluator rounds f64 operations with AVX-512's embedded rounding: the processor
+/// has AVX-512F and `IVJIT_CPU_ROUNDING` is not `software` (which forces the software path that
+/// every processor runs, for tests and comparisons). Read once per process.
+pub fn hardware_rounding() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *ON.get_or_init(|| {
+            let forced_software = std::env::var("IVJIT_CPU_ROUNDING")
+                .is_ok_and(|v| v.trim().eq_ignore_ascii_case("software"));
+            !forced_software && std::arch::is_x86_feature_detected!("avx512f")
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}

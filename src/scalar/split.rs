@@ -194,7 +194,11 @@ impl<'a> StageBuilder<'a> {
             self.reads.push(slot);
             self.reads.len() - 1
         });
-        let bound = if k % 2 == 0 { Bound::Lo } else { Bound::Hi };
+        let bound = if k.is_multiple_of(2) {
+            Bound::Lo
+        } else {
+            Bound::Hi
+        };
         self.push(Inst::Input {
             var: (k / 2) as u32,
             bound,

@@ -243,7 +243,7 @@ fn check_grid(
     split: u32,
 ) -> Result<(), Error> {
     let bad = |s: String| Err(super::SearchError::Options(s).into());
-    if width == 0 || rays.len() % width != 0 {
+    if width == 0 || !rays.len().is_multiple_of(width) {
         return bad(format!("{} rays do not fill rows of {width}", rays.len()));
     }
     if tiles.is_empty() || tiles.windows(2).any(|w| w[1] >= w[0]) || tiles.contains(&0) {

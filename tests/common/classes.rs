@@ -168,7 +168,7 @@ pub fn classes(fmt: Fmt, stride: usize) -> Vec<Class> {
             || (k - (if matches!(fmt, Fmt::F64) { -1022 } else { -126 })).abs() <= 1
     };
     for k in e0..=e1 {
-        if (k - e0) as usize % stride != 0 && !always(k) {
+        if !((k - e0) as usize).is_multiple_of(stride) && !always(k) {
             continue;
         }
         let t = pow2(k);
@@ -838,7 +838,7 @@ fn at_grid(f: &str, k4: u32) -> Option<AtGrid> {
     Some(match f {
         "sin" | "sinpi" => Value(sin),
         "cos" | "cospi" => Value(cos),
-        "tan" if k4 % 2 == 0 => Value(0.0),
+        "tan" if k4.is_multiple_of(2) => Value(0.0),
         "tan" => Pole(inf, -inf),
         "sec" => match k4 {
             0 => Value(1.0),

@@ -1059,7 +1059,7 @@ fn erf_family(complement: bool, x: f64, p: usize) -> Enc {
 }
 
 fn rootn(x: f64, n: u32, p: usize) -> Val {
-    if n % 2 == 0 && x < 0.0 {
+    if n.is_multiple_of(2) && x < 0.0 {
         return Val::Out;
     }
     if x == 0.0 {

@@ -44,7 +44,7 @@ fn batch(rng: &mut Rng, n_vars: usize, n: usize) -> Vec<f64> {
         for i in 0..n {
             let (a, b) = (rng.bound(), rng.bound());
             let (mut lo, mut hi) = if a <= b { (a, b) } else { (b, a) };
-            if lo == f64::INFINITY || hi == f64::NEG_INFINITY || rng.next() % 50 == 0 {
+            if lo == f64::INFINITY || hi == f64::NEG_INFINITY || rng.next().is_multiple_of(50) {
                 (lo, hi) = (f64::NAN, f64::NAN);
             }
             soa[2 * k * n + i] = lo;

@@ -126,7 +126,7 @@ fn operands(precision: Precision, n: usize, seed: u64) -> [Vec<f64>; 3] {
             });
         } else {
             for col in cols.iter_mut() {
-                let x = if rng.next() % 8 == 0 {
+                let x = if rng.next().is_multiple_of(8) {
                     sp[(rng.next() % sp.len() as u64) as usize]
                 } else {
                     random(&mut rng)

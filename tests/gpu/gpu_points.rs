@@ -397,7 +397,7 @@ fn arguments(f: PointFn, p: Precision) -> Vec<(f64, f64)> {
             push(x, x, &mut args);
         }
         while args.len() < special.len() + RANDOM_ARGS {
-            let x = if rng.next() % 2 == 0 {
+            let x = if rng.next().is_multiple_of(2) {
                 rng.uniform(lo, hi)
             } else {
                 rng.any_finite(p)
@@ -422,7 +422,7 @@ fn arguments(f: PointFn, p: Precision) -> Vec<(f64, f64)> {
             };
             let (a, b) = (pick(&mut rng), pick(&mut rng));
             // Pow: the exponent (second operand) mostly moderate, so results are not all 0/inf.
-            let b = if f == PointFn::Binary(BinaryFn::Pow) && rng.next() % 2 == 0 {
+            let b = if f == PointFn::Binary(BinaryFn::Pow) && rng.next().is_multiple_of(2) {
                 rng.uniform(-50.0, 50.0)
             } else {
                 b
