@@ -121,7 +121,7 @@ def test_progress_is_reported_piece_by_piece():
         f(x=(-1.0, 1.0), y=(0.0, 0.5), out=(np.empty(n), np.empty(n)), progress=stop)
 
 
-def test_ctrl_c_stops_a_long_batch():
+def test_ctrl_c_stops_a_long_batch(sigint_handler):
     """A SIGINT (simulated by _thread.interrupt_main) during a batch raises KeyboardInterrupt
     after the piece that is running, long before the batch would end."""
     f = ivjit.compile("sin(x)*exp(y) + atan2(y, x) - pown(x, 7)/(1 + y^2)", backend="cpu")

@@ -185,7 +185,7 @@ def test_solve_of_zeros_filling_a_volume_follows_its_budget():
 
 
 @pytest.mark.parametrize("search", ["solve", "roots", "minimize"])
-def test_ctrl_c_stops_a_long_search(search):
+def test_ctrl_c_stops_a_long_search(search, sigint_handler):
     """A SIGINT (simulated by _thread.interrupt_main) during a search raises KeyboardInterrupt
     between its rounds, long before its budget would end it."""
     run = {
