@@ -1,10 +1,11 @@
-//! Directed f64 arithmetic with AVX-512's embedded rounding (`vaddpd {rd-sae}` and friends):
+//! Directed f64 and f32 arithmetic with AVX-512's embedded rounding (`vaddpd {rd-sae}` and friends):
 //! one instruction per operation and direction over eight lanes, with no change of the
 //! floating-point mode. Each gives the IEEE 754 result rounded in the asked direction, which is
 //! what the software path ([`super::lanes`], [`crate::round`]) computes by error-free
 //! transformations: the same bits (`tests::embedded_rounding_equals_the_software_path`).
 //! Subnormals are kept: Rust leaves MXCSR's flush-to-zero and denormals-are-zero off, and
-//! embedded rounding changes only the rounding.
+//! embedded rounding changes only the rounding. An f32 program's values are f32 values stored
+//! as f64: they are narrowed and widened exactly around the f32 instruction.
 //!
 //! [`super::eval`] uses these when the processor has AVX-512F (checked at run time) and
 //! `IVJIT_CPU_ROUNDING` is not `software`.
@@ -107,6 +108,86 @@ pub(crate) fn sqrt(out: &mut [f64; LANES], x: &[f64; LANES], r: Round) {
     }
 }
 
+/// Eight lanes of f32 values stored as f64, as a 512-bit f32 vector (upper half zero): every
+/// value of an f32 program is an f32 value, so the conversion is exact.
+#[target_feature(enable = "avx512f")]
+fn load_f32(p: &[f64; LANES], v: usize) -> __m512 {
+    // SAFETY: lanes 8v..8v+8 lie inside the array of LANES values.
+    let d = unsafe { _mm512_loadu_pd(p.as_ptr().add(8 * v)) };
+    _mm512_zextps256_ps512(_mm512_cvtpd_ps(d))
+}
+
+/// Stores the low eight f32 lanes of `r` widened to f64 (exact) at lanes 8v..8v+8 of `out`.
+#[target_feature(enable = "avx512f")]
+fn store_f32(out: &mut [f64; LANES], v: usize, r: __m512) {
+    let d = _mm512_cvtps_pd(_mm512_castps512_ps256(r));
+    // SAFETY: lanes 8v..8v+8 lie inside the array of LANES values.
+    unsafe { _mm512_storeu_pd(out.as_mut_ptr().add(8 * v), d) }
+}
+
+/// [`binary`] for an f32 program (values stored as f64): the f32 operation rounded down or up.
+#[target_feature(enable = "avx512f")]
+pub(crate) fn binary_f32(
+    out: &mut [f64; LANES],
+    x: &[f64; LANES],
+    y: &[f64; LANES],
+    r: Round,
+    op: Op,
+) {
+    macro_rules! each {
+        ($f:ident, $mode:expr) => {
+            for v in 0..LANES / 8 {
+                let (a, b) = (load_f32(x, v), load_f32(y, v));
+                store_f32(out, v, $f::<$mode>(a, b));
+            }
+        };
+    }
+    match (op, r == Round::Up) {
+        (Op::Add, false) => each!(_mm512_add_round_ps, DOWN),
+        (Op::Add, true) => each!(_mm512_add_round_ps, UP),
+        (Op::Sub, false) => each!(_mm512_sub_round_ps, DOWN),
+        (Op::Sub, true) => each!(_mm512_sub_round_ps, UP),
+        (Op::Mul, false) => each!(_mm512_mul_round_ps, DOWN),
+        (Op::Mul, true) => each!(_mm512_mul_round_ps, UP),
+        (Op::Div, false) => each!(_mm512_div_round_ps, DOWN),
+        (Op::Div, true) => each!(_mm512_div_round_ps, UP),
+    }
+}
+
+/// [`fma`] for an f32 program: one f32 rounding, down or up.
+#[target_feature(enable = "avx512f")]
+pub(crate) fn fma_f32(
+    out: &mut [f64; LANES],
+    x: &[f64; LANES],
+    y: &[f64; LANES],
+    z: &[f64; LANES],
+    r: Round,
+) {
+    for v in 0..LANES / 8 {
+        let (a, b, c) = (load_f32(x, v), load_f32(y, v), load_f32(z, v));
+        let d = if r == Round::Up {
+            _mm512_fmadd_round_ps::<UP>(a, b, c)
+        } else {
+            _mm512_fmadd_round_ps::<DOWN>(a, b, c)
+        };
+        store_f32(out, v, d);
+    }
+}
+
+/// [`sqrt`] for an f32 program: the f32 root, rounded down or up.
+#[target_feature(enable = "avx512f")]
+pub(crate) fn sqrt_f32(out: &mut [f64; LANES], x: &[f64; LANES], r: Round) {
+    for v in 0..LANES / 8 {
+        let a = load_f32(x, v);
+        let d = if r == Round::Up {
+            _mm512_sqrt_round_ps::<UP>(a)
+        } else {
+            _mm512_sqrt_round_ps::<DOWN>(a)
+        };
+        store_f32(out, v, d);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,6 +230,99 @@ mod tests {
             v.push(f64::from_bits(state));
         }
         v
+    }
+
+    /// The values as f32 values (special f32 values, and random f32 bit patterns), widened.
+    fn values_f32() -> Vec<f64> {
+        let mut v: Vec<f64> = vec![
+            0.0,
+            -0.0,
+            f32::from_bits(1) as f64,
+            -(f32::from_bits(1) as f64),
+            f32::MIN_POSITIVE as f64,
+            f32::MAX as f64,
+            -(f32::MAX as f64),
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            1.0,
+            -1.0,
+            0.1f32 as f64,
+            3.0,
+            (1.0 + f32::EPSILON) as f64,
+            2f32.powi(-120) as f64,
+            2f32.powi(100) as f64,
+        ];
+        let mut state = 0x9e37_79b9u32;
+        for _ in 0..3000 {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            v.push(f32::from_bits(state) as f64);
+        }
+        v
+    }
+
+    /// The f32 operations in both directions give the software path's bits (the scalar f32
+    /// functions, widened) on pairs and triples of special and random f32 values.
+    #[test]
+    fn embedded_f32_rounding_equals_the_software_path() {
+        if !std::arch::is_x86_feature_detected!("avx512f") {
+            println!("skipped: this processor has no AVX-512F");
+            return;
+        }
+        let v = values_f32();
+        let n = v.len();
+        let f = |x: f64| x as f32;
+        for r in [Round::Down, Round::Up] {
+            for (op, soft) in [
+                (Op::Add, round::add_f32 as fn(f32, f32, Round) -> f32),
+                (Op::Sub, round::sub_f32),
+                (Op::Mul, round::mul_f32),
+                (Op::Div, round::div_f32),
+            ] {
+                for s in 0..n {
+                    let (mut x, mut y, mut out) = ([0.0; LANES], [0.0; LANES], [0.0; LANES]);
+                    for l in 0..LANES {
+                        x[l] = v[(s + l) % n];
+                        y[l] = v[(s * 7 + 3 * l) % n];
+                    }
+                    // SAFETY: the processor has AVX-512F (checked above).
+                    unsafe { binary_f32(&mut out, &x, &y, r, op) };
+                    for l in 0..LANES {
+                        let want = soft(f(x[l]), f(y[l]), r) as f64;
+                        assert!(same(out[l], want), "{op:?} {r:?} f32 {:e} {:e}", x[l], y[l]);
+                    }
+                }
+            }
+            for s in 0..n {
+                let (mut x, mut y, mut z, mut out) =
+                    ([0.0; LANES], [0.0; LANES], [0.0; LANES], [0.0; LANES]);
+                for l in 0..LANES {
+                    x[l] = v[(s + l) % n];
+                    y[l] = v[(s * 5 + l) % n];
+                    z[l] = v[(s * 11 + 2 * l) % n];
+                }
+                // SAFETY: as above.
+                unsafe { fma_f32(&mut out, &x, &y, &z, r) };
+                for l in 0..LANES {
+                    let want = round::fma_f32(f(x[l]), f(y[l]), f(z[l]), r) as f64;
+                    assert!(
+                        same(out[l], want),
+                        "fma {r:?} f32 {:e} {:e} {:e}",
+                        x[l],
+                        y[l],
+                        z[l]
+                    );
+                }
+                // SAFETY: as above.
+                unsafe { sqrt_f32(&mut out, &x, r) };
+                for l in 0..LANES {
+                    let want = round::sqrt_f32(f(x[l]), r) as f64;
+                    assert!(same(out[l], want), "sqrt {r:?} f32 {:e}", x[l]);
+                }
+            }
+        }
     }
 
     fn same(a: f64, b: f64) -> bool {

@@ -159,8 +159,8 @@ fn run_chunk(
     run_chunk_body::<false>(p, plan, inputs, start, len, regs, res)
 }
 
-/// [`run_chunk_body`] compiled for AVX-512F, with the f64 directed operations rounded by the
-/// hardware (`super::avx512`).
+/// [`run_chunk_body`] compiled for AVX-512F, with the directed operations (f64 and f32) rounded
+/// by the hardware (`super::avx512`).
 ///
 /// # Safety
 /// The processor must support AVX-512F.
@@ -198,8 +198,8 @@ unsafe fn run_chunk_avx2_fma(
     run_chunk_body::<false>(p, plan, inputs, start, len, regs, res)
 }
 
-/// One chunk; `AVX512`: the caller is compiled for AVX-512F and the f64 directed operations
-/// use its embedded rounding.
+/// One chunk; `AVX512`: the caller is compiled for AVX-512F and the directed operations use its
+/// embedded rounding.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn run_chunk_body<const AVX512: bool>(
@@ -249,9 +249,15 @@ fn run_chunk_body<const AVX512: bool>(
             Inst::Fma(a, b, c, rd) => {
                 let (x, y, z) = (lanes!(a), lanes!(b), lanes!(c));
                 #[cfg(target_arch = "x86_64")]
-                if AVX512 && !f32p && rd != Round::Nearest {
+                if AVX512 && rd != Round::Nearest {
                     // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
-                    unsafe { super::avx512::fma(&mut out, &x, &y, &z, rd) };
+                    unsafe {
+                        if f32p {
+                            super::avx512::fma_f32(&mut out, &x, &y, &z, rd)
+                        } else {
+                            super::avx512::fma(&mut out, &x, &y, &z, rd)
+                        }
+                    };
                     regs[dst..dst + len].copy_from_slice(&out[..len]);
                     continue;
                 }
@@ -266,9 +272,15 @@ fn run_chunk_body<const AVX512: bool>(
             Inst::Sqrt(a, rd) => {
                 let x = lanes!(a);
                 #[cfg(target_arch = "x86_64")]
-                if AVX512 && !f32p && rd != Round::Nearest {
+                if AVX512 && rd != Round::Nearest {
                     // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
-                    unsafe { super::avx512::sqrt(&mut out, &x, rd) };
+                    unsafe {
+                        if f32p {
+                            super::avx512::sqrt_f32(&mut out, &x, rd)
+                        } else {
+                            super::avx512::sqrt(&mut out, &x, rd)
+                        }
+                    };
                     regs[dst..dst + len].copy_from_slice(&out[..len]);
                     continue;
                 }
@@ -409,6 +421,24 @@ fn binary<const AVX512: bool>(
     rd: Round,
     op: Op2,
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if AVX512 && rd != Round::Nearest {
+        let op = match op {
+            Op2::Add => super::avx512::Op::Add,
+            Op2::Sub => super::avx512::Op::Sub,
+            Op2::Mul => super::avx512::Op::Mul,
+            Op2::Div => super::avx512::Op::Div,
+        };
+        // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
+        unsafe {
+            if f32p {
+                super::avx512::binary_f32(out, x, y, rd, op)
+            } else {
+                super::avx512::binary(out, x, y, rd, op)
+            }
+        };
+        return;
+    }
     if f32p && op == Op2::Mul && rd != Round::Nearest {
         lanes::mul_f32(out, x, y, len, rd);
     } else if f32p {
@@ -422,18 +452,6 @@ fn binary<const AVX512: bool>(
             out[l] = f(x[l] as f32, y[l] as f32, rd) as f64;
         }
     } else {
-        #[cfg(target_arch = "x86_64")]
-        if AVX512 && rd != Round::Nearest {
-            let op = match op {
-                Op2::Add => super::avx512::Op::Add,
-                Op2::Sub => super::avx512::Op::Sub,
-                Op2::Mul => super::avx512::Op::Mul,
-                Op2::Div => super::avx512::Op::Div,
-            };
-            // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
-            unsafe { super::avx512::binary(out, x, y, rd, op) };
-            return;
-        }
         let op = match op {
             Op2::Add => lanes::Op::Add,
             Op2::Sub => lanes::Op::Sub,
