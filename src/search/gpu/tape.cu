@@ -188,7 +188,7 @@ __device__ void write_children(u32* next_work, u32 b, u32 k, u32 r, u32 q, u32 n
     }
 }
 
-// Tape::prune of src/search/tape.rs with a warp per boundary tile b (work item boundary[b];
+// Tape::prune of src/search/tape/mod.rs with a warp per boundary tile b (work item boundary[b];
 // blockDim.x / 32 tiles per block): its tape (instructions in pool, SSA operands in args)
 // pruned with its choices into next_pool/next_args[b * stride ..]. Its scratch, in shared
 // memory (stride words per warp), holds per instruction state << 16 | index (state 0 dead,

@@ -14,8 +14,8 @@
 //!
 //! Slots live in the thread's local memory (`Iv s[NSLOTS]`, NSLOTS the tape's slot count
 //! rounded up to 32; one compiled module per precision and NSLOTS, kept like every search
-//! kernel). The operations are written as the CPU interpreter writes them, with correctly
-//! rounded intrinsics (`__dadd_rd`, ...): the same bits.
+//! kernel). The operations are generated from their lowering (`lower::interpreted`), as the
+//! CPU interpreter's are, with correctly rounded intrinsics (`__dadd_rd`, ...): the same bits.
 
 use std::sync::Arc;
 
