@@ -268,6 +268,8 @@ mod tests {
     #[test]
     fn embedded_f32_rounding_equals_the_software_path() {
         if !std::arch::is_x86_feature_detected!("avx512f") {
+            // Nothing to compare here; the evaluator must then take the software path.
+            assert!(!super::super::hardware_rounding());
             println!("skipped: this processor has no AVX-512F");
             return;
         }
@@ -334,6 +336,8 @@ mod tests {
     #[test]
     fn embedded_rounding_equals_the_software_path() {
         if !std::arch::is_x86_feature_detected!("avx512f") {
+            // Nothing to compare here; the evaluator must then take the software path.
+            assert!(!super::super::hardware_rounding());
             println!("skipped: this processor has no AVX-512F");
             return;
         }

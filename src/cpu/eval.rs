@@ -248,48 +248,30 @@ fn run_chunk_body<const AVX512: bool>(
             }
             Inst::Fma(a, b, c, rd) => {
                 let (x, y, z) = (lanes!(a), lanes!(b), lanes!(c));
-                #[cfg(target_arch = "x86_64")]
-                if AVX512 && rd != Round::Nearest {
-                    // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
-                    unsafe {
-                        if f32p {
-                            super::avx512::fma_f32(&mut out, &x, &y, &z, rd)
+                // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
+                let done = AVX512 && unsafe { hardware_fma(&mut out, &x, &y, &z, f32p, rd) };
+                if !done {
+                    for l in 0..len {
+                        out[l] = if f32p {
+                            round::fma_f32(x[l] as f32, y[l] as f32, z[l] as f32, rd) as f64
                         } else {
-                            super::avx512::fma(&mut out, &x, &y, &z, rd)
-                        }
-                    };
-                    regs[dst..dst + len].copy_from_slice(&out[..len]);
-                    continue;
-                }
-                for l in 0..len {
-                    out[l] = if f32p {
-                        round::fma_f32(x[l] as f32, y[l] as f32, z[l] as f32, rd) as f64
-                    } else {
-                        round::fma_f64(x[l], y[l], z[l], rd)
-                    };
+                            round::fma_f64(x[l], y[l], z[l], rd)
+                        };
+                    }
                 }
             }
             Inst::Sqrt(a, rd) => {
                 let x = lanes!(a);
-                #[cfg(target_arch = "x86_64")]
-                if AVX512 && rd != Round::Nearest {
-                    // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
-                    unsafe {
-                        if f32p {
-                            super::avx512::sqrt_f32(&mut out, &x, rd)
+                // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
+                let done = AVX512 && unsafe { hardware_sqrt(&mut out, &x, f32p, rd) };
+                if !done {
+                    for l in 0..len {
+                        out[l] = if f32p {
+                            round::sqrt_f32(x[l] as f32, rd) as f64
                         } else {
-                            super::avx512::sqrt(&mut out, &x, rd)
-                        }
-                    };
-                    regs[dst..dst + len].copy_from_slice(&out[..len]);
-                    continue;
-                }
-                for l in 0..len {
-                    out[l] = if f32p {
-                        round::sqrt_f32(x[l] as f32, rd) as f64
-                    } else {
-                        round::sqrt_f64(x[l], rd)
-                    };
+                            round::sqrt_f64(x[l], rd)
+                        };
+                    }
                 }
             }
             Inst::Point1(f, a, rd) => {
@@ -401,6 +383,59 @@ fn run_chunk_body<const AVX512: bool>(
             res[at..at + len].copy_from_slice(&regs[o..o + len]);
         }
     }
+}
+
+/// A directed fma over the chunk by AVX-512's embedded rounding; false (nothing done) for
+/// round-to-nearest or off x86-64.
+///
+/// # Safety
+/// The processor must support AVX-512F (the caller is [`run_chunk_avx512`]'s body).
+#[inline(always)]
+unsafe fn hardware_fma(
+    out: &mut [f64; LANES],
+    x: &[f64; LANES],
+    y: &[f64; LANES],
+    z: &[f64; LANES],
+    f32p: bool,
+    rd: Round,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if rd != Round::Nearest {
+        // SAFETY: the processor supports AVX-512F (this function's contract).
+        unsafe {
+            if f32p {
+                super::avx512::fma_f32(out, x, y, z, rd)
+            } else {
+                super::avx512::fma(out, x, y, z, rd)
+            }
+        };
+        return true;
+    }
+    let _ = (out, x, y, z, f32p, rd);
+    false
+}
+
+/// A directed square root over the chunk by AVX-512's embedded rounding; false as
+/// [`hardware_fma`].
+///
+/// # Safety
+/// As [`hardware_fma`].
+#[inline(always)]
+unsafe fn hardware_sqrt(out: &mut [f64; LANES], x: &[f64; LANES], f32p: bool, rd: Round) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if rd != Round::Nearest {
+        // SAFETY: the processor supports AVX-512F (this function's contract).
+        unsafe {
+            if f32p {
+                super::avx512::sqrt_f32(out, x, rd)
+            } else {
+                super::avx512::sqrt(out, x, rd)
+            }
+        };
+        return true;
+    }
+    let _ = (out, x, f32p, rd);
+    false
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -504,8 +504,7 @@ impl Tape {
             let (va, vb) = v;
             let v = match op & 0xff {
                 code::MIN | code::MAX => {
-                    let is_min = op & 0xff == code::MIN;
-                    let (v, choice) = min_max(is_min, op, va, vb);
+                    let (v, choice) = min_max(op, va, vb);
                     if let Some(r) = record.as_deref_mut() {
                         r.push(choice);
                     }
@@ -659,7 +658,8 @@ type Iv<T> = (T, T);
 
 /// `min` or `max` (the generated operation) and which side decides it on every box inside
 /// this one.
-fn min_max<T: Bound>(is_min: bool, op: u16, a: Iv<T>, b: Iv<T>) -> (Iv<T>, u8) {
+fn min_max<T: Bound>(op: u16, a: Iv<T>, b: Iv<T>) -> (Iv<T>, u8) {
+    let is_min = op & 0xff == code::MIN;
     let v = T::apply(op & 0xff, a, b);
     // `a` decides a min where it lies below b (a max where above), and b may be dropped only
     // when it cannot be empty on a smaller box. (An empty side, NaN, decides nothing.)
