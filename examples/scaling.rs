@@ -6,8 +6,9 @@
 //! every way gives identical results.
 //! `cargo run --release --example scaling -- [log2 boxes] [expression]`
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, PinnedHostSlice};
-use ivjit::gpu::{GpuKernel, HostBuffer, HostTransfer, KernelOptions};
+use ivjit::internals::gpu::GpuKernel;
 use ivjit::{BackendChoice, Evaluator, Expression, Precision};
+use ivjit::{HostBuffer, HostTransfer, KernelOptions};
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -22,7 +23,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let expr = Expression::parse(&src)?;
     let program = expr.scalar(Precision::F64)?;
     let nv = expr.vars().len();
-    let info = ivjit::gpu::detect()?;
+    let info = ivjit::internals::gpu::detect()?;
     println!("{} x{}; {src}; {n} boxes", info.name, info.device_count);
     // Random boxes (fresh, never zeros): centre in [-3, 3], width in (0, 0.01].
     let t = Instant::now();

@@ -3,15 +3,16 @@
 
 use std::sync::Arc;
 
+use crate::gpu::KernelOptions;
 use crate::scalar::Program;
 use crate::{cpu, gpu, input, shape, Column, Error, Expression, Interval, Precision};
 
 /// Where expressions are evaluated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
-    /// The rigorous CPU evaluator ([`cpu`]).
+    /// The rigorous CPU evaluator (the `cpu` stage).
     Cpu,
-    /// A PTX kernel on an NVIDIA GPU ([`gpu`]).
+    /// A PTX kernel on an NVIDIA GPU (the `gpu` stage).
     Gpu,
 }
 
@@ -64,12 +65,33 @@ impl Evaluator {
         precision: Precision,
         choice: BackendChoice,
     ) -> Result<Evaluator, Error> {
+        Evaluator::with_options(expr, precision, choice, &KernelOptions::default())
+    }
+
+    /// [`Evaluator::new`] with the GPU engine's options: the devices, the disk and in-process
+    /// kernel caches, the chunk size, how batches cross to the device, and the interpreter and
+    /// tier-up policies. Each option left `None` takes its environment variable's value
+    /// (`IVJIT_DEVICES`, `IVJIT_CHUNK_ELEMENTS`, `IVJIT_HOST_TRANSFER`, `IVJIT_INTERPRETER`,
+    /// `IVJIT_TIER_UP`), else the default. The CPU backend has no options.
+    ///
+    /// ```
+    /// use ivjit::{BackendChoice, Evaluator, Expression, KernelOptions, Precision};
+    /// let expr = Expression::parse("x*y + 1").unwrap();
+    /// let options = KernelOptions { devices: Some(vec![0]), ..KernelOptions::default() };
+    /// let eval = Evaluator::with_options(&expr, Precision::F64, BackendChoice::Auto, &options);
+    /// assert!(eval.is_ok());
+    /// ```
+    pub fn with_options(
+        expr: &Expression,
+        precision: Precision,
+        choice: BackendChoice,
+        options: &KernelOptions,
+    ) -> Result<Evaluator, Error> {
         let compiled = expr.compiled(precision)?;
         let program = compiled.program.clone();
         let kernel = || -> Result<gpu::GpuKernel, Error> {
             let source = compiled.kernel_source()?;
-            let options = gpu::KernelOptions::default();
-            Ok(gpu::GpuKernel::from_source(&program, source, &options)?)
+            Ok(gpu::GpuKernel::from_source(&program, source, options)?)
         };
         let (backend, gpu, fallback_reason) = match choice {
             BackendChoice::Cpu => (Backend::Cpu, None, None),

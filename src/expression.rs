@@ -127,7 +127,7 @@ impl Expression {
     /// `max(|f_1|, ..., |f_m|)`: one output that is 0 exactly where every output is 0, so that
     /// a search for the zeros of one function ([`crate::search::exclude::exclude`]) finds the
     /// common zeros of a system. Empty where any output is.
-    pub fn residual(&self) -> Result<Expression, Error> {
+    pub(crate) fn residual(&self) -> Result<Expression, Error> {
         let mut g = self.graph.clone();
         let span = crate::syntax::ast::Span::default();
         let mut acc: Option<ir::NodeId> = None;

@@ -97,7 +97,7 @@ impl Interval {
     /// Reads a (lo, hi) pair as every backend returns it: (NaN, NaN) is empty. A pair with
     /// exactly one NaN bound cannot come from a correct lowering; it is widened to the whole
     /// line rather than trusted.
-    pub fn from_bounds(lo: f64, hi: f64) -> Interval {
+    pub(crate) fn from_bounds(lo: f64, hi: f64) -> Interval {
         match (lo.is_nan(), hi.is_nan()) {
             (true, true) => Interval::EMPTY,
             (false, false) => Interval { lo, hi },

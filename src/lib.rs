@@ -3,16 +3,20 @@
 //! Every output interval contains every real value the expression takes on the input box
 //! (IEEE 1788 set-based semantics).
 //!
-//! The pipeline, one module per stage:
-//! text → [`syntax`] (logos lexer, LALRPOP parser, AST with spans) → [`ir`] (hash-consed interval
-//! DAG with constant folding) → [`rewrite`] (power specialization, repeated factors, squares,
-//! static signs) → [`lower`] (interval semantics → [`scalar`] IR with a rounding direction on every
-//! float operation) → backends: [`cpu`] (evaluator) and [`ptx`] (emitter) + [`gpu`] (cudarc).
-//! Every stage reads what it knows of an elementary function from one table, [`point`].
+//! The pipeline, one private module per stage:
+//! text → `syntax` (logos lexer, LALRPOP parser, AST with spans) → `ir` (hash-consed interval
+//! DAG with constant folding) → `rewrite` (power specialization, repeated factors, squares,
+//! static signs) → `lower` (interval semantics → `scalar` IR with a rounding direction on every
+//! float operation) → backends: `cpu` (evaluator) and `ptx` (emitter) + `gpu` (cudarc).
+//! Every stage reads what it knows of an elementary function from one table, `point`.
 //!
-//! This file is the facade only: [`Expression`] (`expression.rs`), [`Evaluator`]
-//! (`evaluator.rs`, with the input checks of `input.rs`) and [`Error`] (`error.rs`) are
-//! re-exported here; `docs/architecture.md` is the map of the layers.
+//! The library's interface is this page: [`Expression`] (parse, rewrite, lower and emit once
+//! per precision), [`Evaluator`] (the backend choice and the batch entry points, with the GPU
+//! engine's [`KernelOptions`] and page-locked [`HostBuffer`]s), [`Interval`], [`Error`], and the
+//! searches of [`search`]. The stages are private; `docs/architecture.md` is
+//! the map of their layers, and `cargo doc --document-private-items` documents them. The
+//! command-line tool, the Python package and the tests reach them through a hidden module,
+//! `internals`, which is not part of the interface.
 //!
 //! ```
 //! use ivjit::{Expression, Evaluator, BackendChoice, Interval, Precision};
@@ -23,25 +27,29 @@
 //! ```
 
 #![warn(missing_docs)]
+// The stages are private modules whose items the hidden `internals` module re-exports, so their
+// documentation links to each other's crate-private items; `cargo doc --document-private-items`
+// (run by CI with warnings as errors) resolves every such link.
+#![allow(rustdoc::private_intra_doc_links)]
 
-pub mod cpu;
+mod cpu;
 mod error;
 mod evaluator;
 mod expression;
-pub mod gpu;
+mod gpu;
 mod input;
-pub mod interval;
-pub mod ir;
-pub mod lower;
-pub mod point;
-pub mod ptx;
-pub mod rewrite;
-pub mod round;
-pub mod scalar;
+mod interval;
+mod ir;
+mod lower;
+mod point;
+mod ptx;
+mod rewrite;
+mod round;
+mod scalar;
 pub mod search;
-pub mod shape;
-pub mod specialize;
-pub mod syntax;
+mod shape;
+mod specialize;
+mod syntax;
 // The benchmark's workloads are not part of the library (see the file); its unit tests use them.
 #[cfg(test)]
 extern crate self as ivjit;
@@ -51,9 +59,72 @@ mod workloads;
 #[cfg(test)]
 mod layers;
 
+/// The pipeline's stages, for the `ivjit` command-line tool, the Python package, the benchmarks
+/// and the tests: not part of the library's interface (hidden from its documentation, free to
+/// change). A user of the library needs only the items above and [`search`].
+#[doc(hidden)]
+pub mod internals {
+    pub mod cpu {
+        //! See the stage module of the same name.
+        pub use crate::cpu::*;
+    }
+    pub mod gpu {
+        //! See the stage module of the same name.
+        pub use crate::gpu::*;
+    }
+    pub mod interval {
+        //! See the stage module of the same name.
+        pub use crate::interval::*;
+    }
+    pub mod ir {
+        //! See the stage module of the same name.
+        pub use crate::ir::*;
+    }
+    pub mod lower {
+        //! See the stage module of the same name.
+        pub use crate::lower::*;
+    }
+    pub mod point {
+        //! See the stage module of the same name.
+        pub use crate::point::*;
+    }
+    pub mod ptx {
+        //! See the stage module of the same name.
+        pub use crate::ptx::*;
+    }
+    pub mod rewrite {
+        //! See the stage module of the same name.
+        pub use crate::rewrite::*;
+    }
+    pub mod round {
+        //! See the stage module of the same name.
+        pub use crate::round::*;
+    }
+    pub mod scalar {
+        //! See the stage module of the same name.
+        pub use crate::scalar::*;
+    }
+    pub mod shape {
+        //! See the stage module of the same name.
+        pub use crate::shape::*;
+    }
+    pub mod specialize {
+        //! See the stage module of the same name.
+        pub use crate::specialize::*;
+    }
+    pub mod syntax {
+        //! See the stage module of the same name.
+        pub use crate::syntax::*;
+    }
+}
+
 pub use error::Error;
 pub use evaluator::{Backend, BackendChoice, Evaluator};
 pub use expression::Expression;
+pub use gpu::{
+    CacheDir, HostAllocError, HostBuffer, HostTransfer, InterpreterPolicy, KernelOptions,
+    TierUpPolicy,
+};
 pub use input::Column;
 pub use interval::{Interval, IntervalError};
 pub use scalar::Precision;

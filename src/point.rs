@@ -67,7 +67,7 @@ pub struct Domain {
 
 impl Domain {
     /// All reals.
-    pub const ALL: Domain = Domain {
+    pub(crate) const ALL: Domain = Domain {
         lo: f64::NEG_INFINITY,
         lo_open: false,
         hi: f64::INFINITY,
@@ -108,7 +108,7 @@ impl Domain {
     }
 
     /// Whether the function is defined on every real number (no argument can fall outside).
-    pub fn is_everywhere(&self) -> bool {
+    pub(crate) fn is_everywhere(&self) -> bool {
         self.lo == f64::NEG_INFINITY && self.hi == f64::INFINITY
     }
 }
@@ -135,7 +135,7 @@ pub struct Range {
 impl Range {
     /// Whether both ends are finite: the function's values at finite arguments are then
     /// finite, and so are the library's (within a few ulps of them).
-    pub fn is_bounded(&self) -> bool {
+    pub(crate) fn is_bounded(&self) -> bool {
         let finite = |l: Limit| match l {
             Limit::Num(x) => x.is_finite(),
             Limit::HalfPis(_) => true,
@@ -198,7 +198,7 @@ pub struct Cuda {
 
 impl Cuda {
     /// The CUDA function for precision `p` (`exp` or `expf`).
-    pub fn function(&self, p: Precision) -> &'static str {
+    pub(crate) fn function(&self, p: Precision) -> &'static str {
         match p {
             Precision::F64 => self.f64,
             Precision::F32 => self.f32,
@@ -321,7 +321,7 @@ macro_rules! table {
             }
 
             /// The function called `name`, if any.
-            pub fn from_name(name: &str) -> Option<$ty> {
+            pub(crate) fn from_name(name: &str) -> Option<$ty> {
                 $ty::ALL.iter().copied().find(|f| f.name() == name)
             }
         }
@@ -554,7 +554,7 @@ table! { DerivedFn, DerivedRow, DERIVED,
 
 impl UnaryFn {
     /// The domain in words, for `ivjit functions`.
-    pub fn domain_text(self) -> String {
+    pub(crate) fn domain_text(self) -> String {
         if let Some(note) = self.row().domain_note {
             return note.to_string();
         }
@@ -658,7 +658,7 @@ pub fn runtime_symbol(f: PointFn, p: Precision) -> String {
 /// IR's order (atan2(y, x): y first). The results are the library's round-to-nearest
 /// approximations; the kernel pads them outward inline by the row's error bound. Nothing here
 /// is rigorous on its own.
-pub fn cuda_runtime_source(p: Precision, fns: &[PointFn]) -> String {
+pub(crate) fn cuda_runtime_source(p: Precision, fns: &[PointFn]) -> String {
     let mut fns = fns.to_vec();
     fns.sort();
     fns.dedup();
@@ -710,22 +710,22 @@ fn step_f32(v: f32, r: Round) -> f32 {
 }
 
 /// A rigorous bound of a unary `f` at x in f64 (see [`crate::scalar::Inst::Point1`]).
-pub fn bound_f64(f: UnaryFn, x: f64, r: Round) -> f64 {
+pub(crate) fn bound_f64(f: UnaryFn, x: f64, r: Round) -> f64 {
     step_f64((f.row().cpu_f64)(x), r)
 }
 
 /// A rigorous bound of a unary `f` at x in f32.
-pub fn bound_f32(f: UnaryFn, x: f32, r: Round) -> f32 {
+pub(crate) fn bound_f32(f: UnaryFn, x: f32, r: Round) -> f32 {
     step_f32((f.row().cpu_f32)(x), r)
 }
 
 /// A rigorous bound of a binary `f` at (x, y) in f64.
-pub fn bound2_f64(f: BinaryFn, x: f64, y: f64, r: Round) -> f64 {
+pub(crate) fn bound2_f64(f: BinaryFn, x: f64, y: f64, r: Round) -> f64 {
     step_f64((f.row().cpu_f64)(x, y), r)
 }
 
 /// A rigorous bound of a binary `f` at (x, y) in f32.
-pub fn bound2_f32(f: BinaryFn, x: f32, y: f32, r: Round) -> f32 {
+pub(crate) fn bound2_f32(f: BinaryFn, x: f32, y: f32, r: Round) -> f32 {
     step_f32((f.row().cpu_f32)(x, y), r)
 }
 

@@ -75,7 +75,7 @@ pub enum ShapeError {
 
 /// Checks structure-of-arrays buffers for `n` boxes of an expression with `n_vars` variables and
 /// `n_outputs` outputs: `inputs` values in, room for `outputs` values out.
-pub fn check_soa(
+pub(crate) fn check_soa(
     n_vars: usize,
     n_outputs: usize,
     n: usize,
@@ -110,7 +110,7 @@ pub fn check_soa(
 /// Checks a batch given array by array (`inputs` and `outputs`: the lengths of the arrays, lo
 /// then hi of each variable / output) and returns its number of boxes: the first input array's
 /// length, or the first output array's when there are no inputs.
-pub fn check_columns(
+pub(crate) fn check_columns(
     n_vars: usize,
     n_outputs: usize,
     inputs: &[usize],

@@ -80,7 +80,7 @@ impl NodeProgram {
 
     /// [`NodeProgram::new`] with facts per node that hold on every box it will be given
     /// ([`Specialized::facts`] of the region these boxes lie in).
-    pub fn with_facts(
+    pub(crate) fn with_facts(
         graph: &Graph,
         precision: Precision,
         known: Option<&[Fact]>,
@@ -132,7 +132,7 @@ impl NodeProgram {
 
 /// Runs `program` on `boxes` (one interval per variable each) on the CPU evaluator, the bounds
 /// rounded outward to f32 for an f32 program; the outputs in the batch layout.
-pub fn eval_boxes(program: &crate::scalar::Program, boxes: &[Vec<Interval>]) -> Vec<f64> {
+pub(crate) fn eval_boxes(program: &crate::scalar::Program, boxes: &[Vec<Interval>]) -> Vec<f64> {
     let n = boxes.len();
     let n_vars = program.n_vars();
     let mut inputs = vec![0.0; 2 * n_vars * n];

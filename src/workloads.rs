@@ -118,7 +118,7 @@ pub fn suite() -> Vec<Case> {
 /// boxes of a 1024 x 1024 image of [-1, 1]^2).
 pub fn prospero() -> String {
     const TAPE: &str = include_str!("../tests/data/models/prospero.vm");
-    ivjit::syntax::tape::to_expression_text(TAPE).expect("the bundled tape is valid")
+    ivjit::internals::syntax::tape::to_expression_text(TAPE).expect("the bundled tape is valid")
 }
 
 /// Suite cases too large for a hand-written CUDA baseline (its compile takes minutes).

@@ -4,8 +4,8 @@
 
 mod common;
 
-use ivjit::ir::text::to_text;
-use ivjit::rewrite::PASSES;
+use ivjit::internals::ir::text::to_text;
+use ivjit::internals::rewrite::PASSES;
 use ivjit::{Expression, Precision};
 use std::process::Command;
 
@@ -134,7 +134,11 @@ fn corpus_snapshots_and_ptxas() {
             // `Expression::ptx` is memoized, so emit afresh from a fresh parse to check that
             // the output is deterministic.
             let again = Expression::parse(src).unwrap().scalar(p).unwrap();
-            assert_eq!(ptx, ivjit::ptx::emit(&again), "PTX output is deterministic");
+            assert_eq!(
+                ptx,
+                ivjit::internals::ptx::emit(&again),
+                "PTX output is deterministic"
+            );
             // No flush-to-zero in interval code; the exceptions are the approximations that
             // seed the inline f32 division's and f64 square root's candidates, which are
             // checked exactly before use (on operands that are never subnormal there).
@@ -160,9 +164,9 @@ fn arrays_kernels_assemble_and_share_the_body() {
         let expr = Expression::parse(src).unwrap();
         for p in [Precision::F64, Precision::F32] {
             let program = expr.scalar(p).unwrap();
-            let arrays = ivjit::ptx::try_emit_arrays_kernel(&program).unwrap();
+            let arrays = ivjit::internals::ptx::try_emit_arrays_kernel(&program).unwrap();
             assemble(&format!("{name}_{p}_arrays"), &arrays);
-            let batch = ivjit::ptx::emit(&program);
+            let batch = ivjit::internals::ptx::emit(&program);
             // Arithmetic lines (those with a rounding modifier), in order.
             let body = |text: &str| -> Vec<String> {
                 text.lines()
@@ -190,10 +194,10 @@ fn stage_kernels_assemble() {
         .unwrap()
         .scalar(Precision::F64)
         .unwrap();
-    let staged = ivjit::scalar::split::split(&program, 700);
+    let staged = ivjit::internals::scalar::split::split(&program, 700);
     assert!(staged.stages.len() > 2);
     for (k, stage) in staged.stages.iter().enumerate() {
-        let text = ivjit::ptx::try_emit_stage_kernel(&stage.program).unwrap();
+        let text = ivjit::internals::ptx::try_emit_stage_kernel(&stage.program).unwrap();
         assert!(
             !text.contains("st.global.u32"),
             "stage kernels do not check"
@@ -202,8 +206,8 @@ fn stage_kernels_assemble() {
     }
     // The input check alone (what device arrays of a staged program go through first): a
     // kernel over arrays with no outputs.
-    use ivjit::scalar::{Bound, Inst};
-    let check = ivjit::scalar::Program {
+    use ivjit::internals::scalar::{Bound, Inst};
+    let check = ivjit::internals::scalar::Program {
         precision: Precision::F32,
         var_names: vec!["x".into(), "y".into()],
         insts: (0..2)
@@ -211,14 +215,14 @@ fn stage_kernels_assemble() {
             .collect(),
         outputs: vec![],
     };
-    let text = ivjit::ptx::try_emit_arrays_kernel(&check).unwrap();
+    let text = ivjit::internals::ptx::try_emit_arrays_kernel(&check).unwrap();
     assert!(text.contains("st.global.u32"));
     assemble("inputs_only", &text);
 }
 
 #[test]
 fn corpus_covers_every_function() {
-    for f in ivjit::ir::functions::FUNCTIONS.iter() {
+    for f in ivjit::internals::ir::functions::FUNCTIONS.iter() {
         let used = CORPUS
             .iter()
             .any(|(_, src)| src.contains(&format!("{}(", f.name)) || f.name == "neg");
@@ -312,7 +316,7 @@ fn bounded_functions_skip_the_overflow_test() {
 /// is two selects.
 #[test]
 fn products_of_unknown_sign_take_the_four_corners() {
-    use ivjit::scalar::Inst;
+    use ivjit::internals::scalar::Inst;
     let e = Expression::parse("x * y").unwrap();
     for p in [Precision::F64, Precision::F32] {
         let prog = e.program(p).unwrap();

@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use ivjit::syntax::ast::{Ast, NodeKind, Span};
-use ivjit::syntax::parser::{parse, to_sexpr, MAX_NESTING};
+use ivjit::internals::syntax::ast::{Ast, NodeKind, Span};
+use ivjit::internals::syntax::parser::{parse, to_sexpr, MAX_NESTING};
 use proptest::prelude::*;
 
 fn parse_ok(src: &str) -> Ast {
@@ -439,7 +439,7 @@ fn expected_sexpr(e: &E, out: &mut String) {
 
 /// Prints an output of a parsed tree back as source, with every operation parenthesized.
 fn ast_to_source(ast: &Ast) -> String {
-    fn go(ast: &Ast, id: ivjit::syntax::ast::NodeId, out: &mut String) {
+    fn go(ast: &Ast, id: ivjit::internals::syntax::ast::NodeId, out: &mut String) {
         match &ast.node(id).kind {
             NodeKind::Number(s) | NodeKind::Name(s) => out.push_str(s),
             NodeKind::Interval { lo, hi } => {

@@ -46,7 +46,7 @@ fn to_py(e: ivjit::Error, source: &str) -> PyErr {
     match e {
         ivjit::Error::Compile(d) => SyntaxError::new_err(d.render(source)),
         ivjit::Error::Search(ivjit::search::SearchError::OutOfMemory(_))
-        | ivjit::Error::Gpu(ivjit::gpu::GpuError::HostAlloc(_)) => {
+        | ivjit::Error::Gpu(ivjit::internals::gpu::GpuError::HostAlloc(_)) => {
             PyMemoryError::new_err(e.to_string())
         }
         ivjit::Error::Input { .. } | ivjit::Error::Shape(_) | ivjit::Error::Search(_) => {
@@ -238,9 +238,9 @@ fn int_bound(value: &pyo3::Bound<'_, PyAny>, upper: bool) -> PyResult<f64> {
     };
     // Python compares integers and floats exactly.
     Ok(if upper && value.gt(f)? {
-        ivjit::round::next_up(f)
+        ivjit::internals::round::next_up(f)
     } else if !upper && value.lt(f)? {
-        ivjit::round::next_down(f)
+        ivjit::internals::round::next_down(f)
     } else {
         f
     })
@@ -259,7 +259,7 @@ fn outputs<'py>(
         // More than the machine has is refused up front: where the system overcommits, NumPy
         // would hand out the address space and the batch would be killed writing to it.
         let bytes = 2 * 8 * m as u128 * n as u128;
-        if ivjit::gpu::machine_memory().is_some_and(|total| bytes > total) {
+        if ivjit::internals::gpu::machine_memory().is_some_and(|total| bytes > total) {
             return Err(PyMemoryError::new_err(format!(
                 "cannot allocate the outputs, 2 arrays of shape {shape:?} ({bytes} bytes): \
                  more than the machine's memory"
@@ -797,10 +797,10 @@ impl Function {
 }
 
 /// Page-locked host memory lent to NumPy (`ivjit.pinned_zeros`): the array's data lies in an
-/// [`ivjit::gpu::HostBuffer`], which the GPU backend copies from and to directly.
+/// [`ivjit::HostBuffer`], which the GPU backend copies from and to directly.
 #[pyclass(module = "ivjit", frozen)]
 struct PinnedBuffer {
-    buffer: ivjit::gpu::HostBuffer,
+    buffer: ivjit::HostBuffer,
     /// The data's address, taken while the buffer was owned mutably (NumPy writes through it).
     address: usize,
 }
@@ -829,7 +829,7 @@ impl PinnedBuffer {
 /// `MemoryError` when the memory cannot be had, `ValueError` when its size overflows.
 #[pyfunction]
 fn _pinned(py: Python<'_>, len: usize) -> PyResult<PinnedBuffer> {
-    use ivjit::gpu::{HostAllocError, HostBuffer};
+    use ivjit::{HostAllocError, HostBuffer};
     let mut buffer = py
         .allow_threads(|| HostBuffer::new_or_plain(len))
         .map_err(|e| match e {

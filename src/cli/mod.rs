@@ -10,7 +10,7 @@ pub mod solve;
 pub use render::{render, RenderArgs};
 
 use crate::{BackendArg, FormatArg, PrecisionArg, Source};
-use ivjit::syntax::diagnostic::Diagnostic;
+use ivjit::internals::syntax::diagnostic::Diagnostic;
 use ivjit::{BackendChoice, Error, Evaluator, Expression, Interval, Precision};
 use std::path::{Path, PathBuf};
 
@@ -157,7 +157,10 @@ fn read_source(s: &Source) -> Result<String, Failure> {
 /// errors point into the tape, later ones into the expression text it spells.
 pub(crate) fn compile(s: &Source) -> Result<(String, Expression), Failure> {
     let text = read_source(s)?;
-    if s.file.as_deref().is_some_and(ivjit::syntax::tape::is_tape) {
+    if s.file
+        .as_deref()
+        .is_some_and(ivjit::internals::syntax::tape::is_tape)
+    {
         let expr = Expression::parse_tape(&text).map_err(|e| failure(e, &text))?;
         return Ok((expr.source().to_string(), expr));
     }
@@ -206,7 +209,7 @@ pub fn eval(args: EvalArgs) -> Result<(), Failure> {
     // The GPU's context (0.2-0.6 s to create) is made while the expression is read and
     // lowered; the thread is joined before returning, so no exit finds it in the driver.
     let gpu = !matches!(args.backend, BackendArg::Cpu);
-    let context = gpu.then(|| std::thread::spawn(ivjit::gpu::prepare));
+    let context = gpu.then(|| std::thread::spawn(ivjit::internals::gpu::prepare));
     let result = eval_with(args);
     if let Some(thread) = context {
         let _ = thread.join();
@@ -245,7 +248,7 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
             )));
         }
         if expr.var_index(name).is_none() {
-            let shown = ivjit::syntax::lexer::shorten(name);
+            let shown = ivjit::internals::syntax::lexer::shorten(name);
             return Err(Failure::input(format!(
                 "--var {shown}: the expression has no variable '{shown}' (its variables: {})",
                 list(expr.vars())
@@ -396,7 +399,7 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
 fn missing_vars(expr: &Expression, text: &str, has: impl Fn(&str) -> bool) -> Option<Failure> {
     let name = expr.vars().iter().find(|v| !has(v))?;
     let span = expr.var_span(name).unwrap_or_default();
-    let shown = ivjit::syntax::lexer::shorten(name);
+    let shown = ivjit::internals::syntax::lexer::shorten(name);
     let d = Diagnostic::new(span, format!("variable '{shown}' has no value")).with_help(format!(
         "pass --var {shown}=[lo,hi], or a {shown}_lo,{shown}_hi column pair with --input"
     ));
@@ -422,7 +425,7 @@ pub(crate) fn list(names: &[String]) -> String {
     let mut s = names
         .iter()
         .take(SHOWN)
-        .map(|n| ivjit::syntax::lexer::shorten(n))
+        .map(|n| ivjit::internals::syntax::lexer::shorten(n))
         .collect::<Vec<_>>()
         .join(", ");
     if names.len() > SHOWN {
@@ -485,11 +488,11 @@ pub fn ir(s: &Source, before: bool, gradient: bool) -> Result<(), Failure> {
             }
         }
         println!("; gradient outputs: {}", names.join("; "));
-        print!("{}", ivjit::ir::text::to_text(graph));
+        print!("{}", ivjit::internals::ir::text::to_text(graph));
         return Ok(());
     }
     if before {
-        print!("{}", ivjit::ir::text::to_text(expr.initial_ir()));
+        print!("{}", ivjit::internals::ir::text::to_text(expr.initial_ir()));
     } else {
         print!("{}", expr.ir_text());
     }
@@ -510,8 +513,8 @@ pub fn ptx(s: &Source, p: PrecisionArg) -> Result<(), Failure> {
 }
 
 pub fn functions() -> Result<(), Failure> {
-    use ivjit::scalar::PointFn;
-    for f in ivjit::ir::functions::FUNCTIONS.iter() {
+    use ivjit::internals::scalar::PointFn;
+    for f in ivjit::internals::ir::functions::FUNCTIONS.iter() {
         println!("{}({})", f.name, arg_names(f.arity));
         println!("    {}", f.semantics);
         println!("    domain: {}; accuracy: {}", f.domain, f.accuracy);

@@ -11,7 +11,7 @@ use crate::scalar::{Bound, Cmp, Inst, Precision, Program, Round, RoundInt};
 use crate::{point, round};
 use rayon::prelude::*;
 
-pub use super::LANES;
+pub(crate) use super::LANES;
 
 /// Slot assignment for a program: which slot each instruction writes.
 struct Plan {

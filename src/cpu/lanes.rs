@@ -1,7 +1,7 @@
 //! Directed f64 add, sub, mul and div, and directed f32 products, over a whole chunk of lanes,
 //! written so that the compiler vectorizes them.
 //!
-//! The scalar functions of [`super::round`] branch on every special case; over a chunk that
+//! The scalar functions of [`crate::round`] branch on every special case; over a chunk that
 //! keeps each lane apart. Here each operation runs in two passes: a branch-free pass over every
 //! lane that computes the round-to-nearest result, its error term (TwoSum, or the FMA residual
 //! for products and quotients), the one-ulp step in the asked direction as an integer add on

@@ -9,12 +9,12 @@ mod lanes;
 
 /// Boxes per chunk: the evaluator runs each instruction over this many boxes at a time, and
 /// `lanes` vectorizes over them.
-pub const LANES: usize = 64;
+pub(crate) const LANES: usize = 64;
 
 /// Whether the evaluator rounds f64 operations with AVX-512's embedded rounding: the processor
 /// has AVX-512F and `IVJIT_CPU_ROUNDING` is not `software` (which forces the software path that
 /// every processor runs, for tests and comparisons). Read once per process.
-pub fn hardware_rounding() -> bool {
+pub(crate) fn hardware_rounding() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();

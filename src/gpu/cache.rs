@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::scalar::{Precision, Program};
 
 use super::disk;
+use super::options::Policies;
 use super::DeviceKernel;
 
 /// Format tag of cubin entries; bump it when the entry layout changes.
@@ -46,7 +47,7 @@ pub enum CacheDir {
 
 impl CacheDir {
     /// The folder, if any.
-    pub fn resolve(&self) -> Option<PathBuf> {
+    pub(crate) fn resolve(&self) -> Option<PathBuf> {
         match self {
             CacheDir::Default => super::runtime::cache_dir(),
             CacheDir::Off => None,
@@ -111,9 +112,9 @@ impl KernelSource {
     }
 }
 
-/// Index of the in-process cache: (hash of the PTX text, precision, device ordinal). Each entry
-/// lists the texts with that hash (almost always one) and their slots.
-type MemKey = (u64, Precision, usize);
+/// Index of the in-process cache: (hash of the PTX text, precision, device ordinal, policies).
+/// Each entry lists the texts with that hash (almost always one) and their slots.
+type MemKey = (u64, Precision, usize, Policies);
 type Slot = Arc<Mutex<Option<Arc<DeviceKernel>>>>;
 type Memory = Mutex<HashMap<MemKey, Vec<(Arc<str>, Slot)>>>;
 
@@ -128,11 +129,14 @@ pub(crate) fn in_process<E>(
     source: &KernelSource,
     precision: Precision,
     ordinal: usize,
+    policies: Policies,
     build: impl FnOnce() -> Result<Arc<DeviceKernel>, E>,
 ) -> Result<Arc<DeviceKernel>, E> {
     let slot = {
         let mut map = memory().lock().unwrap_or_else(|p| p.into_inner());
-        let same_hash = map.entry((source.hash, precision, ordinal)).or_default();
+        let same_hash = map
+            .entry((source.hash, precision, ordinal, policies))
+            .or_default();
         let found = same_hash
             .iter()
             .find(|(text, _)| Arc::ptr_eq(text, &source.text) || **text == *source.text);
@@ -164,7 +168,12 @@ pub fn in_process_len() -> usize {
 }
 
 /// The disk-cache key of a linked kernel.
-pub fn cubin_key(kernel_ptx: &str, runtime_ptx: &str, driver_version: i32, arch: &str) -> String {
+pub(crate) fn cubin_key(
+    kernel_ptx: &str,
+    runtime_ptx: &str,
+    driver_version: i32,
+    arch: &str,
+) -> String {
     let driver = driver_version.to_string();
     disk::key(
         CUBIN_FORMAT,
@@ -178,7 +187,7 @@ pub fn cubin_key(kernel_ptx: &str, runtime_ptx: &str, driver_version: i32, arch:
 }
 
 /// The path of the entry for `key` in `dir`.
-pub fn cubin_path(dir: &Path, key: &str) -> PathBuf {
+pub(crate) fn cubin_path(dir: &Path, key: &str) -> PathBuf {
     dir.join(format!("kernel-{key}.cubin"))
 }
 

@@ -19,7 +19,7 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 
 /// Call sites beyond which the kernel is linked instead (each copy lengthens the JIT's work).
-pub const MAX_CALLS: usize = 8;
+pub(crate) const MAX_CALLS: usize = 8;
 
 /// A runtime function: its name, its parameters' names and its body lines (between the braces).
 struct Function {

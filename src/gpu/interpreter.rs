@@ -26,7 +26,7 @@ use crate::scalar::bytecode::{op, Bytecode, EncodeError};
 use crate::scalar::{Precision, Program};
 
 /// The interpreter's entry point.
-pub const ENTRY: &str = "ivjit_interpreter";
+pub(crate) const ENTRY: &str = "ivjit_interpreter";
 
 /// Most scratch memory one launch allocates (bytes): fewer threads (each looping over more
 /// boxes) when the program has many slots.

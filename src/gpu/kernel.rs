@@ -7,10 +7,11 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{sys, CudaContext, CudaFunction, DriverError, LaunchConfig};
 use cudarc::nvrtc::Ptx;
 
+use super::options::Policies;
 use super::{
     batch, cache, context, default_devices, describe, detect, inline, link_cubin_at, load_module,
-    options, pin, runtime, Context, DiskCacheOutcome, GpuError, HostTransfer, KernelOptions,
-    KernelSource,
+    options, pin, runtime, Context, DiskCacheOutcome, GpuError, HostTransfer, InterpreterPolicy,
+    KernelOptions, KernelSource,
 };
 use crate::ptx;
 use crate::scalar::{Precision, Program};
@@ -218,14 +219,13 @@ impl DeviceKernel {
         program: &Program,
         (text, entry): (&str, &str),
         cache_dir: Option<&std::path::Path>,
+        policies: Policies,
     ) -> Result<DeviceKernel, GpuError> {
         let ctx = context(ordinal)?;
         let mut loaded = None;
-        // `IVJIT_INTERPRETER=only`: every program the interpreter can run is staged without
-        // stages (the interpreter answers every launch).
-        let only = super::options::env::interpreter()
-            == super::options::env::InterpreterPolicy::Only
-            && !program.has_point_calls();
+        // Interpreter only: every program the interpreter can run is staged without stages
+        // (the interpreter answers every launch).
+        let only = policies.interpreter == InterpreterPolicy::Only && !program.has_point_calls();
         if entry == ptx::KERNEL_NAME && (only || super::staged::wanted(program)) {
             // Tiering: the single kernel if an earlier process compiled it (disk cache), else
             // the stages now (a second or less); the single kernel is compiled on a thread of
@@ -235,7 +235,8 @@ impl DeviceKernel {
                 loaded = load_entry_if(&ctx, program, (text, entry), cache_dir, false, None)?;
             }
             if loaded.is_none() {
-                let staged = super::staged::StagedCode::build(&ctx, program, text, cache_dir)?;
+                let staged =
+                    super::staged::StagedCode::build(&ctx, program, text, cache_dir, policies)?;
                 // The first stage stands in for the single kernel's function (never launched
                 // as such: `launch_soa` runs the stages or the tiered-up kernel).
                 let first = staged.first_function();
@@ -254,7 +255,7 @@ impl DeviceKernel {
         }
         if entry == ptx::KERNEL_NAME
             && loaded.is_none()
-            && super::tiers::InterpretedFirst::wanted(program)
+            && super::tiers::InterpretedFirst::wanted(program, policies.interpreter)
         {
             // The kernel from the disk cache if an earlier process compiled it; else the
             // interpreter answers while it compiles on a thread of its own.
@@ -480,6 +481,8 @@ pub struct GpuKernel {
     /// ([`GpuKernel::eval_device`]).
     program: Arc<Program>,
     cache_dir: Option<std::path::PathBuf>,
+    /// The policies its device kernels were built with (the arrays kernel's too).
+    policies: Policies,
     arrays: Mutex<Option<Arc<DeviceKernel>>>,
 }
 
@@ -542,14 +545,21 @@ impl GpuKernel {
             None => default_devices()?,
         };
         let dir = options.cache_dir.resolve();
+        let policies = Policies::of(options);
         let mut devices = Vec::with_capacity(ordinals.len());
         for &ordinal in &ordinals {
             let build = || {
-                DeviceKernel::build(ordinal, program, (text, ptx::KERNEL_NAME), dir.as_deref())
-                    .map(Arc::new)
+                DeviceKernel::build(
+                    ordinal,
+                    program,
+                    (text, ptx::KERNEL_NAME),
+                    dir.as_deref(),
+                    policies,
+                )
+                .map(Arc::new)
             };
             devices.push(if options.memory_cache {
-                cache::in_process(source, program.precision, ordinal, build)?
+                cache::in_process(source, program.precision, ordinal, policies, build)?
             } else {
                 build()?
             });
@@ -569,6 +579,7 @@ impl GpuKernel {
             host_transfer,
             program: Arc::new(program.clone()),
             cache_dir: dir,
+            policies,
             arrays: Mutex::new(None),
         })
     }
@@ -867,6 +878,7 @@ impl GpuKernel {
             program,
             (&text, ptx::ARRAYS_KERNEL_NAME),
             self.cache_dir.as_deref(),
+            self.policies,
         )?);
         *slot = Some(dk.clone());
         Ok(dk)

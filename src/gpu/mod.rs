@@ -35,7 +35,9 @@ pub use device::{detect, prepare, GpuInfo};
 pub use error::{GpuError, NoGpu};
 pub use kernel::{GpuKernel, LaunchShape, Tier};
 pub use link::{link_cubin, validate_ptx};
-pub use options::{default_devices, parse_devices, HostTransfer, KernelOptions};
+pub use options::{
+    default_devices, parse_devices, HostTransfer, InterpreterPolicy, KernelOptions, TierUpPolicy,
+};
 
 pub(crate) use device::{context, driver_version};
 pub(crate) use error::{describe, Context};

@@ -50,6 +50,58 @@ pub struct KernelOptions {
     /// How batches cross between host and device; `None`: `IVJIT_HOST_TRANSFER`
     /// (`staged`, `pinned` or `auto`) if set, else [`HostTransfer::Auto`].
     pub host_transfer: Option<HostTransfer>,
+    /// When a program runs on the GPU interpreter; `None`: `IVJIT_INTERPRETER` (`first`,
+    /// `never` or `only`) if set, else [`InterpreterPolicy::First`].
+    pub interpreter: Option<InterpreterPolicy>,
+    /// When a program compiled as stages gets its single kernel; `None`: `IVJIT_TIER_UP`
+    /// (`auto`, `now` or `never`) if set, else [`TierUpPolicy::Auto`].
+    pub tier_up: Option<TierUpPolicy>,
+}
+
+/// When programs run on the GPU interpreter (`gpu::interpreter`), which answers a program at
+/// once while its code compiles. Every choice computes the same bits; only when the answers
+/// come and how fast they run differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum InterpreterPolicy {
+    /// A program compiled as stages, or one of middle size, answers from the interpreter until
+    /// its code is compiled in the background (the default).
+    First,
+    /// Never: a program waits for its code.
+    Never,
+    /// Every program without point calls runs on the interpreter and is never compiled (for
+    /// tests and measurements).
+    Only,
+}
+
+/// When a program compiled as stages (a long one) gets its single kernel, which runs faster
+/// than the stages but takes longer to compile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TierUpPolicy {
+    /// After the stages have done enough work to pay for the compile (the default).
+    Auto,
+    /// At once, on a thread of its own.
+    Now,
+    /// Never: the stages run every launch.
+    Never,
+}
+
+/// The policies a kernel was built with: its options' choices, else the environment's. They
+/// are part of the in-process cache's key (a kernel built with another policy is another
+/// kernel).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Policies {
+    pub(crate) interpreter: InterpreterPolicy,
+    pub(crate) tier_up: TierUpPolicy,
+}
+
+impl Policies {
+    /// `options`' policies, the environment's where they say `None`.
+    pub(crate) fn of(options: &KernelOptions) -> Policies {
+        Policies {
+            interpreter: options.interpreter.unwrap_or_else(env::interpreter),
+            tier_up: options.tier_up.unwrap_or_else(env::tier_up),
+        }
+    }
 }
 
 /// How a batch's inputs reach the device and its outputs come back.
@@ -93,6 +145,8 @@ impl Default for KernelOptions {
             memory_cache: true,
             chunk_elements: None,
             host_transfer: None,
+            interpreter: None,
+            tier_up: None,
         }
     }
 }
@@ -100,7 +154,7 @@ impl Default for KernelOptions {
 /// The environment: every `IVJIT_*` variable the GPU engine reads is read here and nowhere else
 /// (the CLI reads its own, `IVJIT_PROGRESS_AFTER_MS`). An empty value counts as unset.
 pub(crate) mod env {
-    use super::{GpuError, HostTransfer};
+    use super::{GpuError, HostTransfer, InterpreterPolicy, TierUpPolicy};
     use std::ffi::OsString;
 
     fn text(name: &str) -> Option<String> {
@@ -146,28 +200,15 @@ pub(crate) mod env {
 
     /// `IVJIT_STAGE_JIT_LEVEL`: the driver JIT's optimization level (0-4) for the stages of a
     /// program compiled as stages; anything else counts as unset.
-    pub fn stage_jit_level() -> Option<u32> {
+    pub(crate) fn stage_jit_level() -> Option<u32> {
         text("IVJIT_STAGE_JIT_LEVEL")
             .and_then(|v| v.trim().parse::<u32>().ok())
             .filter(|&l| l <= 4)
     }
 
     /// `IVJIT_STAGE_TRACE`: any value asks for one line on the stages' compile times.
-    pub fn stage_trace() -> bool {
+    pub(crate) fn stage_trace() -> bool {
         std::env::var_os("IVJIT_STAGE_TRACE").is_some_and(|v| !v.is_empty())
-    }
-
-    /// When programs run on the GPU interpreter (`gpu::interpreter`; `IVJIT_INTERPRETER`).
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub(crate) enum InterpreterPolicy {
-        /// A program compiled as stages answers from the interpreter until its stages are
-        /// compiled in the background (`first`, the default).
-        First,
-        /// Never: a staged program waits for its stages (`never`).
-        Never,
-        /// Every program without point calls runs on the interpreter and is never compiled
-        /// (`only`: for tests and measurements).
-        Only,
     }
 
     /// `IVJIT_INTERPRETER`: `first` (also when unset or unknown), `never` or `only`.
@@ -177,17 +218,6 @@ pub(crate) mod env {
             Some("only") => InterpreterPolicy::Only,
             _ => InterpreterPolicy::First,
         }
-    }
-
-    /// When a staged program's single kernel is compiled (`IVJIT_TIER_UP`).
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub(crate) enum TierUpPolicy {
-        /// After the stages have done enough work (`auto`, the default).
-        Auto,
-        /// At once, on a thread of its own (`now`).
-        Now,
-        /// Never: the stages run every launch (`never`).
-        Never,
     }
 
     /// `IVJIT_TIER_UP`: `auto` (also when unset or unknown), `now` or `never`.

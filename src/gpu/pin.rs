@@ -181,17 +181,19 @@ impl Drop for CallPin {
 }
 
 /// A fixed-length `f64` buffer kept page-locked for its whole life, for batches evaluated
-/// again and again in the same memory (inputs or outputs of [`super::GpuKernel::eval_into`]).
-/// Dereferences to `[f64]`; its length cannot change, so the registration always covers it.
+/// again and again in the same memory (inputs or outputs of
+/// [`Evaluator::eval_soa_into`](crate::Evaluator::eval_soa_into)). Dereferences to `[f64]`; its
+/// length cannot change, so the registration always covers it.
 ///
 /// ```no_run
-/// use ivjit::gpu::{GpuKernel, HostBuffer};
-/// # fn demo(kernel: &GpuKernel, n: usize, n_vars: usize, n_outputs: usize) -> Result<(), ivjit::gpu::GpuError> {
-/// let mut inputs = HostBuffer::new(2 * n_vars * n)?;
-/// let mut outputs = HostBuffer::new(2 * n_outputs * n)?;
+/// use ivjit::{BackendChoice, Evaluator, Expression, HostBuffer, Precision};
+/// # fn demo(n: usize) -> Result<(), Box<dyn std::error::Error>> {
+/// let eval = Evaluator::new(&Expression::parse("x*y")?, Precision::F64, BackendChoice::Gpu)?;
+/// let mut inputs = HostBuffer::new(2 * 2 * n)?; // two variables
+/// let mut outputs = HostBuffer::new(2 * n)?; // one output
 /// for round in 0..10 {
 ///     inputs.fill(round as f64); // the caller's boxes, in the SoA layout
-///     kernel.eval_into(&inputs, n, &mut outputs)?;
+///     eval.eval_soa_into(&inputs, n, &mut outputs)?;
 /// }
 /// # Ok(()) }
 /// ```

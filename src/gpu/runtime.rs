@@ -48,7 +48,7 @@ pub fn arch_for(compute_capability: (i32, i32)) -> String {
 /// NVRTC options for the runtime, compiled for `arch` (`compute_90`). IEEE-accurate settings: no fast math, subnormals kept, IEEE division and
 /// square root; `--fmad=true` is NVRTC's default and the configuration NVIDIA's accuracy tables
 /// describe (the math library's own contractions are part of what was measured).
-pub fn compile_options(arch: &str) -> Vec<String> {
+pub(crate) fn compile_options(arch: &str) -> Vec<String> {
     vec![
         format!("--gpu-architecture={arch}"),
         "--relocatable-device-code=true".to_string(),
@@ -73,7 +73,7 @@ fn compile_source(arch: &str, source: &str) -> Result<String, RuntimeError> {
 
 /// The cache key of a compilation: hash of the format tag, the source (which names the
 /// functions and the precision), the NVRTC version and the options.
-pub fn cache_key(source: &str, nvrtc_version: (i32, i32), options: &[String]) -> String {
+pub(crate) fn cache_key(source: &str, nvrtc_version: (i32, i32), options: &[String]) -> String {
     let version = format!("{}.{}", nvrtc_version.0, nvrtc_version.1);
     let mut parts: Vec<&[u8]> = vec![source.as_bytes(), version.as_bytes()];
     parts.extend(options.iter().map(|o| o.as_bytes()));

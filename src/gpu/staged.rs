@@ -25,7 +25,7 @@ use cudarc::driver::{
 use super::batch::{launch_config, soa};
 use super::interpreter::{Interpreted, NotInterpreted};
 use super::kernel::{load_entry_at, Loaded, Tier};
-use super::options::env::{InterpreterPolicy, TierUpPolicy};
+use super::options::{InterpreterPolicy, Policies, TierUpPolicy};
 use super::tiers::{wait_for, warm_up_compiler, ExitGuard, TierUp, EXITING, INTERPRET_ELEMENTS};
 use super::{DiskCacheOutcome, GpuError};
 use crate::ptx;
@@ -168,17 +168,19 @@ fn compile_stages(
 
 impl StagedCode {
     /// Cuts `program` into stages and compiles them on `ctx`. When the program has bytecode
-    /// (no point calls) and `IVJIT_INTERPRETER` is not `never`, the interpreter answers at once
-    /// and the stages compile on threads of their own (never, with `only`); else the stages are
-    /// compiled before this returns. `text` is the program's single kernel, for the tier-up.
+    /// (no point calls) and the interpreter policy is not `Never`, the interpreter answers at
+    /// once and the stages compile on threads of their own (never, with `Only`); else the
+    /// stages are compiled before this returns. `text` is the program's single kernel, for the
+    /// tier-up.
     pub(crate) fn build(
         ctx: &Arc<CudaContext>,
         program: &Program,
         text: &str,
         cache_dir: Option<&std::path::Path>,
+        policies: Policies,
     ) -> Result<StagedCode, GpuError> {
         let began = Instant::now();
-        let policy = super::options::env::interpreter();
+        let policy = policies.interpreter;
         let interpreter = match policy {
             InterpreterPolicy::Never => None,
             _ => match Interpreted::new(ctx, program, cache_dir) {
@@ -243,7 +245,7 @@ impl StagedCode {
                 "ivjit interpreter: answers after {:.1} ms{}",
                 began.elapsed().as_secs_f64() * 1e3,
                 if only {
-                    " (IVJIT_INTERPRETER=only: no stages)"
+                    " (interpreter only: no stages)"
                 } else {
                     "; the stages compile in the background"
                 }
@@ -254,7 +256,11 @@ impl StagedCode {
             program,
             text,
             cache_dir,
-            only.then_some(TierUpPolicy::Never),
+            if only {
+                TierUpPolicy::Never
+            } else {
+                policies.tier_up
+            },
         );
         Ok(StagedCode {
             stages,

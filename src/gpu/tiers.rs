@@ -33,7 +33,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DriverError};
 
 use super::interpreter::Interpreted;
 use super::kernel::{load_entry, Loaded};
-use super::options::env::{InterpreterPolicy, TierUpPolicy};
+use super::options::{InterpreterPolicy, TierUpPolicy};
 use super::staged::STAGED_ABOVE;
 use super::DiskCacheOutcome;
 use crate::ptx;
@@ -75,11 +75,11 @@ pub(crate) struct InterpretedFirst {
 }
 
 impl InterpretedFirst {
-    /// Whether `program` answers from the interpreter first (`IVJIT_INTERPRETER` not `never`).
-    pub(crate) fn wanted(program: &Program) -> bool {
+    /// Whether `program` answers from the interpreter first (the policy is not `Never`).
+    pub(crate) fn wanted(program: &Program, interpreter: InterpreterPolicy) -> bool {
         (INTERPRET_ABOVE + 1..=STAGED_ABOVE).contains(&program.insts.len())
             && !program.has_point_calls()
-            && super::options::env::interpreter() != InterpreterPolicy::Never
+            && interpreter != InterpreterPolicy::Never
     }
 
     /// The interpreter for `program` on `ctx`, and its single kernel (PTX `text`) compiling;
@@ -92,7 +92,7 @@ impl InterpretedFirst {
     ) -> Option<InterpretedFirst> {
         let began = Instant::now();
         let interpreter = Interpreted::new(ctx, program, cache_dir).ok()?;
-        let single = TierUp::new(ctx, program, text, cache_dir, Some(TierUpPolicy::Now));
+        let single = TierUp::new(ctx, program, text, cache_dir, TierUpPolicy::Now);
         if super::options::env::stage_trace() {
             eprintln!(
                 "ivjit interpreter: answers after {:.1} ms; the kernel compiles in the background",
@@ -128,7 +128,7 @@ impl InterpretedFirst {
     /// Runs the program on the interpreter over a structure-of-arrays block.
     ///
     /// # Safety
-    /// As for [`StagedCode::launch_soa`].
+    /// As for [`super::staged::StagedCode::launch_soa`].
     pub(crate) unsafe fn interpret_soa(
         &self,
         stream: &Arc<CudaStream>,
@@ -177,7 +177,7 @@ impl TierUp {
         program: &Program,
         text: &str,
         cache_dir: Option<&std::path::Path>,
-        policy: Option<TierUpPolicy>,
+        policy: TierUpPolicy,
     ) -> TierUp {
         let t = TierUp {
             job: Mutex::new(Some(Job {
@@ -188,7 +188,7 @@ impl TierUp {
             })),
             work: AtomicU64::new(0),
             insts: program.insts.len() as u64,
-            policy: policy.unwrap_or_else(super::options::env::tier_up),
+            policy,
             single: Arc::new(OnceLock::new()),
             ended: Arc::new(AtomicBool::new(false)),
         };

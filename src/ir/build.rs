@@ -22,7 +22,7 @@ const E_DIGITS: (&str, &str) = (
 );
 
 /// A tight enclosure of a named constant (`pi`, `e`).
-pub fn named_constant(name: &str) -> Option<Interval> {
+pub(crate) fn named_constant(name: &str) -> Option<Interval> {
     let (lo, hi) = match name {
         "pi" => PI_DIGITS,
         "e" => E_DIGITS,
@@ -303,7 +303,7 @@ impl<'a> Builder<'a> {
 /// A derived function of the table ([`DerivedFn`]) as the interval operations its row names
 /// (see [`Expansion`] for why each is written as it is). Every operation is rigorous, so the
 /// expansion is; an intersection of two enclosures of the same image is one too.
-pub fn expand_derived(g: &mut Graph, f: DerivedFn, x: NodeId, span: Span) -> NodeId {
+pub(crate) fn expand_derived(g: &mut Graph, f: DerivedFn, x: NodeId, span: Span) -> NodeId {
     let mut e = Expander { g, span };
     match f.row().expansion {
         Expansion::RecipOf(inner) => e.recip_of(inner, x),
@@ -455,13 +455,13 @@ impl Expander<'_> {
 }
 
 /// `x^n` for any integer n (negative n directly, not as `1 / pown`: rounded once).
-pub fn pown(g: &mut Graph, x: NodeId, n: i128, span: Span) -> NodeId {
+pub(crate) fn pown(g: &mut Graph, x: NodeId, n: i128, span: Span) -> NodeId {
     g.add(Op::Pown(x, n as i64), span)
 }
 
 /// The real n-th root `rootn(x, n)`; negative n directly (rounded once, not as `1 / rootn`);
 /// empty for n = 0 (IEEE 1788 leaves it undefined).
-pub fn rootn(g: &mut Graph, x: NodeId, n: i128, span: Span) -> NodeId {
+pub(crate) fn rootn(g: &mut Graph, x: NodeId, n: i128, span: Span) -> NodeId {
     if n == 0 {
         return g.add(Op::Const(Interval::EMPTY), span);
     }
@@ -469,7 +469,7 @@ pub fn rootn(g: &mut Graph, x: NodeId, n: i128, span: Span) -> NodeId {
 }
 
 /// The integer a node is, if it is a point constant holding an integer of magnitude below 2^63.
-pub fn integer_constant(g: &Graph, id: NodeId) -> Option<i128> {
+pub(crate) fn integer_constant(g: &Graph, id: NodeId) -> Option<i128> {
     let c = g.as_const(id)?;
     if c.is_empty() || c.lo != c.hi || c.lo.fract() != 0.0 || c.lo.abs() >= 9.2e18 {
         return None;

@@ -77,7 +77,7 @@ pub fn gradient(g: &Graph) -> (Graph, Gradient) {
 /// [1, 1] only where f_j is proven continuous **and defined** at every point of the box (the
 /// mean-value form's flag): what interval Newton needs before it may use the mean value
 /// theorem on the box.
-pub fn jacobian(g: &Graph) -> (Graph, Gradient) {
+pub(crate) fn jacobian(g: &Graph) -> (Graph, Gradient) {
     let (mut d, cont, partials) = differentiate(g);
     let total = d.defined_flags(g);
     let flags: Vec<Option<NodeId>> = cont
@@ -206,7 +206,7 @@ pub fn monotone_form(g: &Graph) -> Graph {
 ///
 /// A point box is never emptied and keeps the mean-value form's upper bound, an upper bound
 /// of f there.
-pub fn minimization_form(g: &Graph, root: &[(f64, f64)]) -> Graph {
+pub(crate) fn minimization_form(g: &Graph, root: &[(f64, f64)]) -> Graph {
     let Forms {
         mut d,
         partials,

@@ -223,24 +223,16 @@ pub static FUNCTIONS: LazyLock<Vec<FunctionInfo>> = LazyLock::new(|| {
 });
 
 /// Looks a function up by name (exact, case-sensitive); [`suggest`] finds near misses.
-///
-/// ```
-/// use ivjit::ir::functions::lookup;
-/// let atan2 = lookup("atan2").unwrap();
-/// assert_eq!(atan2.arity, 2);
-/// assert_eq!(lookup("sqrt").unwrap().domain, "x >= 0");
-/// assert!(lookup("sqrtt").is_none());
-/// ```
-pub fn lookup(name: &str) -> Option<&'static FunctionInfo> {
+pub(crate) fn lookup(name: &str) -> Option<&'static FunctionInfo> {
     FUNCTIONS.iter().find(|f| f.name == name)
 }
 
 /// Named constants, as tight enclosures.
-pub const CONSTANTS: &[&str] = &["pi", "e"];
+pub(crate) const CONSTANTS: &[&str] = &["pi", "e"];
 
 /// The known function name closest to `name` (edit distance at most 2, and at most half the
 /// name's length, so that `x` does not suggest `exp`), for "did you mean".
-pub fn suggest(name: &str) -> Option<&'static str> {
+pub(crate) fn suggest(name: &str) -> Option<&'static str> {
     let limit = 2.min(name.chars().count() / 2);
     FUNCTIONS
         .iter()
@@ -263,4 +255,17 @@ fn edit_distance(a: &str, b: &str) -> usize {
         prev = cur;
     }
     prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lookup;
+
+    #[test]
+    fn lookup_finds_exact_names_only() {
+        let atan2 = lookup("atan2").unwrap();
+        assert_eq!(atan2.arity, 2);
+        assert_eq!(lookup("sqrt").unwrap().domain, "x >= 0");
+        assert!(lookup("sqrtt").is_none());
+    }
 }

@@ -136,7 +136,7 @@ impl Op {
     }
 
     /// The same operation on other arguments (same count, same order as [`Op::args`]).
-    pub fn with_args(&self, a: &[NodeId]) -> Op {
+    pub(crate) fn with_args(&self, a: &[NodeId]) -> Op {
         match *self {
             Op::Var(_) | Op::Const(_) => *self,
             Op::Neg(_) => Op::Neg(a[0]),
@@ -243,7 +243,7 @@ enum OpKey {
 
 /// Folds an operation whose arguments are all constants: the constant result, or `None` to keep
 /// the node (see the module documentation).
-pub type Folder = fn(&Op, &[Interval]) -> Option<Interval>;
+pub(crate) type Folder = fn(&Op, &[Interval]) -> Option<Interval>;
 
 /// A compiled expression's interval IR: nodes in topological order, the variables, the outputs.
 #[derive(Clone, Debug)]
@@ -278,7 +278,7 @@ impl Graph {
     }
 
     /// The same graph, folding constants with `folder` from now on (`None`: nothing is folded).
-    pub fn with_folder(mut self, folder: Option<Folder>) -> Graph {
+    pub(crate) fn with_folder(mut self, folder: Option<Folder>) -> Graph {
         self.folder = folder;
         self
     }
@@ -299,7 +299,7 @@ impl Graph {
     }
 
     /// The source span of the expression that first created a node.
-    pub fn span(&self, id: NodeId) -> Span {
+    pub(crate) fn span(&self, id: NodeId) -> Span {
         self.spans[id.index()]
     }
 
@@ -360,7 +360,7 @@ impl Graph {
     /// mapping every kept node through `rewrite`, which may build replacement nodes in the new graph.
     /// `rewrite` receives the new graph, the old op with arguments already mapped, the old id, and
     /// the map from old ids to new ones built so far.
-    pub fn rebuild(
+    pub(crate) fn rebuild(
         &self,
         mut rewrite: impl FnMut(&mut Graph, Op, NodeId, &[Option<NodeId>]) -> NodeId,
     ) -> Graph {
@@ -414,7 +414,7 @@ impl Graph {
     }
 
     /// How many live nodes use each node as an argument.
-    pub fn use_counts(&self) -> Vec<u32> {
+    pub(crate) fn use_counts(&self) -> Vec<u32> {
         let live = self.live();
         let mut uses = vec![0u32; self.nodes.len()];
         for id in self.ids() {

@@ -26,7 +26,7 @@ pub struct Fact {
 
 impl Fact {
     /// Nothing known.
-    pub const UNKNOWN: Fact = Fact {
+    pub(crate) const UNKNOWN: Fact = Fact {
         nonneg: false,
         nonpos: false,
         maybe_empty: true,
@@ -43,7 +43,7 @@ impl Fact {
     }
 
     /// The facts in words, for the IR text form.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut parts = Vec::new();
         match (self.nonneg, self.nonpos) {
             (true, true) => parts.push("=0"),
@@ -58,7 +58,7 @@ impl Fact {
     }
 
     /// What both facts say (each is true of the same node): the union of the knowledge.
-    pub fn and(self, other: Fact) -> Fact {
+    pub(crate) fn and(self, other: Fact) -> Fact {
         Fact {
             nonneg: self.nonneg || other.nonneg,
             nonpos: self.nonpos || other.nonpos,
@@ -70,7 +70,7 @@ impl Fact {
     /// What an enclosure `[lo, hi]` of a node on a region says about the node on every box
     /// inside the region (interval evaluation is inclusion-isotonic), with `maybe_empty`
     /// whether the node may be empty on such a box. NaN (empty or unknown) says nothing.
-    pub fn of_enclosure(lo: f64, hi: f64, maybe_empty: bool) -> Fact {
+    pub(crate) fn of_enclosure(lo: f64, hi: f64, maybe_empty: bool) -> Fact {
         if lo.is_nan() || hi.is_nan() {
             return Fact::UNKNOWN;
         }
@@ -93,20 +93,20 @@ impl Fact {
 }
 
 /// Facts for every node of a graph.
-pub struct Facts {
+pub(crate) struct Facts {
     facts: Vec<Fact>,
 }
 
 impl Facts {
     /// One forward pass in node order (arguments precede users).
-    pub fn analyze(g: &Graph) -> Facts {
+    pub(crate) fn analyze(g: &Graph) -> Facts {
         Facts::analyze_with(g, None)
     }
 
     /// [`Facts::analyze`], each node's fact strengthened by `known[node]` (facts that hold on
     /// every box the program will see, from a region's enclosures: `specialize`) before its
     /// users are analyzed.
-    pub fn analyze_with(g: &Graph, known: Option<&[Fact]>) -> Facts {
+    pub(crate) fn analyze_with(g: &Graph, known: Option<&[Fact]>) -> Facts {
         let mut facts: Vec<Fact> = Vec::with_capacity(g.len());
         for id in g.ids() {
             let mut f = fact_of(g.op(id), &facts);
@@ -119,13 +119,13 @@ impl Facts {
     }
 
     /// The fact for one node.
-    pub fn get(&self, id: NodeId) -> Fact {
+    pub(crate) fn get(&self, id: NodeId) -> Fact {
         self.facts[id.index()]
     }
 }
 
 /// The fact for one operation given its arguments' facts (`facts` holds every earlier node).
-pub fn fact_of(op: Op, facts: &[Fact]) -> Fact {
+pub(crate) fn fact_of(op: Op, facts: &[Fact]) -> Fact {
     let f = |id: NodeId| facts[id.index()];
     let either_empty = |a: NodeId, b: NodeId| f(a).maybe_empty || f(b).maybe_empty;
     match op {

@@ -29,7 +29,7 @@ use crate::syntax::ast::Span;
 
 /// A lowered interval: its two bounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Iv {
+pub(crate) struct Iv {
     /// The scalar value of the lower bound.
     pub lo: Value,
     /// The scalar value of the upper bound.
@@ -125,7 +125,7 @@ pub fn lower_with(
 /// from these programs (`crate::scalar::emit`), so that they restate no semantics. Only the
 /// operation's kind counts (its argument ids are ignored); `None` for operations of more than
 /// two arguments or that need the rewrites first (`pow`).
-pub fn lower_op(op: Op, precision: Precision) -> Option<Program> {
+pub(crate) fn lower_op(op: Op, precision: Precision) -> Option<Program> {
     let arity = op.args().len();
     if arity > 2 || matches!(op, Op::Pow(..) | Op::Var(_) | Op::Const(_)) {
         return None;
@@ -158,7 +158,7 @@ pub fn fold(op: &Op, args: &[Interval]) -> Option<Interval> {
 
 /// Lowers one operation on constant arguments in f64 into a program with no inputs (used by
 /// constant folding). Returns `None` for operations that need the rewrites first (`pow`).
-pub fn lower_constant_op(op: &Op, args: &[Interval]) -> Option<Program> {
+pub(crate) fn lower_constant_op(op: &Op, args: &[Interval]) -> Option<Program> {
     if matches!(op, Op::Pow(..) | Op::Var(_) | Op::Const(_)) {
         return None;
     }
@@ -523,7 +523,7 @@ impl Lowering {
     /// (0, inf) has a neighbour (0, y) of value 0 unless y is infinite too, so the factor
     /// with the infinity is the whole line, and then the other factor's other end c gives
     /// corners of +-inf (c != 0, a bound of the whole line anyway) or the factor is [0, 0].
-    /// So the one repair is [0, 0] * [entire]: all four NaN with neither factor empty gives
+    /// So the one repair is [0, 0] * \[entire\]: all four NaN with neither factor empty gives
     /// [0, 0]. An empty factor makes every corner NaN, the result (NaN, NaN). With a factor of
     /// finite nonzero bounds (`exact`) no corner is 0 * inf and nothing is repaired.
     ///
@@ -554,10 +554,10 @@ impl Lowering {
     }
 
     /// Interval division, IEEE 1788: `x/[0,0]` is empty; a divisor touching zero at one end gives a
-    /// half-unbounded result; one straddling zero gives the whole line (or [0,0] for a zero
+    /// half-unbounded result; one straddling zero gives the whole line (or \[0,0\] for a zero
     /// numerator).
     ///
-    /// For a divisor >= 0 (b1 >= 0, b != [0,0]):
+    /// For a divisor >= 0 (b1 >= 0, b != \[0,0\]):
     ///   lo = a1 / (a1 >= 0 ? b2 : b1),  hi = a2 / (a2 > 0 ? b1 : b2),
     /// with b1 = +0 when it is zero, so that a1 / b1 is -inf for a1 < 0 and a2 / b1 is +inf for
     /// a2 > 0. For a divisor <= 0 mirror it:

@@ -1,5 +1,5 @@
 //! PTX backend: turns a scalar [`Program`] into the text of a PTX module with one kernel (or
-//! one device function, [`try_emit_function`], for the searches that call the expression from
+//! one device function, [`try_emit_function_named`], for the searches that call the expression from
 //! their own kernels).
 //!
 //! Why one file of about 600 lines: the emitter is one walk over the instructions; the kernel
@@ -83,10 +83,10 @@ pub use crate::point::{cuda_max_ulps, runtime_symbol};
 pub const KERNEL_NAME: &str = "ivjit_kernel";
 
 /// PTX ISA version written in the header (the driver accepts at most 9.0; sm_90 needs 7.8).
-pub const PTX_VERSION: &str = "8.0";
+pub(crate) const PTX_VERSION: &str = "8.0";
 
 /// Target architecture written in the header.
-pub const PTX_TARGET: &str = "sm_90";
+pub(crate) const PTX_TARGET: &str = "sm_90";
 
 /// Programs of at most this many instructions get the inline directed f32 division and f64
 /// square root (`Emitter::div_f32_directed`, `Emitter::sqrt_f64_directed`); longer ones call
@@ -96,7 +96,7 @@ pub const PTX_TARGET: &str = "sm_90";
 /// A speed threshold only: both paths give the same bits (held by
 /// `long_programs_keep_the_division_and_root_subroutines`; the class matrix runs each operation
 /// alone, inline, and in a program of 12,992 instructions, with the subroutines).
-pub const INLINE_MAX_INSTS: usize = 4000;
+pub(crate) const INLINE_MAX_INSTS: usize = 4000;
 
 /// Emits the PTX module for `program` (see the module documentation for the kernel ABI).
 ///
@@ -108,7 +108,7 @@ pub fn emit(program: &Program) -> String {
 }
 
 /// [`emit`], with an ill-formed program reported as a value: the program is verified once, here.
-pub fn try_emit(program: &Program) -> Result<String, crate::scalar::VerifyError> {
+pub(crate) fn try_emit(program: &Program) -> Result<String, crate::scalar::VerifyError> {
     program.verify()?;
     let mut e = Emitter::new(program, Shape::Kernel);
     e.module();
@@ -116,7 +116,7 @@ pub fn try_emit(program: &Program) -> Result<String, crate::scalar::VerifyError>
 }
 
 /// Name of the kernel [`try_emit_arrays_kernel`] writes.
-pub const ARRAYS_KERNEL_NAME: &str = "ivjit_kernel_arrays";
+pub(crate) const ARRAYS_KERNEL_NAME: &str = "ivjit_kernel_arrays";
 
 /// The program as a kernel over arrays that live anywhere in device memory (the arrays of other
 /// libraries: CuPy, PyTorch), checking its inputs in the same pass:
@@ -151,11 +151,12 @@ pub fn try_emit_stage_kernel(program: &Program) -> Result<String, crate::scalar:
     Ok(e.out)
 }
 
-/// Name of the device function [`try_emit_function`] writes.
-pub const FUNCTION_NAME: &str = "ivjit_eval";
+/// The usual name of the device function [`try_emit_function_named`] writes.
+pub(crate) const FUNCTION_NAME: &str = "ivjit_eval";
 
-/// The program as a device function for kernels that evaluate it inside their own loops (the
-/// device-resident searches), linked with them:
+/// The program as a device function named `name` (usually [`FUNCTION_NAME`]; the ray tracer
+/// links a second expression, its shading, under another) for kernels that evaluate it inside
+/// their own loops (the device-resident searches), linked with them:
 ///
 /// ```text
 /// .visible .func ivjit_eval(.param .b64 inputs, .param .b64 outputs)
@@ -165,13 +166,7 @@ pub const FUNCTION_NAME: &str = "ivjit_eval";
 /// `2 * n_vars` values (lo, hi of variable 0, then of variable 1, ...) and `2 * n_outputs`
 /// values laid out alike. The body is the kernel's, instruction for instruction; only the
 /// loads and stores differ (generic addressing, no loop), so both give the same bits.
-pub fn try_emit_function(program: &Program) -> Result<String, crate::scalar::VerifyError> {
-    try_emit_function_named(program, FUNCTION_NAME)
-}
-
-/// [`try_emit_function`] under another name, for a kernel that links two expressions (the ray
-/// tracer's search and its shading).
-pub fn try_emit_function_named(
+pub(crate) fn try_emit_function_named(
     program: &Program,
     name: &str,
 ) -> Result<String, crate::scalar::VerifyError> {

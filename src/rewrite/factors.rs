@@ -9,7 +9,7 @@
 use crate::ir::{Graph, NodeId, Op};
 
 /// Runs the pass: collapses repeated factors of every product tree into powers.
-pub fn run(g: &Graph) -> Graph {
+pub(crate) fn run(g: &Graph) -> Graph {
     let uses = g.use_counts();
     // An inner node of a product tree: a mul used exactly once, by a mul.
     let mut inner = vec![false; g.len()];

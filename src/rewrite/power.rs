@@ -15,7 +15,7 @@ use crate::ir::build::{integer_constant, pown};
 use crate::ir::{Graph, Op};
 
 /// Runs the pass: every `x^y`, and `pown`/`rootn` with small exponents, as listed above.
-pub fn run(g: &Graph) -> Graph {
+pub(crate) fn run(g: &Graph) -> Graph {
     g.rebuild(|g, op, _, _| match op {
         Op::Pow(x, y) => {
             if let Some(n) = integer_constant(g, y) {

@@ -5,7 +5,7 @@
 use crate::ir::{Graph, Op};
 
 /// Runs the pass: turns `x*x` and `pown(x, 2)` into `sqr(x)`.
-pub fn run(g: &Graph) -> Graph {
+pub(crate) fn run(g: &Graph) -> Graph {
     g.rebuild(|g, op, _, _| match op {
         Op::Mul(a, b) if a == b => g.add(Op::Sqr(a), Default::default()),
         Op::Pown(a, 2) => g.add(Op::Sqr(a), Default::default()),

@@ -73,7 +73,7 @@ impl Builder {
     }
 
     /// The instruction defining a value.
-    pub fn inst(&self, v: Value) -> Inst {
+    pub(crate) fn inst(&self, v: Value) -> Inst {
         self.insts[v.index()]
     }
 
@@ -86,7 +86,7 @@ impl Builder {
     }
 
     /// The boolean constant a value is, if it is one.
-    pub fn as_bool(&self, v: Value) -> Option<bool> {
+    pub(crate) fn as_bool(&self, v: Value) -> Option<bool> {
         match self.inst(v) {
             Inst::Bool(b) => Some(b),
             _ => None,
@@ -124,12 +124,12 @@ impl Builder {
     }
 
     /// The constant `+0`.
-    pub fn zero(&mut self) -> Value {
+    pub(crate) fn zero(&mut self) -> Value {
         self.constant(0.0)
     }
 
     /// A boolean constant; selects and boolean operations on it fold away.
-    pub fn bool(&mut self, b: bool) -> Value {
+    pub(crate) fn bool(&mut self, b: bool) -> Value {
         self.push(Inst::Bool(b))
     }
 
@@ -245,7 +245,7 @@ impl Builder {
         self.push(Inst::Point2(f, a, b, r))
     }
     /// `a` rounded to an integral value as `k` says (exact).
-    pub fn round_int(&mut self, k: RoundInt, a: Value) -> Value {
+    pub(crate) fn round_int(&mut self, k: RoundInt, a: Value) -> Value {
         self.push(Inst::RoundInt(k, a))
     }
     /// `c ? a : b`; folds when `c` is a known boolean or `a == b`.

@@ -24,7 +24,7 @@
 //! before it writes). Outputs stay live to the end. Prospero's 31,398 f64 instructions need
 //! 433 slots (counted by `prospero_packs_into_few_slots`).
 //!
-//! [`decode`] turns the words back into a program; `decode(encode(p)) == p` for every program
+//! `decode` (in the tests) turns the words back into a program; `decode(encode(p)) == p` for every program
 //! (the tests check it on Prospero and the suite), which is what shows that no slot is reused
 //! while its value is still to be read.
 
@@ -35,53 +35,53 @@ use crate::round::Round;
 /// `base + ` [`round_index`] of their direction.
 pub mod op {
     /// `dst = input array a` (element of the box).
-    pub const INPUT: u32 = 0;
+    pub(crate) const INPUT: u32 = 0;
     /// `dst = constant (a, b)`.
-    pub const CONST: u32 = 1;
+    pub(crate) const CONST: u32 = 1;
     /// `dst = a` as a boolean (0 or 1).
-    pub const BOOL: u32 = 2;
+    pub(crate) const BOOL: u32 = 2;
     /// Output array `b` of the box = slot `a`.
-    pub const STORE: u32 = 3;
+    pub(crate) const STORE: u32 = 3;
     /// `add.{rm, rp, rn}`.
-    pub const ADD: u32 = 4;
+    pub(crate) const ADD: u32 = 4;
     /// `sub.{rm, rp, rn}`.
-    pub const SUB: u32 = 7;
+    pub(crate) const SUB: u32 = 7;
     /// `mul.{rm, rp, rn}`.
-    pub const MUL: u32 = 10;
+    pub(crate) const MUL: u32 = 10;
     /// `div.{rm, rp, rn}`.
-    pub const DIV: u32 = 13;
+    pub(crate) const DIV: u32 = 13;
     /// `fma.{rm, rp, rn}`.
-    pub const FMA: u32 = 16;
+    pub(crate) const FMA: u32 = 16;
     /// `sqrt.{rm, rp, rn}`.
-    pub const SQRT: u32 = 19;
+    pub(crate) const SQRT: u32 = 19;
     /// `neg`.
-    pub const NEG: u32 = 22;
+    pub(crate) const NEG: u32 = 22;
     /// `abs`.
-    pub const ABS: u32 = 23;
+    pub(crate) const ABS: u32 = 23;
     /// `min` (minNum).
-    pub const MIN: u32 = 24;
+    pub(crate) const MIN: u32 = 24;
     /// `max` (maxNum).
-    pub const MAX: u32 = 25;
+    pub(crate) const MAX: u32 = 25;
     /// Comparisons `lt, le, gt, ge, eq` (ordered).
-    pub const CMP: u32 = 26;
+    pub(crate) const CMP: u32 = 26;
     /// `isnan`.
-    pub const ISNAN: u32 = 31;
+    pub(crate) const ISNAN: u32 = 31;
     /// Boolean `and`.
-    pub const AND: u32 = 32;
+    pub(crate) const AND: u32 = 32;
     /// Boolean `or`.
-    pub const OR: u32 = 33;
+    pub(crate) const OR: u32 = 33;
     /// Boolean `not`.
-    pub const NOT: u32 = 34;
+    pub(crate) const NOT: u32 = 34;
     /// `select c, a, b`.
-    pub const SELECT: u32 = 35;
+    pub(crate) const SELECT: u32 = 35;
     /// Round to integral `floor, ceil, trunc, rint`.
-    pub const ROUND_INT: u32 = 36;
+    pub(crate) const ROUND_INT: u32 = 36;
     /// One past the last code.
     pub const COUNT: u32 = 40;
 }
 
 /// Offset of a rounding direction within a rounded operation's codes.
-pub fn round_index(r: Round) -> u32 {
+pub(crate) fn round_index(r: Round) -> u32 {
     match r {
         Round::Down => 0,
         Round::Up => 1,
@@ -89,6 +89,7 @@ pub fn round_index(r: Round) -> u32 {
     }
 }
 
+#[cfg(test)]
 fn round_of(k: u32) -> Round {
     match k {
         0 => Round::Down,
@@ -106,11 +107,11 @@ const ROUND_INTS: [RoundInt; 4] = [
 ];
 
 /// Most slots an encoding may use (`dst` has 24 bits).
-pub const MAX_SLOTS: usize = 1 << 24;
+pub(crate) const MAX_SLOTS: usize = 1 << 24;
 
 /// A program as bytecode.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Bytecode {
+pub(crate) struct Bytecode {
     /// The program's precision.
     pub precision: Precision,
     /// Input variables (the program's `n_vars`).
@@ -125,19 +126,14 @@ pub struct Bytecode {
 
 impl Bytecode {
     /// Instructions, stores included.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.words.len() / 4
-    }
-
-    /// Whether there is no instruction.
-    pub fn is_empty(&self) -> bool {
-        self.words.is_empty()
     }
 }
 
 /// Why a program has no bytecode.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum EncodeError {
+pub(crate) enum EncodeError {
     /// The interpreter does not call the math runtime: programs with point functions are
     /// compiled.
     #[error("instruction {0} calls a point function, which the interpreter does not run")]
@@ -148,7 +144,7 @@ pub enum EncodeError {
 }
 
 /// Encodes `program` (verified by whoever built it, as every backend assumes).
-pub fn encode(program: &Program) -> Result<Bytecode, EncodeError> {
+pub(crate) fn encode(program: &Program) -> Result<Bytecode, EncodeError> {
     let n = program.insts.len();
     // The last instruction reading each value; outputs are read at the end (n).
     let mut last = vec![None::<usize>; n];
@@ -251,7 +247,8 @@ pub fn encode(program: &Program) -> Result<Bytecode, EncodeError> {
 
 /// The program `code` encodes (variables named `x0`, `x1`, ...): each slot stands for the
 /// value last written to it.
-pub fn decode(code: &Bytecode) -> Program {
+#[cfg(test)]
+pub(crate) fn decode(code: &Bytecode) -> Program {
     let mut value_in = vec![Value(u32::MAX); code.slots];
     let mut insts = Vec::new();
     let mut outputs = vec![(Value(u32::MAX), Value(u32::MAX)); code.n_outputs];

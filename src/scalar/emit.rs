@@ -17,7 +17,7 @@ use super::{Bound, Cmp, Inst, Precision, Program, Round, Value};
 
 /// Why a program cannot be written as such a function.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum EmitError {
+pub(crate) enum EmitError {
     /// More than two inputs or other than one output.
     #[error("a program of {inputs} inputs and {outputs} outputs (at most 2 inputs, 1 output)")]
     Shape {
@@ -41,7 +41,7 @@ pub enum EmitError {
 
 /// The float operations the generated Rust calls: the reference interpreter's rows for one
 /// precision.
-pub trait Ops: Copy + PartialOrd {
+pub(crate) trait Ops: Copy + PartialOrd {
     /// An exactly representable constant.
     fn exact(x: f64) -> Self;
     /// Whether the value is NaN.
@@ -124,7 +124,7 @@ impl Ops for f32 {
 
 /// The language of the function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Language {
+pub(crate) enum Language {
     /// CUDA C for NVRTC, in the program's precision.
     CudaC,
     /// Rust, generic over the precision ([`Ops`]).
@@ -132,7 +132,11 @@ pub enum Language {
 }
 
 /// `program` as a function named `name` in `language` (see the module docs).
-pub fn function(program: &Program, name: &str, language: Language) -> Result<String, EmitError> {
+pub(crate) fn function(
+    program: &Program,
+    name: &str,
+    language: Language,
+) -> Result<String, EmitError> {
     if program.n_vars() > 2 || program.outputs.len() != 1 {
         return Err(EmitError::Shape {
             inputs: program.n_vars(),

@@ -32,7 +32,6 @@ mod verify;
 
 pub use builder::Builder;
 use std::fmt;
-pub use text::ParseError;
 pub use verify::VerifyError;
 
 pub use crate::round::{Precision, Round};
@@ -190,7 +189,7 @@ pub enum Type {
 
 impl Inst {
     /// The type of the value the instruction defines.
-    pub fn ty(&self) -> Type {
+    pub(crate) fn ty(&self) -> Type {
         match self {
             Inst::Compare(..)
             | Inst::IsNan(_)
@@ -203,7 +202,7 @@ impl Inst {
     }
 
     /// The values this instruction reads, in order.
-    pub fn operands(&self) -> Vec<Value> {
+    pub(crate) fn operands(&self) -> Vec<Value> {
         match *self {
             Inst::Input { .. } | Inst::Const(_) | Inst::Bool(_) => vec![],
             Inst::Sqrt(a, _)

@@ -67,7 +67,7 @@ pub enum VerifyError {
 }
 
 /// Checks SSA order, operand types and variable numbers (see [`VerifyError`]).
-pub fn verify(program: &Program) -> Result<(), VerifyError> {
+pub(crate) fn verify(program: &Program) -> Result<(), VerifyError> {
     let insts = &program.insts;
     let ty = |value: Value, at: usize, expected: Type| -> Result<(), VerifyError> {
         if value.index() >= at {

@@ -50,11 +50,6 @@ impl Boxes {
         self.sides.is_empty()
     }
 
-    /// Box `i`.
-    pub fn get(&self, i: usize) -> &[(f64, f64)] {
-        &self.sides[i * self.n_vars..(i + 1) * self.n_vars]
-    }
-
     /// Every box, in order.
     pub fn iter(&self) -> impl Iterator<Item = &[(f64, f64)]> {
         self.sides.chunks_exact(self.n_vars.max(1))

@@ -36,7 +36,11 @@ impl Descent<'_> {
     /// The least upper bound of f found by descending from `x0` inside `root` (one `(lo, hi)` per
     /// variable), with the point that gave it; `None` when f's enclosure at every point tried
     /// is empty or unbounded above.
-    pub fn run(&self, root: &[(f64, f64)], x0: &[f64]) -> Result<Option<(f64, Vec<f64>)>, Error> {
+    pub(crate) fn run(
+        &self,
+        root: &[(f64, f64)],
+        x0: &[f64],
+    ) -> Result<Option<(f64, Vec<f64>)>, Error> {
         let n = root.len();
         let clamp = |x: &mut [f64]| {
             for (v, &(lo, hi)) in x.iter_mut().zip(root) {

@@ -152,7 +152,7 @@ impl RenderOptions {
 }
 
 /// The most subdivision levels a render takes (the GPU's compose kernel has this many slots).
-pub const MAX_LEVELS: usize = 8;
+pub(crate) const MAX_LEVELS: usize = 8;
 
 /// What one round of a search did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -272,7 +272,7 @@ impl Plan {
     }
 
     /// The pixel rectangle of tile `(row, col)` of level `l`: rows `i0..i1`, columns `j0..j1`.
-    pub fn pixels(&self, l: usize, row: u32, col: u32) -> (u32, u32, u32, u32) {
+    pub(crate) fn pixels(&self, l: usize, row: u32, col: u32) -> (u32, u32, u32, u32) {
         let s = self.levels[l].tile;
         let (i0, j0) = (row * s, col * s);
         (i0, (i0 + s).min(self.height), j0, (j0 + s).min(self.width))
@@ -310,7 +310,7 @@ impl Axes {
     /// `[xlo, xhi, ylo, yhi]` enclosing the pixels `i0..i1` x `j0..j1`. Every quantity below is
     /// non-negative, so rounding each step down (up) bounds the real value from below (above):
     /// `x0 + j0 (x1 - x0) / W >= RD(x0 + RD(RD(j0 RD(x1 - x0)) / W))`, and so on.
-    pub fn tile_box(&self, i0: u32, i1: u32, j0: u32, j1: u32) -> [f64; 4] {
+    pub(crate) fn tile_box(&self, i0: u32, i1: u32, j0: u32, j1: u32) -> [f64; 4] {
         let (d, u) = (Round::Down, Round::Up);
         let a = self;
         [

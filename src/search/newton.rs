@@ -33,7 +33,7 @@ use crate::{Error, Evaluator};
 /// An evaluator of a square system's Jacobian expression ([`crate::Expression::jacobian`])
 /// and its layout.
 #[derive(Clone, Copy)]
-pub struct Jacobian<'a> {
+pub(crate) struct Jacobian<'a> {
     /// Evaluates the Jacobian expression.
     pub eval: &'a Evaluator,
     /// Where the outputs, flags and partial derivatives are.
@@ -42,7 +42,7 @@ pub struct Jacobian<'a> {
 
 /// What Krawczyk's test proved about a box.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// The box holds exactly one zero of f.
     Unique,
     /// The box holds no zero of f.
@@ -54,7 +54,7 @@ pub enum Verdict {
 /// One Krawczyk step on a box: the verdict, and the box intersected with K(X) (every zero of f
 /// in the box lies in it; the box itself where nothing was computed).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Step {
+pub(crate) struct Step {
     /// What the step proved.
     pub verdict: Verdict,
     /// The narrowed box (`(lo, hi)` per variable).
@@ -69,7 +69,7 @@ use crate::lower::generated::f64_ops::{add, mul, sub};
 
 impl Jacobian<'_> {
     /// One Krawczyk step on each box (`(lo, hi)` per variable), all evaluated in one batch.
-    pub fn krawczyk(&self, boxes: &[Vec<(f64, f64)>]) -> Result<Vec<Step>, Error> {
+    pub(crate) fn krawczyk(&self, boxes: &[Vec<(f64, f64)>]) -> Result<Vec<Step>, Error> {
         let n = self.layout.vars;
         assert_eq!(
             self.layout.outputs, n,
@@ -259,7 +259,7 @@ const STEPS: usize = 40;
 /// takes at most two Krawczyk steps unless it is proven to hold a zero (then at most
 /// `STEPS`, a few in practice), in batches of bounded size. Between rounds, batches and
 /// parts of the clustering, the check of [`super::interruptible`] may stop it.
-pub fn isolate(
+pub(crate) fn isolate(
     residual: &Evaluator,
     jacobian: &Jacobian,
     root: &[(f64, f64)],

@@ -14,7 +14,7 @@
 //!
 //! On the CPU every unfinished ray takes one step per round, all rays of a round in one batch.
 //! On the GPU each thread runs one ray's whole search (the expression compiled as a device
-//! function, `ptx::try_emit_function`, linked with the search kernel), with the same
+//! function, `ptx::try_emit_function_named`, linked with the search kernel), with the same
 //! arithmetic: the hits are the same bit for bit when the expression calls no point function.
 //! A ray whose stack would exceed the device's fixed depth is finished on the CPU.
 
@@ -83,7 +83,7 @@ pub fn first_hits(eval: &Evaluator, rays: &[Ray], split: u32) -> Result<Hits, Er
 /// Bytes a depth map holds per pixel from its search's start: the ray (40), its hit (24), its
 /// height (8), its stack (48) and the first round's pieces of it (about 100 each for the
 /// default 8).
-pub const PER_PIXEL: u128 = 40 + 24 + 8 + 48 + 8 * 100;
+pub(crate) const PER_PIXEL: u128 = 40 + 24 + 8 + 48 + 8 * 100;
 
 /// A depth map: the surface f(x, y, z) = 0 seen from above, over `region` in x and y, searched
 /// from z1 down to z0. Pixel (i, j) (row i from the top) is the vertical line through its

@@ -21,10 +21,6 @@ impl Span {
     pub fn new(start: usize, end: usize) -> Self {
         Span { start, end }
     }
-    /// The smallest span covering both.
-    pub fn join(self, other: Span) -> Span {
-        Span::new(self.start.min(other.start), self.end.max(other.end))
-    }
 }
 
 /// Index of a node in [`Ast::nodes`].

@@ -22,13 +22,13 @@ use num_bigint::BigUint;
 use std::cmp::Ordering;
 
 /// Decimal exponents up to this magnitude are compared exactly against hex floats.
-pub const EXACT_EXPONENT: i64 = 100_000;
+pub(crate) const EXACT_EXPONENT: i64 = 100_000;
 
 /// The order of the real numbers two literals write (`-0` equals `0`; `inf` is above every
 /// real, `-inf` below). Errors are [`parse_enclosure`]'s.
 ///
 /// ```
-/// use ivjit::syntax::exact::compare;
+/// use ivjit::internals::syntax::exact::compare;
 /// use std::cmp::Ordering;
 /// // One double, 0.1000000000000000055511151231257827, lies between the two.
 /// assert_eq!(compare("0.10000000000000001", "0.1").unwrap(), Ordering::Greater);

@@ -21,7 +21,7 @@ use super::diagnostic::Diagnostic;
 
 /// What went wrong in the lexer; turned into a [`Diagnostic`] by [`tokenize`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum LexErrorKind {
+pub(crate) enum LexErrorKind {
     /// A character that starts no token.
     #[default]
     UnexpectedChar,
@@ -34,7 +34,7 @@ pub enum LexErrorKind {
 #[logos(error = LexErrorKind)]
 #[logos(skip r"[ \t\r\n\f\v]+")]
 #[logos(skip(r"#[^\n]*", allow_greedy = true))]
-pub enum Tok<'a> {
+pub(crate) enum Tok<'a> {
     /// The keyword `let`.
     #[token("let")]
     Let,
@@ -93,7 +93,7 @@ pub enum Tok<'a> {
 
 impl Tok<'_> {
     /// How the token is named in messages: `'+'`, `the number '1.5'`, `the name 'x'`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Tok::Num(s) => format!("the number '{}'", shorten(s)),
             Tok::Name(s) => format!("the name '{}'", shorten(s)),
@@ -102,7 +102,7 @@ impl Tok<'_> {
     }
 
     /// The fixed text of a punctuation or keyword token (empty for names and numbers).
-    pub fn punct(&self) -> &'static str {
+    pub(crate) fn punct(&self) -> &'static str {
         match self {
             Tok::Let => "let",
             Tok::Plus => "+",
@@ -122,7 +122,7 @@ impl Tok<'_> {
     }
 
     /// Whether the token can end an operand (so an operand right after it means a missing operator).
-    pub fn ends_operand(&self) -> bool {
+    pub(crate) fn ends_operand(&self) -> bool {
         matches!(
             self,
             Tok::Num(_) | Tok::Name(_) | Tok::RParen | Tok::RBracket
@@ -130,7 +130,7 @@ impl Tok<'_> {
     }
 
     /// Whether the token can start an operand.
-    pub fn starts_operand(&self) -> bool {
+    pub(crate) fn starts_operand(&self) -> bool {
         matches!(
             self,
             Tok::Num(_) | Tok::Name(_) | Tok::LParen | Tok::LBracket
@@ -152,10 +152,10 @@ fn reject_number<'a>(_: &mut logos::Lexer<'a, Tok<'a>>) -> Result<(), LexErrorKi
 }
 
 /// A token with its byte span: `(start, token, end)`, the triple LALRPOP expects.
-pub type Spanned<'a> = (usize, Tok<'a>, usize);
+pub(crate) type Spanned<'a> = (usize, Tok<'a>, usize);
 
 /// Lexes the whole source. Returns the tokens before the first error, and that error if any.
-pub fn tokenize(source: &str) -> (Vec<Spanned<'_>>, Option<Diagnostic>) {
+pub(crate) fn tokenize(source: &str) -> (Vec<Spanned<'_>>, Option<Diagnostic>) {
     let mut tokens = Vec::new();
     let mut lexer = Tok::lexer(source);
     while let Some(result) = lexer.next() {

@@ -98,7 +98,7 @@ pub enum NumberError {
 /// Number of significant decimal digits kept before the rest is folded into a
 /// sticky flag. Must exceed 767 + 2 (the longest exact decimal of a double, plus
 /// slack for the leading-digit position); see the module docs.
-pub const MAX_SIG_DIGITS: usize = 800;
+pub(crate) const MAX_SIG_DIGITS: usize = 800;
 
 /// Exponents (decimal `e` and binary `p`) saturate at this magnitude. It is far
 /// larger than any input length, so saturation never changes the outcome.
@@ -107,7 +107,7 @@ const EXP_CAP: i128 = 1_000_000_000_000_000_000_000_000_000_000; // 10^30
 /// Accepts the syntax described in the module docs; see there for the results.
 ///
 /// ```
-/// use ivjit::syntax::number::{parse_enclosure, NumberError};
+/// use ivjit::internals::syntax::number::{parse_enclosure, NumberError};
 /// let tenth = parse_enclosure("0.1").unwrap();
 /// assert!(!tenth.exact && tenth.lo < tenth.hi);
 /// assert_eq!(tenth.hi, 0.1); // the nearest double is just above 1/10
@@ -501,7 +501,7 @@ pub fn format_f32(x: f32) -> String {
 /// and "0.1" excludes that bound); here a decimal on the wrong side is replaced by the first
 /// one, with one digit more at a time, that is on the right side and rounds to `x`. Infinities,
 /// zeros and exact decimals print as [`format_f64`] does.
-pub fn format_bound_outward(x: f64, f32_value: bool, down: bool) -> String {
+pub(crate) fn format_bound_outward(x: f64, f32_value: bool, down: bool) -> String {
     if !x.is_finite() || x == 0.0 {
         return format_f64(if x == 0.0 { 0.0 } else { x });
     }

@@ -39,7 +39,7 @@ pub struct Builder {
 
 impl Builder {
     /// Appends a node spanning `start..end` and returns its id.
-    pub fn push(&self, kind: NodeKind, start: usize, end: usize) -> NodeId {
+    pub(crate) fn push(&self, kind: NodeKind, start: usize, end: usize) -> NodeId {
         let mut nodes = self.nodes.borrow_mut();
         // `parse` rejects inputs longer than u32::MAX bytes, and every node consumes at least one
         // byte of its own, so the id fits.
@@ -52,7 +52,7 @@ impl Builder {
     }
 
     /// The error for `[name]` where name is not `empty` or `entire`.
-    pub fn bad_special_interval(name: &str, start: usize, end: usize) -> Diagnostic {
+    pub(crate) fn bad_special_interval(name: &str, start: usize, end: usize) -> Diagnostic {
         let span = Span::new(start, end);
         if name == "inf" || name == "infinity" {
             return Diagnostic::new(span, "an interval literal needs two bounds, like [0, inf]");
@@ -74,7 +74,7 @@ impl Builder {
     }
 
     /// The error for an interval bound that is a name other than `inf`/`infinity`.
-    pub fn bad_bound(name: &str, start: usize, end: usize) -> Diagnostic {
+    pub(crate) fn bad_bound(name: &str, start: usize, end: usize) -> Diagnostic {
         let d = Diagnostic::new(
             Span::new(start, end),
             "interval bounds must be numbers or inf, like [-1, 2.5]",
@@ -460,7 +460,7 @@ pub fn to_sexpr(ast: &Ast) -> String {
 }
 
 /// Appends the s-expression of one node (see [`to_sexpr`]).
-pub fn write_sexpr(ast: &Ast, root: NodeId, out: &mut String) {
+pub(crate) fn write_sexpr(ast: &Ast, root: NodeId, out: &mut String) {
     enum Item {
         Node(NodeId),
         Text(&'static str),

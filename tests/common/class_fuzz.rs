@@ -138,7 +138,7 @@ fn run_expression(
                         (c.lo, c.hi)
                     })
                     .collect();
-                ivjit::scalar::interp::eval(&program, &args).unwrap()[0]
+                ivjit::internals::scalar::interp::eval(&program, &args).unwrap()[0]
             })
             .collect();
         if which == Engines::Cpu {

@@ -276,7 +276,7 @@ pub fn hx(x: f64) -> String {
             "0".into()
         };
     }
-    ivjit::syntax::number::hexf64(x)
+    ivjit::internals::syntax::number::hexf64(x)
 }
 
 // ------------------------------------------------------------------ the operations
@@ -424,7 +424,7 @@ fn grid_of(f: &str) -> Grid {
 pub fn ops() -> Vec<Op> {
     let mut v = Vec::new();
     let vars = ["x", "y", "z"];
-    for info in ivjit::ir::functions::FUNCTIONS.iter() {
+    for info in ivjit::internals::ir::functions::FUNCTIONS.iter() {
         match info.name {
             "pown" => {
                 for &n in POWN_EXPONENTS {

@@ -35,7 +35,8 @@ pub const UNARY: &[&str] = &[
 
 const ERF: &str = "the real oracle's erf takes float arguments only (the series of \
                    tests/common/elem_oracle.rs); tests/cpu/elementary.rs and the class matrix test it";
-const DERIVED: &str = "derived: expands into operations the trees call (ivjit::point::DerivedFn); \
+const DERIVED: &str =
+    "derived: expands into operations the trees call (ivjit::internals::point::DerivedFn); \
                        the class matrix tests it directly";
 
 /// The functions of `ivjit functions` the fuzzing's trees never call, each with the reason
@@ -75,9 +76,9 @@ impl Tree {
             Tree::Y => "y".into(),
             Tree::Const(c) => {
                 if *c < 0.0 {
-                    format!("({})", ivjit::syntax::number::hexf64(*c))
+                    format!("({})", ivjit::internals::syntax::number::hexf64(*c))
                 } else {
-                    ivjit::syntax::number::hexf64(*c)
+                    ivjit::internals::syntax::number::hexf64(*c)
                 }
             }
             Tree::Un(f, a) => match *f {

@@ -4,7 +4,7 @@
 //! a reader of a CI log can tell what ran. Built with the feature, a GPU test on a machine
 //! without a usable GPU fails, since it was asked to run.
 
-use ivjit::gpu::GpuInfo;
+use ivjit::internals::gpu::GpuInfo;
 
 // Every GPU test carries, written out (the attribute takes a literal):
 // `#[cfg_attr(not(feature = "gpu-tests"), ignore = "needs a GPU: --features gpu-tests")]`.
@@ -13,7 +13,7 @@ use ivjit::gpu::GpuInfo;
 
 /// The GPU this test runs on; panics, naming the test and the reason, when there is none.
 pub fn require_gpu(test: &str) -> GpuInfo {
-    ivjit::gpu::detect().unwrap_or_else(|why| {
+    ivjit::internals::gpu::detect().unwrap_or_else(|why| {
         panic!(
             "{test}: built with --features gpu-tests but there is no usable GPU: {why}. \
              Build without the feature to report GPU tests as ignored."

@@ -15,7 +15,7 @@
 //! interval arguments, an integer for `pown` and `rootn`, one interval result), or reading fails
 //! with an error that names the file and line: the harness never silently drops a test line.
 //!
-//! Bounds are read with `ivjit::syntax::number::parse_enclosure` (the tightest f64 interval
+//! Bounds are read with `ivjit::internals::syntax::number::parse_enclosure` (the tightest f64 interval
 //! around the literal). Most bounds are exact binary64 values, but some decimal literals in the
 //! undecorated vectors of these operations are not (`[13.1,13.1]`, `[-1.9,-0.33]`, `abs [1.1,2.1]
 //! = [1.1,2.1]`, mpfi's `[-infinity, -8.0e-17]`, `pow [0.1,0.5] ...`): the vectors were converted from C/C++ test
@@ -38,7 +38,7 @@
 //! result may lie outside the expected bound by more than the function's own error: the harness
 //! marks these cases in its messages.)
 
-use ivjit::syntax::number::parse_enclosure;
+use ivjit::internals::syntax::number::parse_enclosure;
 use ivjit::Interval;
 use std::collections::BTreeMap;
 

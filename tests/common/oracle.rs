@@ -428,7 +428,7 @@ pub fn cmp_f_q(x: f64, q: &Q) -> Ordering {
 
 /// Hex-float text for failure messages (ivjit's own `%a` formatter).
 pub fn hex(x: f64) -> String {
-    ivjit::syntax::number::hexf64(x)
+    ivjit::internals::syntax::number::hexf64(x)
 }
 
 /// An ivjit interval in hex-float.

@@ -31,7 +31,7 @@ fn differential_fuzzing_over_interval_classes() {
 #[test]
 fn every_function_is_fuzzed_or_left_out_with_a_reason() {
     use crate::common::compose;
-    let catalogue: Vec<&str> = ivjit::ir::functions::FUNCTIONS
+    let catalogue: Vec<&str> = ivjit::internals::ir::functions::FUNCTIONS
         .iter()
         .map(|f| f.name)
         .collect();

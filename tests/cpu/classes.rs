@@ -70,7 +70,7 @@ fn run_engines(
     let program = expr.scalar(p).unwrap();
     let interp: Vec<(f64, f64)> = cells
         .iter()
-        .map(|(b, _)| ivjit::scalar::interp::eval(&program, b).unwrap()[0])
+        .map(|(b, _)| ivjit::internals::scalar::interp::eval(&program, b).unwrap()[0])
         .collect();
     out.push(("reference interpreter", interp));
     if on_tape(op) {

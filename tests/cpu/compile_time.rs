@@ -5,7 +5,8 @@
 
 use std::time::Instant;
 
-use ivjit::{gpu, ptx, BackendChoice, Evaluator, Expression, Precision};
+use ivjit::internals::{gpu, ptx};
+use ivjit::{BackendChoice, Evaluator, Expression, Precision};
 
 /// Median time of `f` in microseconds over `reps` runs, after one warm-up run.
 fn micros<T>(reps: usize, mut f: impl FnMut() -> T) -> f64 {
@@ -28,9 +29,10 @@ fn print_compile_steps_of_the_100_node_expression() {
     let expr = Expression::parse(&text).unwrap();
     let p = Precision::F64;
     let program = expr.scalar(p).unwrap();
-    let ast = ivjit::syntax::parser::parse(&text).unwrap();
-    let initial = ivjit::ir::build::build(&ast, Some(ivjit::lower::fold)).unwrap();
-    let graph = ivjit::rewrite::run_all(&initial);
+    let ast = ivjit::internals::syntax::parser::parse(&text).unwrap();
+    let initial =
+        ivjit::internals::ir::build::build(&ast, Some(ivjit::internals::lower::fold)).unwrap();
+    let graph = ivjit::internals::rewrite::run_all(&initial);
     println!(
         "100-node expression: {nodes} nodes, {} scalar instructions; median of 200 runs",
         program.insts.len()
@@ -43,21 +45,23 @@ fn print_compile_steps_of_the_100_node_expression() {
     );
     show(
         "  syntax",
-        micros(reps, || ivjit::syntax::parser::parse(&text).unwrap()),
+        micros(reps, || {
+            ivjit::internals::syntax::parser::parse(&text).unwrap()
+        }),
     );
     show(
         "  IR build",
         micros(reps, || {
-            ivjit::ir::build::build(&ast, Some(ivjit::lower::fold)).unwrap()
+            ivjit::internals::ir::build::build(&ast, Some(ivjit::internals::lower::fold)).unwrap()
         }),
     );
     show(
         "  rewrites",
-        micros(reps, || ivjit::rewrite::run_all(&initial)),
+        micros(reps, || ivjit::internals::rewrite::run_all(&initial)),
     );
     show(
         "  lowering (f64)",
-        micros(reps, || ivjit::lower::lower(&graph, p).unwrap()),
+        micros(reps, || ivjit::internals::lower::lower(&graph, p).unwrap()),
     );
     show("Program::verify", micros(reps, || program.verify()));
     show("ptx::emit", micros(reps, || ptx::emit(&program)));

@@ -40,7 +40,7 @@ use crate::common;
 
 use common::elem_oracle::{self as eo, Enc, Val};
 use common::oracle::Fmt;
-use ivjit::syntax::number::hexf64;
+use ivjit::internals::syntax::number::hexf64;
 use ivjit::{BackendChoice, Evaluator, Expression, Interval, Precision};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -920,7 +920,7 @@ const EXACT_CORE: &[&str] = &[
 
 /// The lists of this file come from the catalogue: every function `ivjit functions` lists,
 /// but the exact core operations, has a test above and an oracle ([`eo::UNARY`], [`eo::BINARY`]),
-/// so a row added to `ivjit::point` without them fails here instead of dropping out silently.
+/// so a row added to `ivjit::internals::point` without them fails here instead of dropping out silently.
 #[test]
 fn every_function_of_the_catalogue_is_tested_here() {
     use std::collections::BTreeSet;
@@ -934,7 +934,7 @@ fn every_function_of_the_catalogue_is_tested_here() {
         .chain(eo::BINARY)
         .map(|f| base(f))
         .collect();
-    let catalogue: BTreeSet<String> = ivjit::ir::functions::FUNCTIONS
+    let catalogue: BTreeSet<String> = ivjit::internals::ir::functions::FUNCTIONS
         .iter()
         .map(|f| f.name.to_string())
         .filter(|f| !EXACT_CORE.contains(&f.as_str()))
@@ -957,7 +957,7 @@ fn every_function_of_the_catalogue_is_tested_here() {
 // ---------------------------------------------------------------- derived functions, tightness
 
 /// The derived functions (sec, cot, acoth, ...) expand to rigorous interval operations
-/// (`ivjit::point::DerivedFn`); on point boxes their bounds must also be tight: within
+/// (`ivjit::internals::point::DerivedFn`); on point boxes their bounds must also be tight: within
 /// `DERIVED_CPU_STEPS` floats of the oracle's outward-rounded enclosure on the CPU (the inner
 /// function's bound is within 1 ulp, the reciprocal adds a rounding and can double a relative
 /// error's size in ulps). The oracle and the pools are those of the containment tests.
@@ -968,7 +968,10 @@ fn derived_functions_are_tight_on_points() {
     let mut rng = Rng::new(11);
     let mut fails = Vec::new();
     let mut n = 0;
-    for f in ivjit::point::DerivedFn::ALL.iter().map(|f| f.name()) {
+    for f in ivjit::internals::point::DerivedFn::ALL
+        .iter()
+        .map(|f| f.name())
+    {
         for fmt in [Fmt::F64, Fmt::F32] {
             let pool = make_pool(f, fmt, 300, &mut rng);
             let expr = Expression::parse(&format!("{f}(x)")).unwrap();
@@ -1321,8 +1324,8 @@ fn allowed_steps(src: &str, fmt: Fmt, backend: BackendChoice) -> u32 {
     } else {
         ivjit::Precision::F32
     };
-    match ivjit::scalar::PointFn::from_name(name) {
-        Some(f) => 2 * ivjit::ptx::cuda_max_ulps(f, prec) + 1,
+    match ivjit::internals::scalar::PointFn::from_name(name) {
+        Some(f) => 2 * ivjit::internals::ptx::cuda_max_ulps(f, prec) + 1,
         None => 1,
     }
 }

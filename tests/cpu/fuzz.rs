@@ -13,8 +13,8 @@
 //! `IVJIT_FUZZ_CASES=N` sets the number of cases per property (the default keeps the whole file
 //! at roughly 20-30 s); see docs/fuzzing.md for the long runs and what they found.
 
-use ivjit::ir::functions::FUNCTIONS;
-use ivjit::syntax::diagnostic::Diagnostic;
+use ivjit::internals::ir::functions::FUNCTIONS;
+use ivjit::internals::syntax::diagnostic::Diagnostic;
 use ivjit::{BackendChoice, Error, Evaluator, Expression, Interval, Precision};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence};
@@ -267,7 +267,8 @@ fn valid_expr() -> impl Strategy<Value = String> {
         .prop_map(String::from),
     ];
     leaf.prop_recursive(5, 48, 3, |inner| {
-        let names: Vec<&'static ivjit::ir::functions::FunctionInfo> = FUNCTIONS.iter().collect();
+        let names: Vec<&'static ivjit::internals::ir::functions::FunctionInfo> =
+            FUNCTIONS.iter().collect();
         prop_oneof![
             3 => (prop::sample::select(names), prop::collection::vec(inner.clone(), 3), -6i32..7)
                 .prop_map(|(f, args, n)| match f.name {

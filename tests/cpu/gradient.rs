@@ -11,7 +11,7 @@
 use crate::common::elem_oracle::{self, Val};
 use crate::common::rng::splitmix64;
 
-use ivjit::ir::diff::Gradient;
+use ivjit::internals::ir::diff::Gradient;
 use ivjit::{BackendChoice, Evaluator, Expression, Interval, Precision};
 use num_bigint::BigInt;
 use num_rational::BigRational;
@@ -723,7 +723,7 @@ fn atan2_across_its_cut_is_flagged() {
             };
         let (a, b) = (value(y.lo, x.lo), value(y.hi, x.lo));
         // The quotient enclosed with directed rounding (h = y.hi - y.lo is exact here).
-        use ivjit::round::{div_f64, sub_f64, Round};
+        use ivjit::internals::round::{div_f64, sub_f64, Round};
         let h = y.hi - y.lo;
         let q_lo = div_f64(sub_f64(b.0, a.1, Round::Down), h, Round::Down);
         let q_hi = div_f64(sub_f64(b.1, a.0, Round::Up), h, Round::Up);

@@ -61,8 +61,8 @@
 use crate::common::itl;
 
 use itl::{Case, Line, Outcome};
-use ivjit::scalar::{Inst, PointFn, Program};
-use ivjit::syntax::number::hexf64;
+use ivjit::internals::scalar::{Inst, PointFn, Program};
+use ivjit::internals::syntax::number::hexf64;
 use ivjit::{BackendChoice, Evaluator, Expression, Interval, Precision};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -85,11 +85,11 @@ const NO_VECTORS: &[&str] = &["sinpi", "cospi", "asech", "acsch"];
 /// The documented maximum error, in ulps, of CUDA's f64 implementation of `f`: the GPU's
 /// allowance for a shape is this + 1 for the worst point function its lowering calls.
 ///
-/// The table is `ivjit::ptx::cuda_max_ulps` (`src/ptx/accuracy.rs`, from NVIDIA's tables). This
+/// The table is `ivjit::internals::ptx::cuda_max_ulps` (`src/ptx/accuracy.rs`, from NVIDIA's tables). This
 /// shim is the one switch: returning `None` makes the GPU's elementary rows containment-only
 /// (*containment (CUDA table pending)*, ulps still measured and reported).
 fn cuda_max_ulps(f: PointFn, precision: Precision) -> Option<u32> {
-    Some(ivjit::ptx::cuda_max_ulps(f, precision))
+    Some(ivjit::internals::ptx::cuda_max_ulps(f, precision))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1213,7 +1213,7 @@ fn preamble() -> String {
          round, rint and sign), *within n ulp* (the elementary functions: n = {CPU_ELEMENTARY_ULPS} \
          on the CPU, whose point functions are correctly rounded CORE-MATH values stepped one \
          ulp outward; on the GPU n = 2e + 1 where e is the documented CUDA maximum error of the \
-         point functions the shape's lowering calls (`ivjit::ptx::cuda_max_ulps`): the CUDA value \
+         point functions the shape's lowering calls (`ivjit::internals::ptx::cuda_max_ulps`): the CUDA value \
          may be e ulps inward of the nearest one and is padded e + 1 steps outward; the issue's \
          target, e + 1, shows in the max ulp columns; a row marked \
          *containment (CUDA table pending)* was run without that table: containment asserted, \
@@ -1257,7 +1257,7 @@ fn preamble() -> String {
          exact ones; *within n ulp* for the elementary functions, n = {CPU_ELEMENTARY_ULPS} on the \
          CPU (correctly rounded f32 CORE-MATH values stepped one f32 ulp outward) and on the GPU \
          2e + 1 with e the documented CUDA maximum error of the f32 point functions \
-         (`ivjit::ptx::cuda_max_ulps(f, Precision::F32)`); *within 1 ulp* for the other \
+         (`ivjit::internals::ptx::cuda_max_ulps(f, Precision::F32)`); *within 1 ulp* for the other \
          pown exponents. The one exception is the cases with an argument that is not an f32 \
          interval (*argument widened*, e.g. `[0.1, 0.1]` or a bound beyond the f32 range): their \
          f32 box is wider than the f64 box, so the answer over it legitimately differs; they are \
@@ -1765,7 +1765,7 @@ fn requirements() {
         }
         let exp = shape("exp", None);
         let (_, p) = program(&exp, precision);
-        assert!(point_fns(&p).contains(&PointFn::Unary(ivjit::scalar::UnaryFn::Exp)));
+        assert!(point_fns(&p).contains(&PointFn::Unary(ivjit::internals::scalar::UnaryFn::Exp)));
     }
 }
 

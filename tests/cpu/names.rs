@@ -98,7 +98,7 @@ fn hundreds_of_thousands_of_variables() {
     // The scalar IR's text form reads the inputs back by name.
     let program = timed("scalar text", || {
         let p = expr.scalar(Precision::F64).unwrap();
-        ivjit::scalar::text::parse(&p.to_string()).unwrap()
+        ivjit::internals::scalar::text::parse(&p.to_string()).unwrap()
     });
     assert_eq!(program.var_names.len(), N);
 }

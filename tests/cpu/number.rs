@@ -4,7 +4,7 @@
 //! from the literal's digits independently of the code under test; every double
 //! is converted to a rational exactly from its bits.
 
-use ivjit::syntax::number::*;
+use ivjit::internals::syntax::number::*;
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{One, Signed, Zero};
@@ -929,7 +929,7 @@ fn texts_of(r: &BigRational, zeros: usize) -> Vec<String> {
 
 #[test]
 fn exact_order_of_literals_in_one_gap() {
-    use ivjit::syntax::exact::compare;
+    use ivjit::internals::syntax::exact::compare;
     use std::cmp::Ordering::*;
     for (a, b, want) in [
         ("0.10000000000000001", "0.1", Greater),
@@ -1023,7 +1023,7 @@ proptest! {
             for b in texts_of(&r2, zeros) {
                 let (a, b) = if neg { (format!("-{a}"), format!("-{b}")) } else { (a.clone(), b) };
                 let want = oracle(&a).cmp(&oracle(&b));
-                let got = ivjit::syntax::exact::compare(&a, &b).unwrap();
+                let got = ivjit::internals::syntax::exact::compare(&a, &b).unwrap();
                 prop_assert_eq!(got, want, "{} vs {}", a, b);
             }
         }
@@ -1036,6 +1036,6 @@ proptest! {
         b in prop_oneof![decimal_text(), hex_text()],
     ) {
         let want = oracle(&a).cmp(&oracle(&b));
-        prop_assert_eq!(ivjit::syntax::exact::compare(&a, &b).unwrap(), want, "{} vs {}", a, b);
+        prop_assert_eq!(ivjit::internals::syntax::exact::compare(&a, &b).unwrap(), want, "{} vs {}", a, b);
     }
 }

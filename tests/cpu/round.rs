@@ -17,8 +17,8 @@
 
 use crate::common::rng;
 
-use ivjit::round::*;
-use ivjit::scalar::Round;
+use ivjit::internals::round::*;
+use ivjit::internals::scalar::Round;
 
 use proptest::prelude::*;
 use rustc_apfloat::ieee::{Double, Quad, Single};

@@ -285,7 +285,7 @@ fn elementary_examples_from_the_issue() {
         assert!(out[0].is_empty(), "{src}: {}", out[0]);
     }
     // Empty in, empty out, for every function.
-    for f in ivjit::ir::functions::FUNCTIONS.iter() {
+    for f in ivjit::internals::ir::functions::FUNCTIONS.iter() {
         let src = match (f.name, f.arity) {
             ("pown" | "rootn", _) => format!("{}(x, 3)", f.name),
             (n, 1) => format!("{n}(x)"),
@@ -366,9 +366,9 @@ fn periodic_functions_on_unbounded_and_huge_boxes() {
     assert!(hi > 6.2e15 && hi < 6.3e15, "oracle: tan({}) = {hi}", x.hi);
     assert!(
         got.lo <= lo
-            && got.lo >= ivjit::round::next_down(lo)
+            && got.lo >= ivjit::internals::round::next_down(lo)
             && got.hi >= hi
-            && got.hi <= ivjit::round::next_up(hi),
+            && got.hi <= ivjit::internals::round::next_up(hi),
         "tan on {x}: {got}, range [{lo}, {hi}]"
     );
     // And with the pole inside (the double nearest -pi/2 lies above it): the whole line.

@@ -8,9 +8,9 @@
 //! Also checked: the text reads back to the same program (`Display` of the parse is the file's
 //! program text).
 
-use ivjit::gpu::GpuKernel;
-use ivjit::scalar::text::parse_constant;
-use ivjit::scalar::{interp, Program};
+use ivjit::internals::gpu::GpuKernel;
+use ivjit::internals::scalar::text::parse_constant;
+use ivjit::internals::scalar::{interp, Program};
 use std::path::PathBuf;
 
 struct Case {
@@ -136,7 +136,7 @@ fn reference_interpreter() {
 #[test]
 fn cpu_evaluator() {
     for case in cases() {
-        let got = ivjit::cpu::eval::eval_soa(&case.program, &soa(&case.inputs), 1);
+        let got = ivjit::internals::cpu::eval::eval_soa(&case.program, &soa(&case.inputs), 1);
         check(&case, "the CPU evaluator", &from_soa(&got));
     }
 }

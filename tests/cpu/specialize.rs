@@ -1,4 +1,4 @@
-//! Region specialization (`ivjit::specialize`) on random expressions with min and max: on
+//! Region specialization (`ivjit::internals::specialize`) on random expressions with min and max: on
 //! random regions R and random boxes B inside R, the pruned program gives the full program's
 //! bits (so every classification and every containment of the full program carries over), in
 //! f64 and f32; and at random points of B the exact value (rational arithmetic) lies in the
@@ -6,8 +6,8 @@
 
 use crate::common::rng::splitmix64;
 
-use ivjit::interval::Interval;
-use ivjit::specialize::{specialize, NodeProgram};
+use ivjit::internals::interval::Interval;
+use ivjit::internals::specialize::{specialize, NodeProgram};
 use ivjit::{Expression, Precision};
 use num_bigint::BigInt;
 use num_rational::BigRational;
@@ -208,10 +208,14 @@ fn pruned_programs_give_the_full_programs_bits_inside_the_region() {
                 after += stats.nodes_after;
                 // Lowered with the region's facts (signs, non-emptiness) as the search does.
                 let pruned_program =
-                    ivjit::lower::lower_with(pruned, p, Some(&specialized.facts)).unwrap();
+                    ivjit::internals::lower::lower_with(pruned, p, Some(&specialized.facts))
+                        .unwrap();
                 fewer += usize::from(
                     pruned_program.insts.len()
-                        < ivjit::lower::lower(pruned, p).unwrap().insts.len(),
+                        < ivjit::internals::lower::lower(pruned, p)
+                            .unwrap()
+                            .insts
+                            .len(),
                 );
                 // Boxes inside the region (f32 bounds for f32 programs).
                 let boxes: Vec<[Interval; 2]> = (0..64)
@@ -232,8 +236,9 @@ fn pruned_programs_give_the_full_programs_bits_inside_the_region() {
                     })
                     .collect();
                 let n = boxes.len();
-                let want = ivjit::cpu::eval::eval_soa(&full, &inputs_for(&vars, &boxes), n);
-                let got = ivjit::cpu::eval::eval_soa(
+                let want =
+                    ivjit::internals::cpu::eval::eval_soa(&full, &inputs_for(&vars, &boxes), n);
+                let got = ivjit::internals::cpu::eval::eval_soa(
                     &pruned_program,
                     &inputs_for(&pruned.vars, &boxes),
                     n,
@@ -324,7 +329,7 @@ fn prospero_tiles_prune() {
         let s = specialize(graph, f);
         before += s.stats.nodes_before;
         after += s.stats.nodes_after;
-        insts += ivjit::lower::lower_with(&s.graph, Precision::F64, Some(&s.facts))
+        insts += ivjit::internals::lower::lower_with(&s.graph, Precision::F64, Some(&s.facts))
             .unwrap()
             .insts
             .len();
@@ -384,7 +389,8 @@ fn tapes_give_the_compiled_sets_and_pruned_tapes_the_full_tapes() {
             let full = expr.scalar(p).unwrap();
             let compiled = |boxes: &[[Interval; 2]]| {
                 let n = boxes.len();
-                let out = ivjit::cpu::eval::eval_soa(&full, &inputs_for(&vars, boxes), n);
+                let out =
+                    ivjit::internals::cpu::eval::eval_soa(&full, &inputs_for(&vars, boxes), n);
                 (0..n)
                     .map(|i| Interval {
                         lo: out[i],
@@ -507,8 +513,12 @@ fn regions_at_exact_points_and_poles_keep_the_full_programs_bits() {
             let order: Vec<Interval> = vars.iter().map(|v| region[usize::from(v != "x")]).collect();
             let facts = nodes.facts(graph, &[order]).remove(0);
             let specialized = specialize(graph, &facts);
-            let pruned =
-                ivjit::lower::lower_with(&specialized.graph, p, Some(&specialized.facts)).unwrap();
+            let pruned = ivjit::internals::lower::lower_with(
+                &specialized.graph,
+                p,
+                Some(&specialized.facts),
+            )
+            .unwrap();
             // Boxes inside the region: each end moved inward by an offset, y cut in pieces.
             let mut boxes = Vec::new();
             for &a in &offsets {
@@ -530,8 +540,8 @@ fn regions_at_exact_points_and_poles_keep_the_full_programs_bits() {
                 }
             }
             let n = boxes.len();
-            let want = ivjit::cpu::eval::eval_soa(&full, &inputs_for(&vars, &boxes), n);
-            let got = ivjit::cpu::eval::eval_soa(
+            let want = ivjit::internals::cpu::eval::eval_soa(&full, &inputs_for(&vars, &boxes), n);
+            let got = ivjit::internals::cpu::eval::eval_soa(
                 &pruned,
                 &inputs_for(&specialized.graph.vars, &boxes),
                 n,

@@ -1,4 +1,4 @@
-//! The scalar IR's reference interpreter (`ivjit::scalar::interp`) against the CPU evaluator and
+//! The scalar IR's reference interpreter (`ivjit::internals::scalar::interp`) against the CPU evaluator and
 //! the GPU, bit for bit, on every scalar instruction (both precisions, every rounding), on a few
 //! thousand inputs including signed zeros, infinities, NaN, subnormals and extreme values.
 //!
@@ -10,13 +10,13 @@
 
 use crate::common::rng;
 
-use ivjit::gpu::{self, GpuError, GpuKernel};
-use ivjit::scalar::{interp, Bound, Cmp, Inst, Precision, Program, Round, Value};
+use ivjit::internals::gpu::{self, GpuError, GpuKernel};
+use ivjit::internals::scalar::{interp, Bound, Cmp, Inst, Precision, Program, Round, Value};
 
 const ROUNDS: [Round; 3] = [Round::Down, Round::Up, Round::Nearest];
 const CMPS: [Cmp; 5] = [Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge, Cmp::Eq];
 
-/// The reference interpreter of the scalar IR (`ivjit::scalar::interp`), one element at a time,
+/// The reference interpreter of the scalar IR (`ivjit::internals::scalar::interp`), one element at a time,
 /// in the structure-of-arrays layout of the backends.
 fn reference(program: &Program, inputs: &[f64], n: usize) -> Vec<f64> {
     let mut out = vec![0.0; 2 * program.outputs.len() * n];
@@ -196,10 +196,10 @@ fn cases() -> Vec<(String, Vec<Inst>)> {
         ));
     }
     for k in [
-        ivjit::scalar::RoundInt::Floor,
-        ivjit::scalar::RoundInt::Ceil,
-        ivjit::scalar::RoundInt::Trunc,
-        ivjit::scalar::RoundInt::Even,
+        ivjit::internals::scalar::RoundInt::Floor,
+        ivjit::internals::scalar::RoundInt::Ceil,
+        ivjit::internals::scalar::RoundInt::Trunc,
+        ivjit::internals::scalar::RoundInt::Even,
     ] {
         cases.push((k.name().into(), vec![Inst::RoundInt(k, x)]));
     }
@@ -286,7 +286,7 @@ fn cpu_evaluator_matches_the_reference_interpreter() {
         let inputs = soa_inputs(&cols, n);
         for (name, tail) in cases() {
             let p = program(precision, &tail);
-            let got = ivjit::cpu::eval::eval_soa(&p, &inputs, n);
+            let got = ivjit::internals::cpu::eval::eval_soa(&p, &inputs, n);
             failures.extend(compare_with_reference(&name, "cpu", &p, &got, &inputs, n));
         }
     }
@@ -428,7 +428,7 @@ fn layout_sizes_and_grid_stride() {
         assert!(
             matches!(
                 err,
-                GpuError::Shape(ivjit::shape::ShapeError::Inputs { .. })
+                GpuError::Shape(ivjit::internals::shape::ShapeError::Inputs { .. })
             ),
             "{err}"
         );

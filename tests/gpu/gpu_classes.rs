@@ -18,7 +18,7 @@
 use crate::common::classes::{self as cl, Class, Expected, Memo, Op, Tally};
 use crate::common::oracle::Fmt;
 use cudarc::driver::{CudaContext, CudaSlice, DevicePtr, DevicePtrMut};
-use ivjit::gpu::{self, GpuKernel, KernelOptions, Tier};
+use ivjit::internals::gpu::{self, GpuKernel, KernelOptions, Tier};
 use ivjit::{BackendChoice, Evaluator, Expression, Precision};
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -576,7 +576,7 @@ fn combined_class_programs_run_as_stages() {
                 program.insts.len()
             );
             assert!(
-                program.insts.len() > ivjit::gpu::STAGED_ABOVE,
+                program.insts.len() > ivjit::internals::gpu::STAGED_ABOVE,
                 "{p:?} {what}"
             );
             assert_eq!(program.has_point_calls(), what == "all");

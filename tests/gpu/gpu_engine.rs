@@ -9,10 +9,10 @@ use crate::common::rng;
 
 use std::time::Instant;
 
-use ivjit::gpu::{
+use ivjit::internals::gpu::{
     self, CacheDir, DiskCacheOutcome, GpuError, GpuKernel, HostBuffer, HostTransfer, KernelOptions,
 };
-use ivjit::scalar::Program;
+use ivjit::internals::scalar::Program;
 use ivjit::{BackendChoice, Evaluator, Expression, Precision};
 
 /// Uses +, -, *, /, sqr, pown, sqrt, min/max, abs: many inline sequences, no point calls.
@@ -158,7 +158,7 @@ fn tiny_chunks_equal_cpu_bit_for_bit() {
     for p in [Precision::F64, Precision::F32] {
         let program = program(p);
         let inputs = boxes(1 + p as u64, program.n_vars(), N, p);
-        let want = ivjit::cpu::eval::eval_soa(&program, &inputs, N);
+        let want = ivjit::internals::cpu::eval::eval_soa(&program, &inputs, N);
         let kernel = GpuKernel::with_options(
             &program,
             &KernelOptions {
@@ -201,7 +201,7 @@ fn tiny_chunks_equal_cpu_bit_for_bit() {
         kernel.set_chunk_elements(Some(1000));
         for n in [1, 7, 999, 1000, 1001] {
             let small = boxes(100 + n as u64, program.n_vars(), n, p);
-            let want = ivjit::cpu::eval::eval_soa(&program, &small, n);
+            let want = ivjit::internals::cpu::eval::eval_soa(&program, &small, n);
             assert_same_bits(
                 &format!("{p:?}, n = {n}"),
                 &kernel.eval(&small, n).unwrap(),
@@ -226,7 +226,7 @@ fn all_devices_equal_cpu() {
     let info = crate::common::gpu::require_gpu("all_devices_equal_cpu");
     let program = program(Precision::F64);
     let inputs = boxes(7, program.n_vars(), N, Precision::F64);
-    let want = ivjit::cpu::eval::eval_soa(&program, &inputs, N);
+    let want = ivjit::internals::cpu::eval::eval_soa(&program, &inputs, N);
     let all: Vec<usize> = (0..info.device_count).collect();
     for chunk in [None, Some(4096)] {
         let kernel = GpuKernel::with_options(
@@ -352,6 +352,7 @@ fn disk_cache_case(name: &str, program: &Program, inputs: &[f64], n: usize) {
         memory_cache: false,
         chunk_elements: None,
         host_transfer: None,
+        ..KernelOptions::default()
     };
     let load = |what: &str| {
         let t = Instant::now();
@@ -450,7 +451,7 @@ fn disk_cache_detects_and_rebuilds_corrupt_entries() {
     let n = 10_000;
     let plain = program(Precision::F64);
     let inputs = boxes(11, plain.n_vars(), n, Precision::F64);
-    let want = ivjit::cpu::eval::eval_soa(&plain, &inputs, n);
+    let want = ivjit::internals::cpu::eval::eval_soa(&plain, &inputs, n);
     disk_cache_case("inline program", &plain, &inputs, n);
     // And the cached kernel equals the CPU too.
     let k = GpuKernel::with_options(
@@ -461,6 +462,7 @@ fn disk_cache_detects_and_rebuilds_corrupt_entries() {
             memory_cache: false,
             chunk_elements: None,
             host_transfer: None,
+            ..KernelOptions::default()
         },
     )
     .unwrap();
@@ -495,7 +497,11 @@ fn concurrent_use_of_one_kernel() {
         .collect();
     let serial: Vec<Vec<f64>> = batches.iter().map(|b| kernel.eval(b, n).unwrap()).collect();
     for (b, s) in batches.iter().zip(&serial) {
-        assert_same_bits("serial", s, &ivjit::cpu::eval::eval_soa(&program, b, n));
+        assert_same_bits(
+            "serial",
+            s,
+            &ivjit::internals::cpu::eval::eval_soa(&program, b, n),
+        );
     }
     let kernel = &kernel;
     std::thread::scope(|scope| {
@@ -533,7 +539,7 @@ fn pinned_transfers_equal_cpu() {
     for p in [Precision::F64, Precision::F32] {
         let program = program(p);
         let inputs = boxes(31 + p as u64, program.n_vars(), N, p);
-        let want = ivjit::cpu::eval::eval_soa(&program, &inputs, N);
+        let want = ivjit::internals::cpu::eval::eval_soa(&program, &inputs, N);
         let mut kernel = GpuKernel::with_options(
             &program,
             &KernelOptions {
@@ -590,7 +596,7 @@ fn pinned_transfers_equal_cpu() {
         assert!(
             matches!(
                 err,
-                GpuError::Shape(ivjit::shape::ShapeError::Outputs { .. })
+                GpuError::Shape(ivjit::internals::shape::ShapeError::Outputs { .. })
             ),
             "{err}"
         );
@@ -600,7 +606,7 @@ fn pinned_transfers_equal_cpu() {
     let program = program(Precision::F64);
     let n = 200_000;
     let inputs = boxes(77, program.n_vars(), n, Precision::F64);
-    let want = ivjit::cpu::eval::eval_soa(&program, &inputs, n);
+    let want = ivjit::internals::cpu::eval::eval_soa(&program, &inputs, n);
     let mut kernel = GpuKernel::new(&program).unwrap();
     kernel.set_host_transfer(HostTransfer::Pinned);
     kernel.set_chunk_elements(Some(25_000));
@@ -635,7 +641,7 @@ fn evaluator_checks_direct_batches() {
     let program = program(Precision::F64);
     let n = 300_000;
     let inputs = boxes(5, program.n_vars(), n, Precision::F64);
-    let want = ivjit::cpu::eval::eval_soa(&program, &inputs, n);
+    let want = ivjit::internals::cpu::eval::eval_soa(&program, &inputs, n);
     let mut locked_in = HostBuffer::new(inputs.len()).unwrap();
     locked_in.copy_from_slice(&inputs);
     let mut locked_out = HostBuffer::new(want.len()).unwrap();
@@ -675,7 +681,7 @@ fn host_buffer_falls_back_to_plain_memory() {
     // An empty buffer needs no lock and never fails.
     assert!(HostBuffer::new(0).is_ok_and(|b| b.is_empty()));
     // 8 TiB: out of memory; 2^62 values: beyond the address space.
-    use ivjit::gpu::HostAllocError;
+    use ivjit::internals::gpu::HostAllocError;
     assert!(matches!(
         HostBuffer::new_or_plain(1 << 40),
         Err(HostAllocError::OutOfMemory { .. })
@@ -705,7 +711,7 @@ fn columns_equal_one_block() {
         let program = program(p);
         let n = 250_001;
         let inputs = boxes(91 + p as u64, program.n_vars(), n, p);
-        let want = ivjit::cpu::eval::eval_soa(&program, &inputs, n);
+        let want = ivjit::internals::cpu::eval::eval_soa(&program, &inputs, n);
         let separate: Vec<Vec<f64>> = inputs.chunks(n).map(<[f64]>::to_vec).collect();
         let columns: Vec<&[f64]> = separate.iter().map(Vec::as_slice).collect();
         let rows: Vec<&[f64]> = inputs.chunks(n).collect();
@@ -764,7 +770,7 @@ fn device_arrays_equal_cpu_and_are_checked() {
         let program = program(p);
         let n = 100_003;
         let inputs = boxes(17 + p as u64, program.n_vars(), n, p);
-        let want = ivjit::cpu::eval::eval_soa(&program, &inputs, n);
+        let want = ivjit::internals::cpu::eval::eval_soa(&program, &inputs, n);
         let kernel = GpuKernel::new(&program).unwrap();
         let ctx = CudaContext::new(kernel.device_ordinals()[0]).unwrap();
         let stream = ctx.default_stream();
@@ -814,7 +820,7 @@ fn device_arrays_equal_cpu_and_are_checked() {
     }
 }
 
-/// A program too long for one kernel runs as stages (`ivjit::scalar::split`): batches, device
+/// A program too long for one kernel runs as stages (`ivjit::internals::scalar::split`): batches, device
 /// arrays and a search give the CPU's bits, in both precisions.
 #[test]
 #[cfg_attr(
@@ -830,7 +836,7 @@ fn staged_programs_equal_cpu() {
         assert!(program.insts.len() > 4000, "long enough to be staged");
         let n = 200_003;
         let inputs = boxes(23 + p as u64, program.n_vars(), n, p);
-        let want = ivjit::cpu::eval::eval_soa(&program, &inputs, n);
+        let want = ivjit::internals::cpu::eval::eval_soa(&program, &inputs, n);
         // A fresh disk cache, outside the process's kernel cache: the stages are compiled now.
         let dir = tempfile::tempdir().unwrap();
         let t = Instant::now();

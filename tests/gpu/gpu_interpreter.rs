@@ -1,4 +1,4 @@
-//! The GPU interpreter (`ivjit::gpu::interpreter`) computes the compiled kernels' bits: the
+//! The GPU interpreter (`ivjit::internals::gpu::interpreter`) computes the compiled kernels' bits: the
 //! same batch through the CLI on the CPU evaluator, on the GPU with `IVJIT_INTERPRETER=only`
 //! (every program on the interpreter) and with `never` (compiled: stages for the long programs,
 //! one kernel for the others), `.npy` outputs compared byte for byte. And a process whose

@@ -18,11 +18,13 @@
 
 use crate::common::rng;
 
-use ivjit::gpu::GpuKernel;
-use ivjit::point::Rule;
-use ivjit::ptx;
-use ivjit::round::{next_down, next_down_f32, next_up, next_up_f32};
-use ivjit::scalar::{BinaryFn, Bound, Builder, PointFn, Precision, Program, Round, UnaryFn};
+use ivjit::internals::gpu::GpuKernel;
+use ivjit::internals::point::Rule;
+use ivjit::internals::ptx;
+use ivjit::internals::round::{next_down, next_down_f32, next_up, next_up_f32};
+use ivjit::internals::scalar::{
+    BinaryFn, Bound, Builder, PointFn, Precision, Program, Round, UnaryFn,
+};
 
 /// Random arguments per function and precision (special values come on top).
 const RANDOM_ARGS: usize = 100_000;
@@ -485,7 +487,7 @@ fn check_function(f: PointFn, p: Precision, backend: Backend) -> Stats {
         Backend::Gpu => GpuKernel::new(&prog)
             .and_then(|k| k.eval(&inputs, n))
             .unwrap_or_else(|e| panic!("{} {p}: {e}", f.name())),
-        Backend::Cpu => ivjit::cpu::eval::eval_soa(&prog, &inputs, n),
+        Backend::Cpu => ivjit::internals::cpu::eval::eval_soa(&prog, &inputs, n),
     };
     assert_eq!(out.len(), 4 * n);
     let table = ptx::cuda_max_ulps(f, p) as i64;

@@ -19,7 +19,8 @@ fn pair(text: &str, p: Precision) -> (Evaluator, Evaluator) {
 fn prospero() -> String {
     let path = std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
         .join("tests/data/models/prospero.vm");
-    ivjit::syntax::tape::to_expression_text(&std::fs::read_to_string(path).unwrap()).unwrap()
+    ivjit::internals::syntax::tape::to_expression_text(&std::fs::read_to_string(path).unwrap())
+        .unwrap()
 }
 
 fn opposite(a: u8, b: u8) -> bool {

@@ -6,8 +6,8 @@
 
 use std::process::Command;
 
-use ivjit::ptx;
-use ivjit::scalar::{Bound, Builder, Cmp, Inst, Precision, Program, Round, Value};
+use ivjit::internals::ptx;
+use ivjit::internals::scalar::{Bound, Builder, Cmp, Inst, Precision, Program, Round, Value};
 
 const ROUNDS: [Round; 3] = [Round::Down, Round::Up, Round::Nearest];
 const CMPS: [Cmp; 5] = [Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge, Cmp::Eq];
@@ -243,7 +243,7 @@ fn ptxas_accepts_every_emitted_module() {
 /// `.extern`, so they are relocatable code: ptxas assembles them with `-c`
 /// (`tests/gpu/runtime_nvrtc.rs` links them with the NVRTC-compiled runtime).
 fn point_calls(precision: Precision) -> Program {
-    use ivjit::scalar::PointFn;
+    use ivjit::internals::scalar::PointFn;
     let mut b = Builder::new(precision, vars(&["x", "y"]));
     let x = b.input(0, Bound::Lo);
     let y = b.input(1, Bound::Lo);
@@ -265,7 +265,7 @@ fn ptxas_accepts_point_calls_as_relocatable_code() {
         let program = point_calls(p);
         let text = ptx::emit(&program);
         // One call per function (Down, Up and Nearest share it), one declaration each.
-        use ivjit::scalar::PointFn;
+        use ivjit::internals::scalar::PointFn;
         for f in PointFn::all() {
             let sym = ptx::runtime_symbol(f, p);
             assert_eq!(
@@ -309,16 +309,16 @@ fn programs_without_point_calls_have_no_calls() {
     }
 }
 
-/// The GPU interpreter of bytecode (`ivjit::gpu::interpreter`) assembles in both precisions,
+/// The GPU interpreter of bytecode (`ivjit::internals::gpu::interpreter`) assembles in both precisions,
 /// without spills or stack (its values live in a scratch array, never in local memory), and its
 /// jump table has one target per operation code.
 #[test]
 fn interpreter_assembles_without_local_memory() {
     for p in [Precision::F64, Precision::F32] {
-        let text = ivjit::gpu::interpreter::ptx(p);
+        let text = ivjit::internals::gpu::interpreter::ptx(p);
         assert_eq!(
             text.matches("$L_op").count(),
-            2 * ivjit::scalar::bytecode::op::COUNT as usize,
+            2 * ivjit::internals::scalar::bytecode::op::COUNT as usize,
             "a label and a table entry per code"
         );
         let dir = tempfile::tempdir().expect("temporary directory");

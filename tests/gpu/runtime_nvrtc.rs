@@ -19,9 +19,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ivjit::gpu::runtime::{self, CacheOutcome};
-use ivjit::ptx;
-use ivjit::scalar::{BinaryFn, Bound, Builder, PointFn, Precision, Program, Round, UnaryFn, Value};
+use ivjit::internals::gpu::runtime::{self, CacheOutcome};
+use ivjit::internals::ptx;
+use ivjit::internals::scalar::{
+    BinaryFn, Bound, Builder, PointFn, Precision, Program, Round, UnaryFn, Value,
+};
 
 const CHILD_VAR: &str = "IVJIT_NVRTC_CHILD";
 
@@ -413,7 +415,7 @@ fn every_search_kernel_compiles_and_assembles() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// The runtime's functions spliced into their call sites (`ivjit::gpu::inline`, what the GPU
+/// The runtime's functions spliced into their call sites (`ivjit::internals::gpu::inline`, what the GPU
 /// loader does before linking): for every point function in both precisions, the splicer
 /// recognizes NVRTC's text, the module (two call sites, two copies) calls none of the
 /// runtime's functions any more, and
@@ -431,7 +433,7 @@ fn every_point_function_splices_into_its_call_sites() {
         let rt = runtime::compile("compute_90", p, &ptx::point_functions(&all))
             .unwrap_or_else(|e| panic!("NVRTC compiles the runtime ({p}): {e}"));
         assert!(
-            ivjit::gpu::inline::inline_runtime(&ptx::emit(&all), &rt).is_none(),
+            ivjit::internals::gpu::inline::inline_runtime(&ptx::emit(&all), &rt).is_none(),
             "{p}: a kernel of {} calls is spliced",
             PointFn::all().count()
         );
@@ -448,7 +450,7 @@ fn every_point_function_splices_into_its_call_sites() {
             };
             let kernel = ptx::emit(&b.finish(vec![(d, u)]));
             let sym = ptx::runtime_symbol(f, p);
-            let spliced = ivjit::gpu::inline::inline_runtime(&kernel, &rt)
+            let spliced = ivjit::internals::gpu::inline::inline_runtime(&kernel, &rt)
                 .unwrap_or_else(|| panic!("{sym}: not spliced"));
             assert!(
                 !spliced

@@ -57,7 +57,7 @@ fn cpu_bench_json_has_every_row_with_positive_rates() {
 
 #[test]
 fn gpu_bench_without_gpu_fails_clearly_and_auto_falls_back() {
-    if ivjit::gpu::detect().is_ok() {
+    if ivjit::internals::gpu::detect().is_ok() {
         eprintln!("skipped: a GPU is present");
         return;
     }

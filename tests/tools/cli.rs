@@ -109,8 +109,8 @@ fn printed_bounds_are_outward_in_every_format() {
             };
             // The exact values of the decimals against the floats they read back as.
             let (el, eh) = (
-                ivjit::syntax::number::parse_enclosure(&lo).unwrap(),
-                ivjit::syntax::number::parse_enclosure(&hi).unwrap(),
+                ivjit::internals::syntax::number::parse_enclosure(&lo).unwrap(),
+                ivjit::internals::syntax::number::parse_enclosure(&hi).unwrap(),
             );
             let (fl, fh): (f64, f64) = if *p == "f32" {
                 (
@@ -222,7 +222,7 @@ fn missing_and_unknown_variables_exit_2() {
 
 #[test]
 fn gpu_backend_without_gpu_fails_clearly() {
-    if ivjit::gpu::detect().is_ok() {
+    if ivjit::internals::gpu::detect().is_ok() {
         return; // this machine has a GPU: nothing to check here
     }
     let o = ivjit(&["eval", "x", "--var", "x=1", "--backend", "gpu"]);

@@ -279,7 +279,7 @@ fn pruned_render_writes_the_same_classes() {
     let err = same_output_pruned(&args, &["--prune", "--stats"]);
     assert!(err.contains("specialized per tile"), "{err}");
     // The GPU runs tapes; without one, the command says so.
-    if ivjit::gpu::detect().is_err() {
+    if ivjit::internals::gpu::detect().is_err() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("gpu.npy");
         let o = ivjit(&[

@@ -4,7 +4,7 @@
 use super::Batch;
 use crate::cli::progress::Progress;
 use crate::cli::Failure;
-use ivjit::syntax::number::parse_enclosure;
+use ivjit::internals::syntax::number::parse_enclosure;
 use ivjit::{Interval, Precision};
 use std::path::Path;
 

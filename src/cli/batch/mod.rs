@@ -83,9 +83,9 @@ impl Column {
             .collect()
     }
 
-    /// The columns of a gradient's batch (`ivjit::ir::diff::Gradient`'s layout): per output its
+    /// The columns of a gradient's batch (`ivjit::internals::ir::diff::Gradient`'s layout): per output its
     /// value, then `d_NAME` per variable (prefixed `outK_` for several outputs).
-    pub fn gradient(at: ivjit::ir::diff::Gradient, vars: &[String]) -> Vec<Column> {
+    pub fn gradient(at: ivjit::internals::ir::diff::Gradient, vars: &[String]) -> Vec<Column> {
         let mut cols = Vec::new();
         for (j, value) in Column::outputs(at.outputs).into_iter().enumerate() {
             let prefix = if value.name.is_empty() {

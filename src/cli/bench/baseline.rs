@@ -8,8 +8,8 @@
 //! layout as ivjit's: `baseline(n, in, out)`, input array `2k` holds the lo bounds of variable
 //! `k`, array `2k+1` its hi bounds, each `n` long; outputs likewise.
 
-use ivjit::ir::{Graph, NodeId, Op};
-use ivjit::scalar::{Precision, UnaryFn};
+use ivjit::internals::ir::{Graph, NodeId, Op};
+use ivjit::internals::scalar::{Precision, UnaryFn};
 use std::fmt::Write;
 
 /// The kernel's entry name.
@@ -282,7 +282,7 @@ mod tests {
     /// Compiles every suite baseline with NVRTC (no GPU needed) when the library is present.
     #[test]
     fn baselines_compile_with_nvrtc() {
-        if !ivjit::gpu::runtime::nvrtc_present() {
+        if !ivjit::internals::gpu::runtime::nvrtc_present() {
             eprintln!("skipped: no libnvrtc");
             return;
         }

@@ -15,8 +15,8 @@ use cudarc::driver::{
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
 use super::baseline;
-use ivjit::gpu::Tier;
-use ivjit::scalar::Precision;
+use ivjit::internals::gpu::Tier;
+use ivjit::internals::scalar::Precision;
 use ivjit::{BackendChoice, Evaluator, Expression};
 
 /// Launches before timing.
@@ -91,7 +91,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 impl Device {
     /// Device 0, or why there is none (never panics on a missing driver).
     pub fn open() -> R<Device> {
-        let info = ivjit::gpu::detect().map_err(|e| e.to_string())?;
+        let info = ivjit::internals::gpu::detect().map_err(|e| e.to_string())?;
         let ctx = CudaContext::new(0).map_err(d("creating the context"))?;
         let stream = ctx.new_stream().map_err(d("creating a stream"))?;
         Ok(Device {
@@ -138,13 +138,13 @@ impl Device {
 
     /// NVRTC: CUDA C → PTX for this device.
     fn nvrtc(&self, src: &str, name: &str) -> R<Ptx> {
-        if !ivjit::gpu::runtime::nvrtc_present() {
+        if !ivjit::internals::gpu::runtime::nvrtc_present() {
             return Err("no NVRTC library (libnvrtc.so.13)".into());
         }
         let opts = CompileOptions {
             options: vec![format!(
                 "--gpu-architecture={}",
-                ivjit::gpu::runtime::arch_for(self.cc)
+                ivjit::internals::gpu::runtime::arch_for(self.cc)
             )],
             name: Some(name.to_string()),
             ..Default::default()
@@ -221,16 +221,18 @@ impl Device {
     /// runtime when the program calls one).
     fn ivjit_function(&self, expr: &Expression, p: Precision) -> R<CudaFunction> {
         let program = expr.scalar(p).map_err(|e| e.to_string())?;
-        let text = ivjit::ptx::emit(&program);
+        let text = ivjit::internals::ptx::emit(&program);
         if !program.has_point_calls() {
-            return self.function(Ptx::from_src(text), ivjit::ptx::KERNEL_NAME);
+            return self.function(Ptx::from_src(text), ivjit::internals::ptx::KERNEL_NAME);
         }
-        let arch = ivjit::gpu::runtime::arch_for(self.cc);
-        let fns = ivjit::ptx::point_functions(&program);
-        let rt = ivjit::gpu::runtime::runtime_ptx(&arch, p, &fns).map_err(|e| e.to_string())?;
-        let cubin = ivjit::gpu::link_cubin(&self.ctx, &[("baseline", &text), ("runtime", &rt)])
+        let arch = ivjit::internals::gpu::runtime::arch_for(self.cc);
+        let fns = ivjit::internals::ptx::point_functions(&program);
+        let rt = ivjit::internals::gpu::runtime::runtime_ptx(&arch, p, &fns)
             .map_err(|e| e.to_string())?;
-        self.function(Ptx::from_binary(cubin), ivjit::ptx::KERNEL_NAME)
+        let cubin =
+            ivjit::internals::gpu::link_cubin(&self.ctx, &[("baseline", &text), ("runtime", &rt)])
+                .map_err(|e| e.to_string())?;
+        self.function(Ptx::from_binary(cubin), ivjit::internals::ptx::KERNEL_NAME)
     }
 
     /// Times one expression (with `gradient`, its gradient: `Expression::gradient`): compile
@@ -270,8 +272,8 @@ impl Device {
         // its single kernel came from the disk cache (no stages then): the same launch shape
         // on an empty and a warm cache (the bench's own shape ran Prospero f64 at 331 ms
         // against the library's 268 ms on an H200).
-        let long =
-            expr.scalar(p).map_err(|e| e.to_string())?.insts.len() > ivjit::gpu::STAGED_ABOVE;
+        let long = expr.scalar(p).map_err(|e| e.to_string())?.insts.len()
+            > ivjit::internals::gpu::STAGED_ABOVE;
         let kernel = if library.staged().is_some() || long {
             Kernel::Library(library)
         } else {
@@ -317,7 +319,7 @@ impl Device {
     /// [`Tiers`] of `k` (built from `t0` on), on the first boxes of `inputs`.
     fn tiers(
         &self,
-        k: &ivjit::gpu::GpuKernel,
+        k: &ivjit::internals::gpu::GpuKernel,
         p: Precision,
         inputs: &[f64],
         n: usize,
@@ -342,7 +344,7 @@ impl Device {
 
     fn tiers_t<T: DeviceRepr + ValidAsZeroBits + Copy + Default>(
         &self,
-        k: &ivjit::gpu::GpuKernel,
+        k: &ivjit::internals::gpu::GpuKernel,
         one: Vec<T>,
         many: Vec<T>,
         m: usize,
@@ -463,7 +465,7 @@ pub struct RowFlags {
 /// stages of a program compiled as stages).
 enum Kernel<'a> {
     Function(CudaFunction),
-    Library(&'a ivjit::gpu::GpuKernel),
+    Library(&'a ivjit::internals::gpu::GpuKernel),
 }
 
 /// CUDA C of the FMA-rate kernel: 8 independent `fma` chains per thread, `iters` rounds.
@@ -491,7 +493,7 @@ pub fn fma_source(p: Precision) -> String {
 mod tests {
     #[test]
     fn fma_kernel_compiles_with_nvrtc() {
-        if !ivjit::gpu::runtime::nvrtc_present() {
+        if !ivjit::internals::gpu::runtime::nvrtc_present() {
             eprintln!("skipped: no libnvrtc");
             return;
         }

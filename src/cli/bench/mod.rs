@@ -5,7 +5,7 @@
 //!
 //! Work is counted per box: bytes = inputs read once + outputs written once
 //! (`2*n_vars*size + 2*n_outputs*size`); floating-point operations = the scalar program's
-//! rounded operations ([`ivjit::scalar::Program::rounded_op_count`]: add, sub, mul, div, fma,
+//! rounded operations ([`ivjit::internals::scalar::Program::rounded_op_count`]: add, sub, mul, div, fma,
 //! sqrt, each directed operation counted as one). Selects, compares, min/max and the point
 //! functions' internal work are not counted.
 
@@ -15,7 +15,7 @@ mod render;
 mod search;
 
 use crate::workloads::{generated, has_baseline, live_nodes, random_inputs, suite, Case};
-use ivjit::scalar::Precision;
+use ivjit::internals::scalar::Precision;
 use ivjit::{BackendChoice, Evaluator, Expression};
 use serde_json::{json, Value};
 use std::fmt::Write;

@@ -66,8 +66,8 @@ fn grow<U: cudarc::driver::DeviceRepr>(
 
 /// The search's device memory: the work list of the round (`list`, box i's side k at
 /// `list[2(i nv + k)]`), the next round's, the batch in and out, the upper bound's key and
-/// six counters per round (zeroed once: st[0] upper key (copied), st[1] !key of the least
-/// kept lower bound, st[2] kept, st[3] boxes written, st[4] overflow, st[5] !argmin index).
+/// six counters per round (zeroed once: st\[0\] upper key (copied), st\[1\] !key of the least
+/// kept lower bound, st\[2\] kept, st\[3\] boxes written, st\[4\] overflow, st\[5\] !argmin index).
 struct Lists<T> {
     stream: Arc<CudaStream>,
     k: Arc<[CudaFunction]>,

@@ -43,21 +43,21 @@ use crate::{Error, Expression, Precision};
 
 /// Operation codes of a tape instruction (its low byte).
 pub(crate) mod code {
-    pub const CONST: u16 = 0;
-    pub const VAR: u16 = 1;
-    pub const NEG: u16 = 3;
-    pub const ADD: u16 = 4;
-    pub const SUB: u16 = 5;
-    pub const MUL: u16 = 6;
-    pub const SQR: u16 = 7;
-    pub const SQRT: u16 = 8;
-    pub const ABS: u16 = 9;
-    pub const MIN: u16 = 10;
-    pub const MAX: u16 = 11;
+    pub(crate) const CONST: u16 = 0;
+    pub(crate) const VAR: u16 = 1;
+    pub(crate) const NEG: u16 = 3;
+    pub(crate) const ADD: u16 = 4;
+    pub(crate) const SUB: u16 = 5;
+    pub(crate) const MUL: u16 = 6;
+    pub(crate) const SQR: u16 = 7;
+    pub(crate) const SQRT: u16 = 8;
+    pub(crate) const ABS: u16 = 9;
+    pub(crate) const MIN: u16 = 10;
+    pub(crate) const MAX: u16 = 11;
     /// Flag on MIN/MAX: the first argument may be empty (it is never dropped).
-    pub const A_MAY_BE_EMPTY: u16 = 0x100;
+    pub(crate) const A_MAY_BE_EMPTY: u16 = 0x100;
     /// Flag on MIN/MAX: the second argument may be empty.
-    pub const B_MAY_BE_EMPTY: u16 = 0x200;
+    pub(crate) const B_MAY_BE_EMPTY: u16 = 0x200;
 }
 
 /// A `min`/`max`'s outcome on a tile: both sides may matter.
@@ -387,12 +387,12 @@ impl Tape {
     }
 
     /// Slots a thread needs.
-    pub fn slots(&self) -> usize {
+    pub(crate) fn slots(&self) -> usize {
         self.slots as usize
     }
 
     /// `min` and `max` instructions (the choices an evaluation records).
-    pub fn choices(&self) -> usize {
+    pub(crate) fn choices(&self) -> usize {
         self.insts.iter().filter(|&&i| is_choice(i)).count()
     }
 
