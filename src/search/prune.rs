@@ -38,7 +38,7 @@ pub fn render_pruned(
     let eval = Evaluator::new(expr, precision, crate::BackendChoice::Cpu)?;
     let plan = Plan::new(&eval, opts)?;
     let levels = &plan.levels;
-    let mut classes: Vec<Vec<u8>> = super::cpu::level_classes(&plan)?;
+    let mut classes: Vec<Vec<u8>> = super::render::cpu::level_classes(&plan)?;
     let mut rounds = Vec::with_capacity(levels.len());
     let mut pruning = Vec::with_capacity(levels.len());
     let first = &levels[0];
@@ -104,7 +104,7 @@ pub fn render_pruned(
     let rendered = Rendered {
         width: plan.width,
         height: plan.height,
-        classes: super::cpu::compose(&plan, &classes)?,
+        classes: super::render::cpu::compose(&plan, &classes)?,
         rounds,
     };
     Ok((rendered, pruning))
@@ -481,7 +481,7 @@ mod tests {
     /// both precisions, and evaluates shorter programs after the first round.
     #[test]
     fn pruned_render_equals_the_plain_render() {
-        super::super::assert_pruned_render_is_plain(|expr, p, opts| {
+        crate::search::render::assert_pruned_render_is_plain(|expr, p, opts| {
             let (image, stats) = render_pruned(expr, p, opts).unwrap();
             (image, stats.iter().map(|s| s.mean_insts).collect())
         });

@@ -23,7 +23,7 @@
 //! max of the four directed products, a product with a zero factor being 0 (no `0 * inf`);
 //! `sqr` by the signs; `sqrt` on the non-negative part, empty below 0; `abs`; `min`/`max`
 //! bound by bound. The empty interval is (NaN, NaN) and every operation with an empty argument
-//! is empty. Both interpreters (this module's and the CUDA one in `gpu/tape.rs`) run the same
+//! is empty. Both interpreters (this module's and the CUDA one in `tape/gpu.rs`) run the same
 //! formulas with correctly rounded operations, so they agree bit for bit. Every operation is
 //! held on the interval classes (entire, half-lines, [MAX, inf], subnormals, signed zeros,
 //! 0 * inf, empty) by the class matrix's tape engine (`tests/cpu/classes.rs`); the CUDA copy
@@ -34,6 +34,8 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::{classify, Plan, RenderOptions, Rendered, Round2, BOUNDARY, INSIDE, OUTSIDE};
+
+pub(crate) mod gpu;
 use crate::interval::Interval;
 use crate::ir::sign::Facts;
 use crate::ir::{Graph, NodeId, Op};
@@ -145,7 +147,7 @@ pub(crate) const OUT: u16 = 0;
 /// Slots for an SSA tape by a backward scan: walking from the end, a value takes a free slot
 /// where it is last used (the first use met) and gives it back where it is defined; the result
 /// takes slot 0 ([`OUT`]). A straight-line program needs no more slots than values live at
-/// once. The CUDA pruning (`gpu/tape.rs`) runs the same scan, so it makes the same tapes.
+/// once. The CUDA pruning (`tape/gpu.rs`) runs the same scan, so it makes the same tapes.
 fn allocate(ops: &[u16], args: &[u32]) -> Result<(Vec<Inst>, u16), TapeError> {
     let n = ops.len();
     let mut slot_of = vec![u16::MAX; n];
@@ -694,7 +696,7 @@ pub struct TapeRound {
 pub enum TapeBackend {
     /// This module's interpreter, tiles in parallel (rayon).
     Cpu,
-    /// The CUDA interpreter (`gpu/tape.rs`): the search on the device.
+    /// The CUDA interpreter (`tape/gpu.rs`): the search on the device.
     Gpu,
 }
 
@@ -721,7 +723,7 @@ pub struct TapeRenderer {
     vars: Vec<String>,
     outputs: usize,
     precision: Precision,
-    device: Option<super::gpu::DeviceTape>,
+    device: Option<gpu::DeviceTape>,
 }
 
 impl TapeRenderer {
@@ -739,7 +741,7 @@ impl TapeRenderer {
         let tape = Tape::new(graph).map_err(super::SearchError::Tape)?;
         let device = match backend {
             TapeBackend::Cpu => None,
-            TapeBackend::Gpu => Some(super::gpu::DeviceTape::new(&tape, precision)?),
+            TapeBackend::Gpu => Some(gpu::DeviceTape::new(&tape, precision)?),
         };
         Ok(TapeRenderer {
             tape,
@@ -805,7 +807,7 @@ fn render_cpu<T: Bound>(tape: &Tape, plan: &Plan) -> Result<(Rendered, Vec<TapeR
             .collect();
         let mut level = super::filled(
             grid.rows as usize * grid.cols as usize,
-            super::cpu::UNSET,
+            super::render::UNSET,
             "a level of the image's tiles",
         )?;
         let mut round = Round2 {
@@ -847,7 +849,7 @@ fn render_cpu<T: Bound>(tape: &Tape, plan: &Plan) -> Result<(Rendered, Vec<TapeR
     let rendered = Rendered {
         width: plan.width,
         height: plan.height,
-        classes: super::cpu::compose(plan, &classes)?,
+        classes: super::render::cpu::compose(plan, &classes)?,
         rounds,
     };
     Ok((rendered, stats))
@@ -861,7 +863,7 @@ mod tests {
     /// precisions and two tile plans, and runs shorter tapes after the first round.
     #[test]
     fn tape_render_equals_the_plain_render() {
-        super::super::assert_pruned_render_is_plain(|expr, p, opts| {
+        crate::search::render::assert_pruned_render_is_plain(|expr, p, opts| {
             let (image, stats) = render(expr, p, TapeBackend::Cpu, opts).unwrap();
             (image, stats.iter().map(|s| s.mean_len).collect())
         });

@@ -17,6 +17,7 @@
 //! kernel). The operations are generated from their lowering (`lower::interpreted`), as the
 //! CPU interpreter's are, with correctly rounded intrinsics (`__dadd_rd`, ...): the same bits.
 
+use crate::search::kernels;
 use std::sync::Arc;
 
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
@@ -25,7 +26,7 @@ use cudarc::driver::{
 };
 
 use crate::gpu::{self, Context, GpuError};
-use crate::search::cpu::UNSET;
+use crate::search::render::UNSET;
 use crate::search::tape::{code, Bound, Tape, TapeRound};
 use crate::search::{Plan, Rendered, Round2};
 use crate::Precision;
@@ -39,7 +40,7 @@ struct Kernels {
 
 /// The CUDA C source of the interpreter for precision `p` and `nslots` slots per thread.
 pub(crate) fn source(p: Precision, nslots: usize) -> String {
-    let prelude = super::prelude(p);
+    let prelude = kernels::prelude(p);
     // The operation codes as the CUDA source names them: OP_CONST, OP_VAR, ...
     let codes: String = [
         ("CONST", code::CONST),
@@ -233,7 +234,7 @@ struct Pruned<'a> {
     args: &'a mut CudaSlice<u32>,
     work: &'a mut CudaSlice<u32>,
     kk: u32,
-    grid: crate::search::LevelGrid,
+    grid: crate::search::render::LevelGrid,
 }
 
 /// Threads of a block of the first level.
@@ -250,7 +251,7 @@ where
             .during("binding the device's context")?;
         let nslots = slots_of(tape.slots());
         let k = kernels(&ctx, ordinal, p, nslots)?;
-        let compose = super::render::compose_kernel(&ctx, ordinal, p)?;
+        let compose = crate::search::render::gpu::compose_kernel(&ctx, ordinal, p)?;
         let stream = ctx.new_stream().during("creating a stream")?;
         let alloc = "uploading the tape";
         let consts: Vec<T> = tape
@@ -364,7 +365,7 @@ where
             .arg(&mut bufs.n_choices)
             .arg(&record);
         let a = plan.axes;
-        super::push_grid(&mut b, &a, &g.tile, plan);
+        kernels::push_grid(&mut b, &a, &g.tile, plan);
         b.arg(cls)
             .arg(&g.cols)
             .arg(&mut bufs.boundary)
@@ -481,7 +482,7 @@ where
             offsets.push(total);
             total += g.rows as usize * g.cols as usize;
         }
-        let mut classes: CudaSlice<u8> = super::filled(&stream, total, UNSET)?;
+        let mut classes: CudaSlice<u8> = kernels::filled(&stream, total, UNSET)?;
         let g0 = levels[0];
         let first: Vec<u32> = (0..g0.rows)
             .flat_map(|r| (0..g0.cols).flat_map(move |c| [r, c, 0, stride as u32]))
@@ -581,7 +582,8 @@ where
             n = next_n;
         }
         profile.mark(&stream, "between".to_string())?;
-        let image = super::render::compose(&stream, &self.compose, plan, &classes, &offsets)?;
+        let image =
+            crate::search::render::gpu::compose(&stream, &self.compose, plan, &classes, &offsets)?;
         profile.mark(&stream, "compose".to_string())?;
         profile.print();
         Ok((

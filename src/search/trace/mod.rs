@@ -18,6 +18,8 @@ use rayon::prelude::*;
 
 use super::ray::{first_hits, Ray};
 use super::SearchError;
+
+pub(crate) mod gpu;
 use crate::{Backend, Error, Evaluator};
 
 /// A pinhole camera: the eye and the forward, right and up vectors (right and up scaled to the
@@ -197,7 +199,7 @@ pub fn trace(
     }
     let k = axes(surface)?;
     match (ray.backend(), surface.backend()) {
-        (Backend::Gpu, Backend::Gpu) => super::gpu::trace(ray, surface, k, cam, view),
+        (Backend::Gpu, Backend::Gpu) => gpu::trace(ray, surface, k, cam, view),
         _ => cpu(ray, surface, k, cam, view),
     }
 }

@@ -1,5 +1,5 @@
-// ivjit ray search kernel: src/search/gpu/ray.cu.
-// Compiled after the prelude of src/search/gpu/mod.rs (T, u32, u64, lo_of, hi_of)
+// ivjit ray search kernel: src/search/ray/ray.cu.
+// Compiled after the prelude of src/search/kernels.rs (T, u32, u64, lo_of, hi_of)
 // and the #defines of ray.rs (RAY_STACK).
 extern "C" __device__ void ivjit_eval(const T* in, T* out);
 

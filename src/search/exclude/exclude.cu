@@ -1,5 +1,5 @@
-// ivjit exclusion kernels: src/search/gpu/exclude.cu.
-// Compiled after the prelude of src/search/gpu/mod.rs (T, u32, u64, lo_of, hi_of).
+// ivjit exclusion kernels: src/search/exclude/exclude.cu.
+// Compiled after the prelude of src/search/kernels.rs (T, u32, u64, lo_of, hi_of).
 
 // Box i of the list (side k at list[2(i nv + k)], [.. + 1]) as the expression's input i.
 extern "C" __global__ void ivjit_ex_inputs(u32 n, u32 nv, const double* list, T* in)

@@ -1,5 +1,5 @@
 // The bounds of a tile's pixels, shared by the search kernels that make tile boxes
-// (src/search/gpu/tile.cu, part of every search kernel's prelude): columns j0..j1 and rows
+// (src/search/tile.cu, part of every search kernel's prelude): columns j0..j1 and rows
 // i0..i1 of a W x H image over the region, in double, with the rounding of the CPU's
 // Axes::tile_box (the intrinsics are correctly rounded: the same bits). b = {x lo, x hi,
 // y lo, y hi}.

@@ -21,6 +21,8 @@
 use rayon::prelude::*;
 
 use super::SearchError;
+
+pub(crate) mod gpu;
 use crate::{Backend, Error, Evaluator};
 
 /// One ray: its coordinates (u, v), its segment `[t0, t1]` and the width at which a piece that
@@ -76,7 +78,7 @@ pub fn first_hits(eval: &Evaluator, rays: &[Ray], split: u32) -> Result<Hits, Er
     }
     match eval.backend() {
         Backend::Cpu => cpu(eval, slots, rays, split),
-        Backend::Gpu => super::gpu::first_hits(eval, slots, rays, split),
+        Backend::Gpu => gpu::first_hits(eval, slots, rays, split),
     }
 }
 

@@ -4,11 +4,8 @@
 
 use rayon::prelude::*;
 
-use super::{classify, Plan, Rendered, Round2, BOUNDARY};
+use super::{classify, Plan, Rendered, Round2, BOUNDARY, UNSET};
 use crate::{Error, Evaluator};
-
-/// A level's class array before a tile of it is evaluated (its parent was decided).
-pub(crate) const UNSET: u8 = 255;
 
 /// [`super::render`] on the CPU.
 pub(crate) fn render(eval: &Evaluator, plan: &Plan) -> Result<Rendered, Error> {

@@ -1,14 +1,15 @@
 //! The *exclude* rule on the GPU.
 
+use crate::search::kernels;
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, PushKernelArg};
 
-use super::config;
 use crate::gpu::{self, Context, GpuError};
+use crate::search::kernels::config;
 use crate::{Error, Evaluator, Precision};
 
 /// The CUDA C of the exclusion kernels for element type `p`.
-pub(super) fn exclude_source(p: Precision) -> String {
-    super::prelude(p) + include_str!("exclude.cu")
+pub(crate) fn exclude_source(p: Precision) -> String {
+    kernels::prelude(p) + include_str!("exclude.cu")
 }
 
 /// [`crate::search::exclude::exclude`] on the GPU of `eval`.

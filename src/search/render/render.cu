@@ -1,5 +1,5 @@
-// ivjit search kernels: src/search/gpu/render.cu.
-// Compiled after the prelude of src/search/gpu/mod.rs (T, u32, u64, lo_of, hi_of)
+// ivjit search kernels: src/search/render/render.cu.
+// Compiled after the prelude of src/search/kernels.rs (T, u32, u64, lo_of, hi_of)
 // and the #defines of render.rs (UNSET).
 
 // Boxes of the live tiles (row, col pairs) of one level, written as the expression kernel's

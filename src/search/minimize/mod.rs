@@ -23,8 +23,11 @@
 use rayon::prelude::*;
 
 use super::budget::Budget;
-pub use super::local::Descent;
 use super::SearchError;
+pub use local::Descent;
+
+pub(crate) mod gpu;
+mod local;
 use crate::{Backend, Error, Evaluator};
 
 pub use super::budget::{Ended, MAX_ROUNDS};
@@ -108,7 +111,7 @@ pub fn minimize_with(
     }
     match eval.backend() {
         Backend::Cpu => cpu(eval, root, tol, max_boxes, descent),
-        Backend::Gpu => super::gpu::minimize(eval, root, tol, max_boxes, descent),
+        Backend::Gpu => gpu::minimize(eval, root, tol, max_boxes, descent),
     }
 }
 

@@ -1,5 +1,5 @@
-// ivjit tape interpreter: src/search/gpu/tape.cu.
-// Compiled after the prelude of src/search/gpu/mod.rs (T, u32, u64, lo_of, hi_of), the
+// ivjit tape interpreter: src/search/tape/tape.cu.
+// Compiled after the prelude of src/search/kernels.rs (T, u32, u64, lo_of, hi_of), the
 // #defines of tape.rs (NSLOTS, OP_*), `struct Iv { T lo, hi; }` and the operations
 // op_neg ... op_max generated from their lowering (crate::lower::interpreted::operations).
 

@@ -1,5 +1,6 @@
 //! The *first root along a ray* rule on the GPU: one thread per ray runs its whole search.
 
+use crate::search::kernels;
 use rayon::prelude::*;
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
@@ -13,10 +14,10 @@ use crate::{Error, Evaluator, Precision};
 const RAY_STACK: usize = 48;
 
 /// The CUDA C of the ray kernel for element type `p`; the expression is `ivjit_eval`, linked in.
-pub(super) fn ray_source(p: Precision) -> String {
+pub(crate) fn ray_source(p: Precision) -> String {
     format!(
         "{}#define RAY_STACK {RAY_STACK}\n{}",
-        super::prelude(p),
+        kernels::prelude(p),
         include_str!("ray.cu")
     )
 }

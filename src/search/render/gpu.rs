@@ -11,15 +11,16 @@
 //! and the image is the one copy back.
 //!
 //! The kernels are CUDA C (`render.cu`), loaded by `crate::gpu::search_module`.
+use crate::search::kernels;
 use std::sync::Arc;
 
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PushKernelArg,
 };
 
-use super::config;
 use crate::gpu::{self, Context, GpuError};
-use crate::search::cpu::UNSET;
+use crate::search::kernels::config;
+use crate::search::render::UNSET;
 use crate::search::{Plan, Rendered, Round2};
 use crate::{Error, Evaluator, Precision};
 
@@ -31,10 +32,10 @@ struct Kernels {
 }
 
 /// The CUDA C source of the search kernels for element type `p`.
-pub(super) fn source(p: Precision) -> String {
+pub(crate) fn source(p: Precision) -> String {
     format!(
         "{}#define UNSET {UNSET}\n{}",
-        super::prelude(p),
+        kernels::prelude(p),
         include_str!("render.cu")
     )
 }
@@ -101,7 +102,7 @@ where
     let mut next: CudaSlice<u32> = stream.alloc_zeros(2 * cap).during(alloc)?;
     let mut inputs: CudaSlice<T> = stream.alloc_zeros((2 * nv * cap).max(1)).during(alloc)?;
     let mut outputs: CudaSlice<T> = stream.alloc_zeros(2 * cap).during(alloc)?;
-    let mut classes: CudaSlice<u8> = super::filled(&stream, total, UNSET)?;
+    let mut classes: CudaSlice<u8> = kernels::filled(&stream, total, UNSET)?;
     let mut counts: CudaSlice<u32> = stream.alloc_zeros(4).during(alloc)?;
 
     // The first level's tiles, row-major: the search's one upload.
@@ -132,7 +133,7 @@ where
         let n32 = n as u32;
         let mut b = stream.launch_builder(&k.boxes);
         b.arg(&n32).arg(&tiles).arg(&mut inputs);
-        super::push_grid(&mut b, &a, &g.tile, plan);
+        kernels::push_grid(&mut b, &a, &g.tile, plan);
         b.arg(&kx).arg(&ky);
         // SAFETY: the arguments match the kernel's signature; `tiles` holds 2n, `inputs`
         // 2 nv n elements (n <= cap).
@@ -187,7 +188,7 @@ where
 
 /// The compose kernel of the device of `ctx` (for the tape render, which classifies its tiles
 /// itself).
-pub(super) fn compose_kernel(
+pub(crate) fn compose_kernel(
     ctx: &Arc<CudaContext>,
     ordinal: usize,
     p: Precision,
@@ -197,7 +198,7 @@ pub(super) fn compose_kernel(
 
 /// Each pixel's class from the level arrays (`classes`, level l at `offsets[l]`): the image,
 /// copied back.
-pub(super) fn compose(
+pub(crate) fn compose(
     stream: &Arc<CudaStream>,
     compose: &CudaFunction,
     plan: &Plan,

@@ -2,6 +2,7 @@
 //! search (the composed expression linked in as `ivjit_eval`) and shades the hit (the surface
 //! linked in as `ivjit_surface`); the host receives the image and the hits.
 
+use crate::search::kernels;
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 
@@ -14,10 +15,10 @@ use crate::{Error, Evaluator, Interval, Precision};
 /// The deepest stack a ray keeps on the device (as in the ray rule's kernel).
 const RAY_STACK: usize = 48;
 
-pub(super) fn source(p: Precision) -> String {
+pub(crate) fn source(p: Precision) -> String {
     format!(
         "{}#define RAY_STACK {RAY_STACK}\n{}",
-        super::prelude(p),
+        kernels::prelude(p),
         include_str!("trace.cu")
     )
 }

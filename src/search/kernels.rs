@@ -1,48 +1,18 @@
-//! The searches on the GPU: the work list lives in device memory for the whole search; the
-//! host launches a few kernels per round and reads a few counters. One file per rule:
-//! `render` (classify an image through tiles), `ray` (first root along rays: one thread per
-//! ray, the expression linked in as a device function), `minimize` (branch and bound),
-//! `exclude` (every box where f may equal a level), `tape` (the render with per-tile pruned
-//! tapes run by an interpreter). The kernels are CUDA C in a `.cu` file beside each rule
-//! (`render.cu`, ...), compiled after [`prelude`] and the rule's `#define`s for the
-//! evaluator's precision, and loaded by the one search-module loader
-//! (`crate::gpu::search_module`: NVRTC once per process and device, the disk cache, the
-//! expression linked in where a kernel calls it).
+//! What every search rule's GPU half shares: the searches on the GPU keep the work list in
+//! device memory for the whole search; the host launches a few kernels per round and reads a
+//! few counters. Each rule's kernels are CUDA C in a `.cu` file in the rule's folder
+//! (`render/render.cu`, ...), compiled after [`prelude`] (with `tile.cu`, the tile boxes) and
+//! the rule's `#define`s for the evaluator's precision, and loaded by the one search-module
+//! loader (`crate::gpu::search_module`: NVRTC once per process and device, the disk cache,
+//! the expression linked in where a kernel calls it).
 
 use cudarc::driver::LaunchConfig;
 
 use crate::Precision;
 
-mod exclude;
-mod minimize;
-mod ray;
-mod render;
-mod tape;
-mod trace;
-
-pub(crate) use exclude::exclude;
-pub(crate) use minimize::minimize;
-pub(crate) use ray::first_hits;
-pub(crate) use render::render;
-pub(crate) use tape::{slots_of, DeviceTape};
-pub(crate) use trace::trace;
-
-/// The CUDA C of every search kernel module in precision `p`, named (the tape interpreter with
-/// `nslots` slots): what the offline tests compile with NVRTC and assemble with ptxas.
-pub(crate) fn sources(p: Precision, nslots: usize) -> Vec<(&'static str, String)> {
-    vec![
-        ("render", render::source(p)),
-        ("ray", ray::ray_source(p)),
-        ("trace", trace::source(p)),
-        ("minimize", minimize::minimize_source(p)),
-        ("exclude", exclude::exclude_source(p)),
-        ("tape", tape::source(p, nslots)),
-    ]
-}
-
 /// `n` bytes of device memory, each `byte`, set on the device (no host array uploaded: the
 /// renders' class arrays hold a byte per tile of every level, about a megabyte at 1024²).
-fn filled(
+pub(super) fn filled(
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
     n: usize,
     byte: u8,
@@ -63,7 +33,7 @@ fn filled(
 /// Pushes the arguments every tile-box kernel takes, in its order: the region's rounded
 /// constants (`x0, y1, wx_lo, wx_hi, wy_lo, wy_hi, w, h`), the tile size, the image's width
 /// and height.
-fn push_grid<'a>(
+pub(super) fn push_grid<'a>(
     b: &mut cudarc::driver::LaunchArgs<'a>,
     a: &'a crate::search::Axes,
     tile: &'a u32,
@@ -84,7 +54,7 @@ fn push_grid<'a>(
 }
 
 /// A 1-D launch of `n` threads (grid-stride kernels: any grid is correct).
-fn config(n: usize) -> LaunchConfig {
+pub(super) fn config(n: usize) -> LaunchConfig {
     let block = 256u32;
     LaunchConfig {
         grid_dim: (n.div_ceil(block as usize).clamp(1, 1 << 20) as u32, 1, 1),
@@ -96,7 +66,7 @@ fn config(n: usize) -> LaunchConfig {
 /// The start of every search kernel's CUDA C: the element type `T` of the expression's
 /// bounds, `lo_of` / `hi_of`, a double rounded down / up to `T` (exact for double), and
 /// `tile_bounds` (`tile.cu`), the bounds of a tile's pixels.
-fn prelude(p: Precision) -> String {
+pub(super) fn prelude(p: Precision) -> String {
     let (t, lo, hi) = match p {
         Precision::F64 => ("double", "(x)", "(x)"),
         Precision::F32 => ("float", "__double2float_rd(x)", "__double2float_ru(x)"),

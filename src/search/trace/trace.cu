@@ -1,5 +1,5 @@
-// ivjit ray-tracing kernel: src/search/gpu/trace.cu.
-// Compiled after the prelude of src/search/gpu/mod.rs (T, u32, u64, lo_of, hi_of)
+// ivjit ray-tracing kernel: src/search/trace/trace.cu.
+// Compiled after the prelude of src/search/kernels.rs (T, u32, u64, lo_of, hi_of)
 // and the #defines of trace.rs (RAY_STACK).
 extern "C" __device__ void ivjit_eval(const T* in, T* out);
 extern "C" __device__ void ivjit_surface(const T* in, T* out);

@@ -1,19 +1,20 @@
 //! The *minimize* rule (branch and bound) on the GPU.
 
+use crate::search::kernels;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PushKernelArg};
 
-use super::config;
 use crate::gpu::{self, Context, GpuError};
+use crate::search::kernels::config;
 use crate::search::minimize::Descent;
 use crate::{Error, Evaluator, Precision};
 
 /// The CUDA C of the branch-and-bound kernels for element type `p` (the expression is the
 /// batch kernel, launched between them). Bounds are compared through an order-preserving
 /// map of doubles onto u64 (`key`), so that atomicMin keeps the least.
-pub(super) fn minimize_source(p: Precision) -> String {
-    super::prelude(p) + include_str!("minimize.cu")
+pub(crate) fn minimize_source(p: Precision) -> String {
+    kernels::prelude(p) + include_str!("minimize.cu")
 }
 
 /// The order-preserving map of [`minimize_source`]'s `key`, on the host.

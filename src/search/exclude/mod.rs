@@ -17,6 +17,8 @@ use rayon::prelude::*;
 use super::budget::Budget;
 use super::minimize::widest;
 use super::SearchError;
+
+pub(crate) mod gpu;
 use crate::{Backend, Error, Evaluator};
 
 pub use super::budget::Ended;
@@ -127,7 +129,7 @@ pub fn exclude(
     }
     match eval.backend() {
         Backend::Cpu => cpu(eval, root, level, tol, max_boxes),
-        Backend::Gpu => super::gpu::exclude(eval, root, level, tol, max_boxes),
+        Backend::Gpu => gpu::exclude(eval, root, level, tol, max_boxes),
     }
 }
 

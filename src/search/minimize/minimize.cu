@@ -1,5 +1,5 @@
-// ivjit branch-and-bound kernels: src/search/gpu/minimize.cu.
-// Compiled after the prelude of src/search/gpu/mod.rs (T, u32, u64, lo_of, hi_of).
+// ivjit branch-and-bound kernels: src/search/minimize/minimize.cu.
+// Compiled after the prelude of src/search/kernels.rs (T, u32, u64, lo_of, hi_of).
 
 __device__ __forceinline__ u64 key(double x) {
     u64 b = (u64)__double_as_longlong(x);
