@@ -718,6 +718,134 @@ fn fma_slow(a: f64, b: f64, c: f64, r: Round) -> f64 {
     )
 }
 
+/// Directed scalar operations with AVX-512's embedded rounding (`vaddsd {rd-sae}` and friends):
+/// the IEEE 754 operation rounded in the asked direction in one instruction, so the same bits as
+/// the software functions above (`tests::embedded_scalars_equal_the_software_ones`). The
+/// interval operations that interpreters run one box at a time (`scalar::emit::Ops`: the pruned
+/// render's tape, Newton's host-side sums and products) call these when [`hardware`] says so.
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod embedded {
+    use super::Round;
+    use std::arch::x86_64::*;
+
+    const DOWN: i32 = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+    const UP: i32 = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
+
+    macro_rules! directed {
+        ($name:ident, $t:ty, $set:ident, $get:ident, $op:ident, $what:literal) => {
+            #[doc = concat!("`a ", $what, " b` rounded down or up (`r` is not `Nearest`).")]
+            ///
+            /// # Safety
+            /// The processor has AVX-512F ([`super::hardware`]).
+            #[target_feature(enable = "avx512f")]
+            pub(crate) unsafe fn $name(a: $t, b: $t, r: Round) -> $t {
+                let (a, b) = ($set(a), $set(b));
+                if r == Round::Up {
+                    $get($op::<UP>(a, b))
+                } else {
+                    $get($op::<DOWN>(a, b))
+                }
+            }
+        };
+    }
+    directed!(
+        add_f64,
+        f64,
+        _mm_set_sd,
+        _mm_cvtsd_f64,
+        _mm_add_round_sd,
+        "+"
+    );
+    directed!(
+        sub_f64,
+        f64,
+        _mm_set_sd,
+        _mm_cvtsd_f64,
+        _mm_sub_round_sd,
+        "-"
+    );
+    directed!(
+        mul_f64,
+        f64,
+        _mm_set_sd,
+        _mm_cvtsd_f64,
+        _mm_mul_round_sd,
+        "*"
+    );
+    directed!(
+        add_f32,
+        f32,
+        _mm_set_ss,
+        _mm_cvtss_f32,
+        _mm_add_round_ss,
+        "+"
+    );
+    directed!(
+        sub_f32,
+        f32,
+        _mm_set_ss,
+        _mm_cvtss_f32,
+        _mm_sub_round_ss,
+        "-"
+    );
+    directed!(
+        mul_f32,
+        f32,
+        _mm_set_ss,
+        _mm_cvtss_f32,
+        _mm_mul_round_ss,
+        "*"
+    );
+
+    /// The square root rounded down or up (`r` is not `Nearest`).
+    ///
+    /// # Safety
+    /// The processor has AVX-512F ([`super::hardware`]).
+    #[target_feature(enable = "avx512f")]
+    pub(crate) unsafe fn sqrt_f64(x: f64, r: Round) -> f64 {
+        let x = _mm_set_sd(x);
+        if r == Round::Up {
+            _mm_cvtsd_f64(_mm_sqrt_round_sd::<UP>(x, x))
+        } else {
+            _mm_cvtsd_f64(_mm_sqrt_round_sd::<DOWN>(x, x))
+        }
+    }
+
+    /// The square root rounded down or up (`r` is not `Nearest`).
+    ///
+    /// # Safety
+    /// The processor has AVX-512F ([`super::hardware`]).
+    #[target_feature(enable = "avx512f")]
+    pub(crate) unsafe fn sqrt_f32(x: f32, r: Round) -> f32 {
+        let x = _mm_set_ss(x);
+        if r == Round::Up {
+            _mm_cvtss_f32(_mm_sqrt_round_ss::<UP>(x, x))
+        } else {
+            _mm_cvtss_f32(_mm_sqrt_round_ss::<DOWN>(x, x))
+        }
+    }
+}
+
+/// Whether directed operations may use AVX-512's embedded rounding (`embedded`, and the CPU
+/// evaluator's lanes): the processor has AVX-512F and `IVJIT_CPU_ROUNDING` is not `software`
+/// (which forces the software path that every processor runs, for tests and comparisons). Read
+/// once per process.
+pub(crate) fn hardware() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *ON.get_or_init(|| {
+            let forced_software = std::env::var("IVJIT_CPU_ROUNDING")
+                .is_ok_and(|v| v.trim().eq_ignore_ascii_case("software"));
+            !forced_software && std::arch::is_x86_feature_detected!("avx512f")
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! Cross-checks of the fast paths against the independent exact slow paths.
@@ -809,5 +937,92 @@ mod tests {
         assert!(next_up(f64::NAN).is_nan());
         assert_eq!(next_up_f32(0.0).to_bits(), 1);
         assert_eq!(next_down_f32(f32::INFINITY), f32::MAX);
+    }
+
+    /// The embedded-rounding scalars give the software functions' bits: special values and
+    /// random bit patterns, both directions, both precisions (where the processor has AVX-512F).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn embedded_scalars_equal_the_software_ones() {
+        if !std::arch::is_x86_feature_detected!("avx512f") {
+            return; // nothing to compare: `hardware()` is false, the software path runs
+        }
+        let specials = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.1,
+            3.0,
+            f64::MIN_POSITIVE,
+            5e-324,
+            -5e-324,
+            f64::MAX,
+            -f64::MAX,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            1e300,
+            1e-300,
+            2f64.powi(52) + 1.0,
+        ];
+        let mut state = 0x9e3779b97f4a7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut xs: Vec<f64> = specials.to_vec();
+        xs.extend((0..300).map(|_| f64::from_bits(next())));
+        let same64 = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        let same32 = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        for &a in &xs {
+            for &b in &xs {
+                for r in [Round::Down, Round::Up] {
+                    // SAFETY: the processor has AVX-512F (checked above).
+                    unsafe {
+                        assert!(
+                            same64(embedded::add_f64(a, b, r), add_f64(a, b, r)),
+                            "{a} + {b} {r:?}"
+                        );
+                        assert!(
+                            same64(embedded::sub_f64(a, b, r), sub_f64(a, b, r)),
+                            "{a} - {b} {r:?}"
+                        );
+                        assert!(
+                            same64(embedded::mul_f64(a, b, r), mul_f64(a, b, r)),
+                            "{a} * {b} {r:?}"
+                        );
+                        let (a32, b32) = (a as f32, b as f32);
+                        assert!(
+                            same32(embedded::add_f32(a32, b32, r), add_f32(a32, b32, r)),
+                            "{a32} + {b32} {r:?}"
+                        );
+                        assert!(
+                            same32(embedded::sub_f32(a32, b32, r), sub_f32(a32, b32, r)),
+                            "{a32} - {b32} {r:?}"
+                        );
+                        assert!(
+                            same32(embedded::mul_f32(a32, b32, r), mul_f32(a32, b32, r)),
+                            "{a32} * {b32} {r:?}"
+                        );
+                    }
+                }
+            }
+            for r in [Round::Down, Round::Up] {
+                // SAFETY: as above.
+                unsafe {
+                    assert!(
+                        same64(embedded::sqrt_f64(a, r), sqrt_f64(a, r)),
+                        "sqrt {a} {r:?}"
+                    );
+                    assert!(
+                        same32(embedded::sqrt_f32(a as f32, r), sqrt_f32(a as f32, r)),
+                        "sqrt {a} {r:?}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -11,21 +11,9 @@ mod lanes;
 /// `lanes` vectorizes over them.
 pub(crate) const LANES: usize = 64;
 
-/// Whether the evaluator rounds f64 operations with AVX-512's embedded rounding: the processor
-/// has AVX-512F and `IVJIT_CPU_ROUNDING` is not `software` (which forces the software path that
-/// every processor runs, for tests and comparisons). Read once per process.
+/// Whether the evaluator rounds f64 operations with AVX-512's embedded rounding
+/// ([`crate::round::hardware`]: the processor has AVX-512F and `IVJIT_CPU_ROUNDING` is not
+/// `software`).
 pub(crate) fn hardware_rounding() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        *ON.get_or_init(|| {
-            let forced_software = std::env::var("IVJIT_CPU_ROUNDING")
-                .is_ok_and(|v| v.trim().eq_ignore_ascii_case("software"));
-            !forced_software && std::arch::is_x86_feature_detected!("avx512f")
-        })
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    crate::round::hardware()
 }

@@ -62,6 +62,19 @@ pub(crate) trait Ops: Copy + PartialOrd {
     fn max(self, b: Self) -> Self;
 }
 
+/// A directed operation of `crate::round`: with AVX-512's embedded rounding where the processor
+/// has it (`round::hardware`: one instruction, the same bits), else the software function.
+macro_rules! directed {
+    ($f:ident($($arg:expr),*; $r:expr)) => {{
+        #[cfg(target_arch = "x86_64")]
+        if $r != Round::Nearest && crate::round::hardware() {
+            // SAFETY: `hardware()` is true only where the processor has AVX-512F.
+            return unsafe { crate::round::embedded::$f($($arg),*, $r) };
+        }
+        crate::round::$f($($arg),*, $r)
+    }};
+}
+
 impl Ops for f64 {
     fn exact(x: f64) -> f64 {
         x
@@ -70,16 +83,16 @@ impl Ops for f64 {
         f64::is_nan(self)
     }
     fn add(self, b: f64, r: Round) -> f64 {
-        crate::round::add_f64(self, b, r)
+        directed!(add_f64(self, b; r))
     }
     fn sub(self, b: f64, r: Round) -> f64 {
-        crate::round::sub_f64(self, b, r)
+        directed!(sub_f64(self, b; r))
     }
     fn mul(self, b: f64, r: Round) -> f64 {
-        crate::round::mul_f64(self, b, r)
+        directed!(mul_f64(self, b; r))
     }
     fn sqrt(self, r: Round) -> f64 {
-        crate::round::sqrt_f64(self, r)
+        directed!(sqrt_f64(self; r))
     }
     fn neg(self) -> f64 {
         -self
@@ -100,16 +113,16 @@ impl Ops for f32 {
         f32::is_nan(self)
     }
     fn add(self, b: f32, r: Round) -> f32 {
-        crate::round::add_f32(self, b, r)
+        directed!(add_f32(self, b; r))
     }
     fn sub(self, b: f32, r: Round) -> f32 {
-        crate::round::sub_f32(self, b, r)
+        directed!(sub_f32(self, b; r))
     }
     fn mul(self, b: f32, r: Round) -> f32 {
-        crate::round::mul_f32(self, b, r)
+        directed!(mul_f32(self, b; r))
     }
     fn sqrt(self, r: Round) -> f32 {
-        crate::round::sqrt_f32(self, r)
+        directed!(sqrt_f32(self; r))
     }
     fn neg(self) -> f32 {
         -self
