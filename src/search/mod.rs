@@ -10,13 +10,13 @@
 //! the backend choice and the CPU rounds, `gpu.rs` the GPU twin, `<rule>.cu` its kernels;
 //! `kernels` is what the GPU halves share.
 //!
-//! Rules: *classify* over an image ([`render`], below), *first root along a ray*
+//! Rules: *classify* over an image ([`render()`], below), *first root along a ray*
 //! ([`ray::first_hits`], the search of the ray tracer), *minimize* ([`minimize::minimize`],
 //! branch and bound) and *exclude* ([`exclude::exclude`], every box where f may equal a level:
 //! root isolation); and ray tracing with a camera ([`trace::trace`]: the ray rule per pixel with
 //! the rays made and the hits shaded where the search runs).
 //!
-//! The first rule is *classify* over an image ([`render`]): every pixel of a W x H grid over a
+//! The first rule is *classify* over an image ([`render()`]): every pixel of a W x H grid over a
 //! region of the plane is proven outside (f > 0 on the whole pixel), inside (f < 0 on the whole
 //! pixel), or boundary (neither proven), by hierarchical subdivision: tiles of `tiles[0]` pixels
 //! square, each boundary tile split into tiles of `tiles[1]` pixels, ..., down to single pixels.

@@ -27,7 +27,7 @@ pub struct PruneRound {
     pub mean_insts: f64,
 }
 
-/// [`super::render`] with region specialization, on the CPU evaluator: the same classes, and
+/// [`super::render()`] with region specialization, on the CPU evaluator: the same classes, and
 /// per round the mean length of the programs that evaluated it. The full program's length is
 /// the first round's.
 pub fn render_pruned(

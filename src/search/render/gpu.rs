@@ -63,7 +63,7 @@ fn kernels(ctx: &Arc<CudaContext>, ordinal: usize, p: Precision) -> Result<Kerne
     })
 }
 
-/// [`crate::search::render`] on the GPU of `eval`.
+/// [`crate::search::render()`] on the GPU of `eval`.
 pub(crate) fn render(eval: &Evaluator, plan: &Plan) -> Result<Rendered, Error> {
     let kernel = eval.gpu_kernel().expect("a GPU evaluator has a kernel");
     Ok(match kernel.precision() {

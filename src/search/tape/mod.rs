@@ -700,7 +700,7 @@ pub enum TapeBackend {
     Gpu,
 }
 
-/// [`super::render`] with per-tile pruned tapes run by an interpreter (no JIT compilation):
+/// [`super::render()`] with per-tile pruned tapes run by an interpreter (no JIT compilation):
 /// each boundary tile prunes its parent's tape with the `min`/`max` outcomes of its own
 /// evaluation, and its children run the pruned tape. The classes are the plain render's
 /// (see the module documentation); the two backends give the same classes and statistics.
