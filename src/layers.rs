@@ -1,6 +1,7 @@
 //! The layer test: every `crate::` path in the library's sources names a module of a lower
 //! layer than its own, by the table of `docs/architecture.md` (the table is this test's data).
-//! So the modules' imports form no cycle, and the map stays true to the code.
+//! So the modules' imports form no cycle, and the map stays true to the code. A second test
+//! looks inside each module folder: its files' imports of each other form no cycle either.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -36,18 +37,37 @@ fn layers() -> BTreeMap<String, usize> {
     out
 }
 
-/// The crate root's re-exports (`pub use module::{A, B}`): a path `crate::A` names `module`.
-fn reexports() -> BTreeMap<String, String> {
-    let lib = std::fs::read_to_string(root().join("src/lib.rs")).expect("lib.rs");
+/// The re-exports of a module's file (`pub use module::{A, B};` or `pub(crate) use
+/// module::A;`, over one line or several): name → the submodule that defines it.
+fn reexports_in(text: &str) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    for line in lib.lines().filter(|l| l.starts_with("pub use ")) {
-        let rest = line.trim_start_matches("pub use ").trim_end_matches(';');
-        let (module, names) = rest.split_once("::").expect("pub use module::...");
+    for (i, _) in text.match_indices("use ") {
+        let before = &text[..i];
+        let line_start = before.rfind('\n').map_or(0, |k| k + 1);
+        if !before[line_start..].trim_start().starts_with("pub") {
+            continue;
+        }
+        let rest = &text[i + "use ".len()..];
+        let item = &rest[..rest.find(';').unwrap_or(rest.len())];
+        let Some((module, names)) = item.split_once("::") else {
+            continue;
+        };
+        if ["crate", "super", "self", "std"].contains(&module) {
+            continue;
+        }
         for name in names.trim_matches(|c| c == '{' || c == '}').split(',') {
-            out.insert(name.trim().to_string(), module.to_string());
+            let name = name.split("::").last().unwrap_or("").trim();
+            if !name.is_empty() {
+                out.insert(name.to_string(), module.trim().to_string());
+            }
         }
     }
     out
+}
+
+/// The crate root's re-exports: a path `crate::A` names the module that defines `A`.
+fn reexports() -> BTreeMap<String, String> {
+    reexports_in(&std::fs::read_to_string(root().join("src/lib.rs")).expect("lib.rs"))
 }
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -61,34 +81,48 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The module names a source's `crate::` paths refer to, without comments and unit tests.
-fn referred(text: &str, reexports: &BTreeMap<String, String>) -> Vec<String> {
+/// A source without its comments and its unit tests.
+fn code_of(text: &str) -> String {
     let text = match text.find("#[cfg(test)]\nmod tests") {
         Some(i) => &text[..i],
         None => text,
     };
-    let code: String = text
-        .lines()
+    text.lines()
         .map(|l| l.split("//").next().unwrap_or(""))
         .collect::<Vec<_>>()
-        .join("\n");
-    let mut out = Vec::new();
+        .join("\n")
+}
+
+/// The names that follow `prefix` in `code` (`prefix::A`, or each of `prefix::{A, B::c}`).
+fn names_after(code: &str, prefix: &str) -> Vec<String> {
     let name = |s: &str| {
         s.chars()
             .take_while(|c| c.is_alphanumeric() || *c == '_')
             .collect::<String>()
     };
-    for (i, _) in code.match_indices("crate::") {
-        let rest = &code[i + "crate::".len()..];
-        let names: Vec<String> = if let Some(group) = rest.strip_prefix('{') {
-            let group = &group[..group.find('}').unwrap_or(group.len())];
-            group.split(',').map(|p| name(p.trim())).collect()
-        } else {
-            vec![name(rest)]
-        };
-        for n in names.into_iter().filter(|n| !n.is_empty()) {
-            out.push(reexports.get(&n).cloned().unwrap_or(n));
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices(prefix) {
+        if code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':') {
+            continue; // `a::super::`, `xcrate::`: not this prefix
         }
+        let rest = &code[i + prefix.len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let group = &group[..group.find('}').unwrap_or(group.len())];
+            out.extend(group.split(',').map(|p| name(p.trim())));
+        } else {
+            out.push(name(rest));
+        }
+    }
+    out.retain(|n| !n.is_empty());
+    out
+}
+
+/// The module names a source's `crate::` paths refer to, without comments and unit tests.
+fn referred(text: &str, reexports: &BTreeMap<String, String>) -> Vec<String> {
+    let code = code_of(text);
+    let mut out = Vec::new();
+    for n in names_after(&code, "crate::") {
+        out.push(reexports.get(&n).cloned().unwrap_or(n));
     }
     out
 }
@@ -151,5 +185,113 @@ fn every_import_goes_down_the_layers_of_the_map() {
         wrong.is_empty(),
         "imports against docs/architecture.md's layers:\n{}",
         wrong.join("\n")
+    );
+}
+
+/// The sibling files of each module folder (`src/<m>/`, and folders below it with a `mod.rs`)
+/// import each other without a cycle: a file refers to a sibling by `super::b`, by
+/// `crate::<m>::b`, or by a name that the folder's `mod.rs` re-exports from `b`. A cycle would
+/// mean the files are one unit split arbitrarily (the `gpu/` circle of 13 files before the
+/// environment, loading and in-process memo were given files of their own).
+#[test]
+fn the_files_of_a_module_import_each_other_without_a_cycle() {
+    let mut folders = Vec::new();
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("a folder") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                if path.join("mod.rs").exists() {
+                    out.push(path.clone());
+                }
+                walk(&path, out);
+            }
+        }
+    }
+    walk(&root().join("src"), &mut folders);
+    let mut cycles = Vec::new();
+    for folder in folders {
+        let rel = folder.strip_prefix(root().join("src")).expect("under src");
+        let crate_path = format!("crate::{}::", rel.to_string_lossy().replace('/', "::"));
+        let mod_text = std::fs::read_to_string(folder.join("mod.rs")).expect("mod.rs");
+        let reexports = reexports_in(&code_of(&mod_text));
+        // Sibling modules: files other than mod.rs, and sub-folders with a mod.rs.
+        let mut siblings = BTreeMap::new();
+        for entry in std::fs::read_dir(&folder).expect("a folder") {
+            let path = entry.expect("an entry").path();
+            let name = path
+                .file_stem()
+                .expect("a name")
+                .to_string_lossy()
+                .to_string();
+            let source = if path.is_dir() {
+                path.join("mod.rs")
+            } else if path.extension().is_some_and(|e| e == "rs") && name != "mod" {
+                path.clone()
+            } else {
+                continue;
+            };
+            if source.exists() {
+                siblings.insert(name, source);
+            }
+        }
+        let mut edges: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (name, source) in &siblings {
+            let code = code_of(&std::fs::read_to_string(source).expect("a source"));
+            let mut to: Vec<String> = names_after(&code, "super::")
+                .into_iter()
+                .chain(names_after(&code, &crate_path))
+                .filter_map(|n| {
+                    if siblings.contains_key(&n) {
+                        Some(n)
+                    } else {
+                        reexports.get(&n).cloned()
+                    }
+                })
+                .filter(|n| n != name && siblings.contains_key(n))
+                .collect();
+            to.sort();
+            to.dedup();
+            edges.insert(name.clone(), to);
+        }
+        // Depth-first search for a back edge.
+        fn visit(
+            n: &str,
+            edges: &BTreeMap<String, Vec<String>>,
+            state: &mut BTreeMap<String, u8>,
+            path: &mut Vec<String>,
+            found: &mut Option<Vec<String>>,
+        ) {
+            state.insert(n.to_string(), 1);
+            path.push(n.to_string());
+            for m in &edges[n] {
+                match state.get(m.as_str()).copied().unwrap_or(0) {
+                    0 => visit(m, edges, state, path, found),
+                    1 if found.is_none() => {
+                        let at = path.iter().position(|p| p == m).expect("on the path");
+                        let mut cycle = path[at..].to_vec();
+                        cycle.push(m.clone());
+                        *found = Some(cycle);
+                    }
+                    _ => {}
+                }
+            }
+            path.pop();
+            state.insert(n.to_string(), 2);
+        }
+        let mut state = BTreeMap::new();
+        for n in edges.keys() {
+            let mut found = None;
+            if !state.contains_key(n) {
+                visit(n, &edges, &mut state, &mut Vec::new(), &mut found);
+            }
+            if let Some(cycle) = found {
+                cycles.push(format!("src/{}: {}", rel.display(), cycle.join(" -> ")));
+            }
+        }
+    }
+    assert!(
+        cycles.is_empty(),
+        "files that import each other in a circle:\n{}",
+        cycles.join("\n")
     );
 }

@@ -33,11 +33,11 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use cudarc::driver::{
-    result, sys, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DriverError,
-    LaunchConfig, PinnedHostSlice, ValidAsZeroBits,
+    result, sys, CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr,
+    DriverError, LaunchConfig, PinnedHostSlice, ValidAsZeroBits,
 };
 
-use super::{DeviceKernel, GpuError};
+use super::GpuError;
 use crate::scalar::Precision;
 
 /// Elements per task when the host converts or checks a batch in parallel (rayon): large
@@ -60,7 +60,7 @@ pub(crate) struct Job<'a> {
 /// Whether `IVJIT_BATCH_TRACE` asks for the per-device timing line.
 fn tracing() -> bool {
     static TRACE: OnceLock<bool> = OnceLock::new();
-    *TRACE.get_or_init(super::options::env::batch_trace)
+    *TRACE.get_or_init(super::env::batch_trace)
 }
 
 /// Host time of one device's share, by what the host was doing.
@@ -147,15 +147,36 @@ impl Pipeline {
     }
 }
 
+/// The kernel a pipeline launches on each chunk: a kernel loaded on one device
+/// (`gpu::kernel::DeviceKernel`).
+pub(crate) trait ChunkKernel {
+    /// The device's ordinal.
+    fn ordinal(&self) -> usize;
+    /// The device's context.
+    fn context(&self) -> &Arc<CudaContext>;
+    /// Launches the kernel on `stream` over `n` elements of structure-of-arrays device memory
+    /// (the batch kernel's ABI).
+    ///
+    /// # Safety
+    /// The addresses must be valid device memory of this context for those sizes until the
+    /// stream has run the launch; the outputs must not overlap the inputs.
+    unsafe fn launch_chunk(
+        &self,
+        stream: &Arc<CudaStream>,
+        n: usize,
+        inputs: u64,
+        outputs: u64,
+    ) -> Result<(), DriverError>;
+}
+
 impl<T: Elem> Slots<T> {
-    /// Allocates two slots on `dk`'s context.
+    /// Allocates two slots on `ctx`.
     pub(crate) fn new(
-        dk: &DeviceKernel,
+        ctx: &Arc<CudaContext>,
         chunk: usize,
         n_in: usize,
         n_out: usize,
     ) -> Result<Slots<T>, DriverError> {
-        let ctx = &dk.ctx;
         ctx.bind_to_thread()?;
         let in_len = (n_in * chunk).max(1);
         let out_len = (n_out * chunk).max(1);
@@ -188,7 +209,7 @@ impl<T: Elem> Slots<T> {
     /// (each `b - a` long).
     pub(crate) fn run(
         &mut self,
-        dk: &DeviceKernel,
+        dk: &impl ChunkKernel,
         job: &Job<'_>,
         (a, b): (usize, usize),
         outs: &mut [&mut [f64]],
@@ -196,7 +217,7 @@ impl<T: Elem> Slots<T> {
         let (inputs, n_in) = (job.inputs, job.n_in);
         // Direct copies move f64 values unconverted; an f32 pipeline always stages.
         let direct = job.direct && T::IS_F64;
-        let device = dk.ordinal;
+        let device = dk.ordinal();
         let err = |chunk: usize, step: &'static str| {
             move |source: DriverError| GpuError::Batch {
                 device,
@@ -205,7 +226,7 @@ impl<T: Elem> Slots<T> {
                 source,
             }
         };
-        dk.ctx
+        dk.context()
             .bind_to_thread()
             .map_err(err(0, "binding the device's context"))?;
         let started = Instant::now();
@@ -270,7 +291,7 @@ impl<T: Elem> Slots<T> {
                 // SAFETY: the expression reads n_in * m elements of T from `inp` and writes
                 // n_out * m to `outp`; the buffers hold n_in * chunk and n_out * chunk
                 // elements (at least 1), chunk >= m, and are distinct.
-                unsafe { dk.launch_soa(stream, m, inp, outp) }
+                unsafe { dk.launch_chunk(stream, m, inp, outp) }
                     .map_err(err(index, "launching the kernel"))?;
             }
             if direct {

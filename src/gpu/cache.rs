@@ -2,8 +2,8 @@
 //!
 //! # In process
 //!
-//! A map from (PTX text of the kernel, precision, device ordinal) to the loaded
-//! `DeviceKernel`. Each key has its own slot behind its own mutex, so two
+//! A map ([`Memo`]) from (PTX text of the kernel, precision, device ordinal, policies) to the
+//! loaded `DeviceKernel` (the map itself lives with the kernels, `gpu::kernel`). Each key has its own slot behind its own mutex, so two
 //! threads asking for the same kernel compile it once (the second waits for the first) while
 //! different kernels compile in parallel. A failed compilation is not remembered.
 //!
@@ -22,13 +22,11 @@
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
-use crate::scalar::{Precision, Program};
+use crate::scalar::Program;
 
 use super::disk;
-use super::options::Policies;
-use super::DeviceKernel;
 
 /// Format tag of cubin entries; bump it when the entry layout changes.
 const CUBIN_FORMAT: &str = "ivjit-kernel-cubin v2";
@@ -101,6 +99,11 @@ impl KernelSource {
         }
     }
 
+    /// The hash of the PTX text (the in-process cache's index).
+    pub(crate) fn hash(&self) -> u64 {
+        self.hash
+    }
+
     /// The PTX text.
     pub(crate) fn text(&self) -> &str {
         &self.text
@@ -112,59 +115,65 @@ impl KernelSource {
     }
 }
 
-/// Index of the in-process cache: (hash of the PTX text, precision, device ordinal, policies).
-/// Each entry lists the texts with that hash (almost always one) and their slots.
-type MemKey = (u64, Precision, usize, Policies);
-type Slot = Arc<Mutex<Option<Arc<DeviceKernel>>>>;
-type Memory = Mutex<HashMap<MemKey, Vec<(Arc<str>, Slot)>>>;
-
-fn memory() -> &'static Memory {
-    static MAP: OnceLock<Memory> = OnceLock::new();
-    MAP.get_or_init(|| Mutex::new(HashMap::new()))
+/// The in-process cache of kernels (`V`: a device kernel) under keys `K` (the PTX text's hash,
+/// precision, device, and whatever else makes another kernel). Each entry lists the texts with
+/// that key (almost always one) and their slots.
+pub(crate) struct Memo<K, V> {
+    map: Mutex<HashMap<K, Vec<Entry<V>>>>,
 }
 
-/// The kernel of `source` on device `ordinal` from the in-process cache, or built by `build`
-/// and remembered.
-pub(crate) fn in_process<E>(
-    source: &KernelSource,
-    precision: Precision,
-    ordinal: usize,
-    policies: Policies,
-    build: impl FnOnce() -> Result<Arc<DeviceKernel>, E>,
-) -> Result<Arc<DeviceKernel>, E> {
-    let slot = {
-        let mut map = memory().lock().unwrap_or_else(|p| p.into_inner());
-        let same_hash = map
-            .entry((source.hash, precision, ordinal, policies))
-            .or_default();
-        let found = same_hash
-            .iter()
-            .find(|(text, _)| Arc::ptr_eq(text, &source.text) || **text == *source.text);
-        match found {
-            Some((_, slot)) => slot.clone(),
-            None => {
-                let slot = Slot::default();
-                same_hash.push((source.text.clone(), slot.clone()));
-                slot
-            }
+/// A text and its slot: the value once built (each slot has its own mutex, so two threads
+/// asking for the same kernel build it once while different kernels build in parallel).
+type Entry<V> = (Arc<str>, Slot<V>);
+type Slot<V> = Arc<Mutex<Option<Arc<V>>>>;
+
+impl<K: Hash + Eq, V> Memo<K, V> {
+    /// An empty cache.
+    pub(crate) fn new() -> Self {
+        Memo {
+            map: Mutex::new(HashMap::new()),
         }
-    };
-    let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(k) = slot.as_ref() {
-        return Ok(k.clone());
     }
-    let k = build()?;
-    *slot = Some(k.clone());
-    Ok(k)
-}
 
-/// Number of kernels held by the in-process cache (for tests and diagnostics).
-pub fn in_process_len() -> usize {
-    let map = memory().lock().unwrap_or_else(|p| p.into_inner());
-    map.values()
-        .flatten()
-        .filter(|(_, s)| s.lock().map(|s| s.is_some()).unwrap_or(false))
-        .count()
+    /// The value of `text` under `key`, or built by `build` and remembered.
+    pub(crate) fn get_or_build<E>(
+        &self,
+        key: K,
+        text: &Arc<str>,
+        build: impl FnOnce() -> Result<Arc<V>, E>,
+    ) -> Result<Arc<V>, E> {
+        let slot = {
+            let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+            let same_key = map.entry(key).or_default();
+            let found = same_key
+                .iter()
+                .find(|(t, _)| Arc::ptr_eq(t, text) || **t == **text);
+            match found {
+                Some((_, slot)) => slot.clone(),
+                None => {
+                    let slot = Slot::default();
+                    same_key.push((text.clone(), slot.clone()));
+                    slot
+                }
+            }
+        };
+        let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(k) = slot.as_ref() {
+            return Ok(k.clone());
+        }
+        let k = build()?;
+        *slot = Some(k.clone());
+        Ok(k)
+    }
+
+    /// Number of values held.
+    pub(crate) fn len(&self) -> usize {
+        let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        map.values()
+            .flatten()
+            .filter(|(_, s)| s.lock().map(|s| s.is_some()).unwrap_or(false))
+            .count()
+    }
 }
 
 /// The disk-cache key of a linked kernel.

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{result, sys, CudaContext, DriverError};
 
-use super::{describe, Context, GpuError, NoGpu};
+use super::{describe, env, Context, GpuError, NoGpu};
 
 /// Device 0, as [`detect`] found it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,7 +119,7 @@ pub fn prepare() {
     if detect().is_err() {
         return;
     }
-    if let Ok(devices) = super::default_devices() {
+    if let Ok(devices) = default_devices() {
         for d in devices {
             let _ = context(d);
         }
@@ -171,5 +171,37 @@ fn keep_pool_memory(ctx: &CudaContext) {
                 &mut keep as *mut u64 as *mut std::ffi::c_void,
             );
         }
+    }
+}
+
+/// Parses a device list such as `0,1` (the syntax of `IVJIT_DEVICES`): distinct ordinals,
+/// at least one, in the order given.
+pub fn parse_devices(text: &str) -> Result<Vec<usize>, GpuError> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let d: usize = part.parse().map_err(|_| {
+            GpuError::Devices(format!("IVJIT_DEVICES: `{part}` is not a device number"))
+        })?;
+        if out.contains(&d) {
+            return Err(GpuError::Devices(format!(
+                "IVJIT_DEVICES: device {d} is listed twice"
+            )));
+        }
+        out.push(d);
+    }
+    if out.is_empty() {
+        return Err(GpuError::Devices(
+            "IVJIT_DEVICES names no device".to_string(),
+        ));
+    }
+    Ok(out)
+}
+
+/// The devices a kernel uses by default: those of `IVJIT_DEVICES` (e.g. `0,1`) when it is set
+/// and not empty, else every visible device.
+pub fn default_devices() -> Result<Vec<usize>, GpuError> {
+    match env::devices() {
+        Some(v) => parse_devices(&v),
+        None => Ok((0..detect()?.device_count).collect()),
     }
 }

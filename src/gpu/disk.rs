@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 /// The cache folder (see the module documentation), or `None` when no location is known.
 pub fn cache_dir() -> Option<PathBuf> {
     let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    if let Some(dir) = super::options::env::cache_dir() {
+    if let Some(dir) = super::env::cache_dir() {
         return Some(PathBuf::from(dir));
     }
     if let Some(xdg) = var("XDG_CACHE_HOME").map(PathBuf::from) {

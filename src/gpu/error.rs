@@ -2,7 +2,7 @@
 
 use cudarc::driver::DriverError;
 
-use super::{pin, RuntimeError};
+use super::RuntimeError;
 
 /// Why there is no usable GPU.
 #[derive(Clone, Debug, thiserror::Error)]
@@ -90,7 +90,7 @@ pub enum GpuError {
     Tape(String),
     /// Host memory could not be allocated ([`HostBuffer::new`](super::HostBuffer::new)).
     #[error("{0}")]
-    HostAlloc(#[from] pin::HostAllocError),
+    HostAlloc(#[from] HostAllocError),
     #[error("{n} elements is too many for one launch")]
     /// `n` does not fit one kernel launch (sizes or grid overflow).
     TooLarge {
@@ -120,4 +120,23 @@ impl<T> Context<T> for Result<T, DriverError> {
     fn during(self, what: &'static str) -> Result<T, GpuError> {
         self.map_err(|source| GpuError::Driver { what, source })
     }
+}
+
+/// Why a [`HostBuffer`](super::HostBuffer) could not be had: its size, in float64 values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HostAllocError {
+    /// The bytes would not fit the address space (more than `isize::MAX`).
+    #[error("{len} float64 values is more memory than the address space holds")]
+    TooLarge {
+        /// The values asked for.
+        len: usize,
+    },
+    /// The memory is not there: more than the machine has, or the allocator refused it.
+    #[error("cannot allocate {len} float64 values ({bytes} bytes): out of memory")]
+    OutOfMemory {
+        /// The values asked for.
+        len: usize,
+        /// Their bytes.
+        bytes: usize,
+    },
 }

@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DriverError, PushKernelArg};
 
 use super::batch::soa;
-use super::kernel::{load_entry, Loaded};
+use super::load::{load_entry, Loaded};
 use super::{Context as _, GpuError};
 use crate::scalar::bytecode::{op, Bytecode, EncodeError};
 use crate::scalar::{Precision, Program};

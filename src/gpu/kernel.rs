@@ -2,16 +2,16 @@
 //! the multi-device kernel users hold ([`GpuKernel`]).
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{sys, CudaContext, CudaFunction, DriverError, LaunchConfig};
-use cudarc::nvrtc::Ptx;
 
+use super::load::{load_entry, load_entry_if};
 use super::options::Policies;
+use super::tiers::Tier;
 use super::{
-    batch, cache, context, default_devices, describe, detect, inline, link_cubin_at, load_module,
-    options, pin, runtime, Context, DiskCacheOutcome, GpuError, HostTransfer, InterpreterPolicy,
-    KernelOptions, KernelSource,
+    batch, cache, context, default_devices, detect, pin, Context, DiskCacheOutcome, GpuError,
+    HostTransfer, InterpreterPolicy, KernelOptions, KernelSource,
 };
 use crate::ptx;
 use crate::scalar::{Precision, Program};
@@ -50,160 +50,37 @@ pub(crate) struct DeviceKernel {
     pool: Mutex<Vec<batch::Pipeline>>,
 }
 
-/// A compiled entry point with its launch shape.
-pub(crate) struct Loaded {
-    pub(crate) function: CudaFunction,
-    pub(crate) block: u32,
-    pub(crate) max_grid: u32,
-    pub(crate) disk: DiskCacheOutcome,
+impl batch::ChunkKernel for DeviceKernel {
+    fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+    fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+    unsafe fn launch_chunk(
+        &self,
+        stream: &Arc<CudaStream>,
+        n: usize,
+        inputs: u64,
+        outputs: u64,
+    ) -> Result<(), DriverError> {
+        // SAFETY: the trait's contract is `launch_soa`'s.
+        unsafe { self.launch_soa(stream, n, inputs, outputs) }
+    }
 }
 
-/// Compiles (or reads from the disk cache) the PTX `text` of `program` (its point calls decide
-/// the runtime linked in) and loads `entry` from it, with `ctx` current on this thread.
-pub(crate) fn load_entry(
-    ctx: &Arc<CudaContext>,
-    program: &Program,
-    (text, entry): (&str, &str),
-    cache_dir: Option<&std::path::Path>,
-) -> Result<Loaded, GpuError> {
-    load_entry_at(ctx, program, (text, entry), cache_dir, None)
+/// The in-process kernel cache (`cache::Memo`): one kernel per PTX text, precision, device and
+/// policies.
+type KernelMemo = cache::Memo<(u64, Precision, usize, Policies), DeviceKernel>;
+
+fn kernels() -> &'static KernelMemo {
+    static MEMO: OnceLock<KernelMemo> = OnceLock::new();
+    MEMO.get_or_init(KernelMemo::new)
 }
 
-/// [`load_entry`] with the JIT at optimization level `level` (`None`: the driver's default).
-/// The level is part of the disk cache's key.
-pub(crate) fn load_entry_at(
-    ctx: &Arc<CudaContext>,
-    program: &Program,
-    (text, entry): (&str, &str),
-    cache_dir: Option<&std::path::Path>,
-    level: Option<u32>,
-) -> Result<Loaded, GpuError> {
-    load_entry_if(ctx, program, (text, entry), cache_dir, true, level)?
-        .ok_or_else(|| GpuError::Devices("compiling was asked and did not happen".to_string()))
-}
-
-/// [`load_entry`]; with `compile` false, only from the disk cache (`None` on a miss).
-pub(crate) fn load_entry_if(
-    ctx: &Arc<CudaContext>,
-    program: &Program,
-    (text, entry): (&str, &str),
-    cache_dir: Option<&std::path::Path>,
-    compile: bool,
-    level: Option<u32>,
-) -> Result<Option<Loaded>, GpuError> {
-    ctx.bind_to_thread()
-        .during("binding the device's context")?;
-    let (major, minor) = ctx
-        .compute_capability()
-        .during("querying the compute capability")?;
-    let runtime_ptx = if program.has_point_calls() {
-        let arch = runtime::arch_for((major, minor));
-        let fns = ptx::point_functions(program);
-        Some(runtime::runtime_ptx(&arch, program.precision, &fns)?)
-    } else {
-        None
-    };
-    let driver_version = super::device::driver_version().during("querying the driver version")?;
-    // The point functions are spliced into the kernel where the splicer recognizes both texts
-    // (`gpu::inline`), else linked as calls. The key says whether splicing was asked (the
-    // outcome follows from the texts), so a cache hit needs no splicing.
-    let splice = runtime_ptx.is_some() && options::env::inline_runtime();
-    let mut arch = format!("sm_{major}{minor}");
-    if let Some(l) = level {
-        arch.push_str(&format!(" -O{l}"));
-    }
-    if splice {
-        arch.push_str(" inlined");
-    }
-    let key = cache::cubin_key(
-        text,
-        runtime_ptx.as_deref().unwrap_or(""),
-        driver_version,
-        &arch,
-    );
-    let load_cubin = |cubin: Vec<u8>| ctx.load_module(Ptx::from_binary(cubin));
-    let mut found_invalid = false;
-    let mut module = None;
-    let mut disk = DiskCacheOutcome::NoCache;
-    if let Some(dir) = cache_dir {
-        match cache::read_cubin(dir, &key) {
-            cache::Lookup::Valid(cubin) => {
-                // A valid entry the driver still refuses is rebuilt like a corrupt one.
-                match load_cubin(cubin) {
-                    Ok(m) => {
-                        module = Some(m);
-                        disk = DiskCacheOutcome::Hit;
-                    }
-                    Err(_) => found_invalid = true,
-                }
-            }
-            cache::Lookup::Invalid => found_invalid = true,
-            cache::Lookup::Missing => {}
-        }
-    }
-    if module.is_none() && !compile {
-        return Ok(None);
-    }
-    let inlined = runtime_ptx
-        .as_deref()
-        .filter(|_| splice)
-        .and_then(|rt| inline::inline_runtime(text, rt));
-    let mut parts = vec![("ivjit_kernel.ptx", inlined.as_deref().unwrap_or(text))];
-    if let (Some(rt), None) = (runtime_ptx.as_deref(), &inlined) {
-        parts.push(("ivjit_math.ptx", rt));
-    }
-    let module = match module {
-        Some(m) => m,
-        None => match link_cubin_at(ctx, &parts, level) {
-            Ok(cubin) => {
-                let stored = match cache_dir {
-                    Some(dir) => cache::write_cubin(dir, &key, &cubin).is_ok(),
-                    None => false,
-                };
-                if cache_dir.is_some() {
-                    disk = DiskCacheOutcome::Linked {
-                        stored,
-                        rebuilt: found_invalid,
-                    };
-                }
-                load_cubin(cubin).map_err(|e| GpuError::PtxRejected {
-                    code: describe(&e),
-                    log: "(loading the linked cubin; the linker accepted it)".to_string(),
-                })?
-            }
-            // Without point calls the plain load path gives the JIT log of a rejected
-            // kernel (and works even if the linker refused for another reason).
-            Err(_) if runtime_ptx.is_none() => {
-                disk = DiskCacheOutcome::Ptx;
-                load_module(ctx, text)?
-            }
-            Err(e) => return Err(e),
-        },
-    };
-    let function = module
-        .load_function(entry)
-        .during("looking up the kernel in the loaded module")?;
-    let sms = ctx
-        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-        .during("querying the multiprocessor count")?
-        .max(1) as u32;
-    extern "C" fn no_dynamic_shared_memory(_block_size: std::ffi::c_int) -> usize {
-        0
-    }
-    let (_, block) = function
-        .occupancy_max_potential_block_size(no_dynamic_shared_memory, 0, 0, None)
-        .during("querying the occupancy-optimal block size")?;
-    let block = if block == 0 { 128 } else { block };
-    let per_sm = function
-        .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
-        .during("querying the resident blocks per multiprocessor")?
-        .max(1);
-    Ok(Some(Loaded {
-        function,
-        block,
-        max_grid: sms.saturating_mul(per_sm).max(1),
-        disk,
-    }))
+/// Number of kernels held by the in-process cache (for tests and diagnostics).
+pub fn in_process_len() -> usize {
+    kernels().len()
 }
 
 impl DeviceKernel {
@@ -212,7 +89,7 @@ impl DeviceKernel {
     }
 
     /// Compiles (or reads from the disk cache) and loads `text` on `ordinal`; a program longer
-    /// than [`super::staged::STAGED_ABOVE`] instructions as stages instead (`text` is then
+    /// than [`super::STAGED_ABOVE`] instructions as stages instead (`text` is then
     /// only the cache's name for it).
     fn build(
         ordinal: usize,
@@ -397,13 +274,12 @@ impl DeviceKernel {
         let mut pipeline = match pooled {
             Some(p) => p,
             None => loop {
-                let made =
-                    match precision {
-                        Precision::F64 => batch::Slots::new(self, chunk, n_in, outs.len())
-                            .map(batch::Pipeline::F64),
-                        Precision::F32 => batch::Slots::new(self, chunk, n_in, outs.len())
-                            .map(batch::Pipeline::F32),
-                    };
+                let made = match precision {
+                    Precision::F64 => batch::Slots::new(&self.ctx, chunk, n_in, outs.len())
+                        .map(batch::Pipeline::F64),
+                    Precision::F32 => batch::Slots::new(&self.ctx, chunk, n_in, outs.len())
+                        .map(batch::Pipeline::F32),
+                };
                 match made {
                     Ok(p) => break p,
                     // Out of memory (device or pinned host): halve the chunk and try again,
@@ -458,16 +334,6 @@ fn inputs_only(program: &Program) -> Program {
     }
 }
 
-/// The slower tiers of a program compiled as stages, which [`GpuKernel::launch_tier_on`] runs
-/// on demand.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tier {
-    /// The stages (`gpu::staged`).
-    Stages,
-    /// The GPU interpreter of the program's bytecode (`gpu::interpreter`).
-    Interpreter,
-}
-
 /// A scalar program compiled for one or more devices.
 pub struct GpuKernel {
     precision: Precision,
@@ -512,7 +378,7 @@ pub struct LaunchShape {
 impl GpuKernel {
     /// Emits the PTX of `program` and loads it on every device of [`default_devices`] (every
     /// visible device, or `IVJIT_DEVICES`). A program with point calls is linked with the
-    /// runtime of the functions it calls (NVRTC, cached on disk: see [`runtime`]); errors carry
+    /// runtime of the functions it calls (NVRTC, cached on disk: see [`runtime`](super::runtime)); errors carry
     /// NVRTC's or the linker's log. Kernels are cached in the process and on disk ([`cache`]):
     /// a repeated program costs no compilation.
     pub fn new(program: &Program) -> Result<GpuKernel, GpuError> {
@@ -559,15 +425,22 @@ impl GpuKernel {
                 .map(Arc::new)
             };
             devices.push(if options.memory_cache {
-                cache::in_process(source, program.precision, ordinal, policies, build)?
+                kernels().get_or_build(
+                    (source.hash(), program.precision, ordinal, policies),
+                    &source.shared_text(),
+                    build,
+                )?
             } else {
                 build()?
             });
         }
-        let chunk_elements = options.chunk_elements.or_else(options::env::chunk_elements);
+        let chunk_elements = options.chunk_elements.or_else(super::env::chunk_elements);
         let host_transfer = match options.host_transfer {
             Some(t) => t,
-            None => options::env::host_transfer()?.unwrap_or(HostTransfer::Auto),
+            None => match super::env::host_transfer() {
+                Some(text) => HostTransfer::parse(&text)?,
+                None => HostTransfer::Auto,
+            },
         };
         Ok(GpuKernel {
             precision: program.precision,

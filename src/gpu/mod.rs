@@ -18,11 +18,13 @@ mod batch;
 pub mod cache;
 mod device;
 mod disk;
+pub(crate) mod env;
 mod error;
 pub mod inline;
 pub mod interpreter;
 mod kernel;
 mod link;
+mod load;
 mod nvrtc;
 mod options;
 mod pin;
@@ -31,27 +33,25 @@ pub(crate) mod search_module;
 mod staged;
 mod tiers;
 
+pub use device::{default_devices, parse_devices};
 pub use device::{detect, prepare, GpuInfo};
-pub use error::{GpuError, NoGpu};
-pub use kernel::{GpuKernel, LaunchShape, Tier};
+pub use error::{GpuError, HostAllocError, NoGpu};
+pub use kernel::{in_process_len, GpuKernel, LaunchShape};
 pub use link::{link_cubin, validate_ptx};
-pub use options::{
-    default_devices, parse_devices, HostTransfer, InterpreterPolicy, KernelOptions, TierUpPolicy,
-};
+pub use options::{HostTransfer, InterpreterPolicy, KernelOptions, TierUpPolicy};
+pub use tiers::{Tier, STAGED_ABOVE};
 
 pub(crate) use device::{context, driver_version};
 pub(crate) use error::{describe, Context};
 pub(crate) use kernel::DeviceKernel;
 pub(crate) use link::{link_cubin_at, load_module};
-pub(crate) use options::env;
 
-pub use pin::{machine_memory, HostAllocError, HostBuffer};
+pub use pin::{machine_memory, HostBuffer};
 
 pub(crate) use batch::{convert, PARALLEL_PIECE};
 pub(crate) use cache::KernelSource;
 pub use cache::{CacheDir, DiskCacheOutcome};
 pub use runtime::RuntimeError;
-pub use staged::STAGED_ABOVE;
 
 /// Size of the buffer for the driver's JIT error log.
 const JIT_LOG_BYTES: usize = 1 << 16;

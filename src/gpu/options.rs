@@ -1,44 +1,12 @@
 //! How kernels run: the devices (`IVJIT_DEVICES`), chunk sizes and host transfers
 //! ([`KernelOptions`], [`HostTransfer`]).
 
-use super::{detect, CacheDir, GpuError};
-
-/// Parses a device list such as `0,1` (the syntax of `IVJIT_DEVICES`): distinct ordinals,
-/// at least one, in the order given.
-pub fn parse_devices(text: &str) -> Result<Vec<usize>, GpuError> {
-    let mut out = Vec::new();
-    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let d: usize = part.parse().map_err(|_| {
-            GpuError::Devices(format!("IVJIT_DEVICES: `{part}` is not a device number"))
-        })?;
-        if out.contains(&d) {
-            return Err(GpuError::Devices(format!(
-                "IVJIT_DEVICES: device {d} is listed twice"
-            )));
-        }
-        out.push(d);
-    }
-    if out.is_empty() {
-        return Err(GpuError::Devices(
-            "IVJIT_DEVICES names no device".to_string(),
-        ));
-    }
-    Ok(out)
-}
-
-/// The devices a kernel uses by default: those of `IVJIT_DEVICES` (e.g. `0,1`) when it is set
-/// and not empty, else every visible device.
-pub fn default_devices() -> Result<Vec<usize>, GpuError> {
-    match env::devices() {
-        Some(v) => parse_devices(&v),
-        None => Ok((0..detect()?.device_count).collect()),
-    }
-}
+use super::{env, CacheDir, GpuError};
 
 /// Options of [`GpuKernel::with_options`](super::GpuKernel::with_options). The default is what [`GpuKernel::new`](super::GpuKernel::new) uses.
 #[derive(Clone, Debug)]
 pub struct KernelOptions {
-    /// Device ordinals to split batches across; `None`: [`default_devices`].
+    /// Device ordinals to split batches across; `None`: [`default_devices`](super::default_devices).
     pub devices: Option<Vec<usize>>,
     /// Where linked kernels are cached on disk.
     pub cache_dir: CacheDir,
@@ -98,8 +66,22 @@ impl Policies {
     /// `options`' policies, the environment's where they say `None`.
     pub(crate) fn of(options: &KernelOptions) -> Policies {
         Policies {
-            interpreter: options.interpreter.unwrap_or_else(env::interpreter),
-            tier_up: options.tier_up.unwrap_or_else(env::tier_up),
+            interpreter: options.interpreter.unwrap_or_else(|| {
+                // `first` also when unset or unknown.
+                match env::interpreter().as_deref() {
+                    Some("never") => InterpreterPolicy::Never,
+                    Some("only") => InterpreterPolicy::Only,
+                    _ => InterpreterPolicy::First,
+                }
+            }),
+            tier_up: options.tier_up.unwrap_or_else(|| {
+                // `auto` also when unset or unknown.
+                match env::tier_up().as_deref() {
+                    Some("now") => TierUpPolicy::Now,
+                    Some("never") => TierUpPolicy::Never,
+                    _ => TierUpPolicy::Auto,
+                }
+            }),
         }
     }
 }
@@ -148,102 +130,5 @@ impl Default for KernelOptions {
             interpreter: None,
             tier_up: None,
         }
-    }
-}
-
-/// The environment: every `IVJIT_*` variable the GPU engine reads is read here and nowhere else
-/// (the CLI reads its own, `IVJIT_PROGRESS_AFTER_MS`). An empty value counts as unset.
-pub(crate) mod env {
-    use super::{GpuError, HostTransfer, InterpreterPolicy, TierUpPolicy};
-    use std::ffi::OsString;
-
-    fn text(name: &str) -> Option<String> {
-        std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-    }
-
-    /// `IVJIT_DEVICES`: the devices to split batches across (`0,1`), unparsed.
-    pub(crate) fn devices() -> Option<String> {
-        text("IVJIT_DEVICES")
-    }
-
-    /// `IVJIT_CHUNK_ELEMENTS`: elements per streamed chunk (a positive integer; anything else
-    /// is ignored).
-    pub(crate) fn chunk_elements() -> Option<usize> {
-        text("IVJIT_CHUNK_ELEMENTS")
-            .and_then(|v| v.trim().parse::<usize>().ok())
-            .filter(|&c| c > 0)
-    }
-
-    /// `IVJIT_HOST_TRANSFER`: `staged`, `pinned` or `auto`; an unknown value is an error.
-    pub(crate) fn host_transfer() -> Result<Option<HostTransfer>, GpuError> {
-        text("IVJIT_HOST_TRANSFER")
-            .map(|v| HostTransfer::parse(&v))
-            .transpose()
-    }
-
-    /// `IVJIT_BATCH_TRACE`: any value asks for one timing line per device and batch.
-    pub(crate) fn batch_trace() -> bool {
-        std::env::var_os("IVJIT_BATCH_TRACE").is_some_and(|v| !v.is_empty())
-    }
-
-    /// `IVJIT_STAGE_INSTS`: instructions per stage of a program compiled as stages (a
-    /// non-negative integer; 0: never cut a program; anything else is ignored).
-    pub(crate) fn stage_insts() -> Option<usize> {
-        text("IVJIT_STAGE_INSTS").and_then(|v| v.trim().parse::<usize>().ok())
-    }
-
-    /// `IVJIT_INLINE_RUNTIME=0`: link the point functions as calls instead of splicing them
-    /// into the kernel (`gpu::inline`).
-    pub fn inline_runtime() -> bool {
-        text("IVJIT_INLINE_RUNTIME").as_deref().map(str::trim) != Some("0")
-    }
-
-    /// `IVJIT_STAGE_JIT_LEVEL`: the driver JIT's optimization level (0-4) for the stages of a
-    /// program compiled as stages; anything else counts as unset.
-    pub(crate) fn stage_jit_level() -> Option<u32> {
-        text("IVJIT_STAGE_JIT_LEVEL")
-            .and_then(|v| v.trim().parse::<u32>().ok())
-            .filter(|&l| l <= 4)
-    }
-
-    /// `IVJIT_STAGE_TRACE`: any value asks for one line on the stages' compile times.
-    pub(crate) fn stage_trace() -> bool {
-        std::env::var_os("IVJIT_STAGE_TRACE").is_some_and(|v| !v.is_empty())
-    }
-
-    /// `IVJIT_INTERPRETER`: `first` (also when unset or unknown), `never` or `only`.
-    pub(crate) fn interpreter() -> InterpreterPolicy {
-        match text("IVJIT_INTERPRETER").as_deref().map(str::trim) {
-            Some("never") => InterpreterPolicy::Never,
-            Some("only") => InterpreterPolicy::Only,
-            _ => InterpreterPolicy::First,
-        }
-    }
-
-    /// `IVJIT_TIER_UP`: `auto` (also when unset or unknown), `now` or `never`.
-    pub(crate) fn tier_up() -> TierUpPolicy {
-        match text("IVJIT_TIER_UP").as_deref().map(str::trim) {
-            Some("now") => TierUpPolicy::Now,
-            Some("never") => TierUpPolicy::Never,
-            _ => TierUpPolicy::Auto,
-        }
-    }
-
-    /// `IVJIT_TAPE_PROFILE`: any value asks the GPU tape render for one timing line per step
-    /// (a measurement switch).
-    pub(crate) fn tape_profile() -> bool {
-        text("IVJIT_TAPE_PROFILE").is_some()
-    }
-
-    /// `IVJIT_TAPE_NO_ROOT`: any value keeps the GPU tape render off its root-level kernel
-    /// (the one that evaluates and prunes the whole image's first tile in shared memory), so
-    /// tests and measurements reach the general path.
-    pub(crate) fn tape_no_root() -> bool {
-        text("IVJIT_TAPE_NO_ROOT").is_some()
-    }
-
-    /// `IVJIT_CACHE_DIR`: the disk cache's folder.
-    pub(crate) fn cache_dir() -> Option<OsString> {
-        std::env::var_os("IVJIT_CACHE_DIR").filter(|v| !v.is_empty())
     }
 }

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{sys, CudaContext, DriverError};
 
-use super::{Context, GpuError};
+use super::{Context, GpuError, HostAllocError};
 
 /// A registration of host memory with the driver, undone on drop if this value made it.
 #[derive(Debug)]
@@ -232,25 +232,6 @@ impl Drop for HostBuffer {
         }
         // Then the fields: `pin` unlocks, `data` frees.
     }
-}
-
-/// Why a [`HostBuffer`] could not be had: its size, in float64 values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum HostAllocError {
-    /// The bytes would not fit the address space (more than `isize::MAX`).
-    #[error("{len} float64 values is more memory than the address space holds")]
-    TooLarge {
-        /// The values asked for.
-        len: usize,
-    },
-    /// The memory is not there: more than the machine has, or the allocator refused it.
-    #[error("cannot allocate {len} float64 values ({bytes} bytes): out of memory")]
-    OutOfMemory {
-        /// The values asked for.
-        len: usize,
-        /// Their bytes.
-        bytes: usize,
-    },
 }
 
 /// `len` zeros in memory from the global allocator, or why not: never an abort. Zeroed by the

@@ -24,16 +24,16 @@ use cudarc::driver::{
 
 use super::batch::{launch_config, soa};
 use super::interpreter::{Interpreted, NotInterpreted};
-use super::kernel::{load_entry_at, Loaded, Tier};
+use super::load::{load_entry_at, Loaded};
 use super::options::{InterpreterPolicy, Policies, TierUpPolicy};
-use super::tiers::{wait_for, warm_up_compiler, ExitGuard, TierUp, EXITING, INTERPRET_ELEMENTS};
+use super::tiers::Tier;
+use super::tiers::{
+    wait_for, warm_up_compiler, ExitGuard, TierUp, EXITING, INTERPRET_ELEMENTS, STAGED_ABOVE,
+};
 use super::{DiskCacheOutcome, GpuError};
 use crate::ptx;
 use crate::scalar::split::{self, Slot};
 use crate::scalar::{Precision, Program};
-
-/// Programs of more scalar instructions than this are compiled as stages.
-pub const STAGED_ABOVE: usize = 4000;
 
 /// Instructions per stage (measured on Prospero with offline ptxas 13.0: stages of 500
 /// compile in 6.9 s in all, none above 0.15 s, without spills; of 1000, 7.0 s, some spilling;
@@ -53,7 +53,7 @@ const SCRATCH_BYTES: usize = 1 << 30;
 
 /// Instructions per stage: [`STAGE_INSTS`], or `IVJIT_STAGE_INSTS` (0: never cut).
 fn stage_insts() -> usize {
-    super::options::env::stage_insts().unwrap_or(STAGE_INSTS)
+    super::env::stage_insts().unwrap_or(STAGE_INSTS)
 }
 
 /// Whether `program` is compiled as stages.
@@ -115,7 +115,7 @@ fn compile_stages(
         .map_or(4, |t| t.get())
         .min(n)
         .max(1);
-    let level = Some(super::options::env::stage_jit_level().unwrap_or(STAGE_JIT_LEVEL));
+    let level = Some(super::env::stage_jit_level().unwrap_or(STAGE_JIT_LEVEL));
     let next = AtomicUsize::new(0);
     let results: Vec<Mutex<Option<Result<Loaded, GpuError>>>> =
         (0..n).map(|_| Mutex::new(None)).collect();
@@ -141,7 +141,7 @@ fn compile_stages(
             });
         }
     });
-    if super::options::env::stage_trace() {
+    if super::env::stage_trace() {
         // Whether the stages' compiles overlap: the sum of their times against the wall time.
         let us: Vec<usize> = took.iter().map(|t| t.load(Ordering::Relaxed)).collect();
         eprintln!(
@@ -189,7 +189,7 @@ impl StagedCode {
                 // The stages compute the same bits: a device that refuses the interpreter
                 // (or its words) still runs the program.
                 Err(NotInterpreted::Gpu(e)) => {
-                    if super::options::env::stage_trace() {
+                    if super::env::stage_trace() {
                         eprintln!("ivjit interpreter: not used ({e})");
                     }
                     None
@@ -232,7 +232,7 @@ impl StagedCode {
                             let _ = into.set(s);
                             let _ = after.set(began.elapsed());
                         }
-                        Err(e) if super::options::env::stage_trace() => {
+                        Err(e) if super::env::stage_trace() => {
                             eprintln!("ivjit stages: not compiled ({e}); the interpreter answers")
                         }
                         Err(_) => {}
@@ -240,7 +240,7 @@ impl StagedCode {
                 });
             }
         }
-        if super::options::env::stage_trace() && interpreter.is_some() {
+        if super::env::stage_trace() && interpreter.is_some() {
             eprintln!(
                 "ivjit interpreter: answers after {:.1} ms{}",
                 began.elapsed().as_secs_f64() * 1e3,

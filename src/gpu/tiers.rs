@@ -21,7 +21,7 @@
 //! exit until the compile thread is out of the driver. A process that never does that much work
 //! (a CLI command evaluating a few boxes) never starts the compile and exits at once.
 //!
-//! Programs of [`INTERPRET_ABOVE`] to [`super::staged::STAGED_ABOVE`] instructions without
+//! Programs of [`INTERPRET_ABOVE`] to [`STAGED_ABOVE`] instructions without
 //! point calls skip the stages: the interpreter answers while their single kernel compiles
 //! ([`InterpretedFirst`]).
 
@@ -32,12 +32,24 @@ use std::time::{Duration, Instant};
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DriverError};
 
 use super::interpreter::Interpreted;
-use super::kernel::{load_entry, Loaded};
+use super::load::{load_entry, Loaded};
 use super::options::{InterpreterPolicy, TierUpPolicy};
-use super::staged::STAGED_ABOVE;
 use super::DiskCacheOutcome;
 use crate::ptx;
 use crate::scalar::{Precision, Program};
+
+/// Programs of more scalar instructions than this are compiled as stages (`gpu::staged`).
+pub const STAGED_ABOVE: usize = 4000;
+
+/// The slower tiers of a program compiled as stages, which
+/// [`GpuKernel::launch_tier_on`](super::GpuKernel::launch_tier_on) runs on demand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tier {
+    /// The stages (`gpu::staged`).
+    Stages,
+    /// The GPU interpreter of the program's bytecode (`gpu::interpreter`).
+    Interpreter,
+}
 
 /// Most elements one launch gives the interpreter while compiled code is on its way; a larger
 /// launch waits for it. The interpreter takes about 3.7e-12 s per instruction and element (an
@@ -93,7 +105,7 @@ impl InterpretedFirst {
         let began = Instant::now();
         let interpreter = Interpreted::new(ctx, program, cache_dir).ok()?;
         let single = TierUp::new(ctx, program, text, cache_dir, TierUpPolicy::Now);
-        if super::options::env::stage_trace() {
+        if super::env::stage_trace() {
             eprintln!(
                 "ivjit interpreter: answers after {:.1} ms; the kernel compiles in the background",
                 began.elapsed().as_secs_f64() * 1e3
@@ -342,7 +354,7 @@ impl Drop for ExitGuard {
 extern "C" fn wait_for_background_compiles() {
     let mut n = IN_DRIVER.lock().unwrap_or_else(|p| p.into_inner());
     EXITING.store(true, Ordering::SeqCst);
-    if *n > 0 && super::options::env::batch_trace() {
+    if *n > 0 && super::env::batch_trace() {
         eprintln!(
             "ivjit: exit waits for {} kernel compile(s) in the background",
             *n

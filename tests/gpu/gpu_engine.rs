@@ -323,10 +323,7 @@ fn in_process_cache_reuses_kernels() {
     assert!(!k1.shares_code_with(f32e.gpu_kernel().unwrap()));
     let cpu = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();
     assert!(cpu.gpu_kernel().is_none());
-    eprintln!(
-        "{} kernels in the in-process cache",
-        gpu::cache::in_process_len()
-    );
+    eprintln!("{} kernels in the in-process cache", gpu::in_process_len());
 }
 
 fn program_text_f32() -> Program {
