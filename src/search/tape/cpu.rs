@@ -1,0 +1,167 @@
+//! The tape rule's CPU half: this module's interpreter (one box per call, the generated
+//! interval operations of `crate::lower::generated`) and the render's rounds over it, tiles in
+//! parallel (rayon), each boundary tile's children grouped under the tape it pruned.
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::{code, decode, Bound, Iv, Tape, TapeRound, BOTH, FIRST, OUT, SECOND};
+use crate::search::{classify, Plan, Rendered, Round2, BOUNDARY, INSIDE, OUTSIDE};
+use crate::Error;
+
+impl Tape {
+    /// The tape evaluated on the box `x` × `y` in `T`'s precision; with `record`, each
+    /// `min`/`max`'s outcome appended in order ([`FIRST`], [`SECOND`] or [`BOTH`]).
+    pub(crate) fn eval<T: Bound>(
+        &self,
+        x: (T, T),
+        y: (T, T),
+        slots: &mut Vec<(T, T)>,
+        mut record: Option<&mut Vec<u8>>,
+    ) -> (T, T) {
+        slots.clear();
+        slots.resize(self.slots(), (T::nan(), T::nan()));
+        for &inst in &self.insts {
+            let (op, out, a, b) = decode(inst);
+            // CONST and VAR name a constant and a variable, not slots.
+            let v = match op & 0xff {
+                code::CONST => {
+                    let c = self.consts[a as usize];
+                    slots[out as usize] = (T::lo_of(c.lo), T::hi_of(c.hi));
+                    continue;
+                }
+                code::VAR => {
+                    slots[out as usize] = if a == 0 { x } else { y };
+                    continue;
+                }
+                _ => (slots[a as usize], slots[b as usize]),
+            };
+            let (va, vb) = v;
+            let v = match op & 0xff {
+                code::MIN | code::MAX => {
+                    let (v, choice) = min_max(op, va, vb);
+                    if let Some(r) = record.as_deref_mut() {
+                        r.push(choice);
+                    }
+                    v
+                }
+                c => T::apply(c, va, vb),
+            };
+            slots[out as usize] = v;
+        }
+        slots[OUT as usize]
+    }
+}
+
+/// `min` or `max` (the generated operation) and which side decides it on every box inside
+/// this one.
+fn min_max<T: Bound>(op: u16, a: Iv<T>, b: Iv<T>) -> (Iv<T>, u8) {
+    let is_min = op & 0xff == code::MIN;
+    let v = T::apply(op & 0xff, a, b);
+    // `a` decides a min where it lies below b (a max where above), and b may be dropped only
+    // when it cannot be empty on a smaller box. (An empty side, NaN, decides nothing.)
+    let (a_wins, b_wins) = if is_min {
+        (a.1 <= b.0, b.1 <= a.0)
+    } else {
+        (a.0 >= b.1, b.0 >= a.1)
+    };
+    let choice = if a_wins && op & code::B_MAY_BE_EMPTY == 0 {
+        FIRST
+    } else if b_wins && op & code::A_MAY_BE_EMPTY == 0 {
+        SECOND
+    } else {
+        BOTH
+    };
+    (v, choice)
+}
+
+/// A level's tiles, grouped by the tape they run.
+type Groups = Vec<(Arc<Tape>, Vec<(u32, u32)>)>;
+
+pub(super) fn render<T: Bound>(
+    tape: &Tape,
+    plan: &Plan,
+) -> Result<(Rendered, Vec<TapeRound>), Error> {
+    let levels = &plan.levels;
+    let first = &levels[0];
+    let root: Vec<(u32, u32)> = (0..first.rows)
+        .flat_map(|r| (0..first.cols).map(move |c| (r, c)))
+        .collect();
+    let mut groups: Groups = vec![(Arc::new(tape.clone()), root)];
+    let mut classes = Vec::with_capacity(levels.len());
+    let mut rounds = Vec::with_capacity(levels.len());
+    let mut stats = Vec::with_capacity(levels.len());
+    for (l, grid) in levels.iter().enumerate() {
+        let next_grid = levels.get(l + 1);
+        let found: Vec<Vec<(u8, Option<Tape>)>> = groups
+            .par_iter()
+            .map(|(tape, tiles)| {
+                let mut slots = Vec::new();
+                let mut choices = Vec::new();
+                tiles
+                    .iter()
+                    .map(|&(r, c)| {
+                        let (i0, i1, j0, j1) = plan.pixels(l, r, c);
+                        let [xl, xh, yl, yh] = plan.axes.tile_box(i0, i1, j0, j1);
+                        let (x, y) = ((T::lo_of(xl), T::hi_of(xh)), (T::lo_of(yl), T::hi_of(yh)));
+                        choices.clear();
+                        let record = next_grid.is_some().then_some(&mut choices);
+                        let (lo, hi) = tape.eval(x, y, &mut slots, record);
+                        let class = classify(lo.to_f64(), hi.to_f64());
+                        let child = (class == BOUNDARY && next_grid.is_some())
+                            .then(|| tape.prune(&choices));
+                        (class, child)
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut level = crate::search::filled(
+            grid.rows as usize * grid.cols as usize,
+            crate::search::render::UNSET,
+            "a level of the image's tiles",
+        )?;
+        let mut round = Round2 {
+            tile: grid.tile,
+            ..Round2::default()
+        };
+        let mut length = 0usize;
+        let mut next: Groups = Vec::new();
+        for ((tape, tiles), found) in groups.iter().zip(found) {
+            length += tape.len() * tiles.len();
+            for (&(r, c), (class, child)) in tiles.iter().zip(found) {
+                level[(r * grid.cols + c) as usize] = class;
+                round.boxes += 1;
+                match class {
+                    INSIDE => round.inside += 1,
+                    OUTSIDE => round.outside += 1,
+                    _ => round.boundary += 1,
+                }
+                if let (Some(child), Some(ng)) = (child, next_grid) {
+                    let k = grid.tile / ng.tile;
+                    let rows = k.min(ng.rows - r * k);
+                    let cols = k.min(ng.cols - c * k);
+                    let kids = (0..rows)
+                        .flat_map(|a| (0..cols).map(move |b| (r * k + a, c * k + b)))
+                        .collect();
+                    next.push((Arc::new(child), kids));
+                }
+            }
+        }
+        stats.push(TapeRound {
+            tile: grid.tile,
+            boxes: round.boxes,
+            mean_len: length as f64 / round.boxes.max(1) as f64,
+        });
+        rounds.push(round);
+        classes.push(level);
+        groups = next;
+    }
+    let rendered = Rendered {
+        width: plan.width,
+        height: plan.height,
+        classes: crate::search::render::cpu::compose(plan, &classes)?,
+        rounds,
+    };
+    Ok((rendered, stats))
+}
