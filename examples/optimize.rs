@@ -364,7 +364,7 @@ fn table(
     descent: bool,
 ) -> Result<(), String> {
     let mut backends = Vec::new();
-    if backend != BackendChoice::Cpu && ivjit::internals::gpu::detect().is_ok() {
+    if backend != BackendChoice::Cpu && ivjit::detect_gpu().is_ok() {
         backends.push(BackendChoice::Gpu);
     }
     if backend != BackendChoice::Gpu {

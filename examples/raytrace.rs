@@ -607,7 +607,7 @@ fn options_for(cli: &Cli, scene: &Scene, backend: BackendChoice) -> Result<Optio
     let gpu = match backend {
         BackendChoice::Cpu => false,
         BackendChoice::Gpu => true,
-        BackendChoice::Auto => ivjit::internals::gpu::detect().is_ok(),
+        BackendChoice::Auto => ivjit::detect_gpu().is_ok(),
     };
     let (width, height) = match &cli.size {
         Some(s) => parse_size(s)?,
@@ -752,12 +752,11 @@ fn run() -> Result<(), String> {
             let mut rows = Vec::new();
             for (name, cpu_paper, gpu_paper) in paper {
                 let s = all.iter().find(|s| s.name == name).expect("a table scene");
-                let gpu =
-                    if ivjit::internals::gpu::detect().is_ok() && backend != BackendChoice::Cpu {
-                        Some(render_scene(cli, s, BackendChoice::Gpu)?)
-                    } else {
-                        None
-                    };
+                let gpu = if ivjit::detect_gpu().is_ok() && backend != BackendChoice::Cpu {
+                    Some(render_scene(cli, s, BackendChoice::Gpu)?)
+                } else {
+                    None
+                };
                 let cpu = render_scene(cli, s, BackendChoice::Cpu)?;
                 rows.push((name, cpu_paper, gpu_paper, gpu, cpu));
             }

@@ -23,7 +23,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let expr = Expression::parse(&src)?;
     let program = expr.scalar(Precision::F64)?;
     let nv = expr.vars().len();
-    let info = ivjit::internals::gpu::detect()?;
+    let info = ivjit::detect_gpu()?;
     println!("{} x{}; {src}; {n} boxes", info.name, info.device_count);
     // Random boxes (fresh, never zeros): centre in [-3, 3], width in (0, 0.01].
     let t = Instant::now();

@@ -56,7 +56,9 @@ fn reexports_in(text: &str) -> BTreeMap<String, String> {
             continue;
         }
         for name in names.trim_matches(|c| c == '{' || c == '}').split(',') {
-            let name = name.split("::").last().unwrap_or("").trim();
+            // `a::B` names B; `detect as detect_gpu` names detect_gpu.
+            let name = name.split("::").last().unwrap_or("");
+            let name = name.split(" as ").last().unwrap_or("").trim();
             if !name.is_empty() {
                 out.insert(name.to_string(), module.trim().to_string());
             }

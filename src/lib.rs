@@ -12,8 +12,8 @@
 //!
 //! The library's interface is this page: [`Expression`] (parse, rewrite, lower and emit once
 //! per precision), [`Evaluator`] (the backend choice and the batch entry points, with the GPU
-//! engine's [`KernelOptions`] and page-locked [`HostBuffer`]s), [`Interval`], [`Error`], and the
-//! searches of [`search`]. The stages are private; `docs/architecture.md` is
+//! engine's [`KernelOptions`] and page-locked [`HostBuffer`]s), [`Interval`], [`Error`],
+//! [`detect_gpu`] (is there a GPU to use, and which), and the searches of [`search`]. The stages are private; `docs/architecture.md` is
 //! the map of their layers, and `cargo doc --document-private-items` documents them. The
 //! command-line tool, the Python package and the tests reach them through a hidden module,
 //! `internals`, which is not part of the interface.
@@ -122,8 +122,8 @@ pub use error::Error;
 pub use evaluator::{Backend, BackendChoice, Evaluator};
 pub use expression::Expression;
 pub use gpu::{
-    CacheDir, HostAllocError, HostBuffer, HostTransfer, InterpreterPolicy, KernelOptions,
-    TierUpPolicy,
+    detect as detect_gpu, CacheDir, GpuInfo, HostAllocError, HostBuffer, HostTransfer,
+    InterpreterPolicy, KernelOptions, NoGpu, TierUpPolicy,
 };
 pub use input::Column;
 pub use interval::{Interval, IntervalError};

@@ -186,7 +186,7 @@ fn render_pruned(
     let on_gpu = match args.backend {
         BackendArg::Gpu => true,
         BackendArg::Cpu => false,
-        BackendArg::Auto => ivjit::internals::gpu::detect().is_ok(),
+        BackendArg::Auto => ivjit::detect_gpu().is_ok(),
     };
     // Tapes run by the interpreter (prepared once: built, and on the GPU uploaded with the
     // interpreter loaded) where the expression has one; otherwise, on the CPU, programs

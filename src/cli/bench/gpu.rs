@@ -91,7 +91,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 impl Device {
     /// Device 0, or why there is none (never panics on a missing driver).
     pub fn open() -> R<Device> {
-        let info = ivjit::internals::gpu::detect().map_err(|e| e.to_string())?;
+        let info = ivjit::detect_gpu().map_err(|e| e.to_string())?;
         let ctx = CudaContext::new(0).map_err(d("creating the context"))?;
         let stream = ctx.new_stream().map_err(d("creating a stream"))?;
         Ok(Device {
