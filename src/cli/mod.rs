@@ -164,8 +164,30 @@ pub(crate) fn compile(s: &Source) -> Result<(String, Expression), Failure> {
         let expr = Expression::parse_tape(&text).map_err(|e| failure(e, &text))?;
         return Ok((expr.source().to_string(), expr));
     }
-    let expr = Expression::parse(&text).map_err(|e| failure(e, &text))?;
+    let expr = Expression::parse(&text).map_err(|e| {
+        let mut f = failure(e, &text);
+        if let Some(hint) = file_hint(s, &text) {
+            f.message = format!("{}\n{hint}", f.message.trim_end());
+        }
+        f
+    })?;
     Ok((text, expr))
+}
+
+/// A hint for an expression that does not parse because it is a file's name (`ivjit render
+/// prospero.vm`): the file exists, or the name ends like a tape's.
+fn file_hint(s: &Source, text: &str) -> Option<String> {
+    let name = text.trim();
+    let looks_like_a_file = s.file.is_none()
+        && !name.is_empty()
+        && !name.contains(char::is_whitespace)
+        && (Path::new(name).is_file() || name.ends_with(".vm"));
+    looks_like_a_file.then(|| {
+        format!(
+            "help: `{name}` looks like a file's name; to read the expression (or a .vm tape) \
+             from it, write `-f {name}`"
+        )
+    })
 }
 
 #[derive(clap::Args)]

@@ -322,3 +322,36 @@ fn pruned_depth_map_is_the_plain_one() {
     assert_eq!(means.len(), 3, "{err}");
     assert!(means[2] < means[0] / 2.0, "{err}");
 }
+
+/// A file's name where the expression goes (`ivjit render prospero.vm`) gets a hint to use
+/// `-f`, not only the syntax error; an expression that merely fails to parse gets none.
+#[test]
+fn a_file_given_as_the_expression_gets_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let tape = dir.path().join("circle.vm");
+    std::fs::write(
+        &tape,
+        "_0 var-x\n_1 var-y\n_2 square _0\n_3 square _1\n_4 add _2 _3\n",
+    )
+    .unwrap();
+    let out = dir.path().join("c.npy");
+    let o = ivjit(&["render", p(&tape), "-o", p(&out), "--backend", "cpu"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let want = format!("write `-f {}`", p(&tape));
+    assert!(stderr(&o).contains(&want), "{}", stderr(&o));
+    let o = ivjit(&[
+        "render",
+        "-f",
+        p(&tape),
+        "-o",
+        p(&out),
+        "--size",
+        "8x8",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = ivjit(&["render", "x +", "-o", p(&out), "--backend", "cpu"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!stderr(&o).contains("-f"), "{}", stderr(&o));
+}
