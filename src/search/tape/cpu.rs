@@ -1,5 +1,6 @@
-//! The tape rule's CPU half: this module's interpreter (one box per call, the generated
-//! interval operations of `crate::lower::generated`) and the render's rounds over it, tiles in
+//! The tape rule's CPU half: this module's interpreter (the generated interval operations of
+//! `crate::lower::generated`), one box per call or a group's tiles per call (lanes: each
+//! instruction decoded once for up to 64 tiles), and the render's rounds over it, groups in
 //! parallel (rayon), each boundary tile's children grouped under the tape it pruned.
 
 use std::sync::Arc;
@@ -9,6 +10,9 @@ use rayon::prelude::*;
 use super::{code, decode, Bound, Iv, Tape, TapeRound, BOTH, FIRST, OUT, SECOND};
 use crate::search::{classify, Plan, Rendered, Round2, BOUNDARY, INSIDE, OUTSIDE};
 use crate::Error;
+
+/// Tiles per pass over a tape: a group's children (8 x 8 with the default tiles) in one.
+const LANES: usize = 64;
 
 impl Tape {
     /// The tape evaluated on the box `x` × `y` in `T`'s precision; with `record`, each
@@ -51,6 +55,51 @@ impl Tape {
             slots[out as usize] = v;
         }
         slots[OUT as usize]
+    }
+
+    /// The tape evaluated on `boxes` at once (the tiles of one group, which share the tape):
+    /// each instruction is decoded once and run on every box, slot `s` of box `l` at
+    /// `slots[s * n + l]`. With `record`, each `min`/`max`'s outcomes are appended box by box
+    /// (the k-th decision of box `l` at `record[k * n + l]`). Box for box the bits of
+    /// [`Tape::eval`]: the same operations in the same order.
+    pub(crate) fn eval_lanes<T: Bound>(
+        &self,
+        boxes: &[(Iv<T>, Iv<T>)],
+        slots: &mut Vec<Iv<T>>,
+        mut record: Option<&mut Vec<u8>>,
+    ) -> Vec<Iv<T>> {
+        let n = boxes.len();
+        slots.clear();
+        slots.resize(self.slots() * n, (T::nan(), T::nan()));
+        for &inst in &self.insts {
+            let (op, out, a, b) = decode(inst);
+            let at = out as usize * n;
+            match op & 0xff {
+                // CONST and VAR name a constant and a variable, not slots.
+                code::CONST => {
+                    let c = self.consts[a as usize];
+                    slots[at..at + n].fill((T::lo_of(c.lo), T::hi_of(c.hi)));
+                }
+                code::VAR => {
+                    for (s, &(x, y)) in slots[at..at + n].iter_mut().zip(boxes) {
+                        *s = if a == 0 { x } else { y };
+                    }
+                }
+                code::MIN | code::MAX => {
+                    let (a, b) = (a as usize * n, b as usize * n);
+                    for l in 0..n {
+                        let (v, choice) = min_max(op, slots[a + l], slots[b + l]);
+                        slots[at + l] = v;
+                        if let Some(r) = record.as_deref_mut() {
+                            r.push(choice);
+                        }
+                    }
+                }
+                c => T::apply_lanes(c, slots, (at, a as usize * n, b as usize * n), n),
+            }
+        }
+        let o = OUT as usize * n;
+        slots[o..o + n].to_vec()
     }
 }
 
@@ -97,23 +146,33 @@ pub(super) fn render<T: Bound>(
         let found: Vec<Vec<(u8, Option<Tape>)>> = groups
             .par_iter()
             .map(|(tape, tiles)| {
-                let mut slots = Vec::new();
-                let mut choices = Vec::new();
-                tiles
-                    .iter()
-                    .map(|&(r, c)| {
-                        let (i0, i1, j0, j1) = plan.pixels(l, r, c);
-                        let [xl, xh, yl, yh] = plan.axes.tile_box(i0, i1, j0, j1);
-                        let (x, y) = ((T::lo_of(xl), T::hi_of(xh)), (T::lo_of(yl), T::hi_of(yh)));
-                        choices.clear();
-                        let record = next_grid.is_some().then_some(&mut choices);
-                        let (lo, hi) = tape.eval(x, y, &mut slots, record);
+                let (mut slots, mut record, mut choices) = (Vec::new(), Vec::new(), Vec::new());
+                let mut found = Vec::with_capacity(tiles.len());
+                // The group's tiles LANES at a time through one pass over the tape.
+                for part in tiles.chunks(LANES) {
+                    let boxes: Vec<(Iv<T>, Iv<T>)> = part
+                        .iter()
+                        .map(|&(r, c)| {
+                            let (i0, i1, j0, j1) = plan.pixels(l, r, c);
+                            let [xl, xh, yl, yh] = plan.axes.tile_box(i0, i1, j0, j1);
+                            ((T::lo_of(xl), T::hi_of(xh)), (T::lo_of(yl), T::hi_of(yh)))
+                        })
+                        .collect();
+                    record.clear();
+                    let recording = next_grid.is_some().then_some(&mut record);
+                    let values = tape.eval_lanes(&boxes, &mut slots, recording);
+                    let n = part.len();
+                    for (lane, (lo, hi)) in values.into_iter().enumerate() {
                         let class = classify(lo.to_f64(), hi.to_f64());
-                        let child = (class == BOUNDARY && next_grid.is_some())
-                            .then(|| tape.prune(&choices));
-                        (class, child)
-                    })
-                    .collect()
+                        let child = (class == BOUNDARY && next_grid.is_some()).then(|| {
+                            choices.clear();
+                            choices.extend(record.iter().skip(lane).step_by(n));
+                            tape.prune(&choices)
+                        });
+                        found.push((class, child));
+                    }
+                }
+                found
             })
             .collect();
         let mut level = crate::search::filled(
