@@ -202,19 +202,22 @@ def _root_box(f, box):
     return [(_outward(lo, False), _outward(hi, True)) for lo, hi in box]
 
 
-def render(f, width, height, region, tiles=None, precision="f64", backend="auto", prune=False):
+def render(f, width, height, region, tiles=None, precision="f64", backend="auto", prune=None):
     """Classifies every pixel of a `width` x `height` image over `region = (x0, x1, y0, y1)`
     as `OUTSIDE` (f > 0 on the whole pixel, proven), `INSIDE` (f < 0, proven) or `BOUNDARY`
     (neither), by subdivision through tiles of `tiles` pixels (default 64, 8, 1), on the
     function's backend. `f`: a compiled function of x and y, or its source. Returns a uint8
-    array of shape (height, width), row 0 at the top (y = y1). `prune=True`: each boundary
-    tile's children run the program pruned for it (docs/render.md) — tapes run by an
-    interpreter on the function's backend (x, y, +, -, *, sqr, sqrt, abs, min, max), else
-    region specialization on the CPU: the same classes, many times faster for large min/max
-    models such as Prospero (1024² in about 1.3 ms on an H100, 0.2 s on two CPU cores)."""
+    array of shape (height, width), row 0 at the top (y = y1). Pruning: each boundary tile's
+    children run the program pruned for it (docs/render.md) — tapes run by an interpreter on
+    the function's backend (x, y, +, -, *, sqr, sqrt, abs, min, max), else region
+    specialization on the CPU: the same classes, many times faster for large min/max models
+    such as Prospero (1024² in about 1.2 ms on an H200, 0.12 s on two CPU cores). `prune=None`
+    (the default) prunes where f has a min or max and the pruned render runs on the function's
+    backend; `True` always prunes, `False` never."""
     f = _function(f, precision, backend)
     region = [float(r) for r in region]
-    classes, _ = f._native._render(int(width), int(height), region, list(tiles or []), bool(prune))
+    prune = None if prune is None else bool(prune)
+    classes, _ = f._native._render(int(width), int(height), region, list(tiles or []), prune)
     return classes
 
 

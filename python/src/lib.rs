@@ -391,12 +391,12 @@ impl Function {
     /// Classifies every pixel of a width x height image over `region` (x0, x1, y0, y1) by
     /// subdivision through tiles of the given sizes: `ivjit::search::render`. Returns the
     /// classes (row 0 at the top) as a (height, width) uint8 array, and per round (tile size,
-    /// boxes, inside, outside, boundary). With `prune`, per-tile pruned tapes run by the
-    /// interpreter on the function's backend (`ivjit::search::tape`), or for an expression
-    /// outside its set region specialization on the CPU (`ivjit::search::render_pruned`): the
-    /// same classes.
+    /// boxes, inside, outside, boundary). Pruned (`ivjit::search::PrunedRender`: per-tile
+    /// pruned tapes run by the interpreter on the function's backend, or for an expression
+    /// outside its set region specialization on the CPU; the same classes) when `prune` is
+    /// true, and by default (`None`) where `ivjit::search::default_pruned` says it pays.
     #[allow(clippy::type_complexity)]
-    #[pyo3(signature = (width, height, region, tiles, prune = false))]
+    #[pyo3(signature = (width, height, region, tiles, prune = None))]
     fn _render<'py>(
         &self,
         py: Python<'py>,
@@ -404,7 +404,7 @@ impl Function {
         height: u32,
         region: [f64; 4],
         tiles: Vec<u32>,
-        prune: bool,
+        prune: Option<bool>,
     ) -> PyResult<(pyo3::Bound<'py, PyAny>, Vec<(u32, u64, u64, u64, u64)>)> {
         let mut opts = ivjit::search::RenderOptions::new(width, height, region);
         if !tiles.is_empty() {
@@ -412,24 +412,27 @@ impl Function {
         }
         let image = py
             .allow_threads(|| {
-                if prune {
-                    // Tapes run by the interpreter on the function's backend; an expression
-                    // outside the interpreter's set gets region specialization on the CPU.
-                    use ivjit::search::{tape, SearchError};
-                    let p = self.eval.precision();
-                    let backend = match self.eval.backend() {
-                        ivjit::Backend::Gpu => tape::TapeBackend::Gpu,
-                        ivjit::Backend::Cpu => tape::TapeBackend::Cpu,
-                    };
-                    match tape::render(&self.expr, p, backend, &opts) {
-                        Err(ivjit::Error::Search(SearchError::Tape(_))) => {
-                            ivjit::search::render_pruned(&self.expr, p, &opts)
-                                .map(|(image, _)| image)
-                        }
-                        other => other.map(|(image, _)| image),
-                    }
-                } else {
-                    ivjit::search::render(&self.eval, &opts)
+                // The library's one pruned path: tapes run by the interpreter on the function's
+                // backend; an expression outside the interpreter's set gets region
+                // specialization on the CPU. By default only where it pays and stays on the
+                // function's backend (`search::default_pruned`).
+                use ivjit::search::{default_pruned, PrunedRender};
+                let (p, backend) = (self.eval.precision(), self.eval.backend());
+                let pruned = match prune {
+                    Some(true) => Some(
+                        PrunedRender::new(&self.expr, p, backend).or_else(|e| match backend {
+                            ivjit::Backend::Gpu => {
+                                PrunedRender::new(&self.expr, p, ivjit::Backend::Cpu)
+                            }
+                            ivjit::Backend::Cpu => Err(e),
+                        })?,
+                    ),
+                    Some(false) => None,
+                    None => default_pruned(&self.expr, p, backend == ivjit::Backend::Gpu),
+                };
+                match pruned {
+                    Some(r) => r.render(&opts).map(|(image, _)| image),
+                    None => ivjit::search::render(&self.eval, &opts),
                 }
             })
             .map_err(|e| to_py(e, self.expr.source()))?;

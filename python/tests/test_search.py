@@ -215,9 +215,11 @@ def test_pruned_render_gives_the_same_classes():
         "-(max(abs(x) - 0.2, abs(y + 0.5) - 0.2)))"
     )
     for precision in ("f64", "f32"):
-        full = ivjit.render(src, 160, 96, (-1, 1, -0.75, 0.75), precision=precision, backend="cpu")
+        full = ivjit.render(src, 160, 96, (-1, 1, -0.75, 0.75), precision=precision, backend="cpu", prune=False)
         pruned = ivjit.render(src, 160, 96, (-1, 1, -0.75, 0.75), precision=precision, backend="cpu", prune=True)
+        default = ivjit.render(src, 160, 96, (-1, 1, -0.75, 0.75), precision=precision, backend="cpu")
         assert np.array_equal(full, pruned)
+        assert np.array_equal(full, default)
         assert (full == ivjit.INSIDE).sum() > 100 and (full == ivjit.OUTSIDE).sum() > 100
 
 

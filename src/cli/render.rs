@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use super::{compile, failure, precision, report_fallback, Failure};
 use crate::{BackendArg, PrecisionArg, Source};
-use ivjit::search::tape::{TapeBackend, TapeRenderer};
+use ivjit::search::PrunedRender;
 use ivjit::search::{self, ray, RenderOptions, BOUNDARY, INSIDE};
-use ivjit::{BackendChoice, Evaluator, Expression};
+use ivjit::{Backend, BackendChoice, Evaluator, Expression};
 
 #[derive(clap::Args)]
 pub struct RenderArgs {
@@ -54,8 +54,14 @@ pub struct RenderArgs {
     /// run by an interpreter on the backend, no JIT compilation (x, y, constants, +, -, *,
     /// neg, sqr, sqrt, abs, min, max: the .vm set); on the CPU, other expressions get
     /// programs specialized per tile. --stats prints the mean program length per round.
-    #[arg(long)]
+    /// 2-D renders prune by default where the expression has a min or max and the pruned
+    /// render runs on the backend the full one would use; 3-D ones only when asked.
+    #[arg(long, conflicts_with = "no_prune")]
     pub prune: bool,
+    /// Evaluate every tile with the whole program (no pruning), as before pruning was the
+    /// default.
+    #[arg(long)]
+    pub no_prune: bool,
 }
 
 /// `WIDTHxHEIGHT`.
@@ -102,8 +108,31 @@ pub fn render(args: RenderArgs) -> Result<(), Failure> {
     if expr.vars().iter().any(|v| v == "z") {
         return render_depth(&args, &text, &expr, (width, height), region, format);
     }
-    if args.prune {
-        return render_pruned(&args, &text, &expr, width, height, region, format);
+    let p = precision(args.precision);
+    let gpu = match args.backend {
+        BackendArg::Gpu => true,
+        BackendArg::Cpu => false,
+        BackendArg::Auto => ivjit::detect_gpu().is_ok(),
+    };
+    let pruned = if args.prune {
+        // Asked for: on the GPU where the expression has a tape; otherwise on the CPU, unless
+        // the GPU was asked for (then the tape's error says why not).
+        Some(
+            match PrunedRender::new(&expr, p, if gpu { Backend::Gpu } else { Backend::Cpu }) {
+                Err(_) if gpu && matches!(args.backend, BackendArg::Auto) => {
+                    PrunedRender::new(&expr, p, Backend::Cpu)
+                }
+                other => other,
+            }
+            .map_err(|e| failure(e, &text))?,
+        )
+    } else if args.no_prune {
+        None
+    } else {
+        search::default_pruned(&expr, p, gpu)
+    };
+    if let Some(pruned) = pruned {
+        return render_pruned(&args, &text, &pruned, (width, height), region, format);
     }
     let choice = match args.backend {
         BackendArg::Auto => BackendChoice::Auto,
@@ -165,16 +194,15 @@ pub fn render(args: RenderArgs) -> Result<(), Failure> {
     super::output::write(&args.output, &bytes)
 }
 
-/// `--prune`: the search with per-tile pruned programs (the same classes as without; each
-/// boundary tile's children run the program pruned for it): tapes run by the interpreter
-/// (`ivjit::search::tape`) on either backend; on the CPU, an expression the interpreter does
-/// not run gets programs specialized and lowered per tile (`ivjit::search::render_pruned`).
+/// The search with per-tile pruned programs (`--prune`, and the default where it pays; the same
+/// classes as without: each boundary tile's children run the program pruned for it), the way
+/// the library runs it ([`PrunedRender`]: tapes run by the interpreter on either backend; on
+/// the CPU, an expression the interpreter does not run gets programs specialized per tile).
 fn render_pruned(
     args: &RenderArgs,
     text: &str,
-    expr: &Expression,
-    width: u32,
-    height: u32,
+    pruned: &PrunedRender<'_>,
+    (width, height): (u32, u32),
     region: [f64; 4],
     format: Format,
 ) -> Result<(), Failure> {
@@ -183,42 +211,8 @@ fn render_pruned(
         ..RenderOptions::new(width, height, region)
     };
     let p = precision(args.precision);
-    let on_gpu = match args.backend {
-        BackendArg::Gpu => true,
-        BackendArg::Cpu => false,
-        BackendArg::Auto => ivjit::detect_gpu().is_ok(),
-    };
-    // Tapes run by the interpreter (prepared once: built, and on the GPU uploaded with the
-    // interpreter loaded) where the expression has one; otherwise, on the CPU, programs
-    // specialized per tile and lowered (any expression; slower).
-    // An expression outside the interpreter's set runs on the CPU unless the GPU was asked.
-    let backend = if on_gpu {
-        TapeBackend::Gpu
-    } else {
-        TapeBackend::Cpu
-    };
-    let renderer = match TapeRenderer::new(expr, p, backend) {
-        Ok(r) => Some(r),
-        Err(ivjit::Error::Search(search::SearchError::Tape(_)))
-            if !matches!(args.backend, BackendArg::Gpu) =>
-        {
-            None
-        }
-        Err(e) => return Err(failure(e, text)),
-    };
-    let on_gpu = on_gpu && renderer.is_some();
-    let once = || -> Result<(search::Rendered, Vec<(u32, f64)>), Failure> {
-        if let Some(renderer) = &renderer {
-            let (image, stats) = renderer.render(&opts).map_err(|e| failure(e, text))?;
-            let lengths = stats.iter().map(|s| (s.tile, s.mean_len)).collect();
-            Ok((image, lengths))
-        } else {
-            let (image, stats) =
-                search::render_pruned(expr, p, &opts).map_err(|e| failure(e, text))?;
-            let lengths = stats.iter().map(|s| (s.tile, s.mean_insts)).collect();
-            Ok((image, lengths))
-        }
-    };
+    let on_gpu = pruned.backend() == Backend::Gpu;
+    let once = || pruned.render(&opts).map_err(|e| failure(e, text));
     let runs = args.repeat.map_or(1, |n| n.max(1));
     if on_gpu && args.repeat.is_some() {
         once()?;
@@ -233,16 +227,9 @@ fn render_pruned(
     let (image, lengths) = result.expect("at least one run");
     times.sort_by(f64::total_cmp);
     if args.stats || args.repeat.is_some() {
-        let (place, unit) = match (&renderer, on_gpu) {
-            (Some(_), true) => ("the gpu's tape interpreter", "tape instructions"),
-            (Some(_), false) => ("the cpu's tape interpreter", "tape instructions"),
-            (None, _) => (
-                "the cpu, programs specialized per tile",
-                "scalar instructions",
-            ),
-        };
+        let (place, unit) = (pruned.runner(), pruned.unit());
         eprintln!(
-            "ivjit render --prune: {width}x{height} on {place} ({}): fastest {:.3} ms, median \
+            "ivjit render, pruned: {width}x{height} on {place} ({}): fastest {:.3} ms, median \
              {:.3} ms of {}; {} boxes",
             p.name(),
             times[0] * 1e3,

@@ -38,6 +38,7 @@ mod kernels;
 pub mod minimize;
 pub mod newton;
 pub mod prune;
+mod pruned;
 pub mod ray;
 mod render;
 pub mod tape;
@@ -63,6 +64,7 @@ pub fn kernel_ptx(
         .collect()
 }
 pub use prune::{render_pruned, PruneRound};
+pub use pruned::{default_pruned, prunes, MeanLength, PrunedRender};
 
 /// The CUDA C of every search kernel module in precision `p` (the tape interpreter with
 /// `nslots` slots), named: what the offline tests compile with NVRTC and assemble with ptxas.

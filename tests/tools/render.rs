@@ -234,12 +234,13 @@ fn depth_map_of_a_ball() {
     assert!(hits > 300 && misses > 100, "{hits} hits, {misses} misses");
 }
 
-/// Runs `ivjit` with `args` writing to a temporary `.npy`, then again with `pruned` added:
-/// both succeed and write the same bytes. Returns the second run's stderr.
+/// Runs `ivjit` with `args` and `--no-prune` writing to a temporary `.npy`, then again with
+/// `pruned` added instead: both succeed and write the same bytes. Returns the second run's
+/// stderr.
 fn same_output_pruned(args: &[&str], pruned: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("plain.npy"), dir.path().join("pruned.npy"));
-    let o = ivjit(&[args, &["-o", p(&a)]].concat());
+    let o = ivjit(&[args, &["-o", p(&a), "--no-prune"]].concat());
     assert!(o.status.success(), "{}", stderr(&o));
     let o = ivjit(&[args, &["-o", p(&b)], pruned].concat());
     assert!(o.status.success(), "{}", stderr(&o));
@@ -354,4 +355,38 @@ fn a_file_given_as_the_expression_gets_a_hint() {
     let o = ivjit(&["render", "x +", "-o", p(&out), "--backend", "cpu"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(!stderr(&o).contains("-f"), "{}", stderr(&o));
+}
+
+/// A 2-D render prunes by default where the expression has a min or max (the same classes as
+/// `--no-prune`, the pruned report); without one it runs the whole program; `--prune` with
+/// `--no-prune` is refused.
+#[test]
+fn two_dimensional_renders_prune_by_default_where_it_pays() {
+    let model = "min(max(abs(x) - 0.5, abs(y) - 0.3), sqrt(sqr(x - 0.4) + sqr(y + 0.2)) - 0.35)";
+    let base = ["render", model, "--size", "96x80", "--backend", "cpu"];
+    let err = same_output_pruned(&base, &["--stats"]);
+    assert!(
+        err.contains("pruned") && err.contains("tape interpreter"),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("disk.npy");
+    let o = ivjit(
+        &[
+            "render",
+            "x^2 + y^2 - 0.5",
+            "--size",
+            "16x16",
+            "--backend",
+            "cpu",
+        ]
+        .iter()
+        .chain(&["-o", p(&out), "--stats"])
+        .copied()
+        .collect::<Vec<_>>(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("pruned"), "{}", stderr(&o));
+    let o = ivjit(&["render", model, "--prune", "--no-prune", "-o", p(&out)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
