@@ -64,7 +64,7 @@ pub fn kernel_ptx(
         .collect()
 }
 pub use prune::{render_pruned, PruneRound};
-pub use pruned::{default_pruned, prunes, MeanLength, PrunedRender};
+pub use pruned::{default_pruned, prunes, MeanLength, PrunedRender, GPU_PRUNED_FROM};
 
 /// The CUDA C of every search kernel module in precision `p` (the tape interpreter with
 /// `nslots` slots), named: what the offline tests compile with NVRTC and assemble with ptxas.

@@ -99,11 +99,18 @@ pub fn prunes(expr: &Expression) -> bool {
     (0..g.len()).any(|i| matches!(g.op(NodeId(i as u32)), Op::Min(..) | Op::Max(..)))
 }
 
+/// The shortest tape the GPU renders pruned by default: below it the compiled full program is
+/// faster. Measured on an H200 (docs/render.md, run 12 of docs/gpu-runs.md), 1024² medians,
+/// pruned against the full program: tapes of 11, 21 and 22 instructions 0.53 / 0.41 / 0.43-0.55
+/// ms against 0.39 / 0.37 / 0.32-0.37 ms; 81 instructions 0.43 against 0.62 ms, 318 (32 disks)
+/// 0.60 against 1.28 ms, Prospero 1.36 against 10.2-10.9 ms.
+pub const GPU_PRUNED_FROM: usize = 48;
+
 /// The default of a 2-D render (no `--prune` / `--no-prune`): pruned where `expr` [`prunes`]
 /// and the pruned render runs on the backend the plain one would use (`gpu`: a GPU is used),
-/// so the choice never moves a render between CPU and GPU. Measured: on the CPU the pruned
-/// render is faster even for a 2-node `min` (docs/render.md); on the GPU the tape interpreter
-/// renders Prospero in 1.2 ms against 11 ms for the compiled full program.
+/// so the choice never moves a render between CPU and GPU; on the GPU only for tapes of
+/// [`GPU_PRUNED_FROM`] instructions or more. On the CPU the pruned render is faster even for a
+/// 2-node `min` (docs/render.md).
 pub fn default_pruned<'a>(
     expr: &'a Expression,
     precision: Precision,
@@ -112,6 +119,39 @@ pub fn default_pruned<'a>(
     if !prunes(expr) {
         return None;
     }
+    if gpu {
+        // The GPU runs tapes only; measure the tape before uploading it.
+        let tape = super::tape::Tape::new(expr.ir()).ok()?;
+        if tape.len() < GPU_PRUNED_FROM {
+            return None;
+        }
+    }
     let backend = if gpu { Backend::Gpu } else { Backend::Cpu };
     PrunedRender::new(expr, precision, backend).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The default prunes on the CPU wherever a min or max may be decided, never without one;
+    /// on the GPU never below the measured tape length (decided before any GPU is touched).
+    #[test]
+    fn the_default_prunes_where_it_pays() {
+        let parse = |s: &str| Expression::parse(s).unwrap();
+        let small = parse("min(x^2 + y^2 - 0.25, max(x, y) - 0.5)");
+        let plain = parse("x^2 + y^2 - 0.25");
+        let p = Precision::F64;
+        assert!(prunes(&small) && !prunes(&plain));
+        let cpu = default_pruned(&small, p, false).expect("pruned on the CPU");
+        assert_eq!(cpu.backend(), Backend::Cpu);
+        assert!(default_pruned(&plain, p, false).is_none());
+        let tape = super::super::tape::Tape::new(small.ir()).unwrap();
+        assert!(tape.len() < GPU_PRUNED_FROM, "{} instructions", tape.len());
+        assert!(default_pruned(&small, p, true).is_none());
+        // Outside the tape's set, the CPU specializes per tile.
+        let waves = parse("min(sin(4*x) - y, sqrt(sqr(x) + sqr(y)) - 0.6)");
+        let r = default_pruned(&waves, p, false).expect("specialized on the CPU");
+        assert_eq!(r.unit(), "scalar instructions");
+    }
 }
