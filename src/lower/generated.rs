@@ -154,6 +154,25 @@ pub(crate) mod f64_ops {
         let v11 = if v8 { v9 } else { v5 };
         (v10, v11)
     }
+
+    /// `intersect`, lowered.
+    pub(crate) fn intersect<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = y.0;
+        let v3 = y.1;
+        let v4 = v0.max(v2);
+        let v5 = v1.min(v3);
+        let v6 = v4 > v5;
+        let v7 = v0.is_nan();
+        let v8 = v2.is_nan();
+        let v9 = v7 | v8;
+        let v10 = v9 | v6;
+        let v11 = T::exact(f64::NAN);
+        let v12 = if v10 { v11 } else { v4 };
+        let v13 = if v10 { v11 } else { v5 };
+        (v12, v13)
+    }
 }
 
 /// The operations lowered in f32.
@@ -301,5 +320,24 @@ pub(crate) mod f32_ops {
         let v10 = if v8 { v9 } else { v4 };
         let v11 = if v8 { v9 } else { v5 };
         (v10, v11)
+    }
+
+    /// `intersect`, lowered.
+    pub(crate) fn intersect<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = y.0;
+        let v3 = y.1;
+        let v4 = v0.max(v2);
+        let v5 = v1.min(v3);
+        let v6 = v4 > v5;
+        let v7 = v0.is_nan();
+        let v8 = v2.is_nan();
+        let v9 = v7 | v8;
+        let v10 = v9 | v6;
+        let v11 = T::exact(f64::NAN);
+        let v12 = if v10 { v11 } else { v4 };
+        let v13 = if v10 { v11 } else { v5 };
+        (v12, v13)
     }
 }

@@ -10,8 +10,9 @@ use crate::scalar::emit::{self, Language};
 use crate::scalar::Precision;
 
 /// The operations host-side and tape interpreters run: each one's name and the graph
-/// operation it is the lowering of (the tape's codes `NEG` to `MAX` in this order).
-pub(crate) const OPERATIONS: [(&str, Op); 9] = {
+/// operation it is the lowering of (the tape's codes `NEG` to `MAX` in this order, then
+/// `intersect`, which Newton's step runs and no tape holds).
+pub(crate) const OPERATIONS: [(&str, Op); 10] = {
     let (x, y) = (NodeId(0), NodeId(1));
     [
         ("neg", Op::Neg(x)),
@@ -23,6 +24,7 @@ pub(crate) const OPERATIONS: [(&str, Op); 9] = {
         ("abs", Op::Abs(x)),
         ("min", Op::Min(x, y)),
         ("max", Op::Max(x, y)),
+        ("intersect", Op::Intersect(x, y)),
     ]
 };
 

@@ -63,9 +63,10 @@ pub(crate) struct Step {
 
 type Iv = (f64, f64);
 
-// The interval sum, difference and product of the Krawczyk operator: the lowering's own
-// (generated from it; 0 · ∞ is 0 as in IEEE 1788's product, where the hardware says NaN).
-use crate::lower::generated::f64_ops::{add, mul, sub};
+// The interval sum, difference and product of the Krawczyk operator, and its intersection with
+// the box: the lowering's own (generated from it; 0 · ∞ is 0 as in IEEE 1788's product, where
+// the hardware says NaN).
+use crate::lower::generated::f64_ops::{add, intersect, mul, sub};
 
 impl Jacobian<'_> {
     /// One Krawczyk step on each box (`(lo, hi)` per variable), all evaluated in one batch.
@@ -162,9 +163,9 @@ fn operator(x: &[Iv], c: &[f64], fc: &[Iv], jac: &[Iv], y: &[f64]) -> Step {
         if !(ki.0 > x[i].0 && ki.1 < x[i].1) {
             inside = false;
         }
-        let lo = ki.0.max(x[i].0);
-        let hi = ki.1.min(x[i].1);
-        if lo.is_nan() || hi.is_nan() || lo > hi {
+        // K(X) ∩ X, the lowering's intersection (empty: NaN bounds).
+        let (lo, hi) = intersect(ki, x[i]);
+        if lo.is_nan() || hi.is_nan() {
             disjoint = true;
         }
         narrowed.push((lo, hi));

@@ -53,6 +53,9 @@ pub(crate) mod code {
     pub(crate) const ABS: u16 = 9;
     pub(crate) const MIN: u16 = 10;
     pub(crate) const MAX: u16 = 11;
+    /// The generated operation after MAX: not a tape instruction (no tape is built with it),
+    /// Newton's intersection of K(X) with X; numbered on so that the operations' test covers it.
+    pub(crate) const INTERSECT: u16 = 12;
     /// Flag on MIN/MAX: the first argument may be empty (it is never dropped).
     pub(crate) const A_MAY_BE_EMPTY: u16 = 0x100;
     /// Flag on MIN/MAX: the second argument may be empty.
@@ -556,6 +559,7 @@ macro_rules! apply {
             code::SQRT => o::sqrt($a),
             code::ABS => o::abs($a),
             code::MIN => o::min($a, $b),
+            code::INTERSECT => o::intersect($a, $b),
             _ => o::max($a, $b),
         }
     }};
@@ -600,6 +604,7 @@ macro_rules! apply_lanes {
             code::SQRT => each!(|x, _y| o::sqrt(x)),
             code::ABS => each!(|x, _y| o::abs(x)),
             code::MIN => each!(|x, y| o::min(x, y)),
+            code::INTERSECT => each!(|x, y| o::intersect(x, y)),
             _ => each!(|x, y| o::max(x, y)),
         }
     }};
