@@ -143,11 +143,16 @@ pub(super) fn render<T: Bound>(
     let mut stats = Vec::with_capacity(levels.len());
     for (l, grid) in levels.iter().enumerate() {
         let next_grid = levels.get(l + 1);
-        let found: Vec<Vec<(u8, Option<Tape>)>> = groups
+        let last_but_one = l + 2 == levels.len();
+        // Per group: its tiles' classes, and the pruned tapes of its boundary tiles (by index
+        // in the group) where a level follows. (Not a tape slot per tile: at the last level of
+        // Prospero that would hold 300,000 empty slots, most of the render's memory.)
+        type Found = (Vec<u8>, Vec<(usize, Tape)>);
+        let found: Vec<Found> = groups
             .par_iter()
             .map(|(tape, tiles)| {
                 let (mut slots, mut record, mut choices) = (Vec::new(), Vec::new(), Vec::new());
-                let mut found = Vec::with_capacity(tiles.len());
+                let mut found: Found = (Vec::with_capacity(tiles.len()), Vec::new());
                 // The group's tiles LANES at a time through one pass over the tape.
                 for part in tiles.chunks(LANES) {
                     let boxes: Vec<(Iv<T>, Iv<T>)> = part
@@ -164,12 +169,20 @@ pub(super) fn render<T: Bound>(
                     let n = part.len();
                     for (lane, (lo, hi)) in values.into_iter().enumerate() {
                         let class = classify(lo.to_f64(), hi.to_f64());
-                        let child = (class == BOUNDARY && next_grid.is_some()).then(|| {
+                        if class == BOUNDARY && next_grid.is_some() {
                             choices.clear();
                             choices.extend(record.iter().skip(lane).step_by(n));
-                            tape.prune(&choices)
-                        });
-                        found.push((class, child));
+                            let child = tape.prune(&choices);
+                            // A tape for the last level is never pruned again: its SSA
+                            // operands (a third of it) need not wait for the round to end.
+                            let child = if last_but_one {
+                                child.without_ssa()
+                            } else {
+                                child
+                            };
+                            found.1.push((found.0.len(), child));
+                        }
+                        found.0.push(class);
                     }
                 }
                 found
@@ -186,9 +199,9 @@ pub(super) fn render<T: Bound>(
         };
         let mut length = 0usize;
         let mut next: Groups = Vec::new();
-        for ((tape, tiles), found) in groups.iter().zip(found) {
+        for ((tape, tiles), (found, children)) in groups.iter().zip(found) {
             length += tape.len() * tiles.len();
-            for (&(r, c), (class, child)) in tiles.iter().zip(found) {
+            for (&(r, c), class) in tiles.iter().zip(found) {
                 level[(r * grid.cols + c) as usize] = class;
                 round.boxes += 1;
                 match class {
@@ -196,7 +209,10 @@ pub(super) fn render<T: Bound>(
                     OUTSIDE => round.outside += 1,
                     _ => round.boundary += 1,
                 }
-                if let (Some(child), Some(ng)) = (child, next_grid) {
+            }
+            for (k, child) in children {
+                let (r, c) = tiles[k];
+                if let Some(ng) = next_grid {
                     let k = grid.tile / ng.tile;
                     let rows = k.min(ng.rows - r * k);
                     let cols = k.min(ng.cols - c * k);

@@ -29,6 +29,8 @@
 //! 0 * inf, empty) by the class matrix's tape engine (`tests/cpu/classes.rs`); the CUDA copy
 //! by `tape_render_on_the_gpu_equals_the_cpu` (render boxes only: finite regions).
 
+use std::sync::Arc;
+
 use super::{Plan, RenderOptions, Rendered};
 
 mod cpu;
@@ -135,8 +137,9 @@ pub struct Tape {
     /// The SSA operands of each instruction, `a | b << 16` (CONST and VAR: as in `insts`).
     pub(crate) args: Vec<u32>,
     /// Constants, indexed by a CONST instruction's `a` (f64 bounds; an f32 run narrows them
-    /// outward, as the f32 lowering does).
-    pub(crate) consts: Vec<Interval>,
+    /// outward, as the f32 lowering does). Shared by a tape and every tape pruned from it
+    /// (pruning keeps the indices): a Prospero frame holds thousands of pruned tapes.
+    pub(crate) consts: Arc<[Interval]>,
     /// Slots the tape uses.
     pub(crate) slots: u16,
 }
@@ -365,10 +368,10 @@ impl Tape {
         let out = index_of[graph.outputs[0].index()] as usize;
         ops.truncate(out + 1);
         args.truncate(out + 1);
-        Tape::from_ssa(ops, args, consts)
+        Tape::from_ssa(ops, args, consts.into())
     }
 
-    fn from_ssa(ops: Vec<u16>, args: Vec<u32>, consts: Vec<Interval>) -> Result<Tape, TapeError> {
+    fn from_ssa(ops: Vec<u16>, args: Vec<u32>, consts: Arc<[Interval]>) -> Result<Tape, TapeError> {
         let (insts, slots) = allocate(&ops, &args)?;
         Ok(Tape {
             insts,
@@ -381,6 +384,13 @@ impl Tape {
     /// Instructions.
     pub fn len(&self) -> usize {
         self.insts.len()
+    }
+
+    /// The tape without its SSA operands: it runs as before, and cannot be pruned or depth-
+    /// analysed (for tapes that never are: the last level of a CPU render).
+    pub(crate) fn without_ssa(mut self) -> Tape {
+        self.args = Vec::new();
+        self
     }
 
     /// Whether the tape has no instructions (never: the output is one).
