@@ -212,21 +212,30 @@ fn run_chunk_body<const AVX512: bool>(
     res: &mut [f64],
 ) {
     let f32p = p.precision == Precision::F32;
+    assert!(
+        regs.len() >= plan.n_slots * LANES,
+        "a register file for the plan"
+    );
+    let base = regs.as_mut_ptr();
     for (i, inst) in p.insts.iter().enumerate() {
         let dst = plan.slot[i] as usize * LANES;
         let r = |v: crate::scalar::Value| plan.slot[v.index()] as usize * LANES;
-        // Reads operand slots into small arrays first: the destination slot may alias an operand
-        // slot only if that operand died earlier, which the plan forbids, but copying keeps the
-        // borrow checker and the vectorizer happy.
+        // Operands and the result are read and written in place, in the register file: the
+        // plan never gives an instruction's result the slot of one of its operands (a slot is
+        // freed only after the instruction that last reads it has its own), and slots are
+        // disjoint runs of LANES values. (Lanes past `len` in the last chunk hold earlier
+        // values; every operation is lane by lane, so they change no lane below `len`.)
         macro_rules! lanes {
             ($v:expr) => {{
                 let o = r($v);
-                let mut a = [0.0f64; LANES];
-                a[..len].copy_from_slice(&regs[o..o + len]);
-                a
+                debug_assert!(o != dst, "an operand in the result's slot");
+                // SAFETY: `o` is a slot of the plan, so `o + LANES <= regs.len()` (asserted
+                // above); the result's slot, the only one written, is another run (see above).
+                unsafe { &*(base.add(o) as *const [f64; LANES]) }
             }};
         }
-        let mut out = [0.0f64; LANES];
+        // SAFETY: as for the operands; nothing else refers to this slot while it is written.
+        let out: &mut [f64; LANES] = unsafe { &mut *(base.add(dst) as *mut [f64; LANES]) };
         match *inst {
             Inst::Input { var, bound } => {
                 let k = 2 * var as usize + usize::from(bound == Bound::Hi);
@@ -235,21 +244,21 @@ fn run_chunk_body<const AVX512: bool>(
             Inst::Const(c) => out[..len].fill(c),
             Inst::Bool(b) => out[..len].fill(if b { 1.0 } else { 0.0 }),
             Inst::Add(a, b, rd) => {
-                binary::<AVX512>(&mut out, &lanes!(a), &lanes!(b), len, f32p, rd, Op2::Add)
+                binary::<AVX512>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Add)
             }
             Inst::Sub(a, b, rd) => {
-                binary::<AVX512>(&mut out, &lanes!(a), &lanes!(b), len, f32p, rd, Op2::Sub)
+                binary::<AVX512>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Sub)
             }
             Inst::Mul(a, b, rd) => {
-                binary::<AVX512>(&mut out, &lanes!(a), &lanes!(b), len, f32p, rd, Op2::Mul)
+                binary::<AVX512>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Mul)
             }
             Inst::Div(a, b, rd) => {
-                binary::<AVX512>(&mut out, &lanes!(a), &lanes!(b), len, f32p, rd, Op2::Div)
+                binary::<AVX512>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Div)
             }
             Inst::Fma(a, b, c, rd) => {
                 let (x, y, z) = (lanes!(a), lanes!(b), lanes!(c));
                 // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
-                let done = AVX512 && unsafe { hardware_fma(&mut out, &x, &y, &z, f32p, rd) };
+                let done = AVX512 && unsafe { hardware_fma(out, x, y, z, f32p, rd) };
                 if !done {
                     for l in 0..len {
                         out[l] = if f32p {
@@ -263,7 +272,7 @@ fn run_chunk_body<const AVX512: bool>(
             Inst::Sqrt(a, rd) => {
                 let x = lanes!(a);
                 // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
-                let done = AVX512 && unsafe { hardware_sqrt(&mut out, &x, f32p, rd) };
+                let done = AVX512 && unsafe { hardware_sqrt(out, x, f32p, rd) };
                 if !done {
                     for l in 0..len {
                         out[l] = if f32p {
@@ -374,7 +383,6 @@ fn run_chunk_body<const AVX512: bool>(
                 }
             }
         }
-        regs[dst..dst + len].copy_from_slice(&out[..len]);
     }
     for (k, &(lo, hi)) in p.outputs.iter().enumerate() {
         for (j, v) in [lo, hi].into_iter().enumerate() {
