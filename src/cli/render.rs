@@ -116,10 +116,12 @@ pub fn render(args: RenderArgs) -> Result<(), Failure> {
     };
     let pruned = if args.prune {
         // Asked for: on the GPU where the expression has a tape; otherwise on the CPU, unless
-        // the GPU was asked for (then the tape's error says why not).
+        // the GPU was asked for (then the tape's error says why not). Other errors stand.
         Some(
             match PrunedRender::new(&expr, p, if gpu { Backend::Gpu } else { Backend::Cpu }) {
-                Err(_) if gpu && matches!(args.backend, BackendArg::Auto) => {
+                Err(ivjit::Error::Search(search::SearchError::Tape(_)))
+                    if gpu && matches!(args.backend, BackendArg::Auto) =>
+                {
                     PrunedRender::new(&expr, p, Backend::Cpu)
                 }
                 other => other,

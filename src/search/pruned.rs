@@ -4,7 +4,7 @@
 //! specialized per tile and lowered ([`super::prune`]). Every path gives the plain render's
 //! classes (each module says why).
 
-use super::tape::{TapeBackend, TapeRenderer};
+use super::tape::{Tape, TapeBackend, TapeError, TapeRenderer};
 use super::{RenderOptions, Rendered, SearchError};
 use crate::ir::{NodeId, Op};
 use crate::{Backend, Error, Expression, Precision};
@@ -33,16 +33,32 @@ impl<'a> PrunedRender<'a> {
         precision: Precision,
         backend: Backend,
     ) -> Result<PrunedRender<'a>, Error> {
+        PrunedRender::of(expr, Tape::new(expr.ir()), precision, backend)
+    }
+
+    /// [`PrunedRender::new`] given what building `expr`'s tape gave.
+    fn of(
+        expr: &'a Expression,
+        tape: Result<Tape, TapeError>,
+        precision: Precision,
+        backend: Backend,
+    ) -> Result<PrunedRender<'a>, Error> {
         let tape_backend = match backend {
             Backend::Gpu => TapeBackend::Gpu,
             Backend::Cpu => TapeBackend::Cpu,
         };
-        let how = match TapeRenderer::new(expr, precision, tape_backend) {
-            Ok(r) => How::Tape(Box::new(r), backend),
-            Err(Error::Search(SearchError::Tape(_))) if backend == Backend::Cpu => {
-                How::Specialized(expr, precision)
-            }
-            Err(e) => return Err(e),
+        let how = match tape {
+            Ok(tape) => How::Tape(
+                Box::new(TapeRenderer::with_tape(
+                    expr,
+                    tape,
+                    precision,
+                    tape_backend,
+                )?),
+                backend,
+            ),
+            Err(_) if backend == Backend::Cpu => How::Specialized(expr, precision),
+            Err(e) => return Err(SearchError::Tape(e).into()),
         };
         Ok(PrunedRender { how })
     }
@@ -119,15 +135,13 @@ pub fn default_pruned<'a>(
     if !prunes(expr) {
         return None;
     }
-    if gpu {
-        // The GPU runs tapes only; measure the tape before uploading it.
-        let tape = super::tape::Tape::new(expr.ir()).ok()?;
-        if tape.len() < GPU_PRUNED_FROM {
-            return None;
-        }
+    // Built once: on the GPU (which runs tapes only) its length decides before it is uploaded.
+    let tape = Tape::new(expr.ir());
+    if gpu && tape.as_ref().map_or(true, |t| t.len() < GPU_PRUNED_FROM) {
+        return None;
     }
     let backend = if gpu { Backend::Gpu } else { Backend::Cpu };
-    PrunedRender::new(expr, precision, backend).ok()
+    PrunedRender::of(expr, tape, precision, backend).ok()
 }
 
 #[cfg(test)]
@@ -146,7 +160,7 @@ mod tests {
         let cpu = default_pruned(&small, p, false).expect("pruned on the CPU");
         assert_eq!(cpu.backend(), Backend::Cpu);
         assert!(default_pruned(&plain, p, false).is_none());
-        let tape = super::super::tape::Tape::new(small.ir()).unwrap();
+        let tape = Tape::new(small.ir()).unwrap();
         assert!(tape.len() < GPU_PRUNED_FROM, "{} instructions", tape.len());
         assert!(default_pruned(&small, p, true).is_none());
         // Outside the tape's set, the CPU specializes per tile.

@@ -718,11 +718,22 @@ impl TapeRenderer {
         precision: Precision,
         backend: TapeBackend,
     ) -> Result<TapeRenderer, Error> {
+        let tape = Tape::new(expr.ir()).map_err(super::SearchError::Tape);
+        TapeRenderer::with_tape(expr, tape?, precision, backend)
+    }
+
+    /// [`TapeRenderer::new`] with `expr`'s tape already built (by a caller that looked at it
+    /// first: `search::default_pruned` measures its length).
+    pub(crate) fn with_tape(
+        expr: &Expression,
+        tape: Tape,
+        precision: Precision,
+        backend: TapeBackend,
+    ) -> Result<TapeRenderer, Error> {
         let graph = expr.ir();
         if graph.outputs.len() != 1 {
             return Err(super::SearchError::Outputs(graph.outputs.len()).into());
         }
-        let tape = Tape::new(graph).map_err(super::SearchError::Tape)?;
         let device = match backend {
             TapeBackend::Cpu => None,
             TapeBackend::Gpu => Some(gpu::DeviceTape::new(&tape, precision)?),
