@@ -80,9 +80,8 @@ pub enum TapeError {
     /// An operation the interpreter does not run.
     #[error(
         "'{op}' (bytes {}..{} of the source) is not run by the tape interpreter of pruned \
-         renders, which runs +, -, *, neg, sqr, sqrt, abs, min, max and the variables x and y \
-         (the community's .vm set); render without --prune, or prune on the CPU backend (it \
-         specializes programs instead)",
+         renders, which runs the operations of one or two arguments (and fma); render without \
+         pruning",
         span.start,
         span.end
     )]
@@ -92,6 +91,12 @@ pub enum TapeError {
         /// Where it is in the source.
         span: Span,
     },
+    /// More distinct operations run by their lowering than the codes name.
+    #[error(
+        "the expression has more than {0} distinct functions (counting each integer power and \
+         root apart); a tape runs at most {0}: render without pruning"
+    )]
+    Operations(usize),
     /// More slots or constants than an instruction can name.
     #[error("the expression needs {0} slots or constants; a tape names at most 65,535")]
     TooLarge(usize),

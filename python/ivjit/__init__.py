@@ -209,8 +209,8 @@ def render(f, width, height, region, tiles=None, precision="f64", backend="auto"
     function's backend. `f`: a compiled function of x and y, or its source. Returns a uint8
     array of shape (height, width), row 0 at the top (y = y1). Pruning: each boundary tile's
     children run the program pruned for it (docs/render.md) — tapes run by an interpreter on
-    the function's backend (x, y, +, -, *, sqr, sqrt, abs, min, max), else region
-    specialization on the CPU: the same classes, many times faster for large min/max models
+    the function's backend (every operation and function of x and y): the same classes for
+    +, -, *, sqr, sqrt, abs, min, max, many times faster for large min/max models
     such as Prospero (1024² in about 1.2 ms on an H200, 0.12 s on two CPU cores). `prune=None`
     (the default) prunes where f has a min or max and the pruned render runs on the function's
     backend; `True` always prunes, `False` never."""

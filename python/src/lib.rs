@@ -392,9 +392,8 @@ impl Function {
     /// subdivision through tiles of the given sizes: `ivjit::search::render`. Returns the
     /// classes (row 0 at the top) as a (height, width) uint8 array, and per round (tile size,
     /// boxes, inside, outside, boundary). Pruned (`ivjit::search::PrunedRender`: per-tile
-    /// pruned tapes run by the interpreter on the function's backend, or for an expression
-    /// outside its set region specialization on the CPU; the same classes) when `prune` is
-    /// true, and by default (`None`) where `ivjit::search::default_pruned` says it pays.
+    /// pruned tapes run by the interpreter on the function's backend) when `prune` is true,
+    /// and by default (`None`) where `ivjit::search::default_pruned` says it pays.
     #[allow(clippy::type_complexity)]
     #[pyo3(signature = (width, height, region, tiles, prune = None))]
     fn _render<'py>(
@@ -413,20 +412,11 @@ impl Function {
         let image = py
             .allow_threads(|| {
                 // The library's one pruned path: tapes run by the interpreter on the function's
-                // backend; an expression outside the interpreter's set gets region
-                // specialization on the CPU. By default only where it pays and stays on the
-                // function's backend (`search::default_pruned`).
+                // backend. By default only where it pays (`search::default_pruned`).
                 use ivjit::search::{default_pruned, PrunedRender};
                 let (p, backend) = (self.eval.precision(), self.eval.backend());
                 let pruned = match prune {
-                    Some(true) => Some(
-                        PrunedRender::new(&self.expr, p, backend).or_else(|e| match backend {
-                            ivjit::Backend::Gpu => {
-                                PrunedRender::new(&self.expr, p, ivjit::Backend::Cpu)
-                            }
-                            ivjit::Backend::Cpu => Err(e),
-                        })?,
-                    ),
+                    Some(true) => Some(PrunedRender::new(&self.expr, p, backend)?),
                     Some(false) => None,
                     None => default_pruned(&self.expr, p, backend == ivjit::Backend::Gpu),
                 };

@@ -208,8 +208,8 @@ def test_ctrl_c_stops_a_long_search(search, sigint_handler):
 
 
 def test_pruned_render_gives_the_same_classes():
-    # A min/max model (a union of two disks cut by a square): region specialization on the
-    # CPU must classify every pixel as the full program does.
+    # A min/max model (a union of two disks cut by a square): the pruned tapes on the CPU
+    # must classify every pixel as the full program does.
     src = (
         "max(min(sqrt(sqr(x - 0.3) + sqr(y)) - 0.4, sqrt(sqr(x + 0.4) + sqr(y - 0.2)) - 0.3), "
         "-(max(abs(x) - 0.2, abs(y + 0.5) - 0.2)))"

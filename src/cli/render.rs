@@ -115,19 +115,8 @@ pub fn render(args: RenderArgs) -> Result<(), Failure> {
         BackendArg::Auto => ivjit::detect_gpu().is_ok(),
     };
     let pruned = if args.prune {
-        // Asked for: on the GPU where the expression has a tape; otherwise on the CPU, unless
-        // the GPU was asked for (then the tape's error says why not). Other errors stand.
-        Some(
-            match PrunedRender::new(&expr, p, if gpu { Backend::Gpu } else { Backend::Cpu }) {
-                Err(ivjit::Error::Search(search::SearchError::Tape(_)))
-                    if gpu && matches!(args.backend, BackendArg::Auto) =>
-                {
-                    PrunedRender::new(&expr, p, Backend::Cpu)
-                }
-                other => other,
-            }
-            .map_err(|e| failure(e, &text))?,
-        )
+        let backend = if gpu { Backend::Gpu } else { Backend::Cpu };
+        Some(PrunedRender::new(&expr, p, backend).map_err(|e| failure(e, &text))?)
     } else if args.no_prune {
         None
     } else {
@@ -203,7 +192,7 @@ pub fn render(args: RenderArgs) -> Result<(), Failure> {
 fn render_pruned(
     args: &RenderArgs,
     text: &str,
-    pruned: &PrunedRender<'_>,
+    pruned: &PrunedRender,
     (width, height): (u32, u32),
     region: [f64; 4],
     format: Format,

@@ -14,6 +14,7 @@ use rayon::prelude::*;
 pub(crate) use super::LANES;
 
 /// Slot assignment for a program: which slot each instruction writes.
+#[derive(Clone, Debug)]
 struct Plan {
     slot: Vec<u32>,
     n_slots: usize,
@@ -130,6 +131,36 @@ pub fn eval_columns(program: &Program, inputs: &[&[f64]], n: usize, outs: &mut [
                 }
             }
         });
+}
+
+/// A program prepared to run on one chunk of at most [`LANES`] boxes at a time, on the
+/// caller's thread: what an interpreter calls for an operation it runs by its lowering (the
+/// tape's operations beyond its generated set, `crate::search::tape`). The slot plan is made
+/// once; each run takes the caller's register file.
+#[derive(Clone, Debug)]
+pub(crate) struct Chunk {
+    program: Program,
+    plan: Plan,
+}
+
+impl Chunk {
+    /// `program`, its slots planned.
+    pub(crate) fn new(program: Program) -> Chunk {
+        let plan = Plan::new(&program);
+        Chunk { program, plan }
+    }
+
+    /// Runs the program on `len <= LANES` boxes: `inputs[2k]` and `inputs[2k + 1]` the lo
+    /// and hi values of variable k (at least `len` each), `res` receiving output j's lo
+    /// values at `res[2j * len..]` and its hi values at `res[(2j + 1) * len..]`. `regs` is
+    /// grown to the plan's register file.
+    pub(crate) fn run(&self, inputs: &[&[f64]], len: usize, regs: &mut Vec<f64>, res: &mut [f64]) {
+        assert!(len <= LANES, "at most LANES boxes per run");
+        if regs.len() < self.plan.n_slots * LANES {
+            regs.resize(self.plan.n_slots * LANES, 0.0);
+        }
+        run_chunk(&self.program, &self.plan, inputs, 0, len, regs, res);
+    }
 }
 
 /// Runs one chunk; on x86-64 processors with AVX2 and FMA through a copy of the loop compiled

@@ -19,7 +19,7 @@ pub(crate) struct SearchModule<'a> {
     pub(crate) cuda: String,
     /// Programs the CUDA calls as `extern "C" __device__` functions, with the names it calls
     /// them by (empty: a module of its own, no link step).
-    pub(crate) linked: Vec<(&'a Program, &'static str)>,
+    pub(crate) linked: Vec<(&'a Program, String)>,
     /// The kernels to load from the module, in the order [`load`] returns them.
     pub(crate) kernels: &'static [&'static str],
 }
@@ -79,7 +79,7 @@ fn linked_cubin(
     ctx: &Arc<CudaContext>,
     cc: (i32, i32),
     arch: &str,
-    linked: &[(&Program, &'static str)],
+    linked: &[(&Program, String)],
     name: &str,
     search_ptx: &str,
     functions: &[String],

@@ -63,7 +63,7 @@ pub fn kernel_ptx(
         .map(|(name, source)| Ok((name, crate::gpu::runtime::source_ptx(name, &source, arch)?)))
         .collect()
 }
-pub use prune::{render_pruned, PruneRound};
+pub use prune::PruneRound;
 pub use pruned::{default_pruned, prunes, MeanLength, PrunedRender, GPU_PRUNED_FROM};
 
 /// The CUDA C of every search kernel module in precision `p` (the tape interpreter with
@@ -75,7 +75,8 @@ fn sources(p: crate::Precision, nslots: usize) -> Vec<(&'static str, String)> {
         ("trace", trace::gpu::source(p)),
         ("minimize", minimize::gpu::minimize_source(p)),
         ("exclude", exclude::gpu::exclude_source(p)),
-        ("tape", tape::gpu::source(p, nslots)),
+        ("tape", tape::gpu::source(p, nslots, 0)),
+        ("tape-extended", tape::gpu::source(p, nslots, 2)),
     ]
 }
 

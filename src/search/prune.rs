@@ -1,22 +1,20 @@
-//! The render search with region specialization ([`crate::specialize`]), on the CPU: each
-//! boundary tile carries the program specialized for it, and its children are evaluated with
-//! that program and specialize it further. The classes are the plain search's, bit for bit
-//! (a pruned program gives the full program's enclosures on every box inside its region), and
-//! the evaluation of a tile of Prospero costs tens of times fewer instructions.
+//! The 3-D ray search with region specialization ([`crate::specialize`]), on the CPU: each
+//! block of rays carries the program specialized for its region, and the blocks inside it are
+//! evaluated with that program and specialize it further. The hits are the plain search's,
+//! bit for bit (a pruned program gives the full program's enclosures on every box inside its
+//! region). (2-D renders prune with tapes, [`super::tape`], on both backends; 3-D joins them
+//! when the tape binds a third variable.)
 //!
-//! One evaluation per tile gives both its class and its facts: the tile's program is lowered
-//! with every node an output ([`NodeProgram`]), the output node among them. At the last level
-//! only the outputs are needed, and the plain program runs.
+//! One evaluation per block gives both its enclosure and its facts: the block's program is
+//! lowered with every node an output ([`NodeProgram`]), the output node among them.
 
 use rayon::prelude::*;
 
-use super::{classify, Plan, Rendered, Round2, BOUNDARY};
 use crate::ir::sign::Fact;
-use crate::ir::Graph;
 use crate::specialize::{specialize, NodeProgram, Specialized};
 use crate::{Error, Evaluator, Expression, Precision};
 
-/// What pruning did in one round of the search.
+/// What pruning did at one level of the search.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PruneRound {
     /// Tile size of the round (pixels).
@@ -27,152 +25,9 @@ pub struct PruneRound {
     pub mean_insts: f64,
 }
 
-/// [`super::render()`] with region specialization, on the CPU evaluator: the same classes, and
-/// per round the mean length of the programs that evaluated it. The full program's length is
-/// the first round's.
-pub fn render_pruned(
-    expr: &Expression,
-    precision: Precision,
-    opts: &super::RenderOptions,
-) -> Result<(Rendered, Vec<PruneRound>), Error> {
-    let eval = Evaluator::new(expr, precision, crate::BackendChoice::Cpu)?;
-    let plan = Plan::new(&eval, opts)?;
-    let levels = &plan.levels;
-    let mut classes: Vec<Vec<u8>> = super::render::cpu::level_classes(&plan)?;
-    let mut rounds = Vec::with_capacity(levels.len());
-    let mut pruning = Vec::with_capacity(levels.len());
-    let first = &levels[0];
-    // The tiles of a round, grouped by the program they are evaluated with (their parent's).
-    let root: Vec<(u32, u32)> = (0..first.rows)
-        .flat_map(|r| (0..first.cols).map(move |c| (r, c)))
-        .collect();
-    // Each group's graph comes with the facts of its region (none for the whole image).
-    let mut groups: Vec<(Specialized, Vec<(u32, u32)>)> = vec![(
-        Specialized {
-            graph: expr.ir().clone(),
-            facts: Vec::new(),
-            stats: Default::default(),
-        },
-        root,
-    )];
-    for (l, grid) in levels.iter().enumerate() {
-        let last = l + 1 == levels.len();
-        // Each group: its tiles' classes and, where they are boundary and a level follows,
-        // the program specialized for each.
-        let results: Vec<Result<(usize, Vec<Evaluated>), Error>> = groups
-            .par_iter()
-            .map(|(program, tiles)| evaluate_group(program, tiles, &plan, l, precision, last))
-            .collect();
-        let mut round = Round2 {
-            tile: grid.tile,
-            ..Round2::default()
-        };
-        let mut stats = PruneRound {
-            tile: grid.tile,
-            ..PruneRound::default()
-        };
-        let mut insts = 0usize;
-        let mut next = Vec::new();
-        for ((_, tiles), result) in groups.iter().zip(results) {
-            let (length, found) = result?;
-            insts += tiles.len() * length;
-            for (&(r, c), (k, child)) in tiles.iter().zip(found) {
-                classes[l][(r * grid.cols + c) as usize] = k;
-                round.boxes += 1;
-                match k {
-                    super::INSIDE => round.inside += 1,
-                    super::OUTSIDE => round.outside += 1,
-                    _ => round.boundary += 1,
-                }
-                if let (Some(child), Some(next_grid)) = (child, levels.get(l + 1)) {
-                    let kk = grid.tile / next_grid.tile;
-                    let rows = kk.min(next_grid.rows - r * kk);
-                    let cols = kk.min(next_grid.cols - c * kk);
-                    let kids = (0..rows)
-                        .flat_map(|a| (0..cols).map(move |b| (r * kk + a, c * kk + b)))
-                        .collect();
-                    next.push((child, kids));
-                }
-            }
-        }
-        stats.boxes = round.boxes;
-        stats.mean_insts = insts as f64 / (round.boxes.max(1) as f64);
-        rounds.push(round);
-        pruning.push(stats);
-        groups = next;
-    }
-    let rendered = Rendered {
-        width: plan.width,
-        height: plan.height,
-        classes: super::render::cpu::compose(&plan, &classes)?,
-        rounds,
-    };
-    Ok((rendered, pruning))
-}
-
-/// A tile's class, and for a boundary tile with a level after it, the program specialized for
-/// it.
-type Evaluated = (u8, Option<Specialized>);
-
 /// A group's region facts, if it has any.
 fn known(program: &Specialized) -> Option<&[Fact]> {
     (!program.facts.is_empty()).then_some(&program.facts[..])
-}
-
-/// The boxes of `tiles` (level `l`), in the variable order of `graph`.
-fn boxes(graph: &Graph, plan: &Plan, l: usize, tiles: &[(u32, u32)]) -> Vec<Vec<crate::Interval>> {
-    tiles
-        .iter()
-        .map(|&(r, c)| {
-            let (i0, i1, j0, j1) = plan.pixels(l, r, c);
-            let [xl, xh, yl, yh] = plan.axes.tile_box(i0, i1, j0, j1);
-            graph
-                .vars
-                .iter()
-                .map(|v| match v.as_str() {
-                    "x" => crate::Interval { lo: xl, hi: xh },
-                    _ => crate::Interval { lo: yl, hi: yh },
-                })
-                .collect()
-        })
-        .collect()
-}
-
-/// Evaluates `tiles` with `program` (its graph, lowered with its region's facts): the length
-/// of that program (outputs only: the statistic), and each tile's class and, for a boundary
-/// tile with a level after this one, the graph specialized for it.
-fn evaluate_group(
-    program: &Specialized,
-    tiles: &[(u32, u32)],
-    plan: &Plan,
-    l: usize,
-    precision: Precision,
-    last: bool,
-) -> Result<(usize, Vec<Evaluated>), Error> {
-    let graph = &program.graph;
-    let regions = boxes(graph, plan, l, tiles);
-    let lowered = crate::lower::lower_with(graph, precision, known(program))?;
-    if last {
-        let n = regions.len();
-        let out = crate::specialize::eval_boxes(&lowered, &regions);
-        let classes = (0..n)
-            .map(|t| (classify(out[t], out[n + t]), None))
-            .collect();
-        return Ok((lowered.insts.len(), classes));
-    }
-    let nodes = NodeProgram::with_facts(graph, precision, known(program))?;
-    let output = graph.outputs[0].index();
-    let found = nodes
-        .facts(graph, &regions)
-        .into_iter()
-        .map(|facts| {
-            let e = facts.enclosures[output];
-            let class = classify(e.lo, e.hi);
-            let child = (class == BOUNDARY).then(|| specialize(graph, &facts));
-            (class, child)
-        })
-        .collect();
-    Ok((lowered.insts.len(), found))
 }
 
 /// A block of rays on the grid: rows `r0..r1`, columns `c0..c1`.
@@ -475,15 +330,5 @@ mod tests {
         // Rays that do not fill rows, and tile sizes out of order, are refused.
         assert!(first_hits_pruned(&expr, Precision::F64, &rays[..41], w, &[8], 4).is_err());
         assert!(first_hits_pruned(&expr, Precision::F64, &rays, w, &[4, 8], 4).is_err());
-    }
-
-    /// The pruned search gives the plain search's classes and rounds, on min/max models and in
-    /// both precisions, and evaluates shorter programs after the first round.
-    #[test]
-    fn pruned_render_equals_the_plain_render() {
-        crate::search::render::assert_pruned_render_is_plain(|expr, p, opts| {
-            let (image, stats) = render_pruned(expr, p, opts).unwrap();
-            (image, stats.iter().map(|s| s.mean_insts).collect())
-        });
     }
 }

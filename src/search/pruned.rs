@@ -1,8 +1,8 @@
 //! The one pruned 2-D render path of the library, which the CLI (`render`, on by default where it
-//! pays) and the Python package (`render(prune=...)`) both call: tapes run by the interpreter on
-//! the chosen backend where the expression has one ([`super::tape`]); else, on the CPU, programs
-//! specialized per tile and lowered ([`super::prune`]). Every path gives the plain render's
-//! classes (each module says why).
+//! pays) and the Python package (`render(prune=...)`) both call: the expression's tape
+//! ([`super::tape`]), pruned per tile and run by the interpreter of the chosen backend. The
+//! tape runs every operation of one or two arguments (those outside the generated set by
+//! their lowering), so one program type serves every 2-D expression on both backends.
 
 use super::tape::{Tape, TapeBackend, TapeError, TapeRenderer};
 use super::{RenderOptions, Rendered, SearchError};
@@ -11,99 +11,64 @@ use crate::{Backend, Error, Expression, Precision};
 
 /// A 2-D render with per-tile pruned programs, prepared once (the tape built, and on the GPU
 /// uploaded with its interpreter loaded), then [`PrunedRender::render`] per frame.
-pub struct PrunedRender<'a> {
-    how: How<'a>,
-}
-
-enum How<'a> {
-    Tape(Box<TapeRenderer>, Backend),
-    Specialized(&'a Expression, Precision),
+pub struct PrunedRender {
+    renderer: TapeRenderer,
+    backend: Backend,
 }
 
 /// What one round of a pruned render ran: the tile size and the mean length of the programs its
 /// tiles were evaluated with, in [`PrunedRender::unit`]s.
 pub type MeanLength = (u32, f64);
 
-impl<'a> PrunedRender<'a> {
-    /// The pruned render of `expr` on `backend`: the tape interpreter where the expression has
-    /// a tape; otherwise the CPU's region specialization, or, on the GPU, the tape's error
-    /// (the GPU runs tapes only).
+impl PrunedRender {
+    /// The pruned render of `expr` on `backend` (the tape's error where it has none: a
+    /// variable other than x and y, more than 65,535 slots or constants).
     pub fn new(
-        expr: &'a Expression,
+        expr: &Expression,
         precision: Precision,
         backend: Backend,
-    ) -> Result<PrunedRender<'a>, Error> {
+    ) -> Result<PrunedRender, Error> {
         PrunedRender::of(expr, Tape::new(expr.ir()), precision, backend)
     }
 
     /// [`PrunedRender::new`] given what building `expr`'s tape gave.
     fn of(
-        expr: &'a Expression,
+        expr: &Expression,
         tape: Result<Tape, TapeError>,
         precision: Precision,
         backend: Backend,
-    ) -> Result<PrunedRender<'a>, Error> {
+    ) -> Result<PrunedRender, Error> {
         let tape_backend = match backend {
             Backend::Gpu => TapeBackend::Gpu,
             Backend::Cpu => TapeBackend::Cpu,
         };
-        let how = match tape {
-            Ok(tape) => How::Tape(
-                Box::new(TapeRenderer::with_tape(
-                    expr,
-                    tape,
-                    precision,
-                    tape_backend,
-                )?),
-                backend,
-            ),
-            Err(_) if backend == Backend::Cpu => How::Specialized(expr, precision),
-            Err(e) => return Err(SearchError::Tape(e).into()),
-        };
-        Ok(PrunedRender { how })
+        let tape = tape.map_err(SearchError::Tape)?;
+        let renderer = TapeRenderer::with_tape(expr, tape, precision, tape_backend)?;
+        Ok(PrunedRender { renderer, backend })
     }
 
     /// Where it runs.
     pub fn backend(&self) -> Backend {
-        match self.how {
-            How::Tape(_, b) => b,
-            How::Specialized(..) => Backend::Cpu,
-        }
+        self.backend
     }
 
     /// What runs the tiles, in words (for reports).
     pub fn runner(&self) -> &'static str {
-        match self.how {
-            How::Tape(_, Backend::Gpu) => "the gpu's tape interpreter",
-            How::Tape(_, Backend::Cpu) => "the cpu's tape interpreter",
-            How::Specialized(..) => "the cpu, programs specialized per tile",
+        match self.backend {
+            Backend::Gpu => "the gpu's tape interpreter",
+            Backend::Cpu => "the cpu's tape interpreter",
         }
     }
 
-    /// The unit of [`MeanLength`]: tape instructions (interval operations) or scalar
-    /// instructions.
+    /// The unit of [`MeanLength`]: tape instructions (interval operations).
     pub fn unit(&self) -> &'static str {
-        match self.how {
-            How::Tape(..) => "tape instructions",
-            How::Specialized(..) => "scalar instructions",
-        }
+        "tape instructions"
     }
 
     /// One frame: the image of `opts` and, per round, the mean program length.
     pub fn render(&self, opts: &RenderOptions) -> Result<(Rendered, Vec<MeanLength>), Error> {
-        match &self.how {
-            How::Tape(r, _) => {
-                let (image, stats) = r.render(opts)?;
-                Ok((image, stats.iter().map(|s| (s.tile, s.mean_len)).collect()))
-            }
-            How::Specialized(expr, p) => {
-                let (image, stats) = super::render_pruned(expr, *p, opts)?;
-                Ok((
-                    image,
-                    stats.iter().map(|s| (s.tile, s.mean_insts)).collect(),
-                ))
-            }
-        }
+        let (image, stats) = self.renderer.render(opts)?;
+        Ok((image, stats.iter().map(|s| (s.tile, s.mean_len)).collect()))
     }
 }
 
@@ -127,11 +92,7 @@ pub const GPU_PRUNED_FROM: usize = 48;
 /// so the choice never moves a render between CPU and GPU; on the GPU only for tapes of
 /// [`GPU_PRUNED_FROM`] instructions or more. On the CPU the pruned render is faster even for a
 /// 2-node `min` (docs/render.md).
-pub fn default_pruned<'a>(
-    expr: &'a Expression,
-    precision: Precision,
-    gpu: bool,
-) -> Option<PrunedRender<'a>> {
+pub fn default_pruned(expr: &Expression, precision: Precision, gpu: bool) -> Option<PrunedRender> {
     if !prunes(expr) {
         return None;
     }
@@ -163,9 +124,9 @@ mod tests {
         let tape = Tape::new(small.ir()).unwrap();
         assert!(tape.len() < GPU_PRUNED_FROM, "{} instructions", tape.len());
         assert!(default_pruned(&small, p, true).is_none());
-        // Outside the tape's set, the CPU specializes per tile.
+        // Functions run on the tape too.
         let waves = parse("min(sin(4*x) - y, sqrt(sqr(x) + sqr(y)) - 0.6)");
-        let r = default_pruned(&waves, p, false).expect("specialized on the CPU");
-        assert_eq!(r.unit(), "scalar instructions");
+        let r = default_pruned(&waves, p, false).expect("a tape with sin");
+        assert_eq!(r.backend(), Backend::Cpu);
     }
 }

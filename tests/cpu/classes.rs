@@ -4,7 +4,7 @@
 //! the top and at binade edges, many periods at huge magnitude, subnormals, signed zeros,
 //! points, empty), each result checked against witnesses from the rigorous oracles, never
 //! against another engine. Engines: the CPU evaluator, the scalar IR's reference interpreter,
-//! the tape interpreter (its operations: neg, +, -, *, sqr, sqrt, abs, min, max), the
+//! the tape interpreter (every operation of one or two arguments), the
 //! mean-value and monotone forms (enclosures of the same function), and the gradient of each
 //! unary operation (its value output, and its derivative against the difference quotients
 //! between witnesses: the mean value theorem). The GPU's engines run the
@@ -35,12 +35,10 @@ fn prec(fmt: Fmt) -> Precision {
     }
 }
 
-/// The operations the tape interpreter runs.
+/// The operations the tape interpreter runs: all of one or two arguments (its generated
+/// set, and the rest by their lowering).
 fn on_tape(op: &Op) -> bool {
-    matches!(
-        op.oracle.as_str(),
-        "neg" | "add" | "sub" | "mul" | "sqr" | "sqrt" | "abs" | "min" | "max"
-    ) && !op.src.contains('^')
+    op.arity <= 2
 }
 
 /// The engines' results on the cells of one operation: (engine name, results).

@@ -142,6 +142,76 @@ fn tape_render_on_the_gpu_equals_the_cpu() {
     std::env::remove_var("IVJIT_TAPE_NO_ROOT");
 }
 
+/// Tapes with operations run by their lowering (linked into the interpreter as device
+/// functions): without point functions the GPU gives the CPU's classes, rounds and tape
+/// lengths bit for bit; with them (sin, exp, atan2, log: the GPU's bounds a few ulps wider)
+/// never a contradiction with the CPU's tape or the GPU's plain render, and most pixels alike.
+/// f64 and f32, two tile plans.
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
+fn tapes_with_functions_on_the_gpu() {
+    use ivjit::search::tape::{self, TapeBackend};
+    crate::common::gpu::require_gpu("tapes_with_functions_on_the_gpu");
+    let cases = [
+        ("min(x^3 - y, (x*y)/(1 + x^2) - floor(3*y)/4)", true),
+        (
+            "max(abs(x) - 0.7, x^5 / (0.1 + y^2) - 1) + min(0, fma(x, y, -0.2))",
+            true,
+        ),
+        ("min(sin(4*x) - y, sqrt(sqr(x) + sqr(y)) - 0.6)", false),
+        (
+            "min(exp(-x*x)*cos(8*y) - 0.2, max(abs(x) - 0.5, abs(y) - 0.5))",
+            false,
+        ),
+        (
+            "max(atan2(y, x) - 0.5, min(0.1, log(x*x + y*y + 0.01)))",
+            false,
+        ),
+    ];
+    for (text, exact) in cases {
+        let expr = Expression::parse(text).unwrap();
+        let name = &text[..text.len().min(40)];
+        for p in [Precision::F64, Precision::F32] {
+            let plain = Evaluator::new(&expr, p, BackendChoice::Gpu).unwrap();
+            for (w, h, tiles) in [(333, 250, vec![16, 4, 1]), (512, 512, vec![64, 8, 1])] {
+                let opts = RenderOptions {
+                    tiles,
+                    ..RenderOptions::new(w, h, [-1.1, 0.95, -1.0, 1.05])
+                };
+                let (a, sa) = tape::render(&expr, p, TapeBackend::Cpu, &opts).unwrap();
+                let (b, sb) = tape::render(&expr, p, TapeBackend::Gpu, &opts).unwrap();
+                let c = render(&plain, &opts).unwrap();
+                if exact {
+                    assert!(
+                        a.classes == b.classes,
+                        "{name} {p:?} {w}x{h}: classes differ"
+                    );
+                    assert_eq!((&a.rounds, &sa), (&b.rounds, &sb), "{name} {p:?} {w}x{h}");
+                }
+                for (other, what) in [(&a, "the cpu's tape"), (&c, "the gpu's plain render")] {
+                    let bad = other
+                        .classes
+                        .iter()
+                        .zip(&b.classes)
+                        .filter(|(x, y)| opposite(**x, **y))
+                        .count();
+                    assert_eq!(bad, 0, "{name} {p:?} {w}x{h}: opposite classes to {what}");
+                    let agree = other.classes.iter().zip(&b.classes).filter(|(x, y)| x == y);
+                    assert!(
+                        agree.count() * 10 > 9 * b.classes.len(),
+                        "{name} {p:?}: {what}"
+                    );
+                }
+                assert!(b.classes.iter().all(|&k| k <= BOUNDARY));
+                println!("{name} {p:?} {w}x{h}: {sb:?}");
+            }
+        }
+    }
+}
+
 #[test]
 #[cfg_attr(
     not(feature = "gpu-tests"),

@@ -355,8 +355,9 @@ fn cache_dir_follows_the_environment() {
 }
 
 /// Every search kernel module (`ivjit::search::kernel_ptx`: render, ray, trace, minimize,
-/// exclude and the tape interpreter of the pruned render) compiles with NVRTC and assembles with
-/// ptxas for sm_90 (relocatable: ray and trace call the expression linked in at load time) in
+/// exclude and the tape interpreter of the pruned render, also with two operations run by their
+/// lowering) compiles with NVRTC and assembles with
+/// ptxas for sm_90 (relocatable: ray, trace and the extended tape call programs linked in at load time) in
 /// both precisions, the tape at one slot and at Prospero's slot count; ptxas's registers and
 /// stack frame are printed (the tape's slots live in the frame: 16 bytes each in f64). With
 /// `IVJIT_DUMP_SEARCH_PTX=DIR` the PTX is also written to DIR (to compare two builds).
@@ -409,7 +410,15 @@ fn every_search_kernel_compiles_and_assembles() {
     seen.dedup();
     assert_eq!(
         seen,
-        ["exclude", "minimize", "ray", "render", "tape", "trace"],
+        [
+            "exclude",
+            "minimize",
+            "ray",
+            "render",
+            "tape",
+            "tape-extended",
+            "trace"
+        ],
         "every search module compiled"
     );
     std::fs::remove_dir_all(&dir).ok();

@@ -1,17 +1,14 @@
 //! `ivjit bench --render`: the render section of issue 15. Per model and precision, the time of
 //! one frame (median of [`RUNS`] after a warm-up that compiles and loads every kernel), the
-//! boxes evaluated, and the program's length before and after region specialization:
+//! boxes evaluated, and the program's length before and after pruning:
 //!
 //! - `prospero-512`, `prospero-1024`: the Prospero challenge's 2-D model over [-1, 1]², every
 //!   pixel classified inside / outside / boundary through tiles of 64, 8, 1 pixels, on the
-//!   benchmark's backend with the full program (`ivjit::search::render`), and with region
-//!   specialization on the CPU (`ivjit::search::render_pruned`: each boundary tile's children
-//!   evaluated with the program pruned for it, lowered with its region's facts). The row says
-//!   whether both give the same classes (they must), and the mean scalar instructions per box
-//!   of the pruned programs at each tile size (the first is the full program's); and with
-//!   per-tile pruned tapes run by the interpreter on the benchmark's backend
-//!   (`ivjit::search::tape`, prepared once: the frame time is the search alone), with the mean
-//!   tape length (interval operations) per tile at each tile size.
+//!   benchmark's backend with the full program (`ivjit::search::render`), and with per-tile
+//!   pruned tapes run by the interpreter on the benchmark's backend (`ivjit::search::tape`,
+//!   prepared once: the frame time is the search alone), with the mean tape length (interval
+//!   operations) per tile at each tile size. The row says whether both give the same classes
+//!   (they must).
 //! - `colonnade-512`: a 3-D model from the same community set (a colonnade, 332 min/max) as a
 //!   depth map seen from above: per pixel the first hit along the vertical line through
 //!   [-1, 1]³, to 1/512 of the height (`ivjit render` with z: the ray rule,
@@ -30,7 +27,7 @@ use serde_json::{json, Value};
 use super::gpu::Device;
 use ivjit::search::prune::first_hits_pruned;
 use ivjit::search::tape::{TapeBackend, TapeRenderer};
-use ivjit::search::{ray, render, render_pruned, RenderOptions};
+use ivjit::search::{ray, render, RenderOptions};
 use ivjit::{BackendChoice, Evaluator, Expression, Precision};
 
 /// The Prospero challenge's tape (see `search.rs`).
@@ -74,9 +71,8 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
     let mut rows = Vec::new();
     let mut text = String::from(
         "\n| model | what | precision | backend | frame ms | boxes | full program (scalar insts) | \
-         pruned frame ms (CPU) | pruned insts per box, by tile size | tape frame ms (backend) | \
-         tape insts per box (64 / 8 / 1 px) | same classes |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
+         pruned by | pruned frame ms | pruned program per box, by level | same result |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let prospero = Expression::parse_tape(PROSPERO).map_err(|e| e.to_string())?;
     for (name, full_size) in [("prospero-512", 512u32), ("prospero-1024", 1024)] {
@@ -89,8 +85,6 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
             let ev = Evaluator::new(&prospero, p, choice).map_err(|e| e.to_string())?;
             let insts = prospero.scalar(p).map_err(|e| e.to_string())?.insts.len();
             let (secs, full) = timed(|| render(&ev, &opts).map_err(|e| e.to_string()))?;
-            let (pruned_secs, (pruned, levels)) =
-                timed(|| render_pruned(&prospero, p, &opts).map_err(|e| e.to_string()))?;
             // Tapes interpreted (no JIT), pruned per tile on the backend, prepared once.
             let backend = if gpu {
                 TapeBackend::Gpu
@@ -100,35 +94,28 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
             let renderer = TapeRenderer::new(&prospero, p, backend).map_err(|e| e.to_string())?;
             let (tape_secs, (taped, tape_levels)) =
                 timed(|| renderer.render(&opts).map_err(|e| e.to_string()))?;
-            let same = pruned.classes == full.classes && taped.classes == full.classes;
-            let per_level: Vec<f64> = levels.iter().map(|l| l.mean_insts).collect();
+            let same = taped.classes == full.classes;
             let tape_per_level: Vec<f64> = tape_levels.iter().map(|l| l.mean_len).collect();
             rows.push(json!({
                 "model": name, "kind": "2-D classes", "width": size, "height": size,
                 "tiles": opts.tiles, "precision": p.name(), "backend": ev.backend().name(),
                 "frame_ms": secs * 1e3, "boxes": full.boxes(), "rounds": full.rounds.len(),
-                "full_insts": insts, "pruned_frame_ms": pruned_secs * 1e3,
-                "pruned_boxes": pruned.boxes(), "pruned_insts_per_box": per_level,
+                "full_insts": insts,
                 "tape_frame_ms": tape_secs * 1e3, "tape_backend": ev.backend().name(),
                 "tape_insts": renderer.tape().len(), "tape_insts_per_box": tape_per_level,
                 "same_classes": same,
             }));
-            let shown: Vec<String> = levels
-                .iter()
-                .map(|l| format!("{} px: {:.1}", l.tile, l.mean_insts))
-                .collect();
             let tape_shown: Vec<String> = tape_levels
                 .iter()
                 .map(|l| format!("{:.1}", l.mean_len))
                 .collect();
             text.push_str(&format!(
-                "| {name} | {size}x{size}, tiles 64,8,1 | {} | {} | {:.2} | {} | {insts} | {:.1} | {} | {:.2} | {} | {} |\n",
+                "| {name} | {size}x{size}, tiles 64,8,1 | {} | {} | {:.2} | {} | {insts} | tapes, {} | {:.2} | {} tape insts | {} |\n",
                 p.name(),
                 ev.backend().name(),
                 secs * 1e3,
                 full.boxes(),
-                pruned_secs * 1e3,
-                shown.join("; "),
+                ev.backend().name(),
                 tape_secs * 1e3,
                 tape_shown.join(" / "),
                 if same { "yes" } else { "NO (bug!)" },
@@ -180,7 +167,7 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
                 })
                 .collect();
             text.push_str(&format!(
-                "| colonnade-512 | {size}x{size} depth map, {steps} steps, {hit} pixels hit | {} | {} | {:.2} | {} | {insts} | {:.1} | {} | - | - | {} |\n",
+                "| colonnade-512 | {size}x{size} depth map, {steps} steps, {hit} pixels hit | {} | {} | {:.2} | {} | {insts} | specialized programs, cpu | {:.1} | {} scalar insts | {} |\n",
                 p.name(),
                 ev.backend().name(),
                 secs * 1e3,

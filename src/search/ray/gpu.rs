@@ -33,7 +33,7 @@ fn ray_kernel(
         gpu::search_module::SearchModule {
             name: "ray",
             cuda: ray_source(program.precision),
-            linked: vec![(program, crate::ptx::FUNCTION_NAME)],
+            linked: vec![(program, crate::ptx::FUNCTION_NAME.to_string())],
             kernels: &["ivjit_search_rays"],
         },
     )?;

@@ -50,6 +50,11 @@ impl Tape {
                     }
                     v
                 }
+                c if c >= code::EXT => {
+                    let mut one = [va, vb];
+                    self.ext.apply_lanes(op, &mut one, (0, 0, 1), 1);
+                    one[0]
+                }
                 c => T::apply(c, va, vb),
             };
             slots[out as usize] = v;
@@ -94,6 +99,10 @@ impl Tape {
                             r.push(choice);
                         }
                     }
+                }
+                c if c >= code::EXT => {
+                    let at_ab = (at, a as usize * n, b as usize * n);
+                    self.ext.apply_lanes(op, slots, at_ab, n);
                 }
                 c => T::apply_lanes(c, slots, (at, a as usize * n, b as usize * n), n),
             }

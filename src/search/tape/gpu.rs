@@ -38,8 +38,10 @@ struct Kernels {
     prune_warp: CudaFunction,
 }
 
-/// The CUDA C source of the interpreter for precision `p` and `nslots` slots per thread.
-pub(crate) fn source(p: Precision, nslots: usize) -> String {
+/// The CUDA C source of the interpreter for precision `p`, `nslots` slots per thread and
+/// `extended` operations run by their lowering (the tape's [`super::Extended`] table: device
+/// functions `ivjit_tape_op_<k>(const T* in, T* out)`, the PTX emitter's, linked in).
+pub(crate) fn source(p: Precision, nslots: usize, extended: usize) -> String {
     let prelude = kernels::prelude(p);
     // The operation codes as the CUDA source names them: OP_CONST, OP_VAR, ...
     let codes: String = [
@@ -56,15 +58,52 @@ pub(crate) fn source(p: Precision, nslots: usize) -> String {
         ("MAX", code::MAX),
         ("A_MAY_BE_EMPTY", code::A_MAY_BE_EMPTY),
         ("B_MAY_BE_EMPTY", code::B_MAY_BE_EMPTY),
+        ("EXT", code::EXT),
+        ("BINARY", code::BINARY),
     ]
     .iter()
     .map(|(name, v)| format!("#define OP_{name} {v}\n"))
     .collect();
     let ops = crate::lower::interpreted::operations(p, crate::scalar::emit::Language::CudaC);
     format!(
-        "{prelude}#define NSLOTS {nslots}\n{codes}struct Iv {{ T lo, hi; }};\n{ops}{}",
+        "{prelude}#define NSLOTS {nslots}\n{codes}struct Iv {{ T lo, hi; }};\n{ops}{}{}",
+        extended_calls(extended),
         include_str!("tape.cu")
     )
+}
+
+/// The name of the device function of the tape's `k`-th extended operation.
+fn extended_name(k: usize) -> String {
+    format!("ivjit_tape_op_{k}")
+}
+
+/// `op_ext(kind, a, b)`: the call of extended operation `kind - OP_EXT` (`#define EXTENDED`,
+/// the count, guards its use in tape.cu, so a tape without any compiles as before).
+fn extended_calls(n: usize) -> String {
+    let mut s = format!("#define EXTENDED {n}\n");
+    if n == 0 {
+        return s;
+    }
+    for k in 0..n {
+        let name = extended_name(k);
+        s.push_str(&format!(
+            "extern \"C\" __device__ void {name}(const T* in, T* out);\n"
+        ));
+    }
+    s.push_str(
+        "__device__ Iv op_ext(u32 kind, Iv a, Iv b)\n{\n    \
+         T in[4] = { a.lo, a.hi, b.lo, b.hi }, out[2];\n    switch (kind - OP_EXT) {\n",
+    );
+    for k in 0..n {
+        let name = extended_name(k);
+        s.push_str(&format!("    case {k}: {name}(in, out); break;\n"));
+    }
+    // No tape holds another code; were one to, the entire line encloses anything.
+    s.push_str(
+        "    default: out[1] = (T)__int_as_float(0x7f800000); out[0] = -out[1];\n    }\n    \
+         return Iv{ out[0], out[1] };\n}\n",
+    );
+    s
 }
 
 /// A launch of `n` threads in blocks of `block`. A tile's thread runs a whole tape (or prunes
@@ -133,14 +172,20 @@ fn kernels(
     ordinal: usize,
     p: Precision,
     nslots: usize,
+    extended: &super::Extended,
 ) -> Result<Arc<Kernels>, GpuError> {
+    let programs = extended.programs(p);
     let k = gpu::search_module::load(
         ctx,
         ordinal,
         gpu::search_module::SearchModule {
             name: "tape",
-            cuda: source(p, nslots),
-            linked: Vec::new(),
+            cuda: source(p, nslots, programs.len()),
+            linked: programs
+                .iter()
+                .enumerate()
+                .map(|(k, program)| (program, extended_name(k)))
+                .collect(),
             kernels: &[
                 "ivjit_tape_eval",
                 "ivjit_tape_root_eval",
@@ -250,7 +295,7 @@ where
         ctx.bind_to_thread()
             .during("binding the device's context")?;
         let nslots = slots_of(tape.slots());
-        let k = kernels(&ctx, ordinal, p, nslots)?;
+        let k = kernels(&ctx, ordinal, p, nslots, &tape.ext)?;
         let compose = crate::search::render::gpu::compose_kernel(&ctx, ordinal, p)?;
         let stream = ctx.new_stream().during("creating a stream")?;
         let alloc = "uploading the tape";

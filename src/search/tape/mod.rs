@@ -17,26 +17,39 @@
 //! analysis of [`crate::ir::sign`], an empty constant, or a user of one) is never dropped:
 //! `min` with the empty set is empty.
 //!
+//! That argument needs every operation's computed enclosure to be isotonic (on a smaller box,
+//! a subset). The generated operations are (their bounds are correctly rounded monotone
+//! formulas); an operation that calls a point function may not be in its last bits (a library
+//! result padded by ulps is not monotone in its argument), and an operation run by its own
+//! lowering knows none of the whole program's sign facts. Pruning stays *sound* regardless:
+//! where `hi(a on R) <= lo(b on R)`, every real value of `a` on a point of R is at most every
+//! value of `b` there, so `min(a, b)` *is* `a` on R as a real function, and the pruned tape
+//! encloses it. With such operations a pixel's class may differ from the plain render's only
+//! where one of them is not certain (a proven class is a proof either way).
+//!
 //! # Semantics
 //! Each operation is the tightest enclosure with outward rounding (the same sets as the
 //! compiled lowering; the tests compare them): `+`, `-`, `neg` bound by bound; `*` the min and
 //! max of the four directed products, a product with a zero factor being 0 (no `0 * inf`);
 //! `sqr` by the signs; `sqrt` on the non-negative part, empty below 0; `abs`; `min`/`max`
 //! bound by bound. The empty interval is (NaN, NaN) and every operation with an empty argument
-//! is empty. Both interpreters (`tape/cpu.rs` and the CUDA one in `tape/gpu.rs`) run the same
+//! is empty. Every other operation of one or two arguments (the elementary functions, division,
+//! integer powers and roots, roundings, ...) runs by its lowering ([`Extended`]); `fma` as a
+//! product and a sum. Both interpreters (`tape/cpu.rs` and the CUDA one in `tape/gpu.rs`) run the same
 //! formulas with correctly rounded operations, so they agree bit for bit. Every operation is
 //! held on the interval classes (entire, half-lines, [MAX, inf], subnormals, signed zeros,
 //! 0 * inf, empty) by the class matrix's tape engine (`tests/cpu/classes.rs`); the CUDA copy
 //! by `tape_render_on_the_gpu_equals_the_cpu` (render boxes only: finite regions).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::{Plan, RenderOptions, Rendered};
+use crate::cpu::eval::Chunk;
 
 mod cpu;
 pub(crate) mod gpu;
 use crate::interval::Interval;
-use crate::ir::sign::Facts;
+use crate::ir::sign::Fact;
 use crate::ir::{Graph, NodeId, Op};
 use crate::round::{self, Round};
 use crate::scalar::emit::Ops;
@@ -58,6 +71,11 @@ pub(crate) mod code {
     /// The generated operation after MAX: not a tape instruction (no tape is built with it),
     /// Newton's intersection of K(X) with X; numbered on so that the operations' test covers it.
     pub(crate) const INTERSECT: u16 = 12;
+    /// The first operation run by its lowering ([`super::Extended`]): `EXT + k` is the k-th of
+    /// the tape's table, up to the low byte's 255.
+    pub(crate) const EXT: u16 = 16;
+    /// Flag on an operation of [`EXT`] and after: it reads two slots (else one).
+    pub(crate) const BINARY: u16 = 0x400;
     /// Flag on MIN/MAX: the first argument may be empty (it is never dropped).
     pub(crate) const A_MAY_BE_EMPTY: u16 = 0x100;
     /// Flag on MIN/MAX: the second argument may be empty.
@@ -96,7 +114,103 @@ pub(crate) fn arity(op: u16) -> usize {
     match op & 0xff {
         code::CONST | code::VAR => 0,
         code::ADD | code::SUB | code::MUL | code::MIN | code::MAX => 2,
+        _ if op & code::BINARY != 0 => 2,
         _ => 1,
+    }
+}
+
+/// The operations a tape runs by their lowering, beyond the generated set (`neg` to `max`):
+/// every operation of one or two arguments that [`crate::lower::lower_op`] lowers (the
+/// elementary functions, division, integer powers and roots, roundings, ...), each once per
+/// tape with its arguments renamed x and y. Instruction code [`code::EXT`] + k runs the k-th.
+/// The semantics are the lowering's program, run as every backend runs programs: on the CPU
+/// by the evaluator ([`crate::cpu::eval::Chunk`], point functions by the reference bounds), on
+/// the GPU as the PTX emitter's device function linked into the interpreter (point functions
+/// by the CUDA runtime, padded). Shared by a tape and every tape pruned from it.
+#[derive(Debug, Default)]
+pub(crate) struct Extended {
+    ops: Vec<Op>,
+    /// The evaluator's programs, made on the first CPU run: f64, f32.
+    chunks: [OnceLock<Vec<Chunk>>; 2],
+}
+
+impl PartialEq for Extended {
+    fn eq(&self, other: &Extended) -> bool {
+        self.ops == other.ops
+    }
+}
+
+/// At most this many operations in one tape's [`Extended`] table (the low byte's codes).
+const MAX_EXTENDED: usize = 256 - code::EXT as usize;
+
+impl Extended {
+    /// The code of `op` (arguments ignored), added to the table where new; `None` where the
+    /// lowering has no program of one or two arguments for it.
+    fn code_of(&mut self, op: Op) -> Result<Option<u16>, TapeError> {
+        let arity = op.args().len();
+        if arity == 0 || arity > 2 {
+            return Ok(None);
+        }
+        let op = op.with_args(&[NodeId(0), NodeId(1)][..arity]);
+        let k = match self.ops.iter().position(|&o| o == op) {
+            Some(k) => k,
+            None => {
+                if crate::lower::lower_op(op, Precision::F64).is_none() {
+                    return Ok(None);
+                }
+                if self.ops.len() >= MAX_EXTENDED {
+                    return Err(TapeError::Operations(MAX_EXTENDED));
+                }
+                self.ops.push(op);
+                self.ops.len() - 1
+            }
+        };
+        let binary = if arity == 2 { code::BINARY } else { 0 };
+        Ok(Some((code::EXT + k as u16) | binary))
+    }
+
+    /// The lowering of each operation in precision `p`, in code order.
+    pub(crate) fn programs(&self, p: Precision) -> Vec<crate::scalar::Program> {
+        self.ops
+            .iter()
+            .map(|&op| crate::lower::lower_op(op, p).expect("lowered when it was added"))
+            .collect()
+    }
+
+    /// The evaluator's programs of precision `p`, made once.
+    fn chunks(&self, p: Precision) -> &[Chunk] {
+        let k = usize::from(p == Precision::F32);
+        self.chunks[k].get_or_init(|| self.programs(p).into_iter().map(Chunk::new).collect())
+    }
+
+    /// Operation `code` (of [`code::EXT`] and after) on `n` boxes: `slots[out + l] =
+    /// op(slots[a + l], slots[b + l])`, as [`Bound::apply_lanes`] (`n <= 64`).
+    pub(crate) fn apply_lanes<T: Bound>(
+        &self,
+        code: u16,
+        slots: &mut [Iv<T>],
+        (out, a, b): (usize, usize, usize),
+        n: usize,
+    ) {
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<(Vec<f64>, Vec<f64>, Vec<f64>)> =
+                Default::default();
+        }
+        let chunk = &self.chunks(T::PRECISION)[((code & 0xff) - code::EXT) as usize];
+        SCRATCH.with(|s| {
+            let (inputs, regs, res) = &mut *s.borrow_mut();
+            inputs.clear();
+            for at in [a, b] {
+                inputs.extend(slots[at..at + n].iter().map(|v| v.0.to_f64()));
+                inputs.extend(slots[at..at + n].iter().map(|v| v.1.to_f64()));
+            }
+            res.resize(2 * n, 0.0);
+            let columns: Vec<&[f64]> = inputs.chunks(n).collect();
+            chunk.run(&columns, n, regs, res);
+            for l in 0..n {
+                slots[out + l] = (T::exact(res[l]), T::exact(res[n + l]));
+            }
+        });
     }
 }
 
@@ -140,6 +254,9 @@ pub struct Tape {
     /// outward, as the f32 lowering does). Shared by a tape and every tape pruned from it
     /// (pruning keeps the indices): a Prospero frame holds thousands of pruned tapes.
     pub(crate) consts: Arc<[Interval]>,
+    /// The operations run by their lowering (codes [`code::EXT`] and after), shared like the
+    /// constants.
+    pub(crate) ext: Arc<Extended>,
     /// Slots the tape uses.
     pub(crate) slots: u16,
 }
@@ -199,20 +316,22 @@ fn allocate(ops: &[u16], args: &[u32]) -> Result<(Vec<Inst>, u16), TapeError> {
     Ok((insts, used as u16))
 }
 
-/// Which nodes may be empty on a box of the render (never empty itself): a sqrt whose
-/// argument is not known to be >= 0 everywhere, an empty constant, and their users.
+/// Which nodes may be empty on a box of the render: the sign analysis of
+/// [`crate::ir::sign`] (a sqrt whose argument is not known to be >= 0, a function outside its
+/// domain, a division, an empty constant, and their users), with the variables never empty.
 fn may_be_empty(graph: &Graph) -> Vec<bool> {
-    let signs = Facts::analyze(graph);
-    let mut maybe_empty = vec![false; graph.len()];
+    let mut facts: Vec<Fact> = Vec::with_capacity(graph.len());
     for id in graph.ids() {
-        maybe_empty[id.index()] = match graph.op(id) {
-            Op::Var(_) => false,
-            Op::Const(c) => c.is_empty(),
-            Op::Sqrt(a) => maybe_empty[a.index()] || !signs.get(a).nonneg,
-            op => op.args().iter().any(|a| maybe_empty[a.index()]),
+        let fact = match graph.op(id) {
+            Op::Var(_) => Fact {
+                maybe_empty: false,
+                ..Fact::UNKNOWN
+            },
+            op => crate::ir::sign::fact_of(op, &facts),
         };
+        facts.push(fact);
     }
-    maybe_empty
+    facts.iter().map(|f| f.maybe_empty).collect()
 }
 
 /// The clusters of min (or of max) that [`Tape::new`] rebalances. A min used only by a min is
@@ -303,6 +422,7 @@ impl Tape {
         let mut index_of = vec![u16::MAX; graph.len()];
         let mut ssa = Ssa::default();
         let mut consts = Vec::new();
+        let mut ext = Extended::default();
         for id in graph.ids().filter(|id| live[id.index()]) {
             let op = graph.op(id);
             if absorbed[id.index()] {
@@ -337,12 +457,23 @@ impl Tape {
                 }
                 Op::Sqrt(a) => (code::SQRT, s(a), 0),
                 Op::Abs(a) => (code::ABS, s(a), 0),
-                other => {
-                    return Err(TapeError::Operation {
-                        op: other.name(),
-                        span: graph.span(id),
-                    })
+                // A product and a sum: the same set as the fused operation, rounded twice.
+                Op::Fma(a, b, c) => {
+                    let ab = ssa.push(code::MUL, s(a), s(b))?;
+                    (code::ADD, ab, s(c))
                 }
+                other => match ext.code_of(other)? {
+                    Some(c) => {
+                        let args = other.args();
+                        (c, s(args[0]), args.get(1).map_or(0, |&b| s(b)))
+                    }
+                    None => {
+                        return Err(TapeError::Operation {
+                            op: other.name(),
+                            span: graph.span(id),
+                        })
+                    }
+                },
             };
             if consts.len() >= u16::MAX as usize {
                 return Err(TapeError::TooLarge(consts.len()));
@@ -368,15 +499,21 @@ impl Tape {
         let out = index_of[graph.outputs[0].index()] as usize;
         ops.truncate(out + 1);
         args.truncate(out + 1);
-        Tape::from_ssa(ops, args, consts.into())
+        Tape::from_ssa(ops, args, consts.into(), Arc::new(ext))
     }
 
-    fn from_ssa(ops: Vec<u16>, args: Vec<u32>, consts: Arc<[Interval]>) -> Result<Tape, TapeError> {
+    fn from_ssa(
+        ops: Vec<u16>,
+        args: Vec<u32>,
+        consts: Arc<[Interval]>,
+        ext: Arc<Extended>,
+    ) -> Result<Tape, TapeError> {
         let (insts, slots) = allocate(&ops, &args)?;
         Ok(Tape {
             insts,
             args,
             consts,
+            ext,
             slots,
         })
     }
@@ -546,7 +683,7 @@ impl Tape {
                 }
             }
         }
-        Tape::from_ssa(ops, args, self.consts.clone())
+        Tape::from_ssa(ops, args, self.consts.clone(), self.ext.clone())
             .expect("a pruned tape needs no more slots than its parent")
     }
 }
@@ -578,6 +715,8 @@ macro_rules! apply {
 /// A bound type of the interpreter: f64 or f32, with the correctly rounded operations of the
 /// scalar IR's reference rows ([`Ops`]) that the generated operations call.
 pub(crate) trait Bound: Ops + Send + Sync {
+    /// The precision.
+    const PRECISION: Precision;
     fn nan() -> Self;
     /// An f64 lower bound in this precision (rounded down).
     fn lo_of(x: f64) -> Self;
@@ -621,6 +760,7 @@ macro_rules! apply_lanes {
 }
 
 impl Bound for f64 {
+    const PRECISION: Precision = Precision::F64;
     fn nan() -> f64 {
         f64::NAN
     }
@@ -642,6 +782,7 @@ impl Bound for f64 {
 }
 
 impl Bound for f32 {
+    const PRECISION: Precision = Precision::F32;
     fn nan() -> f32 {
         f32::NAN
     }
@@ -846,19 +987,118 @@ mod tests {
         assert!(depth < 64, "depth {depth}");
     }
 
-    /// An operation outside the interpreter's set, and a third variable, are refused with
-    /// what to do.
+    /// A third variable is refused with what to do; functions, powers and fma run.
     #[test]
     fn what_the_interpreter_does_not_run_is_refused() {
         let opts = RenderOptions::new(8, 8, [-1.0, 1.0, -1.0, 1.0]);
-        let err = |s: &str| {
+        let run = |s: &str| {
             let e = Expression::parse(s).unwrap();
-            render(&e, Precision::F64, TapeBackend::Cpu, &opts)
-                .unwrap_err()
-                .to_string()
+            render(&e, Precision::F64, TapeBackend::Cpu, &opts).map_err(|e| e.to_string())
         };
-        assert!(err("sin(x) + y").contains("'sin'"), "{}", err("sin(x) + y"));
-        assert!(err("x + z").contains("'z'"));
+        assert!(run("x + z").unwrap_err().contains("'z'"));
+        for ok in [
+            "sin(x) + y",
+            "x^3 / (1 + y^2)",
+            "fma(x, y, x) - atan2(y, x)",
+            "x^y",
+        ] {
+            run(ok).unwrap_or_else(|e| panic!("{ok}: {e}"));
+        }
+    }
+
+    /// Every operation the tape runs by its lowering (every unary and binary function of the
+    /// function table, division, integer powers and roots, the roundings, sign, hull,
+    /// intersection, midpoint) gives, one box at a time and in lanes, the bits the scalar IR's
+    /// reference interpreter gives for its lowering, on intervals of every class, all pairs,
+    /// both precisions. A function added to the table is in the list by construction.
+    #[test]
+    fn the_extended_operations_run_their_lowering() {
+        use crate::point::{BinaryFn, UnaryFn};
+        use crate::scalar::RoundInt;
+        let (x, y) = (NodeId(0), NodeId(1));
+        let mut ops: Vec<Op> = UnaryFn::ALL.iter().map(|&f| Op::Elem(f, x)).collect();
+        ops.extend(BinaryFn::ALL.iter().map(|&f| Op::Elem2(f, x, y)));
+        ops.extend([
+            Op::Div(x, y),
+            Op::Hull(x, y),
+            Op::Intersect(x, y),
+            Op::Mid(x),
+        ]);
+        ops.extend([0, 3, 4, 7].map(|n| Op::Pown(x, n)));
+        ops.extend([1, 2, 3, 4].map(|n| Op::Rootn(x, n)));
+        ops.extend(
+            [
+                RoundInt::Floor,
+                RoundInt::Ceil,
+                RoundInt::Trunc,
+                RoundInt::Even,
+            ]
+            .map(|k| Op::RoundInt(k, x)),
+        );
+        ops.extend([Op::Round(x), Op::Sign(x)]);
+        let inf = f64::INFINITY;
+        let classes: Vec<(f64, f64)> = vec![
+            (f64::NAN, f64::NAN),
+            (-inf, inf),
+            (-inf, -1.0),
+            (2.0, inf),
+            (0.0, 0.0),
+            (-0.0, 0.0),
+            (0.0, 1e-45),
+            (-3.0, 2.0),
+            (0.25, 0.5),
+            (1.5, 2.5),
+            (-2.0, -0.5),
+            (1e300, 1e308),
+            (f32::MAX as f64, inf),
+        ];
+        fn check<T: Bound + std::fmt::Debug>(op: Op, classes: &[(f64, f64)]) {
+            let p = T::PRECISION;
+            let arity = op.args().len();
+            let mut graph = Graph::new(
+                vec!["x".into(), "y".into()],
+                vec![Default::default(); 2],
+                None,
+            );
+            let vars = [
+                graph.add(Op::Var(0), Default::default()),
+                graph.add(Op::Var(1), Default::default()),
+            ];
+            let node = graph.add(op.with_args(&vars[..arity]), Default::default());
+            graph.outputs.push(node);
+            let tape = Tape::new(&graph).unwrap_or_else(|e| panic!("{op:?}: {e}"));
+            assert!(
+                tape.insts.iter().any(|&i| i as u16 & 0xff >= code::EXT),
+                "{op:?} extended"
+            );
+            let program = crate::lower::lower_op(op, p).unwrap();
+            let iv = |(lo, hi): (f64, f64)| (T::lo_of(lo), T::hi_of(hi));
+            let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+            let pairs: Vec<(Iv<T>, Iv<T>)> = classes
+                .iter()
+                .flat_map(|&a| classes.iter().map(move |&b| (iv(a), iv(b))))
+                .collect();
+            let mut slots = Vec::new();
+            for part in pairs.chunks(64) {
+                let lanes = tape.eval_lanes(part, &mut slots, None);
+                for (k, &(a, b)) in part.iter().enumerate() {
+                    let inputs = [(a.0.to_f64(), a.1.to_f64()), (b.0.to_f64(), b.1.to_f64())];
+                    let want = crate::scalar::interp::eval(&program, &inputs[..arity]).unwrap()[0];
+                    let one = tape.eval(a, b, &mut slots, None);
+                    for (how, got) in [("one box", one), ("lanes", lanes[k])] {
+                        assert!(
+                            same(got.0.to_f64(), want.0) && same(got.1.to_f64(), want.1),
+                            "{op:?} {p} on {inputs:?} ({how}): tape ({:?}, {:?}), lowering {want:?}",
+                            got.0, got.1
+                        );
+                    }
+                }
+            }
+        }
+        for op in ops {
+            check::<f64>(op, &classes);
+            check::<f32>(op, &classes);
+        }
     }
 
     /// Each generated operation gives the bits the scalar IR's reference interpreter gives for

@@ -1,12 +1,17 @@
 // ivjit tape interpreter: src/search/tape/tape.cu.
 // Compiled after the prelude of src/search/kernels.rs (T, u32, u64, lo_of, hi_of), the
-// #defines of tape.rs (NSLOTS, OP_*), `struct Iv { T lo, hi; }` and the operations
-// op_neg ... op_max generated from their lowering (crate::lower::interpreted::operations).
+// #defines of tape.rs (NSLOTS, OP_*), `struct Iv { T lo, hi; }`, the operations
+// op_neg ... op_max generated from their lowering (crate::lower::interpreted::operations),
+// and with EXTENDED > 0, op_ext: the tape's operations run by their lowering's device
+// functions (tape/gpu.rs, extended_calls).
 
 // One operation on slots: the generated operation, and for min/max which side decides it on
 // every box inside this one (the choice of src/search/tape/mod.rs's min_max, the same tests).
 __device__ __forceinline__ Iv step(u32 op, Iv a, Iv b, unsigned char* choice)
 {
+#if EXTENDED > 0
+    if ((op & 0xff) >= OP_EXT) return op_ext(op & 0xff, a, b);
+#endif
     switch (op & 0xff) {
     case OP_NEG: return op_neg(a);
     case OP_ADD: return op_add(a, b);
@@ -131,6 +136,9 @@ __device__ __forceinline__ u32 arity(u32 op) {
     u32 kind = op & 0xff;
     if (kind == OP_CONST || kind == OP_VAR) return 0;
     if (kind == OP_ADD || kind == OP_SUB || kind == OP_MUL || is_choice(op)) return 2;
+#if EXTENDED > 0
+    if (op & OP_BINARY) return 2;
+#endif
     return 1;
 }
 

@@ -35,7 +35,10 @@ fn kernel(
         gpu::search_module::SearchModule {
             name: "trace",
             cuda: source(ray.precision),
-            linked: vec![(ray, crate::ptx::FUNCTION_NAME), (surface, "ivjit_surface")],
+            linked: vec![
+                (ray, crate::ptx::FUNCTION_NAME.to_string()),
+                (surface, "ivjit_surface".to_string()),
+            ],
             kernels: &["ivjit_trace"],
         },
     )?;
