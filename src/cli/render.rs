@@ -51,11 +51,13 @@ pub struct RenderArgs {
     /// take one side) and evaluate each tile's children with its shorter program: 2-D, the
     /// same classes; 3-D, blocks of rays of the --tiles sizes (1 left out), each block's
     /// rays searched with its program, the same depth map. 2-D: per-tile pruned tapes
-    /// run by an interpreter on the backend, no JIT compilation (x, y, constants, +, -, *,
-    /// neg, sqr, sqrt, abs, min, max: the .vm set); on the CPU, other expressions get
-    /// programs specialized per tile. --stats prints the mean program length per round.
-    /// 2-D renders prune by default where the expression has a min or max and the pruned
-    /// render runs on the backend the full one would use; 3-D ones only when asked.
+    /// run by an interpreter on the backend, no JIT compilation (every operation and
+    /// function; with point functions such as sin, a pixel's class may differ from the plain
+    /// render's only where one of them is uncertain). --stats prints the mean program length
+    /// per round. 2-D renders prune by default where the expression has a min or max and
+    /// the pruned render runs on the backend the full one would use (on the GPU: tapes of
+    /// +, -, *, sqr, sqrt, abs, min, max of 48 instructions or more); 3-D ones only when
+    /// asked.
     #[arg(long, conflicts_with = "no_prune")]
     pub prune: bool,
     /// Evaluate every tile with the whole program (no pruning), as before pruning was the

@@ -96,9 +96,15 @@ pub fn default_pruned(expr: &Expression, precision: Precision, gpu: bool) -> Opt
     if !prunes(expr) {
         return None;
     }
-    // Built once: on the GPU (which runs tapes only) its length decides before it is uploaded.
+    // Built once: on the GPU its length decides before it is uploaded. Operations run by their
+    // lowering are calls on the GPU, measured against the compiled program only for ... (not
+    // yet): the GPU prunes by default only tapes of the generated set.
     let tape = Tape::new(expr.ir());
-    if gpu && tape.as_ref().map_or(true, |t| t.len() < GPU_PRUNED_FROM) {
+    if gpu
+        && tape
+            .as_ref()
+            .map_or(true, |t| t.len() < GPU_PRUNED_FROM || t.extended() > 0)
+    {
         return None;
     }
     let backend = if gpu { Backend::Gpu } else { Backend::Cpu };

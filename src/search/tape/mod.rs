@@ -535,6 +535,11 @@ impl Tape {
         self.insts.is_empty()
     }
 
+    /// Operations run by their lowering ([`Extended`]): distinct functions, powers, ...
+    pub(crate) fn extended(&self) -> usize {
+        self.ext.ops.len()
+    }
+
     /// Slots a thread needs.
     pub(crate) fn slots(&self) -> usize {
         self.slots as usize
