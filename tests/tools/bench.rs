@@ -153,7 +153,11 @@ fn render_section_reports_frames_and_pruned_lengths() {
             .collect();
         assert_eq!(levels.len(), 3);
         assert_eq!(levels[0], full, "the first tiles run the full tape");
-        assert!(levels[1] < full && levels[2] < levels[1], "{levels:?}");
+        // Pruning works (a tape that keeps both sides of every min/max would not shorten).
+        assert!(
+            levels[1] < full / 4.0 && levels[2] < levels[1],
+            "{levels:?}"
+        );
         assert!(r["frame_ms"].as_f64().unwrap() > 0.0 && r["boxes"].as_u64().unwrap() > 1000);
     }
     let bad = Command::new(binary())
