@@ -101,6 +101,11 @@ pub enum TapeError {
     #[error("the expression needs {0} slots or constants; a tape names at most 65,535")]
     TooLarge(usize),
     /// A variable the render does not bind.
-    #[error("the variable '{0}' is not a coordinate of the image: a 2-D render binds x and y")]
-    Variable(String),
+    #[error("the variable '{name}' is not bound by the search, which binds {binds}")]
+    Variable {
+        /// The variable.
+        name: String,
+        /// The names the search binds.
+        binds: String,
+    },
 }

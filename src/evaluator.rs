@@ -112,22 +112,22 @@ impl Evaluator {
         })
     }
 
-    /// The same program on the CPU evaluator (a search finishes there what the device could
-    /// not).
-    pub(crate) fn cpu_twin(&self) -> Evaluator {
+    /// A CPU evaluator of a program made elsewhere (a pruned tape, lowered): its batches are
+    /// checked and rounded like every evaluator's.
+    pub(crate) fn cpu_of(program: Program) -> Evaluator {
         Evaluator {
-            program: self.program.clone(),
+            program: Arc::new(program),
             backend: Backend::Cpu,
             gpu: None,
             fallback_reason: None,
         }
     }
 
-    /// A CPU evaluator of a program made elsewhere (a region's pruned program): its batches
-    /// are checked and rounded like every evaluator's.
-    pub(crate) fn cpu_of(program: Program) -> Evaluator {
+    /// The same program on the CPU evaluator (a search finishes there what the device could
+    /// not).
+    pub(crate) fn cpu_twin(&self) -> Evaluator {
         Evaluator {
-            program: Arc::new(program),
+            program: self.program.clone(),
             backend: Backend::Cpu,
             gpu: None,
             fallback_reason: None,

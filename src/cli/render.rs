@@ -300,12 +300,12 @@ fn render_depth(
     let rays = map.rays().map_err(|e| failure(e, text))?;
     let start = Instant::now();
     if args.prune {
-        // Blocks of rays with pruned programs (CPU); a block size of 1 would specialize for
-        // every ray, so the last block's rays are searched with its program instead.
+        // Blocks of rays with pruned tapes (CPU); a block size of 1 would prune for every
+        // ray, so the last block's rays are searched with its tape instead.
         if matches!(args.backend, BackendArg::Gpu) {
             return Err(Failure::input(
-                "--prune runs on the CPU evaluator (pruned programs are not run on the GPU \
-                 yet); use --backend cpu or auto, or leave out --prune",
+                "--prune runs on the CPU's tape interpreter (3-D pruned tapes are not run on the \
+                 GPU yet); use --backend cpu or auto, or leave out --prune",
             ));
         }
         let mut blocks: Vec<u32> = args.tiles.iter().copied().filter(|&t| t > 1).collect();
@@ -330,8 +330,8 @@ fn render_depth(
                     format!("blocks of {:>3} rays", l.tile)
                 };
                 eprintln!(
-                    "  {what}: {:>9}; {:>8.1} scalar instructions per program run on average",
-                    l.boxes, l.mean_insts
+                    "  {what}: {:>9}; {:>8.1} tape instructions per block or ray on average",
+                    l.boxes, l.mean_len
                 );
             }
         }

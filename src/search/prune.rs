@@ -1,33 +1,31 @@
-//! The 3-D ray search with region specialization ([`crate::specialize`]), on the CPU: each
-//! block of rays carries the program specialized for its region, and the blocks inside it are
-//! evaluated with that program and specialize it further. The hits are the plain search's,
-//! bit for bit (a pruned program gives the full program's enclosures on every box inside its
-//! region). (2-D renders prune with tapes, [`super::tape`], on both backends; 3-D joins them
-//! when the tape binds a third variable.)
+//! The 3-D ray search with pruned tapes ([`super::tape`]), on the CPU: each block of rays
+//! carries the tape pruned on its region (the hull of its rays), the blocks inside it are
+//! evaluated with that tape and prune it further, and each last block's rays are searched with
+//! its tape. The same tapes as the 2-D renders, with the variables t, u and v.
 //!
-//! One evaluation per block gives both its enclosure and its facts: the block's program is
-//! lowered with every node an output ([`NodeProgram`]), the output node among them.
+//! Why the hits are the plain search's: every box a ray evaluates lies in its blocks' regions,
+//! and on a box inside a region the pruned tape gives the full tape's enclosure (the tape
+//! module's argument). With operations of the generated set the full tape's enclosures are the
+//! compiled program's, so the hits are the plain search's bit for bit (the test below); with
+//! point functions a ray may stop at another candidate piece, never at one that cannot hold a
+//! root.
+
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::ir::sign::Fact;
-use crate::specialize::{specialize, NodeProgram, Specialized};
-use crate::{Error, Evaluator, Expression, Precision};
+use super::tape::{boxed, Bound, Chains, Tape, TapeBox};
+use crate::{Error, Expression, Interval, Precision};
 
 /// What pruning did at one level of the search.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PruneRound {
-    /// Tile size of the round (pixels).
+    /// Block size of the level, in rays a side (0: the rays' own search).
     pub tile: u32,
-    /// Tiles evaluated.
+    /// Blocks evaluated (at the last entry: rays searched).
     pub boxes: u64,
-    /// Mean scalar instructions of the programs the round's tiles were evaluated with.
-    pub mean_insts: f64,
-}
-
-/// A group's region facts, if it has any.
-fn known(program: &Specialized) -> Option<&[Fact]> {
-    (!program.facts.is_empty()).then_some(&program.facts[..])
+    /// Mean tape instructions of the tapes the level's blocks (or rays) ran.
+    pub mean_len: f64,
 }
 
 /// A block of rays on the grid: rows `r0..r1`, columns `c0..c1`.
@@ -40,14 +38,8 @@ struct Block {
 }
 
 impl Block {
-    /// The hull of the block's rays (grid rows of `width`) as the box of the variables `vars`:
-    /// u and v of the rays, t over their segments.
-    fn region(
-        &self,
-        rays: &[super::ray::Ray],
-        width: usize,
-        vars: &[String],
-    ) -> Vec<crate::Interval> {
+    /// The hull of the block's rays (grid rows of `width`): t over their segments, u and v.
+    fn region(&self, rays: &[super::ray::Ray], width: usize) -> [Interval; 3] {
         let (mut u, mut v, mut t) = (
             (f64::INFINITY, f64::NEG_INFINITY),
             (f64::INFINITY, f64::NEG_INFINITY),
@@ -60,16 +52,8 @@ impl Block {
                 t = (t.0.min(ray.t0), t.1.max(ray.t1));
             }
         }
-        vars.iter()
-            .map(|name| {
-                let (lo, hi) = match name.as_str() {
-                    "u" => u,
-                    "v" => v,
-                    _ => t,
-                };
-                crate::Interval { lo, hi }
-            })
-            .collect()
+        let iv = |(lo, hi): (f64, f64)| Interval { lo, hi };
+        [iv(t), iv(u), iv(v)]
     }
 
     /// The block cut into blocks of `size` x `size` rays (smaller at its right and bottom).
@@ -123,16 +107,14 @@ fn check_grid(
     Ok(())
 }
 
-/// [`super::ray::first_hits`] with region specialization, on the CPU evaluator, for rays laid
-/// out on a grid (`width` rays per row, row-major), as `ivjit render` makes a depth map's: the
-/// grid is cut into blocks of `tiles[0]` x `tiles[0]` rays, each block's program specialized for
-/// its region (the hull of its rays' u, v and segments), blocks of `tiles[1]` inside specialized
-/// again, and so on; then each last block's rays are searched with its program (lowered with its
-/// region's facts). A block whose enclosure on its region excludes 0 (or is empty) holds no
-/// hit, and its rays are not searched at all. The hits are the plain search's, bit for bit:
-/// every box a ray evaluates lies in its blocks' regions. Returns the hits and, per level, the
-/// blocks and the mean length of the programs that evaluated them (the last entry: the
-/// programs the rays were searched with, per ray).
+/// [`super::ray::first_hits`] with pruned tapes, on the CPU, for rays laid out on a grid
+/// (`width` rays per row, row-major), as `ivjit render` makes a depth map's: the grid is cut
+/// into blocks of `tiles[0]` x `tiles[0]` rays, the tape of `expr` (variables t, u, v) pruned on
+/// each block's region (the hull of its rays' u, v and segments), blocks of `tiles[1]` inside
+/// pruned again, and so on; then each last block's rays are searched with its tape. A block
+/// whose enclosure on its region excludes 0 (or is empty) holds no hit, and its rays are not
+/// searched at all. Returns the hits and, per level, the blocks and the mean length of the
+/// tapes that evaluated them (the last entry: the tapes the rays were searched with, per ray).
 pub fn first_hits_pruned(
     expr: &Expression,
     precision: Precision,
@@ -141,93 +123,103 @@ pub fn first_hits_pruned(
     tiles: &[u32],
     split: u32,
 ) -> Result<(super::ray::Hits, Vec<PruneRound>), Error> {
-    use super::ray::{may_vanish, slots, Hits};
     let width = width as usize;
     check_grid(rays, width, tiles, split)?;
-    // The plain search's checks (variables t, u, v; one output).
-    let plain = Evaluator::new(expr, precision, crate::BackendChoice::Cpu)?;
-    slots(&plain)?;
-    let height = rays.len() / width;
     let graph = expr.ir();
+    if graph.outputs.len() != 1 {
+        return Err(super::SearchError::Outputs(graph.outputs.len()).into());
+    }
+    // Chains as written: pruning on the CPU needs no shallow tape, and chains prune more.
+    let tape =
+        Tape::binding(graph, &VARIABLES, Chains::AsWritten).map_err(super::SearchError::Tape)?;
+    match precision {
+        Precision::F64 => search::<f64>(tape, rays, width, tiles, split),
+        Precision::F32 => search::<f32>(tape, rays, width, tiles, split),
+    }
+}
+
+/// The variables of a ray search, in the tape's order.
+const VARIABLES: [&str; 3] = ["t", "u", "v"];
+
+/// Blocks evaluated in one pass over a tape (the lanes of [`Tape::eval_lanes`]).
+const LANES: usize = 64;
+
+fn search<T: Bound>(
+    tape: Tape,
+    rays: &[super::ray::Ray],
+    width: usize,
+    tiles: &[u32],
+    split: u32,
+) -> Result<(super::ray::Hits, Vec<PruneRound>), Error> {
+    use super::ray::may_vanish;
+    let height = rays.len() / width;
     let whole = Block {
         r0: 0,
         r1: height,
         c0: 0,
         c1: width,
     };
-    let mut groups: Vec<(Specialized, Vec<Block>)> = vec![(
-        Specialized {
-            graph: graph.clone(),
-            facts: Vec::new(),
-            stats: Default::default(),
-        },
-        whole.split(tiles[0] as usize),
-    )];
+    let mut groups: Vec<(Arc<Tape>, Vec<Block>)> =
+        vec![(Arc::new(tape), whole.split(tiles[0] as usize))];
     let mut stats = Vec::new();
-    let mut hits: Vec<Option<(f64, f64)>> = vec![None; rays.len()];
     let mut boxes = 0u64;
     for (l, &tile) in tiles.iter().enumerate() {
         let last = l + 1 == tiles.len();
-        // Each group: the length of its program (outputs only: the statistic) and, per block,
-        // the program specialized for it, or None (no hit possible).
-        type Blocks = (usize, Vec<Option<Specialized>>);
-        let evaluated: Vec<Result<Blocks, Error>> = groups
+        // Per group, per block: the tape pruned on the block's region, or None (no hit).
+        let children: Vec<Vec<Option<Tape>>> = groups
             .par_iter()
-            .map(|(program, blocks)| {
-                let g = &program.graph;
-                let length = crate::lower::lower_with(g, precision, known(program))?
-                    .insts
-                    .len();
-                let nodes = NodeProgram::with_facts(g, precision, known(program))?;
-                let regions: Vec<Vec<crate::Interval>> = blocks
-                    .iter()
-                    .map(|b| b.region(rays, width, &g.vars))
-                    .collect();
-                let output = g.outputs[0].index();
-                let children = nodes
-                    .facts(g, &regions)
-                    .into_iter()
-                    .map(|facts| {
-                        let e = facts.enclosures[output];
-                        may_vanish(e.lo, e.hi).then(|| specialize(g, &facts))
-                    })
-                    .collect();
-                Ok((length, children))
+            .map(|(tape, blocks)| {
+                let (mut slots, mut record) = (Vec::new(), Vec::new());
+                let mut out = Vec::with_capacity(blocks.len());
+                for part in blocks.chunks(LANES) {
+                    let regions: Vec<TapeBox<T>> = part
+                        .iter()
+                        .map(|b| boxed::<T>(&b.region(rays, width)))
+                        .collect();
+                    record.clear();
+                    let values = tape.eval_lanes(&regions, &mut slots, Some(&mut record));
+                    let n = part.len();
+                    for (lane, (lo, hi)) in values.into_iter().enumerate() {
+                        out.push(may_vanish(lo.to_f64(), hi.to_f64()).then(|| {
+                            let choices: Vec<u8> =
+                                record.iter().skip(lane).step_by(n).copied().collect();
+                            tape.prune(&choices)
+                        }));
+                    }
+                }
+                out
             })
             .collect();
         let mut round = PruneRound {
             tile,
             ..PruneRound::default()
         };
-        let mut insts = 0usize;
+        let mut length = 0usize;
         let mut next = Vec::new();
-        for ((_, blocks), found) in groups.iter().zip(evaluated) {
-            let (length, children) = found?;
-            insts += blocks.len() * length;
+        for ((tape, blocks), found) in groups.iter().zip(children) {
+            length += blocks.len() * tape.len();
             round.boxes += blocks.len() as u64;
-            for (b, child) in blocks.iter().zip(children) {
+            for (b, child) in blocks.iter().zip(found) {
                 let Some(child) = child else { continue }; // no ray of the block hits
-                if last {
-                    next.push((child, vec![*b]));
+                let inner = if last {
+                    vec![*b]
                 } else {
-                    let size = tiles[l + 1] as usize;
-                    next.push((child, b.split(size)));
-                }
+                    b.split(tiles[l + 1] as usize)
+                };
+                next.push((Arc::new(child), inner));
             }
         }
         boxes += round.boxes;
-        round.mean_insts = insts as f64 / (round.boxes.max(1) as f64);
+        round.mean_len = length as f64 / (round.boxes.max(1) as f64);
         stats.push(round);
         groups = next;
     }
-    let last = search_blocks(
-        &groups, rays, width, precision, split, &mut hits, &mut boxes,
-    )?;
+    let (hits, searched, last) = search_blocks::<T>(&groups, rays, width, split)?;
     stats.push(last);
     Ok((
-        Hits {
+        super::ray::Hits {
             hits,
-            boxes,
+            boxes: boxes + searched,
             finished_on_cpu: 0,
             device_seconds: 0.0,
         },
@@ -235,39 +227,40 @@ pub fn first_hits_pruned(
     ))
 }
 
+/// A ray's hit: the piece of its segment where the search stopped, if any.
+type Hit = Option<(f64, f64)>;
+
 /// The rays of every block that may hold a hit (`groups`: each last-level block with its
-/// program), each block searched with its program: the hits written into `hits` (by ray
-/// index), the boxes evaluated added to `boxes`. Returns the round's statistic (per ray).
-fn search_blocks(
-    groups: &[(Specialized, Vec<Block>)],
+/// tape), each block's rays searched with its tape: the hits by ray index, the boxes
+/// evaluated, and the statistic of the rays' searches (per ray).
+fn search_blocks<T: Bound>(
+    groups: &[(Arc<Tape>, Vec<Block>)],
     rays: &[super::ray::Ray],
     width: usize,
-    precision: Precision,
     split: u32,
-    hits: &mut [Option<(f64, f64)>],
-    boxes: &mut u64,
-) -> Result<PruneRound, Error> {
-    use super::ray::{cpu, slots};
+) -> Result<(Vec<Hit>, u64, PruneRound), Error> {
     // Per block: each ray's index and hit, the boxes evaluated, instructions run per ray.
     type Searched = (Vec<(usize, Option<(f64, f64)>)>, u64, usize);
     let searched: Vec<Result<Searched, Error>> = groups
         .par_iter()
-        .map(|(program, blocks)| {
+        .map(|(tape, blocks)| {
             let b = blocks[0];
-            let lowered = crate::lower::lower_with(&program.graph, precision, known(program))?;
-            let length = lowered.insts.len();
-            // The block's own program, its batches checked and rounded like every evaluator's.
-            let eval = Evaluator::cpu_of(lowered);
             let index: Vec<usize> = (b.r0..b.r1)
                 .flat_map(|r| (b.c0..b.c1).map(move |c| r * width + c))
                 .collect();
             let own: Vec<super::ray::Ray> = index.iter().map(|&i| rays[i]).collect();
-            let found = cpu(&eval, slots(&eval)?, &own, split)?;
+            // Each ray evaluates its block's tape on tens of boxes: the tape lowered with its
+            // facts on the block's region and run by the CPU evaluator (its lanes vectorized)
+            // instead of the interpreter.
+            let region = boxed::<T>(&b.region(rays, width));
+            let program = tape.lowered_on(&VARIABLES, &region)?;
+            let eval = crate::Evaluator::cpu_of(program);
+            let found = super::ray::cpu(&eval, super::ray::slots(&eval)?, &own, split)?;
             let n = own.len();
             Ok((
                 index.into_iter().zip(found.hits).collect(),
                 found.boxes,
-                n * length,
+                n * tape.len(),
             ))
         })
         .collect();
@@ -275,28 +268,28 @@ fn search_blocks(
         tile: 0,
         ..PruneRound::default()
     };
-    let mut insts = 0usize;
+    let (mut hits, mut boxes, mut length) = (vec![None; rays.len()], 0u64, 0usize);
     for result in searched {
-        let (found, searched_boxes, ray_insts) = result?;
+        let (found, searched_boxes, ray_length) = result?;
         last.boxes += found.len() as u64;
-        insts += ray_insts;
-        *boxes += searched_boxes;
+        length += ray_length;
+        boxes += searched_boxes;
         for (i, hit) in found {
             hits[i] = hit;
         }
     }
-    last.mean_insts = insts as f64 / (last.boxes.max(1) as f64);
-    Ok(last)
+    last.mean_len = length as f64 / (last.boxes.max(1) as f64);
+    Ok((hits, boxes, last))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::BackendChoice;
+    use crate::{BackendChoice, Evaluator};
 
-    /// Rays on a grid searched with per-block pruned programs find the plain search's hits,
+    /// Rays on a grid searched with per-block pruned tapes find the plain search's hits,
     /// bit for bit, on a union of a ball and a box cut by a slab, in f64 and f32, and search
-    /// with shorter programs.
+    /// with shorter tapes.
     #[test]
     fn pruned_rays_equal_the_plain_rays() {
         use super::super::ray::{first_hits, Ray};
@@ -323,12 +316,37 @@ mod tests {
                 assert!(plain.hits == pruned.hits, "{p} {tiles:?}: other hits");
                 let hit = plain.hits.iter().filter(|h| h.is_some()).count();
                 assert!(hit > 30 && hit < (w * h) as usize - 30, "{hit}");
-                let (first, last) = (stats[0].mean_insts, stats.last().unwrap().mean_insts);
+                let (first, last) = (stats[0].mean_len, stats.last().unwrap().mean_len);
                 assert!(last < first, "{p} {tiles:?}: {stats:?}");
             }
         }
         // Rays that do not fill rows, and tile sizes out of order, are refused.
         assert!(first_hits_pruned(&expr, Precision::F64, &rays[..41], w, &[8], 4).is_err());
         assert!(first_hits_pruned(&expr, Precision::F64, &rays, w, &[4, 8], 4).is_err());
+    }
+
+    /// Chains of min/max kept as written prune more than balanced trees (a tree's node is
+    /// decided only against its sibling subtree): the colonnade's tape on three columns of
+    /// its space.
+    #[test]
+    fn chains_as_written_prune_more_than_trees() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(root.join("tests/data/models/colonnade.vm")).unwrap();
+        let expr = Expression::parse_tape(&text).unwrap();
+        let names = ["x", "y", "z"];
+        let chains = Tape::binding(expr.ir(), &names, Chains::AsWritten).unwrap();
+        let trees = Tape::binding(expr.ir(), &names, Chains::Balanced).unwrap();
+        let (mut a, mut b) = (0, 0);
+        for (x0, y0) in [(0.1, 0.1), (-0.5, 0.3), (0.7, -0.2)] {
+            let iv = |lo, hi| Interval { lo, hi };
+            let region = boxed::<f64>(&[iv(x0, x0 + 0.05), iv(y0, y0 + 0.05), iv(-1.0, 1.0)]);
+            for (tape, n) in [(&chains, &mut a), (&trees, &mut b)] {
+                let mut choices = Vec::new();
+                tape.eval(&region, &mut Vec::new(), Some(&mut choices));
+                *n += tape.prune(&choices).len();
+            }
+        }
+        eprintln!("colonnade on three columns: {a} instructions as written, {b} as trees");
+        assert!(a * 5 < b * 4, "{a} against {b}");
     }
 }

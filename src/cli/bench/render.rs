@@ -13,7 +13,7 @@
 //!   depth map seen from above: per pixel the first hit along the vertical line through
 //!   [-1, 1]³, to 1/512 of the height (`ivjit render` with z: the ray rule,
 //!   `ivjit::search::ray`), with the full program on the backend and with per-block pruned
-//!   programs on the CPU (`ivjit::search::prune::first_hits_pruned`, blocks of 32 and 8 rays);
+//!   tapes on the CPU (`ivjit::search::prune::first_hits_pruned`, blocks of 32 and 8 rays);
 //!   the row says whether both find the same hits.
 //!
 //! Without a GPU the sizes are halved (256, 512 and a 128² map with 128 steps; the names keep
@@ -149,7 +149,7 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
             })?;
             let same = pruned.hits == hits.hits;
             let hit = hits.hits.iter().filter(|h| h.is_some()).count();
-            let per_level: Vec<f64> = levels.iter().map(|l| l.mean_insts).collect();
+            let per_level: Vec<f64> = levels.iter().map(|l| l.mean_len).collect();
             rows.push(json!({
                 "model": "colonnade-512", "kind": "3-D depth map", "width": size,
                 "height": size, "steps": steps, "precision": p.name(),
@@ -162,12 +162,12 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
             let shown: Vec<String> = levels
                 .iter()
                 .map(|l| match l.tile {
-                    0 => format!("rays: {:.1}", l.mean_insts),
-                    t => format!("{t} rays: {:.1}", l.mean_insts),
+                    0 => format!("rays: {:.1}", l.mean_len),
+                    t => format!("{t} rays: {:.1}", l.mean_len),
                 })
                 .collect();
             text.push_str(&format!(
-                "| colonnade-512 | {size}x{size} depth map, {steps} steps, {hit} pixels hit | {} | {} | {:.2} | {} | {insts} | specialized programs, cpu | {:.1} | {} scalar insts | {} |\n",
+                "| colonnade-512 | {size}x{size} depth map, {steps} steps, {hit} pixels hit | {} | {} | {:.2} | {} | {insts} | tapes, cpu | {:.1} | {} tape insts | {} |\n",
                 p.name(),
                 ev.backend().name(),
                 secs * 1e3,

@@ -260,6 +260,34 @@ pub(crate) fn may_vanish(lo: f64, hi: f64) -> bool {
 
 /// The search on the CPU, every unfinished ray one step per round.
 pub(crate) fn cpu(eval: &Evaluator, s: Slots, rays: &[Ray], split: u32) -> Result<Hits, Error> {
+    search(rays, split, |pieces, out| {
+        let n = pieces.len();
+        let mut inputs = vec![0.0; 2 * s.n_vars * n];
+        for (slot, which) in [(s.t, 0), (s.u, 1), (s.v, 2)] {
+            let Some(k) = slot else { continue };
+            let (lo, hi) = inputs[2 * k * n..2 * (k + 1) * n].split_at_mut(n);
+            lo.par_iter_mut()
+                .zip(hi.par_iter_mut())
+                .zip(pieces)
+                .for_each(|((l, h), &(i, t))| {
+                    (*l, *h) = match which {
+                        0 => t,
+                        1 => (rays[i].u, rays[i].u),
+                        _ => (rays[i].v, rays[i].v),
+                    }
+                });
+        }
+        eval.eval_soa_into(&inputs, n, out)
+    })
+}
+
+/// The search's rounds, every unfinished ray one step per round, with `eval` the enclosures
+/// of a round's pieces (ray index, t segment): lo bounds into `out[..n]`, hi into `out[n..]`.
+pub(crate) fn search(
+    rays: &[Ray],
+    split: u32,
+    eval: impl Fn(&[(usize, (f64, f64))], &mut [f64]) -> Result<(), Error>,
+) -> Result<Hits, Error> {
     let mut hits = vec![None; rays.len()];
     // Per unfinished ray: its index and its stack, front-most on top.
     let mut active: Vec<(usize, Vec<(f64, f64)>)> = rays
@@ -279,23 +307,8 @@ pub(crate) fn cpu(eval: &Evaluator, s: Slots, rays: &[Ray], split: u32) -> Resul
             })
             .collect();
         let n = pieces.len();
-        let mut inputs = vec![0.0; 2 * s.n_vars * n];
-        for (slot, which) in [(s.t, 0), (s.u, 1), (s.v, 2)] {
-            let Some(k) = slot else { continue };
-            let (lo, hi) = inputs[2 * k * n..2 * (k + 1) * n].split_at_mut(n);
-            lo.par_iter_mut()
-                .zip(hi.par_iter_mut())
-                .zip(&pieces)
-                .for_each(|((l, h), &(i, t))| {
-                    (*l, *h) = match which {
-                        0 => t,
-                        1 => (rays[i].u, rays[i].u),
-                        _ => (rays[i].v, rays[i].v),
-                    }
-                });
-        }
         let mut out = vec![0.0; 2 * n];
-        eval.eval_soa_into(&inputs, n, &mut out)?;
+        eval(&pieces, &mut out)?;
         boxes += n as u64;
         let (done, next): (Vec<_>, Vec<_>) = active
             .into_par_iter()

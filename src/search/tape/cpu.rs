@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::{code, decode, Bound, Iv, Tape, TapeRound, BOTH, FIRST, OUT, SECOND};
+use super::{code, decode, Bound, Iv, Tape, TapeBox, TapeRound, BOTH, FIRST, OUT, SECOND};
 use crate::search::{classify, Plan, Rendered, Round2, BOUNDARY, INSIDE, OUTSIDE};
 use crate::Error;
 
@@ -15,12 +15,11 @@ use crate::Error;
 const LANES: usize = 64;
 
 impl Tape {
-    /// The tape evaluated on the box `x` × `y` in `T`'s precision; with `record`, each
-    /// `min`/`max`'s outcome appended in order ([`FIRST`], [`SECOND`] or [`BOTH`]).
+    /// The tape evaluated on a box in `T`'s precision; with `record`, each `min`/`max`'s
+    /// outcome appended in order ([`FIRST`], [`SECOND`] or [`BOTH`]).
     pub(crate) fn eval<T: Bound>(
         &self,
-        x: (T, T),
-        y: (T, T),
+        vars: &TapeBox<T>,
         slots: &mut Vec<(T, T)>,
         mut record: Option<&mut Vec<u8>>,
     ) -> (T, T) {
@@ -36,7 +35,7 @@ impl Tape {
                     continue;
                 }
                 code::VAR => {
-                    slots[out as usize] = if a == 0 { x } else { y };
+                    slots[out as usize] = vars[a as usize];
                     continue;
                 }
                 _ => (slots[a as usize], slots[b as usize]),
@@ -62,6 +61,31 @@ impl Tape {
         slots[OUT as usize]
     }
 
+    /// Every instruction's value on one box, in instruction order (the SSA values, not slots).
+    pub(crate) fn values<T: Bound>(&self, vars: &TapeBox<T>) -> Vec<Iv<T>> {
+        let mut values: Vec<Iv<T>> = Vec::with_capacity(self.len());
+        for (i, &inst) in self.insts.iter().enumerate() {
+            let op = inst as u16;
+            let (a, b) = (self.args[i] as u16 as usize, (self.args[i] >> 16) as usize);
+            let v = match op & 0xff {
+                code::CONST => {
+                    let c = self.consts[a];
+                    (T::lo_of(c.lo), T::hi_of(c.hi))
+                }
+                code::VAR => vars[a],
+                code::MIN | code::MAX => min_max(op, values[a], values[b]).0,
+                c if c >= code::EXT => {
+                    let mut one = [values[a], values[b]];
+                    self.ext.apply_lanes(op, &mut one, (0, 0, 1), 1);
+                    one[0]
+                }
+                c => T::apply(c, values[a], values[b]),
+            };
+            values.push(v);
+        }
+        values
+    }
+
     /// The tape evaluated on `boxes` at once (the tiles of one group, which share the tape):
     /// each instruction is decoded once and run on every box, slot `s` of box `l` at
     /// `slots[s * n + l]`. With `record`, each `min`/`max`'s outcomes are appended box by box
@@ -69,7 +93,7 @@ impl Tape {
     /// [`Tape::eval`]: the same operations in the same order.
     pub(crate) fn eval_lanes<T: Bound>(
         &self,
-        boxes: &[(Iv<T>, Iv<T>)],
+        boxes: &[TapeBox<T>],
         slots: &mut Vec<Iv<T>>,
         mut record: Option<&mut Vec<u8>>,
     ) -> Vec<Iv<T>> {
@@ -86,8 +110,8 @@ impl Tape {
                     slots[at..at + n].fill((T::lo_of(c.lo), T::hi_of(c.hi)));
                 }
                 code::VAR => {
-                    for (s, &(x, y)) in slots[at..at + n].iter_mut().zip(boxes) {
-                        *s = if a == 0 { x } else { y };
+                    for (s, b) in slots[at..at + n].iter_mut().zip(boxes) {
+                        *s = b[a as usize];
                     }
                 }
                 code::MIN | code::MAX => {
@@ -164,12 +188,17 @@ pub(super) fn render<T: Bound>(
                 let mut found: Found = (Vec::with_capacity(tiles.len()), Vec::new());
                 // The group's tiles LANES at a time through one pass over the tape.
                 for part in tiles.chunks(LANES) {
-                    let boxes: Vec<(Iv<T>, Iv<T>)> = part
+                    let boxes: Vec<TapeBox<T>> = part
                         .iter()
                         .map(|&(r, c)| {
                             let (i0, i1, j0, j1) = plan.pixels(l, r, c);
                             let [xl, xh, yl, yh] = plan.axes.tile_box(i0, i1, j0, j1);
-                            ((T::lo_of(xl), T::hi_of(xh)), (T::lo_of(yl), T::hi_of(yh)))
+                            let nan = (T::nan(), T::nan());
+                            [
+                                (T::lo_of(xl), T::hi_of(xh)),
+                                (T::lo_of(yl), T::hi_of(yh)),
+                                nan,
+                            ]
                         })
                         .collect();
                     record.clear();

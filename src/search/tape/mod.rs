@@ -393,21 +393,60 @@ fn min_max_clusters(graph: &Graph, live: &[bool]) -> (Vec<bool>, Vec<Vec<NodeId>
     (absorbed, feeds)
 }
 
+/// How a tape lays out chains of `min` (or of `max`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Chains {
+    /// Rebalanced into trees ([`min_max_clusters`]): shallow, for the GPU's first level, which
+    /// evaluates a tape depth by depth. A tree's node is decided against its sibling subtree
+    /// only, so a leaf below (for min) every other leaf but not its sibling's is kept.
+    Balanced,
+    /// As the expression writes them (for Prospero and the colonnade, chains): each link
+    /// compares one side with the whole rest of the chain, so pruning drops every leaf the rest
+    /// dominates. On three columns of the colonnade: 1,149 instructions after pruning
+    /// instead of 1,489 (`search::prune`'s test); per ray of its depth map, 621 scalar
+    /// instructions instead of 885.
+    AsWritten,
+}
+
+/// Variables a tape binds at most: a box is this many intervals (a 2-D render's x and y, a
+/// ray search's t, u and v).
+pub(crate) const VARS: usize = 3;
+
+/// A box: the interval of each variable a tape binds, by the number its VAR instructions
+/// name (unused ones anything).
+pub(crate) type TapeBox<T> = [Iv<T>; VARS];
+
 impl Tape {
-    /// The tape of a graph's first output, x and y bound by name.
+    /// The tape of a graph's first output, x and y bound by name (a 2-D render's).
     pub fn new(graph: &Graph) -> Result<Tape, TapeError> {
+        Tape::binding(graph, &["x", "y"], Chains::Balanced)
+    }
+
+    /// The tape of a graph's first output, its variables bound by name: `names[k]` is
+    /// variable k of the boxes it runs on (at most [`VARS`]).
+    pub(crate) fn binding(
+        graph: &Graph,
+        names: &[&str],
+        chains: Chains,
+    ) -> Result<Tape, TapeError> {
+        assert!(names.len() <= VARS, "a tape binds at most {VARS} variables");
         let var_of: Vec<u16> = graph
             .vars
             .iter()
-            .map(|v| match v.as_str() {
-                "x" => Ok(0),
-                "y" => Ok(1),
-                other => Err(TapeError::Variable(other.to_string())),
+            .map(|v| match names.iter().position(|n| n == v) {
+                Some(k) => Ok(k as u16),
+                None => Err(TapeError::Variable {
+                    name: v.to_string(),
+                    binds: names.join(", "),
+                }),
             })
             .collect::<Result<_, _>>()?;
         let live = graph.live();
         let maybe_empty = may_be_empty(graph);
-        let (absorbed, feeds) = min_max_clusters(graph, &live);
+        let (absorbed, feeds) = match chains {
+            Chains::Balanced => min_max_clusters(graph, &live),
+            Chains::AsWritten => (vec![false; graph.len()], vec![Vec::new(); graph.len()]),
+        };
         // Each cluster's partial results: (instruction, leaves combined, may be empty).
         let mut partial: Vec<Vec<(u16, usize, bool)>> = vec![Vec::new(); graph.len()];
         let combine = |ssa: &mut Ssa, root: Op, a: (u16, usize, bool), b: (u16, usize, bool)| {
@@ -436,6 +475,12 @@ impl Tape {
             }
             let s = |n: NodeId| index_of[n.index()];
             let (c, a, b) = match op {
+                Op::Min(a, b) | Op::Max(a, b) if chains == Chains::AsWritten => {
+                    let leaf = |n: NodeId| (s(n), 1, maybe_empty[n.index()]);
+                    let (c, _, _) = combine(&mut ssa, op, leaf(a), leaf(b))?;
+                    index_of[id.index()] = c;
+                    (u16::MAX, 0, 0)
+                }
                 Op::Min(..) | Op::Max(..) => {
                     // The cluster's root: the partial results, merged from the last.
                     let mut parts = std::mem::take(&mut partial[id.index()]);
@@ -524,6 +569,93 @@ impl Tape {
         })
     }
 
+    /// The tape as an IR graph over the variables `names` (variable k of the tape named
+    /// `names[k]`), to be lowered whole and compiled where a pruned tape runs on many boxes (a
+    /// block of rays' searches): the same operations, so the same sets. Needs the SSA
+    /// operands (not a tape made [`Tape::without_ssa`]).
+    ///
+    /// Returns the graph and the node of each instruction.
+    fn graph(&self, names: &[&str]) -> (Graph, Vec<NodeId>) {
+        use crate::syntax::ast::Span;
+        let vars: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let mut g = Graph::new(vars, vec![Span::default(); names.len()], None);
+        let mut node: Vec<NodeId> = Vec::with_capacity(self.len());
+        for (i, &inst) in self.insts.iter().enumerate() {
+            let op = inst as u16;
+            let (a, b) = (self.args[i] as u16, (self.args[i] >> 16) as u16);
+            let (x, y) = (|| node[a as usize], || node[b as usize]);
+            let op = match op & 0xff {
+                code::CONST => Op::Const(self.consts[a as usize]),
+                code::VAR => Op::Var(a as u32),
+                code::NEG => Op::Neg(x()),
+                code::ADD => Op::Add(x(), y()),
+                code::SUB => Op::Sub(x(), y()),
+                code::MUL => Op::Mul(x(), y()),
+                code::SQR => Op::Sqr(x()),
+                code::SQRT => Op::Sqrt(x()),
+                code::ABS => Op::Abs(x()),
+                code::MIN => Op::Min(x(), y()),
+                code::MAX => Op::Max(x(), y()),
+                c => {
+                    let ext = self.ext.ops[(c - code::EXT) as usize];
+                    ext.with_args(&[x(), y()][..arity(op)])
+                }
+            };
+            node.push(g.add(op, Span::default()));
+        }
+        g.outputs.push(*node.last().expect("a tape has an output"));
+        (g, node)
+    }
+
+    /// The tape lowered whole (its graph over `names`) for boxes inside `region`,
+    /// with the facts its instructions' enclosures on the region give (signs, nonempty,
+    /// finite and nonzero bounds: the lowering drops the sign cases and emptiness tests they
+    /// decide), as the region specialization of the eighth session did. Facts only for
+    /// instructions of the generated set whose operands are too: their computed enclosures are
+    /// isotonic (correctly rounded monotone formulas), so an enclosure on a box inside the
+    /// region lies in the one on the region and the fact holds there too; an operation run by
+    /// its lowering may call a point function, whose padded bounds are not isotonic in their
+    /// last bits, so it and what depends on it get no fact.
+    pub(crate) fn lowered_on<T: Bound>(
+        &self,
+        names: &[&str],
+        region: &TapeBox<T>,
+    ) -> Result<crate::scalar::Program, crate::lower::LowerError> {
+        let (graph, node) = self.graph(names);
+        let values = self.values(region);
+        let mut facts = vec![Fact::UNKNOWN; graph.len()];
+        // Per instruction: whether its enclosure gives facts, and whether it may be empty on
+        // a box inside the region.
+        let (mut known, mut empty) = (vec![false; self.len()], vec![true; self.len()]);
+        for (i, &inst) in self.insts.iter().enumerate() {
+            let op = inst as u16;
+            let (a, b) = (self.args[i] as u16 as usize, (self.args[i] >> 16) as usize);
+            let args: &[usize] = match arity(op) {
+                0 => &[],
+                1 => &[a],
+                _ => &[a, b],
+            };
+            known[i] = op & 0xff < code::EXT && args.iter().all(|&k| known[k]);
+            if !known[i] {
+                continue;
+            }
+            empty[i] = args.iter().any(|&k| empty[k])
+                || match op & 0xff {
+                    code::CONST => self.consts[a].is_empty(),
+                    // Not nonempty unless the argument's lower bound is >= 0 (NaN is not).
+                    code::SQRT => values[a]
+                        .0
+                        .to_f64()
+                        .partial_cmp(&0.0)
+                        .is_none_or(|o| o.is_lt()),
+                    _ => false,
+                };
+            let (lo, hi) = (values[i].0.to_f64(), values[i].1.to_f64());
+            facts[node[i].index()] = Fact::of_enclosure(lo, hi, empty[i]);
+        }
+        crate::lower::lower_with(&graph, T::PRECISION, Some(&facts))
+    }
+
     /// Instructions.
     pub fn len(&self) -> usize {
         self.insts.len()
@@ -560,12 +692,7 @@ impl Tape {
     /// (in f32 the bounds are first rounded outward to f32).
     pub fn enclosure(&self, p: Precision, x: Interval, y: Interval) -> Interval {
         fn run<T: Bound>(t: &Tape, x: Interval, y: Interval) -> Interval {
-            let (lo, hi) = t.eval(
-                (T::lo_of(x.lo), T::hi_of(x.hi)),
-                (T::lo_of(y.lo), T::hi_of(y.hi)),
-                &mut Vec::new(),
-                None,
-            );
+            let (lo, hi) = t.eval(&boxed::<T>(&[x, y]), &mut Vec::new(), None);
             Interval {
                 lo: lo.to_f64(),
                 hi: hi.to_f64(),
@@ -583,12 +710,7 @@ impl Tape {
     pub fn pruned(&self, p: Precision, x: Interval, y: Interval) -> Tape {
         fn run<T: Bound>(t: &Tape, x: Interval, y: Interval) -> Tape {
             let mut choices = Vec::new();
-            t.eval(
-                (T::lo_of(x.lo), T::hi_of(x.hi)),
-                (T::lo_of(y.lo), T::hi_of(y.hi)),
-                &mut Vec::new(),
-                Some(&mut choices),
-            );
+            t.eval(&boxed::<T>(&[x, y]), &mut Vec::new(), Some(&mut choices));
             t.prune(&choices)
         }
         match p {
@@ -697,6 +819,15 @@ impl Tape {
         Tape::from_ssa(ops, args, self.consts.clone(), self.ext.clone())
             .expect("a pruned tape needs no more slots than its parent")
     }
+}
+
+/// The box of f64 intervals `vars` in `T`, each bound rounded outward (the rest NaN).
+pub(crate) fn boxed<T: Bound>(vars: &[Interval]) -> TapeBox<T> {
+    let mut b = [(T::nan(), T::nan()); VARS];
+    for (k, v) in vars.iter().enumerate() {
+        b[k] = (T::lo_of(v.lo), T::hi_of(v.hi));
+    }
+    b
 }
 
 fn is_choice(i: Inst) -> bool {
@@ -937,20 +1068,21 @@ mod tests {
     fn lanes_give_the_one_box_bits() {
         fn check<T: Bound + std::fmt::Debug>(tape: &Tape, sides: &[(f64, f64)]) {
             let iv = |(lo, hi): (f64, f64)| (T::lo_of(lo), T::hi_of(hi));
-            let boxes: Vec<(Iv<T>, Iv<T>)> = (0..64)
+            let boxes: Vec<TapeBox<T>> = (0..64)
                 .map(|k| {
-                    (
+                    [
                         iv(sides[k % sides.len()]),
                         iv(sides[(k * 7 + 3) % sides.len()]),
-                    )
+                        iv(sides[(k * 5 + 1) % sides.len()]),
+                    ]
                 })
                 .collect();
             let (mut slots, mut record) = (Vec::new(), Vec::new());
             let lanes = tape.eval_lanes(&boxes, &mut slots, Some(&mut record));
             let same = |a: T, b: T| a.to_f64().to_bits() == b.to_f64().to_bits();
-            for (l, &(x, y)) in boxes.iter().enumerate() {
+            for (l, b) in boxes.iter().enumerate() {
                 let mut choices = Vec::new();
-                let one = tape.eval(x, y, &mut slots, Some(&mut choices));
+                let one = tape.eval(b, &mut slots, Some(&mut choices));
                 assert!(
                     same(one.0, lanes[l].0) && same(one.1, lanes[l].1),
                     "box {l}: {one:?} one by one, {:?} in lanes",
@@ -1085,17 +1217,18 @@ mod tests {
             let program = crate::lower::lower_op(op, p).unwrap();
             let iv = |(lo, hi): (f64, f64)| (T::lo_of(lo), T::hi_of(hi));
             let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
-            let pairs: Vec<(Iv<T>, Iv<T>)> = classes
+            let pairs: Vec<TapeBox<T>> = classes
                 .iter()
-                .flat_map(|&a| classes.iter().map(move |&b| (iv(a), iv(b))))
+                .flat_map(|&a| classes.iter().map(move |&b| [iv(a), iv(b), iv(a)]))
                 .collect();
             let mut slots = Vec::new();
             for part in pairs.chunks(64) {
                 let lanes = tape.eval_lanes(part, &mut slots, None);
-                for (k, &(a, b)) in part.iter().enumerate() {
+                for (k, ab) in part.iter().enumerate() {
+                    let [a, b, _] = *ab;
                     let inputs = [(a.0.to_f64(), a.1.to_f64()), (b.0.to_f64(), b.1.to_f64())];
                     let want = crate::scalar::interp::eval(&program, &inputs[..arity]).unwrap()[0];
-                    let one = tape.eval(a, b, &mut slots, None);
+                    let one = tape.eval(ab, &mut slots, None);
                     for (how, got) in [("one box", one), ("lanes", lanes[k])] {
                         assert!(
                             same(got.0.to_f64(), want.0) && same(got.1.to_f64(), want.1),
