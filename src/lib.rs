@@ -48,7 +48,6 @@ mod round;
 mod scalar;
 pub mod search;
 mod shape;
-mod specialize;
 mod syntax;
 // The benchmark's workloads are not part of the library (see the file); its unit tests use them.
 #[cfg(test)]
@@ -107,10 +106,6 @@ pub mod internals {
     pub mod shape {
         //! See the stage module of the same name.
         pub use crate::shape::*;
-    }
-    pub mod specialize {
-        //! See the stage module of the same name.
-        pub use crate::specialize::*;
     }
     pub mod syntax {
         //! See the stage module of the same name.

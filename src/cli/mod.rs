@@ -585,7 +585,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub search: bool,
     /// Time whole renders instead (Prospero 2-D at 512² and 1024², a 3-D depth map of the
-    /// colonnade at 512²), with the program's length before and after region specialization.
+    /// colonnade at 512²), with the program's length before and after pruning.
     #[arg(long, conflicts_with_all = ["search", "gradient"])]
     pub render: bool,
     /// Time each expression's gradient (f, its continuity flags and its partial

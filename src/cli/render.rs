@@ -47,7 +47,7 @@ pub struct RenderArgs {
     /// 3-D: the resolution along each line, 1/steps of the z range.
     #[arg(long, default_value_t = 1024)]
     pub steps: usize,
-    /// Specialize the expression per tile (min/max whose sides do not overlap on the tile
+    /// Prune the expression per tile (min/max whose sides do not overlap on the tile
     /// take one side) and evaluate each tile's children with its shorter program: 2-D, the
     /// same classes; 3-D, blocks of rays of the --tiles sizes (1 left out), each block's
     /// rays searched with its program, the same depth map. 2-D: per-tile pruned tapes
@@ -189,8 +189,7 @@ pub fn render(args: RenderArgs) -> Result<(), Failure> {
 
 /// The search with per-tile pruned programs (`--prune`, and the default where it pays; the same
 /// classes as without: each boundary tile's children run the program pruned for it), the way
-/// the library runs it ([`PrunedRender`]: tapes run by the interpreter on either backend; on
-/// the CPU, an expression the interpreter does not run gets programs specialized per tile).
+/// the library runs it ([`PrunedRender`]: tapes run by the interpreter on either backend).
 fn render_pruned(
     args: &RenderArgs,
     text: &str,

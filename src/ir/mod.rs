@@ -277,12 +277,6 @@ impl Graph {
         }
     }
 
-    /// The same graph, folding constants with `folder` from now on (`None`: nothing is folded).
-    pub(crate) fn with_folder(mut self, folder: Option<Folder>) -> Graph {
-        self.folder = folder;
-        self
-    }
-
     /// The number of nodes, live or dead.
     pub fn len(&self) -> usize {
         self.nodes.len()

@@ -104,7 +104,7 @@ impl Facts {
     }
 
     /// [`Facts::analyze`], each node's fact strengthened by `known[node]` (facts that hold on
-    /// every box the program will see, from a region's enclosures: `specialize`) before its
+    /// every box the program will see, from a region's enclosures: a pruned tape's) before its
     /// users are analyzed.
     pub(crate) fn analyze_with(g: &Graph, known: Option<&[Fact]>) -> Facts {
         let mut facts: Vec<Fact> = Vec::with_capacity(g.len());

@@ -134,7 +134,7 @@ impl Lowering {
     /// monotone in x, as the enclosures of a box inside a region must be: with the exact value
     /// only at `px`, `exp([0, 1])` was `[1, e]` but `exp([1e-20, 1])` started one float below
     /// 1, so region facts drawn from the first (nonnegative `exp(x) - 1`, a divisor bounded
-    /// away from 0) were false for the second (`specialize`, issue 29's audit). The other
+    /// away from 0) were false for the second (region pruning, issue 29's audit). The other
     /// rules (periodic, tangent, even) keep the exact value at the point alone: their ends are
     /// clamped to the range (cosh >= 1) or decided by the extremum tests.
     pub(super) fn bound(&mut self, f: UnaryFn, x: Value, r: Round) -> Value {

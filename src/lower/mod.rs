@@ -54,7 +54,7 @@ pub fn lower(g: &Graph, precision: Precision) -> Result<Program, LowerError> {
 }
 
 /// [`lower`] with facts per node that hold on every box the program will be given (a region's,
-/// from `specialize`), merged with the static analysis: a known sign takes a product's sign
+/// from a pruned tape's, `search::tape`), merged with the static analysis: a known sign takes a product's sign
 /// tests away, a node known non-empty its emptiness tests. On those boxes the program computes
 /// the same bits as [`lower`]'s (the tests it drops would have answered as the facts say).
 pub fn lower_with(

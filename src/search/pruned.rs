@@ -74,7 +74,7 @@ impl PrunedRender {
 
 /// Whether pruning can shorten `expr`'s programs on a tile: it has a `min` or a `max`, whose
 /// side a tile may decide. (Without one, a pruned render runs the whole program on every tile,
-/// through an interpreter or a specializer: never faster than the plain render.)
+/// through an interpreter: never faster than the plain render.)
 pub fn prunes(expr: &Expression) -> bool {
     let g = expr.ir();
     (0..g.len()).any(|i| matches!(g.op(NodeId(i as u32)), Op::Min(..) | Op::Max(..)))

@@ -395,7 +395,7 @@ fn min_max_clusters(graph: &Graph, live: &[bool]) -> (Vec<bool>, Vec<Vec<NodeId>
 
 /// How a tape lays out chains of `min` (or of `max`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Chains {
+pub enum Chains {
     /// Rebalanced into trees ([`min_max_clusters`]): shallow, for the GPU's first level, which
     /// evaluates a tape depth by depth. A tree's node is decided against its sibling subtree
     /// only, so a leaf below (for min) every other leaf but not its sibling's is kept.
@@ -424,11 +424,7 @@ impl Tape {
 
     /// The tape of a graph's first output, its variables bound by name: `names[k]` is
     /// variable k of the boxes it runs on (at most [`VARS`]).
-    pub(crate) fn binding(
-        graph: &Graph,
-        names: &[&str],
-        chains: Chains,
-    ) -> Result<Tape, TapeError> {
+    pub fn binding(graph: &Graph, names: &[&str], chains: Chains) -> Result<Tape, TapeError> {
         assert!(names.len() <= VARS, "a tape binds at most {VARS} variables");
         let var_of: Vec<u16> = graph
             .vars
@@ -716,6 +712,34 @@ impl Tape {
         match p {
             Precision::F64 => run::<f64>(self, x, y),
             Precision::F32 => run::<f32>(self, x, y),
+        }
+    }
+
+    /// The tape for boxes inside `region` (one interval per variable the tape binds, in its
+    /// order): [`Tape::pruned`] for any number of variables.
+    pub fn pruned_on(&self, p: Precision, region: &[Interval]) -> Tape {
+        fn run<T: Bound>(t: &Tape, region: &[Interval]) -> Tape {
+            let mut choices = Vec::new();
+            t.eval(&boxed::<T>(region), &mut Vec::new(), Some(&mut choices));
+            t.prune(&choices)
+        }
+        match p {
+            Precision::F64 => run::<f64>(self, region),
+            Precision::F32 => run::<f32>(self, region),
+        }
+    }
+
+    /// The program the tape lowers to for boxes inside `region` in precision `p`
+    /// ([`Tape::lowered_on`]; the variables named `names`, in the tape's order).
+    pub fn program_on(
+        &self,
+        names: &[&str],
+        p: Precision,
+        region: &[Interval],
+    ) -> Result<crate::scalar::Program, crate::lower::LowerError> {
+        match p {
+            Precision::F64 => self.lowered_on(names, &boxed::<f64>(region)),
+            Precision::F32 => self.lowered_on(names, &boxed::<f32>(region)),
         }
     }
 

@@ -1,13 +1,15 @@
-//! Region specialization (`ivjit::internals::specialize`) on random expressions with min and max: on
-//! random regions R and random boxes B inside R, the pruned program gives the full program's
-//! bits (so every classification and every containment of the full program carries over), in
-//! f64 and f32; and at random points of B the exact value (rational arithmetic) lies in the
-//! pruned enclosure.
+//! Tapes pruned on a region (`ivjit::search::tape::Tape::pruned_on`) and lowered with the
+//! region's facts (`Tape::program_on`, what the 3-D search compiles for a block of rays) on
+//! random expressions with min and max: on random regions R and random boxes B inside R, the
+//! pruned program gives the full program's bits (so every classification and every containment
+//! of the full program carries over), in f64 and f32; and at random points of B the exact value
+//! (rational arithmetic) lies in the pruned enclosure. (Until the sixteenth session the same
+//! held for the graph specialization these tapes replaced.)
 
 use crate::common::rng::splitmix64;
 
 use ivjit::internals::interval::Interval;
-use ivjit::internals::specialize::{specialize, NodeProgram};
+use ivjit::search::tape::{Chains, Tape};
 use ivjit::{Expression, Precision};
 use num_bigint::BigInt;
 use num_rational::BigRational;
@@ -174,9 +176,10 @@ fn pruned_programs_give_the_full_programs_bits_inside_the_region() {
             continue; // the boxes below bind x and y
         }
         let vars = graph.vars.clone();
+        let tape = Tape::binding(graph, &["x", "y"], Chains::AsWritten).unwrap();
+        let names = vec!["x".to_string(), "y".to_string()];
         for p in [Precision::F64, Precision::F32] {
             let full = expr.scalar(p).unwrap();
-            let nodes = NodeProgram::new(graph, p).unwrap();
             for _ in 0..4 {
                 // A region: centre in [-3, 3]^2, half-widths from 2^-12 to 2.
                 let mut region = [Interval { lo: 0.0, hi: 0.0 }; 2];
@@ -198,25 +201,13 @@ fn pruned_programs_give_the_full_programs_bits_inside_the_region() {
                         };
                     }
                 }
-                let order: Vec<Interval> =
-                    vars.iter().map(|v| region[usize::from(v != "x")]).collect();
-                let facts = nodes.facts(graph, &[order]).remove(0);
-                let specialized = specialize(graph, &facts);
-                let (pruned, stats) = (&specialized.graph, specialized.stats);
-                decided += stats.decided;
-                before += stats.nodes_before;
-                after += stats.nodes_after;
+                let pruned = tape.pruned_on(p, &region);
+                decided += usize::from(pruned.len() < tape.len());
+                before += tape.len();
+                after += pruned.len();
                 // Lowered with the region's facts (signs, non-emptiness) as the search does.
-                let pruned_program =
-                    ivjit::internals::lower::lower_with(pruned, p, Some(&specialized.facts))
-                        .unwrap();
-                fewer += usize::from(
-                    pruned_program.insts.len()
-                        < ivjit::internals::lower::lower(pruned, p)
-                            .unwrap()
-                            .insts
-                            .len(),
-                );
+                let pruned_program = pruned.program_on(&["x", "y"], p, &region).unwrap();
+                fewer += usize::from(pruned_program.insts.len() < full.insts.len());
                 // Boxes inside the region (f32 bounds for f32 programs).
                 let boxes: Vec<[Interval; 2]> = (0..64)
                     .map(|_| {
@@ -240,7 +231,7 @@ fn pruned_programs_give_the_full_programs_bits_inside_the_region() {
                     ivjit::internals::cpu::eval::eval_soa(&full, &inputs_for(&vars, &boxes), n);
                 let got = ivjit::internals::cpu::eval::eval_soa(
                     &pruned_program,
-                    &inputs_for(&pruned.vars, &boxes),
+                    &inputs_for(&names, &boxes),
                     n,
                 );
                 for i in 0..n {
@@ -249,9 +240,10 @@ fn pruned_programs_give_the_full_programs_bits_inside_the_region() {
                         |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
                     assert!(
                         same(w.0, h.0) && same(w.1, h.1),
-                        "case {case} {p}: {src}\nregion {region:?} box {:?}: full {w:?}, pruned {h:?} ({} decided)",
+                        "case {case} {p}: {src}\nregion {region:?} box {:?}: full {w:?}, pruned {h:?} ({} of {} instructions)",
                         boxes[i],
-                        stats.decided
+                        pruned.len(),
+                        tape.len()
                     );
                     checked += 1;
                     // The exact value at a few points of the box lies in the pruned enclosure.
@@ -275,17 +267,20 @@ fn pruned_programs_give_the_full_programs_bits_inside_the_region() {
         }
     }
     println!(
-        "{checked} boxes equal, {points} exact points contained, {decided} min/max decided, \
-         live nodes {before} -> {after}, {fewer} programs shorter with the region's facts"
+        "{checked} boxes equal, {points} exact points contained, {decided} regions pruned, \
+         tape instructions {before} -> {after}, {fewer} programs shorter than the full one"
     );
-    assert!(fewer > 100, "region facts shorten programs ({fewer})");
+    assert!(
+        fewer > 100,
+        "pruning and region facts shorten programs ({fewer})"
+    );
     assert!(
         decided > 200,
         "the regions decide min/max often ({decided})"
     );
     assert!(
         after < before,
-        "pruning removes nodes ({before} -> {after})"
+        "pruning removes instructions ({before} -> {after})"
     );
     assert!(points > 10_000, "{points}");
 }
@@ -299,10 +294,9 @@ fn prospero_tiles_prune() {
     )
     .unwrap();
     let expr = Expression::parse_tape(&tape).unwrap();
-    let graph = expr.ir();
-    let nodes = NodeProgram::new(graph, Precision::F64).unwrap();
+    let tape = Tape::binding(expr.ir(), &["x", "y"], Chains::AsWritten).unwrap();
     let tiles = 16;
-    let regions: Vec<Vec<Interval>> = (0..tiles * tiles)
+    let regions: Vec<[Interval; 2]> = (0..tiles * tiles)
         .map(|t| {
             let (i, j) = (t / tiles, t % tiles);
             let step = 2.0 / tiles as f64; // exact: a power of two
@@ -314,30 +308,26 @@ fn prospero_tiles_prune() {
                 lo: 1.0 - (i + 1) as f64 * step,
                 hi: 1.0 - i as f64 * step,
             };
-            graph
-                .vars
-                .iter()
-                .map(|v| if v == "x" { x } else { y })
-                .collect()
+            [x, y]
         })
         .collect();
-    let facts = nodes.facts(graph, &regions);
     let (mut before, mut after) = (0, 0);
     let full_insts = expr.scalar(Precision::F64).unwrap().insts.len();
     let mut insts = 0;
-    for f in &facts {
-        let s = specialize(graph, f);
-        before += s.stats.nodes_before;
-        after += s.stats.nodes_after;
-        insts += ivjit::internals::lower::lower_with(&s.graph, Precision::F64, Some(&s.facts))
+    for region in &regions {
+        let pruned = tape.pruned_on(Precision::F64, region);
+        before += tape.len();
+        after += pruned.len();
+        insts += pruned
+            .program_on(&["x", "y"], Precision::F64, region)
             .unwrap()
             .insts
             .len();
     }
-    let n = facts.len();
+    let n = regions.len();
     println!(
-        "Prospero, {n} tiles of 64 px: live IR nodes {} -> {:.0} on average, scalar instructions \
-         {full_insts} -> {:.0}",
+        "Prospero, {n} tiles of 64 px: tape instructions {} -> {:.0} on average, scalar \
+         instructions {full_insts} -> {:.0}",
         before / n,
         after as f64 / n as f64,
         insts as f64 / n as f64
@@ -506,19 +496,15 @@ fn regions_at_exact_points_and_poles_keep_the_full_programs_bits() {
         let expr = Expression::parse(src).unwrap();
         let graph = expr.ir();
         let vars = graph.vars.clone();
+        let tape = Tape::binding(graph, &["x", "y"], Chains::AsWritten).unwrap();
+        let names = vec!["x".to_string(), "y".to_string()];
         for p in [Precision::F64, Precision::F32] {
             let full = expr.scalar(p).unwrap();
-            let nodes = NodeProgram::new(graph, p).unwrap();
             let region = region.map(|(lo, hi)| Interval { lo, hi });
-            let order: Vec<Interval> = vars.iter().map(|v| region[usize::from(v != "x")]).collect();
-            let facts = nodes.facts(graph, &[order]).remove(0);
-            let specialized = specialize(graph, &facts);
-            let pruned = ivjit::internals::lower::lower_with(
-                &specialized.graph,
-                p,
-                Some(&specialized.facts),
-            )
-            .unwrap();
+            let pruned = tape
+                .pruned_on(p, &region)
+                .program_on(&["x", "y"], p, &region)
+                .unwrap();
             // Boxes inside the region: each end moved inward by an offset, y cut in pieces.
             let mut boxes = Vec::new();
             for &a in &offsets {
@@ -541,11 +527,8 @@ fn regions_at_exact_points_and_poles_keep_the_full_programs_bits() {
             }
             let n = boxes.len();
             let want = ivjit::internals::cpu::eval::eval_soa(&full, &inputs_for(&vars, &boxes), n);
-            let got = ivjit::internals::cpu::eval::eval_soa(
-                &pruned,
-                &inputs_for(&specialized.graph.vars, &boxes),
-                n,
-            );
+            let got =
+                ivjit::internals::cpu::eval::eval_soa(&pruned, &inputs_for(&names, &boxes), n);
             let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
             for i in 0..n {
                 assert!(
