@@ -56,8 +56,8 @@ pub struct RenderArgs {
     /// render's only where one of them is uncertain). --stats prints the mean program length
     /// per round. 2-D renders prune by default where the expression has a min or max and
     /// the pruned render runs on the backend the full one would use (on the GPU: tapes of
-    /// +, -, *, sqr, sqrt, abs, min, max of 48 instructions or more); 3-D ones only when
-    /// asked.
+    /// +, -, *, sqr, sqrt, abs, min, max of 48 instructions or more); 3-D ones where the
+    /// plain search runs on the CPU and the expression has a min or max.
     #[arg(long, conflicts_with = "no_prune")]
     pub prune: bool,
     /// Evaluate every tile with the whole program (no pruning), as before pruning was the
@@ -298,7 +298,12 @@ fn render_depth(
     let (dx, dy) = ((x1 - x0) / width as f64, (y1 - y0) / height as f64);
     let rays = map.rays().map_err(|e| failure(e, text))?;
     let start = Instant::now();
-    if args.prune {
+    // Pruned when asked, and by default where the plain search would run on the CPU and the
+    // expression has a min or max (the pruned search runs on the CPU only; measured in
+    // docs/render.md: the colonnade's map several times faster pruned).
+    let prune =
+        args.prune || (!args.no_prune && eval.backend() == Backend::Cpu && search::prunes(&expr));
+    if prune {
         // Blocks of rays with pruned tapes (CPU); a block size of 1 would prune for every
         // ray, so the last block's rays are searched with its tape instead.
         if matches!(args.backend, BackendArg::Gpu) {
@@ -316,7 +321,7 @@ fn render_depth(
             .map_err(|e| failure(e, &composed))?;
         if args.stats || args.repeat.is_some() {
             eprintln!(
-                "ivjit render --prune: {width}x{height} depth map on the cpu ({}): {:.3} ms; \
+                "ivjit render, pruned: {width}x{height} depth map on the cpu ({}): {:.3} ms; \
                  {} boxes",
                 p.name(),
                 start.elapsed().as_secs_f64() * 1e3,

@@ -298,8 +298,9 @@ fn pruned_render_writes_the_same_classes() {
     }
 }
 
-/// 3-D `--prune` (blocks of rays with pruned programs, CPU) writes the plain depth map byte for
-/// byte on the colonnade model (332 min/max), with shorter programs per ray than the full one.
+/// 3-D `--prune` (blocks of rays with pruned tapes, CPU) writes the plain depth map byte for
+/// byte on the colonnade model (332 min/max), with shorter tapes per ray than the full one;
+/// on the CPU it is the default.
 #[test]
 fn pruned_depth_map_is_the_plain_one() {
     let model = crate::common::tools::root().join("tests/data/models/colonnade.vm");
@@ -323,6 +324,29 @@ fn pruned_depth_map_is_the_plain_one() {
         .collect();
     assert_eq!(means.len(), 3, "{err}");
     assert!(means[2] < means[0] / 2.0, "{err}");
+    // Without --prune or --no-prune, a map searched on the CPU is pruned (the model has
+    // min/max); the ball without one is not.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("default.npy");
+    let o = ivjit(&[&base[..], &["-o", p(&out), "--stats"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("render, pruned:"), "{}", stderr(&o));
+    let ball = [
+        "render",
+        "x^2 + y^2 + z^2 - 0.5",
+        "--size",
+        "16x16",
+        "--steps",
+        "32",
+        "--backend",
+        "cpu",
+        "--stats",
+        "-o",
+        p(&out),
+    ];
+    let o = ivjit(&ball);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("pruned"), "{}", stderr(&o));
 }
 
 /// A file's name where the expression goes (`ivjit render prospero.vm`) gets a hint to use
