@@ -221,18 +221,20 @@ def render(f, width, height, region, tiles=None, precision="f64", backend="auto"
     return classes
 
 
-def depth_map(f, width, height, region, zrange=(-1.0, 1.0), steps=1024, precision="f64", backend="auto", prune=False, tiles=None):
+def depth_map(f, width, height, region, zrange=(-1.0, 1.0), steps=1024, precision="f64", backend="auto", prune=None, tiles=None):
     """The surface f(x, y, z) = 0 seen from above: for each pixel of a `width` x `height` image
     over `region = (x0, x1, y0, y1)`, the vertical line through its center is searched from z1
     down to z0 (`zrange`) to 1/`steps` of the height; the result is a (height, width) float64
     array of heights, each the top of the first piece that may hold the surface (no point of
     the surface on that line lies above it), NaN where the line provably misses it. On the
     function's backend; `prune=True`: blocks of rays (`tiles`, default 32, 8) with pruned
-    programs on the CPU, the same heights (docs/render.md)."""
+    tapes on the CPU, the same heights (docs/render.md); `prune=None` (the default) prunes
+    where the function runs on the CPU and has a min or max, `False` never."""
     f = _function(f, precision, backend)
     region = [float(r) for r in region]
     zrange = (float(zrange[0]), float(zrange[1]))
-    return f._native._depth(int(width), int(height), region, zrange, int(steps), bool(prune), list(tiles or []))
+    prune = None if prune is None else bool(prune)
+    return f._native._depth(int(width), int(height), region, zrange, int(steps), prune, list(tiles or []))
 
 
 class Minimum(NamedTuple):

@@ -439,10 +439,12 @@ impl Function {
 
     /// A depth map of the surface f(x, y, z) = 0 seen from above: `ivjit::search::ray::DepthMap`
     /// with the ray rule on the function's backend, or with `prune` the pruned blocks of rays
-    /// on the CPU (`ivjit::search::prune::first_hits_pruned`, blocks of `tiles`). Returns the
-    /// heights as a (height, width) float64 array, NaN where a line misses the surface.
+    /// on the CPU (`ivjit::search::prune::first_hits_pruned`, blocks of `tiles`); by default
+    /// (`None`) pruned where the function runs on the CPU and has a min or max, as `ivjit
+    /// render` does. Returns the heights as a (height, width) float64 array, NaN where a line
+    /// misses the surface.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (width, height, region, zrange, steps, prune = false, tiles = Vec::new()))]
+    #[pyo3(signature = (width, height, region, zrange, steps, prune = None, tiles = Vec::new()))]
     fn _depth<'py>(
         &self,
         py: Python<'py>,
@@ -451,7 +453,7 @@ impl Function {
         region: [f64; 4],
         zrange: (f64, f64),
         steps: usize,
-        prune: bool,
+        prune: Option<bool>,
         tiles: Vec<u32>,
     ) -> PyResult<pyo3::Bound<'py, PyAny>> {
         let map = ivjit::search::ray::DepthMap {
@@ -467,6 +469,9 @@ impl Function {
                 let along = map.along_rays(&f)?;
                 let rays = map.rays()?;
                 let p = self.eval.precision();
+                let prune = prune.unwrap_or_else(|| {
+                    self.eval.backend() == ivjit::Backend::Cpu && ivjit::search::prunes(&along)
+                });
                 let hits = if prune {
                     let blocks = if tiles.is_empty() { vec![32, 8] } else { tiles };
                     ivjit::search::prune::first_hits_pruned(&along, p, &rays, width, &blocks, 8)?.0

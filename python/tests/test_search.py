@@ -242,8 +242,10 @@ def test_depth_map_of_a_ball_contains_its_top():
                 elif r2 < -0.001:
                     assert np.isnan(h[i, j]), (i, j, h[i, j])
     model = "max(x^2 + y^2 + z^2 - 0.64, -(min(abs(x) - 0.2, abs(y + 0.3) - 0.1)))"
-    a = ivjit.depth_map(model, n, n, (-1, 1, -1, 1), steps=steps, backend="cpu")
+    a = ivjit.depth_map(model, n, n, (-1, 1, -1, 1), steps=steps, backend="cpu", prune=False)
     b = ivjit.depth_map(model, n, n, (-1, 1, -1, 1), steps=steps, backend="cpu", prune=True, tiles=[8, 4])
+    c = ivjit.depth_map(model, n, n, (-1, 1, -1, 1), steps=steps, backend="cpu")  # pruned by default
     assert np.array_equal(a, b, equal_nan=True) and np.isfinite(a).sum() > 50
+    assert np.array_equal(a, c, equal_nan=True)
     with pytest.raises(ivjit.InputError):
         ivjit.depth_map("x + w", 4, 4, (-1, 1, -1, 1), backend="cpu")
