@@ -185,7 +185,8 @@ pub(crate) fn fact_of(op: Op, facts: &[Fact]) -> Fact {
         }
         Op::Pow(..) => Fact::UNKNOWN,
         Op::Sqr(a) => Fact::sign(true, f(a).nonneg && f(a).nonpos, f(a).maybe_empty),
-        Op::Sqrt(a) => Fact::sign(true, f(a).nonpos, true),
+        // Empty only below 0: a nonempty argument known >= 0 gives a nonempty root.
+        Op::Sqrt(a) => Fact::sign(true, f(a).nonpos, f(a).maybe_empty || !f(a).nonneg),
         Op::Pown(a, n) => {
             let x = f(a);
             if n == 0 {

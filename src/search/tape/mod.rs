@@ -317,10 +317,10 @@ fn allocate(ops: &[u16], args: &[u32]) -> Result<(Vec<Inst>, u16), TapeError> {
 }
 
 /// Which nodes may be empty on a box of the render: the sign analysis of
-/// [`crate::ir::sign`] (a function outside its domain, a division, an empty constant, and
-/// their users), with the variables never empty, and a sqrt only where its argument may be
-/// negative or empty (the analysis says any sqrt may be empty; Prospero's circles are sqrts of
-/// sums of squares, which prune only when known nonempty).
+/// [`crate::ir::sign`] (a sqrt of what may be negative, a function outside its domain, a
+/// division, an empty constant, and their users), with the variables never empty. (Prospero's
+/// circles are sqrts of sums of squares: a min/max with a side that may be empty is never
+/// pruned, so this analysis decides whether the model prunes at all.)
 fn may_be_empty(graph: &Graph) -> Vec<bool> {
     let mut facts: Vec<Fact> = Vec::with_capacity(graph.len());
     for id in graph.ids() {
@@ -328,10 +328,6 @@ fn may_be_empty(graph: &Graph) -> Vec<bool> {
             Op::Var(_) => Fact {
                 maybe_empty: false,
                 ..Fact::UNKNOWN
-            },
-            Op::Sqrt(a) => Fact {
-                maybe_empty: facts[a.index()].maybe_empty || !facts[a.index()].nonneg,
-                ..crate::ir::sign::fact_of(Op::Sqrt(a), &facts)
             },
             op => crate::ir::sign::fact_of(op, &facts),
         };
