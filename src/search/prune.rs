@@ -342,7 +342,7 @@ mod tests {
             let region = boxed::<f64>(&[iv(x0, x0 + 0.05), iv(y0, y0 + 0.05), iv(-1.0, 1.0)]);
             for (tape, n) in [(&chains, &mut a), (&trees, &mut b)] {
                 let mut choices = Vec::new();
-                tape.eval(&region, &mut Vec::new(), Some(&mut choices));
+                tape.eval(&region, Some(&mut choices));
                 *n += tape.prune(&choices).len();
             }
         }

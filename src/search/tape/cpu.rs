@@ -16,53 +16,23 @@ const LANES: usize = 64;
 
 impl Tape {
     /// The tape evaluated on a box in `T`'s precision; with `record`, each `min`/`max`'s
-    /// outcome appended in order ([`FIRST`], [`SECOND`] or [`BOTH`]).
-    pub(crate) fn eval<T: Bound>(
-        &self,
-        vars: &TapeBox<T>,
-        slots: &mut Vec<(T, T)>,
-        mut record: Option<&mut Vec<u8>>,
-    ) -> (T, T) {
-        slots.clear();
-        slots.resize(self.slots(), (T::nan(), T::nan()));
-        for &inst in &self.insts {
-            let (op, out, a, b) = decode(inst);
-            // CONST and VAR name a constant and a variable, not slots.
-            let v = match op & 0xff {
-                code::CONST => {
-                    let c = self.consts[a as usize];
-                    slots[out as usize] = (T::lo_of(c.lo), T::hi_of(c.hi));
-                    continue;
-                }
-                code::VAR => {
-                    slots[out as usize] = vars[a as usize];
-                    continue;
-                }
-                _ => (slots[a as usize], slots[b as usize]),
-            };
-            let (va, vb) = v;
-            let v = match op & 0xff {
-                code::MIN | code::MAX => {
-                    let (v, choice) = min_max(op, va, vb);
-                    if let Some(r) = record.as_deref_mut() {
-                        r.push(choice);
-                    }
-                    v
-                }
-                c if c >= code::EXT => {
-                    let mut one = [va, vb];
-                    self.ext.apply_lanes(op, &mut one, (0, 0, 1), 1);
-                    one[0]
-                }
-                c => T::apply(c, va, vb),
-            };
-            slots[out as usize] = v;
-        }
-        slots[OUT as usize]
+    /// outcome appended in order ([`FIRST`], [`SECOND`] or [`BOTH`]). (The result is the last
+    /// instruction's value; the tape needs its SSA operands.)
+    pub(crate) fn eval<T: Bound>(&self, vars: &TapeBox<T>, record: Option<&mut Vec<u8>>) -> Iv<T> {
+        *self
+            .values(vars, record)
+            .last()
+            .expect("a tape has an output")
     }
 
-    /// Every instruction's value on one box, in instruction order (the SSA values, not slots).
-    pub(crate) fn values<T: Bound>(&self, vars: &TapeBox<T>) -> Vec<Iv<T>> {
+    /// Every instruction's value on one box, in instruction order (the SSA values, not slots:
+    /// one box at a time, the reference [`Tape::eval_lanes`] is tested against); with
+    /// `record`, each `min`/`max`'s outcome appended in order.
+    pub(crate) fn values<T: Bound>(
+        &self,
+        vars: &TapeBox<T>,
+        mut record: Option<&mut Vec<u8>>,
+    ) -> Vec<Iv<T>> {
         let mut values: Vec<Iv<T>> = Vec::with_capacity(self.len());
         for (i, &inst) in self.insts.iter().enumerate() {
             let op = inst as u16;
@@ -73,7 +43,13 @@ impl Tape {
                     (T::lo_of(c.lo), T::hi_of(c.hi))
                 }
                 code::VAR => vars[a],
-                code::MIN | code::MAX => min_max(op, values[a], values[b]).0,
+                code::MIN | code::MAX => {
+                    let (v, choice) = min_max(op, values[a], values[b]);
+                    if let Some(r) = record.as_deref_mut() {
+                        r.push(choice);
+                    }
+                    v
+                }
                 c if c >= code::EXT => {
                     let mut one = [values[a], values[b]];
                     self.ext.apply_lanes(op, &mut one, (0, 0, 1), 1);

@@ -614,7 +614,7 @@ impl Tape {
         region: &TapeBox<T>,
     ) -> Result<crate::scalar::Program, crate::lower::LowerError> {
         let (graph, node) = self.graph(names);
-        let values = self.values(region);
+        let values = self.values(region, None);
         let mut facts = vec![Fact::UNKNOWN; graph.len()];
         // Per instruction: whether its enclosure gives facts, and whether it may be empty on
         // a box inside the region.
@@ -684,7 +684,7 @@ impl Tape {
     /// (in f32 the bounds are first rounded outward to f32).
     pub fn enclosure(&self, p: Precision, x: Interval, y: Interval) -> Interval {
         fn run<T: Bound>(t: &Tape, x: Interval, y: Interval) -> Interval {
-            let (lo, hi) = t.eval(&boxed::<T>(&[x, y]), &mut Vec::new(), None);
+            let (lo, hi) = t.eval(&boxed::<T>(&[x, y]), None);
             Interval {
                 lo: lo.to_f64(),
                 hi: hi.to_f64(),
@@ -702,7 +702,7 @@ impl Tape {
     pub fn pruned(&self, p: Precision, x: Interval, y: Interval) -> Tape {
         fn run<T: Bound>(t: &Tape, x: Interval, y: Interval) -> Tape {
             let mut choices = Vec::new();
-            t.eval(&boxed::<T>(&[x, y]), &mut Vec::new(), Some(&mut choices));
+            t.eval(&boxed::<T>(&[x, y]), Some(&mut choices));
             t.prune(&choices)
         }
         match p {
@@ -716,7 +716,7 @@ impl Tape {
     pub fn pruned_on(&self, p: Precision, region: &[Interval]) -> Tape {
         fn run<T: Bound>(t: &Tape, region: &[Interval]) -> Tape {
             let mut choices = Vec::new();
-            t.eval(&boxed::<T>(region), &mut Vec::new(), Some(&mut choices));
+            t.eval(&boxed::<T>(region), Some(&mut choices));
             t.prune(&choices)
         }
         match p {
@@ -1070,6 +1070,32 @@ impl TapeRenderer {
 mod tests {
     use super::*;
 
+    /// Intervals of every class, for the operations' tests: empty, entire, half-lines, zero with
+    /// either sign, subnormal, ordinary, huge (many periods), the largest floats of f32 (and
+    /// f64's, rounded outward to infinity in f32).
+    fn classes() -> Vec<(f64, f64)> {
+        let inf = f64::INFINITY;
+        vec![
+            (f64::NAN, f64::NAN),
+            (-inf, inf),
+            (-inf, -1.0),
+            (2.0, inf),
+            (0.0, 0.0),
+            (-0.0, 0.0),
+            (-0.0, -0.0),
+            (0.0, 1e-45),
+            (-1e-45, 1e-45),
+            (-3.0, 2.0),
+            (0.25, 0.5),
+            (1.5, 2.5),
+            (-2.0, -0.5),
+            (1e300, 1e308),
+            (-f32::MAX as f64, f32::MAX as f64),
+            (f32::MAX as f64, inf),
+            (f64::MAX, inf),
+        ]
+    }
+
     /// The tape render gives the plain render's classes and rounds on min/max models, in both
     /// precisions and two tile plans, and runs shorter tapes after the first round.
     #[test]
@@ -1102,7 +1128,7 @@ mod tests {
             let same = |a: T, b: T| a.to_f64().to_bits() == b.to_f64().to_bits();
             for (l, b) in boxes.iter().enumerate() {
                 let mut choices = Vec::new();
-                let one = tape.eval(b, &mut slots, Some(&mut choices));
+                let one = tape.eval(b, Some(&mut choices));
                 assert!(
                     same(one.0, lanes[l].0) && same(one.1, lanes[l].1),
                     "box {l}: {one:?} one by one, {:?} in lanes",
@@ -1199,22 +1225,7 @@ mod tests {
             .map(|k| Op::RoundInt(k, x)),
         );
         ops.extend([Op::Round(x), Op::Sign(x)]);
-        let inf = f64::INFINITY;
-        let classes: Vec<(f64, f64)> = vec![
-            (f64::NAN, f64::NAN),
-            (-inf, inf),
-            (-inf, -1.0),
-            (2.0, inf),
-            (0.0, 0.0),
-            (-0.0, 0.0),
-            (0.0, 1e-45),
-            (-3.0, 2.0),
-            (0.25, 0.5),
-            (1.5, 2.5),
-            (-2.0, -0.5),
-            (1e300, 1e308),
-            (f32::MAX as f64, inf),
-        ];
+        let classes = classes();
         fn check<T: Bound + std::fmt::Debug>(op: Op, classes: &[(f64, f64)]) {
             let p = T::PRECISION;
             let arity = op.args().len();
@@ -1248,7 +1259,7 @@ mod tests {
                     let [a, b, _] = *ab;
                     let inputs = [(a.0.to_f64(), a.1.to_f64()), (b.0.to_f64(), b.1.to_f64())];
                     let want = crate::scalar::interp::eval(&program, &inputs[..arity]).unwrap()[0];
-                    let one = tape.eval(ab, &mut slots, None);
+                    let one = tape.eval(ab, None);
                     for (how, got) in [("one box", one), ("lanes", lanes[k])] {
                         assert!(
                             same(got.0.to_f64(), want.0) && same(got.1.to_f64(), want.1),
@@ -1271,23 +1282,7 @@ mod tests {
     /// pairs, in both precisions: the Rust rows of `crate::scalar::emit` are faithful.
     #[test]
     fn the_generated_operations_run_as_the_interpreter_runs_the_lowering() {
-        let inf = f64::INFINITY;
-        let classes: Vec<(f64, f64)> = vec![
-            (f64::NAN, f64::NAN),
-            (-inf, inf),
-            (-inf, -1.0),
-            (2.0, inf),
-            (0.0, 0.0),
-            (-0.0, 0.0),
-            (-0.0, -0.0),
-            (0.0, 1e-45),
-            (-1e-45, 1e-45),
-            (-3.0, 2.0),
-            (1.5, 2.5),
-            (-2.0, -0.5),
-            (-f32::MAX as f64, f32::MAX as f64),
-            (f32::MAX as f64, inf),
-        ];
+        let classes = classes();
         fn check<T: Bound>(p: Precision, classes: &[(f64, f64)], to: fn(f64) -> T) {
             let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
             use crate::lower::interpreted::OPERATIONS;
