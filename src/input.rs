@@ -78,8 +78,20 @@ pub(crate) fn checked<'a>(
         };
         match out {
             None => {
-                for (i, (&l, &h)) in lo.iter().zip(hi).enumerate() {
-                    valid(i, l, h)?;
+                // One branch-free pass (it vectorizes) says whether any box is invalid; only
+                // then is the first one looked for, with its error.
+                let ok = |l: f64, h: f64| {
+                    (l <= h) & (l != f64::INFINITY) & (h != f64::NEG_INFINITY)
+                        | (l.is_nan() & h.is_nan())
+                };
+                let bad = lo
+                    .iter()
+                    .zip(hi)
+                    .fold(false, |bad, (&l, &h)| bad | !ok(l, h));
+                if bad {
+                    for (i, (&l, &h)) in lo.iter().zip(hi).enumerate() {
+                        valid(i, l, h)?;
+                    }
                 }
             }
             Some((out_lo, out_hi)) => {

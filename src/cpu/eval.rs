@@ -18,7 +18,13 @@ pub(crate) use super::LANES;
 struct Plan {
     slot: Vec<u32>,
     n_slots: usize,
+    /// For each value: the input column it reads (`2 * var + hi`), or [`NOT_INPUT`]. A full
+    /// chunk reads its inputs where they are instead of copying them into their slots.
+    column: Vec<u32>,
 }
+
+/// [`Plan::column`] of a value that is not an input.
+const NOT_INPUT: u32 = u32::MAX;
 
 impl Plan {
     fn new(p: &Program) -> Plan {
@@ -55,7 +61,19 @@ impl Plan {
                 free.push(slot[v as usize]);
             }
         }
-        Plan { slot, n_slots }
+        let column = p
+            .insts
+            .iter()
+            .map(|inst| match *inst {
+                Inst::Input { var, bound } => 2 * var + u32::from(bound == Bound::Hi),
+                _ => NOT_INPUT,
+            })
+            .collect();
+        Plan {
+            slot,
+            n_slots,
+            column,
+        }
     }
 }
 
@@ -118,17 +136,14 @@ pub fn eval_columns(program: &Program, inputs: &[&[f64]], n: usize, outs: &mut [
         .enumerate()
         .for_each(|(t, mut pieces)| {
             let mut regs = vec![0.0f64; plan.n_slots * LANES];
-            let mut res = vec![0.0f64; n_out * LANES];
             let first = t * TASK;
             let end = n.min(first + TASK);
             for start in (first..end).step_by(LANES) {
                 let len = LANES.min(end - start);
-                let res = &mut res[..n_out * len];
-                run_chunk(program, &plan, inputs, start, len, &mut regs, res);
                 let at = start - first;
-                for (k, piece) in pieces.iter_mut().enumerate() {
-                    piece[at..at + len].copy_from_slice(&res[k * len..(k + 1) * len]);
-                }
+                let mut outs: Vec<&mut [f64]> =
+                    pieces.iter_mut().map(|p| &mut p[at..at + len]).collect();
+                run_chunk(program, &plan, inputs, start, len, &mut regs, &mut outs);
             }
         });
 }
@@ -159,7 +174,11 @@ impl Chunk {
         if regs.len() < self.plan.n_slots * LANES {
             regs.resize(self.plan.n_slots * LANES, 0.0);
         }
-        run_chunk(&self.program, &self.plan, inputs, 0, len, regs, res);
+        if len == 0 {
+            return;
+        }
+        let mut outs: Vec<&mut [f64]> = res.chunks_mut(len).collect();
+        run_chunk(&self.program, &self.plan, inputs, 0, len, regs, &mut outs);
     }
 }
 
@@ -173,21 +192,21 @@ fn run_chunk(
     start: usize,
     len: usize,
     regs: &mut [f64],
-    res: &mut [f64],
+    outs: &mut [&mut [f64]],
 ) {
     #[cfg(target_arch = "x86_64")]
     if super::hardware_rounding() {
         // SAFETY: hardware_rounding() holds only where the processor has AVX-512F.
-        unsafe { run_chunk_avx512(p, plan, inputs, start, len, regs, res) };
+        unsafe { run_chunk_avx512(p, plan, inputs, start, len, regs, outs) };
         return;
     }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         // SAFETY: the processor has the features the copy is compiled for (checked above).
-        unsafe { run_chunk_avx2_fma(p, plan, inputs, start, len, regs, res) };
+        unsafe { run_chunk_avx2_fma(p, plan, inputs, start, len, regs, outs) };
         return;
     }
-    run_chunk_body::<false>(p, plan, inputs, start, len, regs, res)
+    run_chunk_body::<false>(p, plan, inputs, start, len, regs, outs)
 }
 
 /// [`run_chunk_body`] compiled for AVX-512F, with the directed operations (f64 and f32) rounded
@@ -205,9 +224,9 @@ unsafe fn run_chunk_avx512(
     start: usize,
     len: usize,
     regs: &mut [f64],
-    res: &mut [f64],
+    outs: &mut [&mut [f64]],
 ) {
-    run_chunk_body::<true>(p, plan, inputs, start, len, regs, res)
+    run_chunk_body::<true>(p, plan, inputs, start, len, regs, outs)
 }
 
 /// [`run_chunk_body`] compiled for AVX2 and FMA.
@@ -224,9 +243,9 @@ unsafe fn run_chunk_avx2_fma(
     start: usize,
     len: usize,
     regs: &mut [f64],
-    res: &mut [f64],
+    outs: &mut [&mut [f64]],
 ) {
-    run_chunk_body::<false>(p, plan, inputs, start, len, regs, res)
+    run_chunk_body::<false>(p, plan, inputs, start, len, regs, outs)
 }
 
 /// One chunk; `AVX512`: the caller is compiled for AVX-512F and the directed operations use its
@@ -240,7 +259,7 @@ fn run_chunk_body<const AVX512: bool>(
     start: usize,
     len: usize,
     regs: &mut [f64],
-    res: &mut [f64],
+    outs: &mut [&mut [f64]],
 ) {
     let f32p = p.precision == Precision::F32;
     assert!(
@@ -248,9 +267,22 @@ fn run_chunk_body<const AVX512: bool>(
         "a register file for the plan"
     );
     let base = regs.as_mut_ptr();
+    // A full chunk reads its inputs in place (a last, shorter chunk copies them into their
+    // slots: the operations read whole chunks).
+    let in_place = len == LANES && inputs.iter().all(|a| a.len() >= start + LANES);
+    // Where value v's lanes are: its input column's run of LANES values, or its slot.
+    let at = |v: usize| -> *const f64 {
+        let k = plan.column[v];
+        if in_place && k != NOT_INPUT {
+            // SAFETY: `in_place` checked that every column holds LANES values from `start`.
+            unsafe { inputs[k as usize].as_ptr().add(start) }
+        } else {
+            // SAFETY: a slot of the plan: `slot * LANES + LANES <= regs.len()` (asserted).
+            unsafe { base.add(plan.slot[v] as usize * LANES) }
+        }
+    };
     for (i, inst) in p.insts.iter().enumerate() {
         let dst = plan.slot[i] as usize * LANES;
-        let r = |v: crate::scalar::Value| plan.slot[v.index()] as usize * LANES;
         // Operands and the result are read and written in place, in the register file: the
         // plan never gives an instruction's result the slot of one of its operands (a slot is
         // freed only after the instruction that last reads it has its own), and slots are
@@ -258,22 +290,26 @@ fn run_chunk_body<const AVX512: bool>(
         // values; every operation is lane by lane, so they change no lane below `len`.)
         macro_rules! lanes {
             ($v:expr) => {{
-                let o = r($v);
-                debug_assert!(o != dst, "an operand in the result's slot");
-                // SAFETY: `o` is a slot of the plan, so `o + LANES <= regs.len()` (asserted
-                // above); the result's slot, the only one written, is another run (see above).
-                unsafe { &*(base.add(o) as *const [f64; LANES]) }
+                let o = at($v.index());
+                debug_assert!(
+                    o != base.wrapping_add(dst) as *const f64,
+                    "an operand in the result's slot"
+                );
+                // SAFETY: `o` is a run of LANES values (see `at`); the result's slot, the only
+                // one written, is another run (see above), and the inputs are not written.
+                unsafe { &*(o as *const [f64; LANES]) }
             }};
         }
         // SAFETY: as for the operands; nothing else refers to this slot while it is written.
         let out: &mut [f64; LANES] = unsafe { &mut *(base.add(dst) as *mut [f64; LANES]) };
         match *inst {
+            Inst::Input { .. } if in_place => {}
             Inst::Input { var, bound } => {
                 let k = 2 * var as usize + usize::from(bound == Bound::Hi);
                 out[..len].copy_from_slice(&inputs[k][start..start + len]);
             }
-            Inst::Const(c) => out[..len].fill(c),
-            Inst::Bool(b) => out[..len].fill(if b { 1.0 } else { 0.0 }),
+            Inst::Const(c) => out.fill(c),
+            Inst::Bool(b) => out.fill(if b { 1.0 } else { 0.0 }),
             Inst::Add(a, b, rd) => {
                 binary::<AVX512>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Add)
             }
@@ -336,90 +372,45 @@ fn run_chunk_body<const AVX512: bool>(
             }
             Inst::RoundInt(k, a) => {
                 let x = lanes!(a);
-                for l in 0..len {
-                    // An f32 value widened to f64 rounds to the same integral value.
-                    out[l] = match k {
-                        RoundInt::Floor => x[l].floor(),
-                        RoundInt::Ceil => x[l].ceil(),
-                        RoundInt::Trunc => x[l].trunc(),
-                        RoundInt::Even => x[l].round_ties_even(),
-                    };
+                // An f32 value widened to f64 rounds to the same integral value.
+                match k {
+                    RoundInt::Floor => lanes::map(out, x, f64::floor),
+                    RoundInt::Ceil => lanes::map(out, x, f64::ceil),
+                    RoundInt::Trunc => lanes::map(out, x, f64::trunc),
+                    RoundInt::Even => lanes::map(out, x, f64::round_ties_even),
                 }
             }
-            Inst::Neg(a) => {
-                let x = lanes!(a);
-                for l in 0..len {
-                    out[l] = -x[l];
-                }
-            }
-            Inst::Abs(a) => {
-                let x = lanes!(a);
-                for l in 0..len {
-                    out[l] = x[l].abs();
-                }
-            }
-            Inst::Min(a, b) => {
-                let (x, y) = (lanes!(a), lanes!(b));
-                for l in 0..len {
-                    out[l] = round::min_f64(x[l], y[l]);
-                }
-            }
-            Inst::Max(a, b) => {
-                let (x, y) = (lanes!(a), lanes!(b));
-                for l in 0..len {
-                    out[l] = round::max_f64(x[l], y[l]);
-                }
-            }
+            Inst::Neg(a) => lanes::map(out, lanes!(a), |x| -x),
+            Inst::Abs(a) => lanes::map(out, lanes!(a), f64::abs),
+            Inst::Min(a, b) => lanes::zip(out, lanes!(a), lanes!(b), lanes::min),
+            Inst::Max(a, b) => lanes::zip(out, lanes!(a), lanes!(b), lanes::max),
             Inst::Compare(c, a, b) => {
                 let (x, y) = (lanes!(a), lanes!(b));
-                for l in 0..len {
-                    let t = match c {
-                        Cmp::Lt => x[l] < y[l],
-                        Cmp::Le => x[l] <= y[l],
-                        Cmp::Gt => x[l] > y[l],
-                        Cmp::Ge => x[l] >= y[l],
-                        Cmp::Eq => x[l] == y[l],
-                    };
-                    out[l] = if t { 1.0 } else { 0.0 };
+                // One loop per comparison, so that each compiles to vector compares.
+                match c {
+                    Cmp::Lt => lanes::test2(out, x, y, |x, y| x < y),
+                    Cmp::Le => lanes::test2(out, x, y, |x, y| x <= y),
+                    Cmp::Gt => lanes::test2(out, x, y, |x, y| x > y),
+                    Cmp::Ge => lanes::test2(out, x, y, |x, y| x >= y),
+                    Cmp::Eq => lanes::test2(out, x, y, |x, y| x == y),
                 }
             }
-            Inst::IsNan(a) => {
-                let x = lanes!(a);
-                for l in 0..len {
-                    out[l] = if x[l].is_nan() { 1.0 } else { 0.0 };
-                }
-            }
+            Inst::IsNan(a) => lanes::test2(out, lanes!(a), lanes!(a), |x, _| x.is_nan()),
             Inst::And(a, b) => {
-                let (x, y) = (lanes!(a), lanes!(b));
-                for l in 0..len {
-                    out[l] = if x[l] != 0.0 && y[l] != 0.0 { 1.0 } else { 0.0 };
-                }
+                lanes::test2(out, lanes!(a), lanes!(b), |x, y| (x != 0.0) & (y != 0.0))
             }
             Inst::Or(a, b) => {
-                let (x, y) = (lanes!(a), lanes!(b));
-                for l in 0..len {
-                    out[l] = if x[l] != 0.0 || y[l] != 0.0 { 1.0 } else { 0.0 };
-                }
+                lanes::test2(out, lanes!(a), lanes!(b), |x, y| (x != 0.0) | (y != 0.0))
             }
-            Inst::Not(a) => {
-                let x = lanes!(a);
-                for l in 0..len {
-                    out[l] = if x[l] != 0.0 { 0.0 } else { 1.0 };
-                }
-            }
-            Inst::Select(c, a, b) => {
-                let (cc, x, y) = (lanes!(c), lanes!(a), lanes!(b));
-                for l in 0..len {
-                    out[l] = if cc[l] != 0.0 { x[l] } else { y[l] };
-                }
-            }
+            Inst::Not(a) => lanes::test2(out, lanes!(a), lanes!(a), |x, _| x == 0.0),
+            Inst::Select(c, a, b) => lanes::select(out, lanes!(c), lanes!(a), lanes!(b)),
         }
     }
     for (k, &(lo, hi)) in p.outputs.iter().enumerate() {
         for (j, v) in [lo, hi].into_iter().enumerate() {
-            let o = plan.slot[v.index()] as usize * LANES;
-            let at = (2 * k + j) * len;
-            res[at..at + len].copy_from_slice(&regs[o..o + len]);
+            // SAFETY: a run of LANES >= len values (see `at`).
+            let lanes = unsafe { std::slice::from_raw_parts(at(v.index()), len) };
+            outs[2 * k + j][..len].copy_from_slice(lanes);
         }
     }
 }

@@ -89,6 +89,77 @@ fn each(out: &mut [f64; LANES], x: &[f64; LANES], y: &[f64; LANES], f: impl Fn(f
     }
 }
 
+/// `out[l] = f(x[l])`, every lane. Over a whole chunk of fixed length (the lanes past a last
+/// chunk's end hold earlier values and are computed too, harmlessly: every operation is lane
+/// by lane), so the compiler vectorizes what `f` allows.
+#[inline(always)]
+pub(crate) fn map(out: &mut [f64; LANES], x: &[f64; LANES], f: impl Fn(f64) -> f64) {
+    for l in 0..LANES {
+        out[l] = f(x[l]);
+    }
+}
+
+/// `out[l] = f(x[l], y[l])`, every lane (as [`map`]).
+#[inline(always)]
+pub(crate) fn zip(
+    out: &mut [f64; LANES],
+    x: &[f64; LANES],
+    y: &[f64; LANES],
+    f: impl Fn(f64, f64) -> f64,
+) {
+    each(out, x, y, f)
+}
+
+/// `out[l] = 1.0` where `t(x[l], y[l])` holds, else `0.0` (the IR's booleans), every lane.
+#[inline(always)]
+pub(crate) fn test2(
+    out: &mut [f64; LANES],
+    x: &[f64; LANES],
+    y: &[f64; LANES],
+    t: impl Fn(f64, f64) -> bool,
+) {
+    each(out, x, y, |a, b| if t(a, b) { 1.0 } else { 0.0 })
+}
+
+/// `out[l] = if c[l] != 0 { x[l] } else { y[l] }`, every lane, as a mask on the bits: written
+/// as a choice, the compiler chooses an address per lane instead of blending vectors.
+#[inline(always)]
+pub(crate) fn select(out: &mut [f64; LANES], c: &[f64; LANES], x: &[f64; LANES], y: &[f64; LANES]) {
+    for l in 0..LANES {
+        let m = 0u64.wrapping_sub(u64::from(c[l] != 0.0));
+        out[l] = f64::from_bits((x[l].to_bits() & m) | (y[l].to_bits() & !m));
+    }
+}
+
+/// [`round::min_f64`] without branches (the same result: a NaN operand yields the other, equal
+/// values their bitwise or, so -0 wins over +0).
+#[inline(always)]
+pub(crate) fn min(a: f64, b: f64) -> f64 {
+    let mut r = f64::from_bits(a.to_bits() | b.to_bits());
+    r = if a < b { a } else { r };
+    r = if b < a { b } else { r };
+    r = if b.is_nan() { a } else { r };
+    if a.is_nan() {
+        b
+    } else {
+        r
+    }
+}
+
+/// [`round::max_f64`] without branches (equal values give their bitwise and: +0 wins).
+#[inline(always)]
+pub(crate) fn max(a: f64, b: f64) -> f64 {
+    let mut r = f64::from_bits(a.to_bits() & b.to_bits());
+    r = if a > b { a } else { r };
+    r = if b > a { b } else { r };
+    r = if b.is_nan() { a } else { r };
+    if a.is_nan() {
+        b
+    } else {
+        r
+    }
+}
+
 /// Recomputes with the scalar function the lanes `slow` flags (only when there are any).
 #[inline(always)]
 fn fix(
@@ -341,6 +412,30 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// The branch-free min and max give the scalar functions' bits (signed zeros, NaN on
+    /// either side, infinities) on every pair of special values and 64k random pairs.
+    #[test]
+    fn branch_free_min_max_equal_the_scalar_functions() {
+        let sp = specials();
+        let r = randoms(2 * 65_536);
+        let pairs = sp
+            .iter()
+            .flat_map(|&a| sp.iter().map(move |&b| (a, b)))
+            .chain(r[..65_536].iter().copied().zip(r[65_536..].iter().copied()));
+        for (a, b) in pairs {
+            assert_eq!(
+                min(a, b).to_bits(),
+                round::min_f64(a, b).to_bits(),
+                "min({a:e}, {b:e})"
+            );
+            assert_eq!(
+                max(a, b).to_bits(),
+                round::max_f64(a, b).to_bits(),
+                "max({a:e}, {b:e})"
+            );
         }
     }
 

@@ -9,7 +9,7 @@ mod lanes;
 
 /// Boxes per chunk: the evaluator runs each instruction over this many boxes at a time, and
 /// `lanes` vectorizes over them.
-pub(crate) const LANES: usize = 64;
+pub(crate) const LANES: usize = 128;
 
 /// Whether the evaluator rounds f64 operations with AVX-512's embedded rounding
 /// ([`crate::round::hardware`]: the processor has AVX-512F and `IVJIT_CPU_ROUNDING` is not
