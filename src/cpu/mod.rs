@@ -6,6 +6,8 @@
 mod avx512;
 pub mod eval;
 mod lanes;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod simd;
 
 /// Boxes per chunk: the evaluator runs each instruction over this many boxes at a time, and
 /// `lanes` vectorizes over them.

@@ -11,6 +11,7 @@ pub(crate) mod f64_ops {
     use super::*;
 
     /// `neg`, lowered.
+    #[inline(always)]
     pub(crate) fn neg<T: Ops>(x: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
@@ -20,6 +21,7 @@ pub(crate) mod f64_ops {
     }
 
     /// `add`, lowered.
+    #[inline(always)]
     pub(crate) fn add<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
@@ -31,6 +33,7 @@ pub(crate) mod f64_ops {
     }
 
     /// `sub`, lowered.
+    #[inline(always)]
     pub(crate) fn sub<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
@@ -42,6 +45,7 @@ pub(crate) mod f64_ops {
     }
 
     /// `mul`, lowered.
+    #[inline(always)]
     pub(crate) fn mul<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
@@ -68,60 +72,64 @@ pub(crate) mod f64_ops {
         let v22 = !v21;
         let v23 = v18 & v22;
         let v24 = T::exact(0.0);
-        let v25 = if v23 { v24 } else { v16 };
-        let v26 = if v23 { v24 } else { v17 };
+        let v25 = T::select(v23, v24, v16);
+        let v26 = T::select(v23, v24, v17);
         (v25, v26)
     }
 
     /// `sqr`, lowered.
+    #[inline(always)]
     pub(crate) fn sqr<T: Ops>(x: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
         let v2 = v1.neg();
-        let v3 = v0 > v2;
-        let v4 = if v3 { v0 } else { v2 };
+        let v3 = v0.greater(v2);
+        let v4 = T::select(v3, v0, v2);
         let v5 = T::exact(0.0);
-        let v6 = v4 <= v5;
-        let v7 = if v6 { v5 } else { v4 };
+        let v6 = v4.less_eq(v5);
+        let v7 = T::select(v6, v5, v4);
         let v8 = v0.neg();
-        let v9 = v8 > v1;
-        let v10 = if v9 { v8 } else { v1 };
+        let v9 = v8.greater(v1);
+        let v10 = T::select(v9, v8, v1);
         let v11 = v7.mul(v7, Round::Down);
         let v12 = v10.mul(v10, Round::Up);
         (v11, v12)
     }
 
     /// `sqrt`, lowered.
+    #[inline(always)]
     pub(crate) fn sqrt<T: Ops>(x: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
         let v2 = T::exact(0.0);
-        let v3 = v0 < v2;
-        let v4 = if v3 { v2 } else { v0 };
+        let v3 = v0.less(v2);
+        let v4 = T::select(v3, v2, v0);
         let v5 = v4.sqrt(Round::Down);
         let v6 = v1.sqrt(Round::Up);
-        let v7 = v1 < v2;
+        let v7 = v1.less(v2);
         let v8 = T::exact(f64::NAN);
-        let v9 = if v7 { v8 } else { v5 };
-        let v10 = if v7 { v8 } else { v6 };
+        let v9 = T::select(v7, v8, v5);
+        let v10 = T::select(v7, v8, v6);
         (v9, v10)
     }
 
     /// `abs`, lowered.
+    #[inline(always)]
     pub(crate) fn abs<T: Ops>(x: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
         let v2 = v1.neg();
         let v3 = v0.max(v2);
         let v4 = T::exact(0.0);
-        let v5 = v3 <= v4;
-        let v6 = if v5 { v4 } else { v3 };
+        let v5 = v3.less_eq(v4);
+        let v6 = T::select(v5, v4, v3);
         let v7 = v0.neg();
         let v8 = v7.max(v1);
         (v6, v8)
     }
 
     /// `min`, lowered.
+    #[inline(always)]
     pub(crate) fn min<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
@@ -133,12 +141,13 @@ pub(crate) mod f64_ops {
         let v7 = v2.is_nan();
         let v8 = v6 | v7;
         let v9 = T::exact(f64::NAN);
-        let v10 = if v8 { v9 } else { v4 };
-        let v11 = if v8 { v9 } else { v5 };
+        let v10 = T::select(v8, v9, v4);
+        let v11 = T::select(v8, v9, v5);
         (v10, v11)
     }
 
     /// `max`, lowered.
+    #[inline(always)]
     pub(crate) fn max<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
@@ -150,12 +159,13 @@ pub(crate) mod f64_ops {
         let v7 = v2.is_nan();
         let v8 = v6 | v7;
         let v9 = T::exact(f64::NAN);
-        let v10 = if v8 { v9 } else { v4 };
-        let v11 = if v8 { v9 } else { v5 };
+        let v10 = T::select(v8, v9, v4);
+        let v11 = T::select(v8, v9, v5);
         (v10, v11)
     }
 
     /// `intersect`, lowered.
+    #[inline(always)]
     pub(crate) fn intersect<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
@@ -163,14 +173,14 @@ pub(crate) mod f64_ops {
         let v3 = y.1;
         let v4 = v0.max(v2);
         let v5 = v1.min(v3);
-        let v6 = v4 > v5;
+        let v6 = v4.greater(v5);
         let v7 = v0.is_nan();
         let v8 = v2.is_nan();
         let v9 = v7 | v8;
         let v10 = v9 | v6;
         let v11 = T::exact(f64::NAN);
-        let v12 = if v10 { v11 } else { v4 };
-        let v13 = if v10 { v11 } else { v5 };
+        let v12 = T::select(v10, v11, v4);
+        let v13 = T::select(v10, v11, v5);
         (v12, v13)
     }
 }
@@ -180,6 +190,7 @@ pub(crate) mod f32_ops {
     use super::*;
 
     /// `neg`, lowered.
+    #[inline(always)]
     pub(crate) fn neg<T: Ops>(x: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
@@ -189,6 +200,7 @@ pub(crate) mod f32_ops {
     }
 
     /// `add`, lowered.
+    #[inline(always)]
     pub(crate) fn add<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
@@ -200,6 +212,7 @@ pub(crate) mod f32_ops {
     }
 
     /// `sub`, lowered.
+    #[inline(always)]
     pub(crate) fn sub<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
@@ -211,6 +224,7 @@ pub(crate) mod f32_ops {
     }
 
     /// `mul`, lowered.
+    #[inline(always)]
     pub(crate) fn mul<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
@@ -237,20 +251,21 @@ pub(crate) mod f32_ops {
         let v22 = !v21;
         let v23 = v18 & v22;
         let v24 = T::exact(0.0);
-        let v25 = if v23 { v24 } else { v16 };
-        let v26 = if v23 { v24 } else { v17 };
+        let v25 = T::select(v23, v24, v16);
+        let v26 = T::select(v23, v24, v17);
         (v25, v26)
     }
 
     /// `sqr`, lowered.
+    #[inline(always)]
     pub(crate) fn sqr<T: Ops>(x: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
         let v2 = v1.neg();
         let v3 = v0.max(v2);
         let v4 = T::exact(0.0);
-        let v5 = v3 <= v4;
-        let v6 = if v5 { v4 } else { v3 };
+        let v5 = v3.less_eq(v4);
+        let v6 = T::select(v5, v4, v3);
         let v7 = v0.neg();
         let v8 = v7.max(v1);
         let v9 = v6.mul(v6, Round::Down);
@@ -259,36 +274,39 @@ pub(crate) mod f32_ops {
     }
 
     /// `sqrt`, lowered.
+    #[inline(always)]
     pub(crate) fn sqrt<T: Ops>(x: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
         let v2 = T::exact(0.0);
-        let v3 = v0 < v2;
-        let v4 = if v3 { v2 } else { v0 };
+        let v3 = v0.less(v2);
+        let v4 = T::select(v3, v2, v0);
         let v5 = v4.sqrt(Round::Down);
         let v6 = v1.sqrt(Round::Up);
-        let v7 = v1 < v2;
+        let v7 = v1.less(v2);
         let v8 = T::exact(f64::NAN);
-        let v9 = if v7 { v8 } else { v5 };
-        let v10 = if v7 { v8 } else { v6 };
+        let v9 = T::select(v7, v8, v5);
+        let v10 = T::select(v7, v8, v6);
         (v9, v10)
     }
 
     /// `abs`, lowered.
+    #[inline(always)]
     pub(crate) fn abs<T: Ops>(x: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
         let v2 = v1.neg();
         let v3 = v0.max(v2);
         let v4 = T::exact(0.0);
-        let v5 = v3 <= v4;
-        let v6 = if v5 { v4 } else { v3 };
+        let v5 = v3.less_eq(v4);
+        let v6 = T::select(v5, v4, v3);
         let v7 = v0.neg();
         let v8 = v7.max(v1);
         (v6, v8)
     }
 
     /// `min`, lowered.
+    #[inline(always)]
     pub(crate) fn min<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
@@ -300,12 +318,13 @@ pub(crate) mod f32_ops {
         let v7 = v2.is_nan();
         let v8 = v6 | v7;
         let v9 = T::exact(f64::NAN);
-        let v10 = if v8 { v9 } else { v4 };
-        let v11 = if v8 { v9 } else { v5 };
+        let v10 = T::select(v8, v9, v4);
+        let v11 = T::select(v8, v9, v5);
         (v10, v11)
     }
 
     /// `max`, lowered.
+    #[inline(always)]
     pub(crate) fn max<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
@@ -317,12 +336,13 @@ pub(crate) mod f32_ops {
         let v7 = v2.is_nan();
         let v8 = v6 | v7;
         let v9 = T::exact(f64::NAN);
-        let v10 = if v8 { v9 } else { v4 };
-        let v11 = if v8 { v9 } else { v5 };
+        let v10 = T::select(v8, v9, v4);
+        let v11 = T::select(v8, v9, v5);
         (v10, v11)
     }
 
     /// `intersect`, lowered.
+    #[inline(always)]
     pub(crate) fn intersect<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
         let v0 = x.0;
         let v1 = x.1;
@@ -330,14 +350,14 @@ pub(crate) mod f32_ops {
         let v3 = y.1;
         let v4 = v0.max(v2);
         let v5 = v1.min(v3);
-        let v6 = v4 > v5;
+        let v6 = v4.greater(v5);
         let v7 = v0.is_nan();
         let v8 = v2.is_nan();
         let v9 = v7 | v8;
         let v10 = v9 | v6;
         let v11 = T::exact(f64::NAN);
-        let v12 = if v10 { v11 } else { v4 };
-        let v13 = if v10 { v11 } else { v5 };
+        let v12 = T::select(v10, v11, v4);
+        let v13 = T::select(v10, v11, v5);
         (v12, v13)
     }
 }

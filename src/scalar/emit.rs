@@ -8,7 +8,8 @@
 //! - CUDA C: `__device__ __forceinline__ Iv NAME(Iv x, Iv y)` over the interpreter's `T` and
 //!   `struct Iv { T lo, hi; }`, with the correctly rounded intrinsics of the precision
 //!   (`__dadd_rd`, `__fmul_ru`, ...), `fmin`/`fmax` (PTX `min`/`max`, as the PTX emitter).
-//! - Rust: `fn NAME<T: Ops>(x: (T, T), y: (T, T)) -> (T, T)`, generic over the precision through
+//! - Rust: `#[inline(always)] fn NAME<T: Ops>(x: (T, T), y: (T, T)) -> (T, T)`, generic over the
+//!   precision (or a vector of lanes: inlined into the caller compiled for its instructions) through
 //!   [`Ops`], whose rows are the reference interpreter's ([`crate::round`]).
 
 use std::fmt::Write;
@@ -41,11 +42,40 @@ pub(crate) enum EmitError {
 
 /// The float operations the generated Rust calls: the reference interpreter's rows for one
 /// precision.
-pub(crate) trait Ops: Copy + PartialOrd {
+///
+/// A value may be one float or a vector of lanes (`crate::cpu::simd`): comparisons give a
+/// [`Ops::Mask`] (a `bool`, or one bit per lane) and choices are [`Ops::select`], so the same
+/// generated function runs one box or eight at once.
+pub(crate) trait Ops: Copy {
+    /// The result of a comparison: `bool` for one float, a bit per lane for a vector.
+    type Mask: Copy
+        + std::ops::BitAnd<Output = Self::Mask>
+        + std::ops::BitOr<Output = Self::Mask>
+        + std::ops::Not<Output = Self::Mask>;
     /// An exactly representable constant.
     fn exact(x: f64) -> Self;
+    /// A constant mask.
+    // A row the generator writes for any program; today's operations need no such one.
+    #[allow(dead_code)]
+    fn mask(b: bool) -> Self::Mask;
     /// Whether the value is NaN.
-    fn is_nan(self) -> bool;
+    fn is_nan(self) -> Self::Mask;
+    /// `self < b` (false where either is NaN; so are the other comparisons).
+    fn less(self, b: Self) -> Self::Mask;
+    /// `self <= b`.
+    fn less_eq(self, b: Self) -> Self::Mask;
+    /// `self > b`.
+    fn greater(self, b: Self) -> Self::Mask;
+    /// `self >= b`.
+    // A row the generator writes for any program; today's operations need no such one.
+    #[allow(dead_code)]
+    fn greater_eq(self, b: Self) -> Self::Mask;
+    /// `self == b`.
+    // A row the generator writes for any program; today's operations need no such one.
+    #[allow(dead_code)]
+    fn equal(self, b: Self) -> Self::Mask;
+    /// `a` where `m` holds, else `b`.
+    fn select(m: Self::Mask, a: Self, b: Self) -> Self;
     /// `self + b`, rounded.
     fn add(self, b: Self, r: Round) -> Self;
     /// `self - b`, rounded.
@@ -76,11 +106,37 @@ macro_rules! directed {
 }
 
 impl Ops for f64 {
+    type Mask = bool;
     fn exact(x: f64) -> f64 {
         x
     }
+    fn mask(b: bool) -> bool {
+        b
+    }
     fn is_nan(self) -> bool {
         f64::is_nan(self)
+    }
+    fn less(self, b: f64) -> bool {
+        self < b
+    }
+    fn less_eq(self, b: f64) -> bool {
+        self <= b
+    }
+    fn greater(self, b: f64) -> bool {
+        self > b
+    }
+    fn greater_eq(self, b: f64) -> bool {
+        self >= b
+    }
+    fn equal(self, b: f64) -> bool {
+        self == b
+    }
+    fn select(m: bool, a: f64, b: f64) -> f64 {
+        if m {
+            a
+        } else {
+            b
+        }
     }
     fn add(self, b: f64, r: Round) -> f64 {
         directed!(add_f64(self, b; r))
@@ -106,11 +162,37 @@ impl Ops for f64 {
 }
 
 impl Ops for f32 {
+    type Mask = bool;
     fn exact(x: f64) -> f32 {
         x as f32
     }
+    fn mask(b: bool) -> bool {
+        b
+    }
     fn is_nan(self) -> bool {
         f32::is_nan(self)
+    }
+    fn less(self, b: f32) -> bool {
+        self < b
+    }
+    fn less_eq(self, b: f32) -> bool {
+        self <= b
+    }
+    fn greater(self, b: f32) -> bool {
+        self > b
+    }
+    fn greater_eq(self, b: f32) -> bool {
+        self >= b
+    }
+    fn equal(self, b: f32) -> bool {
+        self == b
+    }
+    fn select(m: bool, a: f32, b: f32) -> f32 {
+        if m {
+            a
+        } else {
+            b
+        }
     }
     fn add(self, b: f32, r: Round) -> f32 {
         directed!(add_f32(self, b; r))
@@ -191,7 +273,7 @@ pub(crate) fn function(
         Language::Rust => {
             let args: Vec<String> = params.iter().map(|p| format!("{p}: (T, T)")).collect();
             format!(
-                "pub(crate) fn {name}<T: Ops>({}) -> (T, T) {{\n{body}    ({}, {})\n}}\n",
+                "#[inline(always)]\npub(crate) fn {name}<T: Ops>({}) -> (T, T) {{\n{body}    ({}, {})\n}}\n",
                 args.join(", "),
                 v(lo),
                 v(hi)
@@ -312,15 +394,22 @@ fn rust_row(inst: &Inst) -> Option<String> {
         Inst::Neg(a) => format!("let %v = {}.neg();", v(a)),
         Inst::Min(a, b) => format!("let %v = {}.min({});", v(a), v(b)),
         Inst::Max(a, b) => format!("let %v = {}.max({});", v(a), v(b)),
-        Inst::Compare(c, a, b) => format!("let %v = {} {} {};", v(a), cmp_op(c), v(b)),
+        Inst::Compare(c, a, b) => {
+            let m = match c {
+                Cmp::Lt => "less",
+                Cmp::Le => "less_eq",
+                Cmp::Gt => "greater",
+                Cmp::Ge => "greater_eq",
+                Cmp::Eq => "equal",
+            };
+            format!("let %v = {}.{m}({});", v(a), v(b))
+        }
         Inst::IsNan(a) => format!("let %v = {}.is_nan();", v(a)),
-        Inst::Bool(b) => format!("let %v = {b};"),
+        Inst::Bool(b) => format!("let %v = T::mask({b});"),
         Inst::And(a, b) => format!("let %v = {} & {};", v(a), v(b)),
         Inst::Or(a, b) => format!("let %v = {} | {};", v(a), v(b)),
         Inst::Not(a) => format!("let %v = !{};", v(a)),
-        Inst::Select(c, a, b) => {
-            format!("let %v = if {} {{ {} }} else {{ {} }};", v(c), v(a), v(b))
-        }
+        Inst::Select(c, a, b) => format!("let %v = T::select({}, {}, {});", v(c), v(a), v(b)),
         Inst::Abs(..)
         | Inst::Div(..)
         | Inst::Fma(..)

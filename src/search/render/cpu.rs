@@ -59,10 +59,7 @@ fn classify_tiles(
     let n = live.len();
     let boxes: Vec<[f64; 4]> = live
         .par_iter()
-        .map(|&(r, c)| {
-            let (i0, i1, j0, j1) = plan.pixels(l, r, c);
-            plan.axes.tile_box(i0, i1, j0, j1)
-        })
+        .map(|&(r, c)| plan.tile_box(l, r, c))
         .collect();
     let mut inputs = vec![0.0; 2 * plan.n_vars * n];
     for (var, first) in [(plan.var_x, 0), (plan.var_y, 2)] {

@@ -151,6 +151,10 @@ pub(crate) struct Plan {
     pub height: u32,
     pub levels: Vec<LevelGrid>,
     pub axes: Axes,
+    /// [`Axes::tile_box`]'s four bounds at every pixel edge, computed once: each bound of a
+    /// tile's box depends on one edge (`x` lo on `j0`, `x` hi on `j1`, `y` lo on `i1`, `y` hi
+    /// on `i0`), and the CPU renders ask for millions of boxes.
+    edges: Edges,
     /// The index of x and of y among the expression's variables, if it has them.
     pub var_x: Option<usize>,
     pub var_y: Option<usize>,
@@ -198,11 +202,13 @@ impl Plan {
                 rows: opts.height.div_ceil(tile),
             })
             .collect();
+        let axes = Axes::new(opts.region, opts.width, opts.height);
         Ok(Plan {
             width: opts.width,
             height: opts.height,
             levels,
-            axes: Axes::new(opts.region, opts.width, opts.height),
+            edges: Edges::new(&axes, opts.width, opts.height),
+            axes,
             var_x,
             var_y,
             n_vars: var_names.len(),
@@ -214,6 +220,41 @@ impl Plan {
         let s = self.levels[l].tile;
         let (i0, j0) = (row * s, col * s);
         (i0, (i0 + s).min(self.height), j0, (j0 + s).min(self.width))
+    }
+
+    /// `[xlo, xhi, ylo, yhi]` of tile `(row, col)` of level `l`: [`Axes::tile_box`] of its
+    /// pixels, the same bits, from the table of edges.
+    pub(crate) fn tile_box(&self, l: usize, row: u32, col: u32) -> [f64; 4] {
+        let (i0, i1, j0, j1) = self.pixels(l, row, col);
+        let e = &self.edges;
+        [
+            e.x_lo[j0 as usize],
+            e.x_hi[j1 as usize],
+            e.y_lo[i1 as usize],
+            e.y_hi[i0 as usize],
+        ]
+    }
+}
+
+/// [`Axes::tile_box`]'s bounds at each pixel edge (see [`Plan`]).
+#[derive(Clone, Debug)]
+struct Edges {
+    x_lo: Vec<f64>,
+    x_hi: Vec<f64>,
+    y_lo: Vec<f64>,
+    y_hi: Vec<f64>,
+}
+
+impl Edges {
+    fn new(axes: &Axes, width: u32, height: u32) -> Edges {
+        let x = |k: usize| (0..=width).map(|j| axes.tile_box(0, 0, j, j)[k]).collect();
+        let y = |k: usize| (0..=height).map(|i| axes.tile_box(i, i, 0, 0)[k]).collect();
+        Edges {
+            x_lo: x(0),
+            x_hi: x(1),
+            y_lo: y(2),
+            y_hi: y(3),
+        }
     }
 }
 

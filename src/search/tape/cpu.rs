@@ -44,11 +44,10 @@ impl Tape {
                 }
                 code::VAR => vars[a],
                 code::MIN | code::MAX => {
-                    let (v, choice) = min_max(op, values[a], values[b]);
                     if let Some(r) = record.as_deref_mut() {
-                        r.push(choice);
+                        r.push(choice(op, values[a], values[b]));
                     }
-                    v
+                    T::apply(op & 0xff, values[a], values[b])
                 }
                 c if c >= code::EXT => {
                     let mut one = [values[a], values[b]];
@@ -92,13 +91,11 @@ impl Tape {
                 }
                 code::MIN | code::MAX => {
                     let (a, b) = (a as usize * n, b as usize * n);
-                    for l in 0..n {
-                        let (v, choice) = min_max(op, slots[a + l], slots[b + l]);
-                        slots[at + l] = v;
-                        if let Some(r) = record.as_deref_mut() {
-                            r.push(choice);
-                        }
+                    // The decisions first: the result's slot may be an operand's.
+                    if let Some(r) = record.as_deref_mut() {
+                        choices(op, &slots[a..a + n], &slots[b..b + n], r);
                     }
+                    T::apply_lanes(op & 0xff, slots, (at, a, b), n);
                 }
                 c if c >= code::EXT => {
                     let at_ab = (at, a as usize * n, b as usize * n);
@@ -112,11 +109,9 @@ impl Tape {
     }
 }
 
-/// `min` or `max` (the generated operation) and which side decides it on every box inside
-/// this one.
-fn min_max<T: Bound>(op: u16, a: Iv<T>, b: Iv<T>) -> (Iv<T>, u8) {
+/// Which side decides `min` or `max` (`op`) of `a` and `b` on every box inside this one.
+fn choice<T: Bound>(op: u16, a: Iv<T>, b: Iv<T>) -> u8 {
     let is_min = op & 0xff == code::MIN;
-    let v = T::apply(op & 0xff, a, b);
     // `a` decides a min where it lies below b (a max where above), and b may be dropped only
     // when it cannot be empty on a smaller box. (An empty side, NaN, decides nothing.)
     let (a_wins, b_wins) = if is_min {
@@ -124,14 +119,36 @@ fn min_max<T: Bound>(op: u16, a: Iv<T>, b: Iv<T>) -> (Iv<T>, u8) {
     } else {
         (a.0 >= b.1, b.0 >= a.1)
     };
-    let choice = if a_wins && op & code::B_MAY_BE_EMPTY == 0 {
+    if a_wins && op & code::B_MAY_BE_EMPTY == 0 {
         FIRST
     } else if b_wins && op & code::A_MAY_BE_EMPTY == 0 {
         SECOND
     } else {
         BOTH
-    };
-    (v, choice)
+    }
+}
+
+/// [`choice`] lane by lane, appended to `record`: the operation's tests made once, each lane's
+/// without branches.
+fn choices<T: Bound>(op: u16, a: &[Iv<T>], b: &[Iv<T>], record: &mut Vec<u8>) {
+    // FIRST where a wins and b cannot be empty, else SECOND where b wins and a cannot be.
+    let first_ok = u8::from(op & code::B_MAY_BE_EMPTY == 0);
+    let second_ok = u8::from(op & code::A_MAY_BE_EMPTY == 0);
+    const { assert!(BOTH == 0 && FIRST == 1 && SECOND == 2) };
+    let start = record.len();
+    record.resize(start + a.len(), BOTH);
+    let out = &mut record[start..];
+    let is_min = op & 0xff == code::MIN;
+    for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
+        let (a_wins, b_wins) = if is_min {
+            (x.1 <= y.0, y.1 <= x.0)
+        } else {
+            (x.0 >= y.1, y.0 >= x.1)
+        };
+        let first = u8::from(a_wins) & first_ok;
+        let second = u8::from(b_wins) & second_ok & (first ^ 1);
+        *o = first | second << 1;
+    }
 }
 
 /// A level's tiles, grouped by the tape they run.
@@ -167,8 +184,7 @@ pub(super) fn render<T: Bound>(
                     let boxes: Vec<TapeBox<T>> = part
                         .iter()
                         .map(|&(r, c)| {
-                            let (i0, i1, j0, j1) = plan.pixels(l, r, c);
-                            let [xl, xh, yl, yh] = plan.axes.tile_box(i0, i1, j0, j1);
+                            let [xl, xh, yl, yh] = plan.tile_box(l, r, c);
                             let nan = (T::nan(), T::nan());
                             [
                                 (T::lo_of(xl), T::hi_of(xh)),

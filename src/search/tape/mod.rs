@@ -269,9 +269,16 @@ pub(crate) const OUT: u16 = 0;
 /// takes slot 0 ([`OUT`]). A straight-line program needs no more slots than values live at
 /// once. The CUDA pruning (`tape/gpu.rs`) runs the same scan, so it makes the same tapes.
 fn allocate(ops: &[u16], args: &[u32]) -> Result<(Vec<Inst>, u16), TapeError> {
+    thread_local! {
+        // `slot_of` and `free` below, kept between calls (every pruned tape is allocated).
+        static SCRATCH: std::cell::RefCell<(Vec<u16>, Vec<u16>)> = Default::default();
+    }
     let n = ops.len();
-    let mut slot_of = vec![u16::MAX; n];
-    let mut free: Vec<u16> = Vec::new();
+    let mut scratch = SCRATCH.take();
+    let (slot_of, free) = &mut scratch;
+    slot_of.clear();
+    slot_of.resize(n, u16::MAX);
+    free.clear();
     let mut used = 1usize;
     let mut insts = vec![0; n];
     if n > 0 {
@@ -300,19 +307,20 @@ fn allocate(ops: &[u16], args: &[u32]) -> Result<(Vec<Inst>, u16), TapeError> {
     }
     for i in (0..n).rev() {
         // Every instruction of a tape is used; a value nobody reads would still get a slot.
-        let out = take(i, &mut slot_of, &mut free, &mut used)?;
+        let out = take(i, slot_of, free, &mut used)?;
         free.push(out);
         let (a, b) = (args[i] as u16, (args[i] >> 16) as u16);
         let (sa, sb) = match arity(ops[i]) {
             0 => (a, b),
-            1 => (take(a as usize, &mut slot_of, &mut free, &mut used)?, 0),
+            1 => (take(a as usize, slot_of, free, &mut used)?, 0),
             _ => {
-                let sa = take(a as usize, &mut slot_of, &mut free, &mut used)?;
-                (sa, take(b as usize, &mut slot_of, &mut free, &mut used)?)
+                let sa = take(a as usize, slot_of, free, &mut used)?;
+                (sa, take(b as usize, slot_of, free, &mut used)?)
             }
         };
         insts[i] = encode(ops[i], out, sa, sb);
     }
+    SCRATCH.set(scratch);
     Ok((insts, used as u16))
 }
 
@@ -784,11 +792,20 @@ impl Tape {
         const DEAD: u8 = 0;
         const KEPT: u8 = 1;
         const REPLACED: u8 = 2;
+        thread_local! {
+            // `state` and `m` below, kept between calls: a render prunes thousands of tapes.
+            static SCRATCH: std::cell::RefCell<(Vec<u8>, Vec<u16>)> = Default::default();
+        }
         let n = self.len();
+        let mut scratch = SCRATCH.take();
+        let (state, m) = &mut scratch;
         // Backward: which instructions the result needs; m[i] the winner of a replaced one.
-        let mut state = vec![DEAD; n];
-        let mut m = vec![0u16; n];
+        state.clear();
+        state.resize(n, DEAD);
+        m.clear();
+        m.resize(n, 0);
         state[n - 1] = KEPT;
+        let mut kept = 0usize;
         let mut k = choices.len();
         for i in (0..n).rev() {
             let op = self.insts[i] as u16;
@@ -809,6 +826,7 @@ impl Tape {
                 state[w] = state[w].max(KEPT);
                 continue;
             }
+            kept += 1;
             if arity(op) >= 1 {
                 state[a] = state[a].max(KEPT);
             }
@@ -817,7 +835,7 @@ impl Tape {
             }
         }
         // Forward: new indices (a replaced instruction takes its winner's), the SSA tape.
-        let (mut ops, mut args) = (Vec::new(), Vec::new());
+        let (mut ops, mut args) = (Vec::with_capacity(kept), Vec::with_capacity(kept));
         for i in 0..n {
             match state[i] {
                 DEAD => {}
@@ -836,6 +854,7 @@ impl Tape {
                 }
             }
         }
+        SCRATCH.set(scratch);
         Tape::from_ssa(ops, args, self.consts.clone(), self.ext.clone())
             .expect("a pruned tape needs no more slots than its parent")
     }
@@ -876,7 +895,7 @@ macro_rules! apply {
 
 /// A bound type of the interpreter: f64 or f32, with the correctly rounded operations of the
 /// scalar IR's reference rows ([`Ops`]) that the generated operations call.
-pub(crate) trait Bound: Ops + Send + Sync {
+pub(crate) trait Bound: Ops<Mask = bool> + PartialOrd + Send + Sync {
     /// The precision.
     const PRECISION: Precision;
     fn nan() -> Self;
@@ -893,14 +912,14 @@ pub(crate) trait Bound: Ops + Send + Sync {
     fn apply_lanes(code: u16, slots: &mut [Iv<Self>], at: (usize, usize, usize), n: usize);
 }
 
-/// [`apply!`] over lanes: the operation chosen once, then run on every lane.
+/// [`apply!`] over lanes `first..n`: the operation chosen once, then run on every lane.
 macro_rules! apply_lanes {
-    ($ops:path, $code:expr, $slots:expr, $out:expr, $a:expr, $b:expr, $n:expr) => {{
+    ($ops:path, $code:expr, $slots:expr, $out:expr, $a:expr, $b:expr, $first:expr, $n:expr) => {{
         use $ops as o;
         let (s, out, a, b, n) = ($slots, $out, $a, $b, $n);
         macro_rules! each {
             (|$x:ident, $y:ident| $e:expr) => {
-                for l in 0..n {
+                for l in $first..n {
                     let ($x, $y) = (s[a + l], s[b + l]);
                     s[out + l] = $e;
                 }
@@ -921,6 +940,128 @@ macro_rules! apply_lanes {
     }};
 }
 
+/// [`apply_lanes!`] on the first whole vectors of lanes (`$v`: [`crate::cpu::simd::F64x8`] or
+/// `F32x16`, the generated operations run on vectors); how many lanes it did. The caller is
+/// compiled for AVX-512F.
+#[cfg(target_arch = "x86_64")]
+macro_rules! apply_vectors {
+    ($ops:path, $v:ty, $code:expr, $slots:expr, $out:expr, $a:expr, $b:expr, $n:expr) => {{
+        use crate::cpu::simd::Pairs;
+        use $ops as o;
+        let (s, out, a, b, n) = ($slots, $out, $a, $b, $n);
+        assert!(out.max(a).max(b) + n <= s.len(), "lanes inside the slots");
+        let width = <$v as Pairs>::WIDTH;
+        let whole = n / width * width;
+        let p = s.as_mut_ptr() as *mut <$v as Pairs>::Scalar;
+        macro_rules! each {
+            (|$x:ident, $y:ident| $e:expr) => {
+                for l in (0..whole).step_by(width) {
+                    // SAFETY: lanes l..l + width of each run lie inside the slots (asserted),
+                    // a pair is two scalars (`PAIRS_ARE_TWO_SCALARS`), the processor has
+                    // AVX-512F (the caller's contract), and `out` is written after `a` and `b`
+                    // are read (it may be one of them).
+                    unsafe {
+                        let $x: ($v, $v) = Pairs::load(p.add(2 * (a + l)));
+                        let $y: ($v, $v) = Pairs::load(p.add(2 * (b + l)));
+                        Pairs::store(p.add(2 * (out + l)), $e);
+                    }
+                }
+            };
+        }
+        match $code {
+            code::NEG => each!(|x, _y| o::neg(x)),
+            code::ADD => each!(|x, y| o::add(x, y)),
+            code::SUB => each!(|x, y| o::sub(x, y)),
+            code::MUL => each!(|x, y| o::mul(x, y)),
+            code::SQR => each!(|x, _y| o::sqr(x)),
+            code::SQRT => each!(|x, _y| o::sqrt(x)),
+            code::ABS => each!(|x, _y| o::abs(x)),
+            code::MIN => each!(|x, y| o::min(x, y)),
+            code::INTERSECT => each!(|x, y| o::intersect(x, y)),
+            _ => each!(|x, y| o::max(x, y)),
+        }
+        whole
+    }};
+}
+
+/// An interval pair is two scalars, lower bound first: the vector lanes load pairs as pairs of
+/// scalars.
+const PAIRS_ARE_TWO_SCALARS: () = assert!(
+    std::mem::size_of::<(f64, f64)>() == 16
+        && std::mem::offset_of!((f64, f64), 1) == 8
+        && std::mem::size_of::<(f32, f32)>() == 8
+        && std::mem::offset_of!((f32, f32), 1) == 4
+);
+
+/// The whole vectors of [`Bound::apply_lanes`] for f64, where the processor rounds by
+/// AVX-512 ([`round::hardware`]); the lanes done.
+fn vector_lanes_f64(
+    code: u16,
+    slots: &mut [Iv<f64>],
+    at: (usize, usize, usize),
+    n: usize,
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if n >= 8 && round::hardware() {
+        #[target_feature(enable = "avx512f")]
+        fn run(
+            code: u16,
+            s: &mut [Iv<f64>],
+            (out, a, b): (usize, usize, usize),
+            n: usize,
+        ) -> usize {
+            apply_vectors!(
+                crate::lower::generated::f64_ops,
+                crate::cpu::simd::F64x8,
+                code,
+                s,
+                out,
+                a,
+                b,
+                n
+            )
+        }
+        // SAFETY: hardware() holds only where the processor has AVX-512F.
+        return unsafe { run(code, slots, at, n) };
+    }
+    let _ = (code, slots, at, n, PAIRS_ARE_TWO_SCALARS);
+    0
+}
+
+/// [`vector_lanes_f64`] for f32.
+fn vector_lanes_f32(
+    code: u16,
+    slots: &mut [Iv<f32>],
+    at: (usize, usize, usize),
+    n: usize,
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if n >= 16 && round::hardware() {
+        #[target_feature(enable = "avx512f")]
+        fn run(
+            code: u16,
+            s: &mut [Iv<f32>],
+            (out, a, b): (usize, usize, usize),
+            n: usize,
+        ) -> usize {
+            apply_vectors!(
+                crate::lower::generated::f32_ops,
+                crate::cpu::simd::F32x16,
+                code,
+                s,
+                out,
+                a,
+                b,
+                n
+            )
+        }
+        // SAFETY: hardware() holds only where the processor has AVX-512F.
+        return unsafe { run(code, slots, at, n) };
+    }
+    let _ = (code, slots, at, n, PAIRS_ARE_TWO_SCALARS);
+    0
+}
+
 impl Bound for f64 {
     const PRECISION: Precision = Precision::F64;
     fn nan() -> f64 {
@@ -939,7 +1080,17 @@ impl Bound for f64 {
         apply!(crate::lower::generated::f64_ops, code, a, b)
     }
     fn apply_lanes(code: u16, slots: &mut [Iv<f64>], (out, a, b): (usize, usize, usize), n: usize) {
-        apply_lanes!(crate::lower::generated::f64_ops, code, slots, out, a, b, n)
+        let done = vector_lanes_f64(code, slots, (out, a, b), n);
+        apply_lanes!(
+            crate::lower::generated::f64_ops,
+            code,
+            slots,
+            out,
+            a,
+            b,
+            done,
+            n
+        )
     }
 }
 
@@ -961,7 +1112,17 @@ impl Bound for f32 {
         apply!(crate::lower::generated::f32_ops, code, a, b)
     }
     fn apply_lanes(code: u16, slots: &mut [Iv<f32>], (out, a, b): (usize, usize, usize), n: usize) {
-        apply_lanes!(crate::lower::generated::f32_ops, code, slots, out, a, b, n)
+        let done = vector_lanes_f32(code, slots, (out, a, b), n);
+        apply_lanes!(
+            crate::lower::generated::f32_ops,
+            code,
+            slots,
+            out,
+            a,
+            b,
+            done,
+            n
+        )
     }
 }
 
@@ -1094,6 +1255,50 @@ mod tests {
             (f32::MAX as f64, inf),
             (f64::MAX, inf),
         ]
+    }
+
+    /// Every generated operation over lanes (AVX-512 vectors of 8 or 16 boxes where the
+    /// processor has them, the rest lane by lane) gives each lane the one-box bits: all pairs of
+    /// the interval classes (empty, entire, half-lines, signed zeros, subnormals, huge, f32::MAX
+    /// and f64::MAX to inf), in place (the result over an operand, as the interpreter's slots
+    /// allow) and apart, both precisions. 289 lanes: whole vectors and a ragged tail.
+    #[test]
+    fn every_operation_over_lanes_gives_the_one_box_bits() {
+        fn check<T: Bound + std::fmt::Debug>(classes: &[(f64, f64)]) {
+            let iv = |(lo, hi): (f64, f64)| (T::lo_of(lo), T::hi_of(hi));
+            let pairs: Vec<(Iv<T>, Iv<T>)> = classes
+                .iter()
+                .flat_map(|&a| classes.iter().map(move |&b| (iv(a), iv(b))))
+                .collect();
+            let n = pairs.len();
+            let same = |a: Iv<T>, b: Iv<T>| {
+                let bits = |v: T| v.to_f64().to_bits();
+                let eq =
+                    |x: T, y: T| bits(x) == bits(y) || (x.to_f64().is_nan() && y.to_f64().is_nan());
+                eq(a.0, b.0) && eq(a.1, b.1)
+            };
+            for code in code::NEG..=code::INTERSECT {
+                for out_at in [2 * n, 0] {
+                    // Slots: the first operands at 0, the second ones at n, the results at
+                    // `out_at` (0: over the first operands).
+                    let mut slots: Vec<Iv<T>> = pairs.iter().map(|p| p.0).collect();
+                    slots.extend(pairs.iter().map(|p| p.1));
+                    slots.resize(3 * n, (T::nan(), T::nan()));
+                    T::apply_lanes(code, &mut slots, (out_at, 0, n), n);
+                    for (l, &(a, b)) in pairs.iter().enumerate() {
+                        let want = T::apply(code, a, b);
+                        assert!(
+                            same(slots[out_at + l], want),
+                            "{:?} op {code} lane {l} of {a:?}, {b:?}: {:?} in lanes, {want:?} alone",
+                            T::PRECISION,
+                            slots[out_at + l]
+                        );
+                    }
+                }
+            }
+        }
+        check::<f64>(&classes());
+        check::<f32>(&classes());
     }
 
     /// The tape render gives the plain render's classes and rounds on min/max models, in both
