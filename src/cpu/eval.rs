@@ -21,10 +21,22 @@ struct Plan {
     /// For each value: the input column it reads (`2 * var + hi`), or [`NOT_INPUT`]. A full
     /// chunk reads its inputs where they are instead of copying them into their slots.
     column: Vec<u32>,
+    /// Whether constants have slots of their own, filled once per register file
+    /// ([`Plan::fill_constants`]) instead of once per chunk: where the program has at most
+    /// [`PINNED_CONSTANTS`] of them (more would crowd the fast cache the chunks work in).
+    pinned: bool,
 }
 
 /// [`Plan::column`] of a value that is not an input.
 const NOT_INPUT: u32 = u32::MAX;
+
+/// Constants at most for [`Plan::pinned`]: 32 of [`LANES`] values, 32 KiB with 128 lanes.
+const PINNED_CONSTANTS: usize = 32;
+
+/// A constant instruction (a float or a boolean), whose lanes never change.
+fn is_constant(inst: &Inst) -> bool {
+    matches!(inst, Inst::Const(_) | Inst::Bool(_))
+}
 
 impl Plan {
     fn new(p: &Program) -> Plan {
@@ -46,19 +58,28 @@ impl Plan {
                 dying[u].push(v as u32);
             }
         }
+        let pinned = p.insts.iter().filter(|i| is_constant(i)).count() <= PINNED_CONSTANTS;
+        let keeps_its_slot = |v: usize| pinned && is_constant(&p.insts[v]);
         let mut free: Vec<u32> = Vec::new();
         let mut slot = vec![0u32; n];
         let mut n_slots = 0usize;
         for i in 0..n {
             // Operands die after this instruction reads them: their slots are free for the
             // instructions after it (not for this one, which still reads them).
-            slot[i] = free.pop().unwrap_or_else(|| {
-                n_slots += 1;
-                (n_slots - 1) as u32
-            });
+            let fresh = |n_slots: &mut usize| {
+                *n_slots += 1;
+                (*n_slots - 1) as u32
+            };
+            slot[i] = if keeps_its_slot(i) {
+                fresh(&mut n_slots)
+            } else {
+                free.pop().unwrap_or_else(|| fresh(&mut n_slots))
+            };
             // A value never read (possible only for outputs) keeps its slot.
             for &v in &dying[i] {
-                free.push(slot[v as usize]);
+                if !keeps_its_slot(v as usize) {
+                    free.push(slot[v as usize]);
+                }
             }
         }
         let column = p
@@ -73,6 +94,24 @@ impl Plan {
             slot,
             n_slots,
             column,
+            pinned,
+        }
+    }
+
+    /// Writes the constants of a [`Plan::pinned`] plan into their slots of `regs` (nothing for
+    /// another plan, whose chunks write them).
+    fn fill_constants(&self, p: &Program, regs: &mut [f64]) {
+        if !self.pinned {
+            return;
+        }
+        for (i, inst) in p.insts.iter().enumerate() {
+            let value = match *inst {
+                Inst::Const(c) => c,
+                Inst::Bool(b) => f64::from(u8::from(b)),
+                _ => continue,
+            };
+            let at = self.slot[i] as usize * LANES;
+            regs[at..at + LANES].fill(value);
         }
     }
 }
@@ -136,6 +175,7 @@ pub fn eval_columns(program: &Program, inputs: &[&[f64]], n: usize, outs: &mut [
         .enumerate()
         .for_each(|(t, mut pieces)| {
             let mut regs = vec![0.0f64; plan.n_slots * LANES];
+            plan.fill_constants(program, &mut regs);
             let first = t * TASK;
             let end = n.min(first + TASK);
             for start in (first..end).step_by(LANES) {
@@ -178,6 +218,8 @@ impl Chunk {
             return;
         }
         let mut outs: Vec<&mut [f64]> = res.chunks_mut(len).collect();
+        // The caller's register file may have run another program since.
+        self.plan.fill_constants(&self.program, regs);
         run_chunk(&self.program, &self.plan, inputs, 0, len, regs, &mut outs);
     }
 }
@@ -308,6 +350,8 @@ fn run_chunk_body<const AVX512: bool>(
                 let k = 2 * var as usize + usize::from(bound == Bound::Hi);
                 out[..len].copy_from_slice(&inputs[k][start..start + len]);
             }
+            // Written once per register file (`Plan::fill_constants`).
+            Inst::Const(_) | Inst::Bool(_) if plan.pinned => {}
             Inst::Const(c) => out.fill(c),
             Inst::Bool(b) => out.fill(if b { 1.0 } else { 0.0 }),
             Inst::Add(a, b, rd) => {

@@ -120,11 +120,21 @@ pub(crate) fn compose(plan: &Plan, classes: &[Vec<u8>]) -> Result<Vec<u8>, Error
         BOUNDARY,
         &format!("a {}x{} image", plan.width, plan.height),
     )?;
+    // Per level, the tile column of each pixel column (no division per pixel).
+    let columns: Vec<Vec<u32>> = plan
+        .levels
+        .iter()
+        .map(|g| (0..plan.width).map(|j| j / g.tile).collect())
+        .collect();
     image.par_chunks_mut(w).enumerate().for_each(|(i, row)| {
+        let rows: Vec<u32> = plan
+            .levels
+            .iter()
+            .map(|g| i as u32 / g.tile * g.cols)
+            .collect();
         for (j, px) in row.iter_mut().enumerate() {
-            for (g, cls) in plan.levels.iter().zip(classes) {
-                let (r, c) = (i as u32 / g.tile, j as u32 / g.tile);
-                let k = cls[(r * g.cols + c) as usize];
+            for ((cls, base), cols) in classes.iter().zip(&rows).zip(&columns) {
+                let k = cls[(base + cols[j]) as usize];
                 if k != BOUNDARY {
                     if k != UNSET {
                         *px = k;

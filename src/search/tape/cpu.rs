@@ -131,6 +131,22 @@ fn choice<T: Bound>(op: u16, a: Iv<T>, b: Iv<T>) -> u8 {
 /// [`choice`] lane by lane, appended to `record`: the operation's tests made once, each lane's
 /// without branches.
 fn choices<T: Bound>(op: u16, a: &[Iv<T>], b: &[Iv<T>], record: &mut Vec<u8>) {
+    /// The same loop compiled for AVX-512F (wider vector compares).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    fn wide<T: Bound>(op: u16, a: &[Iv<T>], b: &[Iv<T>], record: &mut Vec<u8>) {
+        choices_body(op, a, b, record)
+    }
+    #[cfg(target_arch = "x86_64")]
+    if crate::round::hardware() {
+        // SAFETY: hardware() holds only where the processor has AVX-512F.
+        return unsafe { wide(op, a, b, record) };
+    }
+    choices_body(op, a, b, record)
+}
+
+#[inline(always)]
+fn choices_body<T: Bound>(op: u16, a: &[Iv<T>], b: &[Iv<T>], record: &mut Vec<u8>) {
     // FIRST where a wins and b cannot be empty, else SECOND where b wins and a cannot be.
     let first_ok = u8::from(op & code::B_MAY_BE_EMPTY == 0);
     let second_ok = u8::from(op & code::A_MAY_BE_EMPTY == 0);

@@ -793,31 +793,35 @@ impl Tape {
         const KEPT: u8 = 1;
         const REPLACED: u8 = 2;
         thread_local! {
-            // `state` and `m` below, kept between calls: a render prunes thousands of tapes.
-            static SCRATCH: std::cell::RefCell<(Vec<u8>, Vec<u16>)> = Default::default();
+            // `state`, `m` and `reached` below, kept between calls: a render prunes thousands
+            // of tapes.
+            static SCRATCH: std::cell::RefCell<(Vec<u8>, Vec<u16>, Vec<u16>)> =
+                Default::default();
         }
         let n = self.len();
         let mut scratch = SCRATCH.take();
-        let (state, m) = &mut scratch;
-        // Backward: which instructions the result needs; m[i] the winner of a replaced one.
+        let (state, m, reached) = &mut scratch;
+        // Backward: which instructions the result needs; m[i] the winner of a replaced one;
+        // `reached` the needed and the replaced ones, last first (most of a tape is dead on a
+        // small tile: the forward pass visits only these).
         state.clear();
         state.resize(n, DEAD);
         m.clear();
         m.resize(n, 0);
+        reached.clear();
         state[n - 1] = KEPT;
         let mut kept = 0usize;
         let mut k = choices.len();
         for i in (0..n).rev() {
             let op = self.insts[i] as u16;
-            let choice = if is_choice(self.insts[i]) {
-                k -= 1;
-                choices[k]
-            } else {
-                BOTH
-            };
+            // The choices are counted on dead instructions too, without a branch.
+            let is_c = is_choice(self.insts[i]);
+            k -= usize::from(is_c);
             if state[i] == DEAD {
                 continue;
             }
+            reached.push(i as u16);
+            let choice = if is_c { choices[k] } else { BOTH };
             let (a, b) = (self.args[i] as u16 as usize, (self.args[i] >> 16) as usize);
             if choice == FIRST || choice == SECOND {
                 let w = if choice == FIRST { a } else { b };
@@ -836,23 +840,22 @@ impl Tape {
         }
         // Forward: new indices (a replaced instruction takes its winner's), the SSA tape.
         let (mut ops, mut args) = (Vec::with_capacity(kept), Vec::with_capacity(kept));
-        for i in 0..n {
-            match state[i] {
-                DEAD => {}
-                REPLACED => m[i] = m[m[i] as usize],
-                _ => {
-                    let op = self.insts[i] as u16;
-                    let (a, b) = (self.args[i] as u16, (self.args[i] >> 16) as u16);
-                    let (a, b) = match arity(op) {
-                        0 => (a, b),
-                        1 => (m[a as usize], 0),
-                        _ => (m[a as usize], m[b as usize]),
-                    };
-                    m[i] = ops.len() as u16;
-                    ops.push(op);
-                    args.push(a as u32 | (b as u32) << 16);
-                }
+        for &i in reached.iter().rev() {
+            let i = i as usize;
+            if state[i] == REPLACED {
+                m[i] = m[m[i] as usize];
+                continue;
             }
+            let op = self.insts[i] as u16;
+            let (a, b) = (self.args[i] as u16, (self.args[i] >> 16) as u16);
+            let (a, b) = match arity(op) {
+                0 => (a, b),
+                1 => (m[a as usize], 0),
+                _ => (m[a as usize], m[b as usize]),
+            };
+            m[i] = ops.len() as u16;
+            ops.push(op);
+            args.push(a as u32 | (b as u32) << 16);
         }
         SCRATCH.set(scratch);
         Tape::from_ssa(ops, args, self.consts.clone(), self.ext.clone())
