@@ -323,14 +323,15 @@ impl Evaluator {
             // f32 kernels).
             (Some(kernel), Some(columns)) if self.program.precision == Precision::F64 => {
                 let (checked, ran) = rayon::join(
-                    || input::checked(&self.program, inputs, n).map(|_| ()),
+                    || input::checked(&self.program, inputs, n, false).map(|_| ()),
                     || kernel.eval_columns(&columns, outputs),
                 );
                 checked?;
                 ran?;
             }
             (gpu, _) => {
-                let checked = input::checked(&self.program, inputs, n)?;
+                // The CPU evaluator rounds an f32 program's inputs as it reads them.
+                let checked = input::checked(&self.program, inputs, n, gpu.is_some())?;
                 let columns: Vec<&[f64]> = checked.iter().map(|c| &**c).collect();
                 match gpu {
                     Some(kernel) => kernel.eval_columns(&columns, outputs)?,

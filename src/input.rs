@@ -52,16 +52,22 @@ impl<'a> From<&'a [f32]> for Column<'a> {
 /// `inputs` (`2 * n_vars` columns of `n` boxes: lo then hi of each variable) checked as
 /// [`crate::Evaluator::eval_soa`] describes, column by column: for an f64 program an f64
 /// column is used as it is (a valid bound is not changed, so no copy is made: at 2^28 boxes a
-/// copy is gigabytes of fresh memory), an f32 column widened; for an f32 program a copy rounded
-/// outward to f32. The first invalid box (lowest variable, then lowest box) is the error.
+/// copy is gigabytes of fresh memory), an f32 column widened; for an f32 program, with
+/// `outward_f32`, a copy rounded outward to f32 (the GPU's f32 kernels need it; the CPU
+/// evaluator rounds an f32 program's inputs as it reads them, so it asks for none). The first
+/// invalid box (lowest variable, then lowest box) is the error.
 /// Variables one after the other, the boxes of each in parallel tasks of [`PARALLEL_PIECE`] (a
 /// single thread checks a few hundred million bounds a second, a GPU takes them faster).
 pub(crate) fn checked<'a>(
     program: &Program,
     inputs: &[Column<'a>],
     n: usize,
+    outward_f32: bool,
 ) -> Result<Vec<Cow<'a, [f64]>>, Error> {
-    let precision = program.precision;
+    let precision = match program.precision {
+        Precision::F32 if !outward_f32 => Precision::F64,
+        p => p,
+    };
     let mut result: Vec<Cow<'a, [f64]>> = Vec::with_capacity(inputs.len());
     // Boxes `first..` of one variable: the lo and hi bounds in, for f32 the rounded ones out;
     // the first failure with its box.
@@ -208,7 +214,7 @@ mod tests {
                     })
                     .collect();
                 let columns: Vec<Column> = inputs.chunks(n).map(Column::F64).collect();
-                let got: Vec<f64> = checked(eval.program(), &columns, n).unwrap().concat();
+                let got: Vec<f64> = checked(eval.program(), &columns, n, true).unwrap().concat();
                 let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 assert!(bits(&got) == bits(&serial), "n = {n}, {precision:?}");
                 // The same bounds as f32 columns (exact here only for the f32 program's
@@ -219,7 +225,7 @@ mod tests {
                         .map(|c| c.iter().map(|&x| x as f32).collect())
                         .collect();
                     let columns: Vec<Column> = narrow.iter().map(|c| Column::F32(c)).collect();
-                    let again = checked(eval.program(), &columns, n).unwrap().concat();
+                    let again = checked(eval.program(), &columns, n, true).unwrap().concat();
                     assert!(bits(&again) == bits(&serial), "n = {n}, f32 columns");
                 }
             }
@@ -236,7 +242,7 @@ mod tests {
                 other => panic!("not an input error: {other}"),
             };
             let columns: Vec<Column> = bad.chunks(n).map(Column::F64).collect();
-            let e = checked(eval.program(), &columns, n).unwrap_err();
+            let e = checked(eval.program(), &columns, n, true).unwrap_err();
             assert_eq!(name(e), format!("box {}, variable y", n / 2), "n = {n}");
             invert(&mut bad, 0, n - 1);
             let e = eval.eval_soa(&bad, n).unwrap_err();

@@ -108,6 +108,30 @@ pub(crate) fn sqrt(out: &mut [f64; LANES], x: &[f64; LANES], r: Round) {
     }
 }
 
+/// `out[l]` = `x[l]` rounded down or up to f32 (stored widened to f64), every lane: one
+/// converting instruction with embedded rounding, the bits of [`crate::round::narrow_f32`]
+/// (overflow to MAX or infinity as the direction says, gradual underflow, NaN kept; a unit test).
+#[target_feature(enable = "avx512f")]
+pub(crate) fn narrow_f32(out: &mut [f64; LANES], x: &[f64; LANES], r: Round) {
+    macro_rules! each {
+        ($mode:expr) => {
+            for v in 0..LANES / 8 {
+                // SAFETY: lanes 8v..8v+8 lie inside both arrays of LANES values.
+                unsafe {
+                    let a = _mm512_loadu_pd(x.as_ptr().add(8 * v));
+                    let f = _mm512_cvt_roundpd_ps::<$mode>(a);
+                    _mm512_storeu_pd(out.as_mut_ptr().add(8 * v), _mm512_cvtps_pd(f));
+                }
+            }
+        };
+    }
+    if r == Round::Up {
+        each!(UP)
+    } else {
+        each!(DOWN)
+    }
+}
+
 /// Eight lanes of f32 values stored as f64, as a 512-bit f32 vector (upper half zero): every
 /// value of an f32 program is an f32 value, so the conversion is exact.
 #[target_feature(enable = "avx512f")]
@@ -261,6 +285,71 @@ mod tests {
             v.push(f32::from_bits(state) as f64);
         }
         v
+    }
+
+    /// The narrowing to f32 by embedded rounding gives `round::narrow_f32`'s bits: special
+    /// values (NaN, infinities, f32::MAX and the f64 values around and beyond it, f32
+    /// subnormals and values below them, signed zeros) and random bit patterns, both
+    /// directions.
+    #[test]
+    fn embedded_narrowing_equals_the_software_path() {
+        if !crate::round::hardware() {
+            eprintln!("skipped: the processor has no AVX-512F");
+            return;
+        }
+        let m = f32::MAX as f64;
+        let tiny = f32::from_bits(1) as f64;
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            m,
+            f64::from_bits(m.to_bits() + 1),
+            f64::from_bits(m.to_bits() - 1),
+            m * 1.5,
+            f64::MAX,
+            tiny,
+            tiny / 2.0,
+            tiny * 1.5,
+            1e-50,
+            f32::MIN_POSITIVE as f64,
+            0.1,
+            1.0 / 3.0,
+            1e30,
+        ];
+        let more: Vec<f64> = xs.iter().map(|x| -x).collect();
+        xs.extend(more);
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..4096 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            // Bit patterns, half of them with exponents near f32's range.
+            let x = f64::from_bits(s);
+            xs.push(x);
+            xs.push(x.clamp(-1e40, 1e40) * 1e-30);
+        }
+        for r in [Round::Down, Round::Up] {
+            for chunk in xs.chunks(LANES) {
+                let mut x = [0.0; LANES];
+                x[..chunk.len()].copy_from_slice(chunk);
+                let mut out = [0.0; LANES];
+                // SAFETY: hardware() says the processor has AVX-512F.
+                unsafe { narrow_f32(&mut out, &x, r) };
+                for l in 0..chunk.len() {
+                    let want = crate::round::narrow_f32(x[l], r) as f64;
+                    assert!(
+                        out[l].to_bits() == want.to_bits() || (out[l].is_nan() && want.is_nan()),
+                        "{r:?} {:e}: {:e} embedded, {:e} software",
+                        x[l],
+                        out[l],
+                        want
+                    );
+                }
+            }
+        }
     }
 
     /// The f32 operations in both directions give the software path's bits (the scalar f32

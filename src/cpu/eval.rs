@@ -118,7 +118,8 @@ impl Plan {
 
 /// Evaluates `program` on `n` boxes. `inputs` holds `2 * n_vars` arrays of `n` values (the lo
 /// array of variable k at `2k`, its hi array at `2k + 1`); the result holds `2 * n_outputs`
-/// arrays in the same layout. Values of an f32 program are f32 values stored as f64.
+/// arrays in the same layout. Values of an f32 program are f32 values stored as f64; its inputs
+/// are rounded outward to f32 as they are read (bounds already in f32 are unchanged).
 pub fn eval_soa(program: &Program, inputs: &[f64], n: usize) -> Vec<f64> {
     let mut out = vec![0.0; 2 * program.outputs.len() * n];
     eval_soa_into(program, inputs, n, &mut out);
@@ -309,9 +310,9 @@ fn run_chunk_body<const AVX512: bool>(
         "a register file for the plan"
     );
     let base = regs.as_mut_ptr();
-    // A full chunk reads its inputs in place (a last, shorter chunk copies them into their
-    // slots: the operations read whole chunks).
-    let in_place = len == LANES && inputs.iter().all(|a| a.len() >= start + LANES);
+    // A full chunk of an f64 program reads its inputs in place (a last, shorter chunk copies
+    // them into their slots: the operations read whole chunks; an f32 program rounds them).
+    let in_place = !f32p && len == LANES && inputs.iter().all(|a| a.len() >= start + LANES);
     // Where value v's lanes are: its input column's run of LANES values, or its slot.
     let at = |v: usize| -> *const f64 {
         let k = plan.column[v];
@@ -349,6 +350,15 @@ fn run_chunk_body<const AVX512: bool>(
             Inst::Input { var, bound } => {
                 let k = 2 * var as usize + usize::from(bound == Bound::Hi);
                 out[..len].copy_from_slice(&inputs[k][start..start + len]);
+                if f32p {
+                    // Outward to f32 (a bound already in f32 is unchanged).
+                    let r = if bound == Bound::Lo {
+                        Round::Down
+                    } else {
+                        Round::Up
+                    };
+                    narrow_f32::<AVX512>(out, r);
+                }
             }
             // Written once per register file (`Plan::fill_constants`).
             Inst::Const(_) | Inst::Bool(_) if plan.pinned => {}
@@ -457,6 +467,19 @@ fn run_chunk_body<const AVX512: bool>(
             outs[2 * k + j][..len].copy_from_slice(lanes);
         }
     }
+}
+
+/// `x` rounded in direction `r` to f32 in place, every lane.
+#[inline(always)]
+fn narrow_f32<const AVX512: bool>(x: &mut [f64; LANES], r: Round) {
+    #[cfg(target_arch = "x86_64")]
+    if AVX512 {
+        let copy = *x;
+        // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
+        unsafe { super::avx512::narrow_f32(x, &copy, r) };
+        return;
+    }
+    lanes::map_in_place(x, |v| f64::from(round::narrow_f32(v, r)));
 }
 
 /// A directed fma over the chunk by AVX-512's embedded rounding; false (nothing done) for

@@ -99,6 +99,14 @@ pub(crate) fn map(out: &mut [f64; LANES], x: &[f64; LANES], f: impl Fn(f64) -> f
     }
 }
 
+/// `x[l] = f(x[l])`, every lane (as [`map`]).
+#[inline(always)]
+pub(crate) fn map_in_place(x: &mut [f64; LANES], f: impl Fn(f64) -> f64) {
+    for v in x.iter_mut() {
+        *v = f(*v);
+    }
+}
+
 /// `out[l] = f(x[l], y[l])`, every lane (as [`map`]).
 #[inline(always)]
 pub(crate) fn zip(

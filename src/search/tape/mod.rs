@@ -259,6 +259,21 @@ pub struct Tape {
     pub(crate) ext: Arc<Extended>,
     /// Slots the tape uses.
     pub(crate) slots: u16,
+    /// For each instruction, how many `min`/`max` come before it: where its decision is in
+    /// a recording. Made at the tape's first pruning (a tape is pruned once per boundary tile
+    /// of its group, and a tape for the last level never).
+    choice_index: ChoiceIndex,
+}
+
+/// [`Tape::choice_index`]: derived from the instructions, so not part of a tape's identity
+/// (two tapes are equal whether or not either has made it).
+#[derive(Clone, Debug, Default)]
+struct ChoiceIndex(OnceLock<Box<[u16]>>);
+
+impl PartialEq for ChoiceIndex {
+    fn eq(&self, _: &ChoiceIndex) -> bool {
+        true
+    }
 }
 
 /// The slot of a tape's result.
@@ -566,6 +581,7 @@ impl Tape {
             consts,
             ext,
             slots,
+            choice_index: ChoiceIndex::default(),
         })
     }
 
@@ -811,17 +827,26 @@ impl Tape {
         reached.clear();
         state[n - 1] = KEPT;
         let mut kept = 0usize;
-        let mut k = choices.len();
+        let index = self.choice_index.0.get_or_init(|| {
+            let mut k = 0u16;
+            let index = self.insts.iter().map(|&inst| {
+                let at = k;
+                k += u16::from(is_choice(inst));
+                at
+            });
+            index.collect()
+        });
         for i in (0..n).rev() {
-            let op = self.insts[i] as u16;
-            // The choices are counted on dead instructions too, without a branch.
-            let is_c = is_choice(self.insts[i]);
-            k -= usize::from(is_c);
             if state[i] == DEAD {
                 continue;
             }
+            let op = self.insts[i] as u16;
             reached.push(i as u16);
-            let choice = if is_c { choices[k] } else { BOTH };
+            let choice = if is_choice(self.insts[i]) {
+                choices[index[i] as usize]
+            } else {
+                BOTH
+            };
             let (a, b) = (self.args[i] as u16 as usize, (self.args[i] >> 16) as usize);
             if choice == FIRST || choice == SECOND {
                 let w = if choice == FIRST { a } else { b };
