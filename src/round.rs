@@ -830,6 +830,8 @@ pub(crate) mod embedded {
 /// evaluator's lanes): the processor has AVX-512F and `IVJIT_CPU_ROUNDING` is not `software`
 /// (which forces the software path that every processor runs, for tests and comparisons). Read
 /// once per process.
+// Only x86-64 has the instructions; elsewhere nothing asks.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) fn hardware() -> bool {
     #[cfg(target_arch = "x86_64")]
     {

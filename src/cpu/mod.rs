@@ -16,6 +16,8 @@ pub(crate) const LANES: usize = 128;
 /// Whether the evaluator rounds f64 operations with AVX-512's embedded rounding
 /// ([`crate::round::hardware`]: the processor has AVX-512F and `IVJIT_CPU_ROUNDING` is not
 /// `software`).
+// Only x86-64 has the instructions; elsewhere nothing asks.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) fn hardware_rounding() -> bool {
     crate::round::hardware()
 }

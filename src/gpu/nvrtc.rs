@@ -80,6 +80,8 @@ pub fn nvrtc_version() -> Result<(i32, i32), RuntimeError> {
     })
 }
 
+// `c_char` is i8 on x86-64 and u8 on aarch64, where the cast is the identity.
+#[allow(clippy::unnecessary_cast)]
 fn c_string_lossy(bytes: &[c_char]) -> String {
     let bytes: Vec<u8> = bytes.iter().map(|&c| c as u8).collect();
     let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
