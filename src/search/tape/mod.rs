@@ -985,7 +985,7 @@ macro_rules! apply_vectors {
             (|$x:ident, $y:ident| $e:expr) => {
                 for l in (0..whole).step_by(width) {
                     // SAFETY: lanes l..l + width of each run lie inside the slots (asserted),
-                    // a pair is two scalars (`PAIRS_ARE_TWO_SCALARS`), the processor has
+                    // a pair is two scalars (asserted at compile time), the processor has
                     // AVX-512F (the caller's contract), and `out` is written after `a` and `b`
                     // are read (it may be one of them).
                     unsafe {
@@ -1012,82 +1012,42 @@ macro_rules! apply_vectors {
     }};
 }
 
-/// An interval pair is two scalars, lower bound first: the vector lanes load pairs as pairs of
-/// scalars.
-const PAIRS_ARE_TWO_SCALARS: () = assert!(
+// An interval pair is two scalars, lower bound first: the vector lanes load pairs as pairs of
+// scalars.
+const _: () = assert!(
     std::mem::size_of::<(f64, f64)>() == 16
         && std::mem::offset_of!((f64, f64), 1) == 8
         && std::mem::size_of::<(f32, f32)>() == 8
         && std::mem::offset_of!((f32, f32), 1) == 4
 );
 
-/// The whole vectors of [`Bound::apply_lanes`] for f64, where the processor rounds by
-/// AVX-512 ([`round::hardware`]); the lanes done.
-fn vector_lanes_f64(
-    code: u16,
-    slots: &mut [Iv<f64>],
-    at: (usize, usize, usize),
-    n: usize,
-) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    if n >= 8 && round::hardware() {
-        #[target_feature(enable = "avx512f")]
-        fn run(
-            code: u16,
-            s: &mut [Iv<f64>],
-            (out, a, b): (usize, usize, usize),
-            n: usize,
-        ) -> usize {
-            apply_vectors!(
-                crate::lower::generated::f64_ops,
-                crate::cpu::simd::F64x8,
-                code,
-                s,
-                out,
-                a,
-                b,
-                n
-            )
+/// The whole vectors of [`Bound::apply_lanes`] (`$v`: [`crate::cpu::simd::F64x8`] for `$t` =
+/// f64, `F32x16` for f32) where the processor rounds by AVX-512 ([`round::hardware`]); the
+/// lanes done (none elsewhere).
+macro_rules! vector_lanes {
+    ($ops:path, $v:ty, $t:ty, $code:expr, $slots:expr, $at:expr, $n:expr) => {{
+        let (code, slots, at, n): (u16, &mut [Iv<$t>], (usize, usize, usize), usize) =
+            ($code, $slots, $at, $n);
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx512f")]
+            fn run(code: u16, s: &mut [Iv<$t>], at: (usize, usize, usize), n: usize) -> usize {
+                let (out, a, b) = at;
+                apply_vectors!($ops, $v, code, s, out, a, b, n)
+            }
+            if round::hardware() {
+                // SAFETY: hardware() holds only where the processor has AVX-512F.
+                unsafe { run(code, slots, at, n) }
+            } else {
+                0
+            }
         }
-        // SAFETY: hardware() holds only where the processor has AVX-512F.
-        return unsafe { run(code, slots, at, n) };
-    }
-    let _ = (code, slots, at, n, PAIRS_ARE_TWO_SCALARS);
-    0
-}
-
-/// [`vector_lanes_f64`] for f32.
-fn vector_lanes_f32(
-    code: u16,
-    slots: &mut [Iv<f32>],
-    at: (usize, usize, usize),
-    n: usize,
-) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    if n >= 16 && round::hardware() {
-        #[target_feature(enable = "avx512f")]
-        fn run(
-            code: u16,
-            s: &mut [Iv<f32>],
-            (out, a, b): (usize, usize, usize),
-            n: usize,
-        ) -> usize {
-            apply_vectors!(
-                crate::lower::generated::f32_ops,
-                crate::cpu::simd::F32x16,
-                code,
-                s,
-                out,
-                a,
-                b,
-                n
-            )
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (code, slots, at, n);
+            0
         }
-        // SAFETY: hardware() holds only where the processor has AVX-512F.
-        return unsafe { run(code, slots, at, n) };
-    }
-    let _ = (code, slots, at, n, PAIRS_ARE_TWO_SCALARS);
-    0
+    }};
 }
 
 impl Bound for f64 {
@@ -1108,7 +1068,15 @@ impl Bound for f64 {
         apply!(crate::lower::generated::f64_ops, code, a, b)
     }
     fn apply_lanes(code: u16, slots: &mut [Iv<f64>], (out, a, b): (usize, usize, usize), n: usize) {
-        let done = vector_lanes_f64(code, slots, (out, a, b), n);
+        let done = vector_lanes!(
+            crate::lower::generated::f64_ops,
+            crate::cpu::simd::F64x8,
+            f64,
+            code,
+            slots,
+            (out, a, b),
+            n
+        );
         apply_lanes!(
             crate::lower::generated::f64_ops,
             code,
@@ -1140,7 +1108,15 @@ impl Bound for f32 {
         apply!(crate::lower::generated::f32_ops, code, a, b)
     }
     fn apply_lanes(code: u16, slots: &mut [Iv<f32>], (out, a, b): (usize, usize, usize), n: usize) {
-        let done = vector_lanes_f32(code, slots, (out, a, b), n);
+        let done = vector_lanes!(
+            crate::lower::generated::f32_ops,
+            crate::cpu::simd::F32x16,
+            f32,
+            code,
+            slots,
+            (out, a, b),
+            n
+        );
         apply_lanes!(
             crate::lower::generated::f32_ops,
             code,
