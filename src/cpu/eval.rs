@@ -436,8 +436,8 @@ fn run_chunk_body<const AVX512: bool>(
             }
             Inst::Neg(a) => lanes::map(out, lanes!(a), |x| -x),
             Inst::Abs(a) => lanes::map(out, lanes!(a), f64::abs),
-            Inst::Min(a, b) => lanes::zip(out, lanes!(a), lanes!(b), lanes::min),
-            Inst::Max(a, b) => lanes::zip(out, lanes!(a), lanes!(b), lanes::max),
+            Inst::Min(a, b) => lanes::each(out, lanes!(a), lanes!(b), lanes::min),
+            Inst::Max(a, b) => lanes::each(out, lanes!(a), lanes!(b), lanes::max),
             Inst::Compare(c, a, b) => {
                 let (x, y) = (lanes!(a), lanes!(b));
                 // One loop per comparison, so that each compiles to vector compares.
@@ -472,14 +472,14 @@ fn run_chunk_body<const AVX512: bool>(
 /// `x` rounded in direction `r` to f32 in place, every lane.
 #[inline(always)]
 fn narrow_f32<const AVX512: bool>(x: &mut [f64; LANES], r: Round) {
+    let copy = *x;
     #[cfg(target_arch = "x86_64")]
     if AVX512 {
-        let copy = *x;
         // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
         unsafe { super::avx512::narrow_f32(x, &copy, r) };
         return;
     }
-    lanes::map_in_place(x, |v| f64::from(round::narrow_f32(v, r)));
+    lanes::map(x, &copy, |v| f64::from(round::narrow_f32(v, r)));
 }
 
 /// A directed fma over the chunk by AVX-512's embedded rounding; false (nothing done) for

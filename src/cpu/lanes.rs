@@ -82,8 +82,14 @@ pub(crate) fn binary_f64(
     }
 }
 
+/// `out[l] = f(x[l], y[l])`, every lane (as [`map`]).
 #[inline(always)]
-fn each(out: &mut [f64; LANES], x: &[f64; LANES], y: &[f64; LANES], f: impl Fn(f64, f64) -> f64) {
+pub(crate) fn each(
+    out: &mut [f64; LANES],
+    x: &[f64; LANES],
+    y: &[f64; LANES],
+    f: impl Fn(f64, f64) -> f64,
+) {
     for l in 0..LANES {
         out[l] = f(x[l], y[l]);
     }
@@ -97,25 +103,6 @@ pub(crate) fn map(out: &mut [f64; LANES], x: &[f64; LANES], f: impl Fn(f64) -> f
     for l in 0..LANES {
         out[l] = f(x[l]);
     }
-}
-
-/// `x[l] = f(x[l])`, every lane (as [`map`]).
-#[inline(always)]
-pub(crate) fn map_in_place(x: &mut [f64; LANES], f: impl Fn(f64) -> f64) {
-    for v in x.iter_mut() {
-        *v = f(*v);
-    }
-}
-
-/// `out[l] = f(x[l], y[l])`, every lane (as [`map`]).
-#[inline(always)]
-pub(crate) fn zip(
-    out: &mut [f64; LANES],
-    x: &[f64; LANES],
-    y: &[f64; LANES],
-    f: impl Fn(f64, f64) -> f64,
-) {
-    each(out, x, y, f)
 }
 
 /// `out[l] = 1.0` where `t(x[l], y[l])` holds, else `0.0` (the IR's booleans), every lane.

@@ -45,7 +45,7 @@ impl Tape {
                 code::VAR => vars[a],
                 code::MIN | code::MAX => {
                     if let Some(r) = record.as_deref_mut() {
-                        r.push(choice(op, values[a], values[b]));
+                        choices(op, &[values[a]], &[values[b]], r);
                     }
                     T::apply(op & 0xff, values[a], values[b])
                 }
@@ -109,27 +109,11 @@ impl Tape {
     }
 }
 
-/// Which side decides `min` or `max` (`op`) of `a` and `b` on every box inside this one.
-fn choice<T: Bound>(op: u16, a: Iv<T>, b: Iv<T>) -> u8 {
-    let is_min = op & 0xff == code::MIN;
-    // `a` decides a min where it lies below b (a max where above), and b may be dropped only
-    // when it cannot be empty on a smaller box. (An empty side, NaN, decides nothing.)
-    let (a_wins, b_wins) = if is_min {
-        (a.1 <= b.0, b.1 <= a.0)
-    } else {
-        (a.0 >= b.1, b.0 >= a.1)
-    };
-    if a_wins && op & code::B_MAY_BE_EMPTY == 0 {
-        FIRST
-    } else if b_wins && op & code::A_MAY_BE_EMPTY == 0 {
-        SECOND
-    } else {
-        BOTH
-    }
-}
-
-/// [`choice`] lane by lane, appended to `record`: the operation's tests made once, each lane's
-/// without branches.
+/// Which side decides each lane's `min` or `max` (`op`) of `a[l]` and `b[l]` on every box
+/// inside the lane's box, appended to `record`: [`FIRST`] where `a` lies below `b` (above, for a
+/// max) and `b` cannot be empty on a smaller box, else [`SECOND`] likewise, else [`BOTH`]. (An
+/// empty side, NaN, decides nothing.) One box is a lane of one. The operation's tests are made
+/// once, each lane's without branches.
 fn choices<T: Bound>(op: u16, a: &[Iv<T>], b: &[Iv<T>], record: &mut Vec<u8>) {
     /// The same loop compiled for AVX-512F (wider vector compares).
     #[cfg(target_arch = "x86_64")]
