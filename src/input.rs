@@ -249,4 +249,40 @@ mod tests {
             assert_eq!(name(e), format!("box {}, variable x", n - 1), "n = {n}");
         }
     }
+
+    /// The branch-free validity pass agrees with `Interval::new` (the definition of a valid
+    /// box, both NaN meaning empty) on every pair of special bounds: NaN, infinities, signed
+    /// zeros, the largest and smallest floats. A box it wrongly passed would reach the engines
+    /// unchecked; one it wrongly refused would be an error without a reason.
+    #[test]
+    fn the_validity_pass_is_interval_new() {
+        let specials = [
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            f64::MAX,
+            -f64::MAX,
+            f64::from_bits(1),
+            -f64::from_bits(1),
+        ];
+        let expr = crate::Expression::parse("x").unwrap();
+        for precision in [Precision::F64, Precision::F32] {
+            let eval = crate::Evaluator::new(&expr, precision, crate::BackendChoice::Cpu).unwrap();
+            for &lo in &specials {
+                for &hi in &specials {
+                    let valid = (lo.is_nan() && hi.is_nan()) || Interval::new(lo, hi).is_ok();
+                    let (l, h) = ([lo], [hi]);
+                    for outward in [false, true] {
+                        let columns = [Column::F64(&l), Column::F64(&h)];
+                        let got = checked(eval.program(), &columns, 1, outward).is_ok();
+                        assert_eq!(got, valid, "[{lo:e}, {hi:e}] {precision:?} {outward}");
+                    }
+                }
+            }
+        }
+    }
 }
