@@ -1,7 +1,7 @@
 //! [`Evaluator`]: an [`Expression`] compiled for one backend (CPU or GPU) and precision, and the
 //! batch entry points (one box, many boxes, structure-of-arrays).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::gpu::KernelOptions;
 use crate::scalar::Program;
@@ -44,6 +44,8 @@ pub struct Evaluator {
     backend: Backend,
     gpu: Option<gpu::GpuKernel>,
     fallback_reason: Option<String>,
+    /// The CPU evaluator's slot plan of `program`, made on first use (shared with twins).
+    cpu_plan: Arc<OnceLock<cpu::eval::Plan>>,
 }
 
 impl Evaluator {
@@ -109,6 +111,7 @@ impl Evaluator {
             backend,
             gpu,
             fallback_reason,
+            cpu_plan: Default::default(),
         })
     }
 
@@ -120,6 +123,7 @@ impl Evaluator {
             backend: Backend::Cpu,
             gpu: None,
             fallback_reason: None,
+            cpu_plan: Default::default(),
         }
     }
 
@@ -131,6 +135,7 @@ impl Evaluator {
             backend: Backend::Cpu,
             gpu: None,
             fallback_reason: None,
+            cpu_plan: self.cpu_plan.clone(),
         }
     }
 
@@ -335,7 +340,12 @@ impl Evaluator {
                 let columns: Vec<&[f64]> = checked.iter().map(|c| &**c).collect();
                 match gpu {
                     Some(kernel) => kernel.eval_columns(&columns, outputs)?,
-                    None => cpu::eval::eval_columns(&self.program, &columns, n, outputs),
+                    None => {
+                        let plan = self
+                            .cpu_plan
+                            .get_or_init(|| cpu::eval::Plan::new(&self.program));
+                        cpu::eval::eval_columns_planned(&self.program, plan, &columns, n, outputs)
+                    }
                 }
             }
         }

@@ -13,9 +13,10 @@ use rayon::prelude::*;
 
 pub(crate) use super::LANES;
 
-/// Slot assignment for a program: which slot each instruction writes.
+/// Slot assignment for a program: which slot each instruction writes. An evaluator makes it
+/// once ([`Plan::new`] costs allocations per instruction: most of a small batch's time).
 #[derive(Clone, Debug)]
-struct Plan {
+pub(crate) struct Plan {
     slot: Vec<u32>,
     n_slots: usize,
     /// For each value: the input column it reads (`2 * var + hi`), or [`NOT_INPUT`]. A full
@@ -39,7 +40,7 @@ fn is_constant(inst: &Inst) -> bool {
 }
 
 impl Plan {
-    fn new(p: &Program) -> Plan {
+    pub(crate) fn new(p: &Program) -> Plan {
         let n = p.insts.len();
         let mut last_use = vec![0usize; n];
         for (i, inst) in p.insts.iter().enumerate() {
@@ -146,6 +147,12 @@ pub fn eval_soa_into(program: &Program, inputs: &[f64], n: usize, out: &mut [f64
     eval_columns(program, &inputs, n, &mut outs);
 }
 
+thread_local! {
+    /// A thread's register file, kept between batches: a fresh one per batch cost an
+    /// allocation and a page-sized memset per call, most of a small batch's time.
+    static REGISTERS: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// Boxes per parallel task: [`LANES`]-box chunks run one after the other in a task, which owns
 /// its registers and writes its share of every output array directly.
 const TASK: usize = 64 * LANES;
@@ -154,13 +161,23 @@ const TASK: usize = 64 * LANES;
 /// are the lo and hi arrays of variable k, `outs[2j]` and `outs[2j + 1]` those of output j, each
 /// `n` long.
 pub fn eval_columns(program: &Program, inputs: &[&[f64]], n: usize, outs: &mut [&mut [f64]]) {
+    eval_columns_planned(program, &Plan::new(program), inputs, n, outs);
+}
+
+/// [`eval_columns`] with the program's plan made beforehand.
+pub(crate) fn eval_columns_planned(
+    program: &Program,
+    plan: &Plan,
+    inputs: &[&[f64]],
+    n: usize,
+    outs: &mut [&mut [f64]],
+) {
     assert_eq!(inputs.len(), 2 * program.n_vars(), "one array per bound");
     assert_eq!(outs.len(), 2 * program.outputs.len(), "one array per bound");
     assert!(
         inputs.iter().all(|a| a.len() == n) && outs.iter().all(|a| a.len() == n),
         "every array holds n values"
     );
-    let plan = Plan::new(program);
     let n_out = outs.len();
     // tasks[t]: the t-th piece of every output array.
     let mut tasks: Vec<Vec<&mut [f64]>> = (0..n.div_ceil(TASK))
@@ -171,22 +188,31 @@ pub fn eval_columns(program: &Program, inputs: &[&[f64]], n: usize, outs: &mut [
             tasks[t].push(piece);
         }
     }
-    tasks
-        .into_par_iter()
-        .enumerate()
-        .for_each(|(t, mut pieces)| {
-            let mut regs = vec![0.0f64; plan.n_slots * LANES];
-            plan.fill_constants(program, &mut regs);
-            let first = t * TASK;
-            let end = n.min(first + TASK);
-            for start in (first..end).step_by(LANES) {
-                let len = LANES.min(end - start);
-                let at = start - first;
-                let mut outs: Vec<&mut [f64]> =
-                    pieces.iter_mut().map(|p| &mut p[at..at + len]).collect();
-                run_chunk(program, &plan, inputs, start, len, &mut regs, &mut outs);
-            }
-        });
+    let task = |(t, mut pieces): (usize, Vec<&mut [f64]>)| {
+        // The thread's register file from its last batch: every slot is written before it is
+        // read (the program is in SSA order; pinned constants are filled here).
+        let mut regs = REGISTERS.take();
+        regs.resize(plan.n_slots * LANES, 0.0);
+        plan.fill_constants(program, &mut regs);
+        let first = t * TASK;
+        let end = n.min(first + TASK);
+        for start in (first..end).step_by(LANES) {
+            let len = LANES.min(end - start);
+            let at = start - first;
+            let mut outs: Vec<&mut [f64]> =
+                pieces.iter_mut().map(|p| &mut p[at..at + len]).collect();
+            run_chunk(program, plan, inputs, start, len, &mut regs, &mut outs);
+        }
+        REGISTERS.set(regs);
+    };
+    // One task runs on the caller's thread: handing it to the pool costs a wake-up and a wait
+    // (from a thread outside the pool, tens of microseconds: most of a small search round's
+    // time, measured on the six-hump camel's branch and bound).
+    if tasks.len() == 1 {
+        tasks.into_iter().enumerate().for_each(task);
+    } else {
+        tasks.into_par_iter().enumerate().for_each(task);
+    }
 }
 
 /// A program prepared to run on one chunk of at most [`LANES`] boxes at a time, on the

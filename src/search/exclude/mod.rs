@@ -128,7 +128,7 @@ pub fn exclude(
         ));
     }
     match eval.backend() {
-        Backend::Cpu => cpu(eval, root, level, tol, max_boxes),
+        Backend::Cpu => super::on_pool(|| cpu(eval, root, level, tol, max_boxes)),
         Backend::Gpu => gpu::exclude(eval, root, level, tol, max_boxes),
     }
 }

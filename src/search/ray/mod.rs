@@ -77,7 +77,7 @@ pub fn first_hits(eval: &Evaluator, rays: &[Ray], split: u32) -> Result<Hits, Er
         .into());
     }
     match eval.backend() {
-        Backend::Cpu => cpu(eval, slots, rays, split),
+        Backend::Cpu => super::on_pool(|| cpu(eval, slots, rays, split)),
         Backend::Gpu => gpu::first_hits(eval, slots, rays, split),
     }
 }

@@ -138,7 +138,7 @@ impl Rendered {
 pub fn render(eval: &Evaluator, opts: &RenderOptions) -> Result<Rendered, Error> {
     let plan = Plan::new(eval, opts)?;
     match eval.backend() {
-        Backend::Cpu => cpu::render(eval, &plan),
+        Backend::Cpu => super::on_pool(|| cpu::render(eval, &plan)),
         Backend::Gpu => gpu::render(eval, &plan),
     }
 }
