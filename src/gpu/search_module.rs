@@ -18,7 +18,7 @@ pub(crate) struct SearchModule<'a> {
     /// The CUDA C source, complete (prelude and defines included).
     pub(crate) cuda: String,
     /// Programs the CUDA calls as `extern "C" __device__` functions, with the names it calls
-    /// them by (empty: a module of its own, no link step).
+    /// them by (empty: a module of its own, linked alone).
     pub(crate) linked: Vec<(&'a Program, String)>,
     /// The kernels to load from the module, in the order [`load`] returns them.
     pub(crate) kernels: &'static [&'static str],
@@ -53,13 +53,57 @@ pub(crate) fn load(
         .compute_capability()
         .during("querying the compute capability")?;
     let arch = runtime::arch_for(cc);
-    let search_ptx = runtime::source_ptx(name, cuda, &arch)?;
-    let loaded = if functions.is_empty() {
-        super::load_module(ctx, &search_ptx)?
-    } else {
-        let cubin = linked_cubin(ctx, cc, &arch, &module.linked, name, &search_ptx, functions)?;
-        ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
-            .during("loading a linked search kernel")?
+    // A module whose every text is ivjit's own (no point-function runtime linked in) is looked
+    // up in the disk cache by its source, before NVRTC is even loaded: a process's first search
+    // then pays for neither NVRTC nor the driver's PTX compiler (measured on an H200, the
+    // minimize module: 13-17 ms through the PTX cache and the driver's JIT).
+    let calls_points = module.linked.iter().any(|(p, _)| p.has_point_calls());
+    let dir = runtime::cache_dir();
+    let source_key = (!calls_points)
+        .then(|| -> Result<String, GpuError> {
+            let driver = super::driver_version().during("querying the driver version")?;
+            let texts: String = std::iter::once(cuda.as_str())
+                .chain(functions.iter().map(String::as_str))
+                .chain(runtime::compile_options(&arch).iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join("\n");
+            Ok(cache::cubin_key(
+                &texts,
+                name,
+                driver,
+                &format!("sm_{}{} source", cc.0, cc.1),
+            ))
+        })
+        .transpose()?;
+    let cached = match (dir.as_deref(), source_key.as_deref()) {
+        (Some(d), Some(k)) => match cache::read_cubin(d, k) {
+            cache::Lookup::Valid(cubin) => {
+                ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin)).ok()
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    let loaded = match cached {
+        Some(m) => m,
+        None => {
+            let search_ptx = runtime::source_ptx(name, cuda, &arch)?;
+            // Always a cubin: loading the PTX would have the driver compile it again in every
+            // process. A module the linker refuses is loaded from its PTX, which gives the
+            // JIT's log.
+            match linked_cubin(ctx, cc, &arch, &module.linked, name, &search_ptx, functions) {
+                Ok(cubin) => {
+                    if let (Some(d), Some(k)) = (dir.as_deref(), source_key.as_deref()) {
+                        // A cache that cannot be written costs the next process a compile.
+                        let _ = cache::write_cubin(d, k, &cubin);
+                    }
+                    ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
+                        .during("loading a linked search kernel")?
+                }
+                Err(_) if functions.is_empty() => super::load_module(ctx, &search_ptx)?,
+                Err(e) => return Err(e),
+            }
+        }
     };
     let kernels: Arc<[CudaFunction]> = module
         .kernels
@@ -74,7 +118,8 @@ pub(crate) fn load(
 }
 
 /// The search PTX linked with the programs' functions (and the point-function runtime they
-/// call), from the disk cache when a valid entry is there, like the batch kernels.
+/// call; none: the search PTX alone), from the disk cache when a valid entry is there, like the
+/// batch kernels.
 fn linked_cubin(
     ctx: &Arc<CudaContext>,
     cc: (i32, i32),
