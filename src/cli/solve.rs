@@ -158,6 +158,12 @@ pub fn minimize(args: MinimizeArgs) -> Result<(), Failure> {
         .run(args.tol, args.max_boxes)
         .map_err(|e| failure(e, &text))?;
     let secs = start.elapsed().as_secs_f64();
+    // Where the rounds ran: `auto` on a GPU starts on the CPU (search::minimize).
+    let ran_on = match (eval.backend(), m.gpu_rounds) {
+        (ivjit::Backend::Cpu, _) | (_, 0) => "cpu",
+        _ if m.gpu_rounds == m.rounds => "gpu",
+        _ => "cpu+gpu",
+    };
     let stopped = match m.ended {
         Ended::Done => "converged",
         Ended::Budget => "budget",
@@ -177,13 +183,18 @@ pub fn minimize(args: MinimizeArgs) -> Result<(), Failure> {
                 }
             );
             println!("  best point {}", point(expr.vars(), &m.argmin));
+            let on = match ran_on {
+                "cpu+gpu" => format!(
+                    "the cpu (rounds 1-{}) and the gpu ({}-{})",
+                    m.rounds - m.gpu_rounds,
+                    m.rounds - m.gpu_rounds + 1,
+                    m.rounds
+                ),
+                one => format!("the {one}"),
+            };
             println!(
-                "  {} boxes in {} rounds, {} left, {:.3} s on the {}",
-                m.boxes,
-                m.rounds,
-                m.remaining,
-                secs,
-                eval.backend().name()
+                "  {} boxes in {} rounds, {} left, {:.3} s on {on}",
+                m.boxes, m.rounds, m.remaining, secs,
             );
         }
         FormatArg::Json => {
@@ -196,7 +207,7 @@ pub fn minimize(args: MinimizeArgs) -> Result<(), Failure> {
             let doc = serde_json::json!({
                 "lower": m.lower, "upper": m.upper, "argmin": argmin, "stopped": stopped,
                 "rounds": m.rounds, "boxes": m.boxes, "remaining": m.remaining,
-                "seconds": secs, "backend": eval.backend().name(),
+                "seconds": secs, "backend": ran_on, "gpu_rounds": m.gpu_rounds,
             });
             println!("{doc}");
         }

@@ -56,6 +56,11 @@ impl Budget {
         self.boxes += n;
     }
 
+    /// The most boxes the search may evaluate.
+    pub(crate) fn max_boxes(&self) -> u64 {
+        self.max_boxes
+    }
+
     /// Rounds run.
     pub(crate) fn rounds(&self) -> usize {
         self.rounds

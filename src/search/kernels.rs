@@ -53,6 +53,48 @@ pub(super) fn push_grid<'a>(
         .arg(&plan.height);
 }
 
+/// Grows `buf` to hold at least `len` elements (a power of two, so that a search's lists grow
+/// in few steps); what it held is gone. A search reads only what its rounds wrote.
+pub(super) fn grow<U: cudarc::driver::DeviceRepr>(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    buf: &mut Option<cudarc::driver::CudaSlice<U>>,
+    len: usize,
+) -> Result<(), crate::gpu::GpuError> {
+    use crate::gpu::Context;
+    if buf.as_ref().is_none_or(|b| b.len() < len) {
+        *buf = None;
+        // SAFETY: the search writes every element it reads.
+        *buf = Some(
+            unsafe { stream.alloc::<U>(len.next_power_of_two()) }
+                .during("allocating the search's work lists")?,
+        );
+    }
+    Ok(())
+}
+
+/// [`grow`], keeping the first `kept` elements.
+pub(super) fn grow_keeping<U: cudarc::driver::DeviceRepr>(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    buf: &mut Option<cudarc::driver::CudaSlice<U>>,
+    len: usize,
+    kept: usize,
+) -> Result<(), crate::gpu::GpuError> {
+    use crate::gpu::Context;
+    if buf.as_ref().is_none_or(|b| b.len() < len) {
+        // SAFETY: the first `kept` elements are copied below; the search writes the rest
+        // before it reads them.
+        let mut bigger = unsafe { stream.alloc::<U>(len.next_power_of_two()) }
+            .during("allocating the search's work lists")?;
+        if let Some(old) = buf.as_ref().filter(|_| kept > 0) {
+            stream
+                .memcpy_dtod(&old.slice(..kept), &mut bigger.slice_mut(..kept))
+                .during("moving the search's boxes")?;
+        }
+        *buf = Some(bigger);
+    }
+    Ok(())
+}
+
 /// A 1-D launch of `n` threads (grid-stride kernels: any grid is correct).
 pub(super) fn config(n: usize) -> LaunchConfig {
     let block = 256u32;

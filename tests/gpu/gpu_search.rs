@@ -306,6 +306,35 @@ fn branch_and_bound_on_the_gpu_equals_the_cpu() {
                 .map(|&c| ivjit::Interval::point(c).unwrap())
                 .collect();
             assert!(ev.eval(&at_min).unwrap()[0].lo <= b.upper, "{at}");
+            assert_eq!((a.gpu_rounds, b.gpu_rounds), (0, b.rounds), "{at}");
+            // `auto` on a GPU: the first rounds on the CPU, the rest (if any) on the GPU, with
+            // the same result. Rounds of millions of boxes are never the CPU's.
+            let e = ivjit::Expression::parse(text).unwrap();
+            let auto = Evaluator::new(&e, p, BackendChoice::Auto).unwrap();
+            assert_eq!(auto.backend(), Backend::Gpu);
+            let c = minimize(&auto, root, *tol, *budget).unwrap();
+            assert_eq!(
+                (
+                    c.lower.to_bits(),
+                    c.upper.to_bits(),
+                    c.rounds,
+                    c.boxes,
+                    c.remaining,
+                    c.ended
+                ),
+                (
+                    a.lower.to_bits(),
+                    a.upper.to_bits(),
+                    a.rounds,
+                    a.boxes,
+                    a.remaining,
+                    a.ended
+                ),
+                "{at}: auto"
+            );
+            if a.boxes > 1_000_000 {
+                assert!(c.gpu_rounds > 0, "{at}: {c:?}");
+            }
         }
     }
     let (_, gpu) = pair(camel, Precision::F64);
@@ -322,7 +351,7 @@ fn branch_and_bound_on_the_gpu_equals_the_cpu() {
     ignore = "needs a GPU: --features gpu-tests"
 )]
 fn gradient_branch_and_bound_on_the_gpu_equals_the_cpu() {
-    use ivjit::search::minimize::{minimize_with, Descent};
+    use ivjit::search::minimize::{minimize_handing_over, minimize_with, Descent};
     crate::common::gpu::require_gpu("gradient_branch_and_bound_on_the_gpu_equals_the_cpu");
     type Case<'a> = (&'a str, Vec<(f64, f64)>, f64);
     let cases: [Case; 3] = [
@@ -371,6 +400,39 @@ fn gradient_branch_and_bound_on_the_gpu_equals_the_cpu() {
                 "{at}"
             );
             assert!(a.complete(), "{at}: {a:?}");
+            // Handed from the CPU to the GPU before round r (the descent on the CPU): the same
+            // search, its last rounds counted as the GPU's.
+            for r in [
+                0,
+                1,
+                2,
+                7,
+                a.rounds / 2,
+                a.rounds - 1,
+                a.rounds,
+                a.rounds + 3,
+            ] {
+                let c =
+                    minimize_handing_over(&fg, root, *tol, 10_000_000, Some(&d(&gc)), r).unwrap();
+                assert_eq!(
+                    (
+                        c.lower.to_bits(),
+                        c.upper.to_bits(),
+                        c.rounds,
+                        c.boxes,
+                        c.remaining
+                    ),
+                    (
+                        a.lower.to_bits(),
+                        a.upper.to_bits(),
+                        a.rounds,
+                        a.boxes,
+                        a.remaining
+                    ),
+                    "{at}: handed over at round {r}"
+                );
+                assert_eq!(c.gpu_rounds, a.rounds.saturating_sub(r), "{at}: {r}");
+            }
         }
     }
 }
@@ -409,7 +471,7 @@ fn newton_isolation_on_the_gpu_equals_the_cpu() {
     ignore = "needs a GPU: --features gpu-tests"
 )]
 fn exclusion_on_the_gpu_equals_the_cpu() {
-    use ivjit::search::exclude::{exclude, Ended};
+    use ivjit::search::exclude::{exclude, exclude_handing_over, Ended};
     crate::common::gpu::require_gpu("exclusion_on_the_gpu_equals_the_cpu");
     type Case<'a> = (&'a str, Vec<(f64, f64)>, f64, f64, u64);
     let cases: Vec<Case> = vec![
@@ -493,6 +555,35 @@ fn exclusion_on_the_gpu_equals_the_cpu() {
                     a.unfinished == b.unfinished,
                     "{at}: unfinished boxes differ"
                 );
+                // Handed from the CPU to the GPU before round r, and on `auto`: the same
+                // boxes, the last rounds counted as the GPU's.
+                let auto =
+                    Evaluator::new(&Expression::parse(text).unwrap(), p, BackendChoice::Auto)
+                        .unwrap();
+                let rounds = [0, 1, 5, a.rounds / 2, a.rounds - 1, a.rounds + 2];
+                for r in rounds.into_iter().map(Some).chain([None]) {
+                    let mut c = match r {
+                        Some(r) => exclude_handing_over(&gpu, root, *level, *tol, *budget, r),
+                        None => exclude(&auto, root, *level, *tol, *budget),
+                    }
+                    .unwrap();
+                    c.boxes.sort();
+                    c.unfinished.sort();
+                    assert_eq!(
+                        (c.ended, c.rounds, c.evaluated),
+                        (a.ended, a.rounds, a.evaluated),
+                        "{at}: handed over at {r:?}"
+                    );
+                    assert!(
+                        c.boxes == a.boxes && c.unfinished == a.unfinished,
+                        "{at}: {r:?}"
+                    );
+                    if let Some(r) = r {
+                        assert_eq!(c.gpu_rounds, a.rounds.saturating_sub(r), "{at}: {r}");
+                    } else if a.evaluated > 10_000_000 {
+                        assert!(c.gpu_rounds > 0, "{at}: auto");
+                    }
+                }
             }
             assert!(a.ended != Ended::Memory, "{at}");
             assert!(!a.boxes.is_empty() || !a.unfinished.is_empty(), "{at}");

@@ -128,12 +128,24 @@ pub fn run(opts: &Options) -> Result<Report, String> {
         });
     }
     if opts.search {
-        let (rows, table) = search::run(device.as_ref(), &opts.only)?;
-        if rows.as_array().is_some_and(|r| r.is_empty()) {
+        let (rows, mut table) = search::run(device.as_ref(), &opts.only)?;
+        let with_fixed = opts.only.is_empty() || opts.only.iter().any(|o| o == "fixed");
+        if rows.as_array().is_some_and(|r| r.is_empty()) && !with_fixed {
             return Err(
-                "--only matches no search (names: prospero, camel, circle, tangle-rays)".into(),
+                "--only matches no search (names: prospero, camel, circle, tangle-rays, fixed)"
+                    .into(),
             );
         }
+        if rows.as_array().is_some_and(|r| r.is_empty()) {
+            table.clear();
+        }
+        let fixed = if with_fixed {
+            let (fixed, fixed_table) = search::fixed(device.is_some())?;
+            table.push_str(&fixed_table);
+            fixed
+        } else {
+            Value::Null
+        };
         let head = match &device {
             Some(d) => format!(
                 "ivjit bench --search: {} (sm_{}{})\n",
@@ -142,7 +154,7 @@ pub fn run(opts: &Options) -> Result<Report, String> {
             None => "ivjit bench --search: the CPU evaluator\n".to_string(),
         };
         return Ok(Report {
-            json: json!({ "searches": rows }),
+            json: json!({ "searches": rows, "fixed": fixed }),
             text: head + &table,
         });
     }

@@ -165,6 +165,86 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
     Ok((Value::Array(rows), text))
 }
 
+/// Timed runs of each fixed-cost search (the median is reported).
+const FIXED_RUNS: usize = 21;
+
+/// The searches' fixed costs on each backend (on a GPU machine: `gpu`, `cpu` and `auto`): a
+/// search of one round, and one of about fifty rounds of one or two boxes each, whose
+/// difference per round is what a round costs beyond its boxes. Branch and bound of
+/// `(x - 1/3)^2` over [0, 1] (tol 1e300: one round; 1e-20: many) and the exclusion of
+/// `x - 1/3` = level over [0, 1] (level 5: one round; 0 to 1e-15: many).
+pub fn fixed(gpu: bool) -> Result<(Value, String), String> {
+    let choices = if gpu {
+        vec![BackendChoice::Gpu, BackendChoice::Cpu, BackendChoice::Auto]
+    } else {
+        vec![BackendChoice::Cpu]
+    };
+    let mut rows = Vec::new();
+    let mut text = String::from(
+        "\n| fixed cost | backend | rounds | one-round search µs | per round µs |\n\
+         |---|---|---|---|---|\n",
+    );
+    let root = [(0.0, 1.0)];
+    for rule in ["minimize", "exclude"] {
+        let expr = Expression::parse(if rule == "minimize" {
+            "(x - 1/3)^2"
+        } else {
+            "x - 1/3"
+        })
+        .map_err(|e| e.to_string())?;
+        for &choice in &choices {
+            let ev = Evaluator::new(&expr, Precision::F64, choice).map_err(|e| e.to_string())?;
+            // A search: (rounds, rounds on the GPU).
+            let run = |long: bool| -> Result<(usize, usize), String> {
+                if rule == "minimize" {
+                    let tol = if long { 1e-20 } else { 1e300 };
+                    let m =
+                        minimize::minimize(&ev, &root, tol, 1 << 30).map_err(|e| e.to_string())?;
+                    Ok((m.rounds, m.gpu_rounds))
+                } else {
+                    let level = if long { 0.0 } else { 5.0 };
+                    let s = exclude::exclude(&ev, &root, level, 1e-15, 1 << 30)
+                        .map_err(|e| e.to_string())?;
+                    Ok((s.rounds, s.gpu_rounds))
+                }
+            };
+            let timed = |long: bool| -> Result<(f64, usize, usize), String> {
+                let (rounds, on_gpu) = run(long)?; // warm-up
+                let mut times = Vec::with_capacity(FIXED_RUNS);
+                for _ in 0..FIXED_RUNS {
+                    let t = Instant::now();
+                    run(long)?;
+                    times.push(t.elapsed().as_secs_f64());
+                }
+                Ok((median(times), rounds, on_gpu))
+            };
+            let (one, one_rounds, _) = timed(false)?;
+            let (many, rounds, on_gpu) = timed(true)?;
+            let per_round = (many - one) / (rounds - one_rounds).max(1) as f64;
+            let backend = match choice {
+                BackendChoice::Gpu => "gpu",
+                BackendChoice::Cpu => "cpu",
+                BackendChoice::Auto => "auto",
+            };
+            rows.push(json!({
+                "rule": rule, "backend": backend, "rounds": rounds, "gpu_rounds": on_gpu,
+                "one_round_us": one * 1e6, "per_round_us": per_round * 1e6,
+            }));
+            text.push_str(&format!(
+                "| {rule} | {backend}{} | {rounds} | {:.1} | {:.1} |\n",
+                if choice == BackendChoice::Auto {
+                    format!(" ({on_gpu} rounds on the gpu)")
+                } else {
+                    String::new()
+                },
+                one * 1e6,
+                per_round * 1e6
+            ));
+        }
+    }
+    Ok((Value::Array(rows), text))
+}
+
 /// The flat kernel's boxes/s for the search's expression (see the module documentation).
 fn flat_rate(device: Option<&Device>, s: &Search, ev: &Evaluator) -> Result<f64, String> {
     if s.rule == "render" {

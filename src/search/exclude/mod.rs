@@ -11,10 +11,15 @@
 //! The CPU and the GPU find the same boxes, bit for bit when f calls no point function, in an
 //! unspecified order (the GPU's differs from run to run): [`Boxes::sort`] orders them. Boxes are
 //! stored flat (`n_vars` sides per box), since a search may keep millions.
+//!
+//! An evaluator made with `BackendChoice::Auto` that got a GPU runs the first rounds on the CPU
+//! and hands the work list to the GPU once the rounds are large enough to pay for its fixed
+//! cost per round (`search::handover`); [`Survivors::gpu_rounds`] says how many ran there.
 
 use rayon::prelude::*;
 
 use super::budget::Budget;
+use super::handover::{Handover, Pace};
 use super::minimize::widest;
 use super::SearchError;
 
@@ -93,6 +98,8 @@ pub struct Survivors {
     pub rounds: usize,
     /// Boxes evaluated.
     pub evaluated: u64,
+    /// How many of the `rounds` (the last ones) ran on the GPU.
+    pub gpu_rounds: usize,
 }
 
 /// Every box of `root` where f may equal `level`, to `tol`, evaluating at most `max_boxes`.
@@ -127,10 +134,85 @@ pub fn exclude(
             "tol {tol}, level {level}: need tol >= 0 and a finite level"
         ));
     }
-    match eval.backend() {
-        Backend::Cpu => super::on_pool(|| cpu(eval, root, level, tol, max_boxes)),
-        Backend::Gpu => gpu::exclude(eval, root, level, tol, max_boxes),
+    let handover = match (eval.backend(), eval.choice()) {
+        (Backend::Cpu, _) => Handover::Never,
+        (Backend::Gpu, crate::BackendChoice::Auto) => Handover::Measured,
+        (Backend::Gpu, _) => {
+            return gpu::exclude(eval, Frontier::root(root, max_boxes), level, tol);
+        }
+    };
+    search(eval, root, level, tol, max_boxes, handover)
+}
+
+/// [`exclude`] on a GPU evaluator, its CPU running the rounds before round `round` (0: none)
+/// and its GPU the rest: how the tests hold the handover to the CPU's results.
+#[doc(hidden)]
+pub fn exclude_handing_over(
+    eval: &Evaluator,
+    root: &[(f64, f64)],
+    level: f64,
+    tol: f64,
+    max_boxes: u64,
+    round: usize,
+) -> Result<Survivors, Error> {
+    if eval.backend() != Backend::Gpu {
+        return Err(SearchError::Options("the handover needs a GPU evaluator".into()).into());
     }
+    search(eval, root, level, tol, max_boxes, Handover::AtRound(round))
+}
+
+/// The search from the root box: its first rounds on the CPU, the rest (if `handover` says so)
+/// on `eval`'s GPU.
+fn search(
+    eval: &Evaluator,
+    root: &[(f64, f64)],
+    level: f64,
+    tol: f64,
+    max_boxes: u64,
+    handover: Handover,
+) -> Result<Survivors, Error> {
+    let twin;
+    let on_cpu = match eval.backend() {
+        Backend::Cpu => eval,
+        Backend::Gpu => {
+            twin = eval.cpu_twin();
+            &twin
+        }
+    };
+    let start = Frontier::root(root, max_boxes);
+    match super::on_pool(|| cpu(on_cpu, start, level, tol, handover))? {
+        Rounds::Found(s) => Ok(s),
+        Rounds::Handed(frontier) => gpu::exclude(eval, frontier, level, tol),
+    }
+}
+
+/// An exclusion between two rounds: what one backend hands the other.
+pub(crate) struct Frontier {
+    /// The next round's boxes.
+    pub(crate) work: Boxes,
+    /// The final boxes so far.
+    pub(crate) done: Boxes,
+    /// What the rounds so far spent.
+    pub(crate) budget: Budget,
+}
+
+impl Frontier {
+    fn root(root: &[(f64, f64)], max_boxes: u64) -> Frontier {
+        Frontier {
+            work: Boxes {
+                n_vars: root.len(),
+                sides: root.to_vec(),
+            },
+            done: Boxes::new(root.len()),
+            budget: Budget::new(max_boxes),
+        }
+    }
+}
+
+/// How the CPU's rounds ended: the search is over, or the GPU goes on from here.
+enum Rounds {
+    Found(Survivors),
+    Handed(Frontier),
 }
 
 /// Whether a side is at the tolerance. (The GPU kernel computes the same.)
@@ -166,26 +248,44 @@ pub(crate) enum Fate {
 /// Boxes whose fates are decided at a time (the CPU search).
 const FATES: usize = 1 << 16;
 
+/// The rounds on the CPU from `from` until the search ends or `handover` says the GPU goes on.
 fn cpu(
     eval: &Evaluator,
-    root: &[(f64, f64)],
+    from: Frontier,
     level: f64,
     tol: f64,
-    max_boxes: u64,
-) -> Result<Survivors, Error> {
-    let nv = root.len();
+    handover: Handover,
+) -> Result<Rounds, Error> {
+    let nv = from.work.n_vars;
     // Box i's side k is work[i * nv + k].
-    let mut work: Vec<(f64, f64)> = root.to_vec();
-    let mut done = Boxes::new(nv);
-    let mut budget = Budget::new(max_boxes);
+    let mut work: Vec<(f64, f64)> = from.work.sides;
+    let mut done = from.done;
+    let mut budget = from.budget;
+    let mut pace = Pace::new();
     let ended = loop {
         super::interrupt::check()?;
+        let began = std::time::Instant::now();
         let n = work.len() / nv;
         if n == 0 {
             break Ended::Done;
         }
         if let Some(ended) = budget.refuses(n as u64) {
             break ended;
+        }
+        let hand = match handover {
+            Handover::Never => false,
+            Handover::AtRound(r) => budget.rounds() >= r,
+            Handover::Measured => pace.hand_over(n),
+        };
+        if hand {
+            return Ok(Rounds::Handed(Frontier {
+                work: Boxes {
+                    n_vars: nv,
+                    sides: work,
+                },
+                done,
+                budget,
+            }));
         }
         // The round's batch, and room for its halves: a budget larger than the memory ends
         // the search here (the boxes left unfinished), not in an allocation failure.
@@ -201,6 +301,7 @@ fn cpu(
             lo.par_iter_mut()
                 .zip(hi.par_iter_mut())
                 .enumerate()
+                .with_min_len(super::PARALLEL_FROM)
                 .for_each(|(i, (l, h))| (*l, *h) = work[i * nv + k]);
         }
         let out = eval.eval_soa(&soa, n)?;
@@ -211,6 +312,7 @@ fn cpu(
             let end = n.min(part + FATES);
             let fates: Vec<Option<Fate>> = (part..end)
                 .into_par_iter()
+                .with_min_len(super::PARALLEL_FROM)
                 .map(|i| fate(&work[i * nv..(i + 1) * nv], out[i], out[n + i], level, tol))
                 .collect();
             for (b, f) in work[part * nv..end * nv].chunks_exact(nv).zip(fates) {
@@ -229,8 +331,12 @@ fn cpu(
         }
         drop(out);
         work = next;
+        // The first round pays for what a process does once and is not counted.
+        if budget.rounds() > 1 {
+            pace.record(n, began.elapsed().as_secs_f64());
+        }
     };
-    Ok(Survivors {
+    Ok(Rounds::Found(Survivors {
         boxes: done,
         unfinished: Boxes {
             n_vars: nv,
@@ -243,7 +349,8 @@ fn cpu(
         ended,
         rounds: budget.rounds(),
         evaluated: budget.boxes(),
-    })
+        gpu_rounds: 0,
+    }))
 }
 
 /// `len` zeros, or `None` when the memory cannot be had (or the size overflows).

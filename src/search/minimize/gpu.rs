@@ -6,8 +6,8 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PushKernelArg};
 
 use crate::gpu::{self, Context, GpuError};
-use crate::search::kernels::config;
-use crate::search::minimize::Descent;
+use crate::search::kernels::{config, grow};
+use crate::search::minimize::{Descent, Frontier};
 use crate::{Error, Evaluator, Precision};
 
 /// The CUDA C of the branch-and-bound kernels for element type `p` (the expression is the
@@ -31,38 +31,22 @@ fn unkey(k: u64) -> f64 {
     f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
 }
 
-/// [`crate::search::minimize::minimize`] on the GPU of `eval`: the work list stays on the device; the
-/// host reads five counters per round (and one box when the upper bound improves).
+/// [`crate::search::minimize::minimize`] on the GPU of `eval` from `from` (the root box, or where
+/// the CPU's rounds handed over): the work list stays on the device; the host reads five
+/// counters per round (and one box when the upper bound improves).
 pub(crate) fn minimize(
     eval: &Evaluator,
     root: &[(f64, f64)],
+    from: Frontier,
     tol: f64,
-    max_boxes: u64,
     descent: Option<&Descent>,
 ) -> Result<crate::search::minimize::Minimum, Error> {
     let kernel = eval.gpu_kernel().expect("a GPU evaluator has a kernel");
     let found = match kernel.precision() {
-        Precision::F64 => run_minimize::<f64>(kernel, root, tol, max_boxes, descent)?,
-        Precision::F32 => run_minimize::<f32>(kernel, root, tol, max_boxes, descent)?,
+        Precision::F64 => run_minimize::<f64>(kernel, root, from, tol, descent)?,
+        Precision::F32 => run_minimize::<f32>(kernel, root, from, tol, descent)?,
     };
     found.ok_or_else(crate::search::minimize::undefined)
-}
-
-/// Grows `buf` to hold at least `len` elements (a power of two, so that the lists grow in
-/// few steps); never read beyond what a round wrote.
-fn grow<U: cudarc::driver::DeviceRepr>(
-    stream: &Arc<CudaStream>,
-    buf: &mut Option<CudaSlice<U>>,
-    len: usize,
-) -> Result<(), GpuError> {
-    if buf.as_ref().is_none_or(|b| b.len() < len) {
-        // SAFETY: the search writes every element it reads.
-        *buf = Some(
-            unsafe { stream.alloc::<U>(len.next_power_of_two()) }
-                .during("allocating the search's work lists")?,
-        );
-    }
-    Ok(())
 }
 
 /// The search's device memory: the work list of the round (`list`, box i's side k at
@@ -163,14 +147,14 @@ where
 fn run_minimize<T>(
     kernel: &gpu::GpuKernel,
     root: &[(f64, f64)],
+    from: Frontier,
     tol: f64,
-    max_boxes: u64,
     descent: Option<&Descent>,
 ) -> Result<Option<crate::search::minimize::Minimum>, Error>
 where
     T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
 {
-    use crate::search::budget::{Budget, Ended, MAX_ROUNDS};
+    use crate::search::budget::{Ended, MAX_ROUNDS};
     use crate::search::minimize::Minimum;
     let dk = kernel.primary();
     let ctx = &dk.ctx;
@@ -193,33 +177,37 @@ where
         },
     )?;
     let stream = ctx.new_stream().during("creating a stream")?;
+    let Frontier {
+        list,
+        mut upper,
+        mut argmin,
+        mut budget,
+    } = from;
     let nv = root.len();
+    let first_round = budget.rounds();
     let elem = std::mem::size_of::<T>();
     // Device bytes per box of a round: two lists of nv sides, the batch of the box and its
     // midpoint in and out. The lists grow with the rounds, up to half the free memory.
     let per_box = 2 * 2 * nv * 8 + 2 * (2 * nv + 2) * elem;
     let (free, _) = ctx.mem_get_info().during("querying the free memory")?;
     let cap = ((free / 2 / per_box) as u64)
-        .min(max_boxes)
+        .min(budget.max_boxes())
         .clamp(1, u32::MAX as u64 / 2) as usize;
     let alloc = "allocating the search's work lists";
-    let flat: Vec<f64> = root.iter().flat_map(|&(a, b)| [a, b]).collect();
+    let flat: Vec<f64> = list.iter().flat_map(|&(a, b)| [a, b]).collect();
     let mut lists = Lists::<T> {
         list: stream.clone_htod(&flat).during(alloc)?,
         next: None,
         inputs: None,
         outputs: None,
-        upper_key: stream.clone_htod(&[key(f64::INFINITY)]).during(alloc)?,
+        upper_key: stream.clone_htod(&[key(upper)]).during(alloc)?,
         slots: stream.alloc_zeros(6 * MAX_ROUNDS).during(alloc)?,
         stream,
         k,
         nv,
         cap,
     };
-    let mut upper = f64::INFINITY;
-    let mut argmin = vec![f64::NAN; nv];
-    let mut budget = Budget::new(max_boxes);
-    let mut n = 1usize;
+    let mut n = list.len() / nv;
     loop {
         crate::search::interrupt::check()?;
         let r = budget.rounds();
@@ -268,6 +256,7 @@ where
                 rounds: budget.rounds(),
                 boxes: budget.boxes(),
                 remaining: kept,
+                gpu_rounds: budget.rounds() - first_round,
             }));
         }
         std::mem::swap(&mut lists.list, lists.next.as_mut().expect("grown"));

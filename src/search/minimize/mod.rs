@@ -19,10 +19,17 @@
 //! `boxes` and `remaining` bit for bit when f calls no point function (the lists are the same
 //! sets of boxes, in another order on the GPU); `argmin` is a midpoint that gave `upper`, which
 //! one among ties may differ.
+//!
+//! # Which backend runs a round
+//! An evaluator made with [`crate::BackendChoice::Gpu`] runs every round on the GPU; one made
+//! with `Auto` that got a GPU starts on the CPU and hands the work list to the GPU once its
+//! rounds are large enough to pay for the GPU's fixed cost per round (`search::handover`);
+//! [`Minimum::gpu_rounds`] says how many rounds ran there.
 
 use rayon::prelude::*;
 
 use super::budget::Budget;
+use super::handover::{Handover, Pace};
 use super::SearchError;
 pub use local::Descent;
 
@@ -31,6 +38,7 @@ mod local;
 use crate::{Backend, Error, Evaluator};
 
 pub use super::budget::{Ended, MAX_ROUNDS};
+pub use super::handover::GPU_ROUND_SECONDS;
 
 /// A certified enclosure of the global minimum and what it cost.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,6 +57,8 @@ pub struct Minimum {
     pub boxes: u64,
     /// Boxes alive at the end.
     pub remaining: usize,
+    /// How many of the `rounds` (the last ones) ran on the GPU.
+    pub gpu_rounds: usize,
 }
 
 impl Minimum {
@@ -109,10 +119,93 @@ pub fn minimize_with(
             return bad("the descent's gradient is not of this expression".into());
         }
     }
-    match eval.backend() {
-        Backend::Cpu => super::on_pool(|| cpu(eval, root, tol, max_boxes, descent)),
-        Backend::Gpu => gpu::minimize(eval, root, tol, max_boxes, descent),
+    let handover = match (eval.backend(), eval.choice()) {
+        (Backend::Cpu, _) => Handover::Never,
+        (Backend::Gpu, crate::BackendChoice::Auto) => Handover::Measured,
+        (Backend::Gpu, _) => {
+            return gpu::minimize(eval, root, Frontier::root(root, max_boxes), tol, descent)
+        }
+    };
+    search(eval, root, tol, max_boxes, descent, handover)
+}
+
+/// [`minimize_with`] on a GPU evaluator, its CPU running the rounds before round `round` (0:
+/// none) and its GPU the rest: how the tests hold the handover to the CPU's results.
+#[doc(hidden)]
+pub fn minimize_handing_over(
+    eval: &Evaluator,
+    root: &[(f64, f64)],
+    tol: f64,
+    max_boxes: u64,
+    descent: Option<&Descent>,
+    round: usize,
+) -> Result<Minimum, Error> {
+    if eval.backend() != Backend::Gpu {
+        return Err(SearchError::Options("the handover needs a GPU evaluator".into()).into());
     }
+    search(
+        eval,
+        root,
+        tol,
+        max_boxes,
+        descent,
+        Handover::AtRound(round),
+    )
+}
+
+/// The search from the root box: its first rounds on the CPU, the rest (if `handover` says so)
+/// on `eval`'s GPU.
+fn search(
+    eval: &Evaluator,
+    root: &[(f64, f64)],
+    tol: f64,
+    max_boxes: u64,
+    descent: Option<&Descent>,
+    handover: Handover,
+) -> Result<Minimum, Error> {
+    let twin;
+    let on_cpu = match eval.backend() {
+        Backend::Cpu => eval,
+        Backend::Gpu => {
+            twin = eval.cpu_twin();
+            &twin
+        }
+    };
+    let start = Frontier::root(root, max_boxes);
+    match super::on_pool(|| cpu(on_cpu, root, start, tol, descent, handover))? {
+        Rounds::Found(m) => Ok(m),
+        Rounds::Handed(frontier) => gpu::minimize(eval, root, frontier, tol, descent),
+    }
+}
+
+/// A branch and bound between two rounds: what one backend hands the other.
+pub(crate) struct Frontier {
+    /// The next round's boxes: box i's side k is `list[i * nv + k]`.
+    pub(crate) list: Vec<(f64, f64)>,
+    /// The upper bound so far (+inf before the first round).
+    pub(crate) upper: f64,
+    /// The point that gave it (NaN before).
+    pub(crate) argmin: Vec<f64>,
+    /// What the rounds so far spent.
+    pub(crate) budget: Budget,
+}
+
+impl Frontier {
+    /// Before the first round: the root box alone.
+    pub(crate) fn root(root: &[(f64, f64)], max_boxes: u64) -> Frontier {
+        Frontier {
+            list: root.to_vec(),
+            upper: f64::INFINITY,
+            argmin: vec![f64::NAN; root.len()],
+            budget: Budget::new(max_boxes),
+        }
+    }
+}
+
+/// How the CPU's rounds ended: the search is over, or the GPU goes on from here.
+enum Rounds {
+    Found(Minimum),
+    Handed(Frontier),
 }
 
 /// How branch and bound evaluates f on a box.
@@ -225,22 +318,40 @@ pub(crate) fn undefined() -> Error {
     SearchError::Options("f is undefined (empty enclosure) on the whole box".into()).into()
 }
 
+/// The rounds on the CPU from `from` until the search ends or `handover` says the GPU goes on.
 fn cpu(
     eval: &Evaluator,
     root: &[(f64, f64)],
+    from: Frontier,
     tol: f64,
-    max_boxes: u64,
     descent: Option<&Descent>,
-) -> Result<Minimum, Error> {
+    handover: Handover,
+) -> Result<Rounds, Error> {
     let nv = root.len();
-    // Box i's side k is list[i * nv + k].
-    let mut list: Vec<(f64, f64)> = root.to_vec();
-    let mut upper = f64::INFINITY;
-    let mut argmin = vec![f64::NAN; nv];
-    let mut budget = Budget::new(max_boxes);
+    let Frontier {
+        mut list,
+        mut upper,
+        mut argmin,
+        mut budget,
+    } = from;
+    let mut pace = Pace::new();
     loop {
         super::interrupt::check()?;
+        let began = std::time::Instant::now();
         let n = list.len() / nv;
+        let hand = match handover {
+            Handover::Never => false,
+            Handover::AtRound(r) => budget.rounds() >= r,
+            Handover::Measured => pace.hand_over(n),
+        };
+        if hand {
+            return Ok(Rounds::Handed(Frontier {
+                list,
+                upper,
+                argmin,
+                budget,
+            }));
+        }
         // One batch of 2n boxes: the n boxes, then their n midpoints.
         let m = 2 * n;
         let mut soa = vec![0.0; 2 * nv * m];
@@ -253,6 +364,7 @@ fn cpu(
                 .zip(hi_box.par_iter_mut())
                 .zip(lo_mid.par_iter_mut().zip(hi_mid.par_iter_mut()))
                 .enumerate()
+                .with_min_len(super::PARALLEL_FROM)
                 .for_each(|(i, ((l, h), (ml, mh)))| {
                     let (a, b) = list[i * nv + k];
                     (*l, *h) = (a, b);
@@ -288,6 +400,12 @@ fn cpu(
                 .refuses(next as u64)
                 .or_else(|| (!room(next, nv)).then_some(Ended::Memory))
         };
+        // The round's time without the descent, which runs on the CPU whichever backend runs
+        // the rounds. The first round pays for what a process does once (the evaluator's plan,
+        // the threads' register files) and is not counted.
+        if budget.rounds() > 1 {
+            pace.record(n, began.elapsed().as_secs_f64());
+        }
         if ended.is_none() && improved {
             if let Some((u, x)) = descend(descent, root, upper, &argmin)? {
                 (upper, argmin) = (u, x);
@@ -297,7 +415,7 @@ fn cpu(
             }
         }
         if let Some(ended) = ended {
-            return Ok(Minimum {
+            return Ok(Rounds::Found(Minimum {
                 lower,
                 upper,
                 argmin,
@@ -305,11 +423,13 @@ fn cpu(
                 rounds: budget.rounds(),
                 boxes: budget.boxes(),
                 remaining: keep.len(),
-            });
+                gpu_rounds: 0,
+            }));
         }
         // Bisect every survivor along its widest side.
         list = keep
             .par_iter()
+            .with_min_len(super::PARALLEL_FROM)
             .flat_map_iter(|&i| {
                 let b = &list[i * nv..(i + 1) * nv];
                 let k = widest(b);
@@ -364,6 +484,14 @@ mod tests {
         assert_eq!(b.ended, Ended::Budget);
         assert!(b.lower <= -1.0316284534898774 && -1.031628453489877 <= b.upper);
         assert!(b.boxes <= 1000);
+    }
+
+    #[test]
+    fn a_cpu_evaluator_is_not_handed_over() {
+        let f = cpu_eval("x^2 + y");
+        let m = minimize(&f, &[(0.0, 1.0), (0.0, 1.0)], 1e-6, 10_000).unwrap();
+        assert_eq!(m.gpu_rounds, 0);
+        assert!(minimize_handing_over(&f, &[(0.0, 1.0), (0.0, 1.0)], 1e-6, 100, None, 0).is_err());
     }
 
     #[test]
