@@ -122,28 +122,7 @@ pub fn scenes() -> Vec<Scene> {
     ]
 }
 
-pub use ivjit::search::trace::{clip, Camera};
-
-/// An f64 as exact expression text (hex-float, parenthesized when negative).
-fn exact(x: f64) -> String {
-    format!("({})", ivjit::internals::syntax::number::hexf64(x))
-}
-
-/// `f` composed with the camera's rays: an expression in t, u, v.
-pub fn ray_expression(f: &str, cam: &Camera) -> String {
-    let mut s = String::new();
-    for (k, name) in ["x", "y", "z"].iter().enumerate() {
-        s.push_str(&format!(
-            "let {name} = {} + t*({} + u*{} + v*{});\n",
-            exact(cam.eye[k]),
-            exact(cam.forward[k]),
-            exact(cam.right[k]),
-            exact(cam.up[k])
-        ));
-    }
-    s.push_str(f);
-    s
-}
+pub use ivjit::search::trace::{clip, ray_expression, Camera};
 
 /// What one render found and what it cost.
 #[derive(Clone, Debug)]

@@ -26,6 +26,8 @@ __all__ = [
     "pinned_zeros",
     "render",
     "depth_map",
+    "trace",
+    "Frame",
     "minimize",
     "roots",
     "solve",
@@ -237,6 +239,30 @@ def depth_map(f, width, height, region, zrange=(-1.0, 1.0), steps=1024, precisio
     return f._native._depth(int(width), int(height), region, zrange, int(steps), prune, list(tiles or []))
 
 
+class Frame(NamedTuple):
+    """A traced camera frame: each pixel's first candidate root along its ray, and a picture."""
+
+    hits: object  # (height, width, 2) float64: [t_lo, t_hi] of the first hit, NaN where none
+    rgb: object  # (height, width, 3) uint8, top row first (the shading is cosmetic)
+    boxes: int  # boxes evaluated
+
+
+def trace(f, width, height, eye, center=(0.0, 0.0, 0.0), fov=40.0, scene=(0.0, 0.0, 0.0), radius=2.0,
+          steps=1024, split=8, precision="f64", backend="auto"):
+    """Ray traces the surface f(x, y, z) = 0 with a pinhole camera at `eye` looking at `center`
+    (y up; field of view `fov` degrees) on a `width` x `height` image: every pixel's ray
+    `eye + t d` is clipped to the ball of `radius` around `scene` and searched for its first
+    root to 1/`steps` of its clipped length (`split` pieces per round), with interval
+    arithmetic: a pixel with no hit provably sees no point of the surface inside the ball. The
+    whole frame runs on the function's backend (on a GPU: one kernel for rays, search and
+    shading). Returns a `Frame`. docs/raytrace.md."""
+    f = _function(f, precision, backend)
+    v3 = lambda p: tuple(float(c) for c in p)  # noqa: E731
+    hits, rgb, boxes = f._native._trace(int(width), int(height), v3(eye), v3(center), float(fov), v3(scene),
+                                        float(radius), int(steps), int(split))
+    return Frame(hits, rgb, boxes)
+
+
 class Minimum(NamedTuple):
     """A certified enclosure `lower <= min f <= upper` over the box, and what it cost."""
 
@@ -247,6 +273,7 @@ class Minimum(NamedTuple):
     rounds: int
     boxes: int  # boxes evaluated
     remaining: int  # boxes alive at the end
+    gpu_rounds: int = 0  # how many of the rounds (the last ones) ran on the GPU
 
 
 def minimize(f, box, tol=1e-6, max_boxes=100_000_000, precision="f64", backend="auto", gradient=False):
@@ -255,7 +282,9 @@ def minimize(f, box, tol=1e-6, max_boxes=100_000_000, precision="f64", backend="
     tol`, evaluating at most `max_boxes` boxes, on the function's backend. `lower` is rigorous
     for any f; `upper` is where f is defined at the point that gave it. `gradient=True` uses f's
     gradient: the mean-value form with the monotonicity test and gradient-based exclusion, and a
-    local descent for the upper bound (far fewer boxes; docs/optimize.md)."""
+    local descent for the upper bound (far fewer boxes; docs/optimize.md). With
+    backend="auto" on a GPU machine the rounds start on the CPU and move to the GPU once they are
+    large enough to pay for its fixed cost per round (`gpu_rounds` says how many ran there)."""
     f = _function(f, precision, backend)
     root = _root_box(f, box)
     return Minimum(*f._native._minimize(root, float(tol), int(max_boxes), bool(gradient)))

@@ -491,6 +491,63 @@ impl Function {
             .into_any())
     }
 
+    /// A camera frame of the surface f(x, y, z) = 0: `ivjit::search::trace::trace` with the
+    /// camera `Camera::look_at(eye, center, fov)` and the rays clipped to the ball (`scene`,
+    /// `radius`), on the function's precision and backend. Returns (hits, rgb, boxes): hits a
+    /// (height, width, 2) float64 array of each pixel's first candidate root [t_lo, t_hi] along
+    /// its ray (NaN where the ray misses), rgb a (height, width, 3) uint8 image. Ctrl-C stops it
+    /// between rounds (`search`).
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn _trace<'py>(
+        &self,
+        py: Python<'py>,
+        width: usize,
+        height: usize,
+        eye: [f64; 3],
+        center: [f64; 3],
+        fov: f64,
+        scene: [f64; 3],
+        radius: f64,
+        steps: usize,
+        split: u32,
+    ) -> PyResult<(pyo3::Bound<'py, PyAny>, pyo3::Bound<'py, PyAny>, u64)> {
+        use ivjit::search::trace::{ray_expression, trace, Camera, View};
+        let source = self.expr.source();
+        let cam = Camera::look_at(eye, center, fov).map_err(PyValueError::new_err)?;
+        let frame = search(py, source, || {
+            let ray = ivjit::Expression::parse(&ray_expression(source, &cam))?;
+            let b = match self.eval.backend() {
+                ivjit::Backend::Cpu => ivjit::BackendChoice::Cpu,
+                ivjit::Backend::Gpu => ivjit::BackendChoice::Gpu,
+            };
+            let ray = ivjit::Evaluator::new(&ray, self.eval.precision(), b)?;
+            let view = View {
+                width,
+                height,
+                center: scene,
+                radius,
+                steps,
+                split,
+            };
+            trace(&ray, &self.eval, &cam, &view)
+        })?;
+        let hits: Vec<f64> = frame
+            .hits
+            .iter()
+            .flat_map(|h| match h {
+                Some((lo, hi)) => [*lo, *hi],
+                None => [f64::NAN; 2],
+            })
+            .collect();
+        let hits = PyArray1::from_vec(py, hits)
+            .reshape([height, width, 2])?
+            .into_any();
+        let rgb = PyArray1::from_vec(py, frame.rgb)
+            .reshape([height, width, 3])?
+            .into_any();
+        Ok((hits, rgb, frame.boxes))
+    }
+
     /// Branch and bound for a certified enclosure of the minimum over `root` (one (lo, hi)
     /// per variable): `ivjit::search::minimize::minimize`. Returns (lower, upper, argmin,
     /// stopped, rounds, boxes, remaining). Ctrl-C stops it between rounds (`search`).
@@ -508,15 +565,16 @@ impl Function {
         tol: f64,
         max_boxes: u64,
         gradient: bool,
-    ) -> PyResult<(f64, f64, Vec<f64>, &'static str, usize, u64, usize)> {
+    ) -> PyResult<(f64, f64, Vec<f64>, &'static str, usize, u64, usize, usize)> {
         let m = search(py, self.expr.source(), || {
             if !gradient {
                 return ivjit::search::minimize::minimize(&self.eval, &root, tol, max_boxes);
             }
             let f = ivjit::Expression::parse(self.expr.source())?;
+            // The function's own choice: `auto` on a GPU lets the small rounds run on the CPU.
             let b = match self.eval.backend() {
                 ivjit::Backend::Cpu => ivjit::BackendChoice::Cpu,
-                ivjit::Backend::Gpu => ivjit::BackendChoice::Gpu,
+                ivjit::Backend::Gpu => self.eval.choice(),
             };
             use ivjit::search::minimize::{Form, Minimizer};
             Minimizer::new(&f, &root, Form::Gradient, true, self.eval.precision(), b)?
@@ -537,6 +595,7 @@ impl Function {
             m.rounds,
             m.boxes,
             m.remaining,
+            m.gpu_rounds,
         ))
     }
 

@@ -2,6 +2,7 @@
 (fractions) for polynomials at points, mpmath at 200 bits elsewhere."""
 
 import _thread
+import math
 import os
 import threading
 import time
@@ -249,3 +250,39 @@ def test_depth_map_of_a_ball_contains_its_top():
     assert np.array_equal(a, c, equal_nan=True)
     with pytest.raises(ivjit.InputError):
         ivjit.depth_map("x + w", 4, 4, (-1, 1, -1, 1), backend="cpu")
+
+
+def test_trace_of_a_ball_finds_its_first_root():
+    # A camera at (0, 0, 3) looking at the origin sees the ball x^2 + y^2 + z^2 <= 0.64. The
+    # ray of pixel (i, j) is eye + t (F + u R + v U) with F = (0, 0, -1), R = (tan(20 deg), 0, 0)
+    # and U = (0, tan(20 deg), 0) (Camera::look_at), (u, v) the pixel's screen point. The
+    # reported piece is the first one the search could not exclude: no root lies before it, and
+    # the first root (exact at 200 bits) lies at most a few pieces after its start (interval
+    # evaluation of a piece beside the surface may fail to exclude it). A ray that misses the
+    # ball by a margin reports NaN. The shading is cosmetic: only its shape is checked.
+    n, steps = 16, 256
+    frame = ivjit.trace("x^2 + y^2 + z^2 - 0.64", n, n, eye=(0, 0, 3), fov=40, radius=2, steps=steps,
+                        backend="cpu")
+    assert frame.hits.shape == (n, n, 2) and frame.rgb.shape == (n, n, 3) and frame.rgb.dtype == np.uint8
+    assert frame.boxes > 0
+    half = math.tan(math.radians(40.0) / 2.0)
+    hit = 0
+    with mpmath.workprec(200):
+        for j in range(n):
+            for i in range(n):
+                u = ((i + 0.5) / n * 2.0 - 1.0) * 1.0
+                v = 1.0 - (j + 0.5) / n * 2.0
+                a = (mpmath.mpf(u) * half) ** 2 + (mpmath.mpf(v) * half) ** 2 + 1
+                disc = 36 - 4 * a * (9 - mpmath.mpf("0.64"))
+                lo, hi = frame.hits[j, i]
+                if disc > 1e-6:
+                    t = (6 - mpmath.sqrt(disc)) / (2 * a)
+                    piece = 4.0 / steps * 1.01
+                    assert lo <= t <= lo + 3 * piece, (i, j, lo, t, hi)
+                    assert hi - lo <= piece, (i, j, lo, hi)
+                    hit += 1
+                elif disc < -1e-6:
+                    assert np.isnan(lo) and np.isnan(hi), (i, j, lo, hi)
+    assert hit > 50
+    with pytest.raises(ValueError):
+        ivjit.trace("x^2 + y^2 + z^2 - 0.64", 4, 4, eye=(0, 0, 0), backend="cpu")

@@ -109,6 +109,34 @@ impl Camera {
     }
 }
 
+/// `f` (an expression in x, y, z; `let` bindings allowed) composed with the camera's rays: an
+/// expression in t, u, v, the ray of screen point (u, v) being the exact real line
+/// `eye + t (F + u R + v U)` of the camera's doubles (each written as an exact hex-float), which
+/// [`trace`] searches with u and v as point intervals.
+///
+/// ```
+/// use ivjit::search::trace::{ray_expression, Camera};
+/// let cam = Camera::look_at([0.0, 0.0, 3.0], [0.0; 3], 40.0).unwrap();
+/// let ray = ray_expression("x^2 + y^2 + z^2 - 1", &cam);
+/// let e = ivjit::Expression::parse(&ray).unwrap();
+/// assert_eq!(e.vars(), ["t", "u", "v"]);
+/// ```
+pub fn ray_expression(f: &str, cam: &Camera) -> String {
+    let exact = |x: f64| format!("({})", crate::syntax::number::hexf64(x));
+    let mut s = String::new();
+    for (k, name) in ["x", "y", "z"].iter().enumerate() {
+        s.push_str(&format!(
+            "let {name} = {} + t*({} + u*{} + v*{});\n",
+            exact(cam.eye[k]),
+            exact(cam.forward[k]),
+            exact(cam.right[k]),
+            exact(cam.up[k])
+        ));
+    }
+    s.push_str(f);
+    s
+}
+
 /// The segment `[t0, t1]` of the ray `eye + t d` inside the ball, widened by a relative 1e-9,
 /// or `None` when the ray misses the ball.
 pub fn clip(eye: [f64; 3], d: [f64; 3], center: [f64; 3], radius: f64) -> Option<(f64, f64)> {
