@@ -26,6 +26,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use super::exclude::{exclude, Ended};
+use super::handover::Pace;
 use super::minimize::mid;
 use crate::ir::diff::Gradient;
 use crate::{Error, Evaluator};
@@ -38,6 +39,11 @@ pub(crate) struct Jacobian<'a> {
     pub eval: &'a Evaluator,
     /// Where the outputs, flags and partial derivatives are.
     pub layout: Gradient,
+    /// For a GPU evaluator made with `Auto`: its CPU twin and the pace of the batches run
+    /// there. A batch runs on the CPU until the CPU is predicted slower than a GPU round twice
+    /// in a row (`search::handover`): Krawczyk's batches are a few clusters each, which the
+    /// GPU's batch engine answers in a launch, copies and a synchronization each.
+    pub on_cpu: Option<(&'a Evaluator, &'a std::sync::Mutex<Pace>)>,
 }
 
 /// What Krawczyk's test proved about a box.
@@ -95,7 +101,21 @@ impl Jacobian<'_> {
                 soa[(2 * v + 1) * m + k + i] = centers[i][v];
             }
         }
-        let out = self.eval.eval_soa(&soa, m)?;
+        let cpu = self
+            .on_cpu
+            .filter(|(_, pace)| !pace.lock().unwrap_or_else(|p| p.into_inner()).hand_over(m));
+        let out = match cpu {
+            Some((twin, pace)) => {
+                let began = std::time::Instant::now();
+                let out = twin.eval_soa(&soa, m)?;
+                let seconds = began.elapsed().as_secs_f64();
+                pace.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .record(m, seconds);
+                out
+            }
+            None => self.eval.eval_soa(&soa, m)?,
+        };
         let at = |o: usize, i: usize| (out[2 * o * m + i], out[(2 * o + 1) * m + i]);
         Ok(boxes
             .iter()
@@ -394,6 +414,8 @@ pub struct Solver {
     residual: Evaluator,
     jacobian: Evaluator,
     layout: Gradient,
+    /// The Jacobian's CPU twin where the residual is a GPU evaluator made with `Auto`.
+    jacobian_cpu: Option<Evaluator>,
 }
 
 impl Solver {
@@ -408,10 +430,14 @@ impl Solver {
         };
         let (jac, layout) = f.jacobian()?;
         let jacobian = Evaluator::new(&jac, p, same)?;
+        let auto_gpu = residual.backend() == crate::Backend::Gpu
+            && residual.choice() == crate::BackendChoice::Auto;
+        let jacobian_cpu = auto_gpu.then(|| jacobian.cpu_twin());
         Ok(Solver {
             residual,
             jacobian,
             layout,
+            jacobian_cpu,
         })
     }
 
@@ -427,9 +453,11 @@ impl Solver {
         tol: f64,
         max_boxes: u64,
     ) -> Result<Isolated, Error> {
+        let pace = std::sync::Mutex::new(Pace::new());
         let jacobian = Jacobian {
             eval: &self.jacobian,
             layout: self.layout,
+            on_cpu: self.jacobian_cpu.as_ref().map(|twin| (twin, &pace)),
         };
         isolate(&self.residual, &jacobian, root, tol, max_boxes)
     }
@@ -872,7 +900,11 @@ mod tests {
     #[test]
     fn proves_a_simple_zero_and_excludes_a_box_without_one() {
         let (e, layout) = jac("x^2 - 2");
-        let j = Jacobian { eval: &e, layout };
+        let j = Jacobian {
+            eval: &e,
+            layout,
+            on_cpu: None,
+        };
         let s = j
             .krawczyk(&[vec![(1.4, 1.5)], vec![(2.0, 3.0)], vec![(-1.0, 1.0)]])
             .unwrap();
@@ -1030,7 +1062,11 @@ mod tests {
     fn needs_continuity_and_definedness() {
         // sqrt(x) - 0.5 has its zero at 0.25, but the box reaches outside sqrt's domain.
         let (e, layout) = jac("sqrt(x) - 0.5");
-        let j = Jacobian { eval: &e, layout };
+        let j = Jacobian {
+            eval: &e,
+            layout,
+            on_cpu: None,
+        };
         assert_eq!(
             j.krawczyk(&[vec![(-0.1, 0.4)]]).unwrap()[0].verdict,
             Verdict::Unknown
@@ -1041,7 +1077,11 @@ mod tests {
         );
         // floor may jump in the box: no proof, whatever the numbers say.
         let (e, layout) = jac("x - 0.5 + 0.001 * floor(4 * x)");
-        let j = Jacobian { eval: &e, layout };
+        let j = Jacobian {
+            eval: &e,
+            layout,
+            on_cpu: None,
+        };
         assert_eq!(
             j.krawczyk(&[vec![(0.2, 0.7)]]).unwrap()[0].verdict,
             Verdict::Unknown

@@ -461,6 +461,9 @@ fn newton_isolation_on_the_gpu_equals_the_cpu() {
         };
         let (a, b) = (run(BackendChoice::Cpu), run(BackendChoice::Gpu));
         assert_eq!(a, b, "{text:.30}");
+        // `auto`: the exclusion handed over by its pace, Krawczyk's batches on the CPU while
+        // they are small; the same zeros.
+        assert_eq!(a, run(BackendChoice::Auto), "{text:.30}: auto");
         assert!(!a.zeros.is_empty());
     }
 }
