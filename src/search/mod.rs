@@ -83,14 +83,7 @@ fn sources(p: crate::Precision, nslots: usize) -> Vec<(&'static str, String)> {
 
 pub use crate::error::SearchError;
 
-/// Runs a CPU search on one of rayon's threads. A parallel loop started from a thread outside
-/// the pool hands its work over and sleeps until it is done (a wake-up and a sleep per loop):
-/// a small search's rounds were mostly that (the six-hump camel's branch and bound, 29 rounds
-/// of at most 136 boxes: 7.7 ms on one thread, 0.7 ms from inside the pool with the
-/// evaluator's plan kept). Inside the pool a loop too small to split runs where it is.
-pub(crate) fn on_pool<R: Send>(search: impl FnOnce() -> R + Send) -> R {
-    rayon::scope(|_| search())
-}
+pub(crate) use interrupt::on_pool;
 
 /// The fewest items a search's parallel loop splits among threads: a shorter loop runs where
 /// it is. A split wakes sleeping threads, which on the 16-core H200 host cost more than the
