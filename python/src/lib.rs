@@ -319,6 +319,18 @@ fn filled(x: f64, len: usize) -> PyResult<Vec<f64>> {
     Ok(v)
 }
 
+impl Function {
+    /// The choice a search compiled again from this function's source is made with: where the
+    /// function runs (a GPU function made with `auto` stays `auto`, so that the searches may
+    /// run their small rounds on the CPU: `ivjit::search::minimize`).
+    fn same_backend(&self) -> ivjit::BackendChoice {
+        match self.eval.backend() {
+            ivjit::Backend::Cpu => ivjit::BackendChoice::Cpu,
+            ivjit::Backend::Gpu => self.eval.choice(),
+        }
+    }
+}
+
 #[pymethods]
 impl Function {
     /// The variables, in the order of the batch (sorted by first appearance in the source).
@@ -476,10 +488,7 @@ impl Function {
                     let blocks = if tiles.is_empty() { vec![32, 8] } else { tiles };
                     ivjit::search::prune::first_hits_pruned(&along, p, &rays, width, &blocks, 8)?.0
                 } else {
-                    let b = match self.eval.backend() {
-                        ivjit::Backend::Cpu => ivjit::BackendChoice::Cpu,
-                        ivjit::Backend::Gpu => ivjit::BackendChoice::Gpu,
-                    };
+                    let b = self.same_backend();
                     let eval = ivjit::Evaluator::new(&along, p, b)?;
                     ivjit::search::ray::first_hits(&eval, &rays, 8)?
                 };
@@ -516,10 +525,7 @@ impl Function {
         let cam = Camera::look_at(eye, center, fov).map_err(PyValueError::new_err)?;
         let frame = search(py, source, || {
             let ray = ivjit::Expression::parse(&ray_expression(source, &cam))?;
-            let b = match self.eval.backend() {
-                ivjit::Backend::Cpu => ivjit::BackendChoice::Cpu,
-                ivjit::Backend::Gpu => ivjit::BackendChoice::Gpu,
-            };
+            let b = self.same_backend();
             let ray = ivjit::Evaluator::new(&ray, self.eval.precision(), b)?;
             let view = View {
                 width,
@@ -571,11 +577,7 @@ impl Function {
                 return ivjit::search::minimize::minimize(&self.eval, &root, tol, max_boxes);
             }
             let f = ivjit::Expression::parse(self.expr.source())?;
-            // The function's own choice: `auto` on a GPU lets the small rounds run on the CPU.
-            let b = match self.eval.backend() {
-                ivjit::Backend::Cpu => ivjit::BackendChoice::Cpu,
-                ivjit::Backend::Gpu => self.eval.choice(),
-            };
+            let b = self.same_backend();
             use ivjit::search::minimize::{Form, Minimizer};
             Minimizer::new(&f, &root, Form::Gradient, true, self.eval.precision(), b)?
                 .run(tol, max_boxes)
@@ -665,10 +667,7 @@ impl Function {
     ) -> PyResult<(pyo3::Bound<'py, PyAny>, Vec<bool>, &'static str, u64, usize)> {
         let found = search(py, self.expr.source(), || {
             let f = ivjit::Expression::parse(self.expr.source())?;
-            let b = match self.eval.backend() {
-                ivjit::Backend::Cpu => ivjit::BackendChoice::Cpu,
-                ivjit::Backend::Gpu => ivjit::BackendChoice::Gpu,
-            };
+            let b = self.same_backend();
             ivjit::search::newton::Solver::new(&f, b)?.isolate(&root, tol, max_boxes)
         })?;
         use ivjit::search::exclude::Ended;

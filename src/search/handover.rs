@@ -10,6 +10,8 @@
 //! does not where the two backends agree bit for bit (no point function), and is rigorous
 //! either way.
 
+use crate::{Backend, BackendChoice, Evaluator};
+
 /// When the CPU's rounds hand the search over to the GPU.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Handover {
@@ -19,6 +21,34 @@ pub(crate) enum Handover {
     Measured,
     /// Before the round of this index (0: the first).
     AtRound(usize),
+}
+
+impl Handover {
+    /// The rule of a search on `eval`: `None` where every round runs on the GPU (an evaluator
+    /// made with `Gpu`), [`Handover::Never`] on a CPU evaluator, [`Handover::Measured`] on a
+    /// GPU evaluator made with `Auto`.
+    pub(crate) fn of(eval: &Evaluator) -> Option<Handover> {
+        match (eval.backend(), eval.choice()) {
+            (Backend::Cpu, _) => Some(Handover::Never),
+            (Backend::Gpu, BackendChoice::Auto) => Some(Handover::Measured),
+            (Backend::Gpu, _) => None,
+        }
+    }
+
+    /// Whether the next round, of `n` boxes after `rounds` rounds, goes to the GPU.
+    pub(crate) fn now(self, pace: &mut Pace, rounds: usize, n: usize) -> bool {
+        match self {
+            Handover::Never => false,
+            Handover::AtRound(r) => rounds >= r,
+            Handover::Measured => pace.hand_over(n),
+        }
+    }
+}
+
+/// The CPU twin of a GPU evaluator (`None` for a CPU evaluator, which runs the CPU's rounds
+/// itself): `twin(eval).as_ref().unwrap_or(eval)` runs them.
+pub(crate) fn twin(eval: &Evaluator) -> Option<Evaluator> {
+    (eval.backend() == Backend::Gpu).then(|| eval.cpu_twin())
 }
 
 /// What a GPU round costs beyond evaluating its boxes: four kernel launches and the read of the

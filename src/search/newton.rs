@@ -26,7 +26,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use super::exclude::{exclude, Ended};
-use super::handover::Pace;
+use super::handover::{Handover, Pace};
 use super::minimize::mid;
 use crate::ir::diff::Gradient;
 use crate::{Error, Evaluator};
@@ -430,9 +430,8 @@ impl Solver {
         };
         let (jac, layout) = f.jacobian()?;
         let jacobian = Evaluator::new(&jac, p, same)?;
-        let auto_gpu = residual.backend() == crate::Backend::Gpu
-            && residual.choice() == crate::BackendChoice::Auto;
-        let jacobian_cpu = auto_gpu.then(|| jacobian.cpu_twin());
+        let measured = matches!(Handover::of(&residual), Some(Handover::Measured));
+        let jacobian_cpu = measured.then(|| jacobian.cpu_twin());
         Ok(Solver {
             residual,
             jacobian,

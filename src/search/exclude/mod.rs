@@ -134,14 +134,10 @@ pub fn exclude(
             "tol {tol}, level {level}: need tol >= 0 and a finite level"
         ));
     }
-    let handover = match (eval.backend(), eval.choice()) {
-        (Backend::Cpu, _) => Handover::Never,
-        (Backend::Gpu, crate::BackendChoice::Auto) => Handover::Measured,
-        (Backend::Gpu, _) => {
-            return gpu::exclude(eval, Frontier::root(root, max_boxes), level, tol);
-        }
-    };
-    search(eval, root, level, tol, max_boxes, handover)
+    match Handover::of(eval) {
+        Some(handover) => search(eval, root, level, tol, max_boxes, handover),
+        None => gpu::exclude(eval, Frontier::root(root, max_boxes), level, tol),
+    }
 }
 
 /// [`exclude`] on a GPU evaluator, its CPU running the rounds before round `round` (0: none)
@@ -171,14 +167,8 @@ fn search(
     max_boxes: u64,
     handover: Handover,
 ) -> Result<Survivors, Error> {
-    let twin;
-    let on_cpu = match eval.backend() {
-        Backend::Cpu => eval,
-        Backend::Gpu => {
-            twin = eval.cpu_twin();
-            &twin
-        }
-    };
+    let twin = super::handover::twin(eval);
+    let on_cpu = twin.as_ref().unwrap_or(eval);
     let start = Frontier::root(root, max_boxes);
     match super::on_pool(|| cpu(on_cpu, start, level, tol, handover))? {
         Rounds::Found(s) => Ok(s),
@@ -272,12 +262,7 @@ fn cpu(
         if let Some(ended) = budget.refuses(n as u64) {
             break ended;
         }
-        let hand = match handover {
-            Handover::Never => false,
-            Handover::AtRound(r) => budget.rounds() >= r,
-            Handover::Measured => pace.hand_over(n),
-        };
-        if hand {
+        if handover.now(&mut pace, budget.rounds(), n) {
             return Ok(Rounds::Handed(Frontier {
                 work: Boxes {
                     n_vars: nv,

@@ -119,14 +119,10 @@ pub fn minimize_with(
             return bad("the descent's gradient is not of this expression".into());
         }
     }
-    let handover = match (eval.backend(), eval.choice()) {
-        (Backend::Cpu, _) => Handover::Never,
-        (Backend::Gpu, crate::BackendChoice::Auto) => Handover::Measured,
-        (Backend::Gpu, _) => {
-            return gpu::minimize(eval, root, Frontier::root(root, max_boxes), tol, descent)
-        }
-    };
-    search(eval, root, tol, max_boxes, descent, handover)
+    match Handover::of(eval) {
+        Some(handover) => search(eval, root, tol, max_boxes, descent, handover),
+        None => gpu::minimize(eval, root, Frontier::root(root, max_boxes), tol, descent),
+    }
 }
 
 /// [`minimize_with`] on a GPU evaluator, its CPU running the rounds before round `round` (0:
@@ -163,14 +159,8 @@ fn search(
     descent: Option<&Descent>,
     handover: Handover,
 ) -> Result<Minimum, Error> {
-    let twin;
-    let on_cpu = match eval.backend() {
-        Backend::Cpu => eval,
-        Backend::Gpu => {
-            twin = eval.cpu_twin();
-            &twin
-        }
-    };
+    let twin = super::handover::twin(eval);
+    let on_cpu = twin.as_ref().unwrap_or(eval);
     let start = Frontier::root(root, max_boxes);
     match super::on_pool(|| cpu(on_cpu, root, start, tol, descent, handover))? {
         Rounds::Found(m) => Ok(m),
@@ -339,12 +329,7 @@ fn cpu(
         super::interrupt::check()?;
         let began = std::time::Instant::now();
         let n = list.len() / nv;
-        let hand = match handover {
-            Handover::Never => false,
-            Handover::AtRound(r) => budget.rounds() >= r,
-            Handover::Measured => pace.hand_over(n),
-        };
-        if hand {
+        if handover.now(&mut pace, budget.rounds(), n) {
             return Ok(Rounds::Handed(Frontier {
                 list,
                 upper,
