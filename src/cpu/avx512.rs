@@ -12,7 +12,6 @@
 
 use std::arch::x86_64::*;
 
-use super::LANES;
 use crate::scalar::Round;
 
 /// Which binary operation.
@@ -29,11 +28,17 @@ const UP: i32 = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
 
 /// `out[l] = x[l] op y[l]` rounded down or up (`r` is not `Nearest`), every lane.
 #[target_feature(enable = "avx512f")]
-pub(crate) fn binary(out: &mut [f64; LANES], x: &[f64; LANES], y: &[f64; LANES], r: Round, op: Op) {
+pub(crate) fn binary<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    y: &[f64; N],
+    r: Round,
+    op: Op,
+) {
     macro_rules! each {
         ($f:ident, $mode:expr) => {
-            for v in 0..LANES / 8 {
-                // SAFETY: lanes 8v..8v+8 lie inside the three arrays of LANES values.
+            for v in 0..N / 8 {
+                // SAFETY: lanes 8v..8v+8 lie inside the three arrays of N values.
                 unsafe {
                     let a = _mm512_loadu_pd(x.as_ptr().add(8 * v));
                     let b = _mm512_loadu_pd(y.as_ptr().add(8 * v));
@@ -56,17 +61,17 @@ pub(crate) fn binary(out: &mut [f64; LANES], x: &[f64; LANES], y: &[f64; LANES],
 
 /// `out[l] = x[l] * y[l] + z[l]` with one rounding, down or up, every lane.
 #[target_feature(enable = "avx512f")]
-pub(crate) fn fma(
-    out: &mut [f64; LANES],
-    x: &[f64; LANES],
-    y: &[f64; LANES],
-    z: &[f64; LANES],
+pub(crate) fn fma<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    y: &[f64; N],
+    z: &[f64; N],
     r: Round,
 ) {
     macro_rules! each {
         ($mode:expr) => {
-            for v in 0..LANES / 8 {
-                // SAFETY: lanes 8v..8v+8 lie inside the four arrays of LANES values.
+            for v in 0..N / 8 {
+                // SAFETY: lanes 8v..8v+8 lie inside the four arrays of N values.
                 unsafe {
                     let a = _mm512_loadu_pd(x.as_ptr().add(8 * v));
                     let b = _mm512_loadu_pd(y.as_ptr().add(8 * v));
@@ -86,11 +91,11 @@ pub(crate) fn fma(
 
 /// `out[l] = sqrt(x[l])` rounded down or up, every lane.
 #[target_feature(enable = "avx512f")]
-pub(crate) fn sqrt(out: &mut [f64; LANES], x: &[f64; LANES], r: Round) {
+pub(crate) fn sqrt<const N: usize>(out: &mut [f64; N], x: &[f64; N], r: Round) {
     macro_rules! each {
         ($mode:expr) => {
-            for v in 0..LANES / 8 {
-                // SAFETY: lanes 8v..8v+8 lie inside both arrays of LANES values.
+            for v in 0..N / 8 {
+                // SAFETY: lanes 8v..8v+8 lie inside both arrays of N values.
                 unsafe {
                     let a = _mm512_loadu_pd(x.as_ptr().add(8 * v));
                     _mm512_storeu_pd(
@@ -112,11 +117,11 @@ pub(crate) fn sqrt(out: &mut [f64; LANES], x: &[f64; LANES], r: Round) {
 /// converting instruction with embedded rounding, the bits of [`crate::round::narrow_f32`]
 /// (overflow to MAX or infinity as the direction says, gradual underflow, NaN kept; a unit test).
 #[target_feature(enable = "avx512f")]
-pub(crate) fn narrow_f32(out: &mut [f64; LANES], x: &[f64; LANES], r: Round) {
+pub(crate) fn narrow_f32<const N: usize>(out: &mut [f64; N], x: &[f64; N], r: Round) {
     macro_rules! each {
         ($mode:expr) => {
-            for v in 0..LANES / 8 {
-                // SAFETY: lanes 8v..8v+8 lie inside both arrays of LANES values.
+            for v in 0..N / 8 {
+                // SAFETY: lanes 8v..8v+8 lie inside both arrays of N values.
                 unsafe {
                     let a = _mm512_loadu_pd(x.as_ptr().add(8 * v));
                     let f = _mm512_cvt_roundpd_ps::<$mode>(a);
@@ -135,32 +140,32 @@ pub(crate) fn narrow_f32(out: &mut [f64; LANES], x: &[f64; LANES], r: Round) {
 /// Eight lanes of f32 values stored as f64, as a 512-bit f32 vector (upper half zero): every
 /// value of an f32 program is an f32 value, so the conversion is exact.
 #[target_feature(enable = "avx512f")]
-fn load_f32(p: &[f64; LANES], v: usize) -> __m512 {
-    // SAFETY: lanes 8v..8v+8 lie inside the array of LANES values.
+fn load_f32<const N: usize>(p: &[f64; N], v: usize) -> __m512 {
+    // SAFETY: lanes 8v..8v+8 lie inside the array of N values.
     let d = unsafe { _mm512_loadu_pd(p.as_ptr().add(8 * v)) };
     _mm512_zextps256_ps512(_mm512_cvtpd_ps(d))
 }
 
 /// Stores the low eight f32 lanes of `r` widened to f64 (exact) at lanes 8v..8v+8 of `out`.
 #[target_feature(enable = "avx512f")]
-fn store_f32(out: &mut [f64; LANES], v: usize, r: __m512) {
+fn store_f32<const N: usize>(out: &mut [f64; N], v: usize, r: __m512) {
     let d = _mm512_cvtps_pd(_mm512_castps512_ps256(r));
-    // SAFETY: lanes 8v..8v+8 lie inside the array of LANES values.
+    // SAFETY: lanes 8v..8v+8 lie inside the array of N values.
     unsafe { _mm512_storeu_pd(out.as_mut_ptr().add(8 * v), d) }
 }
 
 /// [`binary`] for an f32 program (values stored as f64): the f32 operation rounded down or up.
 #[target_feature(enable = "avx512f")]
-pub(crate) fn binary_f32(
-    out: &mut [f64; LANES],
-    x: &[f64; LANES],
-    y: &[f64; LANES],
+pub(crate) fn binary_f32<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    y: &[f64; N],
     r: Round,
     op: Op,
 ) {
     macro_rules! each {
         ($f:ident, $mode:expr) => {
-            for v in 0..LANES / 8 {
+            for v in 0..N / 8 {
                 let (a, b) = (load_f32(x, v), load_f32(y, v));
                 store_f32(out, v, $f::<$mode>(a, b));
             }
@@ -180,14 +185,14 @@ pub(crate) fn binary_f32(
 
 /// [`fma`] for an f32 program: one f32 rounding, down or up.
 #[target_feature(enable = "avx512f")]
-pub(crate) fn fma_f32(
-    out: &mut [f64; LANES],
-    x: &[f64; LANES],
-    y: &[f64; LANES],
-    z: &[f64; LANES],
+pub(crate) fn fma_f32<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    y: &[f64; N],
+    z: &[f64; N],
     r: Round,
 ) {
-    for v in 0..LANES / 8 {
+    for v in 0..N / 8 {
         let (a, b, c) = (load_f32(x, v), load_f32(y, v), load_f32(z, v));
         let d = if r == Round::Up {
             _mm512_fmadd_round_ps::<UP>(a, b, c)
@@ -200,8 +205,8 @@ pub(crate) fn fma_f32(
 
 /// [`sqrt`] for an f32 program: the f32 root, rounded down or up.
 #[target_feature(enable = "avx512f")]
-pub(crate) fn sqrt_f32(out: &mut [f64; LANES], x: &[f64; LANES], r: Round) {
-    for v in 0..LANES / 8 {
+pub(crate) fn sqrt_f32<const N: usize>(out: &mut [f64; N], x: &[f64; N], r: Round) {
+    for v in 0..N / 8 {
         let a = load_f32(x, v);
         let d = if r == Round::Up {
             _mm512_sqrt_round_ps::<UP>(a)
@@ -215,6 +220,7 @@ pub(crate) fn sqrt_f32(out: &mut [f64; LANES], x: &[f64; LANES], r: Round) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu::LANES;
     use crate::round;
 
     /// Special values (zeros of both signs, subnormals, the extremes of the normal range,

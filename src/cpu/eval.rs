@@ -275,7 +275,7 @@ fn run_chunk(
         unsafe { run_chunk_avx2_fma(p, plan, inputs, start, len, regs, outs) };
         return;
     }
-    run_chunk_body::<false>(p, plan, inputs, start, len, regs, outs)
+    by_width::<false>(p, plan, inputs, start, len, regs, outs)
 }
 
 /// [`run_chunk_body`] compiled for AVX-512F, with the directed operations (f64 and f32) rounded
@@ -295,7 +295,7 @@ unsafe fn run_chunk_avx512(
     regs: &mut [f64],
     outs: &mut [&mut [f64]],
 ) {
-    run_chunk_body::<true>(p, plan, inputs, start, len, regs, outs)
+    by_width::<true>(p, plan, inputs, start, len, regs, outs)
 }
 
 /// [`run_chunk_body`] compiled for AVX2 and FMA.
@@ -314,14 +314,39 @@ unsafe fn run_chunk_avx2_fma(
     regs: &mut [f64],
     outs: &mut [&mut [f64]],
 ) {
-    run_chunk_body::<false>(p, plan, inputs, start, len, regs, outs)
+    by_width::<false>(p, plan, inputs, start, len, regs, outs)
 }
 
-/// One chunk; `AVX512`: the caller is compiled for AVX-512F and the directed operations use its
-/// embedded rounding.
+/// Lanes of a narrow chunk: a chunk of at most this many boxes runs every instruction over
+/// this many lanes instead of [`LANES`] (a small search's rounds and a descent's steps are a
+/// few boxes each; over 128 lanes each of their instructions cost as much as a full chunk's).
+const NARROW: usize = 32;
+
+/// [`run_chunk_body`] over [`NARROW`] lanes where the chunk fits them, else over [`LANES`].
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn run_chunk_body<const AVX512: bool>(
+fn by_width<const AVX512: bool>(
+    p: &Program,
+    plan: &Plan,
+    inputs: &[&[f64]],
+    start: usize,
+    len: usize,
+    regs: &mut [f64],
+    outs: &mut [&mut [f64]],
+) {
+    if len <= NARROW {
+        run_chunk_body::<NARROW, AVX512>(p, plan, inputs, start, len, regs, outs)
+    } else {
+        run_chunk_body::<LANES, AVX512>(p, plan, inputs, start, len, regs, outs)
+    }
+}
+
+/// One chunk of `len <= N` boxes, each instruction over `N` lanes of its slot (slots are
+/// [`LANES`] apart whatever `N`); `AVX512`: the caller is compiled for AVX-512F and the
+/// directed operations use its embedded rounding.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn run_chunk_body<const N: usize, const AVX512: bool>(
     p: &Program,
     plan: &Plan,
     inputs: &[&[f64]],
@@ -332,18 +357,18 @@ fn run_chunk_body<const AVX512: bool>(
 ) {
     let f32p = p.precision == Precision::F32;
     assert!(
-        regs.len() >= plan.n_slots * LANES,
+        N <= LANES && regs.len() >= plan.n_slots * LANES,
         "a register file for the plan"
     );
     let base = regs.as_mut_ptr();
     // A full chunk of an f64 program reads its inputs in place (a last, shorter chunk copies
     // them into their slots: the operations read whole chunks; an f32 program rounds them).
-    let in_place = !f32p && len == LANES && inputs.iter().all(|a| a.len() >= start + LANES);
-    // Where value v's lanes are: its input column's run of LANES values, or its slot.
+    let in_place = !f32p && len == N && inputs.iter().all(|a| a.len() >= start + N);
+    // Where value v's lanes are: its input column's run of N values, or its slot.
     let at = |v: usize| -> *const f64 {
         let k = plan.column[v];
         if in_place && k != NOT_INPUT {
-            // SAFETY: `in_place` checked that every column holds LANES values from `start`.
+            // SAFETY: `in_place` checked that every column holds N values from `start`.
             unsafe { inputs[k as usize].as_ptr().add(start) }
         } else {
             // SAFETY: a slot of the plan: `slot * LANES + LANES <= regs.len()` (asserted).
@@ -364,13 +389,13 @@ fn run_chunk_body<const AVX512: bool>(
                     o != base.wrapping_add(dst) as *const f64,
                     "an operand in the result's slot"
                 );
-                // SAFETY: `o` is a run of LANES values (see `at`); the result's slot, the only
+                // SAFETY: `o` is a run of N <= LANES values (see `at`); the result's slot, the only
                 // one written, is another run (see above), and the inputs are not written.
-                unsafe { &*(o as *const [f64; LANES]) }
+                unsafe { &*(o as *const [f64; N]) }
             }};
         }
         // SAFETY: as for the operands; nothing else refers to this slot while it is written.
-        let out: &mut [f64; LANES] = unsafe { &mut *(base.add(dst) as *mut [f64; LANES]) };
+        let out: &mut [f64; N] = unsafe { &mut *(base.add(dst) as *mut [f64; N]) };
         match *inst {
             Inst::Input { .. } if in_place => {}
             Inst::Input { var, bound } => {
@@ -383,7 +408,7 @@ fn run_chunk_body<const AVX512: bool>(
                     } else {
                         Round::Up
                     };
-                    narrow_f32::<AVX512>(out, r);
+                    narrow_f32::<N, AVX512>(out, r);
                 }
             }
             // Written once per register file (`Plan::fill_constants`).
@@ -391,16 +416,16 @@ fn run_chunk_body<const AVX512: bool>(
             Inst::Const(c) => out.fill(c),
             Inst::Bool(b) => out.fill(if b { 1.0 } else { 0.0 }),
             Inst::Add(a, b, rd) => {
-                binary::<AVX512>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Add)
+                binary::<N, AVX512>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Add)
             }
             Inst::Sub(a, b, rd) => {
-                binary::<AVX512>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Sub)
+                binary::<N, AVX512>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Sub)
             }
             Inst::Mul(a, b, rd) => {
-                binary::<AVX512>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Mul)
+                binary::<N, AVX512>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Mul)
             }
             Inst::Div(a, b, rd) => {
-                binary::<AVX512>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Div)
+                binary::<N, AVX512>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Div)
             }
             Inst::Fma(a, b, c, rd) => {
                 let (x, y, z) = (lanes!(a), lanes!(b), lanes!(c));
@@ -497,7 +522,7 @@ fn run_chunk_body<const AVX512: bool>(
 
 /// `x` rounded in direction `r` to f32 in place, every lane.
 #[inline(always)]
-fn narrow_f32<const AVX512: bool>(x: &mut [f64; LANES], r: Round) {
+fn narrow_f32<const N: usize, const AVX512: bool>(x: &mut [f64; N], r: Round) {
     let copy = *x;
     #[cfg(target_arch = "x86_64")]
     if AVX512 {
@@ -514,11 +539,11 @@ fn narrow_f32<const AVX512: bool>(x: &mut [f64; LANES], r: Round) {
 /// # Safety
 /// The processor must support AVX-512F (the caller is [`run_chunk_avx512`]'s body).
 #[inline(always)]
-unsafe fn hardware_fma(
-    out: &mut [f64; LANES],
-    x: &[f64; LANES],
-    y: &[f64; LANES],
-    z: &[f64; LANES],
+unsafe fn hardware_fma<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    y: &[f64; N],
+    z: &[f64; N],
     f32p: bool,
     rd: Round,
 ) -> bool {
@@ -544,7 +569,12 @@ unsafe fn hardware_fma(
 /// # Safety
 /// As [`hardware_fma`].
 #[inline(always)]
-unsafe fn hardware_sqrt(out: &mut [f64; LANES], x: &[f64; LANES], f32p: bool, rd: Round) -> bool {
+unsafe fn hardware_sqrt<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    f32p: bool,
+    rd: Round,
+) -> bool {
     #[cfg(target_arch = "x86_64")]
     if rd != Round::Nearest {
         // SAFETY: the processor supports AVX-512F (this function's contract).
@@ -570,10 +600,10 @@ enum Op2 {
 }
 
 #[inline(always)]
-fn binary<const AVX512: bool>(
-    out: &mut [f64; LANES],
-    x: &[f64; LANES],
-    y: &[f64; LANES],
+fn binary<const N: usize, const AVX512: bool>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    y: &[f64; N],
     len: usize,
     f32p: bool,
     rd: Round,

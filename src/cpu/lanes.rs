@@ -15,7 +15,6 @@
 //! copy of its loop compiled for AVX2 + FMA when the processor has them (`f64::mul_add` is
 //! then one instruction; without them it is a library call, still exact).
 
-use super::LANES;
 use crate::round;
 use crate::scalar::Round;
 
@@ -56,10 +55,10 @@ pub(crate) enum Op {
 /// `out[l] = x[l] op y[l]` rounded in direction `r`, for the first `len` lanes (the others
 /// are computed too, and ignored).
 #[inline(always)]
-pub(crate) fn binary_f64(
-    out: &mut [f64; LANES],
-    x: &[f64; LANES],
-    y: &[f64; LANES],
+pub(crate) fn binary_f64<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    y: &[f64; N],
     len: usize,
     r: Round,
     op: Op,
@@ -71,7 +70,7 @@ pub(crate) fn binary_f64(
         (Op::Div, Round::Nearest) => each(out, x, y, |a, b| a / b),
         (_, Round::Up | Round::Down) => {
             let up = r == Round::Up;
-            let (slow, scalar): (Slow, fn(f64, f64, Round) -> f64) = match op {
+            let (slow, scalar): (Slow<N>, fn(f64, f64, Round) -> f64) = match op {
                 Op::Add => (add(x, y, out, up), round::add_f64),
                 Op::Sub => (sub(x, y, out, up), round::sub_f64),
                 Op::Mul => (mul(x, y, out, up), round::mul_f64),
@@ -84,13 +83,13 @@ pub(crate) fn binary_f64(
 
 /// `out[l] = f(x[l], y[l])`, every lane (as [`map`]).
 #[inline(always)]
-pub(crate) fn each(
-    out: &mut [f64; LANES],
-    x: &[f64; LANES],
-    y: &[f64; LANES],
+pub(crate) fn each<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    y: &[f64; N],
     f: impl Fn(f64, f64) -> f64,
 ) {
-    for l in 0..LANES {
+    for l in 0..N {
         out[l] = f(x[l], y[l]);
     }
 }
@@ -99,18 +98,18 @@ pub(crate) fn each(
 /// chunk's end hold earlier values and are computed too, harmlessly: every operation is lane
 /// by lane), so the compiler vectorizes what `f` allows.
 #[inline(always)]
-pub(crate) fn map(out: &mut [f64; LANES], x: &[f64; LANES], f: impl Fn(f64) -> f64) {
-    for l in 0..LANES {
+pub(crate) fn map<const N: usize>(out: &mut [f64; N], x: &[f64; N], f: impl Fn(f64) -> f64) {
+    for l in 0..N {
         out[l] = f(x[l]);
     }
 }
 
 /// `out[l] = 1.0` where `t(x[l], y[l])` holds, else `0.0` (the IR's booleans), every lane.
 #[inline(always)]
-pub(crate) fn test2(
-    out: &mut [f64; LANES],
-    x: &[f64; LANES],
-    y: &[f64; LANES],
+pub(crate) fn test2<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    y: &[f64; N],
     t: impl Fn(f64, f64) -> bool,
 ) {
     each(out, x, y, |a, b| if t(a, b) { 1.0 } else { 0.0 })
@@ -119,8 +118,8 @@ pub(crate) fn test2(
 /// `out[l] = if c[l] != 0 { x[l] } else { y[l] }`, every lane, as a mask on the bits: written
 /// as a choice, the compiler chooses an address per lane instead of blending vectors.
 #[inline(always)]
-pub(crate) fn select(out: &mut [f64; LANES], c: &[f64; LANES], x: &[f64; LANES], y: &[f64; LANES]) {
-    for l in 0..LANES {
+pub(crate) fn select<const N: usize>(out: &mut [f64; N], c: &[f64; N], x: &[f64; N], y: &[f64; N]) {
+    for l in 0..N {
         let m = 0u64.wrapping_sub(u64::from(c[l] != 0.0));
         out[l] = f64::from_bits((x[l].to_bits() & m) | (y[l].to_bits() & !m));
     }
@@ -157,13 +156,13 @@ pub(crate) fn max(a: f64, b: f64) -> f64 {
 
 /// Recomputes with the scalar function the lanes `slow` flags (only when there are any).
 #[inline(always)]
-fn fix(
-    out: &mut [f64; LANES],
-    x: &[f64; LANES],
-    y: &[f64; LANES],
+fn fix<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    y: &[f64; N],
     len: usize,
     r: Round,
-    slow: Slow,
+    slow: Slow<N>,
     scalar: fn(f64, f64, Round) -> f64,
 ) {
     if slow.any {
@@ -176,14 +175,14 @@ fn fix(
 }
 
 /// The lanes the fast path did not cover.
-struct Slow {
-    lane: [bool; LANES],
+struct Slow<const N: usize> {
+    lane: [bool; N],
     any: bool,
 }
 
 #[inline(always)]
-fn slow_lanes(ok: impl Fn(usize) -> bool) -> Slow {
-    let mut lane = [false; LANES];
+fn slow_lanes<const N: usize>(ok: impl Fn(usize) -> bool) -> Slow<N> {
+    let mut lane = [false; N];
     let mut count = 0u32;
     for (l, s) in lane.iter_mut().enumerate() {
         *s = !ok(l);
@@ -197,9 +196,9 @@ fn slow_lanes(ok: impl Fn(usize) -> bool) -> Slow {
 
 /// TwoSum fast path of [`round::add_f64`]: a finite nonzero sum with a finite error.
 #[inline(always)]
-fn add(x: &[f64; LANES], y: &[f64; LANES], out: &mut [f64; LANES], up: bool) -> Slow {
-    let mut ok = [false; LANES];
-    for l in 0..LANES {
+fn add<const N: usize>(x: &[f64; N], y: &[f64; N], out: &mut [f64; N], up: bool) -> Slow<N> {
+    let mut ok = [false; N];
+    for l in 0..N {
         let (a, b) = (x[l], y[l]);
         let s = a + b;
         let bb = s - a;
@@ -213,9 +212,9 @@ fn add(x: &[f64; LANES], y: &[f64; LANES], out: &mut [f64; LANES], up: bool) -> 
 
 /// `a - b` as `a + (-b)`, as [`round::sub_f64`] does.
 #[inline(always)]
-fn sub(x: &[f64; LANES], y: &[f64; LANES], out: &mut [f64; LANES], up: bool) -> Slow {
-    let mut neg = [0.0; LANES];
-    for l in 0..LANES {
+fn sub<const N: usize>(x: &[f64; N], y: &[f64; N], out: &mut [f64; N], up: bool) -> Slow<N> {
+    let mut neg = [0.0; N];
+    for l in 0..N {
         neg[l] = -y[l];
     }
     add(x, &neg, out, up)
@@ -233,16 +232,16 @@ fn sub(x: &[f64; LANES], y: &[f64; LANES], out: &mut [f64; LANES], up: bool) -> 
 /// would multiply unrounded). Held by `cpu::lanes::tests::f32_products_equal_the_scalar_
 /// function` and the class matrix's f32 products.
 #[inline(always)]
-pub(crate) fn mul_f32(
-    out: &mut [f64; LANES],
-    x: &[f64; LANES],
-    y: &[f64; LANES],
+pub(crate) fn mul_f32<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    y: &[f64; N],
     len: usize,
     r: Round,
 ) {
     let up = r == Round::Up;
-    let mut ok = [false; LANES];
-    for l in 0..LANES {
+    let mut ok = [false; N];
+    for l in 0..N {
         let p = x[l] * y[l];
         let n = p as f32;
         let back = f64::from(n);
@@ -270,9 +269,9 @@ pub(crate) fn mul_f32(
 
 /// TwoProduct fast path of [`round::mul_f64`]: `2^-960 <= |a*b| <= MAX`.
 #[inline(always)]
-fn mul(x: &[f64; LANES], y: &[f64; LANES], out: &mut [f64; LANES], up: bool) -> Slow {
-    let mut ok = [false; LANES];
-    for l in 0..LANES {
+fn mul<const N: usize>(x: &[f64; N], y: &[f64; N], out: &mut [f64; N], up: bool) -> Slow<N> {
+    let mut ok = [false; N];
+    for l in 0..N {
         let (a, b) = (x[l], y[l]);
         let p = a * b;
         let ap = p.abs();
@@ -287,9 +286,9 @@ fn mul(x: &[f64; LANES], y: &[f64; LANES], out: &mut [f64; LANES], up: bool) -> 
 /// nonzero quotient (a zero quotient takes the scalar path, whose step crosses to the
 /// smallest subnormal).
 #[inline(always)]
-fn div(x: &[f64; LANES], y: &[f64; LANES], out: &mut [f64; LANES], up: bool) -> Slow {
-    let mut ok = [false; LANES];
-    for l in 0..LANES {
+fn div<const N: usize>(x: &[f64; N], y: &[f64; N], out: &mut [f64; N], up: bool) -> Slow<N> {
+    let mut ok = [false; N];
+    for l in 0..N {
         let (a, b) = (x[l], y[l]);
         let q = a / b;
         let aa = a.abs();
@@ -304,6 +303,7 @@ fn div(x: &[f64; LANES], y: &[f64; LANES], out: &mut [f64; LANES], up: bool) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu::LANES;
 
     /// Special values: zeros, subnormals, the 2^-960 threshold, near-overflow, infinities, NaN.
     fn specials() -> Vec<f64> {
