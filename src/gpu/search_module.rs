@@ -55,8 +55,9 @@ pub(crate) fn load(
     let arch = runtime::arch_for(cc);
     // A module whose every text is ivjit's own (no point-function runtime linked in) is looked
     // up in the disk cache by its source, before NVRTC is even loaded: a process's first search
-    // then pays for neither NVRTC nor the driver's PTX compiler (measured on an H200, the
-    // minimize module: 13-17 ms through the PTX cache and the driver's JIT).
+    // then pays for neither (measured on an H200, the minimize module: 12.9-17 ms through the
+    // PTX cache, most of it loading NVRTC's library to key that cache — loading a cubin instead
+    // of the PTX alone left it at 13-17 ms — and 0.25 ms by the source's key).
     let calls_points = module.linked.iter().any(|(p, _)| p.has_point_calls());
     let dir = runtime::cache_dir();
     let source_key = (!calls_points)
