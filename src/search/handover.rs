@@ -59,9 +59,13 @@ pub(crate) fn twin(eval: &Evaluator) -> Option<Evaluator> {
 pub const GPU_ROUND_SECONDS: f64 = 50e-6;
 
 /// The CPU's rounds so far, as a fixed cost (the fastest round) and a cost per box (the last
-/// round's time beyond that), which predict the next round's time from its size.
+/// round's time beyond that), which predict the next round's time from its size. The first
+/// round recorded is not counted: it pays for what a process or an evaluator does once (the
+/// evaluator's plan, the threads' register files).
 #[derive(Debug)]
 pub(crate) struct Pace {
+    /// Whether the first round was recorded (and left out).
+    started: bool,
     floor: f64,
     per_box: f64,
     /// Rounds in a row predicted slower than the GPU's.
@@ -71,6 +75,7 @@ pub(crate) struct Pace {
 impl Pace {
     pub(crate) fn new() -> Pace {
         Pace {
+            started: false,
             floor: f64::INFINITY,
             per_box: 0.0,
             slower: 0,
@@ -79,6 +84,9 @@ impl Pace {
 
     /// A round of `n` boxes took `seconds`.
     pub(crate) fn record(&mut self, n: usize, seconds: f64) {
+        if !std::mem::replace(&mut self.started, true) {
+            return;
+        }
         self.floor = self.floor.min(seconds);
         self.per_box = (seconds - self.floor) / n as f64;
     }
@@ -106,7 +114,9 @@ mod tests {
     #[test]
     fn the_pace_hands_over_after_two_slow_predictions() {
         let mut p = Pace::new();
-        // Nothing timed yet: no prediction.
+        // Nothing timed yet: no prediction; nor after the first round, which is left out.
+        assert!(!p.hand_over(1 << 30));
+        p.record(1, 1.0);
         assert!(!p.hand_over(1 << 30));
         p.record(4, 10e-6);
         assert!(!p.hand_over(8));

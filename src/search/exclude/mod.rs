@@ -316,10 +316,7 @@ fn cpu(
         }
         drop(out);
         work = next;
-        // The first round pays for what a process does once and is not counted.
-        if budget.rounds() > 1 {
-            pace.record(n, began.elapsed().as_secs_f64());
-        }
+        pace.record(n, began.elapsed().as_secs_f64());
     };
     Ok(Rounds::Found(Survivors {
         boxes: done,

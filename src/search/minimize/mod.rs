@@ -386,11 +386,8 @@ fn cpu(
                 .or_else(|| (!room(next, nv)).then_some(Ended::Memory))
         };
         // The round's time without the descent, which runs on the CPU whichever backend runs
-        // the rounds. The first round pays for what a process does once (the evaluator's plan,
-        // the threads' register files) and is not counted.
-        if budget.rounds() > 1 {
-            pace.record(n, began.elapsed().as_secs_f64());
-        }
+        // the rounds.
+        pace.record(n, began.elapsed().as_secs_f64());
         if ended.is_none() && improved {
             if let Some((u, x)) = descend(descent, root, upper, &argmin)? {
                 (upper, argmin) = (u, x);
