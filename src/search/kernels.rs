@@ -18,16 +18,46 @@ pub(super) fn filled(
     byte: u8,
 ) -> Result<cudarc::driver::CudaSlice<u8>, crate::gpu::GpuError> {
     use crate::gpu::Context;
-    use cudarc::driver::DevicePtrMut;
     // SAFETY: every byte is set below, before anything reads it.
     let mut v = unsafe { stream.alloc::<u8>(n.max(1)) }.during("allocating the class arrays")?;
-    {
-        let (ptr, _record) = v.device_ptr_mut(stream);
-        // SAFETY: `ptr` holds n.max(1) bytes allocated on `stream`; u8 takes any byte.
-        unsafe { cudarc::driver::result::memset_d8_async(ptr, byte, n.max(1), stream.cu_stream()) }
-            .during("setting the class arrays")?;
-    }
+    fill(stream, &mut v, byte)?;
     Ok(v)
+}
+
+/// Sets every byte of `v` to `byte` (queued on `stream`).
+pub(super) fn fill(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    v: &mut cudarc::driver::CudaSlice<u8>,
+    byte: u8,
+) -> Result<(), crate::gpu::GpuError> {
+    use crate::gpu::Context;
+    use cudarc::driver::DevicePtrMut;
+    let n = v.len();
+    let (ptr, _record) = v.device_ptr_mut(stream);
+    // SAFETY: `ptr` holds n bytes allocated on `stream`; u8 takes any byte.
+    unsafe { cudarc::driver::result::memset_d8_async(ptr, byte, n, stream.cu_stream()) }
+        .during("setting the class arrays")
+}
+
+/// `old` if it has room for `n` elements (at least one), else a new buffer whose elements are
+/// unset (`old` freed first). For renderers that keep their buffers from frame to frame;
+/// callers write every element they read (or clear it) in each frame.
+pub(super) fn room<T: cudarc::driver::DeviceRepr>(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    old: Option<cudarc::driver::CudaSlice<T>>,
+    n: usize,
+    what: &'static str,
+) -> Result<cudarc::driver::CudaSlice<T>, crate::gpu::GpuError> {
+    use crate::gpu::Context;
+    let n = n.max(1);
+    match old {
+        Some(b) if b.len() >= n => Ok(b),
+        old => {
+            drop(old);
+            // SAFETY: the callers' contract above: nothing is read before it is written.
+            unsafe { stream.alloc::<T>(n) }.during(what)
+        }
+    }
 }
 
 /// Pushes the arguments every tile-box kernel takes, in its order: the region's rounded

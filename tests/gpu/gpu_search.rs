@@ -157,6 +157,43 @@ fn tape_render_on_the_gpu_equals_the_cpu() {
     std::env::remove_var("IVJIT_TAPE_NO_ROOT");
 }
 
+/// One GPU tape renderer drawing frame after frame keeps its stream and buffers between
+/// frames (grown when a frame needs more): frames of different sizes, regions, tile plans and
+/// level counts, in an order that shrinks and grows them, each give the classes, rounds and
+/// tape lengths of a fresh CPU tape render.
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
+fn a_tape_renderer_reuses_its_buffers_between_frames() {
+    use ivjit::search::tape::{self, TapeBackend, TapeRenderer};
+    crate::common::gpu::require_gpu("a_tape_renderer_reuses_its_buffers_between_frames");
+    let expr = Expression::parse(&prospero()).unwrap();
+    for p in [Precision::F64, Precision::F32] {
+        let gpu = TapeRenderer::new(&expr, p, TapeBackend::Gpu).unwrap();
+        let frames = [
+            (1024, 1024, vec![64, 8, 1], [-1.0, 1.0, -1.0, 1.0]),
+            (333, 250, vec![16, 4, 1], [-1.1, 0.95, -1.0, 1.05]),
+            (700, 900, vec![64, 16, 4, 1], [-0.5, 1.0, -1.0, 0.7]),
+            (1024, 1024, vec![64, 8, 1], [-1.0, 1.0, -1.0, 1.0]),
+            (64, 64, vec![8, 1], [0.2, 0.3, -0.1, 0.0]),
+            (1024, 1024, vec![64, 8, 1], [-1.0, 1.0, -1.0, 1.0]),
+        ];
+        for (w, h, tiles, region) in frames {
+            let opts = RenderOptions {
+                tiles: tiles.clone(),
+                ..RenderOptions::new(w, h, region)
+            };
+            let (a, sa) = tape::render(&expr, p, TapeBackend::Cpu, &opts).unwrap();
+            let (b, sb) = gpu.render(&opts).unwrap();
+            let what = format!("{p:?} {w}x{h} {tiles:?} {region:?}");
+            assert!(a.classes == b.classes, "{what}: classes differ");
+            assert_eq!((a.rounds, sa), (b.rounds, sb), "{what}");
+        }
+    }
+}
+
 /// Tapes with operations run by their lowering (linked into the interpreter as device
 /// functions): without point functions the GPU gives the CPU's classes, rounds and tape
 /// lengths bit for bit; with them (sin, exp, atan2, log: the GPU's bounds a few ulps wider)

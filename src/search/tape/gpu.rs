@@ -246,6 +246,73 @@ pub(crate) struct Prepared<T> {
     len: usize,
     choices: usize,
     nslots: usize,
+    /// What the next frame reuses from this one (one frame at a time).
+    kept: std::sync::Mutex<Option<Kept>>,
+}
+
+/// What a frame keeps for the next: its stream, every device buffer (grown when a frame needs
+/// more, never shrunk), the pinned host memory the counters and the image come back through.
+/// Allocating them per frame cost 0.05-0.1 ms a level and a stream (run 35, an H200).
+struct Kept {
+    stream: Arc<CudaStream>,
+    classes: Option<CudaSlice<u8>>,
+    /// The first level's work items, for the level grid and tape length they were made for.
+    first: Option<((u32, u32, usize), CudaSlice<u32>)>,
+    levels: Vec<LevelKept>,
+    image: crate::search::render::gpu::ImageBuffers,
+    /// Host copies of a level's counters and its instructions run: read with one
+    /// synchronization.
+    counts: cudarc::driver::PinnedHostSlice<u32>,
+    length: cudarc::driver::PinnedHostSlice<u64>,
+}
+
+/// One level's buffers: its own ([`LevelBuffers`]) and the pruned tapes and work items it
+/// writes for the next level.
+#[derive(Default)]
+struct LevelKept {
+    counts: Option<CudaSlice<u32>>,
+    length: Option<CudaSlice<u64>>,
+    choices: Option<CudaSlice<u8>>,
+    n_choices: Option<CudaSlice<u32>>,
+    boundary: Option<CudaSlice<u32>>,
+    next_pool: Option<CudaSlice<u64>>,
+    next_args: Option<CudaSlice<u32>>,
+    next_work: Option<CudaSlice<u32>>,
+}
+
+impl Kept {
+    fn new(ctx: &Arc<CudaContext>) -> Result<Kept, GpuError> {
+        let pinned = "allocating page-locked memory for the counters";
+        // SAFETY (both): read only after a copy has written them. Flags 0: the host reads them
+        // (`alloc_pinned`'s write-combined memory is slow to read).
+        let counts = unsafe { ctx.alloc_pinned_with_flags::<u32>(8, 0) }.during(pinned)?;
+        let length = unsafe { ctx.alloc_pinned_with_flags::<u64>(1, 0) }.during(pinned)?;
+        Ok(Kept {
+            stream: ctx.new_stream().during("creating a stream")?,
+            classes: None,
+            first: None,
+            levels: Vec::new(),
+            image: Default::default(),
+            counts,
+            length,
+        })
+    }
+
+    /// The counters of a level and its instructions run, after everything queued before.
+    fn read(
+        &mut self,
+        counts: &CudaSlice<u32>,
+        length: &CudaSlice<u64>,
+    ) -> Result<([u32; 8], u64), GpuError> {
+        let what = "reading the tape render's counters";
+        let stream = &self.stream;
+        stream.memcpy_dtoh(counts, &mut self.counts).during(what)?;
+        stream.memcpy_dtoh(length, &mut self.length).during(what)?;
+        stream.synchronize().during(what)?;
+        let mut c = [0u32; 8];
+        c.copy_from_slice(&self.counts.as_slice().during(what)?[..8]);
+        Ok((c, self.length.as_slice().during(what)?[0]))
+    }
 }
 
 /// One level's device buffers: its counters (boundary tiles, the three classes, then what
@@ -358,6 +425,7 @@ where
             len: tape.len(),
             choices: tape.choices(),
             nslots,
+            kept: std::sync::Mutex::new(None),
             ctx,
             k,
             compose,
@@ -510,45 +578,71 @@ where
     }
 
     fn render(&self, plan: &Plan) -> Result<(Rendered, Vec<TapeRound>), GpuError> {
-        let ctx = &self.ctx;
-        ctx.bind_to_thread()
+        self.ctx
+            .bind_to_thread()
             .during("binding the device's context")?;
-        let stream = ctx.new_stream().during("creating a stream")?;
+        // One frame at a time; a frame that failed leaves nothing for the next.
+        let mut guard = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let mut kept = match guard.take() {
+            Some(k) => k,
+            None => Kept::new(&self.ctx)?,
+        };
+        let out = self.frame(plan, &mut kept)?;
+        *guard = Some(kept);
+        Ok(out)
+    }
+
+    fn frame(&self, plan: &Plan, kept: &mut Kept) -> Result<(Rendered, Vec<TapeRound>), GpuError> {
+        let stream = kept.stream.clone();
         let mut profile = Profile::new();
         let levels = &plan.levels;
         let alloc = "allocating the tape render's buffers";
         let mut stride = self.len;
         let mut max_choices = self.choices;
-        // The round's tapes: the prepared one first, then each round's pruned ones.
-        let mut owned: Option<(CudaSlice<u64>, CudaSlice<u32>)> = None;
         let mut offsets = Vec::with_capacity(levels.len());
         let mut total = 0usize;
         for g in levels {
             offsets.push(total);
             total += g.rows as usize * g.cols as usize;
         }
-        let mut classes: CudaSlice<u8> = kernels::filled(&stream, total, UNSET)?;
+        let mut classes = kernels::room(&stream, kept.classes.take(), total, alloc)?;
+        kernels::fill(&stream, &mut classes, UNSET)?;
         let g0 = levels[0];
-        let first: Vec<u32> = (0..g0.rows)
-            .flat_map(|r| (0..g0.cols).flat_map(move |c| [r, c, 0, stride as u32]))
-            .collect();
-        let mut work: CudaSlice<u32> = stream.clone_htod(&first).during(alloc)?;
+        let key = (g0.rows, g0.cols, stride);
+        // The first level's work items (row, column, the whole tape): uploaded once per grid.
+        let mut work = match kept.first.take() {
+            Some((k, w)) if k == key => w,
+            _ => {
+                let first: Vec<u32> = (0..g0.rows)
+                    .flat_map(|r| (0..g0.cols).flat_map(move |c| [r, c, 0, stride as u32]))
+                    .collect();
+                stream.clone_htod(&first).during(alloc)?
+            }
+        };
+        if kept.levels.len() < levels.len() {
+            kept.levels.resize_with(levels.len(), LevelKept::default);
+        }
+        // The round's tapes: the prepared one first, then each round's pruned ones.
+        let mut input: Option<(CudaSlice<u64>, CudaSlice<u32>)> = None;
         let mut n = (g0.rows * g0.cols) as usize;
         let mut rounds = Vec::with_capacity(levels.len());
         let mut stats = Vec::with_capacity(levels.len());
         for (l, g) in levels.iter().enumerate() {
             let next = levels.get(l + 1);
             let rec = if next.is_some() { n.max(1) } else { 1 };
+            let lk = std::mem::take(&mut kept.levels[l]);
+            // Every element is written before it is read but the counters, cleared here.
             let mut bufs = LevelBuffers {
-                counts: stream.alloc_zeros(8).during(alloc)?,
-                length: stream.alloc_zeros(1).during(alloc)?,
-                choices: stream
-                    .alloc_zeros((rec * max_choices).max(1))
-                    .during(alloc)?,
-                n_choices: stream.alloc_zeros(rec).during(alloc)?,
-                boundary: stream.alloc_zeros(rec).during(alloc)?,
+                counts: kernels::room(&stream, lk.counts, 8, alloc)?,
+                length: kernels::room(&stream, lk.length, 1, alloc)?,
+                choices: kernels::room(&stream, lk.choices, rec * max_choices, alloc)?,
+                n_choices: kernels::room(&stream, lk.n_choices, rec, alloc)?,
+                boundary: kernels::room(&stream, lk.boundary, rec, alloc)?,
             };
-            let (pool, args) = match &owned {
+            let clear = "clearing the tape render's counters";
+            stream.memset_zeros(&mut bufs.counts).during(clear)?;
+            stream.memset_zeros(&mut bufs.length).during(clear)?;
+            let (pool, args) = match &input {
                 Some((p, a)) => (p, a),
                 None => (&self.pool, &self.args),
             };
@@ -568,12 +662,7 @@ where
                 self.eval_level(&stream, plan, &level, &mut bufs, &mut cls)?;
             }
             profile.mark(&stream, format!("eval {}", g.tile))?;
-            let counted = stream
-                .clone_dtoh(&bufs.counts)
-                .during("reading the tape render's counters")?;
-            let ran = stream
-                .clone_dtoh(&bufs.length)
-                .during("reading the tape render's counters")?[0];
+            let (counted, ran) = kept.read(&bufs.counts, &bufs.length)?;
             let round = Round2 {
                 tile: g.tile,
                 boxes: (counted[1] + counted[2] + counted[3]) as u64,
@@ -587,48 +676,80 @@ where
                 mean_len: ran as f64 / round.boxes.max(1) as f64,
             });
             rounds.push(round);
-            let Some(ng) = next else { break };
-            let nb = counted[0] as usize;
-            let kk = g.tile / ng.tile;
-            let size = (nb * stride).max(1);
-            // SAFETY (the three allocations): every element is written before it is read.
-            let mut next_pool: CudaSlice<u64> =
-                unsafe { stream.alloc::<u64>(size) }.during(alloc)?;
-            let mut next_args: CudaSlice<u32> =
-                unsafe { stream.alloc::<u32>(size) }.during(alloc)?;
-            let next_n = nb * (kk * kk) as usize;
-            profile.mark(&stream, format!("read {}", g.tile))?;
-            let mut next_work: CudaSlice<u32> =
-                unsafe { stream.alloc::<u32>((4 * next_n).max(4)) }.during(alloc)?;
-            if nb > 0 {
-                let mut into = Pruned {
-                    pool: &mut next_pool,
-                    args: &mut next_args,
-                    work: &mut next_work,
-                    kk,
-                    grid: *ng,
-                };
-                self.prune_level(&stream, &level, nb, &mut bufs, &mut into)?;
-                profile.mark(&stream, format!("prune {}", g.tile))?;
-                let counted = stream
-                    .clone_dtoh(&bufs.counts)
-                    .during("reading the tape render's counters")?;
-                if counted[6] != 0 {
-                    return Err(GpuError::Tape(format!(
-                        "a pruned tape needed more than the {} slots of the interpreter",
-                        self.nslots
-                    )));
+            let mut here = LevelKept {
+                next_pool: lk.next_pool,
+                next_args: lk.next_args,
+                next_work: lk.next_work,
+                ..LevelKept::default()
+            };
+            let pruned = match next {
+                None => None,
+                Some(ng) => {
+                    let nb = counted[0] as usize;
+                    let kk = g.tile / ng.tile;
+                    let size = nb * stride;
+                    let next_n = nb * (kk * kk) as usize;
+                    // Written by the pruning before the next level reads them.
+                    let mut next_pool = kernels::room(&stream, here.next_pool.take(), size, alloc)?;
+                    let mut next_args = kernels::room(&stream, here.next_args.take(), size, alloc)?;
+                    let mut next_work =
+                        kernels::room(&stream, here.next_work.take(), 4 * next_n, alloc)?;
+                    profile.mark(&stream, format!("read {}", g.tile))?;
+                    if nb > 0 {
+                        let mut into = Pruned {
+                            pool: &mut next_pool,
+                            args: &mut next_args,
+                            work: &mut next_work,
+                            kk,
+                            grid: *ng,
+                        };
+                        self.prune_level(&stream, &level, nb, &mut bufs, &mut into)?;
+                        profile.mark(&stream, format!("prune {}", g.tile))?;
+                        let (counted, _) = kept.read(&bufs.counts, &bufs.length)?;
+                        if counted[6] != 0 {
+                            return Err(GpuError::Tape(format!(
+                                "a pruned tape needed more than the {} slots of the interpreter",
+                                self.nslots
+                            )));
+                        }
+                        stride = counted[4] as usize;
+                        max_choices = counted[5] as usize;
+                    }
+                    Some((next_pool, next_args, next_work, next_n))
                 }
-                stride = counted[4] as usize;
-                max_choices = counted[5] as usize;
+            };
+            (here.counts, here.length, here.choices) =
+                (Some(bufs.counts), Some(bufs.length), Some(bufs.choices));
+            (here.n_choices, here.boundary) = (Some(bufs.n_choices), Some(bufs.boundary));
+            kept.levels[l] = here;
+            // This level's tapes and work items go back where they came from (the stream
+            // orders their next use after this frame's).
+            if l == 0 {
+                kept.first = Some((key, work));
+            } else {
+                let prev = &mut kept.levels[l - 1];
+                prev.next_work = Some(work);
+                if let Some((p, a)) = input.take() {
+                    (prev.next_pool, prev.next_args) = (Some(p), Some(a));
+                }
             }
-            owned = Some((next_pool, next_args));
+            let Some((next_pool, next_args, next_work, next_n)) = pruned else {
+                break;
+            };
+            input = Some((next_pool, next_args));
             work = next_work;
             n = next_n;
         }
         profile.mark(&stream, "between".to_string())?;
-        let image =
-            crate::search::render::gpu::compose(&stream, &self.compose, plan, &classes, &offsets)?;
+        let image = crate::search::render::gpu::compose(
+            &stream,
+            &self.compose,
+            plan,
+            &classes,
+            &offsets,
+            Some(&mut kept.image),
+        )?;
+        kept.classes = Some(classes);
         profile.mark(&stream, "compose".to_string())?;
         profile.print();
         Ok((
