@@ -66,7 +66,8 @@ pub(crate) fn source(p: Precision, nslots: usize, extended: usize) -> String {
     .collect();
     let ops = crate::lower::interpreted::operations(p, crate::scalar::emit::Language::CudaC);
     format!(
-        "{prelude}#define NSLOTS {nslots}\n{codes}struct Iv {{ T lo, hi; }};\n{ops}{}{}",
+        "{prelude}#define NSLOTS {nslots}\n#define OUT_SLOT {}\n{codes}struct Iv {{ T lo, hi; }};\n{ops}{}{}",
+        crate::search::tape::OUT,
         extended_calls(extended),
         include_str!("tape.cu")
     )
@@ -381,7 +382,7 @@ where
         // IVJIT_TAPE_NO_ROOT (any value) takes the other way for every tape: the GPU test
         // covers that way with it.
         let root_eval_bytes = tape.len() * 2 * std::mem::size_of::<T>();
-        let root_prune_bytes = (3 * tape.len() + ROOT_BLOCK as usize + 1) * 4;
+        let root_prune_bytes = (3 * tape.len() + ROOT_BLOCK as usize + 2) * 4;
         let shared_max = ctx
             .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
             .during("querying the shared memory per block")? as usize;

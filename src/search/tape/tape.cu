@@ -346,6 +346,113 @@ extern "C" __global__ void ivjit_tape_root_eval(
     }
 }
 
+// The exclusive prefix sum of v over the block's threads (blockDim.x a multiple of 32, at most
+// 1024), with the total in *total; ws: 32 words of shared scratch. Every thread must call it.
+__device__ u32 block_excl_scan(u32 v, u32* ws, u32* total)
+{
+    const u32 ALL = 0xffffffffu;
+    u32 lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    u32 x = v;
+    for (u32 d = 1; d < 32; d <<= 1) {
+        u32 y = __shfl_up_sync(ALL, x, d);
+        if (lane >= d) x += y;
+    }
+    if (lane == 31) ws[w] = x;
+    __syncthreads();
+    if (w == 0) {
+        u32 s = lane < nw ? ws[lane] : 0;
+        for (u32 d = 1; d < 32; d <<= 1) {
+            u32 y = __shfl_up_sync(ALL, s, d);
+            if (lane >= d) s += y;
+        }
+        if (lane < nw) ws[lane] = s;
+    }
+    __syncthreads();
+    u32 r = (w > 0 ? ws[w - 1] : 0) + x - v;
+    *total = ws[nw - 1];
+    __syncthreads();
+    return r;
+}
+
+// Slots for the pruned SSA tape of cnt instructions in dst/dargs (operation, operands), by the
+// whole block: the fewest slots (the most values live at once, K), as the one-thread backward
+// scan gives, but found in parallel. Value v lives from its instruction to its last reader
+// (the output to the end); at an instruction its operands' lives end before its own begins
+// (it reads them before it writes). Handing out freed slots first in, first out: the first K
+// values take slots 0..K-1, and value j >= K the slot of the value whose life ended (j-K)-th
+// — which ended by instruction j, since at most K values are live there, and which nobody
+// else takes. So a value's slot is the slot at the root of the chain j -> (j-K)-th ended,
+// found by pointer jumping. The output is then swapped into slot OUT (0). Scratch: last (cnt
+// words), hist (cnt + 1 words), pairs (cnt words, as two cnt-long halves of 16 bits), ws (32
+// words). Rewrites dst with the slots; returns K.
+__device__ u32 block_slots(u32 cnt, unsigned long long* dst, const u32* dargs, u32* last,
+                           u32* hist, unsigned short* pairs, u32* ws)
+{
+    u32 tid = threadIdx.x, nt = blockDim.x;
+    for (u32 j = tid; j < cnt; j += nt) last[j] = j + 1 < cnt ? j + 1 : cnt;
+    for (u32 t = tid; t <= cnt; t += nt) hist[t] = 0;
+    __syncthreads();
+    for (u32 j = tid; j < cnt; j += nt) {
+        u32 op = (u32)(dst[j] & 0xffff), ar = arity(op);
+        u32 a = dargs[j] & 0xffff, c = dargs[j] >> 16;
+        if (ar >= 1) atomicMax(&last[a], j);
+        if (ar == 2) atomicMax(&last[c], j);
+    }
+    __syncthreads();
+    for (u32 j = tid; j < cnt; j += nt) atomicAdd(&hist[last[j]], 1u);
+    __syncthreads();
+    // hist[t] := the lives ended before instruction t (t = 0..cnt), by thread chunks.
+    u32 n1 = cnt + 1, chunk = (n1 + nt - 1) / nt;
+    u32 lo = min(tid * chunk, n1), hi = min(lo + chunk, n1), mine = 0, total;
+    for (u32 t = lo; t < hi; t++) mine += hist[t];
+    u32 run = block_excl_scan(mine, ws, &total);
+    for (u32 t = lo; t < hi; t++) { u32 h = hist[t]; hist[t] = run; run += h; }
+    __syncthreads();
+    // K: the most values live at once, after instruction j: j + 1 started, hist[j + 1] ended.
+    u32 k = 1;
+    for (u32 j = tid; j < cnt; j += nt) k = max(k, j + 1 - hist[j + 1]);
+    k = __reduce_max_sync(0xffffffffu, k);
+    if ((tid & 31) == 0) ws[tid >> 5] = k;
+    __syncthreads();
+    u32 K = 1;
+    for (u32 w = 0; w < (nt >> 5); w++) K = max(K, ws[w]);
+    __syncthreads();
+    // The lives in the order they end (ties in any order): ended[r].
+    unsigned short* ended = pairs;
+    unsigned short* up = pairs + cnt;
+    for (u32 j = tid; j < cnt; j += nt) ended[atomicAdd(&hist[last[j]], 1u)] = (unsigned short)j;
+    __syncthreads();
+    for (u32 j = tid; j < cnt; j += nt) up[j] = j < K ? j : ended[j - K];
+    __syncthreads();
+    // Pointer jumping between the two halves until every value points at a root (< K).
+    unsigned short *from = up, *to = ended;
+    for (;;) {
+        bool more = false;
+        for (u32 j = tid; j < cnt; j += nt) {
+            u32 p = from[j], q = p < K ? p : from[p];
+            to[j] = (unsigned short)q;
+            more |= q >= K;
+        }
+        unsigned short* t = from; from = to; to = t;
+        if (!__syncthreads_or(more)) break;
+    }
+    u32 s_out = from[cnt - 1];
+    for (u32 j = tid; j < cnt; j += nt) {
+        u32 op = (u32)(dst[j] & 0xffff), ar = arity(op);
+        u32 a = dargs[j] & 0xffff, c = dargs[j] >> 16;
+        u32 o = from[j];
+        if (ar >= 1) a = from[a];
+        if (ar == 2) c = from[c];
+        // Slot OUT and the output's slot swap names.
+        o = o == s_out ? OUT_SLOT : (o == OUT_SLOT ? s_out : o);
+        if (ar >= 1) a = a == s_out ? OUT_SLOT : (a == OUT_SLOT ? s_out : a);
+        if (ar == 2) c = c == s_out ? OUT_SLOT : (c == OUT_SLOT ? s_out : c);
+        dst[j] = (unsigned long long)op | ((unsigned long long)o << 16)
+                 | ((unsigned long long)a << 32) | ((unsigned long long)c << 48);
+    }
+    return K;
+}
+
 // ivjit_tape_prune for the first level's tiles, one block per boundary tile, depth by depth:
 // the liveness backward, new indices by a block-wide prefix sum, replaced instructions
 // resolved forward, the new SSA tape written in parallel; then one thread gives it slots.
@@ -363,8 +470,8 @@ extern "C" __global__ void ivjit_tape_root_prune(
     if (b >= nb) return;
     u32 t = boundary[b];
     u32 r = work[4 * t], q = work[4 * t + 1], len = work[4 * t + 3];
-    u32* nop = sc + len;                     // the pruned tape's operations and operands,
-    u32* narg = nop + len;                   // for the slot scan
+    u32* nop = sc + len;                     // scratch of the slots: len + 1 words,
+    u32* narg = nop + len + 1;               // and len words
     u32 tid = threadIdx.x, nt = blockDim.x;
     for (u32 i = tid; i < len; i += nt) sc[i] = 0;
     __syncthreads();
@@ -428,19 +535,19 @@ extern "C" __global__ void ivjit_tape_root_prune(
         if (ar == 2) c = sc[c] & 0xffff; else if (ar == 1) c = 0;
         dst[v & 0xffff] = op;
         dargs[v & 0xffff] = a | (c << 16);
-        nop[v & 0xffff] = op;
-        narg[v & 0xffff] = a | (c << 16);
     }
     // The choices kept, summed over the threads.
     __syncthreads();
     part[tid] = my_choices;
     __syncthreads();
-    if (tid == 0) {
-        u32 kept = 0;
+    u32 kept = 0;
+    if (tid == 0)
         for (u32 u = 0; u < nt; u++) kept += part[u];
-        // Slots, as Tape's allocate does, by one thread (the pruned tape is short).
-        u32 used = slot_scan((unsigned short*)sc, cnt, [&](u32 j) { return nop[j]; },
-                             [&](u32 j) { return narg[j]; }, dst);
+    __syncthreads();
+    // Slots by the whole block (the new tape is in dst and dargs, visible to the block after
+    // the barrier; sc, nop and narg are free again).
+    u32 used = block_slots(cnt, dst, dargs, sc, nop, (unsigned short*)narg, part);
+    if (tid == 0) {
         if (used > NSLOTS) counts[6] = 1;
         atomicMax(&counts[4], cnt);
         atomicMax(&counts[5], kept);
