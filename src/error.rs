@@ -100,6 +100,12 @@ pub enum TapeError {
     /// More slots or constants than an instruction can name.
     #[error("the expression needs {0} slots or constants; a tape names at most 65,535")]
     TooLarge(usize),
+    /// An operation the point-sampling baseline (`search::tape::PointSampler`) does not run.
+    #[error(
+        "the point-sampling baseline runs constants, x, y, +, -, *, neg, sqr, sqrt, abs, min \
+         and max (a .vm tape's operations), not the tape's operation code {0}"
+    )]
+    PointSampled(u16),
     /// A variable the render does not bind.
     #[error("the variable '{name}' is not bound by the search, which binds {binds}")]
     Variable {

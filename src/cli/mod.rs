@@ -584,8 +584,9 @@ pub struct BenchArgs {
     /// flat suite, next to the flat kernel's rate for the same expression.
     #[arg(long)]
     pub search: bool,
-    /// Time whole renders instead (Prospero 2-D at 512² and 1024², a 3-D depth map of the
-    /// colonnade at 512²), with the program's length before and after pruning.
+    /// Time whole renders instead (Prospero 2-D at 512², 1024² and on a GPU 4096², a 3-D depth
+    /// map of the colonnade at 512²), with the program's length before and after pruning and,
+    /// on a GPU, a non-rigorous point-sampling kernel of the same program for comparison.
     #[arg(long, conflicts_with_all = ["search", "gradient"])]
     pub render: bool,
     /// Time each expression's gradient (f, its continuity flags and its partial

@@ -70,7 +70,7 @@ pub use pruned::{default_pruned, prunes, MeanLength, PrunedRender, GPU_PRUNED_FR
 /// The CUDA C of every search kernel module in precision `p` (the tape interpreter with
 /// `nslots` slots), named: what the offline tests compile with NVRTC and assemble with ptxas.
 fn sources(p: crate::Precision, nslots: usize) -> Vec<(&'static str, String)> {
-    vec![
+    let mut modules = vec![
         ("render", render::gpu::source(p)),
         ("ray", ray::gpu::ray_source(p)),
         ("trace", trace::gpu::source(p)),
@@ -78,7 +78,18 @@ fn sources(p: crate::Precision, nslots: usize) -> Vec<(&'static str, String)> {
         ("exclude", exclude::gpu::exclude_source(p)),
         ("tape", tape::gpu::source(p, nslots, 0)),
         ("tape-extended", tape::gpu::source(p, nslots, 2)),
-    ]
+    ];
+    // The point-sampling baseline of a tape with every operation it runs (the list of names
+    // the offline test expects lacks it if this ever fails).
+    let every = "min(sqrt(abs(x)) - y*y, max(-x, y^2) + 0.25)";
+    if let Some(cuda) = crate::Expression::parse(every)
+        .ok()
+        .and_then(|e| tape::Tape::new(e.ir()).ok())
+        .and_then(|t| tape::sampled::source(&t, p).ok())
+    {
+        modules.push(("point-sample", cuda));
+    }
+    modules
 }
 
 pub use crate::error::SearchError;

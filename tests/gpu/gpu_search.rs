@@ -194,6 +194,55 @@ fn a_tape_renderer_reuses_its_buffers_between_frames() {
     }
 }
 
+/// The point-sampling baseline of `ivjit bench --render` (not rigorous: the sign of f at each
+/// pixel's centre) never contradicts the rigorous tape render where that one proved a class —
+/// a proven pixel's centre has f of that sign, and rounding errors are far below these models'
+/// margins — and agrees with it on every proven pixel: a flipped, transposed or shifted image
+/// would contradict it along every edge. A circle and Prospero, f64 and f32, a non-square
+/// image over an off-centre region.
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
+fn the_point_sampler_agrees_with_the_proven_classes() {
+    use ivjit::search::tape::{PointSampler, TapeBackend, TapeRenderer};
+    crate::common::gpu::require_gpu("the_point_sampler_agrees_with_the_proven_classes");
+    for text in ["x^2 + y^2 - 0.5".to_string(), prospero()] {
+        let expr = Expression::parse(&text).unwrap();
+        let name = &text[..text.len().min(30)];
+        for p in [Precision::F64, Precision::F32] {
+            let rigorous = TapeRenderer::new(&expr, p, TapeBackend::Gpu).unwrap();
+            let sampler = PointSampler::new(rigorous.tape(), p).unwrap();
+            for (w, h, region) in [
+                (512, 512, [-1.0, 1.0, -1.0, 1.0]),
+                (300, 200, [-0.9, 0.6, -0.4, 0.85]),
+            ] {
+                let opts = RenderOptions {
+                    tiles: vec![16, 4, 1],
+                    ..RenderOptions::new(w, h, region)
+                };
+                let (proven, _) = rigorous.render(&opts).unwrap();
+                let sampled = sampler.render(w, h, region).unwrap();
+                assert_eq!(sampled.len(), proven.classes.len());
+                let mut same = 0;
+                let mut certain = 0;
+                for (&a, &b) in sampled.iter().zip(&proven.classes) {
+                    assert!(!opposite(a, b), "{name} {p:?} {w}x{h}: a sign contradicts");
+                    if b != BOUNDARY {
+                        certain += 1;
+                        same += (a == b) as usize;
+                    }
+                }
+                assert!(
+                    certain > 0 && same == certain,
+                    "{name} {p:?} {w}x{h}: {same} of {certain}"
+                );
+            }
+        }
+    }
+}
+
 /// Tapes with operations run by their lowering (linked into the interpreter as device
 /// functions): without point functions the GPU gives the CPU's classes, rounds and tape
 /// lengths bit for bit; with them (sin, exp, atan2, log: the GPU's bounds a few ulps wider)

@@ -8,7 +8,11 @@
 //!   pruned tapes run by the interpreter on the benchmark's backend (`ivjit::search::tape`,
 //!   prepared once: the frame time is the search alone), with the mean tape length (interval
 //!   operations) per tile at each tile size. The row says whether both give the same classes
-//!   (they must).
+//!   (they must). On a GPU, also the non-rigorous baseline: the same program compiled to one
+//!   thread per pixel that evaluates f at the pixel's centre in round to nearest
+//!   (`ivjit::search::tape::PointSampler`), its image copied back like the renders'; the row
+//!   counts its pixels that contradict a proven class (rounding only; expected 0).
+//! - `prospero-4096`: the same at 4096², on a GPU only.
 //! - `colonnade-512`: a 3-D model from the same community set (a colonnade, 332 min/max) as a
 //!   depth map seen from above: per pixel the first hit along the vertical line through
 //!   [-1, 1]³, to 1/512 of the height (`ivjit render` with z: the ray rule,
@@ -26,8 +30,8 @@ use serde_json::{json, Value};
 
 use super::gpu::Device;
 use ivjit::search::prune::first_hits_pruned;
-use ivjit::search::tape::{TapeBackend, TapeRenderer};
-use ivjit::search::{ray, render, RenderOptions};
+use ivjit::search::tape::{PointSampler, TapeBackend, TapeRenderer};
+use ivjit::search::{ray, render, RenderOptions, INSIDE, OUTSIDE};
 use ivjit::{BackendChoice, Evaluator, Expression, Precision};
 
 /// The Prospero challenge's tape (see `search.rs`).
@@ -36,19 +40,21 @@ const PROSPERO: &str = include_str!("../../../tests/data/models/prospero.vm");
 /// tests/data/models/README.md).
 const COLONNADE: &str = include_str!("../../../tests/data/models/colonnade.vm");
 
-/// Timed frames after the warm-up (the median is reported).
+/// Timed frames after the warm-up (the median is reported): the full program's, and the
+/// millisecond frames' (pruned tapes, point samples).
 const RUNS: usize = 3;
+const FAST_RUNS: usize = 21;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 
-/// Median seconds of [`RUNS`] calls after one warm-up call, and the warm-up's result.
-fn timed<T>(mut f: impl FnMut() -> Result<T, String>) -> Result<(f64, T), String> {
+/// Median seconds of `runs` calls after one warm-up call, and the warm-up's result.
+fn timed<T>(runs: usize, mut f: impl FnMut() -> Result<T, String>) -> Result<(f64, T), String> {
     let first = f()?;
-    let mut times = Vec::with_capacity(RUNS);
-    for _ in 0..RUNS {
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs {
         let t = Instant::now();
         f()?;
         times.push(t.elapsed().as_secs_f64());
@@ -57,7 +63,12 @@ fn timed<T>(mut f: impl FnMut() -> Result<T, String>) -> Result<(f64, T), String
 }
 
 /// The names of the section's rows.
-pub const NAMES: [&str; 3] = ["prospero-512", "prospero-1024", "colonnade-512"];
+pub const NAMES: [&str; 4] = [
+    "prospero-512",
+    "prospero-1024",
+    "prospero-4096",
+    "colonnade-512",
+];
 
 /// Runs the render section; `only` filters by name. Returns the JSON rows and the table.
 pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), String> {
@@ -71,12 +82,18 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
     let mut rows = Vec::new();
     let mut text = String::from(
         "\n| model | what | precision | backend | frame ms | boxes | full program (scalar insts) | \
-         pruned by | pruned frame ms | pruned program per box, by level | same result |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|\n",
+         pruned by | pruned frame ms | point-sampled frame ms (not rigorous) | \
+         pruned program per box, by level | same result |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let prospero = Expression::parse_tape(PROSPERO).map_err(|e| e.to_string())?;
-    for (name, full_size) in [("prospero-512", 512u32), ("prospero-1024", 1024)] {
-        if !wanted(name) {
+    for (name, full_size) in [
+        ("prospero-512", 512u32),
+        ("prospero-1024", 1024),
+        ("prospero-4096", 4096),
+    ] {
+        // 4096² on the GPU only (on a small CPU the full program would take minutes).
+        if !wanted(name) || (!gpu && full_size > 1024) {
             continue;
         }
         let size = if gpu { full_size } else { full_size / 2 };
@@ -84,7 +101,7 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
         for p in [Precision::F64, Precision::F32] {
             let ev = Evaluator::new(&prospero, p, choice).map_err(|e| e.to_string())?;
             let insts = prospero.scalar(p).map_err(|e| e.to_string())?.insts.len();
-            let (secs, full) = timed(|| render(&ev, &opts).map_err(|e| e.to_string()))?;
+            let (secs, full) = timed(RUNS, || render(&ev, &opts).map_err(|e| e.to_string()))?;
             // Tapes interpreted (no JIT), pruned per tile on the backend, prepared once.
             let backend = if gpu {
                 TapeBackend::Gpu
@@ -92,9 +109,33 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
                 TapeBackend::Cpu
             };
             let renderer = TapeRenderer::new(&prospero, p, backend).map_err(|e| e.to_string())?;
-            let (tape_secs, (taped, tape_levels)) =
-                timed(|| renderer.render(&opts).map_err(|e| e.to_string()))?;
+            let (tape_secs, (taped, tape_levels)) = timed(FAST_RUNS, || {
+                renderer.render(&opts).map_err(|e| e.to_string())
+            })?;
             let same = taped.classes == full.classes;
+            // The non-rigorous baseline on the GPU: each pixel's centre in round to nearest,
+            // the whole program compiled (`PointSampler`); its pixels whose sign contradicts
+            // a proven class are counted (rounding errors only: the centre is in the pixel).
+            let point = match gpu {
+                false => None,
+                true => {
+                    let sampler =
+                        PointSampler::new(renderer.tape(), p).map_err(|e| e.to_string())?;
+                    let (ms, image) = timed(FAST_RUNS, || {
+                        sampler
+                            .render(size, size, opts.region)
+                            .map_err(|e| e.to_string())
+                    })?;
+                    let contradicting = image
+                        .iter()
+                        .zip(&taped.classes)
+                        .filter(|&(&a, &b)| {
+                            (a == INSIDE && b == OUTSIDE) || (a == OUTSIDE && b == INSIDE)
+                        })
+                        .count();
+                    Some((ms * 1e3, contradicting))
+                }
+            };
             let tape_per_level: Vec<f64> = tape_levels.iter().map(|l| l.mean_len).collect();
             rows.push(json!({
                 "model": name, "kind": "2-D classes", "width": size, "height": size,
@@ -104,13 +145,20 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
                 "tape_frame_ms": tape_secs * 1e3, "tape_backend": ev.backend().name(),
                 "tape_insts": renderer.tape().len(), "tape_insts_per_box": tape_per_level,
                 "same_classes": same,
+                "point_frame_ms": point.map(|p| p.0),
+                "point_pixels_contradicting": point.map(|p| p.1),
             }));
             let tape_shown: Vec<String> = tape_levels
                 .iter()
                 .map(|l| format!("{:.1}", l.mean_len))
                 .collect();
+            let point_shown = match point {
+                None => "—".to_string(),
+                Some((ms, 0)) => format!("{ms:.2}"),
+                Some((ms, bad)) => format!("{ms:.2} ({bad} pixels contradict proven classes)"),
+            };
             text.push_str(&format!(
-                "| {name} | {size}x{size}, tiles 64,8,1 | {} | {} | {:.2} | {} | {insts} | tapes, {} | {:.2} | {} tape insts | {} |\n",
+                "| {name} | {size}x{size}, tiles 64,8,1 | {} | {} | {:.2} | {} | {insts} | tapes, {} | {:.2} | {point_shown} | {} tape insts | {} |\n",
                 p.name(),
                 ev.backend().name(),
                 secs * 1e3,
@@ -143,8 +191,10 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
         for &p in precisions {
             let ev = Evaluator::new(&expr, p, choice).map_err(|e| e.to_string())?;
             let insts = model.scalar(p).map_err(|e| e.to_string())?.insts.len();
-            let (secs, hits) = timed(|| ray::first_hits(&ev, &rays, 8).map_err(|e| e.to_string()))?;
-            let (pruned_secs, (pruned, levels)) = timed(|| {
+            let (secs, hits) = timed(RUNS, || {
+                ray::first_hits(&ev, &rays, 8).map_err(|e| e.to_string())
+            })?;
+            let (pruned_secs, (pruned, levels)) = timed(RUNS, || {
                 first_hits_pruned(&expr, p, &rays, size, &[32, 8], 8).map_err(|e| e.to_string())
             })?;
             let same = pruned.hits == hits.hits;
@@ -167,7 +217,7 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
                 })
                 .collect();
             text.push_str(&format!(
-                "| colonnade-512 | {size}x{size} depth map, {steps} steps, {hit} pixels hit | {} | {} | {:.2} | {} | {insts} | tapes, cpu | {:.1} | {} tape insts | {} |\n",
+                "| colonnade-512 | {size}x{size} depth map, {steps} steps, {hit} pixels hit | {} | {} | {:.2} | {} | {insts} | tapes, cpu | {:.1} | — | {} tape insts | {} |\n",
                 p.name(),
                 ev.backend().name(),
                 secs * 1e3,

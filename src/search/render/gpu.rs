@@ -249,21 +249,38 @@ pub(crate) fn compose(
             .clone_dtoh(&image.slice(..pixels))
             .during("downloading the image");
     }
-    let mut host = match bufs.host.take() {
+    let bytes = download(stream, &image, pixels, &mut bufs.host)?;
+    (bufs.device, bufs.table) = (Some(image), Some(dtable));
+    Ok(bytes)
+}
+
+/// The first `pixels` bytes of `image`, copied back through the page-locked memory in `host`
+/// (allocated or grown here, kept by the caller for the next image).
+pub(crate) fn download(
+    stream: &Arc<CudaStream>,
+    image: &CudaSlice<u8>,
+    pixels: usize,
+    host: &mut Option<cudarc::driver::PinnedHostSlice<u8>>,
+) -> Result<Vec<u8>, GpuError> {
+    let mut pinned = match host.take() {
         Some(h) if h.len() >= pixels => h,
         old => {
             drop(old);
             // SAFETY: the copy below writes the bytes read. Flags 0, not the write-combined
             // memory of `alloc_pinned`, which the host reads slowly.
-            unsafe { stream.context().alloc_pinned_with_flags::<u8>(pixels, 0) }
-                .during("allocating page-locked memory for the image")?
+            unsafe {
+                stream
+                    .context()
+                    .alloc_pinned_with_flags::<u8>(pixels.max(1), 0)
+            }
+            .during("allocating page-locked memory for the image")?
         }
     };
     stream
-        .memcpy_dtoh(&image.slice(..pixels), &mut host)
+        .memcpy_dtoh(&image.slice(..pixels), &mut pinned)
         .during("downloading the image")?;
     stream.synchronize().during("downloading the image")?;
-    let bytes = host.as_slice().during("reading the image")?[..pixels].to_vec();
-    (bufs.device, bufs.table, bufs.host) = (Some(image), Some(dtable), Some(host));
+    let bytes = pinned.as_slice().during("reading the image")?[..pixels].to_vec();
+    *host = Some(pinned);
     Ok(bytes)
 }

@@ -48,12 +48,15 @@ use crate::cpu::eval::Chunk;
 
 mod cpu;
 pub(crate) mod gpu;
+pub(crate) mod sampled;
+
 use crate::interval::Interval;
 use crate::ir::sign::Fact;
 use crate::ir::{Graph, NodeId, Op};
 use crate::round::{self, Round};
 use crate::scalar::emit::Ops;
 use crate::{Error, Expression, Precision};
+pub use sampled::PointSampler;
 
 /// Operation codes of a tape instruction (its low byte).
 pub(crate) mod code {
