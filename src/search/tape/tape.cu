@@ -196,15 +196,157 @@ __device__ void write_children(u32* next_work, u32 b, u32 k, u32 r, u32 q, u32 n
     }
 }
 
+// The threads that give a pruned tape its slots together (group_slots): a block (the first
+// level's pruning) or a warp (the warp pruning). rank/size: this thread's place and the count;
+// sync: a barrier that also makes shared memory written before it visible; any: sync, then
+// whether pred holds on some thread; max and excl_scan (the exclusive prefix sum, with the
+// total in *total) over the group, with ws 32 words of shared scratch for a block.
+struct BlockGroup {
+    u32* ws;
+    __device__ u32 rank() const { return threadIdx.x; }
+    __device__ u32 size() const { return blockDim.x; }
+    __device__ void sync() const { __syncthreads(); }
+    __device__ bool any(bool pred) const { return __syncthreads_or(pred); }
+    __device__ u32 max(u32 v) const
+    {
+        v = __reduce_max_sync(0xffffffffu, v);
+        if ((threadIdx.x & 31) == 0) ws[threadIdx.x >> 5] = v;
+        __syncthreads();
+        u32 m = 0;
+        for (u32 w = 0; w < (blockDim.x >> 5); w++) m = ::max(m, ws[w]);
+        __syncthreads();
+        return m;
+    }
+    // blockDim.x a multiple of 32, at most 1024.
+    __device__ u32 excl_scan(u32 v, u32* total) const
+    {
+        const u32 ALL = 0xffffffffu;
+        u32 lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+        u32 x = v;
+        for (u32 d = 1; d < 32; d <<= 1) {
+            u32 y = __shfl_up_sync(ALL, x, d);
+            if (lane >= d) x += y;
+        }
+        if (lane == 31) ws[w] = x;
+        __syncthreads();
+        if (w == 0) {
+            u32 s = lane < nw ? ws[lane] : 0;
+            for (u32 d = 1; d < 32; d <<= 1) {
+                u32 y = __shfl_up_sync(ALL, s, d);
+                if (lane >= d) s += y;
+            }
+            if (lane < nw) ws[lane] = s;
+        }
+        __syncthreads();
+        u32 r = (w > 0 ? ws[w - 1] : 0) + x - v;
+        *total = ws[nw - 1];
+        __syncthreads();
+        return r;
+    }
+};
+
+struct WarpGroup {
+    __device__ u32 rank() const { return threadIdx.x & 31; }
+    __device__ u32 size() const { return 32; }
+    __device__ void sync() const { __syncwarp(); }
+    __device__ bool any(bool pred) const { __syncwarp(); return __any_sync(0xffffffffu, pred); }
+    __device__ u32 max(u32 v) const { return __reduce_max_sync(0xffffffffu, v); }
+    __device__ u32 excl_scan(u32 v, u32* total) const
+    {
+        u32 lane = threadIdx.x & 31, x = v;
+        for (u32 d = 1; d < 32; d <<= 1) {
+            u32 y = __shfl_up_sync(0xffffffffu, x, d);
+            if (lane >= d) x += y;
+        }
+        *total = __shfl_sync(0xffffffffu, x, 31);
+        return x - v;
+    }
+};
+
+// Slots for the pruned SSA tape of cnt instructions in dst/dargs (operation, operands), by the
+// group g: the fewest slots (the most values live at once, K), as the one-thread backward
+// scan gives, but found in parallel. Value v lives from its instruction to its last reader
+// (the output to the end); at an instruction its operands' lives end before its own begins
+// (it reads them before it writes). Handing out freed slots first in, first out: the first K
+// values take slots 0..K-1, and value j >= K the slot of the value whose life ended (j-K)-th
+// — which ended by instruction j, since at most K values are live there, and which nobody
+// else takes. So a value's slot is the slot at the root of the chain j -> (j-K)-th ended,
+// found by pointer jumping. The output is then swapped into slot OUT (0). Scratch: last (cnt
+// words), hist (cnt + 1 words), pairs (cnt words, as two cnt-long halves of 16 bits).
+// Rewrites dst with the slots; returns K.
+template <typename G>
+__device__ u32 group_slots(G g, u32 cnt, unsigned long long* dst, const u32* dargs, u32* last,
+                           u32* hist, unsigned short* pairs)
+{
+    u32 tid = g.rank(), nt = g.size();
+    for (u32 j = tid; j < cnt; j += nt) last[j] = j + 1 < cnt ? j + 1 : cnt;
+    for (u32 t = tid; t <= cnt; t += nt) hist[t] = 0;
+    g.sync();
+    for (u32 j = tid; j < cnt; j += nt) {
+        u32 op = (u32)(dst[j] & 0xffff), ar = arity(op);
+        u32 a = dargs[j] & 0xffff, c = dargs[j] >> 16;
+        if (ar >= 1) atomicMax(&last[a], j);
+        if (ar == 2) atomicMax(&last[c], j);
+    }
+    g.sync();
+    for (u32 j = tid; j < cnt; j += nt) atomicAdd(&hist[last[j]], 1u);
+    g.sync();
+    // hist[t] := the lives ended before instruction t (t = 0..cnt), by thread chunks.
+    u32 n1 = cnt + 1, chunk = (n1 + nt - 1) / nt;
+    u32 lo = min(tid * chunk, n1), hi = min(lo + chunk, n1), mine = 0, total;
+    for (u32 t = lo; t < hi; t++) mine += hist[t];
+    u32 run = g.excl_scan(mine, &total);
+    for (u32 t = lo; t < hi; t++) { u32 h = hist[t]; hist[t] = run; run += h; }
+    g.sync();
+    // K: the most values live at once, after instruction j: j + 1 started, hist[j + 1] ended.
+    u32 k = 1;
+    for (u32 j = tid; j < cnt; j += nt) k = ::max(k, j + 1 - hist[j + 1]);
+    u32 K = g.max(k);
+    // The lives in the order they end (ties in any order): ended[r].
+    unsigned short* ended = pairs;
+    unsigned short* up = pairs + cnt;
+    for (u32 j = tid; j < cnt; j += nt) ended[atomicAdd(&hist[last[j]], 1u)] = (unsigned short)j;
+    g.sync();
+    for (u32 j = tid; j < cnt; j += nt) up[j] = j < K ? j : ended[j - K];
+    g.sync();
+    // Pointer jumping between the two halves until every value points at a root (< K).
+    unsigned short *from = up, *to = ended;
+    for (;;) {
+        bool more = false;
+        for (u32 j = tid; j < cnt; j += nt) {
+            u32 p = from[j], q = p < K ? p : from[p];
+            to[j] = (unsigned short)q;
+            more |= q >= K;
+        }
+        unsigned short* t = from; from = to; to = t;
+        if (!g.any(more)) break;
+    }
+    u32 s_out = from[cnt - 1];
+    for (u32 j = tid; j < cnt; j += nt) {
+        u32 op = (u32)(dst[j] & 0xffff), ar = arity(op);
+        u32 a = dargs[j] & 0xffff, c = dargs[j] >> 16;
+        u32 o = from[j];
+        if (ar >= 1) a = from[a];
+        if (ar == 2) c = from[c];
+        // Slot OUT and the output's slot swap names.
+        o = o == s_out ? OUT_SLOT : (o == OUT_SLOT ? s_out : o);
+        if (ar >= 1) a = a == s_out ? OUT_SLOT : (a == OUT_SLOT ? s_out : a);
+        if (ar == 2) c = c == s_out ? OUT_SLOT : (c == OUT_SLOT ? s_out : c);
+        dst[j] = (unsigned long long)op | ((unsigned long long)o << 16)
+                 | ((unsigned long long)a << 32) | ((unsigned long long)c << 48);
+    }
+    return K;
+}
+
 // Tape::prune of src/search/tape/mod.rs with a warp per boundary tile b (work item boundary[b];
 // blockDim.x / 32 tiles per block): its tape (instructions in pool, SSA operands in args)
 // pruned with its choices into next_pool/next_args[b * stride ..]. Its scratch, in shared
 // memory (stride words per warp), holds per instruction state << 16 | index (state 0 dead,
 // 1 kept, 2 replaced; the index: the winner of a replaced instruction, then the new index),
-// then the slots of the new instructions. The lanes load 32 instructions at a time and the
-// sequential steps (liveness backward, replaced instructions forward, slots) run on lane 0
-// with the loaded fields passed by shuffles, so each step waits for shared memory, not for
-// global memory: the same steps in the same order as Tape::prune, the same tapes. Its k x k
+// then the slots of the new instructions. The lanes take 32 instructions at a time, backward
+// for liveness and forward for the new indices, each batch in parallel (masks and shuffles
+// within the warp); the slots are given on lane 0 by Tape::prune's backward scan: the same
+// tapes as Tape::prune. Its k x k
 // children (clipped to next_rows x next_cols) go to next_work[b * k * k ..]. counts[4],
 // counts[5]: the longest pruned tape and its most choices; counts[6]: set when a tape needed
 // more than NSLOTS slots (never: pruning does not lengthen lifetimes).
@@ -226,7 +368,14 @@ extern "C" __global__ void ivjit_tape_prune_warp(
     __syncwarp();
     if (lane == 0) sc[len - 1] = KEPT;
     __syncwarp();
-    // Backward, 32 instructions at a time from the end.
+    // Backward, 32 instructions at a time from the end, each batch with all its lanes: an
+    // instruction is live if a later batch marked it (its state set) or a live instruction of
+    // this batch uses it — found by ORing the batch's uses of live lanes into a mask until it
+    // stops growing (a use points back, so at most one round per link of a chain). A live
+    // decided min/max is replaced by its winner and uses only it; a live instruction uses its
+    // operands. Uses outside the batch are marked KEPT (states before the batch are 0 or KEPT
+    // until their own batch: the same write from any lane). The same states as Tape::prune's
+    // sequential scan.
     u32 kc = n_choices[t];
     for (int base = (int)len - 32; base > -32; base -= 32) {
         int i = base + (int)lane;
@@ -240,24 +389,30 @@ extern "C" __global__ void ivjit_tape_prune_warp(
         u32 cm = __ballot_sync(ALL, isc);
         if (isc) ch = choices[(size_t)(kc - __popc(cm >> lane)) * n + t];
         kc -= __popc(cm);
-        for (int j = 31; j >= 0; j--) {
-            int ij = base + j;
-            u32 oj = __shfl_sync(ALL, op, j), aj = __shfl_sync(ALL, a, j);
-            u32 cj = __shfl_sync(ALL, c, j), hj = __shfl_sync(ALL, ch, j);
-            if (lane != 0 || ij < 0 || sc[ij] == 0) continue;
-            if (hj == 1 || hj == 2) {
-                u32 wv = hj == 1 ? aj : cj;
-                sc[ij] = REPLACED | wv;
-                if (sc[wv] == 0) sc[wv] = KEPT;
-                continue;
-            }
-            u32 ar = arity(oj);
-            if (ar >= 1 && sc[aj] == 0) sc[aj] = KEPT;
-            if (ar == 2 && sc[cj] == 0) sc[cj] = KEPT;
+        bool decided = ch == 1 || ch == 2;
+        u32 ar = i >= 0 ? arity(op) : 0;
+        // The instructions this one uses when live, as lanes of the batch (bit) or not.
+        u32 u0 = decided ? (ch == 1 ? a : c) : a, u1 = decided ? u0 : c;
+        bool has0 = decided || ar >= 1, has1 = !decided && ar == 2;
+        u32 uses = 0;
+        if (has0 && (int)u0 >= base) uses |= 1u << ((int)u0 - base);
+        if (has1 && (int)u1 >= base) uses |= 1u << ((int)u1 - base);
+        u32 live = __ballot_sync(ALL, i >= 0 && sc[i] != 0);
+        for (;;) {
+            u32 reached = __reduce_or_sync(ALL, (live >> lane) & 1 ? uses : 0u) | live;
+            if (reached == live) break;
+            live = reached;
+        }
+        if ((live >> lane) & 1) {
+            sc[i] = decided ? (REPLACED | u0) : KEPT;
+            if (has0 && (int)u0 < base) sc[u0] = KEPT;
+            if (has1 && (int)u1 < base) sc[u1] = KEPT;
         }
         __syncwarp();
     }
-    // Forward: kept instructions numbered by ballots, replaced ones resolved on lane 0, then
+    // Forward: kept instructions numbered by ballots; a replaced one takes its winner's new
+    // index — a winner before the batch is final, one in the batch is kept (its number) or
+    // replaced in turn (pointer jumping by shuffles, 5 rounds for chains of up to 32); then
     // the new SSA instructions written by their lanes.
     unsigned long long* dst = next_pool + (size_t)b * stride;
     u32* dargs = next_args + (size_t)b * stride;
@@ -269,16 +424,25 @@ extern "C" __global__ void ivjit_tape_prune_warp(
         bool keep = v == KEPT;
         u32 km = __ballot_sync(ALL, keep);
         u32 mine = cnt + __popc(km & ((1u << lane) - 1));
-        if (keep) sc[i] = KEPT | mine;
         kept += __popc(__ballot_sync(ALL, keep && is_choice(op)));
         cnt += __popc(km);
-        __syncwarp();
-        if (lane == 0) {
-            for (u32 j = base; j < min(base + 32, len); j++) {
-                u32 w = sc[j];
-                if (w >= REPLACED) sc[j] = REPLACED | (sc[w & 0xffff] & 0xffff);
+        bool replaced = v >= REPLACED;
+        u32 w = v & 0xffff;
+        bool inside = replaced && w >= base;
+        // done: res is the final new index; else ptr is the lane whose result is ours.
+        bool done = !inside;
+        u32 res = keep ? mine : (replaced && !inside ? sc[w] & 0xffff : 0);
+        u32 ptr = inside ? w - base : lane;
+        for (u32 r = 0; r < 5; r++) {
+            bool d2 = __shfl_sync(ALL, done || keep, ptr);
+            u32 r2 = __shfl_sync(ALL, res, ptr), p2 = __shfl_sync(ALL, ptr, ptr);
+            if (!done) {
+                if (d2) { res = r2; done = true; }
+                else ptr = p2;
             }
         }
+        if (keep) sc[i] = KEPT | mine;
+        if (replaced) sc[i] = REPLACED | res;
         __syncwarp();
         if (keep) {
             u32 a = args[off + i] & 0xffff, c = args[off + i] >> 16;
@@ -290,10 +454,18 @@ extern "C" __global__ void ivjit_tape_prune_warp(
         }
         __syncwarp();
     }
-    // Slots, on lane 0 (sc now by new instruction).
+    // Slots: by the warp where its scratch holds group_slots' (3 cnt + 1 words), else on
+    // lane 0 by the backward scan (sc now by new instruction); the same count either way.
+    u32 used = 0;
+    if (3 * cnt + 1 <= stride) {
+        used = group_slots(WarpGroup{}, cnt, dst, dargs, sc, sc + cnt,
+                           (unsigned short*)(sc + 2 * cnt + 1));
+    } else if (lane == 0) {
+        used = slot_scan(sc, cnt, [&](u32 j) { return (u32)(dst[j] & 0xffff); },
+                         [&](u32 j) { return dargs[j]; }, dst);
+    }
+    __syncwarp();
     if (lane == 0) {
-        u32 used = slot_scan(sc, cnt, [&](u32 j) { return (u32)(dst[j] & 0xffff); },
-                             [&](u32 j) { return dargs[j]; }, dst);
         if (used > NSLOTS) counts[6] = 1;
         atomicMax(&counts[4], cnt);
         atomicMax(&counts[5], kept);
@@ -346,116 +518,9 @@ extern "C" __global__ void ivjit_tape_root_eval(
     }
 }
 
-// The exclusive prefix sum of v over the block's threads (blockDim.x a multiple of 32, at most
-// 1024), with the total in *total; ws: 32 words of shared scratch. Every thread must call it.
-__device__ u32 block_excl_scan(u32 v, u32* ws, u32* total)
-{
-    const u32 ALL = 0xffffffffu;
-    u32 lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    u32 x = v;
-    for (u32 d = 1; d < 32; d <<= 1) {
-        u32 y = __shfl_up_sync(ALL, x, d);
-        if (lane >= d) x += y;
-    }
-    if (lane == 31) ws[w] = x;
-    __syncthreads();
-    if (w == 0) {
-        u32 s = lane < nw ? ws[lane] : 0;
-        for (u32 d = 1; d < 32; d <<= 1) {
-            u32 y = __shfl_up_sync(ALL, s, d);
-            if (lane >= d) s += y;
-        }
-        if (lane < nw) ws[lane] = s;
-    }
-    __syncthreads();
-    u32 r = (w > 0 ? ws[w - 1] : 0) + x - v;
-    *total = ws[nw - 1];
-    __syncthreads();
-    return r;
-}
-
-// Slots for the pruned SSA tape of cnt instructions in dst/dargs (operation, operands), by the
-// whole block: the fewest slots (the most values live at once, K), as the one-thread backward
-// scan gives, but found in parallel. Value v lives from its instruction to its last reader
-// (the output to the end); at an instruction its operands' lives end before its own begins
-// (it reads them before it writes). Handing out freed slots first in, first out: the first K
-// values take slots 0..K-1, and value j >= K the slot of the value whose life ended (j-K)-th
-// — which ended by instruction j, since at most K values are live there, and which nobody
-// else takes. So a value's slot is the slot at the root of the chain j -> (j-K)-th ended,
-// found by pointer jumping. The output is then swapped into slot OUT (0). Scratch: last (cnt
-// words), hist (cnt + 1 words), pairs (cnt words, as two cnt-long halves of 16 bits), ws (32
-// words). Rewrites dst with the slots; returns K.
-__device__ u32 block_slots(u32 cnt, unsigned long long* dst, const u32* dargs, u32* last,
-                           u32* hist, unsigned short* pairs, u32* ws)
-{
-    u32 tid = threadIdx.x, nt = blockDim.x;
-    for (u32 j = tid; j < cnt; j += nt) last[j] = j + 1 < cnt ? j + 1 : cnt;
-    for (u32 t = tid; t <= cnt; t += nt) hist[t] = 0;
-    __syncthreads();
-    for (u32 j = tid; j < cnt; j += nt) {
-        u32 op = (u32)(dst[j] & 0xffff), ar = arity(op);
-        u32 a = dargs[j] & 0xffff, c = dargs[j] >> 16;
-        if (ar >= 1) atomicMax(&last[a], j);
-        if (ar == 2) atomicMax(&last[c], j);
-    }
-    __syncthreads();
-    for (u32 j = tid; j < cnt; j += nt) atomicAdd(&hist[last[j]], 1u);
-    __syncthreads();
-    // hist[t] := the lives ended before instruction t (t = 0..cnt), by thread chunks.
-    u32 n1 = cnt + 1, chunk = (n1 + nt - 1) / nt;
-    u32 lo = min(tid * chunk, n1), hi = min(lo + chunk, n1), mine = 0, total;
-    for (u32 t = lo; t < hi; t++) mine += hist[t];
-    u32 run = block_excl_scan(mine, ws, &total);
-    for (u32 t = lo; t < hi; t++) { u32 h = hist[t]; hist[t] = run; run += h; }
-    __syncthreads();
-    // K: the most values live at once, after instruction j: j + 1 started, hist[j + 1] ended.
-    u32 k = 1;
-    for (u32 j = tid; j < cnt; j += nt) k = max(k, j + 1 - hist[j + 1]);
-    k = __reduce_max_sync(0xffffffffu, k);
-    if ((tid & 31) == 0) ws[tid >> 5] = k;
-    __syncthreads();
-    u32 K = 1;
-    for (u32 w = 0; w < (nt >> 5); w++) K = max(K, ws[w]);
-    __syncthreads();
-    // The lives in the order they end (ties in any order): ended[r].
-    unsigned short* ended = pairs;
-    unsigned short* up = pairs + cnt;
-    for (u32 j = tid; j < cnt; j += nt) ended[atomicAdd(&hist[last[j]], 1u)] = (unsigned short)j;
-    __syncthreads();
-    for (u32 j = tid; j < cnt; j += nt) up[j] = j < K ? j : ended[j - K];
-    __syncthreads();
-    // Pointer jumping between the two halves until every value points at a root (< K).
-    unsigned short *from = up, *to = ended;
-    for (;;) {
-        bool more = false;
-        for (u32 j = tid; j < cnt; j += nt) {
-            u32 p = from[j], q = p < K ? p : from[p];
-            to[j] = (unsigned short)q;
-            more |= q >= K;
-        }
-        unsigned short* t = from; from = to; to = t;
-        if (!__syncthreads_or(more)) break;
-    }
-    u32 s_out = from[cnt - 1];
-    for (u32 j = tid; j < cnt; j += nt) {
-        u32 op = (u32)(dst[j] & 0xffff), ar = arity(op);
-        u32 a = dargs[j] & 0xffff, c = dargs[j] >> 16;
-        u32 o = from[j];
-        if (ar >= 1) a = from[a];
-        if (ar == 2) c = from[c];
-        // Slot OUT and the output's slot swap names.
-        o = o == s_out ? OUT_SLOT : (o == OUT_SLOT ? s_out : o);
-        if (ar >= 1) a = a == s_out ? OUT_SLOT : (a == OUT_SLOT ? s_out : a);
-        if (ar == 2) c = c == s_out ? OUT_SLOT : (c == OUT_SLOT ? s_out : c);
-        dst[j] = (unsigned long long)op | ((unsigned long long)o << 16)
-                 | ((unsigned long long)a << 32) | ((unsigned long long)c << 48);
-    }
-    return K;
-}
-
 // ivjit_tape_prune for the first level's tiles, one block per boundary tile, depth by depth:
 // the liveness backward, new indices by a block-wide prefix sum, replaced instructions
-// resolved forward, the new SSA tape written in parallel; then the block gives it slots (block_slots).
+// resolved forward, the new SSA tape written in parallel; then the block gives it slots (group_slots).
 extern "C" __global__ void ivjit_tape_root_prune(
     u32 nb, const u32* boundary, u32 n, const u32* work, const unsigned long long* pool,
     const u32* args, const u32* order, const u32* lv, u32 nlv, const u32* cix,
@@ -546,7 +611,7 @@ extern "C" __global__ void ivjit_tape_root_prune(
     __syncthreads();
     // Slots by the whole block (the new tape is in dst and dargs, visible to the block after
     // the barrier; sc, nop and narg are free again).
-    u32 used = block_slots(cnt, dst, dargs, sc, nop, (unsigned short*)narg, part);
+    u32 used = group_slots(BlockGroup{part}, cnt, dst, dargs, sc, nop, (unsigned short*)narg);
     if (tid == 0) {
         if (used > NSLOTS) counts[6] = 1;
         atomicMax(&counts[4], cnt);
