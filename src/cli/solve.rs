@@ -240,6 +240,23 @@ pub fn solve(args: SolveArgs) -> Result<(), Failure> {
         .map_err(|e| failure(e, &text))?;
     let secs = start.elapsed().as_secs_f64();
     let complete = found.ended == ivjit::search::exclude::Ended::Done;
+    // Where it ran: `auto` on a GPU starts the exclusion and Krawczyk's batches on the CPU
+    // and moves each to the GPU only when the CPU is predicted slower.
+    let on_gpu = found.gpu_rounds + found.gpu_batches;
+    let ran_on = match residual.backend() {
+        ivjit::Backend::Cpu => "cpu",
+        _ if on_gpu == 0 => "cpu",
+        _ if found.gpu_rounds == found.rounds && found.gpu_batches == found.batches => "gpu",
+        _ => "cpu+gpu",
+    };
+    let where_text = match ran_on {
+        "cpu+gpu" => format!(
+            "on the cpu and the gpu (exclusion rounds on the gpu: {} of {}; Newton batches: {} \
+             of {})",
+            found.gpu_rounds, found.rounds, found.gpu_batches, found.batches
+        ),
+        one => format!("on the {one}"),
+    };
     match args.format {
         FormatArg::Text => {
             for z in &found.zeros {
@@ -258,7 +275,7 @@ pub fn solve(args: SolveArgs) -> Result<(), Failure> {
             }
             println!(
                 "{} boxes; {} proven unique; every zero in the box lies in one{}; {} boxes \
-                 excluded, {} Newton steps, {:.3} s on the {}",
+                 excluded, {} Newton steps, {:.3} s {where_text}",
                 found.zeros.len(),
                 found.zeros.iter().filter(|z| z.unique).count(),
                 if complete {
@@ -269,7 +286,6 @@ pub fn solve(args: SolveArgs) -> Result<(), Failure> {
                 found.evaluated,
                 found.newton_steps,
                 secs,
-                residual.backend().name()
             );
         }
         FormatArg::Json => {
@@ -289,7 +305,8 @@ pub fn solve(args: SolveArgs) -> Result<(), Failure> {
             let doc = serde_json::json!({
                 "zeros": zeros, "complete": complete, "excluded_boxes": found.evaluated,
                 "newton_steps": found.newton_steps, "seconds": secs,
-                "backend": residual.backend().name(),
+                "backend": ran_on, "gpu_rounds": found.gpu_rounds,
+                "gpu_newton_batches": found.gpu_batches,
             });
             println!("{doc}");
         }

@@ -44,6 +44,9 @@ pub(crate) struct Jacobian<'a> {
     /// in a row (`search::handover`): Krawczyk's batches are a few clusters each, which the
     /// GPU's batch engine answers in a launch, copies and a synchronization each.
     pub on_cpu: Option<(&'a Evaluator, &'a std::sync::Mutex<Pace>)>,
+    /// Where the batches are counted, if anywhere: all, and those run by `eval` on a GPU
+    /// ([`Isolated::batches`], [`Isolated::gpu_batches`]).
+    pub gpu_batches: Option<&'a [std::sync::atomic::AtomicUsize; 2]>,
 }
 
 /// What Krawczyk's test proved about a box.
@@ -101,6 +104,9 @@ impl Jacobian<'_> {
                 soa[(2 * v + 1) * m + k + i] = centers[i][v];
             }
         }
+        if let Some([all, _]) = self.gpu_batches {
+            all.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         let cpu = self
             .on_cpu
             .filter(|(_, pace)| !pace.lock().unwrap_or_else(|p| p.into_inner()).hand_over(m));
@@ -114,7 +120,14 @@ impl Jacobian<'_> {
                     .record(m, seconds);
                 out
             }
-            None => self.eval.eval_soa(&soa, m)?,
+            None => {
+                if let Some([_, gpu]) = self.gpu_batches {
+                    if self.eval.backend() == crate::Backend::Gpu {
+                        gpu.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+                self.eval.eval_soa(&soa, m)?
+            }
         };
         let at = |o: usize, i: usize| (out[2 * o * m + i], out[(2 * o + 1) * m + i]);
         Ok(boxes
@@ -262,6 +275,16 @@ pub struct Isolated {
     pub evaluated: u64,
     /// Krawczyk steps taken (each one batch over the candidates).
     pub newton_steps: usize,
+    /// Rounds of the exclusion run on a GPU (with `Auto`, the rounds after the handover;
+    /// [`Survivors::gpu_rounds`](super::exclude::Survivors)).
+    pub gpu_rounds: usize,
+    /// Rounds of the exclusion in all.
+    pub rounds: usize,
+    /// Batches of Krawczyk's steps (a step over many candidates takes several).
+    pub batches: usize,
+    /// Those whose Jacobian ran on a GPU (with `Auto`, those after the CPU was predicted
+    /// slower).
+    pub gpu_batches: usize,
 }
 
 /// Krawczyk steps at most per candidate.
@@ -299,6 +322,7 @@ pub(crate) fn isolate(
     }
     let found = exclude(residual, root, 0.0, tol, max_boxes)?;
     let (ended, evaluated) = (found.ended, found.evaluated);
+    let (rounds, gpu_rounds) = (found.rounds, found.gpu_rounds);
     // Every box, final or not, in one flat list (the longer one extended: one copy at most).
     let (mut sides, rest) = if found.boxes.sides.len() >= found.unfinished.sides.len() {
         (found.boxes.sides, found.unfinished.sides)
@@ -392,6 +416,14 @@ pub(crate) fn isolate(
         zeros,
         ended,
         evaluated,
+        rounds,
+        gpu_rounds,
+        batches: jacobian
+            .gpu_batches
+            .map_or(0, |[all, _]| all.load(std::sync::atomic::Ordering::Relaxed)),
+        gpu_batches: jacobian
+            .gpu_batches
+            .map_or(0, |[_, gpu]| gpu.load(std::sync::atomic::Ordering::Relaxed)),
         newton_steps,
     })
 }
@@ -453,10 +485,12 @@ impl Solver {
         max_boxes: u64,
     ) -> Result<Isolated, Error> {
         let pace = std::sync::Mutex::new(Pace::new());
+        let gpu_batches = Default::default();
         let jacobian = Jacobian {
             eval: &self.jacobian,
             layout: self.layout,
             on_cpu: self.jacobian_cpu.as_ref().map(|twin| (twin, &pace)),
+            gpu_batches: Some(&gpu_batches),
         };
         isolate(&self.residual, &jacobian, root, tol, max_boxes)
     }
@@ -903,6 +937,7 @@ mod tests {
             eval: &e,
             layout,
             on_cpu: None,
+            gpu_batches: None,
         };
         let s = j
             .krawczyk(&[vec![(1.4, 1.5)], vec![(2.0, 3.0)], vec![(-1.0, 1.0)]])
@@ -1065,6 +1100,7 @@ mod tests {
             eval: &e,
             layout,
             on_cpu: None,
+            gpu_batches: None,
         };
         assert_eq!(
             j.krawczyk(&[vec![(-0.1, 0.4)]]).unwrap()[0].verdict,
@@ -1080,6 +1116,7 @@ mod tests {
             eval: &e,
             layout,
             on_cpu: None,
+            gpu_batches: None,
         };
         assert_eq!(
             j.krawczyk(&[vec![(0.2, 0.7)]]).unwrap()[0].verdict,

@@ -526,11 +526,30 @@ fn newton_isolation_on_the_gpu_equals_the_cpu() {
             let solver = Solver::new(&e, b).unwrap();
             solver.isolate(root, 1e-12, 1 << 24).unwrap()
         };
+        // What the backends agree on: all but where the rounds and batches ran.
+        let same = |m: &ivjit::search::newton::Isolated| {
+            (
+                m.zeros.clone(),
+                m.ended,
+                m.evaluated,
+                m.rounds,
+                m.batches,
+                m.newton_steps,
+            )
+        };
         let (a, b) = (run(BackendChoice::Cpu), run(BackendChoice::Gpu));
-        assert_eq!(a, b, "{text:.30}");
+        assert_eq!(same(&a), same(&b), "{text:.30}");
+        assert_eq!((a.gpu_rounds, a.gpu_batches), (0, 0), "{text:.30}");
+        assert_eq!(
+            (b.gpu_rounds, b.gpu_batches),
+            (b.rounds, b.batches),
+            "{text:.30}"
+        );
         // `auto`: the exclusion handed over by its pace, Krawczyk's batches on the CPU while
-        // they are small; the same zeros.
-        assert_eq!(a, run(BackendChoice::Auto), "{text:.30}: auto");
+        // they are small; the same zeros, and a count of each that ran on the GPU.
+        let c = run(BackendChoice::Auto);
+        assert_eq!(same(&a), same(&c), "{text:.30}: auto");
+        assert!(c.gpu_rounds <= c.rounds && c.gpu_batches <= c.batches);
         assert!(!a.zeros.is_empty());
     }
 }

@@ -617,6 +617,9 @@ fn solve_proves_the_zeros_unique() {
     let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let zeros = doc["zeros"].as_array().unwrap();
     assert_eq!(zeros.len(), 2, "{doc}");
+    assert_eq!(doc["backend"], "cpu", "{doc}");
+    assert_eq!(doc["gpu_rounds"], 0, "{doc}");
+    assert_eq!(doc["gpu_newton_batches"], 0, "{doc}");
     for (z, sign) in zeros.iter().zip([-1.0, 1.0]) {
         assert_eq!(z["unique"], true);
         for v in ["x", "y"] {
@@ -630,6 +633,7 @@ fn solve_proves_the_zeros_unique() {
     let o = ivjit(&["solve", "(x-2)^2", "--box", "x=[0,4]", "--backend", "cpu"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("not proven") && stdout(&o).contains("0 proven unique"));
+    assert!(stdout(&o).contains(" s on the cpu"), "{}", stdout(&o));
     let o = ivjit(&["solve", "x + y", "--box", "x=[0,1]", "--box", "y=[0,1]"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("as many equations"), "{}", stderr(&o));
