@@ -70,6 +70,17 @@ impl PrunedRender {
         let (image, stats) = self.renderer.render(opts)?;
         Ok((image, stats.iter().map(|s| (s.tile, s.mean_len)).collect()))
     }
+
+    /// One frame with the image lent to `f` where it arrived instead of returned
+    /// ([`TapeRenderer::render_with`]): the rounds and, per round, the mean program length.
+    pub fn render_with(
+        &self,
+        opts: &RenderOptions,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<(Vec<super::Round2>, Vec<MeanLength>), Error> {
+        let (rounds, stats) = self.renderer.render_with(opts, f)?;
+        Ok((rounds, stats.iter().map(|s| (s.tile, s.mean_len)).collect()))
+    }
 }
 
 /// Whether pruning can shorten `expr`'s programs on a tile: it has a `min` or a `max`, whose

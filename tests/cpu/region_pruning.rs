@@ -546,3 +546,31 @@ fn regions_at_exact_points_and_poles_keep_the_full_programs_bits() {
     }
     assert!(checked > 2000, "{checked}");
 }
+
+/// A tape renderer's frame with the image lent to a closure (`render_with`, which the CLI's
+/// and the benchmark's timed frames use) is the frame `render` returns: the same classes, rounds
+/// and tape lengths, frame after frame.
+#[test]
+fn a_lent_image_is_the_returned_image() {
+    use ivjit::search::tape::{TapeBackend, TapeRenderer};
+    use ivjit::search::RenderOptions;
+    let expr =
+        Expression::parse("min(sqrt(x^2 + y^2) - 0.5, max(abs(x) - 0.3, abs(y) - 0.7))").unwrap();
+    for p in [Precision::F64, Precision::F32] {
+        let r = TapeRenderer::new(&expr, p, TapeBackend::Cpu).unwrap();
+        for (w, h) in [(96, 64), (33, 70)] {
+            let opts = RenderOptions {
+                tiles: vec![16, 4, 1],
+                ..RenderOptions::new(w, h, [-1.0, 1.0, -1.0, 1.0])
+            };
+            let (image, stats) = r.render(&opts).unwrap();
+            let mut lent = Vec::new();
+            let (rounds, lent_stats) = r.render_with(&opts, &mut |c| lent = c.to_vec()).unwrap();
+            assert_eq!(lent, image.classes, "{p:?} {w}x{h}");
+            assert_eq!((rounds, lent_stats), (image.rounds, stats), "{p:?} {w}x{h}");
+            assert!(
+                lent.contains(&ivjit::search::INSIDE) && lent.contains(&ivjit::search::OUTSIDE)
+            );
+        }
+    }
+}

@@ -160,7 +160,8 @@ fn tape_render_on_the_gpu_equals_the_cpu() {
 /// One GPU tape renderer drawing frame after frame keeps its stream and buffers between
 /// frames (grown when a frame needs more): frames of different sizes, regions, tile plans and
 /// level counts, in an order that shrinks and grows them, each give the classes, rounds and
-/// tape lengths of a fresh CPU tape render.
+/// tape lengths of a fresh CPU tape render — returned, and lent where they arrived
+/// (`render_with`).
 #[test]
 #[cfg_attr(
     not(feature = "gpu-tests"),
@@ -189,7 +190,12 @@ fn a_tape_renderer_reuses_its_buffers_between_frames() {
             let (b, sb) = gpu.render(&opts).unwrap();
             let what = format!("{p:?} {w}x{h} {tiles:?} {region:?}");
             assert!(a.classes == b.classes, "{what}: classes differ");
-            assert_eq!((a.rounds, sa), (b.rounds, sb), "{what}");
+            assert_eq!((&a.rounds, &sa), (&b.rounds, &sb), "{what}");
+            // The same frame with the image lent where it arrived.
+            let mut lent = Vec::new();
+            let (rounds, sl) = gpu.render_with(&opts, &mut |c| lent = c.to_vec()).unwrap();
+            assert!(lent == a.classes, "{what}: lent classes differ");
+            assert_eq!((a.rounds, sa), (rounds, sl), "{what}: lent");
         }
     }
 }

@@ -218,11 +218,53 @@ pub(crate) fn compose(
     offsets: &[usize],
     kept: Option<&mut ImageBuffers>,
 ) -> Result<Vec<u8>, GpuError> {
+    let mut out = Vec::new();
+    match kept {
+        Some(bufs) => compose_with(stream, compose, plan, classes, offsets, bufs, &mut |b| {
+            out = b.to_vec()
+        })?,
+        None => {
+            let mut bufs = ImageBuffers::default();
+            let pixels = plan.width as usize * plan.height as usize;
+            let image = compose_on_device(stream, compose, plan, classes, offsets, &mut bufs)?;
+            out = stream
+                .clone_dtoh(&image.slice(..pixels))
+                .during("downloading the image")?;
+        }
+    }
+    Ok(out)
+}
+
+/// [`compose`] through `bufs`, the image handed to `f` in the page-locked memory it came back
+/// to (no copy on the host: a 4096² image is 16 MB, whose copy took longer than the frame).
+pub(crate) fn compose_with(
+    stream: &Arc<CudaStream>,
+    compose: &CudaFunction,
+    plan: &Plan,
+    classes: &CudaSlice<u8>,
+    offsets: &[usize],
+    bufs: &mut ImageBuffers,
+    f: &mut dyn FnMut(&[u8]),
+) -> Result<(), GpuError> {
+    let pixels = plan.width as usize * plan.height as usize;
+    let image = compose_on_device(stream, compose, plan, classes, offsets, bufs)?;
+    download_with(stream, &image, pixels, &mut bufs.host, f)?;
+    bufs.device = Some(image);
+    Ok(())
+}
+
+/// The image composed on the device, in `bufs`' device buffer (taken; the caller gives it
+/// back) or a new one.
+fn compose_on_device(
+    stream: &Arc<CudaStream>,
+    compose: &CudaFunction,
+    plan: &Plan,
+    classes: &CudaSlice<u8>,
+    offsets: &[usize],
+    bufs: &mut ImageBuffers,
+) -> Result<CudaSlice<u8>, GpuError> {
     let levels = &plan.levels;
     let pixels = plan.width as usize * plan.height as usize;
-    let mut own = ImageBuffers::default();
-    let keep = kept.is_some();
-    let bufs = kept.unwrap_or(&mut own);
     // The compose kernel writes every pixel before the image is read.
     let mut image = kernels::room(stream, bufs.device.take(), pixels, "allocating the image")?;
     let table: Vec<u32> = levels
@@ -244,24 +286,19 @@ pub(crate) fn compose(
     // SAFETY: matches the signature; `classes` holds every level's array at its offset, the
     // image at least width x height bytes.
     unsafe { c.launch(config(pixels)) }.during("launching the search's compose kernel")?;
-    if !keep {
-        return stream
-            .clone_dtoh(&image.slice(..pixels))
-            .during("downloading the image");
-    }
-    let bytes = download(stream, &image, pixels, &mut bufs.host)?;
-    (bufs.device, bufs.table) = (Some(image), Some(dtable));
-    Ok(bytes)
+    bufs.table = Some(dtable);
+    Ok(image)
 }
 
-/// The first `pixels` bytes of `image`, copied back through the page-locked memory in `host`
-/// (allocated or grown here, kept by the caller for the next image).
-pub(crate) fn download(
+/// The first `pixels` bytes of `image`, copied back into the page-locked memory in `host`
+/// (allocated or grown here, kept by the caller for the next image) and lent to `f` there.
+pub(crate) fn download_with(
     stream: &Arc<CudaStream>,
     image: &CudaSlice<u8>,
     pixels: usize,
     host: &mut Option<cudarc::driver::PinnedHostSlice<u8>>,
-) -> Result<Vec<u8>, GpuError> {
+    f: &mut dyn FnMut(&[u8]),
+) -> Result<(), GpuError> {
     let mut pinned = match host.take() {
         Some(h) if h.len() >= pixels => h,
         old => {
@@ -280,7 +317,7 @@ pub(crate) fn download(
         .memcpy_dtoh(&image.slice(..pixels), &mut pinned)
         .during("downloading the image")?;
     stream.synchronize().during("downloading the image")?;
-    let bytes = pinned.as_slice().during("reading the image")?[..pixels].to_vec();
+    f(&pinned.as_slice().during("reading the image")?[..pixels]);
     *host = Some(pinned);
-    Ok(bytes)
+    Ok(())
 }

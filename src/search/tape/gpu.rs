@@ -28,7 +28,7 @@ use cudarc::driver::{
 use crate::gpu::{self, Context, GpuError};
 use crate::search::render::UNSET;
 use crate::search::tape::{code, Bound, Tape, TapeRound};
-use crate::search::{Plan, Rendered, Round2};
+use crate::search::{Plan, Round2};
 use crate::Precision;
 
 struct Kernels {
@@ -218,11 +218,16 @@ impl DeviceTape {
         })
     }
 
-    /// One frame: the search of `plan` with the tape.
-    pub(crate) fn render(&self, plan: &Plan) -> Result<(Rendered, Vec<TapeRound>), GpuError> {
+    /// One frame: the search of `plan` with the tape, the image handed to `f` in the
+    /// page-locked memory it came back to; the rounds and their mean tape lengths.
+    pub(crate) fn render_with(
+        &self,
+        plan: &Plan,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<(Vec<Round2>, Vec<TapeRound>), GpuError> {
         match self {
-            DeviceTape::F64(d) => d.render(plan),
-            DeviceTape::F32(d) => d.render(plan),
+            DeviceTape::F64(d) => d.render(plan, f),
+            DeviceTape::F32(d) => d.render(plan, f),
         }
     }
 }
@@ -578,7 +583,11 @@ where
         Ok(())
     }
 
-    fn render(&self, plan: &Plan) -> Result<(Rendered, Vec<TapeRound>), GpuError> {
+    fn render(
+        &self,
+        plan: &Plan,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<(Vec<Round2>, Vec<TapeRound>), GpuError> {
         self.ctx
             .bind_to_thread()
             .during("binding the device's context")?;
@@ -588,12 +597,17 @@ where
             Some(k) => k,
             None => Kept::new(&self.ctx)?,
         };
-        let out = self.frame(plan, &mut kept)?;
+        let out = self.frame(plan, &mut kept, f)?;
         *guard = Some(kept);
         Ok(out)
     }
 
-    fn frame(&self, plan: &Plan, kept: &mut Kept) -> Result<(Rendered, Vec<TapeRound>), GpuError> {
+    fn frame(
+        &self,
+        plan: &Plan,
+        kept: &mut Kept,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<(Vec<Round2>, Vec<TapeRound>), GpuError> {
         let stream = kept.stream.clone();
         let mut profile = Profile::new();
         let levels = &plan.levels;
@@ -742,25 +756,18 @@ where
             n = next_n;
         }
         profile.mark(&stream, "between".to_string())?;
-        let image = crate::search::render::gpu::compose(
+        crate::search::render::gpu::compose_with(
             &stream,
             &self.compose,
             plan,
             &classes,
             &offsets,
-            Some(&mut kept.image),
+            &mut kept.image,
+            f,
         )?;
         kept.classes = Some(classes);
         profile.mark(&stream, "compose".to_string())?;
         profile.print();
-        Ok((
-            Rendered {
-                width: plan.width,
-                height: plan.height,
-                classes: image,
-                rounds,
-            },
-            stats,
-        ))
+        Ok((rounds, stats))
     }
 }

@@ -43,7 +43,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::{Plan, RenderOptions, Rendered};
+use super::{Plan, RenderOptions, Rendered, Round2};
 use crate::cpu::eval::Chunk;
 
 mod cpu;
@@ -285,7 +285,9 @@ pub(crate) const OUT: u16 = 0;
 /// Slots for an SSA tape by a backward scan: walking from the end, a value takes a free slot
 /// where it is last used (the first use met) and gives it back where it is defined; the result
 /// takes slot 0 ([`OUT`]). A straight-line program needs no more slots than values live at
-/// once. The CUDA pruning (`tape/gpu.rs`) runs the same scan, so it makes the same tapes.
+/// once. The CUDA pruning (`tape/gpu.rs`) gives the same number of slots in parallel, handing
+/// freed slots out first in first out (`group_slots` in tape.cu): other slot numbers, the same
+/// instructions and values (the tests compare classes and tape lengths, not slot numbers).
 fn allocate(ops: &[u16], args: &[u32]) -> Result<(Vec<Inst>, u16), TapeError> {
     thread_local! {
         // `slot_of` and `free` below, kept between calls (every pruned tape is allocated).
@@ -1227,9 +1229,44 @@ impl TapeRenderer {
     pub fn render(&self, opts: &RenderOptions) -> Result<(Rendered, Vec<TapeRound>), Error> {
         let plan = Plan::of(&self.vars, self.outputs, opts)?;
         match (&self.device, self.precision) {
-            (Some(d), _) => Ok(d.render(&plan)?),
+            (Some(d), _) => {
+                let mut classes = Vec::new();
+                let (rounds, stats) = d.render_with(&plan, &mut |b| classes = b.to_vec())?;
+                let (width, height) = (plan.width, plan.height);
+                let image = Rendered {
+                    width,
+                    height,
+                    classes,
+                    rounds,
+                };
+                Ok((image, stats))
+            }
             (None, Precision::F64) => cpu::render::<f64>(&self.tape, &plan),
             (None, Precision::F32) => cpu::render::<f32>(&self.tape, &plan),
+        }
+    }
+
+    /// [`TapeRenderer::render`] with the image lent to `f` (row-major classes, as
+    /// [`Rendered::classes`]; called once) instead of returned: on the GPU it is read where it
+    /// arrived, in page-locked memory the renderer keeps for its next frame, so a frame pays no
+    /// host copy of the image (at 4096², 16 MB: about 2 ms on the H200's host, longer than the
+    /// search). Returns the rounds and their mean tape lengths.
+    pub fn render_with(
+        &self,
+        opts: &RenderOptions,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<(Vec<Round2>, Vec<TapeRound>), Error> {
+        let plan = Plan::of(&self.vars, self.outputs, opts)?;
+        match (&self.device, self.precision) {
+            (Some(d), _) => Ok(d.render_with(&plan, f)?),
+            (None, p) => {
+                let (image, stats) = match p {
+                    Precision::F64 => cpu::render::<f64>(&self.tape, &plan)?,
+                    Precision::F32 => cpu::render::<f32>(&self.tape, &plan)?,
+                };
+                f(&image.classes);
+                Ok((image.rounds, stats))
+            }
         }
     }
 }

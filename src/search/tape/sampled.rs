@@ -13,7 +13,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, PushKerne
 use super::{code, Tape, TapeError};
 use crate::gpu::{self, Context, GpuError};
 use crate::search::kernels;
-use crate::search::render::gpu::download;
+use crate::search::render::gpu::download_with;
 use crate::search::{SearchError, BOUNDARY, INSIDE, OUTSIDE};
 use crate::{Error, Precision};
 
@@ -114,10 +114,30 @@ impl PointSampler {
     /// copied back as the rigorous render's image is: the sign of f at each pixel's centre
     /// (0 outside, 1 inside, 2 for zero or NaN).
     pub fn render(&self, width: u32, height: u32, region: [f64; 4]) -> Result<Vec<u8>, Error> {
-        Ok(self.image(width, height, region)?)
+        let mut out = Vec::new();
+        self.image(width, height, region, &mut |b| out = b.to_vec())?;
+        Ok(out)
     }
 
-    fn image(&self, width: u32, height: u32, region: [f64; 4]) -> Result<Vec<u8>, GpuError> {
+    /// [`PointSampler::render`] with the image lent to `f` in the page-locked memory it came
+    /// back to, as [`super::TapeRenderer::render_with`] does (the benchmark times both so).
+    pub fn render_with(
+        &self,
+        width: u32,
+        height: u32,
+        region: [f64; 4],
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), Error> {
+        Ok(self.image(width, height, region, f)?)
+    }
+
+    fn image(
+        &self,
+        width: u32,
+        height: u32,
+        region: [f64; 4],
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), GpuError> {
         self.ctx
             .bind_to_thread()
             .during("binding the device's context")?;
@@ -145,9 +165,9 @@ impl PointSampler {
         // SAFETY: matches the kernel's signature (T as the precision's); the image holds
         // width x height bytes, one per thread below that count.
         unsafe { b.launch(kernels::config(pixels)) }.during("launching the point kernel")?;
-        let out = download(&stream, &image, pixels, &mut kept.host)?;
+        download_with(&stream, &image, pixels, &mut kept.host, f)?;
         kept.image = Some(image);
         *guard = Some(kept);
-        Ok(out)
+        Ok(())
     }
 }
