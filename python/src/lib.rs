@@ -418,7 +418,8 @@ impl Function {
         prune: Option<bool>,
     ) -> PyResult<(pyo3::Bound<'py, PyAny>, Vec<(u32, u64, u64, u64, u64)>)> {
         let mut opts = ivjit::search::RenderOptions::new(width, height, region);
-        if !tiles.is_empty() {
+        let chosen = !tiles.is_empty();
+        if chosen {
             opts.tiles = tiles;
         }
         let image = py
@@ -433,7 +434,12 @@ impl Function {
                     None => default_pruned(&self.expr, p, backend == ivjit::Backend::Gpu),
                 };
                 match pruned {
-                    Some(r) => r.render(&opts).map(|(image, _)| image),
+                    Some(r) => {
+                        if !chosen {
+                            opts.tiles = r.default_tiles(width, height);
+                        }
+                        r.render(&opts).map(|(image, _)| image)
+                    }
                     None => ivjit::search::render(&self.eval, &opts),
                 }
             })

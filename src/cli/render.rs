@@ -21,9 +21,11 @@ pub struct RenderArgs {
     /// The region x0,x1,y0,y1 (row 0 of the image is at y1).
     #[arg(long, default_value = "-1,1,-1,1", allow_hyphen_values = true)]
     pub region: String,
-    /// Tile sizes of the subdivision, coarse to fine, ending with 1.
-    #[arg(long, value_delimiter = ',', default_value = "64,8,1")]
-    pub tiles: Vec<u32>,
+    /// Tile sizes of the subdivision, coarse to fine, ending with 1 [default: 64,8,1; a 2-D
+    /// pruned render on the GPU takes a coarser first level beyond 1024 pixels a side:
+    /// 128,16,2,1 up to 2048, 256,32,4,1 up to 4096, 512,64,8,1 beyond]
+    #[arg(long, value_delimiter = ',')]
+    pub tiles: Option<Vec<u32>>,
     /// .npy: the classes as a uint8 array (height, width), 0 outside, 1 inside, 2 boundary;
     /// .png: a picture (inside black, boundary grey, outside white).
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -137,10 +139,10 @@ pub fn render(args: RenderArgs) -> Result<(), Failure> {
     let eval =
         Evaluator::new(&expr, precision(args.precision), choice).map_err(|e| failure(e, &text))?;
     report_fallback(&eval);
-    let opts = RenderOptions {
-        tiles: args.tiles.clone(),
-        ..RenderOptions::new(width, height, region)
-    };
+    let mut opts = RenderOptions::new(width, height, region);
+    if let Some(tiles) = &args.tiles {
+        opts.tiles = tiles.clone();
+    }
     let start = Instant::now();
     let mut image = search::render(&eval, &opts).map_err(|e| failure(e, &text))?;
     let mut times = vec![start.elapsed().as_secs_f64()];
@@ -200,9 +202,10 @@ fn render_pruned(
     region: [f64; 4],
     format: Format,
 ) -> Result<(), Failure> {
-    let opts = RenderOptions {
-        tiles: args.tiles.clone(),
-        ..RenderOptions::new(width, height, region)
+    let mut opts = RenderOptions::new(width, height, region);
+    opts.tiles = match &args.tiles {
+        Some(tiles) => tiles.clone(),
+        None => pruned.default_tiles(width, height),
     };
     let p = precision(args.precision);
     // The image written (and with --repeat the untimed warm-up); the timed frames leave
@@ -315,7 +318,8 @@ fn render_depth(
                  GPU yet); use --backend cpu or auto, or leave out --prune",
             ));
         }
-        let mut blocks: Vec<u32> = args.tiles.iter().copied().filter(|&t| t > 1).collect();
+        let tiles = args.tiles.clone().unwrap_or_else(|| vec![64, 8, 1]);
+        let mut blocks: Vec<u32> = tiles.iter().copied().filter(|&t| t > 1).collect();
         if blocks.is_empty() {
             blocks.push(8);
         }

@@ -65,6 +65,21 @@ impl PrunedRender {
         "tape instructions"
     }
 
+    /// The tile sizes a W x H frame of this render takes by default. On the CPU 64, 8, 1 (its
+    /// cost is its total work: at 2048², 57-61 ms against 92-98 ms with 128, 16, 2, 1 on the
+    /// 2-core development machine). On the GPU first tiles of 64 pixels up to 1024 pixels
+    /// along the longer side, doubled with each doubling of the size beyond (at most 512:
+    /// about 16 first tiles a side), then each level 8 times finer down to 8 pixels or fewer,
+    /// then pixels — 64, 8, 1 up to 1024²; 128, 16, 2, 1 up to 2048; 256, 32, 4, 1 up to 4096;
+    /// 512, 64, 8, 1 beyond: every first tile runs the whole tape, one block each, so their
+    /// count sets the first level's time. Prospero on an H200 (run 43 of docs/gpu-runs.md),
+    /// f64 / f32: 4096², 3.82 / 2.82 ms with 64, 8, 1 against 1.99 / 2.55 ms; at 1024², 64, 8,
+    /// 1 was the fastest plan tried. The classes do not depend on the plan (a pixel's class
+    /// is its own box's wherever a level reaches it, and a tile's proof holds for its pixels).
+    pub fn default_tiles(&self, width: u32, height: u32) -> Vec<u32> {
+        tiles_for(self.backend, width, height)
+    }
+
     /// One frame: the image of `opts` and, per round, the mean program length.
     pub fn render(&self, opts: &RenderOptions) -> Result<(Rendered, Vec<MeanLength>), Error> {
         let (image, stats) = self.renderer.render(opts)?;
@@ -81,6 +96,27 @@ impl PrunedRender {
         let (rounds, stats) = self.renderer.render_with(opts, f)?;
         Ok((rounds, stats.iter().map(|s| (s.tile, s.mean_len)).collect()))
     }
+}
+
+/// [`PrunedRender::default_tiles`] on `backend`.
+fn tiles_for(backend: Backend, width: u32, height: u32) -> Vec<u32> {
+    if backend == Backend::Cpu {
+        return vec![64, 8, 1];
+    }
+    let side = width.max(height);
+    let mut tile = 64u32;
+    while tile < 512 && side > tile * 16 {
+        tile *= 2;
+    }
+    let mut tiles = vec![tile];
+    while tile > 8 {
+        tile /= 8;
+        tiles.push(tile);
+    }
+    if tile > 1 {
+        tiles.push(1);
+    }
+    tiles
 }
 
 /// Whether pruning can shorten `expr`'s programs on a tile: it has a `min` or a `max`, whose
@@ -127,6 +163,37 @@ pub fn default_pruned(expr: &Expression, precision: Precision, gpu: bool) -> Opt
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The default plans: on the GPU 64, 8, 1 up to 1024 pixels a side and a coarser first
+    /// level beyond, on the CPU always 64, 8, 1; every plan a valid one (each size divides
+    /// the one before, the last is 1), with the classes of 64, 8, 1 where they differ.
+    #[test]
+    fn default_tiles_grow_with_the_image_on_the_gpu() {
+        let t = |w, h| tiles_for(Backend::Gpu, w, h);
+        assert_eq!(t(1024, 1024), [64, 8, 1]);
+        assert_eq!(t(333, 250), [64, 8, 1]);
+        assert_eq!(t(1, 1), [64, 8, 1]);
+        assert_eq!(t(2048, 100), [128, 16, 2, 1]);
+        assert_eq!(t(4096, 4096), [256, 32, 4, 1]);
+        assert_eq!(t(1 << 20, 8192), [512, 64, 8, 1]);
+        assert_eq!(tiles_for(Backend::Cpu, 4096, 4096), [64, 8, 1]);
+        for side in [1u32, 7, 1000, 1025, 3000, 5000, 70000] {
+            let plan = t(side, 3);
+            assert_eq!(plan.last(), Some(&1));
+            assert!(plan.windows(2).all(|w| w[0] % w[1] == 0 && w[0] > w[1]));
+        }
+        let e = Expression::parse("min(x^2 + y^2 - 0.3, max(x - 0.2, y^3 - x))").unwrap();
+        let r = PrunedRender::new(&e, Precision::F64, Backend::Cpu).unwrap();
+        let opts = RenderOptions {
+            tiles: t(1100, 40),
+            ..RenderOptions::new(1100, 40, [-1.0, 1.0, -0.1, 0.2])
+        };
+        let (a, _) = r.render(&opts).unwrap();
+        let (b, _) = r
+            .render(&RenderOptions::new(1100, 40, opts.region))
+            .unwrap();
+        assert!(a.classes == b.classes && a.rounds.len() == 4 && b.rounds.len() == 3);
+    }
 
     /// The default prunes on the CPU wherever a min or max may be decided, never without one;
     /// on the GPU never below the measured tape length (decided before any GPU is touched).

@@ -36,7 +36,9 @@ pub struct RenderOptions {
 }
 
 impl RenderOptions {
-    /// The default subdivision of a W x H image over `region`: tiles of 64, 8, then 1 pixel.
+    /// The default subdivision of a W x H image over `region`: tiles of 64, 8, then 1 pixel
+    /// (a pruned render on the GPU takes coarser first tiles for large images:
+    /// [`crate::search::PrunedRender::default_tiles`]).
     pub fn new(width: u32, height: u32, region: [f64; 4]) -> RenderOptions {
         RenderOptions {
             width,
