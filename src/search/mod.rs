@@ -65,7 +65,7 @@ pub fn kernel_ptx(
         .collect()
 }
 pub use prune::PruneRound;
-pub use pruned::{default_pruned, prunes, MeanLength, PrunedRender, GPU_PRUNED_FROM};
+pub use pruned::{default_pruned, pruned_tiles, prunes, MeanLength, PrunedRender, GPU_PRUNED_FROM};
 
 /// The CUDA C of every search kernel module in precision `p` (the tape interpreter with
 /// `nslots` slots), named: what the offline tests compile with NVRTC and assemble with ptxas.

@@ -77,7 +77,7 @@ impl PrunedRender {
     /// 1 was the fastest plan tried. The classes do not depend on the plan (a pixel's class
     /// is its own box's wherever a level reaches it, and a tile's proof holds for its pixels).
     pub fn default_tiles(&self, width: u32, height: u32) -> Vec<u32> {
-        tiles_for(self.backend, width, height)
+        pruned_tiles(self.backend, width, height)
     }
 
     /// One frame: the image of `opts` and, per round, the mean program length.
@@ -98,8 +98,8 @@ impl PrunedRender {
     }
 }
 
-/// [`PrunedRender::default_tiles`] on `backend`.
-fn tiles_for(backend: Backend, width: u32, height: u32) -> Vec<u32> {
+/// [`PrunedRender::default_tiles`] of a pruned render on `backend`.
+pub fn pruned_tiles(backend: Backend, width: u32, height: u32) -> Vec<u32> {
     if backend == Backend::Cpu {
         return vec![64, 8, 1];
     }
@@ -169,14 +169,14 @@ mod tests {
     /// the one before, the last is 1), with the classes of 64, 8, 1 where they differ.
     #[test]
     fn default_tiles_grow_with_the_image_on_the_gpu() {
-        let t = |w, h| tiles_for(Backend::Gpu, w, h);
+        let t = |w, h| pruned_tiles(Backend::Gpu, w, h);
         assert_eq!(t(1024, 1024), [64, 8, 1]);
         assert_eq!(t(333, 250), [64, 8, 1]);
         assert_eq!(t(1, 1), [64, 8, 1]);
         assert_eq!(t(2048, 100), [128, 16, 2, 1]);
         assert_eq!(t(4096, 4096), [256, 32, 4, 1]);
         assert_eq!(t(1 << 20, 8192), [512, 64, 8, 1]);
-        assert_eq!(tiles_for(Backend::Cpu, 4096, 4096), [64, 8, 1]);
+        assert_eq!(pruned_tiles(Backend::Cpu, 4096, 4096), [64, 8, 1]);
         for side in [1u32, 7, 1000, 1025, 3000, 5000, 70000] {
             let plan = t(side, 3);
             assert_eq!(plan.last(), Some(&1));
