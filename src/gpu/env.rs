@@ -81,6 +81,13 @@ pub(crate) fn tape_no_root() -> bool {
     text("IVJIT_TAPE_NO_ROOT").is_some()
 }
 
+/// `IVJIT_TAPE_SHORT_CAPS`: any value halves the capacities a GPU tape render's frame takes
+/// from the frame before it, so that tests reach the kernels' guards and the reading pass that
+/// follows a short capacity.
+pub(crate) fn tape_short_caps() -> bool {
+    text("IVJIT_TAPE_SHORT_CAPS").is_some()
+}
+
 /// `IVJIT_CACHE_DIR`: the disk cache's folder.
 pub(crate) fn cache_dir() -> Option<OsString> {
     std::env::var_os("IVJIT_CACHE_DIR").filter(|v| !v.is_empty())

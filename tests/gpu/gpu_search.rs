@@ -192,12 +192,36 @@ fn a_tape_renderer_reuses_its_buffers_between_frames() {
             assert!(a.classes == b.classes, "{what}: classes differ");
             assert_eq!((&a.rounds, &sa), (&b.rounds, &sb), "{what}");
             // The same frame with the image lent where it arrived.
+            // The same plan again: a frame that takes the last one's sizes as capacities
+            // and reads no counter before its end.
             let mut lent = Vec::new();
             let (rounds, sl) = gpu.render_with(&opts, &mut |c| lent = c.to_vec()).unwrap();
             assert!(lent == a.classes, "{what}: lent classes differ");
-            assert_eq!((a.rounds, sa), (rounds, sl), "{what}: lent");
+            assert_eq!((&a.rounds, &sa), (&rounds, &sl), "{what}: lent");
+            let (c, sc) = gpu.render(&opts).unwrap();
+            assert!(c.classes == a.classes, "{what}: again");
+            assert_eq!((&a.rounds, &sa), (&c.rounds, &sc), "{what}: again");
         }
     }
+    // Capacities too short (halved): the kernels write nothing past them and flag it, and
+    // the frame is rendered again reading its counters — the same frames. (Other tests of
+    // this binary that render tapes meanwhile take the reading pass too: the same results.)
+    std::env::set_var("IVJIT_TAPE_SHORT_CAPS", "1");
+    for p in [Precision::F64, Precision::F32] {
+        let gpu = TapeRenderer::new(&expr, p, TapeBackend::Gpu).unwrap();
+        let opts = RenderOptions::new(512, 384, [-1.0, 1.0, -0.8, 0.7]);
+        let (a, sa) = tape::render(&expr, p, TapeBackend::Cpu, &opts).unwrap();
+        for _ in 0..3 {
+            let (b, sb) = gpu.render(&opts).unwrap();
+            assert!(a.classes == b.classes, "{p:?}: short capacities");
+            assert_eq!(
+                (&a.rounds, &sa),
+                (&b.rounds, &sb),
+                "{p:?}: short capacities"
+            );
+        }
+    }
+    std::env::remove_var("IVJIT_TAPE_SHORT_CAPS");
 }
 
 /// The point-sampling baseline of `ivjit bench --render` (not rigorous: the sign of f at each

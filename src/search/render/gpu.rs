@@ -177,7 +177,7 @@ where
         std::mem::swap(&mut tiles, &mut next);
     }
 
-    let classes = compose(&stream, &k.compose, plan, &classes, &offsets, None)?;
+    let classes = compose(&stream, &k.compose, plan, &classes, &offsets)?;
     Ok(Rendered {
         width: plan.width,
         height: plan.height,
@@ -208,49 +208,69 @@ pub(crate) struct ImageBuffers {
 }
 
 /// Each pixel's class from the level arrays (`classes`, level l at `offsets[l]`): the image,
-/// copied back — through `kept`'s buffers when given (grown when too small), else through
-/// buffers of this call.
+/// copied back.
 pub(crate) fn compose(
     stream: &Arc<CudaStream>,
     compose: &CudaFunction,
     plan: &Plan,
     classes: &CudaSlice<u8>,
     offsets: &[usize],
-    kept: Option<&mut ImageBuffers>,
 ) -> Result<Vec<u8>, GpuError> {
-    let mut out = Vec::new();
-    match kept {
-        Some(bufs) => compose_with(stream, compose, plan, classes, offsets, bufs, &mut |b| {
-            out = b.to_vec()
-        })?,
-        None => {
-            let mut bufs = ImageBuffers::default();
-            let pixels = plan.width as usize * plan.height as usize;
-            let image = compose_on_device(stream, compose, plan, classes, offsets, &mut bufs)?;
-            out = stream
-                .clone_dtoh(&image.slice(..pixels))
-                .during("downloading the image")?;
-        }
-    }
-    Ok(out)
+    let mut bufs = ImageBuffers::default();
+    let pixels = plan.width as usize * plan.height as usize;
+    let image = compose_on_device(stream, compose, plan, classes, offsets, &mut bufs)?;
+    stream
+        .clone_dtoh(&image.slice(..pixels))
+        .during("downloading the image")
 }
 
-/// [`compose`] through `bufs`, the image handed to `f` in the page-locked memory it came back
-/// to (no copy on the host: a 4096² image is 16 MB, whose copy took longer than the frame).
-pub(crate) fn compose_with(
+/// [`compose`] for a renderer that keeps `bufs` from frame to frame, queued: the image composed and its copy into `bufs`'
+/// page-locked memory on `stream`, not waited for. After the stream is synchronized,
+/// [`ImageBuffers::lend`] hands the image out where it arrived (no copy on the host: a 4096²
+/// image is 16 MB, whose copy took longer than the frame).
+pub(crate) fn compose_queued(
     stream: &Arc<CudaStream>,
     compose: &CudaFunction,
     plan: &Plan,
     classes: &CudaSlice<u8>,
     offsets: &[usize],
     bufs: &mut ImageBuffers,
-    f: &mut dyn FnMut(&[u8]),
 ) -> Result<(), GpuError> {
     let pixels = plan.width as usize * plan.height as usize;
     let image = compose_on_device(stream, compose, plan, classes, offsets, bufs)?;
-    download_with(stream, &image, pixels, &mut bufs.host, f)?;
-    bufs.device = Some(image);
+    let mut pinned = match bufs.host.take() {
+        Some(h) if h.len() >= pixels => h,
+        old => {
+            drop(old);
+            // SAFETY: the copy below writes the bytes read. Flags 0, not the write-combined
+            // memory of `alloc_pinned`, which the host reads slowly.
+            unsafe {
+                stream
+                    .context()
+                    .alloc_pinned_with_flags::<u8>(pixels.max(1), 0)
+            }
+            .during("allocating page-locked memory for the image")?
+        }
+    };
+    stream
+        .memcpy_dtoh(&image.slice(..pixels), &mut pinned)
+        .during("downloading the image")?;
+    (bufs.device, bufs.host) = (Some(image), Some(pinned));
     Ok(())
+}
+
+impl ImageBuffers {
+    /// The first `pixels` bytes of the image [`compose_queued`] copied back, lent to `f`
+    /// (waiting for the copy if the stream was not synchronized).
+    pub(crate) fn lend(&self, pixels: usize, f: &mut dyn FnMut(&[u8])) -> Result<(), GpuError> {
+        match &self.host {
+            Some(h) => {
+                f(&h.as_slice().during("reading the image")?[..pixels]);
+                Ok(())
+            }
+            None => Err(GpuError::Tape("no image was composed".to_string())),
+        }
+    }
 }
 
 /// The image composed on the device, in `bufs`' device buffer (taken; the caller gives it

@@ -4,8 +4,11 @@
 //! A round is two launches. `ivjit_tape_eval` runs one thread per tile: the tile's box (the
 //! rounding of `Axes::tile_box`), its tape (work item: row, column, offset and length of the
 //! tape in the round's pool), the class, and with a level after this one the `min`/`max`
-//! outcomes (`choices[k * n + t]`) and the tile appended to the boundary list. The host reads
-//! the counters, sizes the next pool, and `ivjit_tape_prune_warp` prunes each boundary tile's
+//! outcomes (`choices[k * n + t]`) and the tile appended to the boundary list. On a plan's
+//! first frame the host reads the counters, sizes the next pool (and on later frames of the
+//! same plan takes the first frame's sizes as capacities and reads nothing before the end:
+//! the kernels read the counts on the device, never write past a capacity, and flag a short
+//! one, which sends the frame to a reading pass), and `ivjit_tape_prune_warp` prunes each boundary tile's
 //! tape with a warp ([`crate::search::tape::Tape::pruned`]'s steps), writing the pruned tape
 //! into the next pool and the tile's children (with that tape) into the next work list. The
 //! children of one tile are consecutive, so a block of them reads one tape. The first level,
@@ -266,10 +269,36 @@ struct Kept {
     first: Option<((u32, u32, usize), CudaSlice<u32>)>,
     levels: Vec<LevelKept>,
     image: crate::search::render::gpu::ImageBuffers,
-    /// Host copies of a level's counters and its instructions run: read with one
-    /// synchronization.
-    counts: cudarc::driver::PinnedHostSlice<u32>,
-    length: cudarc::driver::PinnedHostSlice<u64>,
+    /// Host copies of each level's counters and instructions run (page-locked).
+    counts: Vec<cudarc::driver::PinnedHostSlice<u32>>,
+    length: Vec<cudarc::driver::PinnedHostSlice<u64>>,
+    /// The sizes the last frame read level by level, for the plan it rendered: a frame of
+    /// the same plan takes them as capacities and reads no counter before its end.
+    caps: Option<(Vec<u64>, Vec<Cap>)>,
+}
+
+/// What a level of a frame needed: its work items, its longest tape and most choices (per
+/// tape), and its boundary tiles.
+#[derive(Clone, Copy, Debug)]
+struct Cap {
+    n: usize,
+    stride: usize,
+    choices: usize,
+    nb: usize,
+}
+
+/// What a plan's sizes depend on (with the tape, fixed per renderer): the image, the levels'
+/// grids and the axes' rounded constants, as bits.
+fn plan_key(plan: &Plan) -> Vec<u64> {
+    let a = plan.axes;
+    let mut key = vec![plan.width as u64, plan.height as u64];
+    key.extend(
+        plan.levels
+            .iter()
+            .map(|g| (g.tile as u64) << 40 | (g.cols as u64) << 20 | g.rows as u64),
+    );
+    key.extend([a.x0, a.y1, a.wx_lo, a.wx_hi, a.wy_lo, a.wy_hi, a.w, a.h].map(f64::to_bits));
+    key
 }
 
 /// One level's buffers: its own ([`LevelBuffers`]) and the pruned tapes and work items it
@@ -288,36 +317,67 @@ struct LevelKept {
 
 impl Kept {
     fn new(ctx: &Arc<CudaContext>) -> Result<Kept, GpuError> {
-        let pinned = "allocating page-locked memory for the counters";
-        // SAFETY (both): read only after a copy has written them. Flags 0: the host reads them
-        // (`alloc_pinned`'s write-combined memory is slow to read).
-        let counts = unsafe { ctx.alloc_pinned_with_flags::<u32>(8, 0) }.during(pinned)?;
-        let length = unsafe { ctx.alloc_pinned_with_flags::<u64>(1, 0) }.during(pinned)?;
         Ok(Kept {
             stream: ctx.new_stream().during("creating a stream")?,
             classes: None,
             first: None,
             levels: Vec::new(),
             image: Default::default(),
-            counts,
-            length,
+            counts: Vec::new(),
+            length: Vec::new(),
+            caps: None,
         })
     }
 
-    /// The counters of a level and its instructions run, after everything queued before.
+    /// Queues the copy of level `l`'s counters and instructions run into page-locked memory.
+    fn queue_read(
+        &mut self,
+        l: usize,
+        counts: &CudaSlice<u32>,
+        length: &CudaSlice<u64>,
+    ) -> Result<(), GpuError> {
+        let ctx = self.stream.context().clone();
+        let pinned = "allocating page-locked memory for the counters";
+        while self.counts.len() <= l {
+            // SAFETY (both): read only after a copy has written them. Flags 0: the host reads
+            // them (`alloc_pinned`'s write-combined memory is slow to read).
+            let c = unsafe { ctx.alloc_pinned_with_flags::<u32>(8, 0) }.during(pinned)?;
+            let n = unsafe { ctx.alloc_pinned_with_flags::<u64>(1, 0) }.during(pinned)?;
+            self.counts.push(c);
+            self.length.push(n);
+        }
+        let what = "reading the tape render's counters";
+        let stream = &self.stream;
+        stream
+            .memcpy_dtoh(counts, &mut self.counts[l])
+            .during(what)?;
+        stream
+            .memcpy_dtoh(length, &mut self.length[l])
+            .during(what)?;
+        Ok(())
+    }
+
+    /// Level `l`'s counters and instructions run, copied by [`Kept::queue_read`] (waiting
+    /// for the copy if the stream was not synchronized).
+    fn counted(&self, l: usize) -> Result<([u32; 8], u64), GpuError> {
+        let what = "reading the tape render's counters";
+        let mut c = [0u32; 8];
+        c.copy_from_slice(&self.counts[l].as_slice().during(what)?[..8]);
+        Ok((c, self.length[l].as_slice().during(what)?[0]))
+    }
+
+    /// [`Kept::queue_read`], then the stream synchronized and the values read.
     fn read(
         &mut self,
+        l: usize,
         counts: &CudaSlice<u32>,
         length: &CudaSlice<u64>,
     ) -> Result<([u32; 8], u64), GpuError> {
-        let what = "reading the tape render's counters";
-        let stream = &self.stream;
-        stream.memcpy_dtoh(counts, &mut self.counts).during(what)?;
-        stream.memcpy_dtoh(length, &mut self.length).during(what)?;
-        stream.synchronize().during(what)?;
-        let mut c = [0u32; 8];
-        c.copy_from_slice(&self.counts.as_slice().during(what)?[..8]);
-        Ok((c, self.length.as_slice().during(what)?[0]))
+        self.queue_read(l, counts, length)?;
+        self.stream
+            .synchronize()
+            .during("reading the tape render's counters")?;
+        self.counted(l)
     }
 }
 
@@ -340,6 +400,8 @@ struct Level<'a> {
     first: bool,
     n: usize,
     stride: usize,
+    /// The choices recorded per tape (the capacity of `choices`).
+    kcap: u32,
     work: &'a CudaSlice<u32>,
     pool: &'a CudaSlice<u64>,
     args: &'a CudaSlice<u32>,
@@ -449,8 +511,14 @@ where
         lv: &Level<'_>,
         bufs: &mut LevelBuffers,
         cls: &mut cudarc::driver::CudaViewMut<'_, u8>,
+        n_dev: Option<&CudaSlice<u32>>,
     ) -> Result<(), GpuError> {
+        let kcap = lv.kcap;
         let (k, levels) = (&self.k, &plan.levels);
+        // The level's item count as the pruning before it wrote it (its counters' word 7),
+        // or none (a null pointer: the launch's n).
+        let n_view = n_dev.map(|c| c.slice(7..8));
+        let null = 0u64;
         let g = &levels[lv.l];
         let record: i32 = (lv.l + 1 < levels.len()) as i32;
         let (n, n32, stride, first) = (lv.n, lv.n as u32, lv.stride, lv.first);
@@ -492,6 +560,11 @@ where
             .arg(&mut bufs.length);
         if !first {
             b.arg(&stage);
+            match &n_view {
+                Some(v) => b.arg(v),
+                None => b.arg(&null),
+            };
+            b.arg(&kcap);
         }
         let shape = if first {
             LaunchConfig {
@@ -508,10 +581,11 @@ where
         } else {
             spread(n, if n <= 8192 { 32 } else { 128 })
         };
-        // SAFETY: the arguments match the kernel's signature; `work` holds 4n entries whose
-        // tapes lie in `pool` (and `args`); `choices` holds n times the most choices of any
-        // tape of the round; `n_choices` and `boundary` n entries (when recording); the
-        // first level's shared memory holds a value per instruction.
+        // SAFETY: the arguments match the kernel's signature (a null pointer where no count
+        // is read); `work` holds 4n entries (the first *n_dev written) whose tapes lie in
+        // `pool` (and `args`); `choices` holds n times kcap (the kernel records no more per
+        // tape); `n_choices` and `boundary` n entries (when recording); the first level's
+        // shared memory holds a value per instruction.
         unsafe { b.launch(shape) }.during("launching the tape interpreter")?;
         Ok(())
     }
@@ -565,7 +639,7 @@ where
                 .arg(&self.cix)
                 .arg(&bufs.choices);
         } else {
-            b.arg(&bufs.choices).arg(&bufs.n_choices);
+            b.arg(&bufs.choices).arg(&bufs.n_choices).arg(&lv.kcap);
         }
         b.arg(&stride32);
         b.arg(&mut *into.pool)
@@ -602,12 +676,59 @@ where
         Ok(out)
     }
 
+    /// A frame: when the last frame rendered the same plan, a pass that takes its sizes as
+    /// capacities and reads no counter before the end (the host launches every level at once);
+    /// if a capacity was short (the kernels never write past one, they flag it), or for a new
+    /// plan, a pass that reads each level's counters before sizing the next. Then the image is
+    /// lent to `f`.
     fn frame(
         &self,
         plan: &Plan,
         kept: &mut Kept,
         f: &mut dyn FnMut(&[u8]),
     ) -> Result<(Vec<Round2>, Vec<TapeRound>), GpuError> {
+        let key = plan_key(plan);
+        let mut caps = match &kept.caps {
+            Some((k, caps)) if *k == key => Some(caps.clone()),
+            _ => None,
+        };
+        if crate::gpu::env::tape_short_caps() {
+            for c in caps.iter_mut().flatten() {
+                (c.stride, c.choices, c.nb) = (c.stride / 2, c.choices / 2, c.nb / 2);
+            }
+        }
+        let mut done = None;
+        if let Some(caps) = caps {
+            done = self.pass(plan, kept, Some(&caps))?;
+        }
+        let (rounds, stats) = match done {
+            Some((rounds, stats, _)) => (rounds, stats),
+            None => {
+                let out = self.pass(plan, kept, None)?;
+                let Some((rounds, stats, caps)) = out else {
+                    return Err(GpuError::Tape(
+                        "a tape render reading its counters ran short of room".to_string(),
+                    ));
+                };
+                kept.caps = Some((key, caps));
+                (rounds, stats)
+            }
+        };
+        kept.image
+            .lend(plan.width as usize * plan.height as usize, f)?;
+        Ok((rounds, stats))
+    }
+
+    /// One pass of a frame (see [`Prepared::frame`]): with `caps`, None when one was short.
+    /// Leaves the image in `kept.image`'s page-locked memory, the stream synchronized; returns
+    /// the rounds, their mean tape lengths, and the sizes each level needed.
+    #[allow(clippy::type_complexity)]
+    fn pass(
+        &self,
+        plan: &Plan,
+        kept: &mut Kept,
+        caps: Option<&[Cap]>,
+    ) -> Result<Option<(Vec<Round2>, Vec<TapeRound>, Vec<Cap>)>, GpuError> {
         let stream = kept.stream.clone();
         let mut profile = Profile::new();
         let levels = &plan.levels;
@@ -642,8 +763,13 @@ where
         let mut n = (g0.rows * g0.cols) as usize;
         let mut rounds = Vec::with_capacity(levels.len());
         let mut stats = Vec::with_capacity(levels.len());
+        let mut needed = Vec::with_capacity(levels.len());
         for (l, g) in levels.iter().enumerate() {
             let next = levels.get(l + 1);
+            // The first level's sizes are the tape's; later ones from the last frame.
+            if let (Some(caps), true) = (caps, l > 0) {
+                (n, stride, max_choices) = (caps[l].n, caps[l].stride, caps[l].choices);
+            }
             let rec = if next.is_some() { n.max(1) } else { 1 };
             let lk = std::mem::take(&mut kept.levels[l]);
             // Every element is written before it is read but the counters, cleared here.
@@ -666,6 +792,7 @@ where
                 first: l == 0 && self.root,
                 n,
                 stride,
+                kcap: max_choices as u32,
                 work: &work,
                 pool,
                 args,
@@ -674,23 +801,31 @@ where
             if n > 0 {
                 let mut cls =
                     classes.slice_mut(offsets[l]..offsets[l] + (g.rows * g.cols) as usize);
-                self.eval_level(&stream, plan, &level, &mut bufs, &mut cls)?;
+                // The items are the count the pruning before wrote (below its capacity n).
+                let n_dev = if l > 0 {
+                    kept.levels[l - 1].counts.as_ref()
+                } else {
+                    None
+                };
+                self.eval_level(&stream, plan, &level, &mut bufs, &mut cls, n_dev)?;
             }
             profile.mark(&stream, format!("eval {}", g.tile))?;
-            let (counted, ran) = kept.read(&bufs.counts, &bufs.length)?;
-            let round = Round2 {
-                tile: g.tile,
-                boxes: (counted[1] + counted[2] + counted[3]) as u64,
-                outside: counted[1] as u64,
-                inside: counted[2] as u64,
-                boundary: counted[3] as u64,
+            let nb = match caps {
+                Some(caps) => caps[l].nb,
+                None => {
+                    let (counted, ran) = kept.read(l, &bufs.counts, &bufs.length)?;
+                    let (round, stat) = round_of(g.tile, &counted, ran);
+                    rounds.push(round);
+                    stats.push(stat);
+                    counted[0] as usize
+                }
             };
-            stats.push(TapeRound {
-                tile: g.tile,
-                boxes: round.boxes,
-                mean_len: ran as f64 / round.boxes.max(1) as f64,
+            needed.push(Cap {
+                n,
+                stride,
+                choices: max_choices,
+                nb,
             });
-            rounds.push(round);
             let mut here = LevelKept {
                 next_pool: lk.next_pool,
                 next_args: lk.next_args,
@@ -700,7 +835,6 @@ where
             let pruned = match next {
                 None => None,
                 Some(ng) => {
-                    let nb = counted[0] as usize;
                     let kk = g.tile / ng.tile;
                     let size = nb * stride;
                     let next_n = nb * (kk * kk) as usize;
@@ -720,19 +854,19 @@ where
                         };
                         self.prune_level(&stream, &level, nb, &mut bufs, &mut into)?;
                         profile.mark(&stream, format!("prune {}", g.tile))?;
-                        let (counted, _) = kept.read(&bufs.counts, &bufs.length)?;
-                        if counted[6] != 0 {
-                            return Err(GpuError::Tape(format!(
-                                "a pruned tape needed more than the {} slots of the interpreter",
-                                self.nslots
-                            )));
+                        if caps.is_none() {
+                            let (counted, _) = kept.read(l, &bufs.counts, &bufs.length)?;
+                            self.check_slots(&counted)?;
+                            stride = counted[4] as usize;
+                            max_choices = counted[5] as usize;
                         }
-                        stride = counted[4] as usize;
-                        max_choices = counted[5] as usize;
                     }
                     Some((next_pool, next_args, next_work, next_n))
                 }
             };
+            if caps.is_some() {
+                kept.queue_read(l, &bufs.counts, &bufs.length)?;
+            }
             (here.counts, here.length, here.choices) =
                 (Some(bufs.counts), Some(bufs.length), Some(bufs.choices));
             (here.n_choices, here.boundary) = (Some(bufs.n_choices), Some(bufs.boundary));
@@ -756,18 +890,61 @@ where
             n = next_n;
         }
         profile.mark(&stream, "between".to_string())?;
-        crate::search::render::gpu::compose_with(
+        crate::search::render::gpu::compose_queued(
             &stream,
             &self.compose,
             plan,
             &classes,
             &offsets,
             &mut kept.image,
-            f,
         )?;
         kept.classes = Some(classes);
+        stream.synchronize().during("waiting for the tape render")?;
         profile.mark(&stream, "compose".to_string())?;
         profile.print();
-        Ok((rounds, stats))
+        if caps.is_some() {
+            // Every level's counters, read once: a short capacity (bit 2) or a tape needing
+            // more slots than the interpreter has (bit 1) sends the frame to a reading pass.
+            for (l, g) in levels.iter().enumerate() {
+                let (counted, ran) = kept.counted(l)?;
+                if counted[6] != 0 {
+                    return Ok(None);
+                }
+                let (round, stat) = round_of(g.tile, &counted, ran);
+                rounds.push(round);
+                stats.push(stat);
+            }
+        }
+        Ok(Some((rounds, stats, needed)))
     }
+
+    /// The error of a pruning whose tape needed more slots than the interpreter has (never:
+    /// pruning does not lengthen lifetimes; such a tape's children are not run).
+    fn check_slots(&self, counted: &[u32; 8]) -> Result<(), GpuError> {
+        if counted[6] & 1 != 0 {
+            return Err(GpuError::Tape(format!(
+                "a pruned tape needed more than the {} slots of the interpreter",
+                self.nslots
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A level's round and mean tape length from its counters (`counted`: boundary, outside,
+/// inside, boundary again by class; `ran`: instructions run).
+fn round_of(tile: u32, counted: &[u32; 8], ran: u64) -> (Round2, TapeRound) {
+    let round = Round2 {
+        tile,
+        boxes: (counted[1] + counted[2] + counted[3]) as u64,
+        outside: counted[1] as u64,
+        inside: counted[2] as u64,
+        boundary: counted[3] as u64,
+    };
+    let stat = TapeRound {
+        tile,
+        boxes: round.boxes,
+        mean_len: ran as f64 / round.boxes.max(1) as f64,
+    };
+    (round, stat)
 }

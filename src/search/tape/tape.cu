@@ -63,9 +63,15 @@ extern "C" __global__ void ivjit_tape_eval(
     double x0, double y1, double wx_lo, double wx_hi, double wy_lo, double wy_hi,
     double w, double h, u32 tile, u32 width, u32 height,
     unsigned char* cls, u32 cols, u32* boundary, u32* counts, unsigned long long* length,
-    u32 stage)
+    u32 stage, const u32* n_dev, u32 kcap)
 {
     u32 lane = threadIdx.x & 31;
+    // n is the capacity the lists were made for (choices are indexed by it); the items are
+    // the first *n_dev (written by the pruning before; never more than n). A tape with more
+    // than kcap choices records kcap of them (and its count) and sets counts[6] bit 2 (a
+    // replayed frame's capacities were short: the host renders it again, reading the
+    // counters).
+    u32 m = n_dev ? min(*n_dev, n) : n;
     // With stage > 0 (one item per thread; a block's items are one tile's children, which
     // share its tape), the block's tape is first copied into shared memory (at most stage
     // instructions) and its threads read it there.
@@ -73,11 +79,11 @@ extern "C" __global__ void ivjit_tape_eval(
     u32 s_off = 0, s_len = 0;
     if (stage > 0) {
         u32 first = blockIdx.x * blockDim.x;
-        if (first < n) { s_off = work[4 * first + 2]; s_len = min(work[4 * first + 3], stage); }
+        if (first < m) { s_off = work[4 * first + 2]; s_len = min(work[4 * first + 3], stage); }
         for (u32 i = threadIdx.x; i < s_len; i += blockDim.x) staged[i] = pool[s_off + i];
         __syncthreads();
     }
-    for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x) {
+    for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < m; t += gridDim.x * blockDim.x) {
         u32 r = work[4 * t], q = work[4 * t + 1], off = work[4 * t + 2], len = work[4 * t + 3];
         bool valid = r != 0xffffffffu;
         unsigned char c = 3;
@@ -100,7 +106,8 @@ extern "C" __global__ void ivjit_tape_eval(
                 else if (kind == OP_VAR) v = ia == 0 ? x : y;
                 else v = step(op, s[ia], s[ib], &ch);
                 if (is_choice(op)) {
-                    if (record) choices[(size_t)k * n + t] = ch;
+                    if (record && k < kcap) choices[(size_t)k * n + t] = ch;
+                    else if (record) atomicOr(&counts[6], 2u);
                     k++;
                 }
                 s[o] = v;
@@ -177,6 +184,20 @@ __device__ u32 slot_scan(S* slot_of, u32 cnt, OpOf op_of, ArgsOf args_of,
                  | ((unsigned long long)a << 32) | ((unsigned long long)c << 48);
     }
     return used;
+}
+
+// The boundary tiles a pruning launched for nb of them takes: the level's count (counts[0],
+// from its evaluation), at most nb. A larger count sets counts[6] bit 2 (a replayed frame's
+// capacity was short). The first thread of the launch writes the next level's item count,
+// counts[7] (its evaluation reads it).
+__device__ u32 capacity_of(u32* counts, u32 nb, u32 k)
+{
+    u32 have = counts[0], taken = min(have, nb);
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        if (have > nb) atomicOr(&counts[6], 2u);
+        counts[7] = taken * k * k;
+    }
+    return taken;
 }
 
 // The k x k children of boundary tile b (row r, column q), clipped to next_rows x next_cols,
@@ -348,11 +369,14 @@ __device__ u32 group_slots(G g, u32 cnt, unsigned long long* dst, const u32* dar
 // within the warp); the slots are given on lane 0 by Tape::prune's backward scan: the same
 // tapes as Tape::prune. Its k x k
 // children (clipped to next_rows x next_cols) go to next_work[b * k * k ..]. counts[4],
-// counts[5]: the longest pruned tape and its most choices; counts[6]: set when a tape needed
-// more than NSLOTS slots (never: pruning does not lengthen lifetimes).
+// counts[5]: the longest pruned tape and its most choices; counts[6]: bit 1 when a tape needed
+// more than NSLOTS slots (never: pruning does not lengthen lifetimes; its children are not
+// run), bit 2 when a replayed frame's capacity was short (more boundary tiles than nb, a tape
+// longer than stride: no children). nb and stride are capacities: the tiles are the first
+// counts[0] (capacity_of).
 extern "C" __global__ void ivjit_tape_prune_warp(
     u32 nb, const u32* boundary, u32 n, const u32* work, const unsigned long long* pool,
-    const u32* args, const unsigned char* choices, const u32* n_choices, u32 stride,
+    const u32* args, const unsigned char* choices, const u32* n_choices, u32 kcap, u32 stride,
     unsigned long long* next_pool, u32* next_args, u32 k, u32 next_rows, u32 next_cols,
     u32* next_work, u32* counts)
 {
@@ -360,10 +384,17 @@ extern "C" __global__ void ivjit_tape_prune_warp(
     extern __shared__ unsigned char shared_bytes[];
     u32 lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     u32 b = blockIdx.x * nw + (threadIdx.x >> 5);
-    if (b >= nb) return;
+    u32 nbr = capacity_of(counts, nb, k);
+    if (b >= nbr) return;
     u32* sc = (u32*)shared_bytes + (size_t)(threadIdx.x >> 5) * stride;
     u32 t = boundary[b];
     u32 r = work[4 * t], q = work[4 * t + 1], off = work[4 * t + 2], len = work[4 * t + 3];
+    if (len > stride) {
+        // A replayed frame's tapes were longer than its capacity: no children.
+        if (lane == 0) atomicOr(&counts[6], 2u);
+        write_children(next_work, b, k, r, q, 0, 0, 0, 0, lane, 32);
+        return;
+    }
     for (u32 i = lane; i < len; i += 32) sc[i] = 0;
     __syncwarp();
     if (lane == 0) sc[len - 1] = KEPT;
@@ -387,7 +418,9 @@ extern "C" __global__ void ivjit_tape_prune_warp(
         }
         bool isc = i >= 0 && is_choice(op);
         u32 cm = __ballot_sync(ALL, isc);
-        if (isc) ch = choices[(size_t)(kc - __popc(cm >> lane)) * n + t];
+        // Only the first kcap choices were recorded (more: the frame is flagged and redone).
+        u32 ci = kc - __popc(cm >> lane);
+        if (isc && ci < kcap) ch = choices[(size_t)ci * n + t];
         kc -= __popc(cm);
         bool decided = ch == 1 || ch == 2;
         u32 ar = i >= 0 ? arity(op) : 0;
@@ -465,12 +498,16 @@ extern "C" __global__ void ivjit_tape_prune_warp(
                          [&](u32 j) { return dargs[j]; }, dst);
     }
     __syncwarp();
+    used = __shfl_sync(0xffffffffu, used, 0);
     if (lane == 0) {
-        if (used > NSLOTS) counts[6] = 1;
+        if (used > NSLOTS) atomicOr(&counts[6], 1u);
         atomicMax(&counts[4], cnt);
         atomicMax(&counts[5], kept);
     }
-    write_children(next_work, b, k, r, q, next_rows, next_cols, b * stride, cnt, lane, 32);
+    // A tape needing more slots than the interpreter has is never run (its children none).
+    bool fits = used <= NSLOTS;
+    write_children(next_work, b, k, r, q, fits ? next_rows : 0, fits ? next_cols : 0,
+                   b * stride, cnt, lane, 32);
 }
 
 // The first level, where every tile runs the whole tape: one block per tile (work item
@@ -532,7 +569,8 @@ extern "C" __global__ void ivjit_tape_root_prune(
     u32* part = (u32*)shared_bytes;          // blockDim.x + 1 partial counts
     u32* sc = part + blockDim.x + 1;         // state << 16 | index, per instruction
     u32 b = blockIdx.x;
-    if (b >= nb) return;
+    u32 nbr = capacity_of(counts, nb, k);
+    if (b >= nbr) return;
     u32 t = boundary[b];
     u32 r = work[4 * t], q = work[4 * t + 1], len = work[4 * t + 3];
     u32* nop = sc + len;                     // scratch of the slots: len + 1 words,
@@ -579,6 +617,12 @@ extern "C" __global__ void ivjit_tape_root_prune(
         if (sc[i] == KEPT) sc[i] = KEPT | base++;
     u32 cnt = part[nt];
     __syncthreads();
+    if (cnt > stride) {
+        // A replayed frame's capacity was short (the block's return is uniform): no children.
+        if (tid == 0) atomicOr(&counts[6], 2u);
+        write_children(next_work, b, k, r, q, 0, 0, 0, 0, tid, nt);
+        return;
+    }
     // Replaced instructions take their winner's new index, shallow first.
     for (u32 d = 0; d < nlv; d++) {
         for (u32 j = lv[d] + tid; j < lv[d + 1]; j += nt) {
@@ -613,9 +657,11 @@ extern "C" __global__ void ivjit_tape_root_prune(
     // the barrier; sc, nop and narg are free again).
     u32 used = group_slots(BlockGroup{part}, cnt, dst, dargs, sc, nop, (unsigned short*)narg);
     if (tid == 0) {
-        if (used > NSLOTS) counts[6] = 1;
+        if (used > NSLOTS) atomicOr(&counts[6], 1u);
         atomicMax(&counts[4], cnt);
         atomicMax(&counts[5], kept);
     }
-    write_children(next_work, b, k, r, q, next_rows, next_cols, b * stride, cnt, tid, nt);
+    bool fits = used <= NSLOTS;
+    write_children(next_work, b, k, r, q, fits ? next_rows : 0, fits ? next_cols : 0,
+                   b * stride, cnt, tid, nt);
 }
