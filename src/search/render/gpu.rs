@@ -224,10 +224,10 @@ pub(crate) fn compose(
         .during("downloading the image")
 }
 
-/// [`compose`] for a renderer that keeps `bufs` from frame to frame, queued: the image composed and its copy into `bufs`'
-/// page-locked memory on `stream`, not waited for. After the stream is synchronized,
-/// [`ImageBuffers::lend`] hands the image out where it arrived (no copy on the host: a 4096²
-/// image is 16 MB, whose copy took longer than the frame).
+/// [`compose`] for a renderer that keeps `bufs` from frame to frame, queued: the image
+/// composed and its copy into `bufs`' page-locked memory on `stream`, not waited for. After the
+/// stream is synchronized, [`ImageBuffers::lend`] hands the image out where it arrived (no copy
+/// on the host: a 4096² image is 16 MB, whose copy took longer than the frame).
 pub(crate) fn compose_queued(
     stream: &Arc<CudaStream>,
     compose: &CudaFunction,
@@ -238,23 +238,7 @@ pub(crate) fn compose_queued(
 ) -> Result<(), GpuError> {
     let pixels = plan.width as usize * plan.height as usize;
     let image = compose_on_device(stream, compose, plan, classes, offsets, bufs)?;
-    let mut pinned = match bufs.host.take() {
-        Some(h) if h.len() >= pixels => h,
-        old => {
-            drop(old);
-            // SAFETY: the copy below writes the bytes read. Flags 0, not the write-combined
-            // memory of `alloc_pinned`, which the host reads slowly.
-            unsafe {
-                stream
-                    .context()
-                    .alloc_pinned_with_flags::<u8>(pixels.max(1), 0)
-            }
-            .during("allocating page-locked memory for the image")?
-        }
-    };
-    stream
-        .memcpy_dtoh(&image.slice(..pixels), &mut pinned)
-        .during("downloading the image")?;
+    let pinned = queue_download(stream, &image, pixels, bufs.host.take())?;
     (bufs.device, bufs.host) = (Some(image), Some(pinned));
     Ok(())
 }
@@ -319,7 +303,23 @@ pub(crate) fn download_with(
     host: &mut Option<cudarc::driver::PinnedHostSlice<u8>>,
     f: &mut dyn FnMut(&[u8]),
 ) -> Result<(), GpuError> {
-    let mut pinned = match host.take() {
+    let pinned = queue_download(stream, image, pixels, host.take())?;
+    stream.synchronize().during("downloading the image")?;
+    f(&pinned.as_slice().during("reading the image")?[..pixels]);
+    *host = Some(pinned);
+    Ok(())
+}
+
+/// Queues the copy of the first `pixels` bytes of `image` into page-locked memory: `old` if
+/// it is large enough, else a new allocation (`old` freed first). Returns that memory, written
+/// once the stream has run the copy.
+fn queue_download(
+    stream: &Arc<CudaStream>,
+    image: &CudaSlice<u8>,
+    pixels: usize,
+    old: Option<cudarc::driver::PinnedHostSlice<u8>>,
+) -> Result<cudarc::driver::PinnedHostSlice<u8>, GpuError> {
+    let mut pinned = match old {
         Some(h) if h.len() >= pixels => h,
         old => {
             drop(old);
@@ -336,8 +336,5 @@ pub(crate) fn download_with(
     stream
         .memcpy_dtoh(&image.slice(..pixels), &mut pinned)
         .during("downloading the image")?;
-    stream.synchronize().during("downloading the image")?;
-    f(&pinned.as_slice().during("reading the image")?[..pixels]);
-    *host = Some(pinned);
-    Ok(())
+    Ok(pinned)
 }

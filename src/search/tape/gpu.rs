@@ -2,18 +2,17 @@
 //! pruning done on the device, so that no tape crosses between host and device between rounds.
 //!
 //! A round is two launches. `ivjit_tape_eval` runs one thread per tile: the tile's box (the
-//! rounding of `Axes::tile_box`), its tape (work item: row, column, offset and length of the
-//! tape in the round's pool), the class, and with a level after this one the `min`/`max`
-//! outcomes (`choices[k * n + t]`) and the tile appended to the boundary list. On a plan's
-//! first frame the host reads the counters, sizes the next pool (and on later frames of the
-//! same plan takes the first frame's sizes as capacities and reads nothing before the end:
-//! the kernels read the counts on the device, never write past a capacity, and flag a short
-//! one, which sends the frame to a reading pass), and `ivjit_tape_prune_warp` prunes each boundary tile's
-//! tape with a warp ([`crate::search::tape::Tape::pruned`]'s steps), writing the pruned tape
-//! into the next pool and the tile's children (with that tape) into the next work list. The
-//! children of one tile are consecutive, so a block of them reads one tape. The first level,
-//! where every tile runs the whole tape, has its own pair of kernels (`ivjit_tape_root_*`): one
-//! block per tile, depth by depth.
+//! rounding of `Axes::tile_box`), its tape (work item: row, column, offset and length of the tape
+//! in the round's pool), the class, and with a level after this one the `min`/`max` outcomes
+//! (`choices[k * n + t]`) and the tile appended to the boundary list. On a plan's first frame the
+//! host reads the counters, sizes the next pool (and on later frames of the same plan takes the
+//! first frame's sizes as capacities and reads nothing before the end: the kernels read the counts
+//! on the device, never write past a capacity, and flag a short one, which sends the frame to a
+//! reading pass), and `ivjit_tape_prune_warp` prunes each boundary tile's tape with a warp
+//! ([`crate::search::tape::Tape::pruned`]'s steps), writing the pruned tape into the next pool and
+//! the tile's children (with that tape) into the next work list. The children of one tile are
+//! consecutive, so a block of them reads one tape. The first level, where every tile runs the whole
+//! tape, has its own pair of kernels (`ivjit_tape_root_*`): one block per tile, depth by depth.
 //!
 //! Slots live in the thread's local memory (`Iv s[NSLOTS]`, NSLOTS the tape's slot count
 //! rounded up to 32; one compiled module per precision and NSLOTS, kept like every search

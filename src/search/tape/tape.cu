@@ -557,7 +557,8 @@ extern "C" __global__ void ivjit_tape_root_eval(
 
 // ivjit_tape_prune for the first level's tiles, one block per boundary tile, depth by depth:
 // the liveness backward, new indices by a block-wide prefix sum, replaced instructions
-// resolved forward, the new SSA tape written in parallel; then the block gives it slots (group_slots).
+// resolved forward, the new SSA tape written in parallel; then the block gives it slots
+// (group_slots).
 extern "C" __global__ void ivjit_tape_root_prune(
     u32 nb, const u32* boundary, u32 n, const u32* work, const unsigned long long* pool,
     const u32* args, const u32* order, const u32* lv, u32 nlv, const u32* cix,
