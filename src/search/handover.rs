@@ -5,7 +5,8 @@
 //! times faster on the CPU and a large one (millions of boxes a round) far faster on the GPU.
 //! Such a search starts on the CPU, times its rounds ([`Pace`]) and hands its work list to the
 //! GPU before the first round the CPU is predicted to take longer than [`GPU_ROUND_SECONDS`],
-//! twice in a row (so that one slow round does not move it). An evaluator made with
+//! twice in a row, the cost per box being the least of the last three rounds' (so that rounds
+//! slowed by the host do not move it). An evaluator made with
 //! `BackendChoice::Gpu` runs every round on the GPU. The choice depends on timing; the result
 //! does not where the two backends agree bit for bit (no point function), and is rigorous
 //! either way.
@@ -58,37 +59,58 @@ pub(crate) fn twin(eval: &Evaluator) -> Option<Evaluator> {
 /// is close.
 pub const GPU_ROUND_SECONDS: f64 = 50e-6;
 
-/// The CPU's rounds so far, as a fixed cost (the fastest round) and a cost per box (the last
-/// round's time beyond that), which predict the next round's time from its size. The first
-/// round recorded is not counted: it pays for what a process or an evaluator does once (the
+/// The CPU's rounds so far, as a fixed cost (the fastest round) and a cost per box, which
+/// predict the next round's time from its size. The cost per box is the least of the last
+/// [`WINDOW`] rounds' (each round's time beyond the fixed cost, per box): a round or two slowed
+/// by the host (a thread descheduled, a page fault) does not make a small search look large —
+/// on an H200's host, 2 of 20 processes of the six-hump camel on `auto` had handed over on two
+/// such rounds, one taking 349 ms for its first GPU round's module load (run 49 of
+/// docs/gpu-runs.md) — while a growing search's rounds all cost their boxes. The first round
+/// recorded is not counted: it pays for what a process or an evaluator does once (the
 /// evaluator's plan, the threads' register files).
 #[derive(Debug)]
 pub(crate) struct Pace {
     /// Whether the first round was recorded (and left out).
     started: bool,
     floor: f64,
-    per_box: f64,
+    /// The last rounds recorded, (boxes, seconds), the latest at `next - 1` (mod [`WINDOW`]).
+    recent: [Option<(usize, f64)>; WINDOW],
+    next: usize,
     /// Rounds in a row predicted slower than the GPU's.
     slower: u32,
 }
+
+/// Rounds whose least cost per box predicts the next round's.
+const WINDOW: usize = 3;
 
 impl Pace {
     pub(crate) fn new() -> Pace {
         Pace {
             started: false,
             floor: f64::INFINITY,
-            per_box: 0.0,
+            recent: [None; WINDOW],
+            next: 0,
             slower: 0,
         }
     }
 
-    /// A round of `n` boxes took `seconds`.
+    /// Records a CPU round of `n` boxes that took `seconds` (the first one is left out).
     pub(crate) fn record(&mut self, n: usize, seconds: f64) {
         if !std::mem::replace(&mut self.started, true) {
             return;
         }
         self.floor = self.floor.min(seconds);
-        self.per_box = (seconds - self.floor) / n as f64;
+        self.recent[self.next] = Some((n.max(1), seconds));
+        self.next = (self.next + 1) % WINDOW;
+    }
+
+    /// The least cost per box of the recent rounds.
+    fn per_box(&self) -> f64 {
+        self.recent
+            .iter()
+            .flatten()
+            .map(|&(n, t)| (t - self.floor).max(0.0) / n as f64)
+            .fold(f64::INFINITY, f64::min)
     }
 
     /// Whether the next round, of `n` boxes, should run on the GPU: predicted slower on the
@@ -98,7 +120,7 @@ impl Pace {
             // No round timed yet.
             return false;
         }
-        if self.floor + self.per_box * n as f64 > GPU_ROUND_SECONDS {
+        if self.floor + self.per_box() * n as f64 > GPU_ROUND_SECONDS {
             self.slower += 1;
         } else {
             self.slower = 0;
@@ -118,9 +140,14 @@ mod tests {
         assert!(!p.hand_over(1 << 30));
         p.record(1, 1.0);
         assert!(!p.hand_over(1 << 30));
+        // Rounds of 4, 8, 16 and 32 boxes: 10 µs and 0.25 µs a box beyond the first.
         p.record(4, 10e-6);
         assert!(!p.hand_over(8));
         p.record(8, 12e-6);
+        p.record(16, 14e-6);
+        // The 4-box round (no cost per box beyond the fixed one) is still among the last three.
+        assert!(!p.hand_over(100_000));
+        p.record(32, 18e-6);
         // 10 µs + 16 boxes at 0.25 µs.
         assert!(!p.hand_over(16));
         // 10 µs + 160 boxes at 0.25 µs = 50 µs: not above the GPU's round.
@@ -128,9 +155,29 @@ mod tests {
         assert!(!p.hand_over(1000));
         assert!(p.hand_over(1000));
         // A fast round in between starts the count again.
-        p.record(16, 11e-6);
+        p.record(64, 26e-6);
         assert!(!p.hand_over(16));
         assert!(!p.hand_over(100_000));
         assert!(p.hand_over(100_000));
+    }
+
+    /// A small search's rounds slowed by the host, two in a row, do not hand it over; a third
+    /// and a fourth (the CPU slow for good) do.
+    #[test]
+    fn two_slow_rounds_of_a_small_search_do_not_hand_it_over() {
+        let mut p = Pace::new();
+        p.record(8, 1.0);
+        for _ in 0..5 {
+            p.record(16, 25e-6);
+            assert!(!p.hand_over(16));
+        }
+        p.record(16, 300e-6);
+        assert!(!p.hand_over(16));
+        p.record(16, 300e-6);
+        assert!(!p.hand_over(16));
+        p.record(16, 300e-6);
+        assert!(!p.hand_over(16));
+        p.record(16, 300e-6);
+        assert!(p.hand_over(16));
     }
 }
