@@ -44,9 +44,9 @@ pub(crate) struct Jacobian<'a> {
     /// in a row (`search::handover`): Krawczyk's batches are a few clusters each, which the
     /// GPU's batch engine answers in a launch, copies and a synchronization each.
     pub on_cpu: Option<(&'a Evaluator, &'a std::sync::Mutex<Pace>)>,
-    /// Where the batches are counted, if anywhere: all, and those run by `eval` on a GPU
-    /// ([`Isolated::batches`], [`Isolated::gpu_batches`]).
-    pub gpu_batches: Option<&'a [std::sync::atomic::AtomicUsize; 2]>,
+    /// Where the batches are counted, if anywhere: all of them, and those run by `eval` on a
+    /// GPU ([`Isolated::batches`], [`Isolated::gpu_batches`]).
+    pub batches: Option<&'a [std::sync::atomic::AtomicUsize; 2]>,
 }
 
 /// What Krawczyk's test proved about a box.
@@ -104,7 +104,7 @@ impl Jacobian<'_> {
                 soa[(2 * v + 1) * m + k + i] = centers[i][v];
             }
         }
-        if let Some([all, _]) = self.gpu_batches {
+        if let Some([all, _]) = self.batches {
             all.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         let cpu = self
@@ -121,7 +121,7 @@ impl Jacobian<'_> {
                 out
             }
             None => {
-                if let Some([_, gpu]) = self.gpu_batches {
+                if let Some([_, gpu]) = self.batches {
                     if self.eval.backend() == crate::Backend::Gpu {
                         gpu.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     }
@@ -419,10 +419,10 @@ pub(crate) fn isolate(
         rounds,
         gpu_rounds,
         batches: jacobian
-            .gpu_batches
+            .batches
             .map_or(0, |[all, _]| all.load(std::sync::atomic::Ordering::Relaxed)),
         gpu_batches: jacobian
-            .gpu_batches
+            .batches
             .map_or(0, |[_, gpu]| gpu.load(std::sync::atomic::Ordering::Relaxed)),
         newton_steps,
     })
@@ -485,12 +485,12 @@ impl Solver {
         max_boxes: u64,
     ) -> Result<Isolated, Error> {
         let pace = std::sync::Mutex::new(Pace::new());
-        let gpu_batches = Default::default();
+        let batches = Default::default();
         let jacobian = Jacobian {
             eval: &self.jacobian,
             layout: self.layout,
             on_cpu: self.jacobian_cpu.as_ref().map(|twin| (twin, &pace)),
-            gpu_batches: Some(&gpu_batches),
+            batches: Some(&batches),
         };
         isolate(&self.residual, &jacobian, root, tol, max_boxes)
     }
@@ -937,7 +937,7 @@ mod tests {
             eval: &e,
             layout,
             on_cpu: None,
-            gpu_batches: None,
+            batches: None,
         };
         let s = j
             .krawczyk(&[vec![(1.4, 1.5)], vec![(2.0, 3.0)], vec![(-1.0, 1.0)]])
@@ -1100,7 +1100,7 @@ mod tests {
             eval: &e,
             layout,
             on_cpu: None,
-            gpu_batches: None,
+            batches: None,
         };
         assert_eq!(
             j.krawczyk(&[vec![(-0.1, 0.4)]]).unwrap()[0].verdict,
@@ -1116,7 +1116,7 @@ mod tests {
             eval: &e,
             layout,
             on_cpu: None,
-            gpu_batches: None,
+            batches: None,
         };
         assert_eq!(
             j.krawczyk(&[vec![(0.2, 0.7)]]).unwrap()[0].verdict,

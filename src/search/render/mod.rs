@@ -156,8 +156,9 @@ pub(crate) struct Plan {
     /// [`Axes::tile_box`]'s four bounds at every pixel edge, computed once: each bound of a
     /// tile's box depends on one edge (`x` lo on `j0`, `x` hi on `j1`, `y` lo on `i1`, `y` hi
     /// on `i0`), and the CPU renders ask for millions of boxes. Made at the first CPU use: the
-    /// GPU kernels compute their bounds themselves, and the table took 0.1 ms of a 1 ms GPU
-    /// frame at 1024² (0.38 ms at 4096²) on the development machine.
+    /// GPU kernels compute their bounds themselves, and the table took 0.10 ms at 1024² (0.38 ms
+    /// at 4096²) on the development machine, before every GPU frame's first launch (a frame of
+    /// 0.6-1 ms on an H200: run 44 of docs/gpu-runs.md).
     edges: std::sync::OnceLock<Edges>,
     /// The index of x and of y among the expression's variables, if it has them.
     pub var_x: Option<usize>,
