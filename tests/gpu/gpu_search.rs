@@ -161,7 +161,7 @@ fn tape_render_on_the_gpu_equals_the_cpu() {
 /// frames (grown when a frame needs more): frames of different sizes, regions, tile plans and
 /// level counts, in an order that shrinks and grows them, each give the classes, rounds and
 /// tape lengths of a fresh CPU tape render — returned, and lent where they arrived
-/// (`render_with`).
+/// (`render_with`) — also with short capacities and with frames split among GPUs.
 #[test]
 #[cfg_attr(
     not(feature = "gpu-tests"),
@@ -222,6 +222,44 @@ fn a_tape_renderer_reuses_its_buffers_between_frames() {
         }
     }
     std::env::remove_var("IVJIT_TAPE_SHORT_CAPS");
+    // Frames split into parts, their first-level rows interleaved (three parts, round-robin
+    // over the GPUs: on one GPU three renderers of it; two where the first level has two
+    // rows), frame after frame, returned and lent, then with short capacities: the whole
+    // frame's classes, rounds and tape lengths. (Other tests rendering tapes meanwhile split
+    // their frames too: the same results.)
+    std::env::set_var("IVJIT_TAPE_PARTS", "3");
+    for p in [Precision::F64, Precision::F32] {
+        let gpu = TapeRenderer::new(&expr, p, TapeBackend::Gpu).unwrap();
+        let frames = [
+            (1024, 1024, vec![64, 8, 1], [-1.0, 1.0, -1.0, 1.0]),
+            (333, 250, vec![16, 4, 1], [-1.1, 0.95, -1.0, 1.05]),
+            (700, 900, vec![64, 16, 4, 1], [-0.5, 1.0, -1.0, 0.7]),
+            (100, 60, vec![32, 8, 1], [-0.4, 0.6, -0.2, 0.1]),
+            (1024, 1024, vec![64, 8, 1], [-1.0, 1.0, -1.0, 1.0]),
+        ];
+        for (w, h, tiles, region) in frames {
+            let opts = RenderOptions {
+                tiles: tiles.clone(),
+                ..RenderOptions::new(w, h, region)
+            };
+            let what = format!("{p:?} {w}x{h} {tiles:?} {region:?} in parts");
+            let (a, sa) = tape::render(&expr, p, TapeBackend::Cpu, &opts).unwrap();
+            for short in [false, false, true] {
+                if short {
+                    std::env::set_var("IVJIT_TAPE_SHORT_CAPS", "1");
+                }
+                let (b, sb) = gpu.render(&opts).unwrap();
+                assert!(a.classes == b.classes, "{what}: classes differ");
+                assert_eq!((&a.rounds, &sa), (&b.rounds, &sb), "{what}");
+                let mut lent = Vec::new();
+                let (rounds, sl) = gpu.render_with(&opts, &mut |c| lent = c.to_vec()).unwrap();
+                assert!(lent == a.classes, "{what}: lent classes differ");
+                assert_eq!((&a.rounds, &sa), (&rounds, &sl), "{what}: lent");
+                std::env::remove_var("IVJIT_TAPE_SHORT_CAPS");
+            }
+        }
+    }
+    std::env::remove_var("IVJIT_TAPE_PARTS");
 }
 
 /// The point-sampling baseline of `ivjit bench --render` (not rigorous: the sign of f at each

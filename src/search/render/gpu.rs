@@ -218,7 +218,8 @@ pub(crate) fn compose(
 ) -> Result<Vec<u8>, GpuError> {
     let mut bufs = ImageBuffers::default();
     let pixels = plan.width as usize * plan.height as usize;
-    let image = compose_on_device(stream, compose, plan, classes, offsets, &mut bufs)?;
+    let rows = Rows::all(plan);
+    let image = compose_on_device(stream, compose, plan, classes, offsets, rows, &mut bufs)?;
     stream
         .clone_dtoh(&image.slice(..pixels))
         .during("downloading the image")
@@ -237,13 +238,72 @@ pub(crate) fn compose_queued(
     bufs: &mut ImageBuffers,
 ) -> Result<(), GpuError> {
     let pixels = plan.width as usize * plan.height as usize;
-    let image = compose_on_device(stream, compose, plan, classes, offsets, bufs)?;
+    let rows = Rows::all(plan);
+    let image = compose_on_device(stream, compose, plan, classes, offsets, rows, bufs)?;
     let pinned = queue_download(stream, &image, pixels, bufs.host.take())?;
     (bufs.device, bufs.host) = (Some(image), Some(pinned));
     Ok(())
 }
 
+/// The rows of an image a compose writes: those whose band (`row / band`) has
+/// `band % count == index`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Rows {
+    pub(crate) band: u32,
+    pub(crate) index: u32,
+    pub(crate) count: u32,
+}
+
+impl Rows {
+    /// Every row of `plan`'s image.
+    pub(crate) fn all(plan: &Plan) -> Rows {
+        Rows {
+            band: plan.height.max(1),
+            index: 0,
+            count: 1,
+        }
+    }
+}
+
+/// [`compose_queued`] for the image's `rows` only, without the copy back: the image stays in
+/// `bufs`' device buffer, for a renderer that copies back only its own rows
+/// ([`ImageBuffers::copy_rows`]).
+pub(crate) fn compose_kept(
+    stream: &Arc<CudaStream>,
+    compose: &CudaFunction,
+    plan: &Plan,
+    classes: &CudaSlice<u8>,
+    offsets: &[usize],
+    rows: Rows,
+    bufs: &mut ImageBuffers,
+) -> Result<(), GpuError> {
+    let image = compose_on_device(stream, compose, plan, classes, offsets, rows, bufs)?;
+    bufs.device = Some(image);
+    Ok(())
+}
+
 impl ImageBuffers {
+    /// Copies bytes `at..at + band.len()` of the image [`compose_kept`] left on the device
+    /// into each `(at, band)`, and waits for the copies. Where the bands are page-locked
+    /// memory (allocated portable, so any device's context copies into it at full speed), the
+    /// copies run side by side with other devices' until the wait.
+    pub(crate) fn copy_rows(
+        &self,
+        stream: &Arc<CudaStream>,
+        bands: &mut [(usize, &mut [u8])],
+    ) -> Result<(), GpuError> {
+        let Some(image) = &self.device else {
+            return Err(GpuError::Tape("no image was composed".to_string()));
+        };
+        let what = "downloading the image's rows";
+        for (at, band) in bands.iter_mut() {
+            let view = image.slice(*at..*at + band.len());
+            stream.memcpy_dtoh(&view, &mut **band).during(what)?;
+        }
+        // The bands stay borrowed until the copies into them are done.
+        stream.synchronize().during(what)
+    }
+
     /// The first `pixels` bytes of the image [`compose_queued`] copied back, lent to `f`
     /// (waiting for the copy if the stream was not synchronized).
     pub(crate) fn lend(&self, pixels: usize, f: &mut dyn FnMut(&[u8])) -> Result<(), GpuError> {
@@ -257,14 +317,15 @@ impl ImageBuffers {
     }
 }
 
-/// The image composed on the device, in `bufs`' device buffer (taken; the caller gives it
-/// back) or a new one.
+/// The image's `rows` composed on the device, in `bufs`' device buffer (taken; the caller
+/// gives it back) or a new one.
 fn compose_on_device(
     stream: &Arc<CudaStream>,
     compose: &CudaFunction,
     plan: &Plan,
     classes: &CudaSlice<u8>,
     offsets: &[usize],
+    rows: Rows,
     bufs: &mut ImageBuffers,
 ) -> Result<CudaSlice<u8>, GpuError> {
     let levels = &plan.levels;
@@ -286,10 +347,15 @@ fn compose_on_device(
         .arg(&plan.height)
         .arg(classes)
         .arg(&dtable);
-    c.arg(&n_levels);
+    c.arg(&n_levels)
+        .arg(&rows.band)
+        .arg(&rows.index)
+        .arg(&rows.count);
     // SAFETY: matches the signature; `classes` holds every level's array at its offset, the
-    // image at least width x height bytes.
-    unsafe { c.launch(config(pixels)) }.during("launching the search's compose kernel")?;
+    // image at least width x height bytes. A thread composes eight pixels of a row.
+    let groups = (plan.width as usize).div_ceil(8) * plan.height as usize;
+    unsafe { c.launch(config(groups.div_ceil(rows.count as usize))) }
+        .during("launching the search's compose kernel")?;
     bufs.table = Some(dtable);
     Ok(image)
 }

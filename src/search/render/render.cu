@@ -60,24 +60,54 @@ extern "C" __global__ void ivjit_search_classify(
 }
 
 // Each pixel's class: that of the coarsest decided tile over it, else 2. levels holds
-// (tile, cols, offset into cls) per level.
+// (tile, cols, offset into cls) per level. A thread composes eight pixels of a row (one
+// 8-byte store where the row width allows), so that a level's row index is found once and a
+// tile over several of them is read once from the cache. Only the rows of a part are
+// composed: those whose band (rows / band) % count == index (all of them: band = height,
+// index 0, count 1).
+__device__ __forceinline__ u32 tile_of(u32 x, u32 tile)
+{
+    // The tile sizes are powers of two in every default plan: a shift, else a division.
+    u32 shift = 31 - __clz(tile);
+    return (tile == (1u << shift)) ? (x >> shift) : (x / tile);
+}
+
 extern "C" __global__ void ivjit_search_compose(
     unsigned char* image, u32 width, u32 height, const unsigned char* cls,
-    const u32* levels, u32 n_levels)
+    const u32* levels, u32 n_levels, u32 band, u32 index, u32 count)
 {
-    size_t total = (size_t)width * height;
-    for (size_t p = blockIdx.x * (size_t)blockDim.x + threadIdx.x; p < total;
-         p += (size_t)gridDim.x * blockDim.x) {
-        u32 i = p / width, j = p % width;
-        unsigned char c = 2;
-        for (u32 l = 0; l < n_levels; l++) {
+    u32 groups = (width + 7) / 8;
+    u32 bands = (height + band - 1) / band;
+    u32 owned = bands > index ? (bands - index + count - 1) / count : 0;
+    size_t total = (size_t)owned * band * groups;
+    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < total;
+         q += (size_t)gridDim.x * blockDim.x) {
+        u32 k = q / groups, j0 = (q % groups) * 8;
+        u32 i = (index + (k / band) * count) * band + k % band;
+        if (i >= height) continue;
+        u32 m = min(8u, width - j0);
+        unsigned char c[8];
+        u32 pending = (1u << m) - 1;
+        for (u32 t = 0; t < 8; t++) c[t] = 2;
+        for (u32 l = 0; l < n_levels && pending; l++) {
             u32 tile = levels[3 * l], cols = levels[3 * l + 1], off = levels[3 * l + 2];
-            unsigned char v = cls[(size_t)off + (size_t)(i / tile) * cols + j / tile];
-            if (v != 2) {
-                if (v != UNSET) c = v;
-                break;
+            const unsigned char* row = cls + (size_t)off + (size_t)tile_of(i, tile) * cols;
+            for (u32 t = 0; t < m; t++) {
+                if (!(pending >> t & 1)) continue;
+                unsigned char v = row[tile_of(j0 + t, tile)];
+                if (v != 2) {
+                    if (v != UNSET) c[t] = v;
+                    pending &= ~(1u << t);
+                }
             }
         }
-        image[p] = c;
+        unsigned char* out = image + (size_t)i * width + j0;
+        if (m == 8 && width % 8 == 0) {
+            unsigned long long w = 0;
+            for (u32 t = 0; t < 8; t++) w |= (unsigned long long)c[t] << (8 * t);
+            *(unsigned long long*)out = w;
+        } else {
+            for (u32 t = 0; t < m; t++) out[t] = c[t];
+        }
     }
 }

@@ -28,7 +28,7 @@ use cudarc::driver::{
 };
 
 use crate::gpu::{self, Context, GpuError};
-use crate::search::render::UNSET;
+use crate::search::render::{self, UNSET};
 use crate::search::tape::{code, Bound, Tape, TapeRound};
 use crate::search::{Plan, Round2};
 use crate::Precision;
@@ -205,18 +205,19 @@ fn kernels(
     }))
 }
 
-/// A tape on the first GPU, ready to render frames: the interpreter loaded, the tape, its
-/// constants and its depth order uploaded once.
+/// A tape ready to render frames on the GPUs (`IVJIT_DEVICES`, else every visible one): on
+/// the first, the interpreter loaded and the tape, its constants and its depth order uploaded
+/// once; on the others, the same at the first frame large enough to be split among them.
 pub(crate) enum DeviceTape {
-    F64(Prepared<f64>),
-    F32(Prepared<f32>),
+    F64(Shards<f64>),
+    F32(Shards<f32>),
 }
 
 impl DeviceTape {
     pub(crate) fn new(tape: &Tape, p: Precision) -> Result<DeviceTape, GpuError> {
         Ok(match p {
-            Precision::F64 => DeviceTape::F64(Prepared::new(tape, p)?),
-            Precision::F32 => DeviceTape::F32(Prepared::new(tape, p)?),
+            Precision::F64 => DeviceTape::F64(Shards::new(tape, p)?),
+            Precision::F32 => DeviceTape::F32(Shards::new(tape, p)?),
         })
     }
 
@@ -231,6 +232,171 @@ impl DeviceTape {
             DeviceTape::F64(d) => d.render(plan, f),
             DeviceTape::F32(d) => d.render(plan, f),
         }
+    }
+}
+
+/// Images of more pixels than this (width x height) have their frames split among several
+/// GPUs: up to 2048² a frame's fixed costs (a thread per GPU, a synchronization each, levels
+/// whose time is one thread's chain, not their work) outweighed the parts' savings. Measured
+/// on two H200s (docs/render.md, "Several GPUs": Prospero at 2048², 0.98 ms on one GPU and
+/// on two; at 4096², 1.26 → 1.08 ms).
+pub(crate) const SPLIT_PIXELS: u64 = 2048 * 2048;
+
+/// Which of a frame's first-level rows a renderer runs: those `r` with `r % count == index`
+/// (interleaved, so that each GPU gets rows from all over the image). Everything below the
+/// first level follows from its tiles, so the parts' searches are independent; each
+/// composes the whole image from its classes and copies back only its rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Part {
+    index: usize,
+    count: usize,
+}
+
+impl Part {
+    const WHOLE: Part = Part { index: 0, count: 1 };
+
+    fn owns(&self, row: u32) -> bool {
+        row as usize % self.count == self.index
+    }
+}
+
+/// One prepared tape per part of a frame: the first on the first device, the others (made at
+/// the first split frame) round-robin on the devices, and the page-locked image they copy
+/// their rows into.
+pub(crate) struct Shards<T> {
+    first: Prepared<T>,
+    devices: Vec<usize>,
+    tape: Tape,
+    precision: Precision,
+    split: std::sync::Mutex<Split<T>>,
+}
+
+/// What a split frame keeps for the next: the other parts' renderers and the image.
+struct Split<T> {
+    others: Vec<Prepared<T>>,
+    image: Option<cudarc::driver::PinnedHostSlice<u8>>,
+}
+
+impl<T> Shards<T>
+where
+    T: Bound + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
+{
+    fn new(tape: &Tape, p: Precision) -> Result<Shards<T>, GpuError> {
+        let devices = gpu::default_devices()?;
+        Ok(Shards {
+            first: Prepared::new(tape, p, devices[0])?,
+            devices,
+            tape: tape.clone(),
+            precision: p,
+            split: std::sync::Mutex::new(Split {
+                others: Vec::new(),
+                image: None,
+            }),
+        })
+    }
+
+    /// How many parts a frame of `plan` is split into: one per device for an image of more
+    /// than [`SPLIT_PIXELS`] (at most one per first-level row), else one
+    /// (`IVJIT_TAPE_PARTS` sets the count, also above the devices' on one GPU, for tests).
+    fn parts(&self, plan: &Plan) -> usize {
+        let rows = plan.levels[0].rows as usize;
+        let parts = match crate::gpu::env::tape_parts() {
+            Some(k) => k,
+            None if plan.width as u64 * plan.height as u64 > SPLIT_PIXELS => self.devices.len(),
+            None => 1,
+        };
+        parts.clamp(1, rows.max(1))
+    }
+
+    fn render(
+        &self,
+        plan: &Plan,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<(Vec<Round2>, Vec<TapeRound>), GpuError> {
+        let parts = self.parts(plan);
+        if parts == 1 {
+            return self.first.render(plan, f);
+        }
+        let mut split = self.split.lock().unwrap_or_else(|e| e.into_inner());
+        let split = &mut *split;
+        while split.others.len() + 1 < parts {
+            let ordinal = self.devices[(split.others.len() + 1) % self.devices.len()];
+            split
+                .others
+                .push(Prepared::new(&self.tape, self.precision, ordinal)?);
+        }
+        let pixels = plan.width as usize * plan.height as usize;
+        let image = match split.image.take() {
+            Some(h) if h.len() >= pixels => h,
+            old => {
+                drop(old);
+                self.first
+                    .ctx
+                    .bind_to_thread()
+                    .during("binding the device's context")?;
+                // SAFETY: every byte read is written by a part's copy first. Portable: every
+                // device's context copies into it as page-locked memory.
+                unsafe {
+                    self.first.ctx.alloc_pinned_with_flags::<u8>(
+                        pixels,
+                        cudarc::driver::sys::CU_MEMHOSTALLOC_PORTABLE,
+                    )
+                }
+                .during("allocating page-locked memory for the image")?
+            }
+        };
+        let mut image = image;
+        let counted = {
+            let host = &mut image.as_mut_slice().during("writing the image")?[..pixels];
+            // Each first-level row's pixel rows, handed to the part that renders it.
+            let band = plan.levels[0].tile as usize * plan.width as usize;
+            let mut bands: Vec<Vec<(usize, &mut [u8])>> = (0..parts).map(|_| Vec::new()).collect();
+            for (r, rows) in host.chunks_mut(band.max(1)).enumerate() {
+                bands[r % parts].push((r * band, rows));
+            }
+            let mut bands = bands.into_iter();
+            let mine = bands.next().expect("a part");
+            std::thread::scope(|s| {
+                let others: Vec<_> = split
+                    .others
+                    .iter()
+                    .take(parts - 1)
+                    .zip(bands)
+                    .enumerate()
+                    .map(|(i, (prepared, b))| {
+                        let part = Part {
+                            index: i + 1,
+                            count: parts,
+                        };
+                        s.spawn(move || prepared.render_part(plan, part, b))
+                    })
+                    .collect();
+                let part = Part {
+                    index: 0,
+                    count: parts,
+                };
+                let mut all = vec![self.first.render_part(plan, part, mine)];
+                all.extend(others.into_iter().map(|h| match h.join() {
+                    Ok(r) => r,
+                    Err(e) => std::panic::resume_unwind(e),
+                }));
+                all.into_iter().collect::<Result<Vec<_>, GpuError>>()
+            })?
+        };
+        // The parts' counters, level by level, added.
+        let mut sum = counted[0].clone();
+        for c in &counted[1..] {
+            for (a, b) in sum.iter_mut().zip(c) {
+                for k in 0..4 {
+                    a.0[k] += b.0[k];
+                }
+                a.1 += b.1;
+            }
+        }
+        let out = rounds_of(plan, &sum);
+        f(&image.as_slice().during("reading the image")?[..pixels]);
+        split.image = Some(image);
+        Ok(out)
     }
 }
 
@@ -264,8 +430,9 @@ pub(crate) struct Prepared<T> {
 struct Kept {
     stream: Arc<CudaStream>,
     classes: Option<CudaSlice<u8>>,
-    /// The first level's work items, for the level grid and tape length they were made for.
-    first: Option<((u32, u32, usize), CudaSlice<u32>)>,
+    /// The first level's work items, for the level grid, tape length and part they were made
+    /// for.
+    first: Option<(FirstKey, CudaSlice<u32>)>,
     levels: Vec<LevelKept>,
     image: crate::search::render::gpu::ImageBuffers,
     /// Host copies of each level's counters and instructions run (page-locked).
@@ -275,6 +442,10 @@ struct Kept {
     /// the same plan takes them as capacities and reads no counter before its end.
     caps: Option<(Vec<u64>, Vec<Cap>)>,
 }
+
+/// What the first level's work items depend on: its grid's rows and columns, the tape's
+/// length, the part.
+type FirstKey = (u32, u32, usize, Part);
 
 /// What a level of a frame needed: its work items, its longest tape and most choices (per
 /// tape), and its boundary tiles.
@@ -423,8 +594,7 @@ impl<T> Prepared<T>
 where
     T: Bound + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
 {
-    fn new(tape: &Tape, p: Precision) -> Result<Prepared<T>, GpuError> {
-        let ordinal = 0;
+    fn new(tape: &Tape, p: Precision, ordinal: usize) -> Result<Prepared<T>, GpuError> {
         let ctx = gpu::context(ordinal)?;
         ctx.bind_to_thread()
             .during("binding the device's context")?;
@@ -656,37 +826,68 @@ where
         Ok(())
     }
 
+    /// A whole frame, the image lent to `f` where it came back.
     fn render(
         &self,
         plan: &Plan,
         f: &mut dyn FnMut(&[u8]),
     ) -> Result<(Vec<Round2>, Vec<TapeRound>), GpuError> {
+        self.with_kept(|kept| {
+            let counted = self.frame(plan, Part::WHOLE, kept)?;
+            kept.image
+                .lend(plan.width as usize * plan.height as usize, f)?;
+            Ok(rounds_of(plan, &counted))
+        })
+    }
+
+    /// The rows of `part` of a frame, copied into `bands` (`(at, rows)`: the image's bytes
+    /// from `at`); each level's counters.
+    fn render_part(
+        &self,
+        plan: &Plan,
+        part: Part,
+        mut bands: Vec<(usize, &mut [u8])>,
+    ) -> Result<Vec<([u32; 8], u64)>, GpuError> {
+        self.with_kept(|kept| {
+            let counted = self.frame(plan, part, kept)?;
+            kept.image.copy_rows(&kept.stream, &mut bands)?;
+            Ok(counted)
+        })
+    }
+
+    /// `f` with what the last frame kept (one frame at a time; a frame that failed leaves
+    /// nothing for the next), the device's context bound to the thread.
+    fn with_kept<R>(
+        &self,
+        f: impl FnOnce(&mut Kept) -> Result<R, GpuError>,
+    ) -> Result<R, GpuError> {
         self.ctx
             .bind_to_thread()
             .during("binding the device's context")?;
-        // One frame at a time; a frame that failed leaves nothing for the next.
         let mut guard = self.kept.lock().unwrap_or_else(|e| e.into_inner());
         let mut kept = match guard.take() {
             Some(k) => k,
             None => Kept::new(&self.ctx)?,
         };
-        let out = self.frame(plan, &mut kept, f)?;
+        let out = f(&mut kept)?;
         *guard = Some(kept);
         Ok(out)
     }
 
-    /// A frame: when the last frame rendered the same plan, a pass that takes its sizes as
-    /// capacities and reads no counter before the end (the host launches every level at once);
-    /// if a capacity was short (the kernels never write past one, they flag it), or for a new
-    /// plan, a pass that reads each level's counters before sizing the next. Then the image is
-    /// lent to `f`.
+    /// A frame's `part`: when the last frame rendered the same plan and part, a pass that
+    /// takes its sizes as capacities and reads no counter before the end (the host launches
+    /// every level at once); if a capacity was short (the kernels never write past one, they
+    /// flag it), or for a new plan, a pass that reads each level's counters before sizing the
+    /// next. The image stays in `kept.image` (copied back into its page-locked memory for a
+    /// whole frame); returns each level's counters.
     fn frame(
         &self,
         plan: &Plan,
+        part: Part,
         kept: &mut Kept,
-        f: &mut dyn FnMut(&[u8]),
-    ) -> Result<(Vec<Round2>, Vec<TapeRound>), GpuError> {
-        let key = plan_key(plan);
+    ) -> Result<Vec<([u32; 8], u64)>, GpuError> {
+        let mut key = plan_key(plan);
+        key.extend([part.index as u64, part.count as u64]);
         let mut caps = match &kept.caps {
             Some((k, caps)) if *k == key => Some(caps.clone()),
             _ => None,
@@ -698,36 +899,34 @@ where
         }
         let mut done = None;
         if let Some(caps) = caps {
-            done = self.pass(plan, kept, Some(&caps))?;
+            done = self.pass(plan, part, kept, Some(&caps))?;
         }
-        let (rounds, stats) = match done {
-            Some((rounds, stats, _)) => (rounds, stats),
+        match done {
+            Some((counted, _)) => Ok(counted),
             None => {
-                let out = self.pass(plan, kept, None)?;
-                let Some((rounds, stats, caps)) = out else {
+                let out = self.pass(plan, part, kept, None)?;
+                let Some((counted, caps)) = out else {
                     return Err(GpuError::Tape(
                         "a tape render reading its counters ran short of room".to_string(),
                     ));
                 };
                 kept.caps = Some((key, caps));
-                (rounds, stats)
+                Ok(counted)
             }
-        };
-        kept.image
-            .lend(plan.width as usize * plan.height as usize, f)?;
-        Ok((rounds, stats))
+        }
     }
 
-    /// One pass of a frame (see [`Prepared::frame`]): with `caps`, None when one was short.
-    /// Leaves the image in `kept.image`'s page-locked memory, the stream synchronized; returns
-    /// the rounds, their mean tape lengths, and the sizes each level needed.
+    /// One pass of a frame's part (see [`Prepared::frame`]): with `caps`, None when one was
+    /// short. Leaves the image in `kept.image` (a whole frame's in its page-locked memory), the
+    /// stream synchronized; returns each level's counters and the sizes each level needed.
     #[allow(clippy::type_complexity)]
     fn pass(
         &self,
         plan: &Plan,
+        part: Part,
         kept: &mut Kept,
         caps: Option<&[Cap]>,
-    ) -> Result<Option<(Vec<Round2>, Vec<TapeRound>, Vec<Cap>)>, GpuError> {
+    ) -> Result<Option<(Vec<([u32; 8], u64)>, Vec<Cap>)>, GpuError> {
         let stream = kept.stream.clone();
         let mut profile = Profile::new();
         let levels = &plan.levels;
@@ -743,14 +942,19 @@ where
         let mut classes = kernels::room(&stream, kept.classes.take(), total, alloc)?;
         kernels::fill(&stream, &mut classes, UNSET)?;
         let g0 = levels[0];
-        let key = (g0.rows, g0.cols, stride);
-        // The first level's work items (row, column, the whole tape): uploaded once per grid.
+        let key = (g0.rows, g0.cols, stride, part);
+        // The first level's work items (row, column, the whole tape) of the part's rows:
+        // uploaded once per grid.
+        let owned = (0..g0.rows).filter(|&r| part.owns(r));
+        let mut n = owned.clone().count() * g0.cols as usize;
         let mut work = match kept.first.take() {
             Some((k, w)) if k == key => w,
             _ => {
-                let first: Vec<u32> = (0..g0.rows)
+                let first: Vec<u32> = owned
                     .flat_map(|r| (0..g0.cols).flat_map(move |c| [r, c, 0, stride as u32]))
                     .collect();
+                // A part without rows has no items (n = 0: no launch reads them).
+                let first = if first.is_empty() { vec![0; 4] } else { first };
                 stream.clone_htod(&first).during(alloc)?
             }
         };
@@ -759,9 +963,7 @@ where
         }
         // The round's tapes: the prepared one first, then each round's pruned ones.
         let mut input: Option<(CudaSlice<u64>, CudaSlice<u32>)> = None;
-        let mut n = (g0.rows * g0.cols) as usize;
-        let mut rounds = Vec::with_capacity(levels.len());
-        let mut stats = Vec::with_capacity(levels.len());
+        let mut counted_all = Vec::with_capacity(levels.len());
         let mut needed = Vec::with_capacity(levels.len());
         for (l, g) in levels.iter().enumerate() {
             let next = levels.get(l + 1);
@@ -813,9 +1015,7 @@ where
                 Some(caps) => caps[l].nb,
                 None => {
                     let (counted, ran) = kept.read(l, &bufs.counts, &bufs.length)?;
-                    let (round, stat) = round_of(g.tile, &counted, ran);
-                    rounds.push(round);
-                    stats.push(stat);
+                    counted_all.push((counted, ran));
                     counted[0] as usize
                 }
             };
@@ -889,14 +1089,17 @@ where
             n = next_n;
         }
         profile.mark(&stream, "between".to_string())?;
-        crate::search::render::gpu::compose_queued(
-            &stream,
-            &self.compose,
-            plan,
-            &classes,
-            &offsets,
-            &mut kept.image,
-        )?;
+        let (compose, image) = (&self.compose, &mut kept.image);
+        if part == Part::WHOLE {
+            render::gpu::compose_queued(&stream, compose, plan, &classes, &offsets, image)?;
+        } else {
+            let rows = render::gpu::Rows {
+                band: levels[0].tile,
+                index: part.index as u32,
+                count: part.count as u32,
+            };
+            render::gpu::compose_kept(&stream, compose, plan, &classes, &offsets, rows, image)?;
+        }
         kept.classes = Some(classes);
         stream.synchronize().during("waiting for the tape render")?;
         profile.mark(&stream, "compose".to_string())?;
@@ -904,17 +1107,15 @@ where
         if caps.is_some() {
             // Every level's counters, read once: a short capacity (bit 2) or a tape needing
             // more slots than the interpreter has (bit 1) sends the frame to a reading pass.
-            for (l, g) in levels.iter().enumerate() {
+            for l in 0..levels.len() {
                 let (counted, ran) = kept.counted(l)?;
                 if counted[6] != 0 {
                     return Ok(None);
                 }
-                let (round, stat) = round_of(g.tile, &counted, ran);
-                rounds.push(round);
-                stats.push(stat);
+                counted_all.push((counted, ran));
             }
         }
-        Ok(Some((rounds, stats, needed)))
+        Ok(Some((counted_all, needed)))
     }
 
     /// The error of a pruning whose tape needed more slots than the interpreter has (never:
@@ -928,6 +1129,15 @@ where
         }
         Ok(())
     }
+}
+
+/// The rounds and mean tape lengths of a frame of `plan` from each level's counters.
+fn rounds_of(plan: &Plan, counted: &[([u32; 8], u64)]) -> (Vec<Round2>, Vec<TapeRound>) {
+    plan.levels
+        .iter()
+        .zip(counted)
+        .map(|(g, (c, ran))| round_of(g.tile, c, *ran))
+        .unzip()
 }
 
 /// A level's round and mean tape length from its counters (`counted`: boundary, outside,
