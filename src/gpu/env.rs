@@ -88,13 +88,13 @@ pub(crate) fn tape_short_caps() -> bool {
     text("IVJIT_TAPE_SHORT_CAPS").is_some()
 }
 
-/// `IVJIT_TAPE_PARTS`: how many parts a GPU tape render splits each frame into (its
-/// first-level rows interleaved), whatever the image's size, round-robin over the devices,
-/// several on one GPU when there are more parts than GPUs: so that tests reach the split
-/// frame on a machine with one GPU. Unset (or not a positive number): one part per device
-/// for large images, else one.
-pub(crate) fn tape_parts() -> Option<usize> {
-    text("IVJIT_TAPE_PARTS")
+/// `IVJIT_SEARCH_PARTS`: how many parts a search that splits among the GPUs takes (a tape
+/// render's frame, its first-level rows interleaved; a ray search, its rays in blocks),
+/// whatever its size, round-robin over the devices, several on one GPU when there are more
+/// parts than GPUs: so that tests reach the split searches on a machine with one GPU. Unset
+/// (or not a positive number): one part per device for large searches, else one.
+pub(crate) fn search_parts() -> Option<usize> {
+    text("IVJIT_SEARCH_PARTS")
         .and_then(|v| v.trim().parse::<usize>().ok())
         .filter(|&k| k > 0)
 }

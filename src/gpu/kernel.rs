@@ -48,6 +48,33 @@ pub(crate) struct DeviceKernel {
     /// ([`super::tiers::InterpretedFirst`]).
     pub(crate) first: Option<super::tiers::InterpretedFirst>,
     pool: Mutex<Vec<batch::Pipeline>>,
+    /// What device-resident searches keep on this device between calls.
+    pub(crate) kept: KeptBySearch,
+}
+
+/// What device-resident searches keep between calls on one device (streams, device buffers,
+/// page-locked memory), one value per type: a call takes it and puts it back, so that a
+/// search allocates once per evaluator, not once per call (a fresh 40 MB of page-locked memory
+/// costs more than a million rays' transfers through it). Two calls at once: the second makes
+/// its own, and the first put back is kept.
+#[derive(Default)]
+pub(crate) struct KeptBySearch(Mutex<Vec<Box<dyn std::any::Any + Send>>>);
+
+impl KeptBySearch {
+    /// The value of type `T` kept, taken out; None if there is none.
+    pub(crate) fn take<T: std::any::Any + Send>(&self) -> Option<T> {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let i = kept.iter().position(|b| b.is::<T>())?;
+        kept.swap_remove(i).downcast::<T>().ok().map(|b| *b)
+    }
+
+    /// Keeps `value` for the next call (unless one of its type is already kept).
+    pub(crate) fn put<T: std::any::Any + Send>(&self, value: T) {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if !kept.iter().any(|b| b.is::<T>()) {
+            kept.push(Box::new(value));
+        }
+    }
 }
 
 impl batch::ChunkKernel for DeviceKernel {
@@ -127,6 +154,7 @@ impl DeviceKernel {
                     staged: Some(staged),
                     first: None,
                     pool: Mutex::new(Vec::new()),
+                    kept: KeptBySearch::default(),
                 });
             }
         }
@@ -151,6 +179,7 @@ impl DeviceKernel {
                         staged: None,
                         first: Some(first),
                         pool: Mutex::new(Vec::new()),
+                        kept: KeptBySearch::default(),
                     });
                 }
             }
@@ -169,6 +198,7 @@ impl DeviceKernel {
             staged: None,
             first: None,
             pool: Mutex::new(Vec::new()),
+            kept: KeptBySearch::default(),
         })
     }
 
@@ -461,6 +491,12 @@ impl GpuKernel {
     /// (a search runs on one device).
     pub(crate) fn primary(&self) -> &DeviceKernel {
         &self.devices[0]
+    }
+
+    /// The kernel on each selected device, the first's first: what a search split among the
+    /// devices launches.
+    pub(crate) fn device_kernels(&self) -> &[Arc<DeviceKernel>] {
+        &self.devices
     }
 
     /// The PTX this kernel was loaded from.

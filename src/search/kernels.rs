@@ -60,6 +60,29 @@ pub(super) fn room<T: cudarc::driver::DeviceRepr>(
     }
 }
 
+/// Page-locked host memory for at least `n` values: `old` if it is large enough, else a new
+/// allocation (`old` freed first) in `stream`'s context. Flags 0: memory the host reads
+/// quickly (not `alloc_pinned`'s write-combined memory).
+///
+/// # Safety
+/// The new memory is uninitialized: the caller writes what it reads.
+pub(super) unsafe fn pinned_room<T: cudarc::driver::DeviceRepr>(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    old: Option<cudarc::driver::PinnedHostSlice<T>>,
+    n: usize,
+    what: &'static str,
+) -> Result<cudarc::driver::PinnedHostSlice<T>, crate::gpu::GpuError> {
+    use crate::gpu::Context;
+    match old {
+        Some(h) if h.len() >= n => Ok(h),
+        old => {
+            drop(old);
+            // SAFETY: the caller's contract.
+            unsafe { stream.context().alloc_pinned_with_flags::<T>(n.max(1), 0) }.during(what)
+        }
+    }
+}
+
 /// Pushes the arguments every tile-box kernel takes, in its order: the region's rounded
 /// constants (`x0, y1, wx_lo, wx_hi, wy_lo, wy_hi, w, h`), the tile size, the image's width
 /// and height.

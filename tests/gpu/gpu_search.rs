@@ -227,7 +227,7 @@ fn a_tape_renderer_reuses_its_buffers_between_frames() {
     // rows), frame after frame, returned and lent, then with short capacities: the whole
     // frame's classes, rounds and tape lengths. (Other tests rendering tapes meanwhile split
     // their frames too: the same results.)
-    std::env::set_var("IVJIT_TAPE_PARTS", "3");
+    std::env::set_var("IVJIT_SEARCH_PARTS", "3");
     for p in [Precision::F64, Precision::F32] {
         let gpu = TapeRenderer::new(&expr, p, TapeBackend::Gpu).unwrap();
         let frames = [
@@ -259,7 +259,7 @@ fn a_tape_renderer_reuses_its_buffers_between_frames() {
             }
         }
     }
-    std::env::remove_var("IVJIT_TAPE_PARTS");
+    std::env::remove_var("IVJIT_SEARCH_PARTS");
 }
 
 /// The point-sampling baseline of `ivjit bench --render` (not rigorous: the sign of f at each
@@ -411,6 +411,16 @@ fn ray_hits_on_the_gpu_equal_the_cpu() {
             assert!(a.hits == b.hits, "{p:?} split {split}: hits differ");
             assert_eq!(a.boxes, b.boxes, "{p:?} split {split}");
             assert!(a.hits.iter().filter(|h| h.is_some()).count() > 1000);
+            // Split into three parts (blocks of 1,024 rays dealt round-robin over the GPUs;
+            // on one GPU three launches of it), the rays put back in their places.
+            std::env::set_var("IVJIT_SEARCH_PARTS", "3");
+            let c = first_hits(&gpu, &rays, split).unwrap();
+            std::env::remove_var("IVJIT_SEARCH_PARTS");
+            assert!(
+                a.hits == c.hits,
+                "{p:?} split {split} in parts: hits differ"
+            );
+            assert_eq!(a.boxes, c.boxes, "{p:?} split {split} in parts");
         }
     }
     // With point functions both searches are rigorous but the GPU's point bounds are a few

@@ -3,7 +3,11 @@
 use crate::search::kernels;
 use rayon::prelude::*;
 
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
+
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
+};
 
 use crate::gpu::{self, Context, GpuError};
 use crate::{Error, Evaluator, Precision};
@@ -40,7 +44,45 @@ fn ray_kernel(
     Ok(k[0].clone())
 }
 
-/// [`crate::search::ray::first_hits`] on the GPU of `eval`: one launch, one thread per ray.
+/// Rays in a search worth splitting among the GPUs (fewer run on the first alone): a ray's
+/// search is hundreds of evaluations, so a few blocks of them outweigh a thread and a launch
+/// per device.
+const SPLIT_RAYS: usize = 1 << 14;
+
+/// Consecutive rays that go to one GPU when a search is split (blocks dealt round-robin, so
+/// that each GPU gets rays from all over a depth map).
+const RAY_BLOCK: usize = 1024;
+
+/// Part `part` of `parts` of a search of `n` rays: blocks `part`, `part + parts`, ... of
+/// [`RAY_BLOCK`] rays, in that order.
+#[derive(Clone, Copy, Debug)]
+struct Deal {
+    part: usize,
+    parts: usize,
+    n: usize,
+}
+
+impl Deal {
+    /// The part's rays.
+    fn len(&self) -> usize {
+        let blocks = self.n.div_ceil(RAY_BLOCK);
+        (self.part..blocks)
+            .step_by(self.parts)
+            .map(|b| RAY_BLOCK.min(self.n - b * RAY_BLOCK))
+            .sum()
+    }
+
+    /// The search's index of the part's `k`-th ray.
+    fn ray(&self, k: usize) -> usize {
+        ((k / RAY_BLOCK) * self.parts + self.part) * RAY_BLOCK + k % RAY_BLOCK
+    }
+}
+
+/// [`crate::search::ray::first_hits`] on the GPUs of `eval`: one launch per GPU, one thread per
+/// ray. A search of at least [`SPLIT_RAYS`] rays is split among the evaluator's devices in
+/// blocks of [`RAY_BLOCK`] dealt round-robin (`IVJIT_SEARCH_PARTS` sets the number of parts,
+/// also above the devices', for tests); the rays are independent, so the hits are the same.
+/// Each device keeps its stream, buffers and page-locked memory for the next search.
 pub(crate) fn first_hits(
     eval: &Evaluator,
     s: crate::search::ray::Slots,
@@ -54,14 +96,7 @@ pub(crate) fn first_hits(
         .into());
     }
     let kernel = eval.gpu_kernel().expect("a GPU evaluator has a kernel");
-    let dk = kernel.primary();
-    let ctx = &dk.ctx;
-    ctx.bind_to_thread()
-        .during("binding the device's context")?;
-    let t_start = std::time::Instant::now();
-    let f = ray_kernel(dk, eval.program())?;
-    let t_kernel = t_start.elapsed();
-    let stream = ctx.new_stream().during("creating a stream")?;
+    let devices = kernel.device_kernels();
     let n = rays.len();
     if n == 0 {
         return Ok(crate::search::ray::Hits {
@@ -71,17 +106,188 @@ pub(crate) fn first_hits(
             device_seconds: 0.0,
         });
     }
-    // Host work in parallel: at a million rays, one thread packing and unpacking takes longer
-    // than the search on the device.
-    let mut packed = vec![0.0f64; 5 * n];
-    packed
+    let parts = match gpu::env::search_parts() {
+        Some(k) => k,
+        None if n >= SPLIT_RAYS => devices.len(),
+        None => 1,
+    }
+    .clamp(1, n.div_ceil(RAY_BLOCK).max(1));
+    let t_start = std::time::Instant::now();
+    let deal = |part| Deal { part, parts, n };
+    let results: Vec<Result<Searched, Error>> = if parts == 1 {
+        vec![search_on(&devices[0], eval, s, rays, deal(0), split)]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..parts)
+                .map(|part| {
+                    let dk = &devices[part % devices.len()];
+                    scope.spawn(move || search_on(dk, eval, s, rays, deal(part), split))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| match h.join() {
+                    Ok(r) => r,
+                    Err(e) => std::panic::resume_unwind(e),
+                })
+                .collect()
+        })
+    };
+    let searched: Vec<Searched> = results.into_iter().collect::<Result<_, _>>()?;
+    let mut total: u64 = searched.iter().map(|f| f.boxes).sum();
+    let device_seconds = searched
+        .iter()
+        .map(|f| f.device_seconds)
+        .fold(0.0, f64::max);
+    // The parts' results where they came back (page-locked memory), read once in parallel
+    // into the rays' order: ray i is in block b = i / RAY_BLOCK, block b / parts of part
+    // b % parts. (A fresh vector of a million results costs its page faults; one is made.)
+    let down = "reading the hits";
+    let views: Vec<(&[u32], &[f64])> = searched
+        .iter()
+        .map(|f| {
+            let (st, hits) = (&f.kept.host_status, &f.kept.host_hits);
+            let st = st.as_ref().map(|h| h.as_slice()).transpose().during(down)?;
+            let hits = hits
+                .as_ref()
+                .map(|h| h.as_slice())
+                .transpose()
+                .during(down)?;
+            Ok((st.unwrap_or(&[]), hits.unwrap_or(&[])))
+        })
+        .collect::<Result<_, GpuError>>()?;
+    let at = |i: usize| {
+        let b = i / RAY_BLOCK;
+        (b % parts, (b / parts) * RAY_BLOCK + i % RAY_BLOCK)
+    };
+    let mut out: Vec<Option<(f64, f64)>> = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let (part, k) = at(i);
+            let (st, hits) = views[part];
+            (st[k] == 1).then(|| (hits[2 * k], hits[2 * k + 1]))
+        })
+        .collect();
+    let rest: Vec<usize> = (0..n)
+        .into_par_iter()
+        .filter(|&i| {
+            let (part, k) = at(i);
+            views[part].0[k] == 2
+        })
+        .collect();
+    drop(views);
+    for (f, dk) in searched.into_iter().zip(devices.iter().cycle()) {
+        dk.kept.put(f.kept);
+    }
+    // Rays whose stack ran out: the CPU's search, which has no depth limit.
+    if !rest.is_empty() {
+        let expr_eval = eval.cpu_twin();
+        let again: Vec<_> = rest.iter().map(|&r| rays[r]).collect();
+        let h = crate::search::ray::cpu(&expr_eval, s, &again, split)?;
+        for (&r, hit) in rest.iter().zip(h.hits) {
+            out[r] = hit;
+        }
+        total += h.boxes;
+    }
+    if gpu::env::batch_trace() {
+        eprintln!(
+            "ivjit search: {n} rays in {parts} part(s): device search {:.2} ms, all done at \
+             {:.2} ms ({} finished on the CPU)",
+            device_seconds * 1e3,
+            t_start.elapsed().as_secs_f64() * 1e3,
+            rest.len()
+        );
+    }
+    Ok(crate::search::ray::Hits {
+        hits: out,
+        boxes: total,
+        finished_on_cpu: rest.len(),
+        device_seconds,
+    })
+}
+
+/// One device's search: its buffers, with the part's status and hits in their page-locked
+/// memory (to be put back into the device's kept values once read), boxes, seconds.
+struct Searched {
+    kept: RayKept,
+    boxes: u64,
+    device_seconds: f64,
+}
+
+/// What a device keeps from one ray search for the next (grown on demand, never shrunk).
+struct RayKept {
+    stream: Arc<CudaStream>,
+    rays: Option<CudaSlice<f64>>,
+    hits: Option<CudaSlice<f64>>,
+    status: Option<CudaSlice<u32>>,
+    boxes: Option<CudaSlice<u64>>,
+    host_rays: Option<PinnedHostSlice<f64>>,
+    host_hits: Option<PinnedHostSlice<f64>>,
+    host_status: Option<PinnedHostSlice<u32>>,
+}
+
+/// The search of the rays of `deal` on the device of `dk`: one launch, through the buffers
+/// the device kept from its last ray search.
+fn search_on(
+    dk: &gpu::DeviceKernel,
+    eval: &Evaluator,
+    s: crate::search::ray::Slots,
+    rays: &[crate::search::ray::Ray],
+    deal: Deal,
+    split: u32,
+) -> Result<Searched, Error> {
+    let ctx = &dk.ctx;
+    let t0 = std::time::Instant::now();
+    let mut marks: Vec<(&str, f64)> = Vec::new();
+    let mut mark = |what: &'static str| marks.push((what, t0.elapsed().as_secs_f64() * 1e3));
+    ctx.bind_to_thread()
+        .during("binding the device's context")?;
+    let f = ray_kernel(dk, eval.program())?;
+    let n = deal.len();
+    let mut kept = match dk.kept.take::<RayKept>() {
+        Some(k) => k,
+        None => RayKept {
+            stream: ctx.new_stream().during("creating a stream")?,
+            rays: None,
+            hits: None,
+            status: None,
+            boxes: None,
+            host_rays: None,
+            host_hits: None,
+            host_status: None,
+        },
+    };
+    mark("kernel");
+    let stream = kept.stream.clone();
+    let what = "allocating the ray search's buffers";
+    // SAFETY (the three): every value read is written first — the rays by the packing
+    // below, hits and status by the copies back (of what the kernel wrote: every ray's
+    // status, the hits of those with status 1, the only ones read).
+    let mut host_rays =
+        unsafe { kernels::pinned_room(&stream, kept.host_rays.take(), 5 * n, what) }?;
+    let mut host_hits =
+        unsafe { kernels::pinned_room(&stream, kept.host_hits.take(), 2 * n, what) }?;
+    let mut host_status =
+        unsafe { kernels::pinned_room(&stream, kept.host_status.take(), n, what) }?;
+    // Packed in parallel, in place: at a million rays, one thread packing and unpacking
+    // takes longer than the search on the device.
+    host_rays.as_mut_slice().during(what)?[..5 * n]
         .par_chunks_mut(5)
-        .zip(rays.par_iter())
-        .for_each(|(p, r)| p.copy_from_slice(&[r.u, r.v, r.t0, r.t1, r.min_width]));
-    let d_rays = stream.clone_htod(&packed).during("uploading the rays")?;
-    let mut d_hits: CudaSlice<f64> = stream.alloc_zeros(2 * n).during("allocating hits")?;
-    let mut d_status: CudaSlice<u32> = stream.alloc_zeros(n).during("allocating hits")?;
-    let mut d_boxes: CudaSlice<u64> = stream.alloc_zeros(1).during("allocating hits")?;
+        .enumerate()
+        .for_each(|(k, p)| {
+            let r = &rays[deal.ray(k)];
+            p.copy_from_slice(&[r.u, r.v, r.t0, r.t1, r.min_width]);
+        });
+    mark("packed");
+    let mut d_rays = kernels::room(&stream, kept.rays.take(), 5 * n, what)?;
+    let mut d_hits = kernels::room(&stream, kept.hits.take(), 2 * n, what)?;
+    let mut d_status = kernels::room(&stream, kept.status.take(), n, what)?;
+    let mut d_boxes = kernels::room(&stream, kept.boxes.take(), 1, what)?;
+    let upload = "uploading the rays";
+    stream
+        .memcpy_htod(&host_rays.as_slice().during(upload)?[..5 * n], &mut d_rays)
+        .during(upload)?;
+    stream.memset_zeros(&mut d_boxes).during(upload)?;
     let slot = |k: Option<usize>| k.map_or(-1, |k| k as i32);
     let (kt, ku, kv) = (slot(s.t), slot(s.u), slot(s.v));
     let n32 = n as u32;
@@ -98,50 +304,70 @@ pub(crate) fn first_hits(
         block_dim: (128, 1, 1),
         shared_mem_bytes: 0,
     };
-    stream.synchronize().during("uploading the rays")?;
-    let t_upload = t_start.elapsed();
+    stream.synchronize().during(upload)?;
+    mark("uploaded");
     let start = std::time::Instant::now();
-    // SAFETY: the arguments match the kernel's signature; `d_rays` holds 5n values, `d_hits`
-    // 2n, `d_status` n, `d_boxes` one.
+    // SAFETY: the arguments match the kernel's signature; `d_rays` holds 5n values (the
+    // first 5n written), `d_hits` 2n, `d_status` n, `d_boxes` one (zeroed).
     unsafe { b.launch(cfg) }.during("launching the ray search")?;
-    let status = stream
-        .clone_dtoh(&d_status)
-        .during("downloading the hits")?;
+    let down = "downloading the hits";
+    stream
+        .memcpy_dtoh(&d_status.slice(..n), &mut host_status)
+        .during(down)?;
+    stream
+        .memcpy_dtoh(&d_hits.slice(..2 * n), &mut host_hits)
+        .during(down)?;
+    let boxes = stream.clone_dtoh(&d_boxes).during(down)?[0];
     let device_seconds = start.elapsed().as_secs_f64();
-    let hits = stream.clone_dtoh(&d_hits).during("downloading the hits")?;
-    let boxes = stream.clone_dtoh(&d_boxes).during("downloading the hits")?[0];
-    let mut out: Vec<Option<(f64, f64)>> = status
-        .par_iter()
-        .enumerate()
-        .map(|(r, &st)| (st == 1).then(|| (hits[2 * r], hits[2 * r + 1])))
-        .collect();
-    // Rays whose stack ran out: the CPU's search, which has no depth limit.
-    let rest: Vec<usize> = (0..n).filter(|&r| status[r] == 2).collect();
-    let mut total = boxes;
-    if !rest.is_empty() {
-        let expr_eval = eval.cpu_twin();
-        let again: Vec<_> = rest.iter().map(|&r| rays[r]).collect();
-        let h = crate::search::ray::cpu(&expr_eval, s, &again, split)?;
-        for (&r, hit) in rest.iter().zip(h.hits) {
-            out[r] = hit;
-        }
-        total += h.boxes;
-    }
+    mark("searched");
     if gpu::env::batch_trace() {
+        let shown: Vec<String> = marks.iter().map(|(w, t)| format!("{w} {t:.2}")).collect();
         eprintln!(
-            "ivjit search: {n} rays: kernel lookup {:.2} ms, packed and uploaded at {:.2} ms, \
-             device search {:.2} ms, all done at {:.2} ms ({} finished on the CPU)",
-            t_kernel.as_secs_f64() * 1e3,
-            t_upload.as_secs_f64() * 1e3,
-            device_seconds * 1e3,
-            t_start.elapsed().as_secs_f64() * 1e3,
-            rest.len()
+            "ivjit search: {n} rays on device {}: ms {}",
+            dk.ordinal,
+            shown.join(", ")
         );
     }
-    Ok(crate::search::ray::Hits {
-        hits: out,
-        boxes: total,
-        finished_on_cpu: rest.len(),
+    (kept.rays, kept.hits, kept.status, kept.boxes) =
+        (Some(d_rays), Some(d_hits), Some(d_status), Some(d_boxes));
+    (kept.host_rays, kept.host_hits, kept.host_status) =
+        (Some(host_rays), Some(host_hits), Some(host_status));
+    Ok(Searched {
+        kept,
+        boxes,
         device_seconds,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The parts of a split search take every ray once, and the blocks put back as
+    /// `first_hits` puts them (block b from part b % parts at its block b / parts) give the
+    /// rays in their order: ragged last blocks, more parts than blocks, one part.
+    #[test]
+    fn the_parts_of_a_split_search_take_every_ray_once() {
+        for n in [0, 1, 1023, 1024, 1025, 5000, 10240] {
+            for parts in 1..=5 {
+                let mut seen = vec![0u32; n];
+                let lists: Vec<Vec<usize>> = (0..parts)
+                    .map(|part| {
+                        let d = Deal { part, parts, n };
+                        (0..d.len()).map(|k| d.ray(k)).collect()
+                    })
+                    .collect();
+                for &r in lists.iter().flatten() {
+                    seen[r] += 1;
+                }
+                assert!(seen.iter().all(|&c| c == 1), "n {n}, {parts} parts");
+                let mut back = vec![usize::MAX; n];
+                for (b, block) in back.chunks_mut(RAY_BLOCK).enumerate() {
+                    let at = (b / parts) * RAY_BLOCK;
+                    block.copy_from_slice(&lists[b % parts][at..at + block.len()]);
+                }
+                assert!(back.iter().enumerate().all(|(i, &r)| i == r), "n {n}");
+            }
+        }
+    }
 }

@@ -385,20 +385,9 @@ fn queue_download(
     pixels: usize,
     old: Option<cudarc::driver::PinnedHostSlice<u8>>,
 ) -> Result<cudarc::driver::PinnedHostSlice<u8>, GpuError> {
-    let mut pinned = match old {
-        Some(h) if h.len() >= pixels => h,
-        old => {
-            drop(old);
-            // SAFETY: the copy below writes the bytes read. Flags 0, not the write-combined
-            // memory of `alloc_pinned`, which the host reads slowly.
-            unsafe {
-                stream
-                    .context()
-                    .alloc_pinned_with_flags::<u8>(pixels.max(1), 0)
-            }
-            .during("allocating page-locked memory for the image")?
-        }
-    };
+    let what = "allocating page-locked memory for the image";
+    // SAFETY: the copy below writes the bytes read.
+    let mut pinned = unsafe { kernels::pinned_room(stream, old, pixels, what) }?;
     stream
         .memcpy_dtoh(&image.slice(..pixels), &mut pinned)
         .during("downloading the image")?;

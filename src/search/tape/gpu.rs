@@ -297,10 +297,10 @@ where
 
     /// How many parts a frame of `plan` is split into: one per device for an image of more
     /// than [`SPLIT_PIXELS`] (at most one per first-level row), else one
-    /// (`IVJIT_TAPE_PARTS` sets the count, also above the devices' on one GPU, for tests).
+    /// (`IVJIT_SEARCH_PARTS` sets the count, also above the devices' on one GPU, for tests).
     fn parts(&self, plan: &Plan) -> usize {
         let rows = plan.levels[0].rows as usize;
-        let parts = match crate::gpu::env::tape_parts() {
+        let parts = match crate::gpu::env::search_parts() {
             Some(k) => k,
             None if plan.width as u64 * plan.height as u64 > SPLIT_PIXELS => self.devices.len(),
             None => 1,
