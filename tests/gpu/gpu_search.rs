@@ -486,6 +486,9 @@ fn branch_and_bound_on_the_gpu_equals_the_cpu() {
                 .collect();
             assert!(ev.eval(&at_min).unwrap()[0].lo <= b.upper, "{at}");
             assert_eq!((a.gpu_rounds, b.gpu_rounds), (0, b.rounds), "{at}");
+            // Again on the same evaluator: through the lists its device kept.
+            let again = minimize(&gpu, root, *tol, *budget).unwrap();
+            assert_eq!(outcome(&again), outcome(&a), "{at}: again");
             // `auto` on a GPU: the first rounds on the CPU, the rest (if any) on the GPU, with
             // the same result. Rounds of millions of boxes are never the CPU's.
             let e = ivjit::Expression::parse(text).unwrap();
@@ -501,6 +504,19 @@ fn branch_and_bound_on_the_gpu_equals_the_cpu() {
     let (_, gpu) = pair(camel, Precision::F64);
     let m = minimize(&gpu, &[(-3.0, 3.0), (-2.0, 2.0)], 1e-12, 200_000).unwrap();
     assert_eq!(m.ended, Ended::Budget);
+    // Every round shared among three parts (round-robin over the GPUs: on one GPU three lists
+    // on it), the boxes moved between them to keep them even: the same bounds, rounds, boxes.
+    std::env::set_var("IVJIT_SEARCH_PARTS", "3");
+    for (text, root, tol, budget) in &cases {
+        for p in [Precision::F64, Precision::F32] {
+            let (cpu, gpu) = pair(text, p);
+            let a = minimize(&cpu, root, *tol, *budget).unwrap();
+            let b = minimize(&gpu, root, *tol, *budget).unwrap();
+            let at = format!("{text:.20} {p:?} tol {tol} in parts");
+            assert_eq!(outcome(&b), outcome(&a), "{at}");
+        }
+    }
+    std::env::remove_var("IVJIT_SEARCH_PARTS");
 }
 
 /// Branch and bound in the minimization form with the local descent (the gradient compiled
@@ -561,6 +577,11 @@ fn gradient_branch_and_bound_on_the_gpu_equals_the_cpu() {
                 "{at}"
             );
             assert!(a.complete(), "{at}: {a:?}");
+            // Shared among three parts (the descent's bound written to every part).
+            std::env::set_var("IVJIT_SEARCH_PARTS", "3");
+            let c = minimize_with(&fg, root, *tol, 10_000_000, Some(&d(&gg))).unwrap();
+            std::env::remove_var("IVJIT_SEARCH_PARTS");
+            assert_eq!(outcome(&c), outcome(&a), "{at}: in parts");
             // Handed from the CPU to the GPU before round r (the descent on the CPU): the same
             // search, its last rounds counted as the GPU's.
             for r in [

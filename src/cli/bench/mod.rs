@@ -132,7 +132,7 @@ pub fn run(opts: &Options) -> Result<Report, String> {
         let with_fixed = opts.only.is_empty() || opts.only.iter().any(|o| o == "fixed");
         if rows.as_array().is_some_and(|r| r.is_empty()) && !with_fixed {
             return Err(
-                "--only matches no search (names: prospero, camel, circle, tangle-rays, fixed)"
+                "--only matches no search (names: prospero, camel, fit, fit-400, circle, tangle-rays, fixed)"
                     .into(),
             );
         }

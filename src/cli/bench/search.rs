@@ -47,6 +47,10 @@ fn searches(gpu: bool) -> Result<Vec<Search>, String> {
     let e = |t: &str| Expression::parse(t).map_err(|e| e.to_string());
     let size = if gpu { 1024 } else { 256 };
     let tol = if gpu { 1e-6 } else { 1e-4 };
+    // The fit's search grows tenfold per decade of width (0.66 G boxes at 1e-9 on a GPU).
+    let fit_tol = if gpu { 1e-9 } else { 1e-5 };
+    // Ten times the work per box, about as many boxes a decade wider (0.9 G at 1e-8).
+    let fit400_tol = if gpu { 1e-8 } else { 1e-4 };
     let prospero = Expression::parse_tape(PROSPERO).map_err(|e| e.to_string())?;
     let rays: Vec<ray::Ray> = (0..size * size)
         .map(|i| ray::Ray {
@@ -83,6 +87,31 @@ fn searches(gpu: bool) -> Result<Vec<Search>, String> {
             flat: (-2.0, 2.0, 0.001),
         },
         Search {
+            name: "fit",
+            rule: "minimize",
+            what: format!("least squares of a e^(bt) to 40 points, to width {fit_tol:e}"),
+            expr: e(&fit(40))?,
+            run: Box::new(move |ev| {
+                let m = minimize::minimize(ev, &[(0.0, 5.0), (-3.0, 0.0)], fit_tol, 40_000_000_000)
+                    .map_err(|e| e.to_string())?;
+                Ok((2 * m.boxes, m.rounds))
+            }),
+            flat: (-1.5, 1.5, 0.001),
+        },
+        Search {
+            name: "fit-400",
+            rule: "minimize",
+            what: format!("least squares of a e^(bt) to 400 points, to width {fit400_tol:e}"),
+            expr: e(&fit(400))?,
+            run: Box::new(move |ev| {
+                let root = [(0.0, 5.0), (-3.0, 0.0)];
+                let m = minimize::minimize(ev, &root, fit400_tol, 40_000_000_000)
+                    .map_err(|e| e.to_string())?;
+                Ok((2 * m.boxes, m.rounds))
+            }),
+            flat: (-1.5, 1.5, 0.001),
+        },
+        Search {
             name: "circle",
             rule: "exclude",
             what: format!("x^2 + y^2 = 1 to {tol:e}"),
@@ -106,6 +135,22 @@ fn searches(gpu: bool) -> Result<Vec<Search>, String> {
             flat: (-1.0, 1.0, 0.01),
         },
     ])
+}
+
+/// A least-squares fit, the objective of a parameter estimation: `sum (y_i - a e^(b t_i))^2`
+/// over `points` points `t_i = 5 i / points` in (0, 5], `y_i = 2 e^(-0.7 t_i) + 0.3 e^(-3
+/// t_i)` to four decimals (a sum of two decays fitted by one: the minimum is not zero, so its
+/// lower bounds close slowly and the branch and bound is long: docs/optimize.md, "Several
+/// GPUs").
+pub fn fit(points: usize) -> String {
+    let terms: Vec<String> = (1..=points)
+        .map(|i| {
+            let t = i as f64 * 5.0 / points as f64;
+            let y = 2.0 * (-0.7 * t).exp() + 0.3 * (-3.0 * t).exp();
+            format!("({y:.4} - a*exp(b*{t}))^2")
+        })
+        .collect();
+    terms.join(" + ")
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
