@@ -126,7 +126,7 @@ pub(super) fn grow<U: cudarc::driver::DeviceRepr>(
 }
 
 /// [`grow`], keeping the first `kept` elements.
-pub(super) fn grow_keeping<U: cudarc::driver::DeviceRepr>(
+pub(crate) fn grow_keeping<U: cudarc::driver::DeviceRepr>(
     stream: &std::sync::Arc<cudarc::driver::CudaStream>,
     buf: &mut Option<cudarc::driver::CudaSlice<U>>,
     len: usize,

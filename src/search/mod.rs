@@ -38,6 +38,7 @@ mod interrupt;
 mod kernels;
 pub mod minimize;
 pub mod newton;
+mod parts;
 pub mod prune;
 mod pruned;
 pub mod ray;

@@ -743,6 +743,22 @@ fn exclusion_on_the_gpu_equals_the_cpu() {
                     a.unfinished == b.unfinished,
                     "{at}: unfinished boxes differ"
                 );
+                // Every round shared among three parts (round-robin over the GPUs; on one
+                // GPU three lists on it): the same rounds and boxes.
+                std::env::set_var("IVJIT_SEARCH_PARTS", "3");
+                let mut c = exclude(&gpu, root, *level, *tol, *budget).unwrap();
+                std::env::remove_var("IVJIT_SEARCH_PARTS");
+                c.boxes.sort();
+                c.unfinished.sort();
+                assert_eq!(
+                    (c.ended, c.rounds, c.evaluated),
+                    (a.ended, a.rounds, a.evaluated),
+                    "{at}: in parts"
+                );
+                assert!(
+                    c.boxes == a.boxes && c.unfinished == a.unfinished,
+                    "{at}: in parts"
+                );
                 // Handed from the CPU to the GPU before round r, and on `auto`: the same
                 // boxes, the last rounds counted as the GPU's.
                 let auto =

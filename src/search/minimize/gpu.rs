@@ -6,8 +6,9 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, PushKernelArg};
 
 use crate::gpu::{self, Context, GpuError};
-use crate::search::kernels::{config, grow, grow_keeping};
+use crate::search::kernels::{config, grow};
 use crate::search::minimize::{Descent, Frontier};
+use crate::search::parts;
 use crate::{Error, Evaluator, Precision};
 
 /// The CUDA C of the branch-and-bound kernels for element type `p` (the expression is the
@@ -255,52 +256,18 @@ where
     }
 }
 
-/// Moves boxes between the parts so that the first `want` hold the round's boxes evenly (the
-/// rest none): boxes from the end of a list with more than its share to the end of one with
-/// less (between devices, a peer copy on the receiving device's stream).
-fn balance<T>(parts: &mut [Lists<T>], want: usize) -> Result<(), GpuError>
-where
-    T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
-{
-    let total: usize = parts.iter().map(|p| p.n).sum();
-    let target: Vec<usize> = (0..parts.len())
-        .map(|d| match d < want {
-            true => total / want + usize::from(d < total % want),
-            false => 0,
-        })
-        .collect();
-    let mut from = 0;
-    for to in 0..parts.len() {
-        while parts[to].n < target[to] {
-            while parts[from].n <= target[from] {
-                from += 1;
-            }
-            let m = (parts[from].n - target[from]).min(target[to] - parts[to].n);
-            let (a, b) = match from < to {
-                true => {
-                    let (x, y) = parts.split_at_mut(to);
-                    (&mut x[from], &mut y[0])
-                }
-                false => {
-                    let (x, y) = parts.split_at_mut(from);
-                    (&mut y[0], &mut x[to])
-                }
-            };
-            let w = 2 * a.nv;
-            grow_keeping(&b.stream, &mut b.list, (b.n + m) * w, b.n * w)?;
-            let src = a.list.as_ref().expect("boxes to move");
-            let dst = b.list.as_mut().expect("grown");
-            b.stream
-                .memcpy_dtod(
-                    &src.slice((a.n - m) * w..a.n * w),
-                    &mut dst.slice_mut(b.n * w..(b.n + m) * w),
-                )
-                .during("moving boxes between the search's devices")?;
-            a.n -= m;
-            b.n += m;
-        }
+impl<T> crate::search::parts::PartList for Lists<T> {
+    fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
     }
-    Ok(())
+
+    fn list(&mut self) -> (&mut Option<CudaSlice<f64>>, &mut usize) {
+        (&mut self.list, &mut self.n)
+    }
+
+    fn width(&self) -> usize {
+        2 * self.nv
+    }
 }
 
 /// The search; `None` when f is undefined on every box of a round. Its list lives on the
@@ -358,7 +325,6 @@ where
     use crate::search::minimize::Minimum;
     let devices = kernel.device_kernels();
     let forced = gpu::env::search_parts();
-    let most = forced.unwrap_or(devices.len()).max(1);
     let dk_of = |part: usize| &devices[part % devices.len()];
     let p = kernel.precision();
     let trace = gpu::env::batch_trace().then(std::time::Instant::now);
@@ -388,16 +354,12 @@ where
         crate::search::interrupt::check()?;
         let r = budget.rounds();
         let total: usize = parts.iter().map(|l| l.n).sum();
-        let want = match forced {
-            Some(_) => most.min(total.max(1)),
-            None if total >= SPLIT_BOXES => most,
-            None => 1,
-        };
+        let want = parts::wanted(total, devices.len(), forced, SPLIT_BOXES);
         while parts.len() < want {
             let part = Lists::new(dk_of(parts.len()), p, nv, budget.max_boxes())?;
             parts.push(part);
         }
-        balance(parts, want)?;
+        parts::balance(parts, want)?;
         if let Some(t) = trace {
             eprintln!(
                 "ivjit minimize: round {r}: {total} boxes in {want} part(s) at {:.2} ms",
