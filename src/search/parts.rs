@@ -19,17 +19,18 @@ pub(crate) trait PartList {
     fn width(&self) -> usize;
 }
 
+/// Boxes of a round from which the round is shared among the GPUs: below it one device's
+/// round is a few launches of microseconds, and a shared round pays a synchronization more
+/// per device (the branch and bound's upper bound is agreed between its bound and its split)
+/// and the moves that balance the lists.
+pub(crate) const SPLIT_BOXES: usize = 1 << 18;
+
 /// How many parts a round of `total` boxes is spread over: `forced` (at most one per box),
-/// else every device from `threshold` boxes, else one.
-pub(crate) fn wanted(
-    total: usize,
-    devices: usize,
-    forced: Option<usize>,
-    threshold: usize,
-) -> usize {
+/// else every device from [`SPLIT_BOXES`] boxes, else one.
+pub(crate) fn wanted(total: usize, devices: usize, forced: Option<usize>) -> usize {
     match forced {
         Some(k) => k.min(total).max(1),
-        None if total >= threshold => devices.max(1),
+        None if total >= SPLIT_BOXES => devices.max(1),
         None => 1,
     }
 }

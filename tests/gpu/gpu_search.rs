@@ -743,22 +743,27 @@ fn exclusion_on_the_gpu_equals_the_cpu() {
                     a.unfinished == b.unfinished,
                     "{at}: unfinished boxes differ"
                 );
+                // The same rounds, evaluations and boxes (in any order) as the CPU's.
+                let same_as_cpu = |mut c: ivjit::search::exclude::Survivors, what: &str| {
+                    c.boxes.sort();
+                    c.unfinished.sort();
+                    assert_eq!(
+                        (c.ended, c.rounds, c.evaluated),
+                        (a.ended, a.rounds, a.evaluated),
+                        "{at}: {what}"
+                    );
+                    assert!(
+                        c.boxes == a.boxes && c.unfinished == a.unfinished,
+                        "{at}: {what}"
+                    );
+                    c
+                };
                 // Every round shared among three parts (round-robin over the GPUs; on one
-                // GPU three lists on it): the same rounds and boxes.
+                // GPU three lists on it).
                 std::env::set_var("IVJIT_SEARCH_PARTS", "3");
-                let mut c = exclude(&gpu, root, *level, *tol, *budget).unwrap();
+                let c = exclude(&gpu, root, *level, *tol, *budget).unwrap();
                 std::env::remove_var("IVJIT_SEARCH_PARTS");
-                c.boxes.sort();
-                c.unfinished.sort();
-                assert_eq!(
-                    (c.ended, c.rounds, c.evaluated),
-                    (a.ended, a.rounds, a.evaluated),
-                    "{at}: in parts"
-                );
-                assert!(
-                    c.boxes == a.boxes && c.unfinished == a.unfinished,
-                    "{at}: in parts"
-                );
+                same_as_cpu(c, "in parts");
                 // Handed from the CPU to the GPU before round r, and on `auto`: the same
                 // boxes, the last rounds counted as the GPU's.
                 let auto =
@@ -766,22 +771,12 @@ fn exclusion_on_the_gpu_equals_the_cpu() {
                         .unwrap();
                 let rounds = [0, 1, 5, a.rounds / 2, a.rounds - 1, a.rounds + 2];
                 for r in rounds.into_iter().map(Some).chain([None]) {
-                    let mut c = match r {
+                    let c = match r {
                         Some(r) => exclude_handing_over(&gpu, root, *level, *tol, *budget, r),
                         None => exclude(&auto, root, *level, *tol, *budget),
                     }
                     .unwrap();
-                    c.boxes.sort();
-                    c.unfinished.sort();
-                    assert_eq!(
-                        (c.ended, c.rounds, c.evaluated),
-                        (a.ended, a.rounds, a.evaluated),
-                        "{at}: handed over at {r:?}"
-                    );
-                    assert!(
-                        c.boxes == a.boxes && c.unfinished == a.unfinished,
-                        "{at}: {r:?}"
-                    );
+                    let c = same_as_cpu(c, &format!("handed over at {r:?}"));
                     if let Some(r) = r {
                         assert_eq!(c.gpu_rounds, a.rounds.saturating_sub(r), "{at}: {r}");
                     } else if a.evaluated > 10_000_000 {

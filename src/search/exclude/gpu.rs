@@ -30,10 +30,6 @@ pub(crate) fn exclude(
     }
 }
 
-/// Boxes of a round from which the round is shared among the GPUs (as the branch and
-/// bound's, [`crate::search::minimize`]).
-pub(crate) const SPLIT_BOXES: usize = 1 << 18;
-
 /// One part of the search's device memory, on one device: the round's list (`n` boxes, box
 /// i's side k at `list[2(i nv + k)]`), the next round's, the final boxes found (`n_done`),
 /// the batch in and out, four counters per round (zeroed once).
@@ -210,9 +206,9 @@ where
 }
 
 /// The search's rounds on the GPUs: the list on the first device while a round has fewer
-/// than [`SPLIT_BOXES`] boxes, else spread evenly over every device of the kernel
-/// (`IVJIT_SEARCH_PARTS`: that many parts for every round, for tests), the parts' rounds in
-/// lockstep: a round's boxes, budget and memory checks are those of one device. (A round in
+/// than [`SPLIT_BOXES`](crate::search::parts::SPLIT_BOXES) boxes, else spread evenly over
+/// every device of the kernel (`IVJIT_SEARCH_PARTS`: that many parts for every round, for
+/// tests), the parts' rounds in lockstep: a round's boxes, budget and memory checks are those of one device. (A round in
 /// which a part's buffers overflowed is undone everywhere.)
 fn run_exclude<T>(
     kernel: &gpu::GpuKernel,
@@ -271,7 +267,7 @@ where
         if let Some(ended) = budget.refuses(total as u64) {
             break ended;
         }
-        let want = parts::wanted(total, devices.len(), forced, SPLIT_BOXES);
+        let want = parts::wanted(total, devices.len(), forced);
         while all.len() < want {
             let part = Part::new(dk_of(all.len()), p, nv, budget.max_boxes())?;
             all.push(part);

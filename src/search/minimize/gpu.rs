@@ -35,7 +35,7 @@ fn unkey(k: u64) -> f64 {
 /// [`crate::search::minimize::minimize`] on the GPUs of `eval` from `from` (the root box, or
 /// where the CPU's rounds handed over): the work lists stay on the devices; the host reads a
 /// few counters per round (and one box when the upper bound improves). Rounds of at least
-/// [`SPLIT_BOXES`] boxes are shared among the evaluator's devices (see [`run_minimize`]).
+/// [`parts::SPLIT_BOXES`] boxes are shared among the evaluator's devices (see [`run_minimize`]).
 pub(crate) fn minimize(
     eval: &Evaluator,
     root: &[(f64, f64)],
@@ -50,12 +50,6 @@ pub(crate) fn minimize(
     };
     found.ok_or_else(crate::search::minimize::undefined)
 }
-
-/// Boxes of a round from which the round is shared among the GPUs: below it one device's
-/// round is a few launches of microseconds, and a shared round pays a synchronization more
-/// per device (the upper bound agreed between the bound and the split) and the moves that
-/// balance the lists.
-pub(crate) const SPLIT_BOXES: usize = 1 << 18;
 
 /// One part of the search's device memory, on one device: the work list of the round (`n`
 /// boxes, box i's side k at `list[2(i nv + k)]`), the next round's, the batch in and out, the
@@ -271,8 +265,8 @@ impl<T> crate::search::parts::PartList for Lists<T> {
 }
 
 /// The search; `None` when f is undefined on every box of a round. Its list lives on the
-/// first device while a round has fewer than [`SPLIT_BOXES`] boxes, else spread evenly over
-/// every device of the kernel (`IVJIT_SEARCH_PARTS`: that many parts for every round, round-
+/// first device while a round has fewer than [`parts::SPLIT_BOXES`] boxes, else spread evenly
+/// over every device of the kernel (`IVJIT_SEARCH_PARTS`: that many parts for every round, round-
 /// robin over the devices, several on one GPU, for tests). A shared round runs in two halves:
 /// every part bounds its boxes, the host takes the least upper bound of all and writes it
 /// back, every part prunes and splits with it; so the rounds keep the same boxes as on one
@@ -354,7 +348,7 @@ where
         crate::search::interrupt::check()?;
         let r = budget.rounds();
         let total: usize = parts.iter().map(|l| l.n).sum();
-        let want = parts::wanted(total, devices.len(), forced, SPLIT_BOXES);
+        let want = parts::wanted(total, devices.len(), forced);
         while parts.len() < want {
             let part = Lists::new(dk_of(parts.len()), p, nv, budget.max_boxes())?;
             parts.push(part);
