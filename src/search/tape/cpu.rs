@@ -73,8 +73,13 @@ impl Tape {
         mut record: Option<&mut Vec<u8>>,
     ) -> Vec<Iv<T>> {
         let n = boxes.len();
-        slots.clear();
-        slots.resize(self.slots() * n, (T::nan(), T::nan()));
+        // Grown, not cleared: every instruction writes its slot before a later one reads it
+        // (the slots are given to SSA values), so what an earlier pass left is never read; a
+        // refill of the whole array per pass was 2 % of a render.
+        let need = self.slots() * n;
+        if slots.len() < need {
+            slots.resize(need, (T::nan(), T::nan()));
+        }
         for &inst in &self.insts {
             let (op, out, a, b) = decode(inst);
             let at = out as usize * n;
@@ -174,35 +179,35 @@ pub(super) fn render<T: Bound>(
         // in the group) where a level follows. (Not a tape slot per tile: at the last level of
         // Prospero that would hold 300,000 empty slots, most of the render's memory.)
         type Found = (Vec<u8>, Vec<(usize, Tape)>);
+        // Scratch (slots, decisions, one tile's choices, boxes) made once per rayon job, not
+        // per group: the pixel level has thousands of groups.
+        let scratch = || (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let found: Vec<Found> = groups
             .par_iter()
-            .map(|(tape, tiles)| {
-                let (mut slots, mut record, mut choices) = (Vec::new(), Vec::new(), Vec::new());
+            .map_init(scratch, |(slots, record, choices, boxes), (tape, tiles)| {
                 let mut found: Found = (Vec::with_capacity(tiles.len()), Vec::new());
                 // The group's tiles LANES at a time through one pass over the tape.
                 for part in tiles.chunks(LANES) {
-                    let boxes: Vec<TapeBox<T>> = part
-                        .iter()
-                        .map(|&(r, c)| {
-                            let [xl, xh, yl, yh] = plan.tile_box(l, r, c);
-                            let nan = (T::nan(), T::nan());
-                            [
-                                (T::lo_of(xl), T::hi_of(xh)),
-                                (T::lo_of(yl), T::hi_of(yh)),
-                                nan,
-                            ]
-                        })
-                        .collect();
+                    boxes.clear();
+                    boxes.extend(part.iter().map(|&(r, c)| {
+                        let [xl, xh, yl, yh] = plan.tile_box(l, r, c);
+                        let nan = (T::nan(), T::nan());
+                        [
+                            (T::lo_of(xl), T::hi_of(xh)),
+                            (T::lo_of(yl), T::hi_of(yh)),
+                            nan,
+                        ]
+                    }));
                     record.clear();
-                    let recording = next_grid.is_some().then_some(&mut record);
-                    let values = tape.eval_lanes(&boxes, &mut slots, recording);
+                    let recording = next_grid.is_some().then_some(&mut *record);
+                    let values = tape.eval_lanes(boxes, slots, recording);
                     let n = part.len();
                     for (lane, (lo, hi)) in values.into_iter().enumerate() {
                         let class = classify(lo.to_f64(), hi.to_f64());
                         if class == BOUNDARY && next_grid.is_some() {
                             choices.clear();
                             choices.extend(record.iter().skip(lane).step_by(n));
-                            let child = tape.prune(&choices);
+                            let child = tape.prune(choices);
                             // A tape for the last level is never pruned again: its SSA
                             // operands (a third of it) need not wait for the round to end.
                             let child = if last_but_one {
@@ -246,9 +251,10 @@ pub(super) fn render<T: Bound>(
                     let k = grid.tile / ng.tile;
                     let rows = k.min(ng.rows - r * k);
                     let cols = k.min(ng.cols - c * k);
-                    let kids = (0..rows)
-                        .flat_map(|a| (0..cols).map(move |b| (r * k + a, c * k + b)))
-                        .collect();
+                    let mut kids = Vec::with_capacity((rows * cols) as usize);
+                    for a in 0..rows {
+                        kids.extend((0..cols).map(|b| (r * k + a, c * k + b)));
+                    }
                     next.push((Arc::new(child), kids));
                 }
             }
