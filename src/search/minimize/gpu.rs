@@ -286,8 +286,8 @@ where
     let mut parts: Vec<Lists<T>> = Vec::new();
     let found = search(kernel, root, from, tol, descent, &mut parts)?;
     // Each device keeps its part for the next search of the evaluator (the lists grown by
-    // this one: a search of a billion boxes allocates tens of gigabytes, which took a third of
-    // its time, docs/optimize.md), unless its buffers hold more than half the device's memory.
+    // this one: a search of a billion boxes allocates tens of gigabytes, about a quarter of
+    // its time: 711 against 522 ms, docs/gpu-runs.md runs 63-64), unless its buffers hold more than half the device's memory.
     // (Kept buffers are not free memory for other searches' room: a later search of another
     // kind on the same evaluator may stop for memory sooner.)
     for (d, l) in parts.into_iter().enumerate() {

@@ -44,13 +44,14 @@ fn ray_kernel(
     Ok(k[0].clone())
 }
 
-/// Rays in a search worth splitting among the GPUs (fewer run on the first alone): a ray's
-/// search is hundreds of evaluations, so a few blocks of them outweigh a thread and a launch
-/// per device.
+/// Rays in a search worth splitting among the GPUs (fewer run on the first alone). A choice,
+/// not a measured crossover: a ray's search is hundreds of evaluations, so a few blocks of
+/// them should outweigh a thread and a launch per device; the smallest split measured is the
+/// colonnade's 512² map (262,144 rays: 12.97 → 10.60 ms f64 on two H200s, docs/render.md).
 const SPLIT_RAYS: usize = 1 << 14;
 
 /// Consecutive rays that go to one GPU when a search is split (blocks dealt round-robin, so
-/// that each GPU gets rays from all over a depth map).
+/// that each GPU gets rays from all over a depth map). Not tuned: no other size was measured.
 const RAY_BLOCK: usize = 1024;
 
 /// Part `part` of `parts` of a search of `n` rays: blocks `part`, `part + parts`, ... of

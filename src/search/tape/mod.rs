@@ -1358,7 +1358,7 @@ mod tests {
     /// The lane interpreter (a group's tiles in one pass) gives, box for box, the bits and the
     /// min/max decisions of the one-box interpreter: Prospero's tape on 64 boxes of every class
     /// (ordinary tiles, points, entire, half-lines, [MAX, inf], subnormal, signed zeros,
-    /// empty), both precisions.
+    /// empty), both precisions, with fresh slots and with slots full of another pass's values.
     #[test]
     fn lanes_give_the_one_box_bits() {
         fn check<T: Bound + std::fmt::Debug>(tape: &Tape, sides: &[(f64, f64)]) {
@@ -1372,19 +1372,27 @@ mod tests {
                     ]
                 })
                 .collect();
-            let (mut slots, mut record) = (Vec::new(), Vec::new());
-            let lanes = tape.eval_lanes(&boxes, &mut slots, Some(&mut record));
             let same = |a: T, b: T| a.to_f64().to_bits() == b.to_f64().to_bits();
-            for (l, b) in boxes.iter().enumerate() {
-                let mut choices = Vec::new();
-                let one = tape.eval(b, Some(&mut choices));
-                assert!(
-                    same(one.0, lanes[l].0) && same(one.1, lanes[l].1),
-                    "box {l}: {one:?} one by one, {:?} in lanes",
-                    lanes[l]
-                );
-                let lane: Vec<u8> = record.iter().skip(l).step_by(64).copied().collect();
-                assert_eq!(choices, lane, "box {l}: decisions");
+            // Slots fresh, and slots left by other passes (the render keeps them between
+            // groups and never refills them): here a reversed interval in every slot, more
+            // slots than the tape needs; no slot is read before this pass writes it.
+            let junk = (T::lo_of(1.0), T::hi_of(-1.0));
+            let fresh: Vec<Iv<T>> = Vec::new();
+            let left: Vec<Iv<T>> = vec![junk; tape.slots() * 64 + 77];
+            for mut slots in [fresh, left] {
+                let mut record = Vec::new();
+                let lanes = tape.eval_lanes(&boxes, &mut slots, Some(&mut record));
+                for (l, b) in boxes.iter().enumerate() {
+                    let mut choices = Vec::new();
+                    let one = tape.eval(b, Some(&mut choices));
+                    assert!(
+                        same(one.0, lanes[l].0) && same(one.1, lanes[l].1),
+                        "box {l}: {one:?} one by one, {:?} in lanes",
+                        lanes[l]
+                    );
+                    let lane: Vec<u8> = record.iter().skip(l).step_by(64).copied().collect();
+                    assert_eq!(choices, lane, "box {l}: decisions");
+                }
             }
         }
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
