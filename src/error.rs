@@ -32,6 +32,10 @@ pub enum Error {
     /// The GPU failed while compiling or running the kernel.
     #[error("GPU error: {0}")]
     Gpu(#[from] gpu::GpuError),
+    /// A decorated interval is malformed, or decorations were asked of an undecorated
+    /// evaluator.
+    #[error("{0}")]
+    Decoration(#[from] crate::DecorationError),
 }
 
 /// A lowering failure is a compile error pointing into the expression.

@@ -5,7 +5,28 @@ use std::sync::{Arc, OnceLock};
 
 use crate::gpu::KernelOptions;
 use crate::scalar::Program;
-use crate::{cpu, gpu, input, shape, Column, Error, Expression, Interval, Precision};
+use crate::{
+    cpu, gpu, input, shape, Column, DecoratedInterval, Decoration, DecorationError, Error,
+    Expression, Interval, Precision,
+};
+
+/// A decorated program's output: its interval and the code of its decoration, read as the
+/// strongest decoration the code does not exceed (a code is always one of the five; the
+/// rounding down is the safe reading of anything else). NaI where the code is `ill`.
+fn decorated_result(interval: Interval, code: f64) -> DecoratedInterval {
+    let decoration = Decoration::ALL
+        .into_iter()
+        .rev()
+        .find(|d| f64::from(d.code()) <= code)
+        .unwrap_or(Decoration::Ill);
+    if decoration == Decoration::Ill {
+        return DecoratedInterval::NAI;
+    }
+    DecoratedInterval {
+        interval,
+        decoration,
+    }
+}
 
 /// Where expressions are evaluated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +69,8 @@ pub struct Evaluator {
     cpu_plan: Arc<OnceLock<cpu::eval::Plan>>,
     /// What was asked for.
     choice: BackendChoice,
+    /// Whether the program computes decorations ([`Expression::parse_decorated`]).
+    decorated: bool,
 }
 
 impl Evaluator {
@@ -119,6 +142,7 @@ impl Evaluator {
             fallback_reason,
             cpu_plan: Default::default(),
             choice,
+            decorated: expr.is_decorated(),
         })
     }
 
@@ -132,6 +156,7 @@ impl Evaluator {
             fallback_reason: None,
             cpu_plan: Default::default(),
             choice: BackendChoice::Cpu,
+            decorated: false,
         }
     }
 
@@ -145,6 +170,7 @@ impl Evaluator {
             fallback_reason: None,
             cpu_plan: self.cpu_plan.clone(),
             choice: BackendChoice::Cpu,
+            decorated: self.decorated,
         }
     }
 
@@ -197,6 +223,58 @@ impl Evaluator {
     pub fn eval(&self, inputs: &[Interval]) -> Result<Vec<Interval>, Error> {
         let out = self.eval_many(&[inputs.to_vec()])?;
         Ok(out.into_iter().next().unwrap_or_default())
+    }
+
+    /// Evaluates decorated boxes (one decorated interval per variable, in
+    /// [`Expression::vars`] order) with an evaluator of a decorated expression
+    /// ([`Expression::parse_decorated`]); returns one row of decorated outputs per box. NaI
+    /// arguments give NaI results; a box's decoration is lowered to what its interval may carry
+    /// (IEEE 1788's `newDec`: an unbounded box is at most `dac`).
+    ///
+    /// ```
+    /// use ivjit::{BackendChoice, DecoratedInterval, Decoration, Evaluator, Expression, Precision};
+    /// let expr = Expression::parse_decorated("floor(x)").unwrap();
+    /// let eval = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();
+    /// let x = DecoratedInterval::parse("[1.5, 2.5]_com").unwrap();
+    /// let out = eval.eval_decorated(&[vec![x]]).unwrap();
+    /// assert_eq!(out[0][0].to_string(), "[1, 2]_def"); // defined, but it jumps at 2
+    /// ```
+    pub fn eval_decorated(
+        &self,
+        boxes: &[Vec<DecoratedInterval>],
+    ) -> Result<Vec<Vec<DecoratedInterval>>, Error> {
+        if !self.decorated {
+            return Err(DecorationError::NotDecorated.into());
+        }
+        let nv = self.program.n_vars() / 2;
+        let flat: Vec<Vec<Interval>> = boxes
+            .iter()
+            .map(|b| {
+                let decs = b.iter().map(|d| {
+                    let c = f64::from(d.decoration.code());
+                    Interval { lo: c, hi: c }
+                });
+                b.iter().map(|d| d.interval).chain(decs).collect()
+            })
+            .collect();
+        if let Some(b) = boxes.iter().find(|b| b.len() != nv) {
+            return Err(shape::ShapeError::Box {
+                expected: nv,
+                found: b.len(),
+                vars: self.program.var_names[..nv].join(", "),
+            }
+            .into());
+        }
+        let rows = self.eval_many(&flat)?;
+        let no = self.program.outputs.len() / 2;
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                (0..no)
+                    .map(|k| decorated_result(row[k], row[no + k].lo))
+                    .collect()
+            })
+            .collect())
     }
 
     /// Evaluates many boxes; returns one row of output intervals per box, in input order.

@@ -24,6 +24,8 @@ pub struct Expression {
     compiled: Arc<[OnceLock<Compiled>; 2]>,
     /// Each variable's number by name, made at the first lookup ([`Expression::var_index`]).
     var_index: OnceLock<HashMap<String, usize>>,
+    /// Whether its programs compute decorations ([`Expression::parse_decorated`]).
+    decorated: bool,
 }
 
 /// What an [`Expression`] compiled for one precision.
@@ -65,8 +67,40 @@ impl Expression {
     /// assert!(matches!(Expression::parse("foo(x)"), Err(Error::Compile(_))));
     /// ```
     pub fn parse(source: &str) -> Result<Expression, Error> {
+        Expression::parse_with(source, false)
+    }
+
+    /// [`Expression::parse`] for IEEE 1788 decorations: its programs compute each output's
+    /// decoration beside its values ([`crate::Evaluator::eval_decorated`]), from one
+    /// decoration per variable. The programs take, after the variables, one input per
+    /// variable holding its decoration's code ([`crate::Decoration::code`], as the point
+    /// interval [c, c]) and give, after the outputs, one output per output holding the
+    /// result's; the bounds are those of [`Expression::parse`]'s programs. Constant
+    /// subexpressions are folded only where folding keeps their decoration (`floor(2)` is
+    /// `dac`: floor jumps at 2).
+    ///
+    /// ```
+    /// use ivjit::{BackendChoice, DecoratedInterval, Decoration, Evaluator, Expression, Precision};
+    /// let expr = Expression::parse_decorated("sqrt(x) + 1 / y").unwrap();
+    /// let eval = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();
+    /// let b = |t: &str| DecoratedInterval::parse(t).unwrap();
+    /// let out = eval.eval_decorated(&[vec![b("[1, 4]"), b("[1, 2]")]]).unwrap();
+    /// assert_eq!(out[0][0].decoration, Decoration::Com); // defined and continuous
+    /// let out = eval.eval_decorated(&[vec![b("[-1, 4]"), b("[1, 2]")]]).unwrap();
+    /// assert_eq!(out[0][0].decoration, Decoration::Trv); // sqrt is undefined on [-1, 0)
+    /// ```
+    pub fn parse_decorated(source: &str) -> Result<Expression, Error> {
+        Expression::parse_with(source, true)
+    }
+
+    fn parse_with(source: &str, decorated: bool) -> Result<Expression, Error> {
         let ast = syntax::parser::parse(source).map_err(Error::Compile)?;
-        let initial = ir::build::build(&ast, Some(lower::fold)).map_err(Error::Compile)?;
+        let folder: ir::Folder = if decorated {
+            lower::fold_decorated
+        } else {
+            lower::fold
+        };
+        let initial = ir::build::build(&ast, Some(folder)).map_err(Error::Compile)?;
         let graph = rewrite::run_all(&initial);
         let expr = Expression {
             source: source.to_string(),
@@ -74,6 +108,7 @@ impl Expression {
             graph,
             compiled: Default::default(),
             var_index: OnceLock::new(),
+            decorated,
         };
         // Surface lowering errors (unsupported operations) at compile time, with their span;
         // the f64 program is kept for the evaluators.
@@ -234,9 +269,15 @@ impl Expression {
             graph: rewritten,
             compiled: Default::default(),
             var_index: OnceLock::new(),
+            decorated: false,
         };
         expr.compiled(Precision::F64)?;
         Ok(expr)
+    }
+
+    /// Whether its programs compute decorations ([`Expression::parse_decorated`]).
+    pub fn is_decorated(&self) -> bool {
+        self.decorated
     }
 
     /// The source text the expression was parsed from.
@@ -339,7 +380,11 @@ impl Expression {
         if let Some(c) = cell.get() {
             return Ok(c);
         }
-        let program = lower::lower(&self.graph, precision)?;
+        let program = if self.decorated {
+            lower::lower_decorated(&self.graph, precision)?
+        } else {
+            lower::lower(&self.graph, precision)?
+        };
         // Two threads may both lower; they get the same program, and the first one is kept.
         Ok(cell.get_or_init(|| Compiled {
             program: Arc::new(program),

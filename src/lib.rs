@@ -33,6 +33,7 @@
 #![allow(rustdoc::private_intra_doc_links)]
 
 mod cpu;
+mod decoration;
 mod error;
 mod evaluator;
 mod expression;
@@ -113,6 +114,7 @@ pub mod internals {
     }
 }
 
+pub use decoration::{DecoratedInterval, Decoration, DecorationError};
 pub use error::Error;
 pub use evaluator::{Backend, BackendChoice, Evaluator};
 pub use expression::Expression;

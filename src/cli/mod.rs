@@ -49,7 +49,9 @@ pub(crate) fn failure(e: Error, source: &str) -> Failure {
         Error::Search(ivjit::search::SearchError::OutOfMemory(_)) => {
             Failure::runtime(e.to_string())
         }
-        Error::Input { .. } | Error::Shape(_) | Error::Search(_) => Failure::input(e.to_string()),
+        Error::Input { .. } | Error::Shape(_) | Error::Search(_) | Error::Decoration(_) => {
+            Failure::input(e.to_string())
+        }
         Error::NoGpu(_) | Error::Gpu(_) => Failure::runtime(e.to_string()),
     }
 }

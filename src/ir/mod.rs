@@ -54,7 +54,7 @@ pub enum Op {
     Sqr(NodeId),
     /// Square root, on the non-negative part of `x`.
     Sqrt(NodeId),
-    /// `x^n` for an integer `n >= 0` (negative exponents are `1 / pown(x, -n)`).
+    /// `x^n` for an integer `n` (for `n < 0`, defined off 0).
     Pown(NodeId, i64),
     /// `|x|`.
     Abs(NodeId),
@@ -72,7 +72,8 @@ pub enum Op {
     Elem(UnaryFn, NodeId),
     /// A binary elementary function: atan2(y, x), pow(x, y), hypot(x, y).
     Elem2(BinaryFn, NodeId, NodeId),
-    /// The real n-th root, n >= 1 (negative n are `1 / rootn(x, -n)`).
+    /// The real n-th root, `x^(1/n)` for an integer `n != 0` (for `n < 0`, defined off 0, and
+    /// on x > 0 for even n).
     Rootn(NodeId, i64),
     /// Rounding to an integral value: floor, ceil, trunc, rint (ties to even).
     RoundInt(RoundInt, NodeId),

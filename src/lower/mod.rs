@@ -12,6 +12,7 @@
 //!   hardware would make NaN: `Lowering::mul_bound` repairs it unless a fact rules it out;
 //! - `min`/`max` ignore NaN, so rules that use them test emptiness explicitly.
 
+mod decoration;
 mod elementary;
 // Generated from the lowering (`interpreted::operations`); rustfmt keeps the generator's
 // layout, which the test `the_operations_are_the_lowerings` compares.
@@ -21,9 +22,11 @@ pub(crate) mod interpreted;
 mod power;
 mod root;
 
+pub use decoration::{decoration_var, fold_decorated, lower_decorated};
+
 use crate::interval::Interval;
 use crate::ir::sign::{Fact, Facts};
-use crate::ir::{Graph, Op};
+use crate::ir::{Graph, NodeId, Op};
 use crate::scalar::{Bound, Builder, Cmp, Precision, Program, Round, Value};
 use crate::syntax::ast::Span;
 
@@ -74,31 +77,13 @@ pub fn lower_with(
             continue;
         }
         let op = g.op(id);
-        if let Op::Pow(..) = op {
-            return Err(LowerError {
-                span: g.span(id),
-                message: "powers with a non-integer or non-constant exponent are not supported yet"
-                    .into(),
-                help: Some(
-                    "use an integer constant exponent (x^3, x^-2), x^0.5 for sqrt, or sqr/sqrt/pown"
-                        .into(),
-                ),
-            });
-        }
         let args: Vec<Iv> = op
             .args()
             .iter()
             .map(|a| vals[a.index()].expect("arguments precede users"))
             .collect();
         let arg_facts: Vec<Fact> = op.args().iter().map(|a| all_facts[a.index()]).collect();
-        let mut v = l.op(op, &args, &arg_facts);
-        if matches!(op, Op::Elem(..) | Op::Elem2(..) | Op::Rootn(..)) {
-            // Point bounds step one or more ulps outward, which can cross zero (sinh(0) rounded
-            // down is below 0). Later rules trust the static sign facts, so make the bounds obey
-            // them: rigorous, since the fact holds for the real function.
-            v = l.enforce_sign(v, all_facts[id.index()]);
-        }
-        vals[id.index()] = Some(v);
+        vals[id.index()] = Some(l.node(g, id, &args, &arg_facts, all_facts[id.index()])?);
     }
     let outputs = g
         .outputs
@@ -108,6 +93,11 @@ pub fn lower_with(
             (v.lo, v.hi)
         })
         .collect();
+    finish(l, outputs)
+}
+
+/// The program of a lowering with these outputs, verified.
+fn finish(l: Lowering, outputs: Vec<(Value, Value)>) -> Result<Program, LowerError> {
     let program = l.b.finish(outputs);
     program.verify().map_err(|e| LowerError {
         span: Span::default(),
@@ -179,6 +169,38 @@ struct Lowering {
 }
 
 impl Lowering {
+    /// Node `id` of `g` (operation arguments `a`, their facts `f`, the node's own fact), as the
+    /// whole-graph lowerings lower it.
+    fn node(
+        &mut self,
+        g: &Graph,
+        id: NodeId,
+        a: &[Iv],
+        f: &[Fact],
+        own: Fact,
+    ) -> Result<Iv, LowerError> {
+        let op = g.op(id);
+        if let Op::Pow(..) = op {
+            return Err(LowerError {
+                span: g.span(id),
+                message: "powers with a non-integer or non-constant exponent are not supported yet"
+                    .into(),
+                help: Some(
+                    "use an integer constant exponent (x^3, x^-2), x^0.5 for sqrt, or sqr/sqrt/pown"
+                        .into(),
+                ),
+            });
+        }
+        let mut v = self.op(op, a, f);
+        if matches!(op, Op::Elem(..) | Op::Elem2(..) | Op::Rootn(..)) {
+            // Point bounds step one or more ulps outward, which can cross zero (sinh(0) rounded
+            // down is below 0). Later rules trust the static sign facts, so make the bounds obey
+            // them: rigorous, since the fact holds for the real function.
+            v = self.enforce_sign(v, own);
+        }
+        Ok(v)
+    }
+
     fn op(&mut self, op: Op, a: &[Iv], f: &[Fact]) -> Iv {
         match op {
             Op::Var(v) => Iv {

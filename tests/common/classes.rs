@@ -1533,12 +1533,19 @@ pub fn check_derivative(
 /// Writes `body` between `<!-- classes:{tag}:begin -->` and `<!-- classes:{tag}:end -->` in
 /// the Markdown file `path` (appended when the markers are not there yet), keeping the rest.
 pub fn splice_section(path: &str, tag: &str, body: &str) {
-    let (begin, end) = (
-        format!("<!-- classes:{tag}:begin -->"),
-        format!("<!-- classes:{tag}:end -->"),
+    splice_marked(
+        path,
+        &format!("<!-- classes:{tag}:begin -->"),
+        &format!("<!-- classes:{tag}:end -->"),
+        body,
     );
+}
+
+/// Writes `body` between the markers `begin` and `end` in the Markdown file `path` (appended
+/// when the markers are not there yet), keeping the rest.
+pub fn splice_marked(path: &str, begin: &str, end: &str, body: &str) {
     let old = std::fs::read_to_string(path).unwrap_or_default();
-    let new = match (old.find(&begin), old.find(&end)) {
+    let new = match (old.find(begin), old.find(end)) {
         (Some(a), Some(b)) if a < b => {
             format!("{}{begin}\n{}\n{}", &old[..a], body.trim_end(), &old[b..])
         }

@@ -10,8 +10,8 @@
 //! Only statements whose operation is in [`SUPPORTED`] are returned; the others are counted per
 //! operation name ([`Parsed::others`]) so that the report can say what was not run. Among the
 //! supported ones, statements that
-//! carry a decoration or `[nai]` anywhere are returned as [`Outcome::Skipped`] (ivjit has no
-//! decorations yet); everything else must have exactly the expected shape (right number of
+//! carry a decoration or `[nai]` anywhere are returned as [`Outcome::Skipped`] for the
+//! undecorated harness and read as a [`DecoratedCase`] for the decorated one; everything else must have exactly the expected shape (right number of
 //! interval arguments, an integer for `pown` and `rootn`, one interval result), or reading fails
 //! with an error that names the file and line: the harness never silently drops a test line.
 //!
@@ -39,7 +39,7 @@
 //! marks these cases in its messages.)
 
 use ivjit::internals::syntax::number::parse_enclosure;
-use ivjit::Interval;
+use ivjit::{DecoratedInterval, Decoration, Interval};
 use std::collections::BTreeMap;
 
 /// The ITF1788 operations the harness checks, with their number of interval arguments (`pown`
@@ -158,6 +158,24 @@ pub struct Line {
     /// The statement text, whitespace collapsed, for messages.
     pub text: String,
     pub outcome: Outcome,
+    /// The statement as a decorated test, for the statements that carry a decoration or
+    /// `[nai]` (their `outcome` is [`Outcome::Skipped`]: the undecorated harness does not run
+    /// them).
+    pub decorated: Option<DecoratedCase>,
+}
+
+/// A decorated test: decorated arguments and the expected decorated result (NaI included).
+/// An argument written without a decoration gets IEEE 1788's `newDec` decoration.
+#[derive(Clone, Debug)]
+pub struct DecoratedCase {
+    /// The arguments, inexact literals read as the nearest double.
+    pub args: Vec<DecoratedInterval>,
+    /// The arguments, inexact literals rounded outward.
+    pub args_outward: Vec<DecoratedInterval>,
+    /// The expected result, inexact literals read as the nearest double.
+    pub expected: DecoratedInterval,
+    /// How many bounds of the arguments were not exactly representable.
+    pub inexact_args: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -435,6 +453,69 @@ fn read_statement(op: &str, toks: &[Token]) -> Result<(Option<i64>, Outcome), St
     ))
 }
 
+/// One decorated interval literal both ways (nearest, outward, inexact bounds).
+fn parse_decorated(
+    inner: &str,
+    decoration: &Option<String>,
+) -> Result<(DecoratedInterval, DecoratedInterval, usize), String> {
+    if inner.eq_ignore_ascii_case("nai") {
+        return Ok((DecoratedInterval::NAI, DecoratedInterval::NAI, 0));
+    }
+    let (nearest, outward, inexact, _) = parse_interval(inner)?;
+    let dec = |iv: Interval| -> Result<DecoratedInterval, String> {
+        match decoration {
+            None => Ok(DecoratedInterval::undecorated(iv)),
+            Some(name) => {
+                let d = Decoration::from_name(name)
+                    .ok_or_else(|| format!("`_{name}` is not a decoration"))?;
+                DecoratedInterval::new(iv, d).map_err(|e| e.to_string())
+            }
+        }
+    };
+    Ok((dec(nearest)?, dec(outward)?, inexact))
+}
+
+/// Reads a statement that carries a decoration or `[nai]` as a decorated test.
+fn read_decorated(
+    op: &str,
+    toks: &[Token],
+    exponent: Option<i64>,
+) -> Result<DecoratedCase, String> {
+    let eq = toks.iter().position(|t| *t == Token::Eq).ok_or("no `=`")?;
+    let (lhs, rhs) = (&toks[..eq], &toks[eq + 1..]);
+    let n_intervals = arity(op).unwrap();
+    if lhs.len() != n_intervals + usize::from(exponent.is_some()) {
+        return Err(format!("expected {n_intervals} interval argument(s)"));
+    }
+    let mut case = DecoratedCase {
+        args: Vec::new(),
+        args_outward: Vec::new(),
+        expected: DecoratedInterval::NAI,
+        inexact_args: 0,
+    };
+    for t in &lhs[..n_intervals] {
+        let Token::Interval { inner, decoration } = t else {
+            return Err(format!("argument {t:?} is not an interval"));
+        };
+        let (nearest, outward, inexact) = parse_decorated(inner, decoration)?;
+        case.args.push(nearest);
+        case.args_outward.push(outward);
+        case.inexact_args += inexact;
+    }
+    match rhs.first() {
+        Some(Token::Interval { inner, decoration }) => {
+            case.expected = parse_decorated(inner, decoration)?.0;
+        }
+        _ => return Err("the result is not an interval".into()),
+    }
+    match rhs.get(1) {
+        None => {}
+        Some(Token::Word(w)) if w == "signal" => {}
+        Some(other) => return Err(format!("unexpected {other:?} after the result")),
+    }
+    Ok(case)
+}
+
 /// What one file holds for the harness.
 #[derive(Clone, Debug, Default)]
 pub struct Parsed {
@@ -519,6 +600,13 @@ pub fn parse_file(file: &str, text: &str) -> Result<Parsed, String> {
                         .map_err(|e| format!("{file}:{start_line}: {e}"))?;
                     let (exponent, outcome) = read_statement(op, &toks)
                         .map_err(|e| format!("{file}:{start_line}: `{stmt}`: {e}"))?;
+                    let decorated = match outcome {
+                        Outcome::Skipped(_) => Some(
+                            read_decorated(op, &toks, exponent)
+                                .map_err(|e| format!("{file}:{start_line}: `{stmt}`: {e}"))?,
+                        ),
+                        Outcome::Case(_) => None,
+                    };
                     lines.push(Line {
                         file: file.to_string(),
                         line: start_line,
@@ -527,6 +615,7 @@ pub fn parse_file(file: &str, text: &str) -> Result<Parsed, String> {
                         exponent,
                         text: words.join(" "),
                         outcome,
+                        decorated,
                     });
                 } else if !op.is_empty() {
                     *others.entry(op.to_string()).or_default() += 1;

@@ -97,9 +97,9 @@ fn cuda_max_ulps(f: PointFn, precision: Precision) -> Option<u32> {
 
 /// All lines of supported operations from every `.itl` file, the files read, and the statement
 /// counts of the other operations.
-struct Vectors {
+pub(crate) struct Vectors {
     files: Vec<String>,
-    lines: Vec<Line>,
+    pub(crate) lines: Vec<Line>,
     others: BTreeMap<String, usize>,
 }
 
@@ -117,7 +117,7 @@ fn vectors_dir() -> PathBuf {
     root.join("tests/data/itf1788")
 }
 
-fn vectors() -> &'static Vectors {
+pub(crate) fn vectors() -> &'static Vectors {
     static V: OnceLock<Vectors> = OnceLock::new();
     V.get_or_init(|| {
         let dir = vectors_dir();
@@ -264,7 +264,7 @@ fn point_fns(program: &Program) -> Vec<PointFn> {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Shape {
+pub(crate) struct Shape {
     /// Position of the operation in `itl::SUPPORTED` (table order).
     order: usize,
     /// The integer argument of pown and rootn.
@@ -272,7 +272,7 @@ struct Shape {
 }
 
 impl Shape {
-    fn of(line: &Line) -> Shape {
+    pub(crate) fn of(line: &Line) -> Shape {
         let order = itl::SUPPORTED
             .iter()
             .position(|(op, _)| *op == line.op)
@@ -289,7 +289,7 @@ impl Shape {
 
     /// The ivjit expression; its variables appear in the order x, y, z, which is the order of
     /// the ITF1788 arguments (`atan2 y x` becomes `atan2(x, y)` with x bound to the y argument).
-    fn source(&self) -> String {
+    pub(crate) fn source(&self) -> String {
         let n = || self.exponent.expect("integer argument");
         match self.op() {
             "add" => "x + y".into(),
@@ -1227,7 +1227,8 @@ fn preamble() -> String {
          *within n ulp* by `cpu_elementary_ulps` / `gpu_elementary_ulps`; the *over allowance* \
          column counts the cases that break a tightness requirement, and every one of them is \
          listed below its table. Lines with decorations (`_com`, `_dac`, `_def`, `_trv`) or \
-         `[nai]` are counted as skipped: ivjit has no decorations yet. Vectors that also \
+         `[nai]` are counted as skipped here: the decorated harness runs them (section *Decorations* at \
+         the end). Vectors that also \
          signal an exception (`signal UndefinedOperation`, ...) are run: only their interval \
          result is checked.\n\n\
          **Inexact literals.** A few literals are not binary64 values (the *inexact* column \

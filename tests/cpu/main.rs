@@ -15,6 +15,7 @@ mod elementary;
 mod fuzz;
 mod gradient;
 mod itf1788;
+mod itf1788_decorated;
 mod names;
 mod number;
 mod powers;

@@ -1,0 +1,408 @@
+//! Decorated lowering: every node's IEEE 1788 decoration computed beside its bounds.
+//!
+//! A decorated program has the undecorated program's variables and then one decoration input
+//! per variable (`dec(x)`, the point interval [d, d] of its code), and the undecorated outputs
+//! and then one decoration output per output ([d, d]). Codes are the standard's
+//! ([`crate::Decoration`]: trv 4, def 8, dac 12, com 16, ill 0), so the weakest of two
+//! decorations is their `min`. Nothing else changes: the bounds are the undecorated lowering's
+//! bit for bit, and every engine runs the program unchanged.
+//!
+//! Each node's decoration is the minimum of its arguments' and of the operation's own on the
+//! arguments' boxes ([`Lowering::local_decoration`], IEEE 1788-2015 §11.7 and its tables of
+//! domains): `com` where the operation is defined and continuous on the boxes and the computed
+//! result is bounded, `dac` where it is defined and its restriction continuous (or the result
+//! unbounded), `def` where it is only defined, `trv` elsewhere. A variable's decoration is the
+//! one given, lowered to what its box may carry (`newDec`: an unbounded box is at most `dac`,
+//! the empty one `trv`); a constant's is `newDec` of its value in the program's precision.
+//!
+//! Every test is an exact comparison of bounds (a closed domain end is `>=`, an open one `>`),
+//! so decorations are as strong as the standard's wherever the bounds are the tightest; where a
+//! bound is wider than the tightest (an elementary function's outward steps), a decoration can
+//! only come out weaker (`dac` for `com` when a wide bound overflows), never stronger.
+
+use super::{Iv, LowerError, Lowering};
+use crate::decoration::Decoration;
+use crate::interval::Interval;
+use crate::ir::sign::{Fact, Facts};
+use crate::ir::{Graph, Op};
+use crate::point::{BinaryFn, UnaryFn};
+use crate::scalar::{Bound, Builder, Cmp, Precision, Program, RoundInt, Value};
+
+/// The name of variable `name`'s decoration input in a decorated program.
+pub fn decoration_var(name: &str) -> String {
+    format!("dec({name})")
+}
+
+/// Lowers every output of the graph and its decoration (see the module documentation).
+pub fn lower_decorated(g: &Graph, precision: Precision) -> Result<Program, LowerError> {
+    let facts = Facts::analyze_with(g, None);
+    let live = g.live();
+    let n = g.vars.len() as u32;
+    let mut vars = g.vars.clone();
+    vars.extend(g.vars.iter().map(|v| decoration_var(v)));
+    let mut l = Lowering {
+        b: Builder::new(precision, vars),
+    };
+    let all_facts: Vec<Fact> = g.ids().map(|id| facts.get(id)).collect();
+    let mut vals: Vec<Option<(Iv, Value)>> = vec![None; g.len()];
+    for id in g.ids() {
+        if !live[id.index()] {
+            continue;
+        }
+        let op = g.op(id);
+        let args: Vec<(Iv, Value)> = op
+            .args()
+            .iter()
+            .map(|a| vals[a.index()].expect("arguments precede users"))
+            .collect();
+        let ivs: Vec<Iv> = args.iter().map(|a| a.0).collect();
+        let arg_facts: Vec<Fact> = op.args().iter().map(|a| all_facts[a.index()]).collect();
+        let v = l.node(g, id, &ivs, &arg_facts, all_facts[id.index()])?;
+        let d = match op {
+            Op::Var(k) => {
+                let given = l.b.input(n + k, Bound::Lo);
+                let fits = l.new_dec(v);
+                l.b.min(given, fits)
+            }
+            Op::Const(c) => {
+                let c = match precision {
+                    Precision::F64 => c,
+                    Precision::F32 => c.to_f32_enclosure(),
+                };
+                l.decoration(Decoration::of(c))
+            }
+            _ => {
+                let mut d = l.local_decoration(op, &ivs, v);
+                for (_, a) in &args {
+                    d = l.b.min(d, *a);
+                }
+                d
+            }
+        };
+        vals[id.index()] = Some((v, d));
+    }
+    let at = |o: &crate::ir::NodeId| vals[o.index()].expect("outputs are live");
+    let mut outputs: Vec<(Value, Value)> =
+        g.outputs.iter().map(|o| (at(o).0.lo, at(o).0.hi)).collect();
+    outputs.extend(g.outputs.iter().map(|o| (at(o).1, at(o).1)));
+    super::finish(l, outputs)
+}
+
+/// Constant folding for decorated graphs: [`super::fold`], but only where the folded constant's
+/// own decoration (`newDec` of its value) is the one the operation gives on its constant
+/// arguments (themselves decorated `newDec`). Elsewhere the node stays an operation, so that a
+/// decoration is never lost by folding: `floor(2)` is `[2, 2]_dac` (floor jumps at 2) and
+/// `1 / [0, 1]` is `[1, inf]_trv`, where the constants `[2, 2]` and `[1, inf]` would say `com`
+/// and `dac`.
+pub fn fold_decorated(op: &Op, args: &[Interval]) -> Option<Interval> {
+    if matches!(op, Op::Pow(..) | Op::Var(_) | Op::Const(_)) {
+        return None;
+    }
+    let facts: Vec<Fact> = args
+        .iter()
+        .map(|c| crate::ir::sign::fact_of(Op::Const(*c), &[]))
+        .collect();
+    let mut l = Lowering {
+        b: Builder::new(Precision::F64, Vec::new()),
+    };
+    let ivs: Vec<Iv> = args.iter().map(|c| l.constant(*c)).collect();
+    let out = l.op(*op, &ivs, &facts);
+    let mut d = l.local_decoration(*op, &ivs, out);
+    for c in args {
+        let a = l.decoration(Decoration::of(*c));
+        d = l.b.min(d, a);
+    }
+    let program = l.b.finish(vec![(out.lo, out.hi), (d, d)]);
+    let res = crate::scalar::interp::eval(&program, &[]).ok()?;
+    let value = Interval::from_bounds(res[0].0, res[0].1);
+    (res[1].0 == f64::from(Decoration::of(value).code())).then_some(value)
+}
+
+impl Lowering {
+    /// A decoration's code as a program constant.
+    fn decoration(&mut self, d: Decoration) -> Value {
+        self.b.constant(f64::from(d.code()))
+    }
+
+    /// `com` where `r` is nonempty and bounded, else `dac`: the decoration of an operation
+    /// defined and continuous on its box, whose result is `r`.
+    fn continuous(&mut self, r: Iv) -> Value {
+        let bounded = self.bounded(r);
+        let com = self.decoration(Decoration::Com);
+        let dac = self.decoration(Decoration::Dac);
+        self.b.select(bounded, com, dac)
+    }
+
+    /// Boolean: `r` is nonempty and both its bounds are finite.
+    fn bounded(&mut self, r: Iv) -> Value {
+        let ninf = self.b.constant(f64::NEG_INFINITY);
+        let pinf = self.b.constant(f64::INFINITY);
+        let lo = self.b.cmp(Cmp::Gt, r.lo, ninf);
+        let hi = self.b.cmp(Cmp::Lt, r.hi, pinf);
+        self.b.and(lo, hi)
+    }
+
+    /// IEEE 1788's `newDec` of `x`: `com` bounded, `dac` unbounded, `trv` empty.
+    fn new_dec(&mut self, x: Iv) -> Value {
+        let d = self.continuous(x);
+        let empty = self.b.is_nan(x.lo);
+        let trv = self.decoration(Decoration::Trv);
+        self.b.select(empty, trv, d)
+    }
+
+    /// `d` where `defined` holds, else `trv`.
+    fn defined_then(&mut self, defined: Value, d: Value) -> Value {
+        let trv = self.decoration(Decoration::Trv);
+        self.b.select(defined, d, trv)
+    }
+
+    /// Boolean: the interval holds 0 (false when it is empty).
+    fn holds_zero(&mut self, a: Iv) -> Value {
+        let z = self.b.zero();
+        let lo = self.b.cmp(Cmp::Le, a.lo, z);
+        let hi = self.b.cmp(Cmp::Ge, a.hi, z);
+        self.b.and(lo, hi)
+    }
+
+    /// The operation's own decoration on its arguments' boxes `a`, given its result `r` (the
+    /// node's decoration is the minimum of this and the arguments').
+    fn local_decoration(&mut self, op: Op, a: &[Iv], r: Iv) -> Value {
+        match op {
+            Op::Neg(_)
+            | Op::Add(..)
+            | Op::Sub(..)
+            | Op::Mul(..)
+            | Op::Fma(..)
+            | Op::Sqr(_)
+            | Op::Abs(_)
+            | Op::Min(..)
+            | Op::Max(..)
+            | Op::Elem2(BinaryFn::Hypot, ..) => self.continuous(r),
+            Op::Pown(_, n) if n >= 0 => self.continuous(r),
+            // x^-n = 1 / x^n: defined off 0.
+            Op::Pown(..) => {
+                let pole = self.holds_zero(a[0]);
+                let defined = self.b.not(pole);
+                let d = self.continuous(r);
+                self.defined_then(defined, d)
+            }
+            Op::Div(..) => {
+                let pole = self.holds_zero(a[1]);
+                let defined = self.b.not(pole);
+                let d = self.continuous(r);
+                self.defined_then(defined, d)
+            }
+            Op::Sqrt(_) => self.closed_from_zero(a[0], r),
+            Op::Rootn(_, n) if n > 0 && n % 2 == 0 => self.closed_from_zero(a[0], r),
+            Op::Rootn(_, n) if n > 0 => self.continuous(r),
+            // x^(-1/n): defined on x > 0 for even n, off 0 for odd n.
+            Op::Rootn(_, n) => {
+                let defined = if n % 2 == 0 {
+                    let z = self.b.zero();
+                    self.b.cmp(Cmp::Gt, a[0].lo, z)
+                } else {
+                    let pole = self.holds_zero(a[0]);
+                    self.b.not(pole)
+                };
+                let d = self.continuous(r);
+                self.defined_then(defined, d)
+            }
+            // Defined off its poles, continuous on its domain: an interval holds a pole exactly
+            // where the lowering's result is unbounded (tan is bounded near a pole's nearest
+            // floats, ±1.6e16 in f64), and the lowering's result is [entire] wherever it may
+            // hold one.
+            Op::Elem(UnaryFn::Tan, _) => {
+                let bounded = self.bounded(r);
+                let com = self.decoration(Decoration::Com);
+                self.defined_then(bounded, com)
+            }
+            Op::Elem(f, _) => {
+                let dom = f.row().domain;
+                let mut inside = self.b.bool(true);
+                if dom.lo > f64::NEG_INFINITY {
+                    let end = self.b.constant(dom.lo);
+                    let c = if dom.lo_open { Cmp::Gt } else { Cmp::Ge };
+                    let ok = self.b.cmp(c, a[0].lo, end);
+                    inside = self.b.and(inside, ok);
+                }
+                if dom.hi < f64::INFINITY {
+                    let end = self.b.constant(dom.hi);
+                    let c = if dom.hi_open { Cmp::Lt } else { Cmp::Le };
+                    let ok = self.b.cmp(c, a[0].hi, end);
+                    inside = self.b.and(inside, ok);
+                }
+                let d = self.continuous(r);
+                self.defined_then(inside, d)
+            }
+            // x^y: defined for x > 0, and at x = 0 for y > 0; continuous on that domain.
+            Op::Elem2(BinaryFn::Pow, ..) => {
+                let (x, y) = (a[0], a[1]);
+                let z = self.b.zero();
+                let positive = self.b.cmp(Cmp::Gt, x.lo, z);
+                let nonneg = self.b.cmp(Cmp::Ge, x.lo, z);
+                let y_positive = self.b.cmp(Cmp::Gt, y.lo, z);
+                let at_zero = self.b.and(nonneg, y_positive);
+                let defined = self.b.or(positive, at_zero);
+                let d = self.continuous(r);
+                self.defined_then(defined, d)
+            }
+            Op::Elem2(BinaryFn::Atan2, ..) => self.atan2_decoration(a[0], a[1]),
+            Op::RoundInt(k, _) => {
+                let x = a[0];
+                let jump_at = |l: &mut Self, k: RoundInt, v: Value| {
+                    let i = l.b.round_int(k, v);
+                    l.b.cmp(Cmp::Eq, i, v)
+                };
+                let jumps = match k {
+                    // floor jumps at every integer; where it is constant on x, only x.lo can
+                    // be one. ceil likewise at x.hi.
+                    RoundInt::Floor => jump_at(self, RoundInt::Floor, x.lo),
+                    RoundInt::Ceil => jump_at(self, RoundInt::Ceil, x.hi),
+                    // trunc jumps at every integer but 0 (it is 0 on (-1, 1)).
+                    RoundInt::Trunc => {
+                        let z = self.b.zero();
+                        let lo_int = jump_at(self, RoundInt::Trunc, x.lo);
+                        let lo_nz = self.b.cmp(Cmp::Gt, x.lo, z);
+                        let lo = self.b.and(lo_int, lo_nz);
+                        let hi_int = jump_at(self, RoundInt::Trunc, x.hi);
+                        let hi_nz = self.b.cmp(Cmp::Lt, x.hi, z);
+                        let hi = self.b.and(hi_int, hi_nz);
+                        self.b.or(lo, hi)
+                    }
+                    RoundInt::Even => self.half_integer_end(x),
+                };
+                self.piecewise_constant(r, jumps)
+            }
+            Op::Round(_) => {
+                let jumps = self.half_integer_end(a[0]);
+                self.piecewise_constant(r, jumps)
+            }
+            Op::Sign(_) => {
+                let jumps = self.holds_zero(a[0]);
+                self.piecewise_constant(r, jumps)
+            }
+            // Set operations (IEEE 1788 §11.7.1: decorated intersection and convexHull give
+            // trv), and the forms the derivative passes make, which user expressions never hold.
+            Op::Hull(..)
+            | Op::Intersect(..)
+            | Op::Mid(_)
+            | Op::MeanValue(..)
+            | Op::Face(..)
+            | Op::Descent(..)
+            | Op::Var(_)
+            | Op::Const(_)
+            | Op::Pow(..) => self.decoration(Decoration::Trv),
+        }
+    }
+
+    /// Defined on `x >= 0` (sqrt, even roots), continuous there.
+    fn closed_from_zero(&mut self, x: Iv, r: Iv) -> Value {
+        let z = self.b.zero();
+        let defined = self.b.cmp(Cmp::Ge, x.lo, z);
+        let d = self.continuous(r);
+        self.defined_then(defined, d)
+    }
+
+    /// A function defined everywhere and constant between jumps (floor, sign, ...): `def`
+    /// where it takes more than one value on the box, `dac` where it takes one (its
+    /// restriction is continuous) but the box holds a jump (`jumps`), else `com`.
+    fn piecewise_constant(&mut self, r: Iv, jumps: Value) -> Value {
+        let one_value = self.b.cmp(Cmp::Eq, r.lo, r.hi);
+        let com = self.decoration(Decoration::Com);
+        let dac = self.decoration(Decoration::Dac);
+        let def = self.decoration(Decoration::Def);
+        let d = self.b.select(jumps, dac, com);
+        self.b.select(one_value, d, def)
+    }
+
+    /// Boolean: an end of `x` is a half-integer (where the roundings to nearest jump).
+    /// `v - trunc(v)` is exact, so the test is too.
+    fn half_integer_end(&mut self, x: Iv) -> Value {
+        let half = self.b.constant(0.5);
+        let mut any = self.b.bool(false);
+        for v in [x.lo, x.hi] {
+            let t = self.b.round_int(RoundInt::Trunc, v);
+            let f = self.b.sub(v, t, crate::scalar::Round::Nearest);
+            let f = self.b.abs(f);
+            let h = self.b.cmp(Cmp::Eq, f, half);
+            any = self.b.or(any, h);
+        }
+        any
+    }
+
+    /// atan2(y, x): undefined at the origin; continuous elsewhere except across its cut, the
+    /// negative x axis, where it jumps from pi (on it, and above) to -pi (below). A box that
+    /// meets the cut is `def` where it also holds points below it, `dac` where it only touches
+    /// it from above (the restriction is continuous, atan2 itself is not).
+    fn atan2_decoration(&mut self, y: Iv, x: Iv) -> Value {
+        let z = self.b.zero();
+        let y0 = self.holds_zero(y);
+        let x0 = self.holds_zero(x);
+        let origin = self.b.and(y0, x0);
+        let left = self.b.cmp(Cmp::Lt, x.lo, z);
+        let on_cut = self.b.and(left, y0);
+        let below = self.b.cmp(Cmp::Lt, y.lo, z);
+        let com = self.decoration(Decoration::Com);
+        let dac = self.decoration(Decoration::Dac);
+        let def = self.decoration(Decoration::Def);
+        let cut = self.b.select(below, def, dac);
+        let d = self.b.select(on_cut, cut, com);
+        let defined = self.b.not(origin);
+        self.defined_then(defined, d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::build::build;
+    use crate::syntax::parser::parse;
+
+    /// Decorated result of a one-variable expression on one decorated box, by the reference
+    /// interpreter.
+    fn eval1(src: &str, x: Interval, dec: Decoration) -> (Interval, f64) {
+        let g = build(&parse(src).unwrap(), Some(fold_decorated)).unwrap();
+        let p = lower_decorated(&g, Precision::F64).unwrap();
+        let inputs: Vec<(f64, f64)> = if g.vars.is_empty() {
+            vec![]
+        } else {
+            let d = f64::from(dec.code());
+            vec![(x.lo, x.hi), (d, d)]
+        };
+        let out = crate::scalar::interp::eval(&p, &inputs).unwrap();
+        (Interval::from_bounds(out[0].0, out[0].1), out[1].0)
+    }
+
+    fn code(d: Decoration) -> f64 {
+        f64::from(d.code())
+    }
+
+    #[test]
+    fn folding_keeps_what_the_operation_decides() {
+        use Decoration::*;
+        // Constant expressions whose decoration is not their value's newDec stay operations.
+        let any = Interval::EMPTY;
+        assert_eq!(eval1("floor(2)", any, Com).1, code(Dac));
+        assert_eq!(eval1("floor(2.5)", any, Com).1, code(Com));
+        assert_eq!(eval1("sign(0)", any, Com).1, code(Dac));
+        assert_eq!(eval1("1 / [0, 1]", any, Com).1, code(Trv));
+        assert_eq!(eval1("sqrt([-1, 4])", any, Com).1, code(Trv));
+        assert_eq!(
+            eval1("sqrt([0, 4])", any, Com),
+            (Interval::new(0.0, 2.0).unwrap(), code(Com))
+        );
+    }
+
+    #[test]
+    fn variables_carry_at_most_what_their_box_may() {
+        use Decoration::*;
+        let x = Interval::new(1.0, 2.0).unwrap();
+        assert_eq!(eval1("x", x, Def).1, code(Def));
+        assert_eq!(eval1("x + 1", x, Com).1, code(Com));
+        assert_eq!(eval1("x", Interval::ENTIRE, Com).1, code(Dac));
+        assert_eq!(eval1("x", Interval::EMPTY, Com).1, code(Trv));
+        assert_eq!(eval1("x", x, Ill).1, code(Ill));
+        assert_eq!(eval1("sqrt(x - 1.5)", x, Com).1, code(Trv));
+        assert_eq!(eval1("1 / (x - 3)", x, Com).1, code(Com));
+    }
+}
