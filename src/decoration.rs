@@ -125,8 +125,8 @@ pub enum DecorationError {
     NotDecorated,
     /// A decoration stronger than the interval may carry (IEEE 1788 §8.4).
     #[error(
-        "{interval} cannot be decorated {decoration}: com needs a nonempty bounded interval, \
-         dac and def a nonempty one (write _{strongest} or weaker)"
+        "{interval} cannot be decorated {decoration} (com needs a bounded nonempty interval, \
+         dac and def a nonempty one): write _{strongest} or weaker"
     )]
     TooStrong {
         /// The interval, formatted.
@@ -210,7 +210,7 @@ impl DecoratedInterval {
             if let Some(suffix) = t[close + 1..].strip_prefix('_') {
                 let decoration = Decoration::from_name(suffix.trim()).ok_or_else(|| {
                     DecorationError::UnknownDecoration {
-                        suffix: suffix.to_string(),
+                        suffix: crate::syntax::lexer::shorten(suffix),
                     }
                 })?;
                 let interval = Interval::parse(&t[..=close])?;

@@ -11,7 +11,7 @@ pub use render::{render, RenderArgs};
 
 use crate::{BackendArg, FormatArg, PrecisionArg, Source};
 use ivjit::internals::syntax::diagnostic::Diagnostic;
-use ivjit::{BackendChoice, Error, Evaluator, Expression, Interval, Precision};
+use ivjit::{BackendChoice, DecoratedInterval, Error, Evaluator, Expression, Interval, Precision};
 use std::path::{Path, PathBuf};
 
 /// A failure to report: the message (already rendered) and the exit status.
@@ -227,6 +227,12 @@ pub struct EvalArgs {
     /// evaluated at the ends; exact where f is monotone in every variable).
     #[arg(long, conflicts_with_all = ["gradient", "mean_value"])]
     pub monotone: bool,
+    /// IEEE 1788 decorations: each output's decoration after its interval (`[0, 2]_com`;
+    /// JSON: a "dec" field) — com: defined and continuous on the box, result bounded; dac:
+    /// defined and continuous; def: defined; trv: nothing known; ill: NaI. --var values
+    /// may carry one (`x=[0,1]_dac`); a bare one gets com (dac if unbounded, trv if empty).
+    #[arg(long, conflicts_with_all = ["gradient", "mean_value", "monotone"])]
+    pub decorations: bool,
 }
 
 pub fn eval(args: EvalArgs) -> Result<(), Failure> {
@@ -254,6 +260,7 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
     let precision = precision(args.precision);
     // Values given with --var, checked against the expression's variables.
     let mut given: Vec<(String, Interval)> = Vec::new();
+    let mut decorations: Vec<DecoratedInterval> = Vec::new();
     for v in &args.vars {
         let Some((name, value)) = v.split_once('=') else {
             return Err(Failure::input(format!(
@@ -262,9 +269,25 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
             )));
         };
         let name = name.trim();
-        let iv = Interval::parse(value).map_err(|e| {
-            Failure::input(format!("--var {}: {}", quote(v), quote(&e.to_string())))
-        })?;
+        let bad = |e: String| Failure::input(format!("--var {}: {}", quote(v), quote(&e)));
+        let iv = if args.decorations {
+            let d = DecoratedInterval::parse(value).map_err(|e| match e {
+                ivjit::DecorationError::Interval(e) => bad(e.to_string()),
+                // Messages of bounded length (the suffix is shortened).
+                other => Failure::input(format!("--var {}: {other}", quote(v))),
+            })?;
+            decorations.push(d);
+            d.interval
+        } else {
+            Interval::parse(value).map_err(|e| {
+                let mut f = bad(e.to_string());
+                if value.contains("]_") || value.trim().eq_ignore_ascii_case("[nai]") {
+                    f.message
+                        .push_str(" (a decorated interval needs --decorations)");
+                }
+                f
+            })?
+        };
         if given.iter().any(|(n, _)| n == name) {
             return Err(Failure::input(format!(
                 "--var {} is given twice",
@@ -298,6 +321,12 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
         if args.format == FormatArg::Json {
             return Err(Failure::input(
                 "--format json is for single boxes; batch results (--input) are written as CSV or .npy",
+            ));
+        }
+        if args.decorations {
+            return Err(Failure::input(
+                "--decorations is for single boxes (--var) for now; batches (--input) have no \
+                 decoration columns yet",
             ));
         }
         let mut progress = progress::Progress::new();
@@ -344,6 +373,16 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
         return Err(f);
     }
     let inputs: Vec<Interval> = expr.vars().iter().map(|v| by_name[v.as_str()]).collect();
+    if args.decorations {
+        let decorated = given
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .zip(decorations)
+            .collect::<std::collections::HashMap<&str, DecoratedInterval>>();
+        let inputs: Vec<DecoratedInterval> =
+            expr.vars().iter().map(|v| decorated[v.as_str()]).collect();
+        return eval_decorated(&text, &expr, &inputs, precision, choice, args.format);
+    }
     let (evaluated, layout) = if args.gradient {
         let (g, at) = expr.gradient().map_err(|e| failure(e, &text))?;
         (g, Some(at))
@@ -405,6 +444,56 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
                             .collect();
                         o["gradient"] = serde_json::Value::Array(g);
                     }
+                    o
+                })
+                .collect();
+            let doc = serde_json::json!({
+                "backend": evaluator.backend().name(),
+                "precision": precision.name(),
+                "outputs": outputs,
+            });
+            println!("{doc}");
+        }
+    }
+    Ok(())
+}
+
+/// `eval --decorations` of one box: each output as `[lo, hi]_dec` (JSON: with a "dec" field).
+fn eval_decorated(
+    text: &str,
+    expr: &Expression,
+    inputs: &[DecoratedInterval],
+    precision: Precision,
+    choice: BackendChoice,
+    format: FormatArg,
+) -> Result<(), Failure> {
+    let decorated = Expression::parse_decorated(expr.source()).map_err(|e| failure(e, text))?;
+    let evaluator = Evaluator::new(&decorated, precision, choice).map_err(|e| failure(e, text))?;
+    report_fallback(&evaluator);
+    let out = evaluator
+        .eval_decorated(&[inputs.to_vec()])
+        .map_err(|e| failure(e, text))?;
+    let outputs = out.into_iter().next().unwrap_or_default();
+    match format {
+        FormatArg::Text => {
+            for d in &outputs {
+                println!("{}", d.display(precision));
+            }
+        }
+        FormatArg::Json => {
+            let outputs: Vec<serde_json::Value> = outputs
+                .iter()
+                .map(|d| {
+                    let iv = d.interval;
+                    let mut o = if iv.is_empty() {
+                        serde_json::json!({ "empty": true })
+                    } else {
+                        serde_json::json!({
+                            "lo": Interval::format_lower(iv.lo, precision),
+                            "hi": Interval::format_upper(iv.hi, precision),
+                        })
+                    };
+                    o["dec"] = serde_json::Value::from(d.decoration.name());
                     o
                 })
                 .collect();

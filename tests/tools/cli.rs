@@ -40,6 +40,65 @@ fn eval_prints_one_line_per_output() {
 }
 
 #[test]
+fn eval_prints_decorations_when_asked() {
+    // sqrt is undefined on part of [-1, 4] (trv); floor is defined but jumps (def); 1/y is
+    // continuous on y's box, which the user decorated dac; x/y on a NaI y is NaI.
+    let o = ivjit(&[
+        "eval",
+        "sqrt(x) + 1/y, floor(x), 1/y, x/z",
+        "--decorations",
+        "--var",
+        "x=[-1,4]",
+        "--var",
+        "y=[1,2]_dac",
+        "--var",
+        "z=[nai]",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<String> = stdout(&o).lines().map(String::from).collect();
+    assert_eq!(
+        lines,
+        ["[0.5, 3]_trv", "[-1, 4]_def", "[0.5, 1]_dac", "[nai]"]
+    );
+    let o = ivjit(&[
+        "eval",
+        "sqrt(x)",
+        "--decorations",
+        "--var",
+        "x=[0,4]",
+        "--format",
+        "json",
+        "--backend",
+        "cpu",
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(doc["outputs"][0]["dec"], "com");
+    assert_eq!(doc["outputs"][0]["hi"], "2");
+    // Without --decorations, outputs are as before, and a decorated value says what to add.
+    let o = ivjit(&["eval", "x", "--var", "x=[1,2]_com", "--backend", "cpu"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("needs --decorations"), "{}", stderr(&o));
+    // A decoration the interval cannot carry is refused, with the one to write.
+    let o = ivjit(&[
+        "eval",
+        "x",
+        "--decorations",
+        "--var",
+        "x=[1,inf]_com",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("write _dac or weaker"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
 fn decimal_inputs_are_rounded_outward() {
     let o = ivjit(&["eval", "x", "--var", "x=0.1", "--backend", "cpu"]);
     // The upper bound, the double just above 0.1, prints outward: 0.1 itself would cut it.
