@@ -95,12 +95,12 @@ impl Expression {
 
     fn parse_with(source: &str, decorated: bool) -> Result<Expression, Error> {
         let ast = syntax::parser::parse(source).map_err(Error::Compile)?;
-        let folder: ir::Folder = if decorated {
-            lower::fold_decorated
+        let initial = if decorated {
+            ir::build::build_decorated(&ast, Some(lower::fold_decorated))
         } else {
-            lower::fold
-        };
-        let initial = ir::build::build(&ast, Some(folder)).map_err(Error::Compile)?;
+            ir::build::build(&ast, Some(lower::fold))
+        }
+        .map_err(Error::Compile)?;
         let graph = rewrite::run_all(&initial);
         let expr = Expression {
             source: source.to_string(),

@@ -511,6 +511,12 @@ pub struct DerivedRow {
     pub expansion: Expansion,
     /// Its derivative, for `ivjit functions`: the gradient differentiates the expansion.
     pub derivative: &'static str,
+    /// A formula over `x` with the function's domain and points of discontinuity, that the
+    /// decoration rules decorate faithfully (`src/lower/decoration.rs`): decorated programs
+    /// take the function's decoration from it (the expansion's intersections would say trv).
+    /// Bounded wherever the function is on finite boxes (`log(abs(x))`, not `1 / x`, for
+    /// csch's domain: acsch is bounded near 0), so that it never turns `com` into `dac`.
+    pub decoration: &'static str,
 }
 
 const fn derived(
@@ -519,6 +525,7 @@ const fn derived(
     domain_text: &'static str,
     expansion: Expansion,
     derivative: &'static str,
+    decoration: &'static str,
 ) -> DerivedRow {
     DerivedRow {
         name,
@@ -526,30 +533,31 @@ const fn derived(
         domain_text,
         expansion,
         derivative,
+        decoration,
     }
 }
 
 table! { DerivedFn, DerivedRow, DERIVED,
     /// Secant.
-    Sec = derived("sec", "secant 1/cos(x)", "x != pi/2 + k pi", Expansion::RecipOf(UnaryFn::Cos), "sec(x) tan(x)"),
+    Sec = derived("sec", "secant 1/cos(x)", "x != pi/2 + k pi", Expansion::RecipOf(UnaryFn::Cos), "sec(x) tan(x)", "1 / cos(x)"),
     /// Cosecant.
-    Csc = derived("csc", "cosecant 1/sin(x)", "x != k pi", Expansion::RecipOf(UnaryFn::Sin), "-csc(x) cot(x)"),
+    Csc = derived("csc", "cosecant 1/sin(x)", "x != k pi", Expansion::RecipOf(UnaryFn::Sin), "-csc(x) cot(x)", "1 / sin(x)"),
     /// Cotangent.
-    Cot = derived("cot", "cotangent cos(x)/sin(x)", "x != k pi", Expansion::Cot, "-(1 + cot(x)^2)"),
+    Cot = derived("cot", "cotangent cos(x)/sin(x)", "x != k pi", Expansion::Cot, "-(1 + cot(x)^2)", "1 / sin(x)"),
     /// Inverse cotangent.
-    Acot = derived("acot", "inverse cotangent atan(1/x), acot(0) = pi/2; values in (-pi/2, pi/2]", "all reals", Expansion::Acot, "-1 / (1 + x^2)"),
+    Acot = derived("acot", "inverse cotangent atan(1/x), acot(0) = pi/2; values in (-pi/2, pi/2]", "all reals", Expansion::Acot, "-1 / (1 + x^2)", "atan2(x, -1)"),
     /// Hyperbolic secant.
-    Sech = derived("sech", "hyperbolic secant 1/cosh(x), in (0, 1]", "all reals", Expansion::Sech, "-sech(x) tanh(x)"),
+    Sech = derived("sech", "hyperbolic secant 1/cosh(x), in (0, 1]", "all reals", Expansion::Sech, "-sech(x) tanh(x)", "atan(x)"),
     /// Hyperbolic cosecant.
-    Csch = derived("csch", "hyperbolic cosecant 1/sinh(x)", "x != 0", Expansion::Csch, "-csch(x) coth(x)"),
+    Csch = derived("csch", "hyperbolic cosecant 1/sinh(x)", "x != 0", Expansion::Csch, "-csch(x) coth(x)", "log(abs(x))"),
     /// Hyperbolic cotangent.
-    Coth = derived("coth", "hyperbolic cotangent 1/tanh(x), |coth x| > 1", "x != 0", Expansion::RecipOf(UnaryFn::Tanh), "1 - coth(x)^2"),
+    Coth = derived("coth", "hyperbolic cotangent 1/tanh(x), |coth x| > 1", "x != 0", Expansion::RecipOf(UnaryFn::Tanh), "1 - coth(x)^2", "log(abs(x))"),
     /// Inverse hyperbolic cotangent.
-    Acoth = derived("acoth", "inverse hyperbolic cotangent atanh(1/x)", "|x| > 1", Expansion::Acoth, "1 / (1 - x^2)"),
+    Acoth = derived("acoth", "inverse hyperbolic cotangent atanh(1/x)", "|x| > 1", Expansion::Acoth, "1 / (1 - x^2)", "atanh(1 / x)"),
     /// Inverse hyperbolic secant.
-    Asech = derived("asech", "inverse hyperbolic secant acosh(1/x), >= 0", "0 < x <= 1", Expansion::Asech, "-1 / (x sqrt(1 - x^2))"),
+    Asech = derived("asech", "inverse hyperbolic secant acosh(1/x), >= 0", "0 < x <= 1", Expansion::Asech, "-1 / (x sqrt(1 - x^2))", "sqrt(1 - x) + log(x)"),
     /// Inverse hyperbolic cosecant.
-    Acsch = derived("acsch", "inverse hyperbolic cosecant asinh(1/x)", "x != 0", Expansion::Acsch, "-1 / (|x| sqrt(1 + x^2))"),
+    Acsch = derived("acsch", "inverse hyperbolic cosecant asinh(1/x)", "x != 0", Expansion::Acsch, "-1 / (|x| sqrt(1 + x^2))", "log(abs(x))"),
 }
 
 impl UnaryFn {

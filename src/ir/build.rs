@@ -37,6 +37,21 @@ pub(crate) fn named_constant(name: &str) -> Option<Interval> {
 /// constants nor functions, numbered in order of first appearance. Constant subexpressions are
 /// folded with `folder` (see [`super::Folder`]; `None` keeps them as written).
 pub fn build(ast: &Ast, folder: Option<super::Folder>) -> Result<Graph, Diagnostic> {
+    build_with(ast, folder, false)
+}
+
+/// [`build`] for decorated programs: each derived function's node is
+/// [`Op::Decorated`]`(expansion, witness)`, the witness its row's decoration formula
+/// ([`crate::point::DerivedRow::decoration`]).
+pub fn build_decorated(ast: &Ast, folder: Option<super::Folder>) -> Result<Graph, Diagnostic> {
+    build_with(ast, folder, true)
+}
+
+fn build_with(
+    ast: &Ast,
+    folder: Option<super::Folder>,
+    decorated: bool,
+) -> Result<Graph, Diagnostic> {
     let let_names: HashMap<&str, Span> = ast
         .lets
         .iter()
@@ -50,6 +65,7 @@ pub fn build(ast: &Ast, folder: Option<super::Folder>) -> Result<Graph, Diagnost
         scope: HashMap::with_capacity(ast.lets.len()),
         let_names,
         var_index: HashMap::new(),
+        decorated,
     };
     for l in &ast.lets {
         if CONSTANTS.contains(&l.name.as_str()) {
@@ -98,6 +114,8 @@ struct Builder<'a> {
     /// The number of each variable in `graph.vars`, by name (a scan of `graph.vars` per name
     /// made an expression over 10^5 variables take 20 s).
     var_index: HashMap<&'a str, u32>,
+    /// Whether derived functions carry their decoration witness ([`build_decorated`]).
+    decorated: bool,
 }
 
 impl<'a> Builder<'a> {
@@ -290,7 +308,12 @@ impl<'a> Builder<'a> {
                 } else if let Some(f) = BinaryFn::from_name(other) {
                     Op::Elem2(f, a[0], a[1])
                 } else if let Some(f) = DerivedFn::from_name(other) {
-                    return Ok(expand_derived(g, f, a[0], span));
+                    let value = expand_derived(g, f, a[0], span);
+                    if !self.decorated {
+                        return Ok(value);
+                    }
+                    let witness = formula(g, f.row().decoration, &[("x", a[0])], span);
+                    Op::Decorated(value, witness)
                 } else {
                     unreachable!("function table entry {other} without a builder")
                 }
@@ -298,6 +321,34 @@ impl<'a> Builder<'a> {
         };
         Ok(g.add(op, span))
     }
+}
+
+/// A formula of the function table (`text`, in ivjit's syntax over the variables `args`
+/// names: a derivative, a decoration witness) built into `g`, each variable replaced by its
+/// node; constants (`log(2)`, `pi`) fold to rigorous enclosures. The formulas are constants of
+/// the crate, each built by a unit test, so a failure here is a bug of the table.
+pub(crate) fn formula(g: &mut Graph, text: &str, args: &[(&str, NodeId)], span: Span) -> NodeId {
+    let built = crate::syntax::parser::parse(text).and_then(|ast| build(&ast, None));
+    let f = built.unwrap_or_else(|e| panic!("the table's formula {text:?}: {e:?}"));
+    let live = f.live();
+    let mut map: Vec<Option<NodeId>> = vec![None; f.len()];
+    for id in f.ids().filter(|id| live[id.index()]) {
+        let op = f.op(id);
+        map[id.index()] = Some(match op {
+            Op::Var(k) => {
+                let name = &f.vars[k as usize];
+                let arg = args.iter().find(|(n, _)| n == name);
+                arg.unwrap_or_else(|| panic!("the table's formula {text:?}: {name}?"))
+                    .1
+            }
+            _ => {
+                let mapped: Vec<NodeId> =
+                    op.args().iter().map(|a| map[a.index()].unwrap()).collect();
+                g.add(op.with_args(&mapped), span)
+            }
+        });
+    }
+    map[f.outputs[0].index()].unwrap()
 }
 
 /// A derived function of the table ([`DerivedFn`]) as the interval operations its row names

@@ -720,7 +720,7 @@ impl Diff {
             Op::Pow(a, b) => self.pow(id, a, b, der),
             // Not made by the parser; a mean-value form is not differentiated again.
             Op::Mid(_) | Op::Face(..) => zero,
-            Op::MeanValue(f, _, _) | Op::Descent(f, ..) => d(f),
+            Op::MeanValue(f, _, _) | Op::Descent(f, ..) | Op::Decorated(f, _) => d(f),
             // The derivative formulas are the table's rows (`crate::point`).
             Op::Elem(f, a) => {
                 if self.is(d(a), 0.0) {
@@ -760,28 +760,7 @@ impl Diff {
     /// fold to rigorous enclosures. The formulas are constants of the crate, each built by a
     /// unit test below, so a failure here is a bug of the table.
     fn formula(&mut self, text: &str, args: &[(&str, NodeId)]) -> NodeId {
-        let built =
-            crate::syntax::parser::parse(text).and_then(|ast| super::build::build(&ast, None));
-        let f = built.unwrap_or_else(|e| panic!("the table's derivative {text:?}: {e:?}"));
-        let live = f.live();
-        let mut map: Vec<Option<NodeId>> = vec![None; f.len()];
-        for id in f.ids().filter(|id| live[id.index()]) {
-            let op = f.op(id);
-            map[id.index()] = Some(match op {
-                Op::Var(k) => {
-                    let name = &f.vars[k as usize];
-                    let arg = args.iter().find(|(n, _)| n == name);
-                    arg.unwrap_or_else(|| panic!("the table's derivative {text:?}: {name}?"))
-                        .1
-                }
-                _ => {
-                    let mapped: Vec<NodeId> =
-                        op.args().iter().map(|a| map[a.index()].unwrap()).collect();
-                    self.op(op.with_args(&mapped))
-                }
-            });
-        }
-        map[f.outputs[0].index()].unwrap()
+        super::build::formula(&mut self.g, text, args, self.span)
     }
 }
 

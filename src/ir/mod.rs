@@ -102,6 +102,12 @@ pub enum Op {
     /// minimizer there would be interior in that variable, where 0 lies in the generalized
     /// gradient's component. Made by [`diff::minimization_form`], not by the parser.
     Descent(NodeId, NodeId, NodeId, NodeId, NodeId),
+    /// `Decorated(value, witness)`: `value`, whose IEEE 1788 decoration is that of `witness`, a
+    /// formula of the same function that the decoration rules decorate faithfully (`1 / cos(x)`
+    /// for sec, whose expansion intersects two formulas, and an intersection is `trv` by the
+    /// standard). Made only by decorated builds ([`build::build_decorated`]), for the derived
+    /// functions; its value is `value`'s, so only decorated programs compute `witness`.
+    Decorated(NodeId, NodeId),
 }
 
 impl Op {
@@ -131,7 +137,7 @@ impl Op {
             | Op::Hull(a, b)
             | Op::Intersect(a, b) => vec![a, b],
             Op::Fma(a, b, c) | Op::MeanValue(a, b, c) => vec![a, b, c],
-            Op::Face(a, b) => vec![a, b],
+            Op::Face(a, b) | Op::Decorated(a, b) => vec![a, b],
             Op::Descent(f, t, d, x, r) => vec![f, t, d, x, r],
         }
     }
@@ -165,6 +171,7 @@ impl Op {
             Op::MeanValue(..) => Op::MeanValue(a[0], a[1], a[2]),
             Op::Face(..) => Op::Face(a[0], a[1]),
             Op::Descent(..) => Op::Descent(a[0], a[1], a[2], a[3], a[4]),
+            Op::Decorated(..) => Op::Decorated(a[0], a[1]),
         }
     }
 
@@ -198,6 +205,7 @@ impl Op {
             Op::MeanValue(..) => "meanvalue",
             Op::Face(..) => "face",
             Op::Descent(..) => "descent",
+            Op::Decorated(..) => "decorated",
         }
     }
 

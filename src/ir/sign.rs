@@ -262,5 +262,7 @@ pub(crate) fn fact_of(op: Op, facts: &[Fact]) -> Fact {
         Op::Face(a, _) => Fact::sign(f(a).nonneg, f(a).nonpos, true),
         // f, or the empty set.
         Op::Descent(a, ..) => Fact::sign(f(a).nonneg, f(a).nonpos, true),
+        // The value.
+        Op::Decorated(a, _) => f(a),
     }
 }

@@ -71,10 +71,25 @@ pub fn lower_decorated(g: &Graph, precision: Precision) -> Result<Program, Lower
                 };
                 l.decoration(Decoration::of(c))
             }
+            // The witness's decoration, `com` only where the value itself is bounded; the
+            // value's own decoration (an expansion's intersections: trv) does not count.
+            Op::Decorated(..) => {
+                let bounded = l.continuous(v);
+                l.b.min(args[1].1, bounded)
+            }
             _ => {
                 let mut d = l.local_decoration(op, &ivs, v);
                 for (_, a) in &args {
                     d = l.b.min(d, *a);
+                }
+                // An empty result carries at most trv (IEEE 1788 §8.4): every rule above gives
+                // that already (no operation empties a box it is defined on); this states it
+                // where the analysis cannot rule an empty result out.
+                if all_facts[id.index()].maybe_empty {
+                    let empty = l.b.is_nan(v.lo);
+                    let trv = l.decoration(Decoration::Trv);
+                    let capped = l.b.min(d, trv);
+                    d = l.b.select(empty, capped, d);
                 }
                 d
             }
@@ -247,6 +262,8 @@ impl Lowering {
                 self.defined_then(defined, d)
             }
             Op::Elem2(BinaryFn::Atan2, ..) => self.atan2_decoration(a[0], a[1]),
+            // Folded only (whole graphs take the witness's decoration, `lower_decorated`).
+            Op::Decorated(..) => self.continuous(r),
             Op::RoundInt(k, _) => {
                 let x = a[0];
                 let jump_at = |l: &mut Self, k: RoundInt, v: Value| {
@@ -355,13 +372,13 @@ impl Lowering {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::build::build;
+    use crate::ir::build::build_decorated;
     use crate::syntax::parser::parse;
 
     /// Decorated result of a one-variable expression on one decorated box, by the reference
     /// interpreter.
     fn eval1(src: &str, x: Interval, dec: Decoration) -> (Interval, f64) {
-        let g = build(&parse(src).unwrap(), Some(fold_decorated)).unwrap();
+        let g = build_decorated(&parse(src).unwrap(), Some(fold_decorated)).unwrap();
         let p = lower_decorated(&g, Precision::F64).unwrap();
         let inputs: Vec<(f64, f64)> = if g.vars.is_empty() {
             vec![]
@@ -391,6 +408,44 @@ mod tests {
             eval1("sqrt([0, 4])", any, Com),
             (Interval::new(0.0, 2.0).unwrap(), code(Com))
         );
+    }
+
+    #[test]
+    fn derived_functions_take_their_witness_decoration_and_keep_their_values() {
+        use Decoration::*;
+        let iv = |lo: f64, hi: f64| Interval::new(lo, hi).unwrap();
+        let cases = [
+            ("sec(x)", iv(0.0, 1.0), Com),
+            ("sec(x)", iv(1.0, 2.0), Trv), // pi/2
+            ("csc(x)", iv(-1.0, 1.0), Trv),
+            ("cot(x)", iv(1.0, 2.0), Com), // cot(pi/2) = 0: defined
+            ("cot(x)", iv(3.0, 3.5), Trv), // pi
+            ("acot(x)", iv(1.0, 2.0), Com),
+            ("acot(x)", iv(0.0, 1.0), Dac), // acot(0) = pi/2 is the limit from the right
+            ("acot(x)", iv(-1.0, 0.0), Def), // and not from the left
+            ("sech(x)", iv(-1e300, 1e300), Com),
+            ("csch(x)", iv(-1.0, 1.0), Trv),
+            ("coth(x)", iv(1.0, 2.0), Com),
+            ("acoth(x)", iv(1.0, 2.0), Trv), // acoth(1) is undefined
+            ("acoth(x)", iv(-3.0, -2.0), Com),
+            ("asech(x)", iv(0.0, 1.0), Trv),
+            ("asech(x)", iv(0.5, 1.0), Com),
+            ("acsch(x)", iv(0.0, 1.0), Trv),
+            ("acsch(x)", iv(1.0, 2.0), Com),
+        ];
+        for (src, x, want) in cases {
+            let (value, dec) = eval1(src, x, Com);
+            assert_eq!(dec, code(want), "{src} on {x}");
+            let g =
+                crate::ir::build::build(&parse(src).unwrap(), Some(super::super::fold)).unwrap();
+            let p = super::super::lower(&g, Precision::F64).unwrap();
+            let plain = crate::scalar::interp::eval(&p, &[(x.lo, x.hi)]).unwrap()[0];
+            assert_eq!(
+                (value.lo.to_bits(), value.hi.to_bits()),
+                (plain.0.to_bits(), plain.1.to_bits()),
+                "{src} on {x}: the decorated program's value differs"
+            );
+        }
     }
 
     #[test]

@@ -260,6 +260,7 @@ impl Lowering {
             Op::MeanValue(..) => self.mean_value(a[0], a[1], a[2]),
             Op::Face(..) => self.face(a[0], a[1]),
             Op::Descent(..) => self.descent(a[0], a[1], a[2], a[3], a[4]),
+            Op::Decorated(..) => a[0],
         }
     }
 
