@@ -96,6 +96,16 @@ impl fmt::Display for Decoration {
     }
 }
 
+/// Where a decorated program's variables get their decorations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DecorationInputs {
+    /// One decoration per variable, given with the box (an input `dec(x)` per variable).
+    Given,
+    /// From the bounds alone (IEEE 1788's `newDec`: `com` bounded, `dac` unbounded, `trv`
+    /// empty): no decoration inputs, so a batch moves no more input bytes than undecorated.
+    FromBounds,
+}
+
 /// An interval with its decoration. NaI (not an interval) is the empty set decorated `ill`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DecoratedInterval {
@@ -123,6 +133,15 @@ pub enum DecorationError {
          Expression::parse_decorated (on the command line: --decorations)"
     )]
     NotDecorated,
+    /// A decoration given to an evaluator that takes them from the bounds.
+    #[error(
+        "{given}: this evaluator decorates its inputs from their bounds \
+         (DecorationInputs::FromBounds); for given decorations use DecorationInputs::Given"
+    )]
+    FromBounds {
+        /// The decorated input, formatted.
+        given: String,
+    },
     /// A decoration stronger than the interval may carry (IEEE 1788 §8.4).
     #[error(
         "{interval} cannot be decorated {decoration} (com needs a bounded nonempty interval, \

@@ -69,8 +69,8 @@ pub struct Evaluator {
     cpu_plan: Arc<OnceLock<cpu::eval::Plan>>,
     /// What was asked for.
     choice: BackendChoice,
-    /// Whether the program computes decorations ([`Expression::parse_decorated`]).
-    decorated: bool,
+    /// Whether the program computes decorations, and from what ([`Expression::parse_decorated`]).
+    decorated: Option<crate::DecorationInputs>,
 }
 
 impl Evaluator {
@@ -142,7 +142,7 @@ impl Evaluator {
             fallback_reason,
             cpu_plan: Default::default(),
             choice,
-            decorated: expr.is_decorated(),
+            decorated: expr.decorations(),
         })
     }
 
@@ -156,7 +156,7 @@ impl Evaluator {
             fallback_reason: None,
             cpu_plan: Default::default(),
             choice: BackendChoice::Cpu,
-            decorated: false,
+            decorated: None,
         }
     }
 
@@ -243,14 +243,31 @@ impl Evaluator {
         &self,
         boxes: &[Vec<DecoratedInterval>],
     ) -> Result<Vec<Vec<DecoratedInterval>>, Error> {
-        if !self.decorated {
+        let Some(inputs) = self.decorated else {
             return Err(DecorationError::NotDecorated.into());
+        };
+        let given = inputs == crate::DecorationInputs::Given;
+        let nv = if given {
+            self.program.n_vars() / 2
+        } else {
+            self.program.n_vars()
+        };
+        if !given {
+            if let Some(d) = boxes
+                .iter()
+                .flatten()
+                .find(|d| d.decoration != Decoration::of(d.interval))
+            {
+                return Err(DecorationError::FromBounds {
+                    given: d.to_string(),
+                }
+                .into());
+            }
         }
-        let nv = self.program.n_vars() / 2;
         let flat: Vec<Vec<Interval>> = boxes
             .iter()
             .map(|b| {
-                let decs = b.iter().map(|d| {
+                let decs = b.iter().filter(|_| given).map(|d| {
                     let c = f64::from(d.decoration.code());
                     Interval { lo: c, hi: c }
                 });

@@ -24,8 +24,8 @@ pub struct Expression {
     compiled: Arc<[OnceLock<Compiled>; 2]>,
     /// Each variable's number by name, made at the first lookup ([`Expression::var_index`]).
     var_index: OnceLock<HashMap<String, usize>>,
-    /// Whether its programs compute decorations ([`Expression::parse_decorated`]).
-    decorated: bool,
+    /// Whether its programs compute decorations, and from what ([`Expression::parse_decorated`]).
+    decorated: Option<crate::DecorationInputs>,
 }
 
 /// What an [`Expression`] compiled for one precision.
@@ -67,7 +67,7 @@ impl Expression {
     /// assert!(matches!(Expression::parse("foo(x)"), Err(Error::Compile(_))));
     /// ```
     pub fn parse(source: &str) -> Result<Expression, Error> {
-        Expression::parse_with(source, false)
+        Expression::parse_with(source, None)
     }
 
     /// [`Expression::parse`] for IEEE 1788 decorations: its programs compute each output's
@@ -90,12 +90,35 @@ impl Expression {
     /// assert_eq!(out[0][0].decoration, Decoration::Trv); // sqrt is undefined on [-1, 0)
     /// ```
     pub fn parse_decorated(source: &str) -> Result<Expression, Error> {
-        Expression::parse_with(source, true)
+        Expression::parse_with(source, Some(crate::DecorationInputs::Given))
     }
 
-    fn parse_with(source: &str, decorated: bool) -> Result<Expression, Error> {
+    /// [`Expression::parse_decorated`] with the variables' decorations taken as given
+    /// ([`crate::DecorationInputs::Given`]) or from their bounds alone (`FromBounds`: IEEE
+    /// 1788's `newDec`, no decoration inputs, for batches of bare boxes).
+    ///
+    /// ```
+    /// use ivjit::{BackendChoice, DecoratedInterval, DecorationInputs, Evaluator, Expression, Interval, Precision};
+    /// let expr = Expression::parse_with_decorations("1 / x", DecorationInputs::FromBounds).unwrap();
+    /// let eval = Evaluator::new(&expr, Precision::F64, BackendChoice::Cpu).unwrap();
+    /// assert_eq!(eval.program().n_vars(), 1); // x alone
+    /// let out = eval.eval(&[Interval::new(-1.0, 1.0).unwrap()]).unwrap();
+    /// assert_eq!(out.len(), 2); // the value, then the decoration's code
+    /// assert_eq!(out[1].lo, 4.0); // trv: 1/x is undefined at 0
+    /// ```
+    pub fn parse_with_decorations(
+        source: &str,
+        inputs: crate::DecorationInputs,
+    ) -> Result<Expression, Error> {
+        Expression::parse_with(source, Some(inputs))
+    }
+
+    fn parse_with(
+        source: &str,
+        decorated: Option<crate::DecorationInputs>,
+    ) -> Result<Expression, Error> {
         let ast = syntax::parser::parse(source).map_err(Error::Compile)?;
-        let initial = if decorated {
+        let initial = if decorated.is_some() {
             ir::build::build_decorated(&ast, Some(lower::fold_decorated))
         } else {
             ir::build::build(&ast, Some(lower::fold))
@@ -269,14 +292,15 @@ impl Expression {
             graph: rewritten,
             compiled: Default::default(),
             var_index: OnceLock::new(),
-            decorated: false,
+            decorated: None,
         };
         expr.compiled(Precision::F64)?;
         Ok(expr)
     }
 
-    /// Whether its programs compute decorations ([`Expression::parse_decorated`]).
-    pub fn is_decorated(&self) -> bool {
+    /// Whether its programs compute decorations, and where its variables' come from
+    /// ([`Expression::parse_with_decorations`]); `None` for an undecorated expression.
+    pub fn decorations(&self) -> Option<crate::DecorationInputs> {
         self.decorated
     }
 
@@ -380,8 +404,8 @@ impl Expression {
         if let Some(c) = cell.get() {
             return Ok(c);
         }
-        let program = if self.decorated {
-            lower::lower_decorated(&self.graph, precision)?
+        let program = if let Some(inputs) = self.decorated {
+            lower::lower_decorated(&self.graph, precision, inputs)?
         } else {
             lower::lower(&self.graph, precision)?
         };

@@ -114,7 +114,7 @@ pub mod internals {
     }
 }
 
-pub use decoration::{DecoratedInterval, Decoration, DecorationError};
+pub use decoration::{DecoratedInterval, Decoration, DecorationError, DecorationInputs};
 pub use error::Error;
 pub use evaluator::{Backend, BackendChoice, Evaluator};
 pub use expression::Expression;

@@ -678,12 +678,16 @@ pub struct BenchArgs {
     /// Time whole renders instead (Prospero 2-D at 512², 1024² and on a GPU 4096², a 3-D depth
     /// map of the colonnade at 512²), with the program's length before and after pruning and,
     /// on a GPU, a non-rigorous point-sampling kernel of the same program for comparison.
-    #[arg(long, conflicts_with_all = ["search", "gradient"])]
+    #[arg(long, conflicts_with_all = ["search", "gradient", "decorations"])]
     pub render: bool,
     /// Time each expression's gradient (f, its continuity flags and its partial
     /// derivatives in one kernel) instead; rows are named NAME-grad.
     #[arg(long)]
     pub gradient: bool,
+    /// Time each expression with IEEE 1788 decorations (inputs decorated from their bounds,
+    /// one decoration output per output) instead; rows are named NAME-dec.
+    #[arg(long, conflicts_with_all = ["search", "gradient"])]
+    pub decorations: bool,
 }
 
 pub fn bench(args: BenchArgs) -> Result<(), Failure> {
@@ -697,6 +701,7 @@ pub fn bench(args: BenchArgs) -> Result<(), Failure> {
         search,
         render,
         gradient,
+        decorations,
     } = args;
     if boxes == Some(0) {
         return Err(Failure::input("--boxes must be at least 1"));
@@ -713,7 +718,13 @@ pub fn bench(args: BenchArgs) -> Result<(), Failure> {
         only,
         search,
         render,
-        gradient,
+        variant: if gradient {
+            bench::Variant::Gradient
+        } else if decorations {
+            bench::Variant::Decorated
+        } else {
+            bench::Variant::Plain
+        },
     })
     .map_err(Failure::runtime)?;
     if json {

@@ -1,8 +1,9 @@
 //! Decorated lowering: every node's IEEE 1788 decoration computed beside its bounds.
 //!
-//! A decorated program has the undecorated program's variables and then one decoration input
-//! per variable (`dec(x)`, the point interval [d, d] of its code), and the undecorated outputs
-//! and then one decoration output per output ([d, d]). Codes are the standard's
+//! A decorated program has the undecorated program's variables and then, with
+//! [`DecorationInputs::Given`], one decoration input per variable (`dec(x)`, the point interval
+//! [d, d] of its code; with `FromBounds` none: each variable is decorated `newDec` of its box),
+//! and the undecorated outputs and then one decoration output per output ([d, d]). Codes are the standard's
 //! ([`crate::Decoration`]: trv 4, def 8, dac 12, com 16, ill 0), so the weakest of two
 //! decorations is their `min`. Nothing else changes: the bounds are the undecorated lowering's
 //! bit for bit, and every engine runs the program unchanged.
@@ -21,7 +22,7 @@
 //! only come out weaker (`dac` for `com` when a wide bound overflows), never stronger.
 
 use super::{Iv, LowerError, Lowering};
-use crate::decoration::Decoration;
+use crate::decoration::{Decoration, DecorationInputs};
 use crate::interval::Interval;
 use crate::ir::sign::{Fact, Facts};
 use crate::ir::{Graph, Op};
@@ -34,12 +35,18 @@ pub fn decoration_var(name: &str) -> String {
 }
 
 /// Lowers every output of the graph and its decoration (see the module documentation).
-pub fn lower_decorated(g: &Graph, precision: Precision) -> Result<Program, LowerError> {
+pub fn lower_decorated(
+    g: &Graph,
+    precision: Precision,
+    inputs: DecorationInputs,
+) -> Result<Program, LowerError> {
     let facts = Facts::analyze_with(g, None);
     let live = g.live();
     let n = g.vars.len() as u32;
     let mut vars = g.vars.clone();
-    vars.extend(g.vars.iter().map(|v| decoration_var(v)));
+    if inputs == DecorationInputs::Given {
+        vars.extend(g.vars.iter().map(|v| decoration_var(v)));
+    }
     let mut l = Lowering {
         b: Builder::new(precision, vars),
     };
@@ -60,9 +67,14 @@ pub fn lower_decorated(g: &Graph, precision: Precision) -> Result<Program, Lower
         let v = l.node(g, id, &ivs, &arg_facts, all_facts[id.index()])?;
         let d = match op {
             Op::Var(k) => {
-                let given = l.b.input(n + k, Bound::Lo);
                 let fits = l.new_dec(v);
-                l.b.min(given, fits)
+                match inputs {
+                    DecorationInputs::Given => {
+                        let given = l.b.input(n + k, Bound::Lo);
+                        l.b.min(given, fits)
+                    }
+                    DecorationInputs::FromBounds => fits,
+                }
             }
             Op::Const(c) => {
                 let c = match precision {
@@ -379,7 +391,7 @@ mod tests {
     /// interpreter.
     fn eval1(src: &str, x: Interval, dec: Decoration) -> (Interval, f64) {
         let g = build_decorated(&parse(src).unwrap(), Some(fold_decorated)).unwrap();
-        let p = lower_decorated(&g, Precision::F64).unwrap();
+        let p = lower_decorated(&g, Precision::F64, DecorationInputs::Given).unwrap();
         let inputs: Vec<(f64, f64)> = if g.vars.is_empty() {
             vec![]
         } else {

@@ -235,7 +235,7 @@ impl Device {
         self.function(Ptx::from_binary(cubin), ivjit::internals::ptx::KERNEL_NAME)
     }
 
-    /// Times one expression (with `gradient`, its gradient: `Expression::gradient`): compile
+    /// Times one expression (or its gradient or decorated form, [`super::Variant`]): compile
     /// latency, ivjit kernel, end to end, baseline kernel.
     /// `inputs` are `2 * n_vars * n` bounds (exact values of the precision). A program the
     /// library compiles as stages is timed through the library's launch (its stages); the
@@ -249,14 +249,11 @@ impl Device {
         n_outputs: usize,
         RowFlags {
             baseline: with_baseline,
-            gradient,
+            variant,
         }: RowFlags,
     ) -> R<GpuRow> {
         let t0 = Instant::now();
-        let mut expr = Expression::parse(text).map_err(|e| e.to_string())?;
-        if gradient {
-            expr = expr.gradient().map_err(|e| e.to_string())?.0;
-        }
+        let expr = variant.expression(text)?;
         let parse_ms = t0.elapsed().as_secs_f64() * 1e3;
         let eval = Evaluator::new(&expr, p, BackendChoice::Gpu).map_err(|e| e.to_string())?;
         let cold = t0.elapsed().as_secs_f64() * 1e3;
@@ -457,8 +454,8 @@ impl Device {
 pub struct RowFlags {
     /// The hand-written CUDA baseline too.
     pub baseline: bool,
-    /// The expression's gradient instead of the expression.
-    pub gradient: bool,
+    /// The expression, its gradient or its decorated form.
+    pub variant: super::Variant,
 }
 
 /// What `ivjit bench` times for ivjit: its kernel, loaded here, or the library's launch (the

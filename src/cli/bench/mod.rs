@@ -52,9 +52,49 @@ pub struct Options {
     pub search: bool,
     /// The render section (issue 15: Prospero and a 3-D model, full and pruned programs).
     pub render: bool,
-    /// Each expression's gradient (`Expression::gradient`: f, its continuity flags and its
-    /// partial derivatives in one kernel) instead of the expression; rows named `NAME-grad`.
-    pub gradient: bool,
+    /// What each row evaluates: the expression, its gradient or its decorated form.
+    pub variant: Variant,
+}
+
+/// What a row of the flat suite evaluates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Variant {
+    /// The expression.
+    #[default]
+    Plain,
+    /// Its gradient (`Expression::gradient`: f, its continuity flags and its partial
+    /// derivatives in one kernel); rows named `NAME-grad`.
+    Gradient,
+    /// Its decorated form (`Expression::parse_with_decorations`, inputs decorated from their
+    /// bounds: the same input bytes, one decoration output per output); rows named `NAME-dec`.
+    Decorated,
+}
+
+impl Variant {
+    /// The expression a row of `text` times.
+    pub fn expression(self, text: &str) -> Result<Expression, String> {
+        let e = |r: Result<Expression, ivjit::Error>| r.map_err(|e| e.to_string());
+        match self {
+            Variant::Plain => e(Expression::parse(text)),
+            Variant::Gradient => Ok(e(Expression::parse(text))?
+                .gradient()
+                .map_err(|e| e.to_string())?
+                .0),
+            Variant::Decorated => e(Expression::parse_with_decorations(
+                text,
+                ivjit::DecorationInputs::FromBounds,
+            )),
+        }
+    }
+
+    /// The suffix of its rows' names.
+    fn suffix(self) -> &'static str {
+        match self {
+            Variant::Plain => "",
+            Variant::Gradient => "-grad",
+            Variant::Decorated => "-dec",
+        }
+    }
 }
 
 /// Device ceilings measured in the same run.
@@ -179,9 +219,9 @@ pub fn run(opts: &Options) -> Result<Report, String> {
             &cases,
             opts.boxes.unwrap_or(GPU_BOXES),
             seed,
-            opts.gradient,
+            opts.variant,
         ),
-        None => run_cpu(&cases, opts.boxes.unwrap_or(CPU_BOXES), seed, opts.gradient),
+        None => run_cpu(&cases, opts.boxes.unwrap_or(CPU_BOXES), seed, opts.variant),
     }
 }
 
@@ -204,31 +244,20 @@ fn row_base(case: &Case, expr: &Expression, p: Precision, n: usize) -> Result<Va
     }))
 }
 
-/// The expression a row times: the case's, or its gradient.
-fn row_expression(case: &Case, gradient: bool) -> Result<Expression, String> {
-    let expr = Expression::parse(&case.text).map_err(|e| e.to_string())?;
-    if gradient {
-        return Ok(expr.gradient().map_err(|e| e.to_string())?.0);
-    }
-    Ok(expr)
-}
-
-/// [`row_base`], named `NAME-grad` for a gradient's row.
+/// [`row_base`], named `NAME-grad` for a gradient's row, `NAME-dec` for a decorated one.
 fn named_row(
     case: &Case,
     expr: &Expression,
     p: Precision,
     n: usize,
-    gradient: bool,
+    variant: Variant,
 ) -> Result<Value, String> {
     let mut row = row_base(case, expr, p, n)?;
-    if gradient {
-        row["name"] = json!(format!("{}-grad", case.name));
-    }
+    row["name"] = json!(format!("{}{}", case.name, variant.suffix()));
     Ok(row)
 }
 
-fn run_cpu(cases: &[Case], n: usize, seed: u64, gradient: bool) -> Result<Report, String> {
+fn run_cpu(cases: &[Case], n: usize, seed: u64, variant: Variant) -> Result<Report, String> {
     let threads = rayon::current_num_threads();
     let mut rows = Vec::new();
     let (c100, c100_nodes) = generated(100);
@@ -239,7 +268,7 @@ fn run_cpu(cases: &[Case], n: usize, seed: u64, gradient: bool) -> Result<Report
     for (ci, case) in cases.iter().enumerate() {
         for p in precisions() {
             let t = Instant::now();
-            let expr = row_expression(case, gradient)?;
+            let expr = variant.expression(&case.text)?;
             let eval = Evaluator::new(&expr, p, BackendChoice::Cpu).map_err(|e| e.to_string())?;
             let compile_ms = t.elapsed().as_secs_f64() * 1e3;
             let nv = expr.vars().len();
@@ -256,7 +285,7 @@ fn run_cpu(cases: &[Case], n: usize, seed: u64, gradient: bool) -> Result<Report
                 }
             }
             let s = median(times);
-            let mut row = named_row(case, &expr, p, n, gradient)?;
+            let mut row = named_row(case, &expr, p, n, variant)?;
             let ops = row["rounded_ops_per_box"].as_u64().unwrap_or(0) as f64;
             let o = row.as_object_mut().expect("object");
             o.insert("seconds".into(), json!(s));
@@ -320,7 +349,7 @@ fn run_gpu(
     cases: &[Case],
     n: usize,
     seed: u64,
-    gradient: bool,
+    variant: Variant,
 ) -> Result<Report, String> {
     eprintln!(
         "ivjit bench: {} (sm_{}{}), {n} boxes",
@@ -367,7 +396,7 @@ fn run_gpu(
     let mut rows = Vec::new();
     for (ci, case) in cases.iter().enumerate() {
         for p in precisions() {
-            let expr = row_expression(case, gradient)?;
+            let expr = variant.expression(&case.text)?;
             let nv = expr.vars().len();
             let inputs = random_inputs(
                 case,
@@ -381,13 +410,13 @@ fn run_gpu(
                 p,
                 &inputs,
                 n,
-                expr.n_outputs(),
+                expr.program(p).map_err(|e| e.to_string())?.outputs.len(),
                 gpu::RowFlags {
-                    baseline: has_baseline(case) && !gradient,
-                    gradient,
+                    baseline: has_baseline(case) && variant == Variant::Plain,
+                    variant,
                 },
             )?;
-            let mut row = named_row(case, &expr, p, n, gradient)?;
+            let mut row = named_row(case, &expr, p, n, variant)?;
             let ops = row["rounded_ops_per_box"].as_u64().unwrap_or(0) as f64;
             let bytes = row["bytes_per_box"].as_u64().unwrap_or(0) as f64;
             let ks = g.kernel_ms * 1e-3;
