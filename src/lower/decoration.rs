@@ -51,69 +51,170 @@ pub fn lower_decorated(
         b: Builder::new(precision, vars),
     };
     let all_facts: Vec<Fact> = g.ids().map(|id| facts.get(id)).collect();
-    let mut vals: Vec<Option<(Iv, Value)>> = vec![None; g.len()];
+    let mut vals: Vec<Option<(Iv, Lazy)>> = vec![None; g.len()];
     for id in g.ids() {
         if !live[id.index()] {
             continue;
         }
         let op = g.op(id);
-        let args: Vec<(Iv, Value)> = op
+        let ivs: Vec<Iv> = op
             .args()
             .iter()
-            .map(|a| vals[a.index()].expect("arguments precede users"))
+            .map(|a| vals[a.index()].as_ref().expect("arguments precede users").0)
             .collect();
-        let ivs: Vec<Iv> = args.iter().map(|a| a.0).collect();
         let arg_facts: Vec<Fact> = op.args().iter().map(|a| all_facts[a.index()]).collect();
         let v = l.node(g, id, &ivs, &arg_facts, all_facts[id.index()])?;
         let d = match op {
             Op::Var(k) => {
-                let fits = l.new_dec(v);
-                match inputs {
-                    DecorationInputs::Given => {
-                        let given = l.b.input(n + k, Bound::Lo);
-                        l.b.min(given, fits)
-                    }
-                    DecorationInputs::FromBounds => fits,
+                // newDec: trv if empty, com if bounded, else dac.
+                let empty = l.b.is_nan(v.lo);
+                let trv = l.decoration(Decoration::Trv);
+                let com = l.decoration(Decoration::Com);
+                let mut codes = vec![l.b.select(empty, trv, com)];
+                if inputs == DecorationInputs::Given {
+                    codes.push(l.b.input(n + k, Bound::Lo));
                 }
+                let bounded = vec![l.bounded(v)];
+                Lazy::new(codes, bounded)
             }
             Op::Const(c) => {
                 let c = match precision {
                     Precision::F64 => c,
                     Precision::F32 => c.to_f32_enclosure(),
                 };
-                l.decoration(Decoration::of(c))
+                match Decoration::of(c) {
+                    Decoration::Com => Lazy::default(),
+                    d => Lazy::new(vec![l.decoration(d)], Vec::new()),
+                }
             }
             // The witness's decoration, `com` only where the value itself is bounded; the
             // value's own decoration (an expansion's intersections: trv) does not count.
-            Op::Decorated(..) => {
-                let bounded = l.continuous(v);
-                l.b.min(args[1].1, bounded)
+            Op::Decorated(_, w) => {
+                let witness = vals[w.index()].as_ref().expect("arguments precede users");
+                let code = l.materialize(&witness.1.clone());
+                Lazy::new(vec![code], vec![l.bounded(v)])
             }
             _ => {
-                let mut d = l.local_decoration(op, &ivs, v);
-                for (_, a) in &args {
-                    d = l.b.min(d, *a);
+                let rule = l.local_rule(op, &ivs, v);
+                let own_flag = !matches!(rule, Local::Explicit(_));
+                let mut d = l.lazy_of(rule, v);
+                let implied = unbounded_passes_on(g, op);
+                let mut tight = true;
+                for (k, a) in op.args().into_iter().enumerate() {
+                    let arg = &vals[a.index()].as_ref().expect("arguments precede users").1;
+                    if own_flag && implied[k] && arg.tight {
+                        // This result is bounded only where the argument and everything its
+                        // flags check are: its flags add nothing.
+                        let codes_only = Lazy {
+                            codes: arg.codes.clone(),
+                            bounded: Vec::new(),
+                            tight: true,
+                        };
+                        d = l.union(&d, &codes_only);
+                    } else {
+                        tight &= arg.bounded.is_empty();
+                        d = l.union(&d, arg);
+                    }
                 }
-                // An empty result carries at most trv (IEEE 1788 §8.4): every rule above gives
-                // that already (no operation empties a box it is defined on); this states it
-                // where the analysis cannot rule an empty result out.
-                if all_facts[id.index()].maybe_empty {
-                    let empty = l.b.is_nan(v.lo);
-                    let trv = l.decoration(Decoration::Trv);
-                    let capped = l.b.min(d, trv);
-                    d = l.b.select(empty, capped, d);
-                }
+                d.tight = tight && (own_flag || d.bounded.is_empty());
                 d
             }
         };
         vals[id.index()] = Some((v, d));
     }
-    let at = |o: &crate::ir::NodeId| vals[o.index()].expect("outputs are live");
-    let mut outputs: Vec<(Value, Value)> =
-        g.outputs.iter().map(|o| (at(o).0.lo, at(o).0.hi)).collect();
-    outputs.extend(g.outputs.iter().map(|o| (at(o).1, at(o).1)));
+    let mut outputs: Vec<(Value, Value)> = Vec::new();
+    let mut decorations: Vec<(Value, Value)> = Vec::new();
+    for o in &g.outputs {
+        let (v, lazy) = vals[o.index()].clone().expect("outputs are live");
+        outputs.push((v.lo, v.hi));
+        let d = l.materialize(&lazy);
+        // An empty result carries at most trv (IEEE 1788 §8.4). Every rule gives that already
+        // (no operation empties a box it is defined on, an empty input is trv); this states it.
+        let empty = l.b.is_nan(v.lo);
+        let trv = l.decoration(Decoration::Trv);
+        let capped = l.b.min(d, trv);
+        let d = l.b.select(empty, capped, d);
+        decorations.push((d, d));
+    }
+    outputs.extend(decorations);
     super::finish(l, outputs)
 }
+
+/// An operation's own decoration on its boxes.
+enum Local {
+    /// Defined and continuous everywhere: `com` where the result is bounded, else `dac`.
+    Continuous,
+    /// Continuous on its domain; the boolean says the boxes lie in it (else `trv`).
+    Defined(Value),
+    /// This decoration code.
+    Explicit(Value),
+}
+
+/// A node's decoration, not yet computed: the weakest of the decoration codes `codes` and of
+/// `com` where every boolean of `bounded` holds (`dac` where one does not). Most operations
+/// only add their result's boundedness and pass their arguments' decorations on, so the
+/// program computes a decoration's minimum once, where one is needed (an output, a derived
+/// function's witness), from the sets instead of a `min` and a `select` at every node: two
+/// comparisons a node on the GPU instead of about eight (`docs/decorations.md`, cost).
+#[derive(Clone, Debug)]
+struct Lazy {
+    /// Decoration codes (sorted, no repeats).
+    codes: Vec<Value>,
+    /// Booleans that must all hold for `com` (sorted, no repeats).
+    bounded: Vec<Value>,
+    /// Whether the node's result is bounded only where every flag of `bounded` holds, so that
+    /// a user whose result is unbounded wherever this one is (`x + 1`, [`unbounded_passes_on`])
+    /// needs only its own flag: a sum of squares checks its sum, not every term.
+    tight: bool,
+}
+
+impl Default for Lazy {
+    fn default() -> Lazy {
+        Lazy::new(Vec::new(), Vec::new())
+    }
+}
+
+impl Lazy {
+    /// Codes and flags of one node: its flags are its own result's (`tight`).
+    fn new(mut codes: Vec<Value>, mut bounded: Vec<Value>) -> Lazy {
+        codes.sort();
+        codes.dedup();
+        bounded.sort();
+        bounded.dedup();
+        Lazy {
+            codes,
+            bounded,
+            tight: true,
+        }
+    }
+}
+
+/// Per argument of `op`: whether `op`'s result is unbounded wherever that argument is (and
+/// nonempty), so that the result's boundedness implies the argument's. True for `-x`, `x + y`,
+/// `x - y`, `sqr`, `abs`, `x^n` (n >= 1), odd roots, sinh, asinh, cbrt, and for the variable
+/// factor of a product or the dividend of a quotient by a constant without 0 (`5 * x`,
+/// `x / 2`). Never for min, max, fma or a product of two variables (`[0, 0] * [1, inf]` is
+/// `[0, 0]`).
+fn unbounded_passes_on(g: &Graph, op: Op) -> Vec<bool> {
+    let nonzero_constant = |id: crate::ir::NodeId| match g.op(id) {
+        Op::Const(c) => !c.is_empty() && (c.lo > 0.0 || c.hi < 0.0),
+        _ => false,
+    };
+    match op {
+        Op::Neg(_) | Op::Sqr(_) | Op::Abs(_) => vec![true],
+        Op::Add(..) | Op::Sub(..) => vec![true, true],
+        Op::Pown(_, n) => vec![n >= 1],
+        Op::Rootn(_, n) => vec![n >= 1 && n % 2 != 0],
+        Op::Elem(UnaryFn::Sinh | UnaryFn::Asinh | UnaryFn::Cbrt, _) => vec![true],
+        Op::Mul(a, b) => vec![nonzero_constant(b), nonzero_constant(a)],
+        Op::Div(_, b) => vec![nonzero_constant(b), false],
+        _ => vec![false; op.args().len()],
+    }
+}
+
+/// Sets larger than this are folded into one value (one `min` chain, one `and` chain), so that
+/// a large expression's sets stay small.
+const LAZY_LIMIT: usize = 16;
 
 /// Constant folding for decorated graphs: [`super::fold`], but only where the folded constant's
 /// own decoration (`newDec` of its value) is the one the operation gives on its constant
@@ -146,18 +247,73 @@ pub fn fold_decorated(op: &Op, args: &[Interval]) -> Option<Interval> {
 }
 
 impl Lowering {
+    /// The pending decoration of an operation with local rule `rule` and result `r`.
+    fn lazy_of(&mut self, rule: Local, r: Iv) -> Lazy {
+        match rule {
+            Local::Continuous => Lazy::new(Vec::new(), vec![self.bounded(r)]),
+            Local::Defined(inside) => {
+                let com = self.decoration(Decoration::Com);
+                let code = self.defined_then(inside, com);
+                Lazy::new(vec![code], vec![self.bounded(r)])
+            }
+            Local::Explicit(code) => Lazy::new(vec![code], Vec::new()),
+        }
+    }
+
+    /// The union of two pending decorations, folding a set that grows past [`LAZY_LIMIT`].
+    fn union(&mut self, a: &Lazy, b: &Lazy) -> Lazy {
+        let mut d = Lazy::new(
+            a.codes.iter().chain(&b.codes).copied().collect(),
+            a.bounded.iter().chain(&b.bounded).copied().collect(),
+        );
+        d.tight = a.tight && b.tight;
+        if d.codes.len() > LAZY_LIMIT {
+            let m = self.min_of(&d.codes);
+            d.codes = vec![m];
+        }
+        if d.bounded.len() > LAZY_LIMIT {
+            let all = self.all_of(&d.bounded);
+            d.bounded = vec![all];
+        }
+        d
+    }
+
+    fn min_of(&mut self, codes: &[Value]) -> Value {
+        let mut m = codes[0];
+        for &c in &codes[1..] {
+            m = self.b.min(m, c);
+        }
+        m
+    }
+
+    fn all_of(&mut self, flags: &[Value]) -> Value {
+        let mut all = flags[0];
+        for &f in &flags[1..] {
+            all = self.b.and(all, f);
+        }
+        all
+    }
+
+    /// The decoration's code.
+    fn materialize(&mut self, d: &Lazy) -> Value {
+        let com = self.decoration(Decoration::Com);
+        let mut code = if d.bounded.is_empty() {
+            com
+        } else {
+            let all = self.all_of(&d.bounded);
+            let dac = self.decoration(Decoration::Dac);
+            self.b.select(all, com, dac)
+        };
+        if !d.codes.is_empty() {
+            let m = self.min_of(&d.codes);
+            code = self.b.min(code, m);
+        }
+        code
+    }
+
     /// A decoration's code as a program constant.
     fn decoration(&mut self, d: Decoration) -> Value {
         self.b.constant(f64::from(d.code()))
-    }
-
-    /// `com` where `r` is nonempty and bounded, else `dac`: the decoration of an operation
-    /// defined and continuous on its box, whose result is `r`.
-    fn continuous(&mut self, r: Iv) -> Value {
-        let bounded = self.bounded(r);
-        let com = self.decoration(Decoration::Com);
-        let dac = self.decoration(Decoration::Dac);
-        self.b.select(bounded, com, dac)
     }
 
     /// Boolean: `r` is nonempty and both its bounds are finite.
@@ -167,14 +323,6 @@ impl Lowering {
         let lo = self.b.cmp(Cmp::Gt, r.lo, ninf);
         let hi = self.b.cmp(Cmp::Lt, r.hi, pinf);
         self.b.and(lo, hi)
-    }
-
-    /// IEEE 1788's `newDec` of `x`: `com` bounded, `dac` unbounded, `trv` empty.
-    fn new_dec(&mut self, x: Iv) -> Value {
-        let d = self.continuous(x);
-        let empty = self.b.is_nan(x.lo);
-        let trv = self.decoration(Decoration::Trv);
-        self.b.select(empty, trv, d)
     }
 
     /// `d` where `defined` holds, else `trv`.
@@ -194,6 +342,13 @@ impl Lowering {
     /// The operation's own decoration on its arguments' boxes `a`, given its result `r` (the
     /// node's decoration is the minimum of this and the arguments').
     fn local_decoration(&mut self, op: Op, a: &[Iv], r: Iv) -> Value {
+        let rule = self.local_rule(op, a, r);
+        let lazy = self.lazy_of(rule, r);
+        self.materialize(&lazy)
+    }
+
+    /// The operation's own decoration as a [`Local`] rule.
+    fn local_rule(&mut self, op: Op, a: &[Iv], r: Iv) -> Local {
         match op {
             Op::Neg(_)
             | Op::Add(..)
@@ -204,24 +359,22 @@ impl Lowering {
             | Op::Abs(_)
             | Op::Min(..)
             | Op::Max(..)
-            | Op::Elem2(BinaryFn::Hypot, ..) => self.continuous(r),
-            Op::Pown(_, n) if n >= 0 => self.continuous(r),
+            | Op::Elem2(BinaryFn::Hypot, ..) => Local::Continuous,
+            Op::Pown(_, n) if n >= 0 => Local::Continuous,
             // x^-n = 1 / x^n: defined off 0.
             Op::Pown(..) => {
                 let pole = self.holds_zero(a[0]);
                 let defined = self.b.not(pole);
-                let d = self.continuous(r);
-                self.defined_then(defined, d)
+                Local::Defined(defined)
             }
             Op::Div(..) => {
                 let pole = self.holds_zero(a[1]);
                 let defined = self.b.not(pole);
-                let d = self.continuous(r);
-                self.defined_then(defined, d)
+                Local::Defined(defined)
             }
-            Op::Sqrt(_) => self.closed_from_zero(a[0], r),
-            Op::Rootn(_, n) if n > 0 && n % 2 == 0 => self.closed_from_zero(a[0], r),
-            Op::Rootn(_, n) if n > 0 => self.continuous(r),
+            Op::Sqrt(_) => self.closed_from_zero(a[0]),
+            Op::Rootn(_, n) if n > 0 && n % 2 == 0 => self.closed_from_zero(a[0]),
+            Op::Rootn(_, n) if n > 0 => Local::Continuous,
             // x^(-1/n): defined on x > 0 for even n, off 0 for odd n.
             Op::Rootn(_, n) => {
                 let defined = if n % 2 == 0 {
@@ -231,8 +384,7 @@ impl Lowering {
                     let pole = self.holds_zero(a[0]);
                     self.b.not(pole)
                 };
-                let d = self.continuous(r);
-                self.defined_then(defined, d)
+                Local::Defined(defined)
             }
             // Defined off its poles, continuous on its domain: an interval holds a pole exactly
             // where the lowering's result is unbounded (tan is bounded near a pole's nearest
@@ -241,7 +393,7 @@ impl Lowering {
             Op::Elem(UnaryFn::Tan, _) => {
                 let bounded = self.bounded(r);
                 let com = self.decoration(Decoration::Com);
-                self.defined_then(bounded, com)
+                Local::Explicit(self.defined_then(bounded, com))
             }
             Op::Elem(f, _) => {
                 let dom = f.row().domain;
@@ -258,8 +410,7 @@ impl Lowering {
                     let ok = self.b.cmp(c, a[0].hi, end);
                     inside = self.b.and(inside, ok);
                 }
-                let d = self.continuous(r);
-                self.defined_then(inside, d)
+                Local::Defined(inside)
             }
             // x^y: defined for x > 0, and at x = 0 for y > 0; continuous on that domain.
             Op::Elem2(BinaryFn::Pow, ..) => {
@@ -270,12 +421,11 @@ impl Lowering {
                 let y_positive = self.b.cmp(Cmp::Gt, y.lo, z);
                 let at_zero = self.b.and(nonneg, y_positive);
                 let defined = self.b.or(positive, at_zero);
-                let d = self.continuous(r);
-                self.defined_then(defined, d)
+                Local::Defined(defined)
             }
-            Op::Elem2(BinaryFn::Atan2, ..) => self.atan2_decoration(a[0], a[1]),
+            Op::Elem2(BinaryFn::Atan2, ..) => Local::Explicit(self.atan2_decoration(a[0], a[1])),
             // Folded only (whole graphs take the witness's decoration, `lower_decorated`).
-            Op::Decorated(..) => self.continuous(r),
+            Op::Decorated(..) => Local::Continuous,
             Op::RoundInt(k, _) => {
                 let x = a[0];
                 let jump_at = |l: &mut Self, k: RoundInt, v: Value| {
@@ -300,15 +450,15 @@ impl Lowering {
                     }
                     RoundInt::Even => self.half_integer_end(x),
                 };
-                self.piecewise_constant(r, jumps)
+                Local::Explicit(self.piecewise_constant(r, jumps))
             }
             Op::Round(_) => {
                 let jumps = self.half_integer_end(a[0]);
-                self.piecewise_constant(r, jumps)
+                Local::Explicit(self.piecewise_constant(r, jumps))
             }
             Op::Sign(_) => {
                 let jumps = self.holds_zero(a[0]);
-                self.piecewise_constant(r, jumps)
+                Local::Explicit(self.piecewise_constant(r, jumps))
             }
             // Set operations (IEEE 1788 §11.7.1: decorated intersection and convexHull give
             // trv), and the forms the derivative passes make, which user expressions never hold.
@@ -320,16 +470,14 @@ impl Lowering {
             | Op::Descent(..)
             | Op::Var(_)
             | Op::Const(_)
-            | Op::Pow(..) => self.decoration(Decoration::Trv),
+            | Op::Pow(..) => Local::Explicit(self.decoration(Decoration::Trv)),
         }
     }
 
     /// Defined on `x >= 0` (sqrt, even roots), continuous there.
-    fn closed_from_zero(&mut self, x: Iv, r: Iv) -> Value {
+    fn closed_from_zero(&mut self, x: Iv) -> Local {
         let z = self.b.zero();
-        let defined = self.b.cmp(Cmp::Ge, x.lo, z);
-        let d = self.continuous(r);
-        self.defined_then(defined, d)
+        Local::Defined(self.b.cmp(Cmp::Ge, x.lo, z))
     }
 
     /// A function defined everywhere and constant between jumps (floor, sign, ...): `def`
@@ -458,6 +606,30 @@ mod tests {
                 "{src} on {x}: the decorated program's value differs"
             );
         }
+    }
+
+    #[test]
+    fn a_decoration_is_the_weakest_along_every_path() {
+        use Decoration::*;
+        let iv = |lo: f64, hi: f64| Interval::new(lo, hi).unwrap();
+        let cases = [
+            // exp overflows on the way: its result is unbounded, so dac, though atan's is not.
+            ("atan(exp(x))", iv(1000.0, 1001.0), Dac),
+            ("atan(exp(x))", iv(0.0, 1.0), Com),
+            ("sqrt(x - 1) * exp(x)", iv(0.0, 2.0), Trv),
+            ("floor(x) + sqrt(x)", iv(1.5, 2.5), Def),
+            ("floor(x) + sqrt(x)", iv(1.2, 1.7), Com),
+            ("sign(x) * 0 + x", iv(0.0, 1.0), Def),
+            ("sign(x) * 0 + x", iv(0.0, 0.0), Dac),
+        ];
+        for (src, x, want) in cases {
+            assert_eq!(eval1(src, x, Com).1, code(want), "{src} on {x}");
+        }
+        // Each output has its own: exp's overflow does not reach atan(x).
+        let g = build_decorated(&parse("exp(x), atan(x)").unwrap(), Some(fold_decorated)).unwrap();
+        let p = lower_decorated(&g, Precision::F64, DecorationInputs::FromBounds).unwrap();
+        let out = crate::scalar::interp::eval(&p, &[(1000.0, 1001.0)]).unwrap();
+        assert_eq!((out[2].0, out[3].0), (code(Dac), code(Com)));
     }
 
     #[test]

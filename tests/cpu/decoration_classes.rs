@@ -263,7 +263,13 @@ fn run(choice: BackendChoice, fmt: Fmt) -> Tally {
             // The boxes are already of the precision (the classes are), so the oracle's
             // facts are about the very boxes evaluated.
             let want = oracle(&op, b, &g);
-            if g.decoration > want {
+            if g.decoration > Decoration::of(g.interval) && g.decoration > Decoration::Trv {
+                t.failures.push(format!(
+                    "{} on {label}: {} claims more than its interval may carry",
+                    op.src,
+                    g.display(precision)
+                ));
+            } else if g.decoration > want {
                 t.failures.push(format!(
                     "{} on {label}: {} is stronger than {want}",
                     op.src,
