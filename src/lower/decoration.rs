@@ -95,7 +95,19 @@ pub fn lower_decorated(
                 Lazy::new(vec![code], vec![l.bounded(v)])
             }
             _ => {
-                let rule = l.local_rule(op, &ivs, v);
+                let mut rule = l.local_rule(op, &ivs, v);
+                if bounded_range(op) {
+                    // A nonempty result is bounded: no flag to test (an empty one comes
+                    // with trv from its arguments or its domain).
+                    rule = match rule {
+                        Local::Continuous => Local::Explicit(l.decoration(Decoration::Com)),
+                        Local::Defined(inside) => {
+                            let com = l.decoration(Decoration::Com);
+                            Local::Explicit(l.defined_then(inside, com))
+                        }
+                        explicit => explicit,
+                    };
+                }
                 let own_flag = !matches!(rule, Local::Explicit(_));
                 let mut d = l.lazy_of(rule, v);
                 let implied = unbounded_passes_on(g, op);
@@ -189,6 +201,20 @@ impl Lazy {
     }
 }
 
+/// Whether every value of `op` lies in a bounded range (sin, atan, tanh, erf, atan2, ...), so
+/// that its nonempty results are bounded.
+fn bounded_range(op: Op) -> bool {
+    let finite = |l: crate::point::Limit| match l {
+        crate::point::Limit::Num(x) => x.is_finite(),
+        crate::point::Limit::HalfPis(_) => true,
+    };
+    match op {
+        Op::Elem(f, _) => finite(f.row().range.lo) && finite(f.row().range.hi),
+        Op::Elem2(BinaryFn::Atan2, ..) => true,
+        _ => false,
+    }
+}
+
 /// Per argument of `op`: whether `op`'s result is unbounded wherever that argument is (and
 /// nonempty), so that the result's boundedness implies the argument's. True for `-x`, `x + y`,
 /// `x - y`, `sqr`, `abs`, `x^n` (n >= 1), odd roots, sinh, asinh, cbrt, and for the variable
@@ -255,6 +281,12 @@ impl Lowering {
                 let com = self.decoration(Decoration::Com);
                 let code = self.defined_then(inside, com);
                 Lazy::new(vec![code], vec![self.bounded(r)])
+            }
+            // `com` is the weakest-of's identity.
+            Local::Explicit(code)
+                if self.b.as_const(code) == Some(f64::from(Decoration::Com.code())) =>
+            {
+                Lazy::default()
             }
             Local::Explicit(code) => Lazy::new(vec![code], Vec::new()),
         }
