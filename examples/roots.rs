@@ -21,9 +21,15 @@
 //!    there): such a cluster is reported "possible root, not proven unique".
 //!
 //! For one variable, a cluster without a Newton proof is also checked for a sign change at its
-//! ends: "root exists (sign change; assumes f continuous)".
+//! ends, which proves a root only where f is continuous on the cluster: its IEEE 1788
+//! decoration over the cluster (`Expression::parse_decorated`) must be `dac` or better. `1/x`
+//! on [-1, 1] changes sign at 0 and has no root: "sign change at a possible discontinuity
+//! (decoration trv), no proof".
 use ivjit::search::newton::Solver;
-use ivjit::{Backend, BackendChoice, Evaluator, Expression, Interval, Precision};
+use ivjit::{
+    Backend, BackendChoice, DecoratedInterval, Decoration, Evaluator, Expression, Interval,
+    Precision,
+};
 use std::time::Instant;
 
 /// Stop when the search would evaluate more boxes than this.
@@ -35,10 +41,14 @@ pub struct Cluster {
     /// One interval per variable, in the expression's variable order.
     pub sides: Vec<Interval>,
     /// A root is proven to exist in it: by Krawczyk's test, or (one variable) by a sign change
-    /// at its ends, which assumes f continuous there.
+    /// at its ends where f's decoration on the cluster is `dac` or better (continuous there).
     pub proven: bool,
     /// Exactly one root is proven to lie in it (Krawczyk's test).
     pub unique: bool,
+    /// One variable: f changes sign between the cluster's ends.
+    pub sign_change: bool,
+    /// One variable: f's IEEE 1788 decoration on the cluster (`dac` or better: continuous).
+    pub decoration: Option<Decoration>,
 }
 
 impl Cluster {
@@ -134,6 +144,8 @@ pub fn solve(
                 .collect(),
             proven: z.unique,
             unique: z.unique,
+            sign_change: false,
+            decoration: None,
         })
         .collect();
     // One variable: a sign change at the ends of an unproven cluster shows a root exists.
@@ -157,10 +169,25 @@ pub fn solve(
         };
         let positive = |j: usize| fe[j] > 0.0; // certain signs; empty (NaN) is neither
         let negative = |j: usize| fe[k + j] < 0.0;
+        // A sign change proves a root (the intermediate value theorem) only where f is
+        // continuous on the whole cluster: its decoration there says so (dac or better).
+        let decorated = Expression::parse_decorated(expr.source())?;
+        let fd = Evaluator::new(&decorated, Precision::F64, same)?;
+        let boxes: Vec<Vec<DecoratedInterval>> = clusters
+            .iter()
+            .map(|c| vec![DecoratedInterval::undecorated(c.x())])
+            .collect();
+        let decorations = if boxes.is_empty() {
+            Vec::new()
+        } else {
+            fd.eval_decorated(&boxes)?
+        };
         for (c, cluster) in clusters.iter_mut().enumerate() {
             let (a, b) = (2 * c, 2 * c + 1);
-            let change = (negative(a) && positive(b)) || (positive(a) && negative(b));
-            cluster.proven |= change;
+            cluster.sign_change = (negative(a) && positive(b)) || (positive(a) && negative(b));
+            let d = decorations[c][0].decoration;
+            cluster.decoration = Some(d);
+            cluster.proven |= cluster.sign_change && d >= Decoration::Dac;
         }
     }
     Ok(Report {
@@ -188,11 +215,16 @@ fn print(src: &str, boxes: &[(String, f64, f64)], tol: f64, r: &Report) {
     );
     for c in &r.clusters {
         let verdict = if c.unique {
-            "unique root proven (interval Newton)"
+            "unique root proven (interval Newton)".to_string()
         } else if c.proven {
-            "root exists (sign change; assumes f continuous), not proven unique"
+            "root exists (sign change, f continuous on the box), not proven unique".to_string()
+        } else if c.sign_change {
+            format!(
+                "sign change at a possible discontinuity (decoration {}), no proof",
+                c.decoration.map_or("?", |d| d.name())
+            )
         } else {
-            "possible root, not proven (a multiple root, a cluster, or none)"
+            "possible root, not proven (a multiple root, a cluster, or none)".to_string()
         };
         let sides: Vec<String> = r
             .vars
@@ -226,6 +258,7 @@ fn demos() -> Vec<(String, f64, f64)> {
         ("(x-2)^2".into(), 0.0, 4.0),
         ("x^2 + 1".into(), -5.0, 5.0),
         ("sin(x)".into(), -10.0, 10.0),
+        ("1/x".into(), -1.0, 2.0),
         (w20.join("*"), 0.0, 21.0),
         ("x^2 + y^2 - 1, y - x^3".into(), -2.0, 2.0),
     ]

@@ -50,6 +50,34 @@ fn close_roots_are_both_enclosed() {
 }
 
 #[test]
+fn a_sign_change_at_a_discontinuity_proves_nothing() {
+    // 1/x, tan at its pole, floor between its steps: f changes sign across the cluster, but is
+    // not continuous there (decoration below dac), so no root is claimed.
+    for (src, lo, hi, at, dec) in [
+        ("1/x", -1.0, 2.0, 0.0, ivjit::Decoration::Trv),
+        (
+            "tan(x)",
+            1.0,
+            2.0,
+            std::f64::consts::FRAC_PI_2,
+            ivjit::Decoration::Trv,
+        ),
+        ("floor(x) - 0.5", 0.0, 2.0, 1.0, ivjit::Decoration::Def),
+    ] {
+        let r = isolate(src, lo, hi, 1e-12, BackendChoice::Cpu).unwrap();
+        assert_eq!(r.clusters.len(), 1, "{src}: {:?}", r.clusters);
+        let c = &r.clusters[0];
+        assert!(c.x().contains(at), "{src}: {c:?}");
+        assert!(c.sign_change && !c.proven && !c.unique, "{src}: {c:?}");
+        assert_eq!(c.decoration, Some(dec), "{src}");
+    }
+    // A continuous function's sign change still proves its root (decoration com).
+    let r = run("x^3 - 2", 0.0, 2.0);
+    let c = cluster_with(&r, 2f64.cbrt());
+    assert!(c.proven);
+}
+
+#[test]
 fn double_root_is_enclosed_but_not_proven() {
     let r = run("(x-2)^2", 0.0, 4.0);
     assert_eq!(r.clusters.len(), 1, "{:?}", r.clusters);
