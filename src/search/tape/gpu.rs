@@ -631,20 +631,18 @@ where
         }
         let root =
             root_eval_bytes.max(root_prune_bytes) <= shared_max && !crate::gpu::env::tape_no_root();
+        // The kernels are shared by every tape of this shape on the device, so each cap is the
+        // device's opt-in maximum, never one tape's size: a tape that set a smaller cap made a
+        // larger tape's launch, prepared on another thread, fail with CUDA_ERROR_INVALID_VALUE
+        // (run 72 of docs/gpu-runs.md). A launch still asks for only what it uses.
         let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-        k.prune_warp
-            .set_attribute(attr, shared_max as i32)
-            .during("setting the pruning's shared memory")?;
-        k.eval
-            .set_attribute(attr, shared_max as i32)
-            .during("setting the interpreter's shared memory")?;
-        if root {
-            k.root_eval
-                .set_attribute(attr, root_eval_bytes as i32)
-                .during("setting the first level's shared memory")?;
-            k.root_prune
-                .set_attribute(attr, root_prune_bytes as i32)
-                .during("setting the first level's shared memory")?;
+        for (kernel, what) in [
+            (&k.prune_warp, "setting the pruning's shared memory"),
+            (&k.eval, "setting the interpreter's shared memory"),
+            (&k.root_eval, "setting the first level's shared memory"),
+            (&k.root_prune, "setting the first level's shared memory"),
+        ] {
+            kernel.set_attribute(attr, shared_max as i32).during(what)?;
         }
         let (order, starts, cix) = tape.depths();
         let prepared = Prepared {
