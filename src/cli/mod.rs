@@ -228,9 +228,11 @@ pub struct EvalArgs {
     #[arg(long, conflicts_with_all = ["gradient", "mean_value"])]
     pub monotone: bool,
     /// IEEE 1788 decorations: each output's decoration after its interval (`[0, 2]_com`;
-    /// JSON: a "dec" field) — com: defined and continuous on the box, result bounded; dac:
-    /// defined and continuous; def: defined; trv: nothing known; ill: NaI. --var values
-    /// may carry one (`x=[0,1]_dac`); a bare one gets com (dac if unbounded, trv if empty).
+    /// JSON: a "dec" field; batches: a `dec` column after each output's pair, the name in
+    /// CSV, the code in .npy) — com: defined and continuous on the box, result bounded; dac:
+    /// defined and continuous; def: defined; trv: nothing known; ill: NaI. --var values and
+    /// CSV `NAME_dec` columns may carry one (`x=[0,1]_dac`); a bare box gets com (dac if
+    /// unbounded, trv if empty).
     #[arg(long, conflicts_with_all = ["gradient", "mean_value", "monotone"])]
     pub decorations: bool,
 }
@@ -323,14 +325,8 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
                 "--format json is for single boxes; batch results (--input) are written as CSV or .npy",
             ));
         }
-        if args.decorations {
-            return Err(Failure::input(
-                "--decorations is for single boxes (--var) for now; batches (--input) have no \
-                 decoration columns yet",
-            ));
-        }
         let mut progress = progress::Progress::new();
-        let batch = batch::read(input, expr.vars(), &given, &mut progress)?;
+        let batch = batch::read(input, expr.vars(), &given, args.decorations, &mut progress)?;
         let known: std::collections::HashSet<&str> = given
             .iter()
             .map(|(n, _)| n.as_str())
@@ -339,6 +335,46 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
         let missing = missing_vars(&expr, &text, |name| known.contains(name));
         if let Some(f) = missing {
             return Err(f);
+        }
+        if args.decorations {
+            // Decorations given in a column or with --var are program inputs; else every
+            // variable is decorated from its bounds, and the batch reads no more than without.
+            let given_decorations: Vec<(String, ivjit::Decoration)> = given
+                .iter()
+                .zip(&decorations)
+                .map(|((n, _), d)| (n.clone(), d.decoration))
+                .collect();
+            let any_given = batch.has_decorations()
+                || decorations
+                    .iter()
+                    .any(|d| d.decoration != ivjit::Decoration::of(d.interval));
+            let kind = if any_given {
+                ivjit::DecorationInputs::Given
+            } else {
+                ivjit::DecorationInputs::FromBounds
+            };
+            let decorated = Expression::parse_with_decorations(expr.source(), kind)
+                .map_err(|e| failure(e, &text))?;
+            let evaluator =
+                Evaluator::new(&decorated, precision, choice).map_err(|e| failure(e, &text))?;
+            report_fallback(&evaluator);
+            let inputs = if any_given {
+                batch.soa_decorated(expr.vars(), &given, &given_decorations)?
+            } else {
+                batch.soa(expr.vars(), &given)?
+            };
+            let results = batch::evaluate(&evaluator, &inputs, batch.n, &mut progress, &text)?;
+            drop(inputs);
+            batch::write(
+                args.output.as_deref(),
+                &results,
+                batch.n,
+                &batch::Column::decorated(expr.n_outputs()),
+                precision,
+                &mut progress,
+            )?;
+            progress.finish();
+            return Ok(());
         }
         // With --gradient, the gradient's expression; its flags mark undefined partials.
         let (evaluated, columns) = if args.gradient {

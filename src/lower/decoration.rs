@@ -3,7 +3,8 @@
 //! A decorated program has the undecorated program's variables and then, with
 //! [`DecorationInputs::Given`], one decoration input per variable (`dec(x)`, the point interval
 //! [d, d] of its code; with `FromBounds` none: each variable is decorated `newDec` of its box),
-//! and the undecorated outputs and then one decoration output per output ([d, d]). Codes are the standard's
+//! and the undecorated outputs and then one decoration output per output ([d, d]). An output
+//! decorated `ill` (NaI, from an `ill` input) has the empty set's bounds. Codes are the standard's
 //! ([`crate::Decoration`]: trv 4, def 8, dac 12, com 16, ill 0), so the weakest of two
 //! decorations is their `min`. Nothing else changes: the bounds are the undecorated lowering's
 //! bit for bit, and every engine runs the program unchanged.
@@ -150,6 +151,10 @@ pub fn lower_decorated(
         let trv = l.decoration(Decoration::Trv);
         let capped = l.b.min(d, trv);
         let d = l.b.select(empty, capped, d);
+        if inputs == DecorationInputs::Given {
+            let last = outputs.len() - 1;
+            outputs[last] = l.nai_empty(v, d);
+        }
         decorations.push((d, d));
     }
     outputs.extend(decorations);
@@ -270,7 +275,12 @@ fn lower_one_output(
     let trv = l.decoration(Decoration::Trv);
     let capped = l.b.min(d, trv);
     let d = l.b.select(empty, capped, d);
-    super::finish(l, vec![(v.lo, v.hi), (d, d)])
+    let value = if inputs == DecorationInputs::Given {
+        l.nai_empty(v, d)
+    } else {
+        (v.lo, v.hi)
+    };
+    super::finish(l, vec![value, (d, d)])
 }
 
 /// Whether a node tests its own result's boundedness (its decoration is `com` only where the
@@ -418,6 +428,15 @@ pub fn fold_decorated(op: &Op, args: &[Interval]) -> Option<Interval> {
 }
 
 impl Lowering {
+    /// The bounds of an output decorated `d`: NaI (`ill`, from an `ill` input) has no values,
+    /// so its bounds are those of the empty set.
+    fn nai_empty(&mut self, v: Iv, d: Value) -> (Value, Value) {
+        let ill = self.decoration(Decoration::Ill);
+        let nai = self.b.cmp(Cmp::Eq, d, ill);
+        let nan = self.b.nan();
+        (self.b.select(nai, nan, v.lo), self.b.select(nai, nan, v.hi))
+    }
+
     /// The pending decoration of an operation with local rule `rule` and result `r`.
     fn lazy_of(&mut self, rule: Local, r: Iv) -> Lazy {
         match rule {

@@ -446,3 +446,72 @@ fn no_progress_output_without_a_terminal() {
     assert_eq!(stderr(&o), "", "nothing on a non-terminal stderr");
     assert_eq!(read_npy(&output).len(), 100_000);
 }
+
+#[test]
+fn batches_carry_decorations_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    // Bare boxes: decorated from their bounds; sqrt is undefined on [-1, 0), floor jumps.
+    let bare = dir.path().join("bare.csv");
+    std::fs::write(
+        &bare,
+        "x_lo,x_hi,y_lo,y_hi\n1,4,1,2\n-1,4,1,2\nempty,empty,1,1\n",
+    )
+    .unwrap();
+    let o = eval(
+        "sqrt(x) + 1/y, floor(x)",
+        &["--decorations", "--input", p(&bare)],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "out1_lo,out1_hi,out1_dec,out2_lo,out2_hi,out2_dec\n\
+         1.5,3,com,1,4,def\n\
+         0.5,3,trv,-1,4,def\n\
+         empty,empty,trv,empty,empty,trv\n"
+    );
+    // A NAME_dec column (names or codes): the decoration of the input; ill gives NaI.
+    let given = dir.path().join("given.csv");
+    std::fs::write(
+        &given,
+        "x_lo,x_hi,x_dec,y_lo,y_hi\n1,4,def,1,2\n1,4,16,1,2\n1,4,ill,1,2\n",
+    )
+    .unwrap();
+    let o = eval("sqrt(x) + 1/y", &["--decorations", "--input", p(&given)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "lo,hi,dec\n1.5,3,def\n1.5,3,com\nempty,empty,ill\n"
+    );
+    // .npy: the decoration's code in one column after each output's pair.
+    let out = dir.path().join("out.npy");
+    let o = eval(
+        "sqrt(x) + 1/y",
+        &["--decorations", "--input", p(&bare), "--output", p(&out)],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows = read_npy(&out);
+    assert_eq!(
+        bits(&rows),
+        bits(&[
+            vec![1.5, 3.0, 16.0],
+            vec![0.5, 3.0, 4.0],
+            vec![NAN, NAN, 4.0]
+        ])
+    );
+    // Without --decorations a NAME_dec column is an error that says what to add; a
+    // decoration the box cannot carry, or a word that is none, is an error naming the cell.
+    let o = eval("sqrt(x) + 1/y", &["--input", p(&given)]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("needs --decorations"), "{}", stderr(&o));
+    let bad = dir.path().join("bad.csv");
+    for (cell, says) in [
+        ("com", "cannot be decorated com"),
+        ("xyz", "is not a decoration"),
+    ] {
+        std::fs::write(&bad, format!("x_lo,x_hi,x_dec\n1,inf,{cell}\n")).unwrap();
+        let o = eval("x", &["--decorations", "--input", p(&bad)]);
+        assert!(!o.status.success());
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+        assert!(stderr(&o).contains("row 1"), "{}", stderr(&o));
+    }
+}

@@ -12,6 +12,7 @@ pub(super) fn read(
     path: &Path,
     vars: &[String],
     given: &[(String, Interval)],
+    decorations: bool,
     progress: &mut Progress,
 ) -> Result<Batch, Failure> {
     let text = crate::cli::read_text(path, "input file")?;
@@ -42,15 +43,23 @@ pub(super) fn read(
     let mut columns: Vec<String> = Vec::new();
     let mut lo_col: Vec<usize> = Vec::new();
     let mut hi_col: Vec<usize> = Vec::new();
+    let mut dec_col: Vec<usize> = Vec::new();
     let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (i, n) in names.iter().enumerate() {
-        let (var, is_lo) = if let Some(v) = n.strip_suffix("_lo") {
-            (v, true)
+        let (var, which) = if let Some(v) = n.strip_suffix("_lo") {
+            (v, 0)
         } else if let Some(v) = n.strip_suffix("_hi") {
-            (v, false)
+            (v, 1)
+        } else if let Some(v) = n.strip_suffix("_dec").filter(|_| decorations) {
+            (v, 2)
         } else {
+            let also = if n.ends_with("_dec") {
+                " (a NAME_dec column needs --decorations)"
+            } else {
+                ""
+            };
             return Err(Failure::input(format!(
-                "{file}, header, column {} '{n}': column names must be NAME_lo or NAME_hi",
+                "{file}, header, column {} '{n}': column names must be NAME_lo or NAME_hi{also}",
                 i + 1
             )));
         };
@@ -58,12 +67,13 @@ pub(super) fn read(
             columns.push(var.to_string());
             lo_col.push(usize::MAX);
             hi_col.push(usize::MAX);
+            dec_col.push(usize::MAX);
             columns.len() - 1
         });
-        let slot = if is_lo {
-            &mut lo_col[k]
-        } else {
-            &mut hi_col[k]
+        let slot = match which {
+            0 => &mut lo_col[k],
+            1 => &mut hi_col[k],
+            _ => &mut dec_col[k],
         };
         if *slot != usize::MAX {
             return Err(Failure::input(format!(
@@ -100,6 +110,14 @@ pub(super) fn read(
     let mut bounds: Vec<Vec<f64>> = Vec::with_capacity(2 * columns.len());
     for _ in 0..2 * columns.len() {
         bounds.push(super::room_for(lines, "the batch's inputs")?);
+    }
+    let mut codes: Vec<Option<Vec<f64>>> = Vec::with_capacity(columns.len());
+    for &c in &dec_col {
+        codes.push(if c == usize::MAX {
+            None
+        } else {
+            Some(super::room_for(lines, "the batch's decorations")?)
+        });
     }
     progress.phase("reading", lines as u64);
     let mut n = 0;
@@ -165,9 +183,42 @@ pub(super) fn read(
             bounds[2 * k].push(iv.lo);
             bounds[2 * k + 1].push(iv.hi);
         }
+        for (k, list) in codes.iter_mut().enumerate() {
+            let Some(list) = list else { continue };
+            let text = &cells[dec_col[k]];
+            let d = ivjit::Decoration::from_name(text)
+                .or_else(|| {
+                    text.parse::<u8>()
+                        .ok()
+                        .and_then(ivjit::Decoration::from_code)
+                })
+                .ok_or_else(|| {
+                    Failure::input(format!(
+                        "{}: '{}' is not a decoration: write com, dac, def, trv or ill (or its \
+                         code 16, 12, 8, 4, 0)",
+                        at(dec_col[k]),
+                        crate::cli::quote(text)
+                    ))
+                })?;
+            let (lo, hi) = (bounds[2 * k][n], bounds[2 * k + 1][n]);
+            let iv = Interval { lo, hi };
+            if d > ivjit::Decoration::of(iv) && d > ivjit::Decoration::Trv {
+                return Err(Failure::input(format!(
+                    "{}: {iv} cannot be decorated {d} (com needs a bounded nonempty interval, dac \
+                     and def a nonempty one)",
+                    at(dec_col[k])
+                )));
+            }
+            list.push(f64::from(d.code()));
+        }
         n += 1;
     }
-    Ok(Batch { columns, bounds, n })
+    Ok(Batch {
+        columns,
+        bounds,
+        decorations: codes,
+        n,
+    })
 }
 
 pub(super) fn write(
@@ -187,10 +238,12 @@ pub(super) fn write(
     let header: Vec<String> = columns
         .iter()
         .flat_map(|c| {
-            if c.name.is_empty() {
-                ["lo".to_string(), "hi".to_string()]
+            if c.decoration {
+                vec![c.name.clone()]
+            } else if c.name.is_empty() {
+                vec!["lo".to_string(), "hi".to_string()]
             } else {
-                [format!("{}_lo", c.name), format!("{}_hi", c.name)]
+                vec![format!("{}_lo", c.name), format!("{}_hi", c.name)]
             }
         })
         .collect();
@@ -203,6 +256,10 @@ pub(super) fn write(
         for (k, c) in columns.iter().enumerate() {
             if k > 0 {
                 text.push(b',');
+            }
+            if c.decoration {
+                text.extend_from_slice(c.decoration_of(results, n, i).name().as_bytes());
+                continue;
             }
             match c.cell(results, n, i) {
                 None => text.extend_from_slice(b"undefined,undefined"),

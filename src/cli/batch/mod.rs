@@ -7,7 +7,11 @@
 //! rounded outward: a `_lo` cell down, a `_hi` cell up. `empty` in both cells of a pair is the
 //! empty set. CSV output: `lo,hi` (or `out1_lo,out1_hi,out2_lo,...`), one row per input row, in
 //! order; an empty result is `empty,empty`; with `--gradient`, `d_NAME_lo,d_NAME_hi` pairs follow
-//! each output (`undefined,undefined` where a jump may lie in the box). Output files are
+//! each output (`undefined,undefined` where a jump may lie in the box). With `--decorations`,
+//! a CSV input may have a `NAME_dec` column (a decoration's name, `com`, ..., or its code, 16,
+//! ...; a variable without one is decorated from its bounds), and each output's pair is followed
+//! by its decoration (`dec` or `outK_dec`: its name in CSV, its code in a `.npy` column; NaI is
+//! `empty,empty,ill`). Output files are
 //! written by [`super::output`] (atomically for regular files, through for devices and FIFOs,
 //! `-` for standard output).
 
@@ -26,6 +30,8 @@ pub struct Batch {
     pub columns: Vec<String>,
     /// `bounds[2 k]` and `bounds[2 k + 1]`: the lower and upper bounds of column k.
     pub(crate) bounds: Vec<Vec<f64>>,
+    /// Per column, its decorations' codes where the file has a `NAME_dec` column.
+    pub(crate) decorations: Vec<Option<Vec<f64>>>,
     /// Rows (boxes).
     pub n: usize,
 }
@@ -64,6 +70,8 @@ pub struct Column {
     pub name: String,
     pub index: usize,
     pub flag: Option<usize>,
+    /// A decoration: output `index` holds its code (one column `NAME_dec`).
+    pub decoration: bool,
 }
 
 impl Column {
@@ -79,8 +87,41 @@ impl Column {
                 },
                 index: k,
                 flag: None,
+                decoration: false,
             })
             .collect()
+    }
+
+    /// The columns of a decorated program's outputs: each output's pair, then its
+    /// decoration (`dec`, or `outK_dec`), whose code is output `n_outputs + k`.
+    pub fn decorated(n_outputs: usize) -> Vec<Column> {
+        let mut cols = Vec::new();
+        for c in Column::outputs(n_outputs) {
+            let name = if c.name.is_empty() {
+                "dec".to_string()
+            } else {
+                format!("{}_dec", c.name)
+            };
+            let index = n_outputs + c.index;
+            cols.push(c);
+            cols.push(Column {
+                name,
+                index,
+                flag: None,
+                decoration: true,
+            });
+        }
+        cols
+    }
+
+    /// The decoration of row `i` (a decoration column's cell).
+    fn decoration_of(&self, out: &[f64], n: usize, i: usize) -> ivjit::Decoration {
+        let code = out[2 * self.index * n + i];
+        ivjit::Decoration::ALL
+            .into_iter()
+            .rev()
+            .find(|d| f64::from(d.code()) <= code)
+            .unwrap_or(ivjit::Decoration::Ill)
     }
 
     /// The columns of a gradient's batch (`ivjit::internals::ir::diff::Gradient`'s layout): per output its
@@ -102,6 +143,7 @@ impl Column {
                     name: format!("{prefix}d_{name}"),
                     index: at.partial(j, v),
                     flag: Some(at.defined(j)),
+                    decoration: false,
                 });
             }
         }
@@ -128,12 +170,13 @@ pub fn read(
     path: &Path,
     vars: &[String],
     given: &[(String, Interval)],
+    decorations: bool,
     progress: &mut Progress,
 ) -> Result<Batch, Failure> {
     if npy::is_npy(path) {
         npy::read(path, vars, given, progress)
     } else {
-        csv::read(path, vars, given, progress)
+        csv::read(path, vars, given, decorations, progress)
     }
 }
 
@@ -162,6 +205,48 @@ impl Batch {
                     let iv = fixed[v.as_str()];
                     out.extend(std::iter::repeat_n(iv.lo, n));
                     out.extend(std::iter::repeat_n(iv.hi, n));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Whether a column gives decorations (the program then takes one input per variable).
+    pub fn has_decorations(&self) -> bool {
+        self.decorations.iter().any(Option::is_some)
+    }
+
+    /// [`Batch::soa`] followed by each variable's decoration input (`DecorationInputs::Given`):
+    /// its `NAME_dec` column, the one given with `--var`, or `com` (lowered to what the box
+    /// may carry by the program).
+    pub fn soa_decorated(
+        &self,
+        vars: &[String],
+        given: &[(String, Interval)],
+        given_decorations: &[(String, ivjit::Decoration)],
+    ) -> Result<Vec<f64>, Failure> {
+        let n = self.n;
+        let mut out = self.soa(vars, given)?;
+        out.try_reserve_exact(2 * vars.len() * n).map_err(|_| {
+            Failure::runtime("not enough memory for the batch's decorations; use a smaller batch")
+        })?;
+        for v in vars {
+            let column = self
+                .columns
+                .iter()
+                .position(|c| c == v)
+                .and_then(|k| self.decorations[k].as_ref());
+            match column {
+                Some(codes) => {
+                    out.extend_from_slice(codes);
+                    out.extend_from_slice(codes);
+                }
+                None => {
+                    let d = given_decorations
+                        .iter()
+                        .find(|(n, _)| n == v)
+                        .map_or(ivjit::Decoration::Com, |(_, d)| *d);
+                    out.extend(std::iter::repeat_n(f64::from(d.code()), 2 * n));
                 }
             }
         }

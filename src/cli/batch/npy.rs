@@ -153,7 +153,13 @@ pub fn read(
         }
     }
     progress.set(n as u64);
-    Ok(Batch { columns, bounds, n })
+    let decorations = vec![None; columns.len()];
+    Ok(Batch {
+        columns,
+        bounds,
+        decorations,
+        n,
+    })
 }
 
 /// The user's message for a header npyz cannot read.
@@ -244,7 +250,12 @@ pub fn encode(results: &[f64], n: usize, columns: &[super::Column]) -> Result<Ve
         128 + n.saturating_mul(16).saturating_mul(columns.len()),
         "the .npy output",
     )?;
-    let shape = [n as u64, 2 * columns.len() as u64];
+    // A decoration is one column (its code), an interval two.
+    let width: usize = columns
+        .iter()
+        .map(|c| if c.decoration { 1 } else { 2 })
+        .sum();
+    let shape = [n as u64, width as u64];
     let mut writer = npyz::WriteOptions::new()
         .default_dtype()
         .shape(&shape)
@@ -253,6 +264,11 @@ pub fn encode(results: &[f64], n: usize, columns: &[super::Column]) -> Result<Ve
         .map_err(failed)?;
     for i in 0..n {
         for c in columns {
+            if c.decoration {
+                let code = f64::from(c.decoration_of(results, n, i).code());
+                writer.push(&code).map_err(failed)?;
+                continue;
+            }
             let (lo, hi) = match c.cell(results, n, i) {
                 Some(iv) if !iv.is_empty() => (iv.lo, iv.hi),
                 _ => (f64::NAN, f64::NAN),
