@@ -49,9 +49,10 @@ fn to_py(e: ivjit::Error, source: &str) -> PyErr {
         | ivjit::Error::Gpu(ivjit::internals::gpu::GpuError::HostAlloc(_)) => {
             PyMemoryError::new_err(e.to_string())
         }
-        ivjit::Error::Input { .. } | ivjit::Error::Shape(_) | ivjit::Error::Search(_) => {
-            InputError::new_err(e.to_string())
-        }
+        ivjit::Error::Input { .. }
+        | ivjit::Error::Shape(_)
+        | ivjit::Error::Search(_)
+        | ivjit::Error::Decoration(_) => InputError::new_err(e.to_string()),
         ivjit::Error::NoGpu(_) | ivjit::Error::Gpu(_) => GpuError::new_err(e.to_string()),
     }
 }
