@@ -7,10 +7,11 @@
 //! decorated `ill` (NaI, from an `ill` input) has the empty set's bounds. Codes are the standard's
 //! ([`crate::Decoration`]: trv 4, def 8, dac 12, com 16, ill 0), so the weakest of two
 //! decorations is their `min`. Nothing else changes: the bounds are the undecorated lowering's
-//! bit for bit, and every engine runs the program unchanged.
+//! (bit for bit but where a constant subexpression stays unfolded to keep its decoration), and
+//! every engine runs the program unchanged.
 //!
 //! Each node's decoration is the minimum of its arguments' and of the operation's own on the
-//! arguments' boxes ([`Lowering::local_decoration`], IEEE 1788-2015 §11.7 and its tables of
+//! arguments' boxes ([`Lowering::local_rule`], IEEE 1788-2015 §11.7 and its tables of
 //! domains): `com` where the operation is defined and continuous on the boxes and the computed
 //! result is bounded, `dac` where it is defined and its restriction continuous (or the result
 //! unbounded), `def` where it is only defined, `trv` elsewhere. A variable's decoration is the
@@ -21,6 +22,12 @@
 //! so decorations are as strong as the standard's wherever the bounds are the tightest; where a
 //! bound is wider than the tightest (an elementary function's outward steps), a decoration can
 //! only come out weaker (`dac` for `com` when a wide bound overflows), never stronger.
+//!
+//! The program does not compute a decoration at every node: a node adds its own code (where it
+//! may be undefined or jumps) and its result's boundedness test, and passes its arguments' on
+//! ([`Lazy`]); the minimum is taken where a decoration is needed. A one-output program keeps
+//! one running code and one running test ([`lower_one_output`]), and drops the tests a user's
+//! test implies (`docs/decorations.md`, *Cost*).
 
 use super::{Iv, LowerError, Lowering};
 use crate::decoration::{Decoration, DecorationInputs};
