@@ -17,16 +17,21 @@
 //! budget runs out; either way [L, U] encloses the global minimum (a budget stop only makes it
 //! wider).
 //!
-//! Rigor caveat: L is rigorous for any f (min over box ∩ domain). U assumes the midpoint it came
-//! from is in f's domain; ivjit decides that from an enclosure, so a point within rounding
-//! distance of a domain boundary (e.g. sqrt of a value that is -1e-17) could be let through.
-//! For f defined on the whole box (all demo problems) U is rigorous.
+//! Rigor: L is rigorous for any f (min over box ∩ domain). U is an upper bound of the minimum
+//! where f is defined at the midpoint it came from; the example decides that with IEEE 1788
+//! decorations (`Expression::parse_decorated`, `docs/decorations.md`): f's decoration at the
+//! best point `def` or better certifies U, and on the whole box it says whether f is defined
+//! everywhere there (then [L, U] encloses the minimum of f over the box) or only somewhere
+//! (then of f over the part of the box where it is defined). Every demo problem is `com`.
 //!
 //! Cost: the natural interval extension overestimates by O(width) even at a minimizer, so the
 //! number of boxes grows like 1/tol near each minimizer; expressions where each variable occurs
 //! once per term converge much faster.
 use ivjit::search::minimize::Minimizer;
-use ivjit::{Backend, BackendChoice, Evaluator, Expression, Precision};
+use ivjit::{
+    Backend, BackendChoice, DecoratedInterval, Decoration, Evaluator, Expression, Interval,
+    Precision,
+};
 use std::time::Instant;
 
 /// What `minimize` found and what it cost.
@@ -51,6 +56,11 @@ pub struct Report {
     pub compile_seconds: f64,
     pub backend: Backend,
     pub fallback: Option<String>,
+    /// f's IEEE 1788 decoration on the whole box: `def` or better, f is defined everywhere.
+    pub box_decoration: Decoration,
+    /// f's decoration at the best point (`def` or better certifies `upper`); `None` when the
+    /// search found no point.
+    pub point_decoration: Option<Decoration>,
 }
 
 /// Minimizes `src` (one output) over the box given as (variable, lo, hi) for every variable of
@@ -135,7 +145,33 @@ pub fn minimize_in(
     let m = search
         .run(tol, max_boxes as u64)
         .map_err(|e| e.to_string())?;
+    let seconds = t.elapsed().as_secs_f64();
+    // What the bounds rest on: f's decorations on the root box and at the best point.
+    let decorated = Expression::parse_decorated(src).map_err(|e| e.to_string())?;
+    let d = Evaluator::new(&decorated, Precision::F64, BackendChoice::Cpu)
+        .map_err(|e| e.to_string())?;
+    let side = |(lo, hi): (f64, f64)| {
+        Interval::new(lo, hi)
+            .map(DecoratedInterval::undecorated)
+            .map_err(|e| e.to_string())
+    };
+    let mut boxes_in = vec![root
+        .iter()
+        .map(|&b| side(b))
+        .collect::<Result<Vec<_>, _>>()?];
+    let has_point = m.argmin.len() == nv && m.argmin.iter().all(|x| x.is_finite());
+    if has_point {
+        boxes_in.push(
+            m.argmin
+                .iter()
+                .map(|&x| side((x, x)))
+                .collect::<Result<_, _>>()?,
+        );
+    }
+    let decs = d.eval_decorated(&boxes_in).map_err(|e| e.to_string())?;
     Ok(Report {
+        box_decoration: decs[0][0].decoration,
+        point_decoration: has_point.then(|| decs[1][0].decoration),
         lower: m.lower,
         upper: m.upper,
         argmin: m.argmin.clone(),
@@ -144,7 +180,7 @@ pub fn minimize_in(
         rounds: m.rounds,
         boxes: m.boxes as usize,
         remaining: m.remaining,
-        seconds: t.elapsed().as_secs_f64(),
+        seconds,
         compile_seconds,
         backend: eval.backend(),
         fallback: eval.fallback_reason().map(str::to_string),
@@ -274,6 +310,26 @@ fn print(name: &str, src: &str, r: &Report, known: Option<f64>) {
         );
     }
     println!("  best point {}", point.join(" "));
+    let certified = r.point_decoration.is_some_and(|d| d >= Decoration::Def);
+    let upper = match r.point_decoration {
+        Some(d) if certified => {
+            format!("f is defined at the best point ({d}): the upper bound is certified")
+        }
+        Some(d) => {
+            format!("f may be undefined at the best point ({d}): the upper bound is not certified")
+        }
+        None => "no point found: no upper bound".to_string(),
+    };
+    let whole = if r.box_decoration >= Decoration::Def {
+        format!("f is defined on the whole box ({})", r.box_decoration)
+    } else {
+        format!(
+            "f may be undefined on parts of the box ({}): the enclosure is of f's minimum where \
+             it is defined",
+            r.box_decoration
+        )
+    };
+    println!("  decorations: {whole}; {upper}");
     println!(
         "  {} boxes in {} rounds, {} left; {:.3} s ({:.2e} boxes/s, x2 evaluations with midpoints); \
          compile {:.3} s; backend {}",

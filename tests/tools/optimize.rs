@@ -155,3 +155,23 @@ fn gradient_form_and_descent_take_ten_times_fewer_boxes() {
         go(Form::Natural, true);
     }
 }
+
+/// What the bounds rest on, from IEEE 1788 decorations: the demo problems are defined and
+/// continuous everywhere (com); sqrt(x) on a box reaching below 0 is not (trv), yet its best
+/// point lies in the domain, which certifies the upper bound.
+#[test]
+fn the_report_says_what_the_bounds_rest_on() {
+    let (src, boxes, _) = demo("six-hump camel");
+    let r = run(&src, &boxes, 1e-4);
+    assert_eq!(r.box_decoration, ivjit::Decoration::Com);
+    assert_eq!(r.point_decoration, Some(ivjit::Decoration::Com));
+    let boxes = vec![("x".to_string(), -1.0, 4.0), ("y".to_string(), -1.0, 1.0)];
+    let r = run("sqrt(x) - x + y^2", &boxes, 1e-6);
+    check(&r, -2.0, 1e-5);
+    assert_eq!(r.box_decoration, ivjit::Decoration::Trv);
+    assert!(
+        r.point_decoration
+            .is_some_and(|d| d >= ivjit::Decoration::Def),
+        "{r:?}"
+    );
+}
