@@ -63,6 +63,17 @@ impl Decoration {
         Decoration::ALL.into_iter().find(|d| d.code() == code)
     }
 
+    /// The strongest decoration whose code is at most `code`: how a program's decoration
+    /// output is read (it is always one of the five codes; rounding down is the safe reading
+    /// of anything else).
+    pub fn at_most(code: f64) -> Decoration {
+        Decoration::ALL
+            .into_iter()
+            .rev()
+            .find(|d| f64::from(d.code()) <= code)
+            .unwrap_or(Decoration::Ill)
+    }
+
     /// The decoration of its name (`com`, ...; case-insensitive).
     pub fn from_name(name: &str) -> Option<Decoration> {
         Decoration::ALL

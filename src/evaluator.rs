@@ -10,15 +10,10 @@ use crate::{
     Expression, Interval, Precision,
 };
 
-/// A decorated program's output: its interval and the code of its decoration, read as the
-/// strongest decoration the code does not exceed (a code is always one of the five; the
-/// rounding down is the safe reading of anything else). NaI where the code is `ill`.
+/// A decorated program's output: its interval and the code of its decoration
+/// ([`Decoration::at_most`]). NaI where the code is `ill`.
 fn decorated_result(interval: Interval, code: f64) -> DecoratedInterval {
-    let decoration = Decoration::ALL
-        .into_iter()
-        .rev()
-        .find(|d| f64::from(d.code()) <= code)
-        .unwrap_or(Decoration::Ill);
+    let decoration = Decoration::at_most(code);
     if decoration == Decoration::Ill {
         return DecoratedInterval::NAI;
     }

@@ -443,16 +443,7 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
             }
         })
         .collect();
-    let bound = |iv: &Interval| {
-        if iv.is_empty() {
-            serde_json::json!({ "empty": true })
-        } else {
-            serde_json::json!({
-                "lo": Interval::format_lower(iv.lo, precision),
-                "hi": Interval::format_upper(iv.hi, precision),
-            })
-        }
-    };
+    let bound = |iv: &Interval| json_interval(iv, precision);
     match args.format {
         FormatArg::Text => {
             for (value, partials) in &rows {
@@ -483,15 +474,32 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
                     o
                 })
                 .collect();
-            let doc = serde_json::json!({
-                "backend": evaluator.backend().name(),
-                "precision": precision.name(),
-                "outputs": outputs,
-            });
-            println!("{doc}");
+            print_json(&evaluator, precision, outputs);
         }
     }
     Ok(())
+}
+
+/// An interval in `eval`'s JSON: `{"lo": ..., "hi": ...}` outward, or `{"empty": true}`.
+fn json_interval(iv: &Interval, precision: Precision) -> serde_json::Value {
+    if iv.is_empty() {
+        serde_json::json!({ "empty": true })
+    } else {
+        serde_json::json!({
+            "lo": Interval::format_lower(iv.lo, precision),
+            "hi": Interval::format_upper(iv.hi, precision),
+        })
+    }
+}
+
+/// `eval`'s JSON document: the backend, the precision and one object per output.
+fn print_json(evaluator: &Evaluator, precision: Precision, outputs: Vec<serde_json::Value>) {
+    let doc = serde_json::json!({
+        "backend": evaluator.backend().name(),
+        "precision": precision.name(),
+        "outputs": outputs,
+    });
+    println!("{doc}");
 }
 
 /// `eval --decorations` of one box: each output as `[lo, hi]_dec` (JSON: with a "dec" field).
@@ -520,25 +528,12 @@ fn eval_decorated(
             let outputs: Vec<serde_json::Value> = outputs
                 .iter()
                 .map(|d| {
-                    let iv = d.interval;
-                    let mut o = if iv.is_empty() {
-                        serde_json::json!({ "empty": true })
-                    } else {
-                        serde_json::json!({
-                            "lo": Interval::format_lower(iv.lo, precision),
-                            "hi": Interval::format_upper(iv.hi, precision),
-                        })
-                    };
+                    let mut o = json_interval(&d.interval, precision);
                     o["dec"] = serde_json::Value::from(d.decoration.name());
                     o
                 })
                 .collect();
-            let doc = serde_json::json!({
-                "backend": evaluator.backend().name(),
-                "precision": precision.name(),
-                "outputs": outputs,
-            });
-            println!("{doc}");
+            print_json(&evaluator, precision, outputs);
         }
     }
     Ok(())

@@ -60,7 +60,7 @@ pub fn lower_decorated(
     };
     let all_facts: Vec<Fact> = g.ids().map(|id| facts.get(id)).collect();
     if g.outputs.len() == 1 {
-        return lower_one_output(g, l, &all_facts, precision, inputs);
+        return lower_one_output(g, l, &all_facts, inputs);
     }
     let mut vals: Vec<Option<(Iv, Lazy)>> = vec![None; g.len()];
     for id in g.ids() {
@@ -77,27 +77,11 @@ pub fn lower_decorated(
         let v = l.node(g, id, &ivs, &arg_facts, all_facts[id.index()])?;
         let d = match op {
             Op::Var(k) => {
-                // newDec: trv if empty, com if bounded, else dac.
-                let empty = l.b.is_nan(v.lo);
-                let trv = l.decoration(Decoration::Trv);
-                let com = l.decoration(Decoration::Com);
-                let mut codes = vec![l.b.select(empty, trv, com)];
-                if inputs == DecorationInputs::Given {
-                    codes.push(l.b.input(n + k, Bound::Lo));
-                }
+                let code = l.var_code(v, inputs, n + k);
                 let bounded = vec![l.bounded(v)];
-                Lazy::new(codes, bounded)
+                Lazy::new(vec![code], bounded)
             }
-            Op::Const(c) => {
-                let c = match precision {
-                    Precision::F64 => c,
-                    Precision::F32 => c.to_f32_enclosure(),
-                };
-                match Decoration::of(c) {
-                    Decoration::Com => Lazy::default(),
-                    d => Lazy::new(vec![l.decoration(d)], Vec::new()),
-                }
-            }
+            Op::Const(c) => Lazy::new(l.const_code(c).into_iter().collect(), Vec::new()),
             // The witness's decoration, `com` only where the value itself is bounded; the
             // value's own decoration (an expansion's intersections: trv) does not count.
             Op::Decorated(_, w) => {
@@ -106,22 +90,11 @@ pub fn lower_decorated(
                 Lazy::new(vec![code], vec![l.bounded(v)])
             }
             _ => {
-                let mut rule = l.local_rule(op, &ivs, v);
-                if bounded_range(op) {
-                    // A nonempty result is bounded: no flag to test (an empty one comes
-                    // with trv from its arguments or its domain).
-                    rule = match rule {
-                        Local::Continuous => Local::Explicit(l.decoration(Decoration::Com)),
-                        Local::Defined(inside) => {
-                            let com = l.decoration(Decoration::Com);
-                            Local::Explicit(l.defined_then(inside, com))
-                        }
-                        explicit => explicit,
-                    };
-                }
-                let own_flag = !matches!(rule, Local::Explicit(_));
-                debug_assert_eq!(own_flag, tests_bound(op), "{op:?}");
-                let mut d = l.lazy_of(rule, v);
+                let rule = l.local_rule(op, &ivs, v);
+                let code = l.rule_code(rule);
+                let own_flag = tests_bound(op);
+                let flag = own_flag.then(|| l.bounded(v));
+                let mut d = Lazy::new(code.into_iter().collect(), flag.into_iter().collect());
                 let implied = unbounded_passes_on(g, op);
                 let mut tight = true;
                 for (k, a) in op.args().into_iter().enumerate() {
@@ -150,18 +123,8 @@ pub fn lower_decorated(
     let mut decorations: Vec<(Value, Value)> = Vec::new();
     for o in &g.outputs {
         let (v, lazy) = vals[o.index()].clone().expect("outputs are live");
-        outputs.push((v.lo, v.hi));
-        let d = l.materialize(&lazy);
-        // An empty result carries at most trv (IEEE 1788 §8.4). Every rule gives that already
-        // (no operation empties a box it is defined on, an empty input is trv); this states it.
-        let empty = l.b.is_nan(v.lo);
-        let trv = l.decoration(Decoration::Trv);
-        let capped = l.b.min(d, trv);
-        let d = l.b.select(empty, capped, d);
-        if inputs == DecorationInputs::Given {
-            let last = outputs.len() - 1;
-            outputs[last] = l.nai_empty(v, d);
-        }
+        let (value, d) = l.output(v, &lazy, inputs);
+        outputs.push(value);
         decorations.push((d, d));
     }
     outputs.extend(decorations);
@@ -178,7 +141,6 @@ fn lower_one_output(
     g: &Graph,
     mut l: Lowering,
     all_facts: &[Fact],
-    precision: Precision,
     inputs: DecorationInputs,
 ) -> Result<Program, LowerError> {
     let live = g.live();
@@ -225,41 +187,13 @@ fn lower_one_output(
             continue;
         }
         let own = match op {
-            Op::Var(k) => {
-                let empty = l.b.is_nan(v.lo);
-                let trv = l.decoration(Decoration::Trv);
-                let com = l.decoration(Decoration::Com);
-                let mut c = l.b.select(empty, trv, com);
-                if inputs == DecorationInputs::Given {
-                    let given = l.b.input(n + k, Bound::Lo);
-                    c = l.b.min(c, given);
-                }
-                Some(c)
-            }
-            Op::Const(c) => {
-                let c = match precision {
-                    Precision::F64 => c,
-                    Precision::F32 => c.to_f32_enclosure(),
-                };
-                match Decoration::of(c) {
-                    Decoration::Com => None,
-                    d => Some(l.decoration(d)),
-                }
-            }
+            Op::Var(k) => Some(l.var_code(v, inputs, n + k)),
+            Op::Const(c) => l.const_code(c),
             Op::Decorated(..) => None,
-            _ => match l.local_rule(op, &ivs, v) {
-                Local::Continuous => None,
-                Local::Defined(inside) => {
-                    let com = l.decoration(Decoration::Com);
-                    Some(l.defined_then(inside, com))
-                }
-                Local::Explicit(c)
-                    if l.b.as_const(c) == Some(f64::from(Decoration::Com.code())) =>
-                {
-                    None
-                }
-                Local::Explicit(c) => Some(c),
-            },
+            _ => {
+                let rule = l.local_rule(op, &ivs, v);
+                l.rule_code(rule)
+            }
         };
         if let Some(c) = own {
             code = Some(match code {
@@ -277,16 +211,7 @@ fn lower_one_output(
     }
     let v = vals[out.index()].expect("the output is live");
     let lazy = Lazy::new(code.into_iter().collect(), flag.into_iter().collect());
-    let d = l.materialize(&lazy);
-    let empty = l.b.is_nan(v.lo);
-    let trv = l.decoration(Decoration::Trv);
-    let capped = l.b.min(d, trv);
-    let d = l.b.select(empty, capped, d);
-    let value = if inputs == DecorationInputs::Given {
-        l.nai_empty(v, d)
-    } else {
-        (v.lo, v.hi)
-    };
+    let (value, d) = l.output(v, &lazy, inputs);
     super::finish(l, vec![value, (d, d)])
 }
 
@@ -411,18 +336,7 @@ const LAZY_LIMIT: usize = 16;
 /// `1 / [0, 1]` is `[1, inf]_trv`, where the constants `[2, 2]` and `[1, inf]` would say `com`
 /// and `dac`.
 pub fn fold_decorated(op: &Op, args: &[Interval]) -> Option<Interval> {
-    if matches!(op, Op::Pow(..) | Op::Var(_) | Op::Const(_)) {
-        return None;
-    }
-    let facts: Vec<Fact> = args
-        .iter()
-        .map(|c| crate::ir::sign::fact_of(Op::Const(*c), &[]))
-        .collect();
-    let mut l = Lowering {
-        b: Builder::new(Precision::F64, Vec::new()),
-    };
-    let ivs: Vec<Iv> = args.iter().map(|c| l.constant(*c)).collect();
-    let out = l.op(*op, &ivs, &facts);
+    let (mut l, ivs, out) = super::lower_on_constants(op, args)?;
     let mut d = l.local_decoration(*op, &ivs, out);
     for c in args {
         let a = l.decoration(Decoration::of(*c));
@@ -444,23 +358,68 @@ impl Lowering {
         (self.b.select(nai, nan, v.lo), self.b.select(nai, nan, v.hi))
     }
 
-    /// The pending decoration of an operation with local rule `rule` and result `r`.
-    fn lazy_of(&mut self, rule: Local, r: Iv) -> Lazy {
+    /// The code an operation's rule adds (its boundedness test is [`tests_bound`]'s): none
+    /// where it is continuous everywhere, trv where it may be undefined, its code where the
+    /// rule gives one outright (`com` adds nothing: it is the weakest-of's identity).
+    fn rule_code(&mut self, rule: Local) -> Option<Value> {
         match rule {
-            Local::Continuous => Lazy::new(Vec::new(), vec![self.bounded(r)]),
+            Local::Continuous => None,
             Local::Defined(inside) => {
                 let com = self.decoration(Decoration::Com);
-                let code = self.defined_then(inside, com);
-                Lazy::new(vec![code], vec![self.bounded(r)])
+                Some(self.defined_then(inside, com))
             }
-            // `com` is the weakest-of's identity.
             Local::Explicit(code)
                 if self.b.as_const(code) == Some(f64::from(Decoration::Com.code())) =>
             {
-                Lazy::default()
+                None
             }
-            Local::Explicit(code) => Lazy::new(vec![code], Vec::new()),
+            Local::Explicit(code) => Some(code),
         }
+    }
+
+    /// A variable's code: trv where its box is empty, else the one given (input `input`) with
+    /// [`DecorationInputs::Given`], else com (its boundedness is its test).
+    fn var_code(&mut self, v: Iv, inputs: DecorationInputs, input: u32) -> Value {
+        let empty = self.b.is_nan(v.lo);
+        let trv = self.decoration(Decoration::Trv);
+        let com = self.decoration(Decoration::Com);
+        let code = self.b.select(empty, trv, com);
+        match inputs {
+            DecorationInputs::Given => {
+                let given = self.b.input(input, Bound::Lo);
+                self.b.min(code, given)
+            }
+            DecorationInputs::FromBounds => code,
+        }
+    }
+
+    /// A constant's code: `newDec` of its value in the program's precision (`None`: com).
+    fn const_code(&mut self, c: Interval) -> Option<Value> {
+        let c = match self.b.precision() {
+            Precision::F64 => c,
+            Precision::F32 => c.to_f32_enclosure(),
+        };
+        match Decoration::of(c) {
+            Decoration::Com => None,
+            d => Some(self.decoration(d)),
+        }
+    }
+
+    /// An output's bounds and decoration code from its value `v` and pending decoration. An
+    /// empty result carries at most trv (IEEE 1788 §8.4): every rule gives that already (no
+    /// operation empties a box it is defined on, an empty input is trv); this states it. With
+    /// given decorations an `ill` one (NaI) has the empty set's bounds.
+    fn output(&mut self, v: Iv, d: &Lazy, inputs: DecorationInputs) -> ((Value, Value), Value) {
+        let d = self.materialize(d);
+        let empty = self.b.is_nan(v.lo);
+        let trv = self.decoration(Decoration::Trv);
+        let capped = self.b.min(d, trv);
+        let d = self.b.select(empty, capped, d);
+        let value = match inputs {
+            DecorationInputs::Given => self.nai_empty(v, d),
+            DecorationInputs::FromBounds => (v.lo, v.hi),
+        };
+        (value, d)
     }
 
     /// The union of two pending decorations, folding a set that grows past [`LAZY_LIMIT`].
@@ -546,8 +505,12 @@ impl Lowering {
     /// node's decoration is the minimum of this and the arguments').
     fn local_decoration(&mut self, op: Op, a: &[Iv], r: Iv) -> Value {
         let rule = self.local_rule(op, a, r);
-        let lazy = self.lazy_of(rule, r);
-        self.materialize(&lazy)
+        let code = self.rule_code(rule);
+        let flag = tests_bound(op).then(|| self.bounded(r));
+        self.materialize(&Lazy::new(
+            code.into_iter().collect(),
+            flag.into_iter().collect(),
+        ))
     }
 
     /// The operation's own decoration as a [`Local`] rule.

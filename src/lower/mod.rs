@@ -149,6 +149,13 @@ pub fn fold(op: &Op, args: &[Interval]) -> Option<Interval> {
 /// Lowers one operation on constant arguments in f64 into a program with no inputs (used by
 /// constant folding). Returns `None` for operations that need the rewrites first (`pow`).
 pub(crate) fn lower_constant_op(op: &Op, args: &[Interval]) -> Option<Program> {
+    let (l, _, out) = lower_on_constants(op, args)?;
+    Some(l.b.finish(vec![(out.lo, out.hi)]))
+}
+
+/// `op` lowered in f64 on constant arguments: the lowering (to add to), the arguments' bounds
+/// and the result's. `None` for operations that need the rewrites first (`pow`).
+fn lower_on_constants(op: &Op, args: &[Interval]) -> Option<(Lowering, Vec<Iv>, Iv)> {
     if matches!(op, Op::Pow(..) | Op::Var(_) | Op::Const(_)) {
         return None;
     }
@@ -161,7 +168,7 @@ pub(crate) fn lower_constant_op(op: &Op, args: &[Interval]) -> Option<Program> {
     };
     let ivs: Vec<Iv> = args.iter().map(|c| l.constant(*c)).collect();
     let out = l.op(*op, &ivs, &facts);
-    Some(l.b.finish(vec![(out.lo, out.hi)]))
+    Some((l, ivs, out))
 }
 
 struct Lowering {

@@ -201,14 +201,8 @@ pub(super) fn read(
                     ))
                 })?;
             let (lo, hi) = (bounds[2 * k][n], bounds[2 * k + 1][n]);
-            let iv = Interval { lo, hi };
-            if d > ivjit::Decoration::of(iv) && d > ivjit::Decoration::Trv {
-                return Err(Failure::input(format!(
-                    "{}: {iv} cannot be decorated {d} (com needs a bounded nonempty interval, dac \
-                     and def a nonempty one)",
-                    at(dec_col[k])
-                )));
-            }
+            ivjit::DecoratedInterval::new(Interval { lo, hi }, d)
+                .map_err(|e| Failure::input(format!("{}: {e}", at(dec_col[k]))))?;
             list.push(f64::from(d.code()));
         }
         n += 1;

@@ -116,12 +116,7 @@ impl Column {
 
     /// The decoration of row `i` (a decoration column's cell).
     fn decoration_of(&self, out: &[f64], n: usize, i: usize) -> ivjit::Decoration {
-        let code = out[2 * self.index * n + i];
-        ivjit::Decoration::ALL
-            .into_iter()
-            .rev()
-            .find(|d| f64::from(d.code()) <= code)
-            .unwrap_or(ivjit::Decoration::Ill)
+        ivjit::Decoration::at_most(out[2 * self.index * n + i])
     }
 
     /// The columns of a gradient's batch (`ivjit::internals::ir::diff::Gradient`'s layout): per output its
