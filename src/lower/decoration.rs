@@ -819,6 +819,7 @@ mod tests {
             -2.0,
             -1.0,
             -0.5,
+            -0.0,
             0.0,
             5e-324,
             0.5,
@@ -827,6 +828,7 @@ mod tests {
             2.0,
             700.0,
             1e300,
+            f64::MAX,
             f64::INFINITY,
         ];
         let mut boxes = vec![(f64::NAN, f64::NAN)];
