@@ -71,6 +71,10 @@ const CORPUS: &[(&str, &str)] = &[
         "roundings",
         "floor(x), ceil(x), trunc(x), round(x), rint(x), sign(x)",
     ),
+    (
+        "enclosure",
+        "inf(x), sup(x), mid(x), rad(x), wid(x), mag(x), mig(x), cancelMinus(x, y), cancelPlus(x, y)",
+    ),
     ("sign_known_exp", "exp(x) * y + sqrt(cosh(y))"),
     ("trig_heavy", "sin(x)*cos(y) + exp(-x*y)*atan(z)"),
 ];

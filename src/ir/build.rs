@@ -1,7 +1,7 @@
 //! From the syntax tree to the interval IR: name resolution, literals, calls.
 
 use super::functions::{self, CONSTANTS};
-use super::{Graph, NodeId, Op};
+use super::{Graph, NodeId, NumericFn, Op};
 use crate::interval::{Interval, IntervalError};
 use crate::point::{DerivedFn, Expansion};
 use crate::scalar::{BinaryFn, RoundInt, UnaryFn};
@@ -204,6 +204,11 @@ impl<'a> Builder<'a> {
         if let Some(c) = named_constant(name) {
             return Ok(self.graph.add(Op::Const(c), span));
         }
+        // `inf` is also IEEE 1788's lower-bound function; written alone it means infinity.
+        if matches!(name, "inf" | "infinity") {
+            return Err(Diagnostic::new(span, "infinity is not a real number")
+                .with_help("use an interval such as [0, inf] for an unbounded range"));
+        }
         if functions::lookup(name).is_some() {
             return Err(
                 Diagnostic::new(span, format!("'{name}' is a function, not a value"))
@@ -218,10 +223,7 @@ impl<'a> Builder<'a> {
             )
             .with_help("a binding can only use names bound before it"));
         }
-        if matches!(name, "inf" | "infinity") {
-            return Err(Diagnostic::new(span, "infinity is not a real number")
-                .with_help("use an interval such as [0, inf] for an unbounded range"));
-        }
+
         let next = self.graph.vars.len() as u32;
         let var = *self.var_index.entry(name).or_insert(next);
         if var == next {
@@ -282,6 +284,11 @@ impl<'a> Builder<'a> {
             "rint" => Op::RoundInt(RoundInt::Even, a[0]),
             "round" => Op::Round(a[0]),
             "sign" => Op::Sign(a[0]),
+            "cancelMinus" => Op::CancelMinus(a[0], a[1]),
+            "cancelPlus" => {
+                let neg = g.add(Op::Neg(a[1]), span);
+                Op::CancelMinus(a[0], neg)
+            }
             "rootn" => {
                 let n = integer_constant(g, a[1]).ok_or_else(|| {
                     Diagnostic::new(
@@ -303,7 +310,9 @@ impl<'a> Builder<'a> {
                 return Ok(pown(g, a[0], n, span));
             }
             other => {
-                if let Some(f) = UnaryFn::from_name(other) {
+                if let Some(f) = NumericFn::from_name(other) {
+                    Op::Numeric(f, a[0])
+                } else if let Some(f) = UnaryFn::from_name(other) {
                     Op::Elem(f, a[0])
                 } else if let Some(f) = BinaryFn::from_name(other) {
                     Op::Elem2(f, a[0], a[1])

@@ -280,7 +280,9 @@ fn differentiate(g: &Graph) -> (Diff, Vec<Option<NodeId>>, Vec<Vec<NodeId>>) {
             | Op::Mid(_)
             | Op::MeanValue(..)
             | Op::Face(..)
-            | Op::Descent(..) => Some(d.unit()),
+            | Op::Descent(..)
+            | Op::Numeric(..)
+            | Op::CancelMinus(..) => Some(d.unit()),
             _ => None,
         };
         cont[id.index()] = d.and(flag, local);
@@ -506,7 +508,9 @@ impl Diff {
             | Op::Mid(_)
             | Op::MeanValue(..)
             | Op::Face(..)
-            | Op::Descent(..) => Some(self.unit()),
+            | Op::Descent(..)
+            | Op::Numeric(..)
+            | Op::CancelMinus(..) => Some(self.unit()),
             _ => None,
         }
     }
@@ -720,6 +724,11 @@ impl Diff {
             Op::Pow(a, b) => self.pow(id, a, b, der),
             // Not made by the parser; a mean-value form is not differentiated again.
             Op::Mid(_) | Op::Face(..) => zero,
+            // Functions of the arguments' enclosures, not of their points: no derivative in
+            // the pointwise sense (on a face of the box `mid` is another number), so [entire],
+            // which keeps the forms built on derivatives (mean value, monotonicity) at the
+            // natural extension; the continuity flag is never proven either.
+            Op::Numeric(..) | Op::CancelMinus(..) => self.enclosure(Interval::ENTIRE),
             Op::MeanValue(f, _, _) | Op::Descent(f, ..) | Op::Decorated(f, _) => d(f),
             // The derivative formulas are the table's rows (`crate::point`).
             Op::Elem(f, a) => {

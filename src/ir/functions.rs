@@ -177,7 +177,86 @@ const OTHERS: &[FunctionInfo] = &[
         accuracy: EXACT,
         derivative: Cow::Borrowed("0 between jumps; undefined where a jump may lie in the box (the continuity flag)"),
     },
+    FunctionInfo {
+        name: "inf",
+        arity: 1,
+        semantics: "IEEE 1788 inf: the lower bound of x's enclosure, as [v, v] (-inf as [-inf, -max])",
+        domain: Cow::Borrowed(ENCLOSURE_DOMAIN),
+        accuracy: "exact",
+        derivative: Cow::Borrowed(ENCLOSURE_DERIVATIVE),
+    },
+    FunctionInfo {
+        name: "sup",
+        arity: 1,
+        semantics: "IEEE 1788 sup: the upper bound of x's enclosure, as [v, v] (inf as [max, inf])",
+        domain: Cow::Borrowed(ENCLOSURE_DOMAIN),
+        accuracy: "exact",
+        derivative: Cow::Borrowed(ENCLOSURE_DERIVATIVE),
+    },
+    FunctionInfo {
+        name: "mid",
+        arity: 1,
+        semantics: "IEEE 1788 mid: the midpoint of x's enclosure, rounded to nearest; 0 for [entire], -max / max toward an infinite end",
+        domain: Cow::Borrowed(ENCLOSURE_DOMAIN),
+        accuracy: "rounded to nearest, as IEEE 1788 says",
+        derivative: Cow::Borrowed(ENCLOSURE_DERIVATIVE),
+    },
+    FunctionInfo {
+        name: "rad",
+        arity: 1,
+        semantics: "IEEE 1788 rad: the smallest float r with [mid - r, mid + r] holding x's enclosure (inf as [max, inf])",
+        domain: Cow::Borrowed(ENCLOSURE_DOMAIN),
+        accuracy: "rounded up, as IEEE 1788 says",
+        derivative: Cow::Borrowed(ENCLOSURE_DERIVATIVE),
+    },
+    FunctionInfo {
+        name: "wid",
+        arity: 1,
+        semantics: "IEEE 1788 wid: the width of x's enclosure, rounded up (inf as [max, inf])",
+        domain: Cow::Borrowed(ENCLOSURE_DOMAIN),
+        accuracy: "rounded up, as IEEE 1788 says",
+        derivative: Cow::Borrowed(ENCLOSURE_DERIVATIVE),
+    },
+    FunctionInfo {
+        name: "mag",
+        arity: 1,
+        semantics: "IEEE 1788 mag: the largest |v| over x's enclosure (inf as [max, inf])",
+        domain: Cow::Borrowed(ENCLOSURE_DOMAIN),
+        accuracy: "exact",
+        derivative: Cow::Borrowed(ENCLOSURE_DERIVATIVE),
+    },
+    FunctionInfo {
+        name: "mig",
+        arity: 1,
+        semantics: "IEEE 1788 mig: the smallest |v| over x's enclosure (0 where it holds 0)",
+        domain: Cow::Borrowed(ENCLOSURE_DOMAIN),
+        accuracy: "exact",
+        derivative: Cow::Borrowed(ENCLOSURE_DERIVATIVE),
+    },
+    FunctionInfo {
+        name: "cancelMinus",
+        arity: 2,
+        semantics: "IEEE 1788 cancelMinus: the interval z with y + z = x, for bounded x at least as wide as y ([entire] otherwise; [empty] for empty x and y not unbounded)",
+        domain: Cow::Borrowed(ENCLOSURE_DOMAIN),
+        accuracy: "tightest (outward-rounded bounds)",
+        derivative: Cow::Borrowed(ENCLOSURE_DERIVATIVE),
+    },
+    FunctionInfo {
+        name: "cancelPlus",
+        arity: 2,
+        semantics: "IEEE 1788 cancelPlus: cancelMinus(x, -y)",
+        domain: Cow::Borrowed(ENCLOSURE_DOMAIN),
+        accuracy: "tightest (outward-rounded bounds)",
+        derivative: Cow::Borrowed(ENCLOSURE_DERIVATIVE),
+    },
 ];
+
+/// The domain of the functions of an argument's enclosure (`src/lower/enclosure.rs`).
+const ENCLOSURE_DOMAIN: &str =
+    "intervals: computed from the enclosure ivjit holds for the argument, not from its points";
+/// Their derivative: none in the pointwise sense.
+const ENCLOSURE_DERIVATIVE: &str =
+    "not a pointwise function: undefined ([entire]; the continuity flag is [0, 1])";
 
 const DERIVED: &str = "expands to rigorous interval operations (reciprocals of elementary \
      functions or of the argument): a few ulps more than the elementary function inside";

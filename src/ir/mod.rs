@@ -108,6 +108,70 @@ pub enum Op {
     /// standard). Made only by decorated builds ([`build::build_decorated`]), for the derived
     /// functions; its value is `value`'s, so only decorated programs compute `witness`.
     Decorated(NodeId, NodeId),
+    /// One of IEEE 1788's numeric functions of an interval (inf, sup, mid, rad, wid, mag, mig):
+    /// a number computed from the argument's enclosure, not from its points, returned as a
+    /// point interval (see [`NumericFn`]).
+    Numeric(NumericFn, NodeId),
+    /// IEEE 1788's `cancelMinus(x, y)`: the interval z with `y + z = x` where that exists
+    /// (x and y bounded, x at least as wide as y), outward rounded; the whole line otherwise,
+    /// empty where x is empty and y is not unbounded. Computed from the arguments' enclosures
+    /// (`cancelPlus(x, y)` is `cancelMinus(x, -y)`).
+    CancelMinus(NodeId, NodeId),
+}
+
+/// IEEE 1788's numeric functions of an interval (§10.5.9): each gives a number computed from
+/// the interval's bounds, which an expression holds as the point interval `[v, v]`. A number
+/// that is infinite (the width of an unbounded interval) is held as the interval of the reals
+/// beyond every finite float of the program's precision, `[max, inf]` (or `[-inf, -max]`);
+/// the number of the empty set (NaN in the standard) is held as the empty set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NumericFn {
+    /// The lower bound (`-inf` for an unbounded one).
+    Inf,
+    /// The upper bound.
+    Sup,
+    /// The midpoint, rounded to nearest: 0 for the whole line, the largest finite float
+    /// toward an infinite end.
+    Mid,
+    /// The radius: the smallest float r with `[mid - r, mid + r]` holding the interval.
+    Rad,
+    /// The width, rounded up.
+    Wid,
+    /// The magnitude: the largest absolute value.
+    Mag,
+    /// The mignitude: the smallest absolute value (0 where the interval holds 0).
+    Mig,
+}
+
+impl NumericFn {
+    /// Every numeric function, in the order `ivjit functions` lists them.
+    pub const ALL: [NumericFn; 7] = [
+        NumericFn::Inf,
+        NumericFn::Sup,
+        NumericFn::Mid,
+        NumericFn::Rad,
+        NumericFn::Wid,
+        NumericFn::Mag,
+        NumericFn::Mig,
+    ];
+
+    /// The name expressions call it by (IEEE 1788's).
+    pub fn name(self) -> &'static str {
+        match self {
+            NumericFn::Inf => "inf",
+            NumericFn::Sup => "sup",
+            NumericFn::Mid => "mid",
+            NumericFn::Rad => "rad",
+            NumericFn::Wid => "wid",
+            NumericFn::Mag => "mag",
+            NumericFn::Mig => "mig",
+        }
+    }
+
+    /// The function called `name`, if one is.
+    pub fn from_name(name: &str) -> Option<NumericFn> {
+        NumericFn::ALL.into_iter().find(|f| f.name() == name)
+    }
 }
 
 impl Op {
@@ -125,7 +189,8 @@ impl Op {
             | Op::RoundInt(_, a)
             | Op::Round(a)
             | Op::Sign(a)
-            | Op::Mid(a) => vec![a],
+            | Op::Mid(a)
+            | Op::Numeric(_, a) => vec![a],
             Op::Elem2(_, a, b) => vec![a, b],
             Op::Add(a, b)
             | Op::Sub(a, b)
@@ -135,7 +200,8 @@ impl Op {
             | Op::Min(a, b)
             | Op::Max(a, b)
             | Op::Hull(a, b)
-            | Op::Intersect(a, b) => vec![a, b],
+            | Op::Intersect(a, b)
+            | Op::CancelMinus(a, b) => vec![a, b],
             Op::Fma(a, b, c) | Op::MeanValue(a, b, c) => vec![a, b, c],
             Op::Face(a, b) | Op::Decorated(a, b) => vec![a, b],
             Op::Descent(f, t, d, x, r) => vec![f, t, d, x, r],
@@ -172,6 +238,8 @@ impl Op {
             Op::Face(..) => Op::Face(a[0], a[1]),
             Op::Descent(..) => Op::Descent(a[0], a[1], a[2], a[3], a[4]),
             Op::Decorated(..) => Op::Decorated(a[0], a[1]),
+            Op::Numeric(f, _) => Op::Numeric(f, a[0]),
+            Op::CancelMinus(..) => Op::CancelMinus(a[0], a[1]),
         }
     }
 
@@ -201,11 +269,14 @@ impl Op {
             Op::RoundInt(k, _) => k.name(),
             Op::Round(_) => "round",
             Op::Sign(_) => "sign",
-            Op::Mid(_) => "mid",
+            // Not "mid": that is IEEE 1788's midpoint (`Op::Numeric`), a different number.
+            Op::Mid(_) => "midpoint",
             Op::MeanValue(..) => "meanvalue",
             Op::Face(..) => "face",
             Op::Descent(..) => "descent",
             Op::Decorated(..) => "decorated",
+            Op::Numeric(f, _) => f.name(),
+            Op::CancelMinus(..) => "cancelMinus",
         }
     }
 

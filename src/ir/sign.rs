@@ -8,7 +8,7 @@
 //! Every fact is a claim about all elements of the node's (possibly empty) value set, so it holds
 //! vacuously for the empty set; the lowering handles emptiness separately.
 
-use crate::ir::{Graph, NodeId, Op};
+use crate::ir::{Graph, NodeId, NumericFn, Op};
 use crate::point::SignRule;
 
 /// Compile-time knowledge about one node's interval.
@@ -264,5 +264,17 @@ pub(crate) fn fact_of(op: Op, facts: &[Fact]) -> Fact {
         Op::Descent(a, ..) => Fact::sign(f(a).nonneg, f(a).nonpos, true),
         // The value.
         Op::Decorated(a, _) => f(a),
+        // A bound of a, of a's sign; never empty: the standard's inf of the empty set is +inf
+        // ([max, inf], >= 0) and its sup -inf.
+        Op::Numeric(NumericFn::Inf, a) => {
+            Fact::sign(f(a).nonneg, f(a).nonpos && !f(a).maybe_empty, false)
+        }
+        Op::Numeric(NumericFn::Sup, a) => {
+            Fact::sign(f(a).nonneg && !f(a).maybe_empty, f(a).nonpos, false)
+        }
+        // The midpoint of a: of a's sign; a width, radius or absolute value: >= 0.
+        Op::Numeric(NumericFn::Mid, a) => Fact::sign(f(a).nonneg, f(a).nonpos, f(a).maybe_empty),
+        Op::Numeric(_, a) => Fact::sign(true, false, f(a).maybe_empty),
+        Op::CancelMinus(..) => Fact::UNKNOWN,
     }
 }

@@ -236,6 +236,7 @@ fn tests_bound(op: Op) -> bool {
                 | Op::Face(..)
                 | Op::Descent(..)
                 | Op::Pow(..)
+                | Op::CancelMinus(..)
         )
 }
 
@@ -636,7 +637,11 @@ impl Lowering {
             | Op::Descent(..)
             | Op::Var(_)
             | Op::Const(_)
-            | Op::Pow(..) => Local::Explicit(self.decoration(Decoration::Trv)),
+            | Op::Pow(..)
+            | Op::CancelMinus(..) => Local::Explicit(self.decoration(Decoration::Trv)),
+            // A number computed from the argument's enclosure: a constant on the box, `com`
+            // where it is finite (its boundedness test), and no stronger than the argument's.
+            Op::Numeric(..) => Local::Continuous,
         }
     }
 

@@ -14,6 +14,7 @@
 
 mod decoration;
 mod elementary;
+mod enclosure;
 // Generated from the lowering (`interpreted::operations`); rustfmt keeps the generator's
 // layout, which the test `the_operations_are_the_lowerings` compares.
 #[rustfmt::skip]
@@ -268,6 +269,8 @@ impl Lowering {
             Op::Face(..) => self.face(a[0], a[1]),
             Op::Descent(..) => self.descent(a[0], a[1], a[2], a[3], a[4]),
             Op::Decorated(..) => a[0],
+            Op::Numeric(func, _) => self.numeric(func, a[0]),
+            Op::CancelMinus(..) => self.cancel_minus(a[0], a[1]),
         }
     }
 

@@ -305,6 +305,9 @@ pub struct Op {
     pub grid: Grid,
     /// hull and intersect: set operations, checked exactly.
     pub set_op: bool,
+    /// inf, sup, mid, ..., cancelMinus: functions of the argument's enclosure, checked exactly
+    /// against `enclosure_oracle` (no real oracle: they are not functions of points).
+    pub enclosure_op: bool,
 }
 
 /// Exponents of pown (and `x^n`) in the matrix: the special small ones, the chains, and the
@@ -435,6 +438,7 @@ pub fn ops() -> Vec<Op> {
                         arity: 1,
                         grid: Grid::None,
                         set_op: false,
+                        enclosure_op: false,
                     });
                 }
             }
@@ -447,13 +451,17 @@ pub fn ops() -> Vec<Op> {
                         arity: 1,
                         grid: Grid::None,
                         set_op: false,
+                        enclosure_op: false,
                     });
                 }
             }
             name => {
-                let oracle = oracle_name(name).unwrap_or_else(|| {
-                    panic!("the class matrix has no oracle for `{name}`: add it to oracle_name")
-                });
+                let enclosure_op = super::enclosure_oracle::is_enclosure_op(name);
+                let oracle = oracle_name(name)
+                    .or(enclosure_op.then_some(name))
+                    .unwrap_or_else(|| {
+                        panic!("the class matrix has no oracle for `{name}`: add it to oracle_name")
+                    });
                 let args = vars[..info.arity].join(", ");
                 let slots = ["{0}", "{1}", "{2}"][..info.arity].join(", ");
                 v.push(Op {
@@ -463,6 +471,7 @@ pub fn ops() -> Vec<Op> {
                     arity: info.arity,
                     grid: grid_of(name),
                     set_op: matches!(name, "hull" | "intersect"),
+                    enclosure_op,
                 });
             }
         }
@@ -486,6 +495,7 @@ pub fn ops() -> Vec<Op> {
             arity,
             grid: Grid::None,
             set_op: false,
+            enclosure_op: false,
         });
     }
     v
@@ -1016,7 +1026,7 @@ pub fn key(x: &BigFloat) -> Vec<u64> {
 pub fn expect(op: &Op, boxes: &[(f64, f64)], memo: &mut Memo) -> Expected {
     let any_empty = boxes.iter().any(|b| b.0.is_nan());
     let mut values = Vec::new();
-    if !any_empty && !op.set_op {
+    if !any_empty && !op.set_op && !op.enclosure_op {
         for w in witnesses(op, boxes) {
             match w {
                 Witness::At(args, k) => {
@@ -1142,6 +1152,14 @@ pub fn check(op: &Op, boxes: &[(f64, f64)], exp: &Expected, got: (f64, f64), fmt
     }
     if op.set_op {
         return check_set_op(op, boxes, got);
+    }
+    if op.enclosure_op {
+        let want = super::enclosure_oracle::expected(&op.oracle, boxes, fmt);
+        let ok = super::enclosure_oracle::same(want, got);
+        return Verdict {
+            failure: (!ok).then(|| format!("the function of the enclosure should give {want:?}")),
+            slack: Some((0, 0)),
+        };
     }
     let ok = Verdict {
         failure: None,

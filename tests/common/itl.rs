@@ -521,8 +521,94 @@ fn read_decorated(
 pub struct Parsed {
     /// Every statement of a supported operation.
     pub lines: Vec<Line>,
-    /// The number of statements of every other operation, by name (not run).
+    /// The number of statements of every other operation, by name (not run by the arithmetic
+    /// harness).
     pub others: BTreeMap<String, usize>,
+    /// Every statement of the other operations, read item by item, for the harnesses of the
+    /// operations that are not interval arithmetic (numeric functions, cancellation, ...).
+    pub raw: Vec<Raw>,
+}
+
+/// One item of a statement outside [`SUPPORTED`].
+#[derive(Clone, Debug)]
+pub enum Item {
+    /// An interval literal, inexact bounds read as the nearest double; `decorated`: it carries
+    /// a decoration or is `[nai]`.
+    Interval {
+        value: DecoratedInterval,
+        decorated: bool,
+    },
+    /// A number (`NaN`, `infinity` and `-infinity` included), an inexact decimal read as the
+    /// nearest double.
+    Number(f64),
+    /// `true` or `false`.
+    Bool(bool),
+    /// Anything else, as written (strings, vectors, `signal` and its names).
+    Other(String),
+}
+
+/// A statement of an operation outside [`SUPPORTED`]: its arguments and results.
+#[derive(Clone, Debug)]
+pub struct Raw {
+    /// File name (without directory).
+    pub file: String,
+    /// 1-based line where the statement starts.
+    pub line: usize,
+    /// The ITF1788 operation name.
+    pub op: String,
+    /// The statement text, whitespace collapsed, for messages.
+    pub text: String,
+    pub args: Vec<Item>,
+    /// The results, up to `signal` (the exceptions are not checked).
+    pub results: Vec<Item>,
+}
+
+impl Raw {
+    /// Whether an argument or result is decorated or NaI.
+    pub fn is_decorated(&self) -> bool {
+        self.args.iter().chain(&self.results).any(|i| {
+            matches!(
+                i,
+                Item::Interval {
+                    decorated: true,
+                    ..
+                }
+            )
+        })
+    }
+}
+
+fn read_item(t: &Token) -> Item {
+    match t {
+        Token::Interval { inner, decoration } => match parse_decorated(inner, decoration) {
+            Ok((value, _, _)) => Item::Interval {
+                value,
+                decorated: decoration.is_some() || inner.eq_ignore_ascii_case("nai"),
+            },
+            Err(_) => Item::Other(format!("[{inner}]")),
+        },
+        Token::Word(w) if w.eq_ignore_ascii_case("nan") => Item::Number(f64::NAN),
+        Token::Word(w) if w == "true" || w == "false" => Item::Bool(w == "true"),
+        Token::Word(w) => match parse_bound(w, false) {
+            Ok((x, ..)) => Item::Number(x),
+            Err(_) => Item::Other(w.clone()),
+        },
+        Token::Str(s) => Item::Other(format!("\"{s}\"")),
+        Token::Eq => Item::Other("=".into()),
+    }
+}
+
+/// Reads a statement of an operation outside [`SUPPORTED`] (its text after the name).
+fn read_raw(stmt: &str) -> Option<(Vec<Item>, Vec<Item>)> {
+    let toks = tokenize(stmt).ok()?;
+    let eq = toks.iter().position(|t| *t == Token::Eq)?;
+    let args = toks[..eq].iter().map(read_item).collect();
+    let results = toks[eq + 1..]
+        .iter()
+        .take_while(|t| !matches!(t, Token::Word(w) if w == "signal"))
+        .map(read_item)
+        .collect();
+    Some((args, results))
 }
 
 /// Reads every statement of a supported operation in one file's text, and counts the others.
@@ -530,6 +616,7 @@ pub fn parse_file(file: &str, text: &str) -> Result<Parsed, String> {
     let text = strip_comments(text).map_err(|e| format!("{file}: {e}"))?;
     let mut lines = Vec::new();
     let mut others: BTreeMap<String, usize> = BTreeMap::new();
+    let mut raw = Vec::new();
     let mut testcase = String::new();
     let mut line = 1;
     let mut rest = text.as_str();
@@ -619,11 +706,22 @@ pub fn parse_file(file: &str, text: &str) -> Result<Parsed, String> {
                     });
                 } else if !op.is_empty() {
                     *others.entry(op.to_string()).or_default() += 1;
+                    let stmt = chunk.trim();
+                    if let Some((args, results)) = read_raw(&stmt[op.len()..]) {
+                        raw.push(Raw {
+                            file: file.to_string(),
+                            line: start_line,
+                            op: op.to_string(),
+                            text: words.join(" "),
+                            args,
+                            results,
+                        });
+                    }
                 }
             }
         }
         line += rest[..k + 1].matches('\n').count();
         rest = &rest[k + 1..];
     }
-    Ok(Parsed { lines, others })
+    Ok(Parsed { lines, others, raw })
 }

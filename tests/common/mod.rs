@@ -7,6 +7,7 @@ pub mod class_fuzz;
 pub mod classes;
 pub mod compose;
 pub mod elem_oracle;
+pub mod enclosure_oracle;
 pub mod gpu;
 pub mod itl;
 pub mod oracle;

@@ -190,6 +190,9 @@ fn local(op: &str, b: &[(f64, f64)]) -> Local {
             holds(lo, hi, 0.0),
         ),
         "hull" | "intersect" => Undefined, // trv by the standard
+        "cancelMinus" | "cancelPlus" => Undefined, // trv by the standard
+        // ivjit's rule for a number of the enclosure: a constant on the box, com where finite.
+        "inf" | "sup" | "mid" | "rad" | "wid" | "mag" | "mig" => Continuous,
         other => panic!("no decoration oracle for {other}"),
     }
 }

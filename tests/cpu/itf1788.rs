@@ -101,6 +101,8 @@ pub(crate) struct Vectors {
     files: Vec<String>,
     pub(crate) lines: Vec<Line>,
     others: BTreeMap<String, usize>,
+    /// The statements of the operations outside `itl::SUPPORTED` (other harnesses run some).
+    pub(crate) raw: Vec<itl::Raw>,
 }
 
 /// The folder of `.itl` files: `$IVJIT_ITF1788` when set, else the repository's copy. The
@@ -137,12 +139,14 @@ pub(crate) fn vectors() -> &'static Vectors {
         let mut files = Vec::new();
         let mut lines = Vec::new();
         let mut others: BTreeMap<String, usize> = BTreeMap::new();
+        let mut raw = Vec::new();
         for p in &paths {
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
             let text = std::fs::read_to_string(p)
                 .unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display()));
             let parsed = itl::parse_file(&name, &text).unwrap_or_else(|e| panic!("{e}"));
             lines.extend(parsed.lines);
+            raw.extend(parsed.raw);
             for (op, n) in parsed.others {
                 *others.entry(op).or_default() += n;
             }
@@ -152,6 +156,7 @@ pub(crate) fn vectors() -> &'static Vectors {
             files,
             lines,
             others,
+            raw,
         }
     })
 }
@@ -1048,13 +1053,19 @@ fn not_run() -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let (elementary, rest): (Vec<_>, Vec<_>) = others
+    let elsewhere: Vec<&str> = crate::itf1788_enclosure::operations().collect();
+    let (run_elsewhere, others): (Vec<_>, Vec<_>) = others
         .iter()
+        .partition(|(op, _)| elsewhere.contains(&op.as_str()));
+    let (elementary, rest): (Vec<_>, Vec<_>) = others
+        .into_iter()
         .partition(|(op, _)| itl::ELEMENTARY_NOT_SUPPORTED.contains(&op.as_str()));
     let count = |v: &Vec<(&String, &usize)>| v.iter().map(|(_, n)| **n).sum::<usize>();
     format!(
         "Not run, unsupported elementary functions ({} statements): {}.\n\
-         Not run, operations outside this harness (reverse, boolean, set, numeric, constructor \
+         Run by the harness of the functions of an enclosure (section *Numeric functions and \
+         cancellation* below; {} statements): {}.\n\
+         Not run, operations outside these harnesses (reverse, boolean, set, constructor \
          and reduction operations; {} statements): {}.\n\
          Supported functions without vectors: {}.",
         count(&elementary),
@@ -1063,6 +1074,8 @@ fn not_run() -> String {
         } else {
             list(elementary)
         },
+        count(&run_elsewhere),
+        list(run_elsewhere),
         count(&rest),
         list(rest),
         NO_VECTORS.join(", ")

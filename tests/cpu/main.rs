@@ -17,6 +17,7 @@ mod fuzz;
 mod gradient;
 mod itf1788;
 mod itf1788_decorated;
+mod itf1788_enclosure;
 mod names;
 mod number;
 mod powers;
