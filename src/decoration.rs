@@ -207,6 +207,25 @@ impl DecoratedInterval {
         })
     }
 
+    /// IEEE 1788's `setDec`: `interval` decorated `decoration`, lowered to the strongest the
+    /// interval may carry (`[1, inf]` with `com` is `dac`, the empty set `trv`); `ill` gives
+    /// NaI.
+    ///
+    /// ```
+    /// use ivjit::{DecoratedInterval, Decoration, Interval};
+    /// let x = Interval::new(1.0, f64::INFINITY).unwrap();
+    /// assert_eq!(DecoratedInterval::set_dec(x, Decoration::Com).decoration, Decoration::Dac);
+    /// ```
+    pub fn set_dec(interval: Interval, decoration: Decoration) -> DecoratedInterval {
+        if decoration == Decoration::Ill {
+            return DecoratedInterval::NAI;
+        }
+        DecoratedInterval {
+            interval,
+            decoration: decoration.min(Decoration::of(interval)),
+        }
+    }
+
     /// `iv` with the decoration IEEE 1788's `newDec` gives it ([`Decoration::of`]).
     pub fn undecorated(interval: Interval) -> DecoratedInterval {
         DecoratedInterval {

@@ -44,6 +44,8 @@ mod ir;
 mod lower;
 mod point;
 mod ptx;
+pub mod reduction;
+mod relation;
 mod rewrite;
 mod round;
 mod scalar;
@@ -124,4 +126,6 @@ pub use gpu::{
 };
 pub use input::Column;
 pub use interval::{Interval, IntervalError};
+pub use relation::Overlap;
+pub use round::Round;
 pub use scalar::Precision;

@@ -543,6 +543,8 @@ pub enum Item {
     Number(f64),
     /// `true` or `false`.
     Bool(bool),
+    /// A vector of numbers, `{1.0, 2.0, NaN}` (the reductions' arguments).
+    Vector(Vec<f64>),
     /// Anything else, as written (strings, vectors, `signal` and its names).
     Other(String),
 }
@@ -600,13 +602,44 @@ fn read_item(t: &Token) -> Item {
 
 /// Reads a statement of an operation outside [`SUPPORTED`] (its text after the name).
 fn read_raw(stmt: &str) -> Option<(Vec<Item>, Vec<Item>)> {
-    let toks = tokenize(stmt).ok()?;
-    let eq = toks.iter().position(|t| *t == Token::Eq)?;
-    let args = toks[..eq].iter().map(read_item).collect();
-    let results = toks[eq + 1..]
+    // Vectors `{...}` become items of their own; the text between them is tokenized.
+    let mut items: Vec<Option<Item>> = Vec::new(); // None: the `=`
+    let mut rest = stmt;
+    while !rest.is_empty() {
+        let (outside, vector) = match rest.find('{') {
+            Some(open) => {
+                let close = rest[open..].find('}')? + open;
+                let v = rest[open + 1..close]
+                    .split(',')
+                    .map(|w| match read_item(&Token::Word(w.trim().to_string())) {
+                        Item::Number(x) => Some(x),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<f64>>>()?;
+                let outside = &rest[..open];
+                rest = &rest[close + 1..];
+                (outside, Some(Item::Vector(v)))
+            }
+            None => {
+                let outside = rest;
+                rest = "";
+                (outside, None)
+            }
+        };
+        for t in tokenize(outside).ok()? {
+            items.push((t != Token::Eq).then(|| read_item(&t)));
+        }
+        if vector.is_some() {
+            items.push(vector);
+        }
+    }
+    let eq = items.iter().position(Option::is_none)?;
+    let args = items[..eq].iter().flatten().cloned().collect();
+    let results = items[eq + 1..]
         .iter()
-        .take_while(|t| !matches!(t, Token::Word(w) if w == "signal"))
-        .map(read_item)
+        .flatten()
+        .take_while(|i| !matches!(i, Item::Other(w) if w == "signal"))
+        .cloned()
         .collect();
     Some((args, results))
 }

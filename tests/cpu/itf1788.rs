@@ -1053,7 +1053,9 @@ fn not_run() -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let elsewhere: Vec<&str> = crate::itf1788_enclosure::operations().collect();
+    let elsewhere: Vec<&str> = crate::itf1788_enclosure::operations()
+        .chain(crate::itf1788_library::operations())
+        .collect();
     let (run_elsewhere, others): (Vec<_>, Vec<_>) = others
         .iter()
         .partition(|(op, _)| elsewhere.contains(&op.as_str()));
@@ -1063,10 +1065,11 @@ fn not_run() -> String {
     let count = |v: &Vec<(&String, &usize)>| v.iter().map(|(_, n)| **n).sum::<usize>();
     format!(
         "Not run, unsupported elementary functions ({} statements): {}.\n\
-         Run by the harness of the functions of an enclosure (section *Numeric functions and \
-         cancellation* below; {} statements): {}.\n\
-         Not run, operations outside these harnesses (reverse, boolean, set, constructor \
-         and reduction operations; {} statements): {}.\n\
+         Run by the harnesses of the functions of an enclosure and of the library calls \
+         (sections *Numeric functions and cancellation* and *Comparisons, decoration \
+         operations and reductions* below; {} statements): {}.\n\
+         Not run, operations outside these harnesses (reverse operations and constructors; \
+         {} statements): {}.\n\
          Supported functions without vectors: {}.",
         count(&elementary),
         if elementary.is_empty() {

@@ -18,6 +18,7 @@ mod gradient;
 mod itf1788;
 mod itf1788_decorated;
 mod itf1788_enclosure;
+mod itf1788_library;
 mod names;
 mod number;
 mod powers;
