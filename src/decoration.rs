@@ -153,6 +153,20 @@ pub enum DecorationError {
         /// The decorated input, formatted.
         given: String,
     },
+    /// A bound that is not a double where exact bounds are needed
+    /// ([`DecoratedInterval::parse_exact`]).
+    #[error(
+        "'{text}' is not a double (it lies between {below} and {above}); comparisons are \
+         exact, so write a double: one of those hex-floats, or a decimal that is one"
+    )]
+    NotADouble {
+        /// The bound as written.
+        text: String,
+        /// The double below it, as a hex-float.
+        below: String,
+        /// The double above it, as a hex-float.
+        above: String,
+    },
     /// A decoration stronger than the interval may carry (IEEE 1788 §8.4).
     #[error(
         "{interval} cannot be decorated {decoration} (com needs a bounded nonempty interval, \
@@ -267,6 +281,42 @@ impl DecoratedInterval {
             }
         }
         Ok(DecoratedInterval::undecorated(Interval::parse(t)?))
+    }
+
+    /// [`DecoratedInterval::parse`], but every bound must be a double as written: where a
+    /// result depends on bounds exactly (the comparisons of `crate::Overlap`'s module), a
+    /// decimal such as `0.1` rounded outward could change it, so it is an error.
+    ///
+    /// ```
+    /// use ivjit::DecoratedInterval;
+    /// assert!(DecoratedInterval::parse_exact("[0.5, 0x1.8p1]_dac").is_ok());
+    /// assert!(DecoratedInterval::parse_exact("[0, 0.1]").is_err());
+    /// ```
+    pub fn parse_exact(text: &str) -> Result<DecoratedInterval, DecorationError> {
+        let d = DecoratedInterval::parse(text)?;
+        let t = text.trim();
+        let body = t
+            .strip_prefix('[')
+            .map_or(t, |b| b.split(']').next().unwrap_or(""));
+        for bound in body.split(',') {
+            let b = bound.trim();
+            let word = b.trim_start_matches(['+', '-']).to_ascii_lowercase();
+            if ["inf", "infinity", "empty", "entire", "nai"].contains(&word.as_str()) {
+                continue;
+            }
+            // `parse` read it, so it is a number.
+            if let Ok(e) = crate::syntax::number::parse_enclosure(b) {
+                if !e.exact {
+                    let hex = crate::syntax::number::hexf64;
+                    return Err(DecorationError::NotADouble {
+                        text: crate::syntax::lexer::shorten(b),
+                        below: hex(e.lo),
+                        above: hex(e.hi),
+                    });
+                }
+            }
+        }
+        Ok(d)
     }
 
     /// `[lo, hi]_dec` in the given precision (outward, as [`Interval::display`]); `[nai]` for

@@ -81,6 +81,10 @@ enum Command {
     },
     /// List the functions expressions can call, with their semantics.
     Functions,
+    /// IEEE 1788's comparisons of intervals: isEmpty, isEntire, isCommonInterval, ... of A,
+    /// and with B the overlap state and equal, subset, interior, disjoint, less, precedes (and
+    /// their strict forms). Bounds must be doubles: the comparisons are exact.
+    Relate(cli::relate::RelateArgs),
     /// Classify every pixel of an image over a region of the plane by subdivision: outside
     /// (f > 0 on the whole pixel), inside (f < 0) or boundary (neither proven). f may use x and
     /// y; a .vm file (-f) is read as a Fidget/MPR tape.
@@ -110,6 +114,7 @@ fn main() -> ExitCode {
         Command::Scalar { source, precision } => cli::scalar(&source, precision),
         Command::Ptx { source, precision } => cli::ptx(&source, precision),
         Command::Functions => cli::functions(),
+        Command::Relate(args) => cli::relate::relate(args),
         Command::Render(args) => cli::render(args),
         Command::Minimize(args) => cli::solve::minimize(args),
         Command::Solve(args) => cli::solve::solve(args),

@@ -19,9 +19,13 @@ from . import _device
 from ._ivjit import Error, GpuError, InputError, SyntaxError
 from ._ivjit import _pinned
 from ._ivjit import compile as _compile
+from ._ivjit import relate
+from . import reduction
 
 __all__ = [
     "compile",
+    "relate",
+    "reduction",
     "Function",
     "pinned_zeros",
     "render",

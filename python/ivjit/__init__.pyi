@@ -160,3 +160,14 @@ def solve(
     backend: Literal["auto", "cpu", "gpu"] = "auto",
 ) -> Solutions:
     """The zeros of a square system, each proven unique by interval Newton where it can be."""
+
+
+Interval = Union[Tuple[float, float], float, str]
+
+def relate(
+    a: Interval, b: Optional[Interval] = None, member: Optional[float] = None
+) -> dict[str, Union[bool, str, None]]:
+    """IEEE 1788's comparisons of intervals (exact): isEmpty, isEntire, isNaI,
+    isCommonInterval, isSingleton of a; isMember of member; with b the overlap state (None for
+    NaI) and equal, subset, interior, disjoint, less, strictLess, precedes, strictPrecedes."""
+    ...

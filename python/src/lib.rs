@@ -948,10 +948,116 @@ fn compile(
     .map_err(|(e, s): (ivjit::Error, String)| to_py(e, &s))
 }
 
+/// An interval for `relate`: a `(lo, hi)` pair of floats (`(nan, nan)` is empty, as the
+/// package writes empty results), a float (a point), or a text in ivjit's syntax (`"[1, 2]_dac"`,
+/// `"[nai]"`) whose bounds are doubles as written.
+fn decorated_arg(v: &pyo3::Bound<'_, PyAny>) -> PyResult<ivjit::DecoratedInterval> {
+    use ivjit::{DecoratedInterval, Interval};
+    if let Ok(text) = v.extract::<String>() {
+        return DecoratedInterval::parse_exact(&text).map_err(|e| InputError::new_err(e.to_string()));
+    }
+    let interval = if let Ok((lo, hi)) = v.extract::<(f64, f64)>() {
+        if lo.is_nan() && hi.is_nan() {
+            Interval::EMPTY
+        } else {
+            Interval::new(lo, hi).map_err(|e| InputError::new_err(e.to_string()))?
+        }
+    } else if let Ok(x) = v.extract::<f64>() {
+        Interval::point(x).map_err(|e| InputError::new_err(e.to_string()))?
+    } else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "an interval is a (lo, hi) pair of floats, a float, or a text such as '[1, 2]_dac'",
+        ));
+    };
+    Ok(DecoratedInterval::undecorated(interval))
+}
+
+/// IEEE 1788's comparisons: a dict of `isEmpty`, `isEntire`, `isNaI`, `isCommonInterval`,
+/// `isSingleton` of `a`, `isMember` of `member` in `a`, and with `b` the `overlap` state (None
+/// for NaI) and `equal`, `subset`, `interior`, `disjoint`, `less`, `strictLess`, `precedes`,
+/// `strictPrecedes` of `a` and `b`. Exact, like `ivjit relate`.
+#[pyfunction]
+#[pyo3(signature = (a, b = None, member = None))]
+fn relate<'py>(
+    py: Python<'py>,
+    a: &pyo3::Bound<'py, PyAny>,
+    b: Option<&pyo3::Bound<'py, PyAny>>,
+    member: Option<f64>,
+) -> PyResult<pyo3::Bound<'py, PyDict>> {
+    use ivjit::DecoratedInterval as D;
+    let a = decorated_arg(a)?;
+    let d = PyDict::new(py);
+    let unary: [(&str, fn(&D) -> bool); 5] = [
+        ("isEmpty", D::is_empty),
+        ("isEntire", D::is_entire),
+        ("isNaI", D::is_nai),
+        ("isCommonInterval", D::is_common),
+        ("isSingleton", D::is_singleton),
+    ];
+    for (name, f) in unary {
+        d.set_item(name, f(&a))?;
+    }
+    if let Some(x) = member {
+        d.set_item("isMember", a.is_member(x))?;
+    }
+    if let Some(b) = b {
+        let b = decorated_arg(b)?;
+        d.set_item("overlap", a.overlap(&b).map(|o| o.name()))?;
+        let binary: [(&str, fn(&D, &D) -> bool); 8] = [
+            ("equal", D::equal),
+            ("subset", D::subset),
+            ("interior", D::interior),
+            ("disjoint", D::disjoint),
+            ("less", D::less),
+            ("strictLess", D::strict_less),
+            ("precedes", D::precedes),
+            ("strictPrecedes", D::strict_precedes),
+        ];
+        for (name, f) in binary {
+            d.set_item(name, f(&a, &b))?;
+        }
+    }
+    Ok(d)
+}
+
+/// A correctly rounded reduction (`ivjit::reduction`): `kind` is `sum`, `sum_abs`, `sum_sqr`
+/// or `dot`; `rounding` `nearest`, `down` or `up`.
+#[pyfunction]
+#[pyo3(signature = (kind, x, y = None, rounding = "nearest"))]
+fn _reduce(kind: &str, x: Vec<f64>, y: Option<Vec<f64>>, rounding: &str) -> PyResult<f64> {
+    use ivjit::{reduction, Round};
+    let r = match rounding {
+        "nearest" => Round::Nearest,
+        "down" => Round::Down,
+        "up" => Round::Up,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "rounding must be 'nearest', 'down' or 'up', not {rounding:?}"
+            )))
+        }
+    };
+    Ok(match (kind, y) {
+        ("sum", None) => reduction::sum(&x, r),
+        ("sum_abs", None) => reduction::sum_abs(&x, r),
+        ("sum_sqr", None) => reduction::sum_sqr(&x, r),
+        ("dot", Some(y)) if y.len() == x.len() => reduction::dot(&x, &y, r),
+        ("dot", Some(y)) => {
+            return Err(InputError::new_err(format!(
+                "dot needs vectors of one length, not {} and {}",
+                x.len(),
+                y.len()
+            )))
+        }
+        _ => return Err(PyValueError::new_err(format!("no reduction {kind:?}"))),
+    })
+}
+
 #[pymodule]
 fn _ivjit(m: &pyo3::Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(compile, m)?)?;
+    m.add_function(wrap_pyfunction!(relate, m)?)?;
+    m.add_function(wrap_pyfunction!(_reduce, m)?)?;
     m.add_class::<Function>()?;
     m.add_class::<PinnedBuffer>()?;
     m.add_function(wrap_pyfunction!(_pinned, m)?)?;

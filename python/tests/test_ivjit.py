@@ -92,3 +92,29 @@ def test_containment_against_mpmath_on_random_boxes(source, fn):
             pt = {v: mpmath.mpf(rng.uniform(los[v][i], his[v][i])) for v in "xyz"}
             y = fn(pt["x"], pt["y"], pt["z"])
             assert mpmath.mpf(lo[i]) <= y <= mpmath.mpf(hi[i]), (source, i, pt, lo[i], hi[i])
+
+
+def test_relate_compares_intervals_exactly():
+    r = ivjit.relate((1.0, 2.0), "[2, 3]_dac", member=2.0)
+    assert r["overlap"] == "meets"
+    assert r["precedes"] and not r["strictPrecedes"]
+    assert r["isMember"] and r["isCommonInterval"]
+    empty = ivjit.relate((float("nan"), float("nan")), (0.0, 1.0))
+    assert empty["isEmpty"] and empty["subset"] and empty["overlap"] == "firstEmpty"
+    nai = ivjit.relate("[nai]", (0.0, 1.0))
+    assert nai["isNaI"] and not nai["subset"] and nai["overlap"] is None
+    with pytest.raises(ivjit.InputError, match="not a double"):
+        ivjit.relate("[0, 0.1]")
+
+
+def test_reductions_round_once():
+    from ivjit import reduction
+
+    assert reduction.sum([1e16, 1.0, -1e16]) == 1.0
+    assert reduction.dot([1e308, 1e308], [2.0, -2.0]) == 0.0
+    third = reduction.sum([1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0], rounding="down")
+    assert third < reduction.sum([1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0], rounding="up")
+    assert reduction.sum_sqr([3.0, 4.0]) == 25.0
+    assert math.isnan(reduction.sum([1.0, float("inf"), float("-inf")]))
+    with pytest.raises(ValueError, match="rounding"):
+        reduction.sum([1.0], rounding="sideways")

@@ -4,6 +4,7 @@ mod batch;
 mod bench;
 mod output;
 mod progress;
+pub mod relate;
 mod render;
 pub mod solve;
 

@@ -393,8 +393,11 @@ impl Graph {
     /// Adds a node (or finds the identical one), folding it when all arguments are constants.
     pub fn add(&mut self, op: Op, span: Span) -> NodeId {
         let args = op.args();
-        // An empty argument makes every operation empty, except the hull, which ignores it.
+        // An empty argument makes every operation empty, except the hull, which ignores it, and
+        // the functions of an enclosure (inf of the empty set is +inf; cancelMinus of the empty
+        // set and an unbounded one is the whole line): the folder computes those.
         let is_empty = |g: &Graph, a: NodeId| g.as_const(a).is_some_and(|c| c.is_empty());
+        let of_enclosure = matches!(op, Op::Numeric(..) | Op::CancelMinus(..));
         if let Op::Hull(a, b) = op {
             if is_empty(self, a) {
                 return b;
@@ -402,7 +405,7 @@ impl Graph {
             if is_empty(self, b) {
                 return a;
             }
-        } else if args.iter().any(|&a| is_empty(self, a)) {
+        } else if !of_enclosure && args.iter().any(|&a| is_empty(self, a)) {
             return self.add(Op::Const(Interval::EMPTY), span);
         }
         if let Some(fold) = self.folder {

@@ -391,3 +391,79 @@ fn the_oracle_follows_the_definitions() {
     );
     assert_eq!(eo::as_interval(f64::INFINITY, Fmt::F32).0, f32::MAX as f64);
 }
+
+/// A constant argument folds (in the IR, at compile time) to what a variable argument evaluates
+/// to: the IR's shortcut "an empty argument gives the empty set" must not apply to these
+/// functions (`inf([empty])` is `[max, inf]`, `cancelMinus([empty], [entire])` the whole line).
+#[test]
+fn constant_arguments_fold_to_what_variables_evaluate() {
+    use ivjit::internals::syntax::number::hexf64;
+    let tiny = f64::from_bits(1);
+    let ivs = [
+        Interval::EMPTY,
+        Interval::ENTIRE,
+        Interval {
+            lo: f64::NEG_INFINITY,
+            hi: -2.0,
+        },
+        Interval {
+            lo: 0.0,
+            hi: f64::INFINITY,
+        },
+        Interval { lo: 1.0, hi: 2.0 },
+        Interval { lo: -3.0, hi: 1.0 },
+        Interval {
+            lo: f64::MAX,
+            hi: f64::MAX,
+        },
+        Interval {
+            lo: -f64::MAX,
+            hi: f64::MAX,
+        },
+        Interval {
+            lo: -tiny,
+            hi: 2.0 * tiny,
+        },
+        Interval { lo: 0.0, hi: 0.0 },
+    ];
+    let text = |iv: &Interval| {
+        if iv.is_empty() {
+            "[empty]".to_string()
+        } else {
+            let b = |x: f64| match x {
+                f64::INFINITY => "inf".to_string(),
+                f64::NEG_INFINITY => "-inf".to_string(),
+                x => hexf64(x),
+            };
+            format!("[{}, {}]", b(iv.lo), b(iv.hi))
+        }
+    };
+    for &(op, arity, outputs) in OPERATIONS {
+        for name in outputs {
+            let vars = ["x", "y"][..arity].join(", ");
+            let eval = Evaluator::new(
+                &Expression::parse(&format!("{name}({vars})")).unwrap(),
+                Precision::F64,
+                BackendChoice::Cpu,
+            )
+            .unwrap();
+            for a in &ivs {
+                for b in ivs.iter().take(if arity == 2 { ivs.len() } else { 1 }) {
+                    let args: Vec<Interval> = [*a, *b][..arity].to_vec();
+                    let consts: Vec<String> = args.iter().map(text).collect();
+                    let src = format!("{name}({})", consts.join(", "));
+                    let folded = Expression::parse(&src).unwrap();
+                    let folded = Evaluator::new(&folded, Precision::F64, BackendChoice::Cpu)
+                        .unwrap()
+                        .eval(&[])
+                        .unwrap()[0];
+                    let got = eval.eval(&args).unwrap()[0];
+                    assert!(
+                        eo::same(pair(&got), pair(&folded)),
+                        "{op}: {src} folds to {folded}, evaluates to {got}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -697,3 +697,39 @@ fn solve_proves_the_zeros_unique() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("as many equations"), "{}", stderr(&o));
 }
+
+#[test]
+fn relate_prints_the_comparisons_of_two_intervals() {
+    let o = ivjit(&["relate", "[1, 2]_dac", "[2, 3]", "--member", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for line in [
+        "A = [1, 2]_dac",
+        "isMember(2, A): true",
+        "overlap(A, B): meets",
+        "precedes(A, B): true",
+        "strictPrecedes(A, B): false",
+        "subset(A, B): false",
+        "less(A, B): true",
+    ] {
+        assert!(out.lines().any(|l| l == line), "{line} not in\n{out}");
+    }
+    let o = ivjit(&["relate", "[empty]", "[nai]", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert_eq!(v["isEmpty"], true);
+    assert_eq!(v["subset"], false, "every comparison with NaI is false");
+    assert!(v["overlap"].is_null());
+}
+
+#[test]
+fn relate_refuses_bounds_that_are_not_doubles() {
+    // [0, 0.1] precedes [0.1, 1] as written; rounded outward it would not: an error instead.
+    let o = ivjit(&["relate", "[0, 0.1]", "[0.1, 1]"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("'0.1' is not a double") && err.contains("0x1.999999999999ap-4"),
+        "{err}"
+    );
+}
