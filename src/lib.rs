@@ -45,7 +45,7 @@ mod lower;
 mod point;
 mod ptx;
 pub mod reduction;
-mod relation;
+pub mod relation;
 mod rewrite;
 mod round;
 mod scalar;

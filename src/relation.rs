@@ -78,6 +78,34 @@ impl fmt::Display for Overlap {
     }
 }
 
+/// A boolean function of one decorated interval.
+pub type Predicate = fn(&DecoratedInterval) -> bool;
+
+/// A boolean function of two decorated intervals.
+pub type Relation = fn(&DecoratedInterval, &DecoratedInterval) -> bool;
+
+/// IEEE 1788's boolean functions of one interval, by the standard's names (what `ivjit relate`
+/// and the Python package print).
+pub const PREDICATES: [(&str, Predicate); 5] = [
+    ("isEmpty", DecoratedInterval::is_empty),
+    ("isEntire", DecoratedInterval::is_entire),
+    ("isNaI", DecoratedInterval::is_nai),
+    ("isCommonInterval", DecoratedInterval::is_common),
+    ("isSingleton", DecoratedInterval::is_singleton),
+];
+
+/// IEEE 1788's boolean functions of two intervals, by the standard's names.
+pub const RELATIONS: [(&str, Relation); 8] = [
+    ("equal", DecoratedInterval::equal),
+    ("subset", DecoratedInterval::subset),
+    ("interior", DecoratedInterval::interior),
+    ("disjoint", DecoratedInterval::disjoint),
+    ("less", DecoratedInterval::less),
+    ("strictLess", DecoratedInterval::strict_less),
+    ("precedes", DecoratedInterval::precedes),
+    ("strictPrecedes", DecoratedInterval::strict_precedes),
+];
+
 impl Interval {
     /// `isEntire`: the whole real line.
     pub fn is_entire(&self) -> bool {

@@ -954,7 +954,8 @@ fn compile(
 fn decorated_arg(v: &pyo3::Bound<'_, PyAny>) -> PyResult<ivjit::DecoratedInterval> {
     use ivjit::{DecoratedInterval, Interval};
     if let Ok(text) = v.extract::<String>() {
-        return DecoratedInterval::parse_exact(&text).map_err(|e| InputError::new_err(e.to_string()));
+        return DecoratedInterval::parse_exact(&text)
+            .map_err(|e| InputError::new_err(e.to_string()));
     }
     let interval = if let Ok((lo, hi)) = v.extract::<(f64, f64)>() {
         if lo.is_nan() && hi.is_nan() {
@@ -984,17 +985,9 @@ fn relate<'py>(
     b: Option<&pyo3::Bound<'py, PyAny>>,
     member: Option<f64>,
 ) -> PyResult<pyo3::Bound<'py, PyDict>> {
-    use ivjit::DecoratedInterval as D;
     let a = decorated_arg(a)?;
     let d = PyDict::new(py);
-    let unary: [(&str, fn(&D) -> bool); 5] = [
-        ("isEmpty", D::is_empty),
-        ("isEntire", D::is_entire),
-        ("isNaI", D::is_nai),
-        ("isCommonInterval", D::is_common),
-        ("isSingleton", D::is_singleton),
-    ];
-    for (name, f) in unary {
+    for (name, f) in ivjit::relation::PREDICATES {
         d.set_item(name, f(&a))?;
     }
     if let Some(x) = member {
@@ -1003,17 +996,7 @@ fn relate<'py>(
     if let Some(b) = b {
         let b = decorated_arg(b)?;
         d.set_item("overlap", a.overlap(&b).map(|o| o.name()))?;
-        let binary: [(&str, fn(&D, &D) -> bool); 8] = [
-            ("equal", D::equal),
-            ("subset", D::subset),
-            ("interior", D::interior),
-            ("disjoint", D::disjoint),
-            ("less", D::less),
-            ("strictLess", D::strict_less),
-            ("precedes", D::precedes),
-            ("strictPrecedes", D::strict_precedes),
-        ];
-        for (name, f) in binary {
+        for (name, f) in ivjit::relation::RELATIONS {
             d.set_item(name, f(&a, &b))?;
         }
     }

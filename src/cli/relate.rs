@@ -48,14 +48,7 @@ pub fn relate(args: RelateArgs) -> Result<(), Failure> {
     let member = args.member.as_deref().map(exact_number).transpose()?;
     // (the standard's name, its arguments as text prints them, the value)
     let mut rows: Vec<(&str, String, serde_json::Value)> = Vec::new();
-    let unary: [(&str, fn(&DecoratedInterval) -> bool); 5] = [
-        ("isEmpty", DecoratedInterval::is_empty),
-        ("isEntire", DecoratedInterval::is_entire),
-        ("isNaI", DecoratedInterval::is_nai),
-        ("isCommonInterval", DecoratedInterval::is_common),
-        ("isSingleton", DecoratedInterval::is_singleton),
-    ];
-    for (name, f) in unary {
+    for (name, f) in ivjit::relation::PREDICATES {
         rows.push((name, "A".into(), f(&a).into()));
     }
     if let (Some(x), Some(text)) = (member, &args.member) {
@@ -66,23 +59,12 @@ pub fn relate(args: RelateArgs) -> Result<(), Failure> {
         ));
     }
     if let Some(b) = &b {
-        type Relation = fn(&DecoratedInterval, &DecoratedInterval) -> bool;
-        let relations: [(&str, Relation); 8] = [
-            ("equal", DecoratedInterval::equal),
-            ("subset", DecoratedInterval::subset),
-            ("interior", DecoratedInterval::interior),
-            ("disjoint", DecoratedInterval::disjoint),
-            ("less", DecoratedInterval::less),
-            ("strictLess", DecoratedInterval::strict_less),
-            ("precedes", DecoratedInterval::precedes),
-            ("strictPrecedes", DecoratedInterval::strict_precedes),
-        ];
         // NaI has no overlap state (the standard leaves it undefined): null in JSON.
         let overlap = a
             .overlap(b)
             .map_or(serde_json::Value::Null, |o| o.name().into());
         rows.push(("overlap", "A, B".into(), overlap));
-        for (name, f) in relations {
+        for (name, f) in ivjit::relation::RELATIONS {
             rows.push((name, "A, B".into(), f(&a, b).into()));
         }
     }

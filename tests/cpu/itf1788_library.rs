@@ -10,6 +10,7 @@
 use crate::common::classes::splice_marked;
 use crate::common::itl::{Item, Raw};
 use crate::itf1788::vectors;
+use ivjit::relation::{PREDICATES, RELATIONS};
 use ivjit::{reduction, DecoratedInterval, Decoration, Interval, Round};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -76,18 +77,14 @@ fn word(item: &Item) -> Option<&str> {
 fn answer(raw: &Raw) -> Result<Value, String> {
     let a = &raw.args;
     let iv = |k: usize| interval(a.get(k).ok_or("missing argument")?).ok_or("not an interval");
-    let unary = |f: fn(&DecoratedInterval) -> bool| -> Result<Value, String> {
-        Ok(Value::Bool(f(&iv(0)?)))
-    };
-    let binary = |f: fn(&DecoratedInterval, &DecoratedInterval) -> bool| -> Result<Value, String> {
-        Ok(Value::Bool(f(&iv(0)?, &iv(1)?)))
-    };
+    // The library's tables of the boolean functions, by the standard's names.
+    if let Some((_, f)) = PREDICATES.iter().find(|(n, _)| *n == raw.op) {
+        return Ok(Value::Bool(f(&iv(0)?)));
+    }
+    if let Some((_, f)) = RELATIONS.iter().find(|(n, _)| *n == raw.op) {
+        return Ok(Value::Bool(f(&iv(0)?, &iv(1)?)));
+    }
     match raw.op.as_str() {
-        "isEmpty" => unary(DecoratedInterval::is_empty),
-        "isEntire" => unary(DecoratedInterval::is_entire),
-        "isNaI" => unary(DecoratedInterval::is_nai),
-        "isCommonInterval" => unary(DecoratedInterval::is_common),
-        "isSingleton" => unary(DecoratedInterval::is_singleton),
         "isMember" => {
             let Some(Item::Number(x)) = a.first() else {
                 return Err("isMember without a number".into());
@@ -95,14 +92,6 @@ fn answer(raw: &Raw) -> Result<Value, String> {
             let b = interval(a.get(1).ok_or("missing interval")?).ok_or("not an interval")?;
             Ok(Value::Bool(b.is_member(*x)))
         }
-        "equal" => binary(DecoratedInterval::equal),
-        "subset" => binary(DecoratedInterval::subset),
-        "interior" => binary(DecoratedInterval::interior),
-        "disjoint" => binary(DecoratedInterval::disjoint),
-        "less" => binary(DecoratedInterval::less),
-        "strictLess" => binary(DecoratedInterval::strict_less),
-        "precedes" => binary(DecoratedInterval::precedes),
-        "strictPrecedes" => binary(DecoratedInterval::strict_precedes),
         "overlap" => Ok(Value::Word(
             iv(0)?
                 .overlap(&iv(1)?)
