@@ -1559,9 +1559,15 @@ pub fn splice_section(path: &str, tag: &str, body: &str) {
     );
 }
 
+/// Held by every writer of a generated document: the tests of one binary run in parallel
+/// threads, and an unlocked read-modify-write loses another's section (run 77: the ITF1788
+/// harnesses on 16 cores left docs/conformance.md without its CPU sections).
+pub static DOC_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Writes `body` between the markers `begin` and `end` in the Markdown file `path` (appended
 /// when the markers are not there yet), keeping the rest.
 pub fn splice_marked(path: &str, begin: &str, end: &str, body: &str) {
+    let _guard = DOC_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let old = std::fs::read_to_string(path).unwrap_or_default();
     let new = match (old.find(begin), old.find(end)) {
         (Some(a), Some(b)) if a < b => {

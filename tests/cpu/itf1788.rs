@@ -68,7 +68,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 /// The command that regenerates docs/conformance.md (quoted in the document).
 const REGENERATE: &str =
@@ -1320,9 +1320,10 @@ fn write_markdown(cpu: Option<String>, gpu: Option<String>) {
     let Some(path) = std::env::var_os("IVJIT_CONFORMANCE_OUT") else {
         return;
     };
-    // The CPU and GPU tests run in parallel threads of this process.
-    static LOCK: Mutex<()> = Mutex::new(());
-    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    // The tests run in parallel threads of this process, and others write this document too.
+    let _guard = crate::common::classes::DOC_LOCK
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     let old = std::fs::read_to_string(&path).unwrap_or_default();
     let cpu = cpu
         .or_else(|| section(&old, CPU_BEGIN, CPU_END).map(str::to_string))

@@ -414,7 +414,14 @@ fn class_matrix(dry: bool) {
                 ));
                 continue;
             }
-            let kernel = GpuKernel::with_options(&program, &KernelOptions::default()).unwrap();
+            // No disk cache: a single kernel an earlier process compiled for this program would
+            // be loaded instead of the stages this test is about (run 77: the second run of
+            // the suite on one machine).
+            let options = KernelOptions {
+                cache_dir: ivjit::CacheDir::Off,
+                ..KernelOptions::default()
+            };
+            let kernel = GpuKernel::with_options(&program, &options).unwrap();
             eprintln!(
                 "{fmt:?} {what}: {} instructions, {} outputs, {} rows, staged: {:?} ({:.1?})",
                 program.insts.len(),
