@@ -71,6 +71,15 @@ fn span_table(src: &str, ast: &Ast) -> String {
             ),
             NodeKind::Empty => "Empty".into(),
             NodeKind::Entire => "Entire".into(),
+            NodeKind::Nai => "Nai".into(),
+            NodeKind::Decorated {
+                inner,
+                decoration,
+                decoration_span,
+            } => format!(
+                "Decorated #{} _{decoration}@{}..{}",
+                inner.0, decoration_span.start, decoration_span.end
+            ),
             NodeKind::Neg(a) => format!("Neg #{}", a.0),
             NodeKind::Binary(op, a, b) => format!("Binary {op} #{} #{}", a.0, b.0),
             NodeKind::Call {
@@ -174,6 +183,7 @@ fn span_snapshots() {
             "let y = f(x, 1);\n g( y ) , [ - 1 , inf ]",
         ),
         ("spans_unary_plus", "+ ( x ) * 2"),
+        ("spans_decorated", "x * [1, 2]_def + [empty]_trv - [nai]"),
     ] {
         let ast = parse_ok(src);
         check_invariants(src, &ast);
@@ -447,6 +457,13 @@ fn ast_to_source(ast: &Ast) -> String {
             }
             NodeKind::Empty => out.push_str("[empty]"),
             NodeKind::Entire => out.push_str("[entire]"),
+            NodeKind::Nai => out.push_str("[nai]"),
+            NodeKind::Decorated {
+                inner, decoration, ..
+            } => {
+                go(ast, *inner, out);
+                let _ = write!(out, "_{decoration}");
+            }
             NodeKind::Neg(a) => {
                 out.push_str("(-");
                 go(ast, *a, out);

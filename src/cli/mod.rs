@@ -159,6 +159,12 @@ fn read_source(s: &Source) -> Result<String, Failure> {
 /// The expression and the text its spans point into. A `.vm` file is a Fidget/MPR tape: its own
 /// errors point into the tape, later ones into the expression text it spells.
 pub(crate) fn compile(s: &Source) -> Result<(String, Expression), Failure> {
+    compile_as(s, false)
+}
+
+/// [`compile`]; `decorated`: as a decorated expression (`[nai]` and decorated literals keep
+/// their meaning; the evaluation re-parses it for the decoration inputs it needs).
+fn compile_as(s: &Source, decorated: bool) -> Result<(String, Expression), Failure> {
     let text = read_source(s)?;
     if s.file
         .as_deref()
@@ -167,7 +173,12 @@ pub(crate) fn compile(s: &Source) -> Result<(String, Expression), Failure> {
         let expr = Expression::parse_tape(&text).map_err(|e| failure(e, &text))?;
         return Ok((expr.source().to_string(), expr));
     }
-    let expr = Expression::parse(&text).map_err(|e| {
+    let parsed = if decorated {
+        Expression::parse_decorated(&text)
+    } else {
+        Expression::parse(&text)
+    };
+    let expr = parsed.map_err(|e| {
         let mut f = failure(e, &text);
         if let Some(hint) = file_hint(s, &text) {
             f.message = format!("{}\n{hint}", f.message.trim_end());
@@ -251,7 +262,7 @@ pub fn eval(args: EvalArgs) -> Result<(), Failure> {
 }
 
 fn eval_with(args: EvalArgs) -> Result<(), Failure> {
-    let (text, expr) = compile(&args.source)?;
+    let (text, expr) = compile_as(&args.source, args.decorations)?;
     // The same outputs and variables, evaluated in the mean-value or the monotone form.
     let expr = if args.mean_value {
         expr.mean_value_form().map_err(|e| failure(e, &text))?

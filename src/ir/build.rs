@@ -2,6 +2,7 @@
 
 use super::functions::{self, CONSTANTS};
 use super::{Graph, NodeId, NumericFn, Op};
+use crate::decoration::{DecoratedInterval, Decoration};
 use crate::interval::{Interval, IntervalError};
 use crate::point::{DerivedFn, Expansion};
 use crate::scalar::{BinaryFn, RoundInt, UnaryFn};
@@ -176,6 +177,21 @@ impl<'a> Builder<'a> {
             }
             NodeKind::Empty => Op::Const(Interval::EMPTY),
             NodeKind::Entire => Op::Const(Interval::ENTIRE),
+            NodeKind::Nai if self.decorated => Op::DecoratedConst(Interval::EMPTY, Decoration::Ill),
+            NodeKind::Nai => {
+                return Err(Diagnostic::new(
+                    span,
+                    "[nai] (not an interval) has a meaning only where decorations are computed",
+                )
+                .with_help(
+                    "evaluate with decorations (--decorations; Expression::parse_decorated)",
+                ))
+            }
+            NodeKind::Decorated {
+                inner,
+                decoration,
+                decoration_span,
+            } => return self.decorated_literal(*inner, decoration, *decoration_span, span),
             NodeKind::Name(name) => return self.name(name, span),
             NodeKind::Neg(a) => Op::Neg(self.arg(*a)),
             NodeKind::Binary(op, a, b) => {
@@ -195,6 +211,38 @@ impl<'a> Builder<'a> {
             } => return self.call(name, *name_span, args, span),
         };
         Ok(self.graph.add(op, span))
+    }
+
+    /// `[a, b]_dec`: the literal's constant with its decoration where decorations are
+    /// computed (a node of its own unless the decoration is the one `newDec` gives, so that no
+    /// folding drops it), the constant alone elsewhere.
+    fn decorated_literal(
+        &mut self,
+        inner: AstId,
+        name: &str,
+        name_span: Span,
+        span: Span,
+    ) -> Result<NodeId, Diagnostic> {
+        let Some(d) = Decoration::from_name(name) else {
+            let shown = crate::syntax::lexer::shorten(name);
+            return Err(
+                Diagnostic::new(name_span, format!("'_{shown}' is not a decoration"))
+                    .with_help("write _com, _dac, _def, _trv or _ill after the ']'"),
+            );
+        };
+        let c = self
+            .graph
+            .as_const(self.arg(inner))
+            .expect("an interval literal is a constant");
+        let decorated = DecoratedInterval::new(c, d)
+            .map_err(|e| Diagnostic::new(span, format!("invalid decorated literal: {e}")))?;
+        if !self.decorated || decorated.decoration == Decoration::of(c) {
+            return Ok(self.arg(inner));
+        }
+        Ok(self.graph.add(
+            Op::DecoratedConst(decorated.interval, decorated.decoration),
+            span,
+        ))
     }
 
     fn name(&mut self, name: &'a str, span: Span) -> Result<NodeId, Diagnostic> {
@@ -542,6 +590,7 @@ fn children(kind: &NodeKind) -> Vec<AstId> {
         NodeKind::Neg(a) => vec![*a],
         NodeKind::Binary(_, a, b) => vec![*a, *b],
         NodeKind::Call { args, .. } => args.clone(),
+        NodeKind::Decorated { inner, .. } => vec![*inner],
         _ => vec![],
     }
 }

@@ -648,7 +648,7 @@ impl Diff {
                     zero
                 }
             }
-            Op::Const(_) => zero,
+            Op::Const(_) | Op::DecoratedConst(..) => zero,
             Op::Neg(a) => self.neg(d(a)),
             Op::Add(a, b) => self.add(d(a), d(b)),
             Op::Sub(a, b) => self.sub(d(a), d(b)),

@@ -13,6 +13,7 @@ pub mod functions;
 pub mod sign;
 pub mod text;
 
+use crate::decoration::Decoration;
 use crate::interval::Interval;
 use crate::scalar::RoundInt;
 pub use crate::scalar::{BinaryFn, PointFn, UnaryFn};
@@ -38,6 +39,10 @@ pub enum Op {
     Var(u32),
     /// A constant interval with f64 bounds (possibly empty).
     Const(Interval),
+    /// A literal written with an IEEE 1788 decoration that differs from the one `newDec` gives
+    /// its interval (`[1, 2]_def`, `[nai]`): made only by decorated builds, whose lowering
+    /// starts its decoration there; its value is the interval's. Never folded into its users.
+    DecoratedConst(Interval, Decoration),
     /// `-x`.
     Neg(NodeId),
     /// `a + b`.
@@ -178,7 +183,7 @@ impl Op {
     /// The node's interval arguments, in order.
     pub fn args(&self) -> Vec<NodeId> {
         match *self {
-            Op::Var(_) | Op::Const(_) => vec![],
+            Op::Var(_) | Op::Const(_) | Op::DecoratedConst(..) => vec![],
             Op::Neg(a)
             | Op::Sqr(a)
             | Op::Sqrt(a)
@@ -211,7 +216,7 @@ impl Op {
     /// The same operation on other arguments (same count, same order as [`Op::args`]).
     pub(crate) fn with_args(&self, a: &[NodeId]) -> Op {
         match *self {
-            Op::Var(_) | Op::Const(_) => *self,
+            Op::Var(_) | Op::Const(_) | Op::DecoratedConst(..) => *self,
             Op::Neg(_) => Op::Neg(a[0]),
             Op::Sqr(_) => Op::Sqr(a[0]),
             Op::Sqrt(_) => Op::Sqrt(a[0]),
@@ -248,6 +253,7 @@ impl Op {
         match self {
             Op::Var(_) => "var",
             Op::Const(_) => "const",
+            Op::DecoratedConst(..) => "decorated const",
             Op::Neg(_) => "neg",
             Op::Add(..) => "add",
             Op::Sub(..) => "sub",
@@ -298,6 +304,7 @@ impl Op {
         match *self {
             Op::Const(c) if c.is_empty() => OpKey::EmptyConst,
             Op::Const(c) => OpKey::Const(c.lo.to_bits(), c.hi.to_bits()),
+            Op::DecoratedConst(c, d) => OpKey::DecoratedConst(c.lo.to_bits(), c.hi.to_bits(), d),
             op => {
                 let mut args = op.args();
                 if op.commutative() {
@@ -318,6 +325,7 @@ impl Op {
 enum OpKey {
     EmptyConst,
     Const(u64, u64),
+    DecoratedConst(u64, u64, Decoration),
     Other(&'static str, Vec<NodeId>, i64),
 }
 

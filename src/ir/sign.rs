@@ -130,7 +130,7 @@ pub(crate) fn fact_of(op: Op, facts: &[Fact]) -> Fact {
     let either_empty = |a: NodeId, b: NodeId| f(a).maybe_empty || f(b).maybe_empty;
     match op {
         Op::Var(_) => Fact::UNKNOWN,
-        Op::Const(c) => {
+        Op::Const(c) | Op::DecoratedConst(c, _) => {
             if c.is_empty() {
                 // Vacuously every claim holds; it is certainly empty.
                 return Fact {

@@ -33,6 +33,9 @@ pub fn to_text(g: &Graph) -> String {
             Op::Const(c) => {
                 let _ = write!(s, " {c}");
             }
+            Op::DecoratedConst(c, d) => {
+                let _ = write!(s, " {c}_{d}");
+            }
             Op::Pown(a, n) | Op::Rootn(a, n) => {
                 let _ = write!(s, " {}, {n}", name(a));
             }

@@ -82,6 +82,7 @@ pub fn lower_decorated(
                 Lazy::new(vec![code], bounded)
             }
             Op::Const(c) => Lazy::new(l.const_code(c).into_iter().collect(), Vec::new()),
+            Op::DecoratedConst(c, d) => Lazy::new(vec![l.literal_code(c, d)], Vec::new()),
             // The witness's decoration, `com` only where the value itself is bounded; the
             // value's own decoration (an expansion's intersections: trv) does not count.
             Op::Decorated(_, w) => {
@@ -123,7 +124,7 @@ pub fn lower_decorated(
     let mut decorations: Vec<(Value, Value)> = Vec::new();
     for o in &g.outputs {
         let (v, lazy) = vals[o.index()].clone().expect("outputs are live");
-        let (value, d) = l.output(v, &lazy, inputs);
+        let (value, d) = l.output(v, &lazy, may_be_nai(g, inputs));
         outputs.push(value);
         decorations.push((d, d));
     }
@@ -189,6 +190,7 @@ fn lower_one_output(
         let own = match op {
             Op::Var(k) => Some(l.var_code(v, inputs, n + k)),
             Op::Const(c) => l.const_code(c),
+            Op::DecoratedConst(c, d) => Some(l.literal_code(c, d)),
             Op::Decorated(..) => None,
             _ => {
                 let rule = l.local_rule(op, &ivs, v);
@@ -211,8 +213,15 @@ fn lower_one_output(
     }
     let v = vals[out.index()].expect("the output is live");
     let lazy = Lazy::new(code.into_iter().collect(), flag.into_iter().collect());
-    let (value, d) = l.output(v, &lazy, inputs);
+    let (value, d) = l.output(v, &lazy, may_be_nai(g, inputs));
     super::finish(l, vec![value, (d, d)])
+}
+
+/// Whether an output may be decorated `ill`: from a given decoration or a `[nai]` literal.
+fn may_be_nai(g: &Graph, inputs: DecorationInputs) -> bool {
+    inputs == DecorationInputs::Given
+        || g.ids()
+            .any(|id| matches!(g.op(id), Op::DecoratedConst(_, Decoration::Ill)))
 }
 
 /// Whether a node tests its own result's boundedness (its decoration is `com` only where the
@@ -224,6 +233,7 @@ fn tests_bound(op: Op) -> bool {
         && !matches!(
             op,
             Op::Const(_)
+                | Op::DecoratedConst(..)
                 | Op::Elem(UnaryFn::Tan, _)
                 | Op::Elem2(BinaryFn::Atan2, ..)
                 | Op::RoundInt(..)
@@ -406,19 +416,31 @@ impl Lowering {
         }
     }
 
+    /// A decorated literal's code: the one written, lowered to what its value in the program's
+    /// precision may carry (`[1, 1e39]_com` is dac in f32, where 1e39 is past the floats).
+    fn literal_code(&mut self, c: Interval, d: Decoration) -> Value {
+        let c = match self.b.precision() {
+            Precision::F64 => c,
+            Precision::F32 => c.to_f32_enclosure(),
+        };
+        self.decoration(d.min(Decoration::of(c)))
+    }
+
     /// An output's bounds and decoration code from its value `v` and pending decoration. An
     /// empty result carries at most trv (IEEE 1788 §8.4): every rule gives that already (no
-    /// operation empties a box it is defined on, an empty input is trv); this states it. With
-    /// given decorations an `ill` one (NaI) has the empty set's bounds.
-    fn output(&mut self, v: Iv, d: &Lazy, inputs: DecorationInputs) -> ((Value, Value), Value) {
+    /// operation empties a box it is defined on, an empty input is trv); this states it. Where
+    /// the program `may_be_nai` (given decorations, or a `[nai]` literal), an `ill` output has
+    /// the empty set's bounds.
+    fn output(&mut self, v: Iv, d: &Lazy, may_be_nai: bool) -> ((Value, Value), Value) {
         let d = self.materialize(d);
         let empty = self.b.is_nan(v.lo);
         let trv = self.decoration(Decoration::Trv);
         let capped = self.b.min(d, trv);
         let d = self.b.select(empty, capped, d);
-        let value = match inputs {
-            DecorationInputs::Given => self.nai_empty(v, d),
-            DecorationInputs::FromBounds => (v.lo, v.hi),
+        let value = if may_be_nai {
+            self.nai_empty(v, d)
+        } else {
+            (v.lo, v.hi)
         };
         (value, d)
     }
@@ -637,6 +659,7 @@ impl Lowering {
             | Op::Descent(..)
             | Op::Var(_)
             | Op::Const(_)
+            | Op::DecoratedConst(..)
             | Op::Pow(..)
             | Op::CancelMinus(..) => Local::Explicit(self.decoration(Decoration::Trv)),
             // A number computed from the argument's enclosure: a constant on the box, `com`
@@ -877,5 +900,34 @@ mod tests {
         assert_eq!(eval1("x", x, Ill).1, code(Ill));
         assert_eq!(eval1("sqrt(x - 1.5)", x, Com).1, code(Trv));
         assert_eq!(eval1("1 / (x - 3)", x, Com).1, code(Com));
+    }
+
+    /// A decorated literal starts its decoration where it is written, through folding: the
+    /// constant expression around it stays an operation, and `[nai]` makes its users NaI
+    /// with the empty set's bounds even where the variables' decorations come from their
+    /// bounds.
+    #[test]
+    fn decorated_literals_keep_their_decoration() {
+        use Decoration::*;
+        let x = Interval::new(1.0, 2.0).unwrap();
+        let iv = |lo: f64, hi: f64| Interval::new(lo, hi).unwrap();
+        assert_eq!(eval1("x + [1, 2]_def", x, Com), (iv(2.0, 4.0), code(Def)));
+        assert_eq!(eval1("[1, 2]_def + 1", x, Com), (iv(2.0, 3.0), code(Def)));
+        assert_eq!(eval1("sqrt([4, 9]_dac) * x", x, Com).1, code(Dac));
+        assert_eq!(eval1("x * [1, 2]_com", x, Def).1, code(Def));
+        assert_eq!(eval1("[empty]_trv + 1", x, Com).1, code(Trv));
+        let (v, d) = eval1("hull([nai], x)", x, Com);
+        assert!(v.is_empty() && d == code(Ill), "{v} {d}");
+        // From the bounds: the literal's NaI still empties the output.
+        let g = build_decorated(&parse("hull(x, [nai])").unwrap(), Some(fold_decorated)).unwrap();
+        let p = lower_decorated(&g, Precision::F64, DecorationInputs::FromBounds).unwrap();
+        let out = crate::scalar::interp::eval(&p, &[(1.0, 2.0)]).unwrap();
+        assert!(out[0].0.is_nan() && out[1].0 == code(Ill), "{out:?}");
+        // In f32, a bound past the floats makes com dac, as for a variable's box.
+        let g =
+            build_decorated(&parse("[1, 1e39]_com + x").unwrap(), Some(fold_decorated)).unwrap();
+        let p = lower_decorated(&g, Precision::F32, DecorationInputs::FromBounds).unwrap();
+        let out = crate::scalar::interp::eval(&p, &[(1.0, 2.0)]).unwrap();
+        assert_eq!(out[1].0, code(Dac));
     }
 }

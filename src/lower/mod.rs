@@ -215,7 +215,7 @@ impl Lowering {
                 lo: self.b.input(v, Bound::Lo),
                 hi: self.b.input(v, Bound::Hi),
             },
-            Op::Const(c) => self.constant(c),
+            Op::Const(c) | Op::DecoratedConst(c, _) => self.constant(c),
             Op::Neg(_) => self.neg(a[0]),
             Op::Add(..) => {
                 let lo = self.b.add(a[0].lo, a[1].lo, Round::Down);

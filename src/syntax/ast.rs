@@ -86,6 +86,18 @@ pub enum NodeKind {
     Empty,
     /// `[entire]`.
     Entire,
+    /// An interval literal with a decoration suffix, `[1, 2]_dac` (`inner` is the literal;
+    /// the name is checked where the literal is built).
+    Decorated {
+        /// The interval literal.
+        inner: NodeId,
+        /// The name after `_`, as written.
+        decoration: String,
+        /// Where `_name` is in the source.
+        decoration_span: Span,
+    },
+    /// `[nai]`, IEEE 1788's "not an interval" (decorated evaluation only).
+    Nai,
     /// A name: a variable, a `let` binding, or a constant such as `pi`.
     Name(String),
     /// Unary minus.

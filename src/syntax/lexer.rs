@@ -80,6 +80,10 @@ pub(crate) enum Tok<'a> {
     /// `]`
     #[token("]")]
     RBracket,
+    /// `]_name`: the end of an interval literal with a decoration suffix written right after
+    /// it (`[1, 2]_dac`); carries the name after the `_` (checked by the IR builder).
+    #[regex(r"\]_[A-Za-z0-9_]*", |lex| &lex.slice()[2..])]
+    RBracketDecorated(&'a str),
     /// `,`: separates arguments, bounds and outputs
     #[token(",")]
     Comma,
@@ -97,6 +101,7 @@ impl Tok<'_> {
         match self {
             Tok::Num(s) => format!("the number '{}'", shorten(s)),
             Tok::Name(s) => format!("the name '{}'", shorten(s)),
+            Tok::RBracketDecorated(s) => format!("']_{}'", shorten(s)),
             other => format!("'{}'", other.punct()),
         }
     }
@@ -117,6 +122,7 @@ impl Tok<'_> {
             Tok::Comma => ",",
             Tok::Semi => ";",
             Tok::Eq => "=",
+            Tok::RBracketDecorated(_) => "]_",
             Tok::Name(_) | Tok::Num(_) | Tok::BadNumber => "",
         }
     }
@@ -125,7 +131,7 @@ impl Tok<'_> {
     pub(crate) fn ends_operand(&self) -> bool {
         matches!(
             self,
-            Tok::Num(_) | Tok::Name(_) | Tok::RParen | Tok::RBracket
+            Tok::Num(_) | Tok::Name(_) | Tok::RParen | Tok::RBracket | Tok::RBracketDecorated(_)
         )
     }
 
@@ -365,6 +371,12 @@ mod tests {
         );
         assert_eq!(toks("1e-3x"), vec![Tok::Num("1e-3"), Tok::Name("x")]);
         assert_eq!(toks("1-e"), vec![Tok::Num("1"), Tok::Minus, Tok::Name("e")]);
+        // A decoration suffix belongs to the ']' it follows directly; after a space it is a name.
+        assert_eq!(
+            toks("[1]_dac"),
+            vec![Tok::LBracket, Tok::Num("1"), Tok::RBracketDecorated("dac")]
+        );
+        assert_eq!(toks("] _dac"), vec![Tok::RBracket, Tok::Name("_dac")]);
         assert_eq!(
             toks("let letx # c\n x"),
             vec![Tok::Let, Tok::Name("letx"), Tok::Name("x")]

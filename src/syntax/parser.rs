@@ -51,6 +51,27 @@ impl Builder {
         id
     }
 
+    /// The node of a decorated literal: `inner` (spanning `start..dl + 1`, up to its `]`)
+    /// with the suffix `_name` that starts at `dl + 1`; the whole spans `start..end`.
+    pub(crate) fn decorated(
+        &self,
+        inner: NodeId,
+        name: &str,
+        start: usize,
+        dl: usize,
+        end: usize,
+    ) -> NodeId {
+        self.push(
+            NodeKind::Decorated {
+                inner,
+                decoration: name.to_string(),
+                decoration_span: Span::new(dl + 1, end),
+            },
+            start,
+            end,
+        )
+    }
+
     /// The error for `[name]` where name is not `empty` or `entire`.
     pub(crate) fn bad_special_interval(name: &str, start: usize, end: usize) -> Diagnostic {
         let span = Span::new(start, end);
@@ -485,6 +506,20 @@ pub(crate) fn write_sexpr(ast: &Ast, root: NodeId, out: &mut String) {
             }
             NodeKind::Empty => out.push_str("[empty]"),
             NodeKind::Entire => out.push_str("[entire]"),
+            NodeKind::Nai => out.push_str("[nai]"),
+            NodeKind::Decorated {
+                inner, decoration, ..
+            } => {
+                stack.push(Item::Text(match decoration.as_str() {
+                    "com" => "_com",
+                    "dac" => "_dac",
+                    "def" => "_def",
+                    "trv" => "_trv",
+                    "ill" => "_ill",
+                    _ => "_?",
+                }));
+                stack.push(Item::Node(*inner));
+            }
             NodeKind::Neg(a) => {
                 out.push_str("(- ");
                 stack.push(Item::Text(")"));

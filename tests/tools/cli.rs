@@ -733,3 +733,48 @@ fn relate_refuses_bounds_that_are_not_doubles() {
         "{err}"
     );
 }
+
+#[test]
+fn decorated_literals_in_expressions() {
+    // [1, 2]_def: a value that rests on a function only known to be defined.
+    let o = ivjit(&[
+        "eval",
+        "x + [1, 2]_def, x * [nai]",
+        "--decorations",
+        "--var",
+        "x=[0,1]",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<String> = stdout(&o).lines().map(String::from).collect();
+    assert_eq!(lines, ["[1, 3]_def", "[nai]"]);
+    // Without --decorations a decoration suffix changes nothing; [nai] has no meaning.
+    let o = ivjit(&[
+        "eval",
+        "x + [1, 2]_def",
+        "--var",
+        "x=[0,1]",
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(stdout(&o).trim(), "[1, 3]");
+    let o = ivjit(&["eval", "x * [nai]", "--var", "x=[0,1]", "--backend", "cpu"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--decorations"), "{}", stderr(&o));
+    // An unknown suffix is pointed at.
+    let o = ivjit(&[
+        "eval",
+        "x * [1, 2]_fine",
+        "--var",
+        "x=1",
+        "--backend",
+        "cpu",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("'_fine' is not a decoration") && err.contains("_com"),
+        "{err}"
+    );
+}
