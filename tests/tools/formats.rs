@@ -515,3 +515,49 @@ fn batches_carry_decorations_when_asked() {
         assert!(stderr(&o).contains("row 1"), "{}", stderr(&o));
     }
 }
+
+/// A `.npy` batch with a decoration column per variable (the codes a decorated `.npy` output
+/// holds): the decorations are the inputs', a NaI box (NaN, NaN, 0) gives NaI, and a code
+/// that is none, a decoration the box cannot carry, or three columns without --decorations
+/// are errors that name the cell or say what to add.
+#[test]
+fn npy_batches_take_decoration_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.npy");
+    std::fs::write(
+        &input,
+        npy_f8(&[
+            &[1.0, 4.0, 8.0, 1.0, 2.0, 16.0],
+            &[1.0, 4.0, 16.0, 1.0, 2.0, 12.0],
+            &[NAN, NAN, 0.0, 1.0, 2.0, 16.0],
+        ]),
+    )
+    .unwrap();
+    let out = dir.path().join("out.npy");
+    let o = eval(
+        "sqrt(x) + 1/y",
+        &["--decorations", "--input", p(&input), "--output", p(&out)],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        bits(&read_npy(&out)),
+        bits(&[
+            vec![1.5, 3.0, 8.0],
+            vec![1.5, 3.0, 12.0],
+            vec![NAN, NAN, 0.0]
+        ])
+    );
+    let o = eval("sqrt(x) + 1/y", &["--input", p(&input)]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("add --decorations"), "{}", stderr(&o));
+    for (row, says) in [
+        (&[1.0, f64::INFINITY, 16.0][..], "cannot be decorated com"),
+        (&[1.0, 2.0, 5.0][..], "not a decoration's code"),
+    ] {
+        std::fs::write(&input, npy_f8(&[row])).unwrap();
+        let o = eval("x", &["--decorations", "--input", p(&input)]);
+        assert!(!o.status.success());
+        let err = stderr(&o);
+        assert!(err.contains(says) && err.contains("arr[0, 2]"), "{err}");
+    }
+}

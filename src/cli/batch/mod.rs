@@ -169,7 +169,7 @@ pub fn read(
     progress: &mut Progress,
 ) -> Result<Batch, Failure> {
     if npy::is_npy(path) {
-        npy::read(path, vars, given, progress)
+        npy::read(path, vars, given, decorations, progress)
     } else {
         csv::read(path, vars, given, decorations, progress)
     }

@@ -46,6 +46,7 @@ pub fn read(
     path: &Path,
     vars: &[String],
     given: &[(String, Interval)],
+    decorations: bool,
     progress: &mut Progress,
 ) -> Result<Batch, Failure> {
     let file = path.display();
@@ -62,9 +63,19 @@ pub fn read(
         .filter(|v| !given_names.contains(v.as_str()))
         .cloned()
         .collect();
+    // With --decorations, each variable may have a third column, its decoration's code (as
+    // written to a `.npy` output: 16 com, 12 dac, 8 def, 4 trv, 0 ill): every variable or none.
+    let decorated = decorations && !columns.is_empty() && m == 3 * columns.len();
+    let per = if decorated { 3 } else { 2 };
     let names: Vec<String> = columns
         .iter()
-        .flat_map(|c| [format!("{c}_lo"), format!("{c}_hi")])
+        .flat_map(|c| {
+            let mut v = vec![format!("{c}_lo"), format!("{c}_hi")];
+            if decorated {
+                v.push(format!("{c}_dec"));
+            }
+            v
+        })
         .collect();
     if m != names.len() {
         let expected = if names.is_empty() {
@@ -72,9 +83,16 @@ pub fn read(
         } else {
             names.join(", ")
         };
+        let hint = if !decorations && !columns.is_empty() && m == 3 * columns.len() {
+            " (three columns per variable are decorated boxes: add --decorations)"
+        } else if decorations {
+            " (or three per variable, NAME_dec the decoration's code)"
+        } else {
+            ""
+        };
         return Err(bad(format!(
             "the array has {m} columns, but the expression needs {} columns: {expected} \
-             (the variables in order of first appearance, without those given by --var)",
+             (the variables in order of first appearance, without those given by --var){hint}",
             names.len()
         )));
     }
@@ -118,21 +136,29 @@ pub fn read(
     }
     let value = |i: usize| values[i];
     progress.phase("reading", n as u64);
-    let mut bounds: Vec<Vec<f64>> = Vec::with_capacity(m);
-    for _ in 0..m {
+    let mut bounds: Vec<Vec<f64>> = Vec::with_capacity(2 * columns.len());
+    for _ in 0..2 * columns.len() {
         bounds.push(super::room_for(n, "the batch's inputs")?);
+    }
+    let mut codes: Vec<Option<Vec<f64>>> = Vec::with_capacity(columns.len());
+    for _ in 0..columns.len() {
+        codes.push(if decorated {
+            Some(super::room_for(n, "the batch's decorations")?)
+        } else {
+            None
+        });
     }
     for r in 0..n {
         for k in 0..columns.len() {
-            let (lo, hi) = (value(r * m + 2 * k), value(r * m + 2 * k + 1));
+            let (lo, hi) = (value(r * m + per * k), value(r * m + per * k + 1));
             if !(lo.is_nan() && hi.is_nan()) {
                 Interval::new(lo, hi).map_err(|e| {
                     // The column at fault: the NaN one of a half-empty pair, the upper bound
                     // when it is -inf, the lower bound otherwise.
                     let col = if hi.is_nan() || (lo <= hi && hi == f64::NEG_INFINITY) {
-                        2 * k + 1
+                        per * k + 1
                     } else {
-                        2 * k
+                        per * k
                     };
                     let hint = if lo.is_nan() || hi.is_nan() {
                         " (an empty box is NaN in both columns of the pair)"
@@ -147,17 +173,43 @@ pub fn read(
             }
             bounds[2 * k].push(lo);
             bounds[2 * k + 1].push(hi);
+            if let Some(list) = &mut codes[k] {
+                let col = per * k + 2;
+                let code = value(r * m + col);
+                let at = || {
+                    format!(
+                        "row {r}, column {col} ({}, arr[{r}, {col}] counting from 0)",
+                        names[col]
+                    )
+                };
+                let d = (code.fract() == 0.0 && (0.0..=255.0).contains(&code))
+                    .then(|| ivjit::Decoration::from_code(code as u8))
+                    .flatten()
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "{}: {code} is not a decoration's code: write 16 (com), 12 (dac), 8 \
+                             (def), 4 (trv) or 0 (ill)",
+                            at()
+                        ))
+                    })?;
+                let iv = if lo.is_nan() {
+                    Interval::EMPTY
+                } else {
+                    Interval { lo, hi }
+                };
+                ivjit::DecoratedInterval::new(iv, d).map_err(|e| bad(format!("{}: {e}", at())))?;
+                list.push(code);
+            }
         }
         if r % 65536 == 0 {
             progress.set(r as u64);
         }
     }
     progress.set(n as u64);
-    let decorations = vec![None; columns.len()];
     Ok(Batch {
         columns,
         bounds,
-        decorations,
+        decorations: codes,
         n,
     })
 }
