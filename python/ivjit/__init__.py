@@ -129,6 +129,17 @@ class Function:
             return _device.call(self._native, bounds, out)
         return self._native._eval(bounds, out, progress)
 
+    def decorated(self, **bounds):
+        """IEEE 1788 decorated evaluation: `f.decorated(x=(lo, hi), y=(lo, hi, dec))`, arrays of
+        one length or numbers; `dec` a decoration's code (16 com, 12 dac, 8 def, 4 trv, 0 ill)
+        or name, per box or for all (without it, each box is decorated from its bounds: com if
+        bounded, dac if not, trv if empty). Returns `(lo, hi, dec)` (float64, float64, uint8)
+        for one output, a list of them for several; NaI is NaN bounds and code 0. The
+        decoration says what is known of f on the box: com defined, continuous and bounded,
+        dac defined and continuous, def defined, trv nothing (docs/decorations.md)."""
+        rows = self._native._eval_decorated(bounds)
+        return rows[0] if len(rows) == 1 else rows
+
     def eval(self, bounds, out=None, progress=None):
         """`f.eval({"x": (x_lo, x_hi), ...})`: the same as calling `f`, with the bounds in a
         dict (for variables whose names are not Python identifiers or clash with `out`)."""

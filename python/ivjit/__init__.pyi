@@ -6,6 +6,7 @@ import numpy.typing as npt
 Bound = Union[float, npt.ArrayLike]
 Result = Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]
 Progress = Callable[[int, int], object]
+DecoratedResult = Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.uint8]]
 
 class Error(Exception):
     """Base class of every ivjit error."""
@@ -49,6 +50,12 @@ class Function:
         returned. `progress(done, n)` is called between pieces of a large batch; Ctrl-C stops
         it. CUDA arrays of CuPy or PyTorch are evaluated on their device and give arrays of the
         same library there."""
+    def decorated(
+        self, **bounds: Union[Tuple[Bound, Bound], Tuple[Bound, Bound, Union[int, str, npt.ArrayLike]]]
+    ) -> Union[DecoratedResult, list[DecoratedResult]]:
+        """IEEE 1788 decorated evaluation: `f.decorated(x=(lo, hi), y=(lo, hi, dec))`; `dec` a
+        code (16 com, 12 dac, 8 def, 4 trv, 0 ill) or a name, per box or for all. Returns
+        (lo, hi, dec) per output: float64, float64, uint8; NaI is NaN bounds and 0."""
     def eval(
         self,
         bounds: Mapping[str, Tuple[Bound, Bound]],

@@ -117,7 +117,17 @@ struct Function {
     asked_backend: String,
     /// The form asked for ("natural", "mean-value", "monotone"), kept for pickling too.
     form: String,
+    /// The decorated evaluator (`Expression::parse_decorated`), made on the first
+    /// `decorated` call.
+    decorated: std::sync::OnceLock<ivjit::Evaluator>,
 }
+
+/// One output of a decorated evaluation: its lower bounds, upper bounds and decoration codes.
+type DecoratedArrays<'py> = (
+    pyo3::Bound<'py, PyAny>,
+    pyo3::Bound<'py, PyAny>,
+    pyo3::Bound<'py, PyAny>,
+);
 
 /// Boxes per piece of a batch on the CPU backend: between pieces the call checks for Ctrl-C
 /// and reports progress (about 50 ms for `x^2 - y` on two cores; longer expressions take
@@ -723,6 +733,168 @@ impl Function {
         &self.form
     }
 
+    /// IEEE 1788 decorated evaluation: `bounds` maps each variable to `(lo, hi)` or `(lo, hi,
+    /// dec)`, arrays of one length or numbers; `dec` a decoration's code (16 com, 12 dac, 8
+    /// def, 4 trv, 0 ill) or name, per box or for all (without it, the box's `newDec`).
+    /// Returns per output `(lo, hi, dec)`: float64, float64 and uint8 arrays (NaI: NaN bounds
+    /// and 0). Runs box by box through `Evaluator::eval_decorated`.
+    fn _eval_decorated<'py>(
+        &self,
+        py: Python<'py>,
+        bounds: &pyo3::Bound<'py, PyDict>,
+    ) -> PyResult<Vec<DecoratedArrays<'py>>> {
+        use ivjit::{DecoratedInterval, Decoration, Interval};
+        let vars = self.expr.vars();
+        for key in bounds.keys() {
+            let key: String = key.extract()?;
+            if !vars.contains(&key) {
+                return Err(InputError::new_err(format!(
+                    "{key:?} is not a variable of the expression (its variables: {})",
+                    vars.join(", ")
+                )));
+            }
+        }
+        // Per variable: lo, hi (one value or one per box) and the decorations given, if any.
+        type Column = Vec<f64>;
+        let mut columns: Vec<(Column, Column, Option<Vec<Decoration>>)> = Vec::new();
+        let values = |v: &pyo3::Bound<'py, PyAny>, name: &str| -> PyResult<Column> {
+            if let Ok(x) = v.extract::<f64>() {
+                return Ok(vec![x]);
+            }
+            v.extract::<Vec<f64>>().map_err(|_| {
+                InputError::new_err(format!("{name}: expected numbers or a 1-D array of floats"))
+            })
+        };
+        let decoration = |v: &pyo3::Bound<'py, PyAny>, name: &str| -> PyResult<Vec<Decoration>> {
+            let one = |d: &pyo3::Bound<'py, PyAny>| -> PyResult<Decoration> {
+                let found = if let Ok(text) = d.extract::<String>() {
+                    Decoration::from_name(&text)
+                } else {
+                    d.extract::<u8>().ok().and_then(Decoration::from_code)
+                };
+                found.ok_or_else(|| {
+                    InputError::new_err(format!(
+                        "{name}: a decoration is com, dac, def, trv or ill, or its code 16, 12, \
+                         8, 4, 0"
+                    ))
+                })
+            };
+            if v.extract::<String>().is_ok() || v.extract::<u8>().is_ok() {
+                return Ok(vec![one(v)?]);
+            }
+            v.try_iter()?.map(|d| one(&d?)).collect()
+        };
+        for v in vars {
+            let Some(item) = bounds.get_item(v)? else {
+                return Err(InputError::new_err(format!(
+                    "variable {v:?} is not given: pass {v}=(lo, hi) or (lo, hi, dec)"
+                )));
+            };
+            let parts: Vec<pyo3::Bound<'py, PyAny>> = item
+                .try_iter()
+                .and_then(|it| it.collect::<PyResult<Vec<_>>>())
+                .map_err(|_| {
+                    InputError::new_err(format!("{v}: expected (lo, hi) or (lo, hi, dec)"))
+                })?;
+            if !(2..=3).contains(&parts.len()) {
+                return Err(InputError::new_err(format!(
+                    "{v}: expected (lo, hi) or (lo, hi, dec), not {} items",
+                    parts.len()
+                )));
+            }
+            let dec = parts.get(2).map(|d| decoration(d, v)).transpose()?;
+            columns.push((values(&parts[0], v)?, values(&parts[1], v)?, dec));
+        }
+        let mut n: Option<usize> = None;
+        for (v, (lo, hi, dec)) in vars.iter().zip(&columns) {
+            let lens = [Some(lo.len()), Some(hi.len()), dec.as_ref().map(Vec::len)];
+            for len in lens.into_iter().flatten().filter(|&l| l != 1) {
+                match n {
+                    Some(m) if m != len => {
+                        return Err(InputError::new_err(format!(
+                            "{v}: {len} values in a batch of {m}"
+                        )))
+                    }
+                    _ => n = Some(len),
+                }
+            }
+        }
+        let n = n.unwrap_or(1);
+        let at = |c: &Column, i: usize| if c.len() == 1 { c[0] } else { c[i] };
+        let mut boxes: Vec<Vec<DecoratedInterval>> = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut row = Vec::with_capacity(vars.len());
+            for (v, (lo, hi, dec)) in vars.iter().zip(&columns) {
+                let (l, h) = (at(lo, i), at(hi, i));
+                let iv = if l.is_nan() && h.is_nan() {
+                    Interval::EMPTY
+                } else {
+                    Interval::new(l, h)
+                        .map_err(|e| InputError::new_err(format!("{v}, box {i}: {e}")))?
+                };
+                row.push(match dec {
+                    None => DecoratedInterval::undecorated(iv),
+                    Some(d) => {
+                        let d = if d.len() == 1 { d[0] } else { d[i] };
+                        DecoratedInterval::new(iv, d)
+                            .map_err(|e| InputError::new_err(format!("{v}, box {i}: {e}")))?
+                    }
+                });
+            }
+            boxes.push(row);
+        }
+        let source = self.expr.source().to_string();
+        let eval = match self.decorated.get() {
+            Some(e) => e,
+            None => {
+                let p = self.eval.precision();
+                let b = self.same_backend();
+                let made = py
+                    .allow_threads(|| {
+                        let expr = ivjit::Expression::parse_decorated(&source)?;
+                        ivjit::Evaluator::new(&expr, p, b)
+                    })
+                    .map_err(|e| to_py(e, &source))?;
+                let _ = self.decorated.set(made);
+                self.decorated.get().expect("just set")
+            }
+        };
+        let rows = py
+            .allow_threads(|| eval.eval_decorated(&boxes))
+            .map_err(|e| to_py(e, &source))?;
+        let m = self.expr.n_outputs();
+        let mut out = Vec::with_capacity(m);
+        for j in 0..m {
+            let lo: Vec<f64> = rows
+                .iter()
+                .map(|r| {
+                    if r[j].interval.is_empty() {
+                        f64::NAN
+                    } else {
+                        r[j].interval.lo
+                    }
+                })
+                .collect();
+            let hi: Vec<f64> = rows
+                .iter()
+                .map(|r| {
+                    if r[j].interval.is_empty() {
+                        f64::NAN
+                    } else {
+                        r[j].interval.hi
+                    }
+                })
+                .collect();
+            let dec: Vec<u8> = rows.iter().map(|r| r[j].decoration.code()).collect();
+            out.push((
+                PyArray1::from_vec(py, lo).into_any(),
+                PyArray1::from_vec(py, hi).into_any(),
+                PyArray1::from_vec(py, dec).into_any(),
+            ));
+        }
+        Ok(out)
+    }
+
     /// Evaluates the batch `bounds` ({name: (lo, hi)}): arrays of one length n or numbers
     /// (broadcast). Returns `(lo, hi)`: arrays of shape (n,) for one output, (outputs, n) for
     /// several (`out`, when given, filled and returned); an empty result is NaN in both bounds.
@@ -939,6 +1111,7 @@ fn compile(
         .map_err(|e| (e, source.clone()))?;
         let eval = ivjit::Evaluator::new(&expr, p, b).map_err(|e| (e, source.clone()))?;
         Ok(Function {
+            decorated: std::sync::OnceLock::new(),
             expr,
             eval,
             asked_backend: backend.to_string(),

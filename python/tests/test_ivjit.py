@@ -118,3 +118,24 @@ def test_reductions_round_once():
     assert math.isnan(reduction.sum([1.0, float("inf"), float("-inf")]))
     with pytest.raises(ValueError, match="rounding"):
         reduction.sum([1.0], rounding="sideways")
+
+
+def test_decorated_evaluation():
+    f = ivjit.compile("sqrt(x) + 1/y, floor(x)", backend="cpu")
+    (lo, hi, dec), (flo, fhi, fdec) = f.decorated(
+        x=(np.array([1.0, -1.0, 1.0]), np.array([4.0, 4.0, 4.0])),
+        y=(1.0, 2.0, np.array([8, 16, 0], dtype=np.uint8)),
+    )
+    assert dec.dtype == np.uint8
+    # def given for y, then sqrt undefined on [-1, 0) (trv), then NaI from y.
+    assert list(dec) == [8, 4, 0]
+    assert lo[0] == 1.5 and hi[0] == 3.0
+    assert math.isnan(lo[2]) and math.isnan(hi[2])
+    assert list(fdec) == [8, 8, 8]  # floor jumps: def (y, NaI in box 2, is not its argument)
+    g = ivjit.compile("x / y", backend="cpu")
+    lo, hi, dec = g.decorated(x=(1.0, 2.0), y=(-1.0, 1.0, "com"))
+    assert list(dec) == [4]  # 1/y with 0 in y: trv
+    with pytest.raises(ivjit.InputError, match="cannot be decorated com"):
+        g.decorated(x=(1.0, 2.0), y=(1.0, math.inf, 16))
+    with pytest.raises(ivjit.InputError, match="decoration"):
+        g.decorated(x=(1.0, 2.0), y=(1.0, 2.0, "fine"))
