@@ -41,6 +41,7 @@ mod gpu;
 mod input;
 mod interval;
 mod ir;
+pub mod literal;
 mod lower;
 mod point;
 mod ptx;

@@ -58,6 +58,33 @@ fn pow2(e: i64) -> f64 {
     }
 }
 
+/// The rational `p / q` (q != 0) rounded down or up (`Nearest` is taken as down) to a double,
+/// exactly: the magnitude's integer part in units of 2^-2148 is rounded in its direction (a
+/// remainder lies below every double's step, so the right neighbour gives the same double).
+pub(crate) fn round_rational(p: &BigInt, q: &BigInt, r: Round) -> f64 {
+    let negative = (p.sign() == Sign::Minus) != (q.sign() == Sign::Minus);
+    if p.is_zero() {
+        return 0.0;
+    }
+    // The magnitude's direction: down for a negative value is up for its magnitude.
+    let up = (r == Round::Up) != negative;
+    let scaled = p.abs() << ((-UNIT) as usize);
+    let q = q.abs();
+    let t = &scaled / &q;
+    let exact = &t * &q == scaled;
+    let n = if up && !exact { t + 1 } else { t };
+    let magnitude = if n.is_zero() {
+        0.0 // below 2^-2148, rounded down
+    } else {
+        round(&n, if up { Round::Up } else { Round::Down })
+    };
+    if negative {
+        -magnitude
+    } else {
+        magnitude
+    }
+}
+
 /// `n * 2^-2148` rounded to a double in direction `r` (n != 0).
 fn round(n: &BigInt, r: Round) -> f64 {
     let negative = n.sign() == Sign::Minus;
@@ -220,6 +247,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A rational rounds to the doubles around it: against the decimal reader's enclosures
+    /// (1/10 is 0.1's), exact quotients, signs, and values past the doubles' range.
+    #[test]
+    fn rationals_round_outward() {
+        let q = |p: i64, q: i64, r: Round| round_rational(&BigInt::from(p), &BigInt::from(q), r);
+        let tenth = crate::syntax::number::parse_enclosure("0.1").unwrap();
+        assert_eq!(
+            (q(1, 10, Round::Down), q(1, 10, Round::Up)),
+            (tenth.lo, tenth.hi)
+        );
+        assert_eq!(
+            (q(-1, 10, Round::Down), q(1, -10, Round::Up)),
+            (-tenth.hi, -tenth.lo)
+        );
+        assert_eq!((q(-4, 2, Round::Down), q(-4, 2, Round::Up)), (-2.0, -2.0));
+        let big = BigInt::from(1) << 1100;
+        assert_eq!(
+            round_rational(&big, &BigInt::from(1), Round::Down),
+            f64::MAX
+        );
+        assert_eq!(
+            round_rational(&big, &BigInt::from(1), Round::Up),
+            f64::INFINITY
+        );
+        assert_eq!(
+            round_rational(&BigInt::from(1), &big, Round::Up),
+            f64::from_bits(1)
+        );
+        assert_eq!(round_rational(&BigInt::from(1), &big, Round::Down), 0.0);
     }
 
     #[test]

@@ -561,8 +561,10 @@ pub struct Raw {
     /// The statement text, whitespace collapsed, for messages.
     pub text: String,
     pub args: Vec<Item>,
-    /// The results, up to `signal` (the exceptions are not checked).
+    /// The results, up to `signal`.
     pub results: Vec<Item>,
+    /// The exceptions the statement signals (`UndefinedOperation`, ...).
+    pub signals: Vec<String>,
 }
 
 impl Raw {
@@ -601,7 +603,7 @@ fn read_item(t: &Token) -> Item {
 }
 
 /// Reads a statement of an operation outside [`SUPPORTED`] (its text after the name).
-fn read_raw(stmt: &str) -> Option<(Vec<Item>, Vec<Item>)> {
+fn read_raw(stmt: &str) -> Option<(Vec<Item>, Vec<Item>, Vec<String>)> {
     // Vectors `{...}` become items of their own; the text between them is tokenized.
     let mut items: Vec<Option<Item>> = Vec::new(); // None: the `=`
     let mut rest = stmt;
@@ -635,13 +637,21 @@ fn read_raw(stmt: &str) -> Option<(Vec<Item>, Vec<Item>)> {
     }
     let eq = items.iter().position(Option::is_none)?;
     let args = items[..eq].iter().flatten().cloned().collect();
-    let results = items[eq + 1..]
+    let after: Vec<&Item> = items[eq + 1..].iter().flatten().collect();
+    let cut = after
         .iter()
-        .flatten()
-        .take_while(|i| !matches!(i, Item::Other(w) if w == "signal"))
-        .cloned()
+        .position(|i| matches!(i, Item::Other(w) if w == "signal"))
+        .unwrap_or(after.len());
+    let results = after[..cut].iter().map(|&i| i.clone()).collect();
+    let signals = after[cut..]
+        .iter()
+        .skip(1)
+        .filter_map(|i| match i {
+            Item::Other(w) => Some(w.clone()),
+            _ => None,
+        })
         .collect();
-    Some((args, results))
+    Some((args, results, signals))
 }
 
 /// Reads every statement of a supported operation in one file's text, and counts the others.
@@ -740,7 +750,7 @@ pub fn parse_file(file: &str, text: &str) -> Result<Parsed, String> {
                 } else if !op.is_empty() {
                     *others.entry(op.to_string()).or_default() += 1;
                     let stmt = chunk.trim();
-                    if let Some((args, results)) = read_raw(&stmt[op.len()..]) {
+                    if let Some((args, results, signals)) = read_raw(&stmt[op.len()..]) {
                         raw.push(Raw {
                             file: file.to_string(),
                             line: start_line,
@@ -748,6 +758,7 @@ pub fn parse_file(file: &str, text: &str) -> Result<Parsed, String> {
                             text: words.join(" "),
                             args,
                             results,
+                            signals,
                         });
                     }
                 }

@@ -1068,7 +1068,7 @@ fn not_run() -> String {
          Run by the harnesses of the functions of an enclosure and of the library calls \
          (sections *Numeric functions and cancellation* and *Comparisons, decoration \
          operations and reductions* below; {} statements): {}.\n\
-         Not run, operations outside these harnesses (reverse operations and constructors; \
+         Not run, operations outside these harnesses (the reverse operations, issue 35's; \
          {} statements): {}.\n\
          Supported functions without vectors: {}.",
         count(&elementary),

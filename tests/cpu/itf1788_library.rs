@@ -40,6 +40,10 @@ const OPERATIONS: &[&str] = &[
     "sum_abs_nearest",
     "sum_sqr_nearest",
     "dot_nearest",
+    "b-numsToInterval",
+    "d-numsToInterval",
+    "b-textToInterval",
+    "d-textToInterval",
 ];
 
 /// The ITF1788 operations this harness runs (the main harness lists them as run here).
@@ -57,6 +61,8 @@ enum Value {
     Bare(Interval),
     /// A number (the reductions'), compared bit for bit but for NaN's payload and -0 = +0.
     Number(f64),
+    /// A constructor's error: the standard's UndefinedOperation, with the result it returns.
+    Undefined(Box<Value>),
 }
 
 fn interval(item: &Item) -> Option<DecoratedInterval> {
@@ -121,6 +127,40 @@ fn answer(raw: &Raw) -> Result<Value, String> {
             }))
         }
         "decorationPart" => Ok(Value::Word(iv(0)?.decoration.name().to_string())),
+        // Constructors: an error is the standard's UndefinedOperation, whose result is the
+        // empty set (bare) or NaI (decorated).
+        "b-numsToInterval" | "d-numsToInterval" => {
+            let num = |k: usize| match a.get(k) {
+                Some(Item::Number(x)) => Ok(*x),
+                _ => Err(format!("argument {k} is not a number")),
+            };
+            let made = Interval::new(num(0)?, num(1)?);
+            Ok(match (raw.op.starts_with('b'), made) {
+                (true, Ok(iv)) => Value::Bare(iv),
+                (false, Ok(iv)) => Value::Interval(DecoratedInterval::undecorated(iv)),
+                (true, Err(_)) => Value::Undefined(Box::new(Value::Bare(Interval::EMPTY))),
+                (false, Err(_)) => {
+                    Value::Undefined(Box::new(Value::Interval(DecoratedInterval::NAI)))
+                }
+            })
+        }
+        "b-textToInterval" | "d-textToInterval" => {
+            let Some(Item::Other(quoted)) = a.first() else {
+                return Err("textToInterval without a string".into());
+            };
+            let text = quoted.trim_matches('"');
+            Ok(if raw.op.starts_with('b') {
+                match Interval::from_1788_text(text) {
+                    Ok(iv) => Value::Bare(iv),
+                    Err(_) => Value::Undefined(Box::new(Value::Bare(Interval::EMPTY))),
+                }
+            } else {
+                match DecoratedInterval::from_1788_text(text) {
+                    Ok(d) => Value::Interval(d),
+                    Err(_) => Value::Undefined(Box::new(Value::Interval(DecoratedInterval::NAI))),
+                }
+            })
+        }
         "sum_nearest" | "sum_abs_nearest" | "sum_sqr_nearest" | "dot_nearest" => {
             let v = |k: usize| match a.get(k) {
                 Some(Item::Vector(v)) => Ok(v.as_slice()),
@@ -141,7 +181,26 @@ fn answer(raw: &Raw) -> Result<Value, String> {
 /// The vector's expected value.
 fn expected(raw: &Raw) -> Result<Value, String> {
     let r = raw.results.first().ok_or("no result")?;
+    let constructor = raw.op.ends_with("ToInterval");
+    let value = expected_value(raw, r, constructor)?;
+    // A constructor's UndefinedOperation is an error value of the library (setDec's `ill`
+    // is the standard's NaI, not an error).
+    Ok(
+        if constructor && raw.signals.iter().any(|s| s == "UndefinedOperation") {
+            Value::Undefined(Box::new(value))
+        } else {
+            value
+        },
+    )
+}
+
+fn expected_value(raw: &Raw, r: &Item, constructor: bool) -> Result<Value, String> {
     Ok(match r {
+        Item::Interval { value, decorated }
+            if constructor && raw.op.starts_with('b') && !decorated =>
+        {
+            Value::Bare(value.interval)
+        }
         Item::Bool(b) => Value::Bool(*b),
         Item::Other(w) => Value::Word(w.clone()),
         Item::Interval { value, decorated } if raw.op == "intervalPart" && !decorated => {
@@ -163,6 +222,7 @@ fn agrees(want: &Value, got: &Value) -> bool {
             w.decoration == g.decoration && (w.is_nai() || same(&w.interval, &g.interval))
         }
         (Value::Bare(w), Value::Bare(g)) => same(w, g),
+        (Value::Undefined(w), Value::Undefined(g)) => agrees(w, g),
         (Value::Number(w), Value::Number(g)) => (w.is_nan() && g.is_nan()) || w == g,
         _ => want == got,
     }
@@ -268,6 +328,10 @@ fn rust_name(op: &str) -> &'static str {
         "sum_abs_nearest" => "reduction::sum_abs",
         "sum_sqr_nearest" => "reduction::sum_sqr",
         "dot_nearest" => "reduction::dot",
+        "b-numsToInterval" => "Interval::new",
+        "d-numsToInterval" => "Interval::new, DecoratedInterval::undecorated",
+        "b-textToInterval" => "Interval::from_1788_text",
+        "d-textToInterval" => "DecoratedInterval::from_1788_text",
         _ => "?",
     }
 }
