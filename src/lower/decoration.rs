@@ -33,7 +33,7 @@ use super::{Iv, LowerError, Lowering};
 use crate::decoration::{Decoration, DecorationInputs};
 use crate::interval::Interval;
 use crate::ir::sign::{Fact, Facts};
-use crate::ir::{Graph, Op};
+use crate::ir::{Graph, NumericFn, Op};
 use crate::point::{BinaryFn, UnaryFn};
 use crate::scalar::{Bound, Builder, Cmp, Precision, Program, RoundInt, Value};
 
@@ -51,6 +51,7 @@ pub fn lower_decorated(
     let facts = Facts::analyze_with(g, None);
     let live = g.live();
     let n = g.vars.len() as u32;
+    let empties_reach = empties_reach_outputs(g);
     let mut vars = g.vars.clone();
     if inputs == DecorationInputs::Given {
         vars.extend(g.vars.iter().map(|v| decoration_var(v)));
@@ -77,9 +78,9 @@ pub fn lower_decorated(
         let v = l.node(g, id, &ivs, &arg_facts, all_facts[id.index()])?;
         let d = match op {
             Op::Var(k) => {
-                let code = l.var_code(v, inputs, n + k);
+                let code = l.var_code(v, inputs, n + k, empties_reach);
                 let bounded = vec![l.bounded(v)];
-                Lazy::new(vec![code], bounded)
+                Lazy::new(code.into_iter().collect(), bounded)
             }
             Op::Const(c) => Lazy::new(l.const_code(c).into_iter().collect(), Vec::new()),
             Op::DecoratedConst(c, d) => Lazy::new(vec![l.literal_code(c, d)], Vec::new()),
@@ -146,6 +147,7 @@ fn lower_one_output(
 ) -> Result<Program, LowerError> {
     let live = g.live();
     let n = g.vars.len() as u32;
+    let empties_reach = empties_reach_outputs(g);
     let out = g.outputs[0];
     // The nodes whose decorations count: reached from the output, not through a value of a
     // Decorated node. `implied`: a user whose boundedness test implies this node's exists.
@@ -188,7 +190,7 @@ fn lower_one_output(
             continue;
         }
         let own = match op {
-            Op::Var(k) => Some(l.var_code(v, inputs, n + k)),
+            Op::Var(k) => l.var_code(v, inputs, n + k, empties_reach),
             Op::Const(c) => l.const_code(c),
             Op::DecoratedConst(c, d) => Some(l.literal_code(c, d)),
             Op::Decorated(..) => None,
@@ -215,6 +217,26 @@ fn lower_one_output(
     let lazy = Lazy::new(code.into_iter().collect(), flag.into_iter().collect());
     let (value, d) = l.output(v, &lazy, may_be_nai(g, inputs));
     super::finish(l, vec![value, (d, d)])
+}
+
+/// Whether an empty argument empties the result of every live operation of `g`, so that an
+/// empty variable empties every output it reaches: false where the graph holds one that makes
+/// something of nothing (the hull ignores an empty side, IEEE 1788's inf of the empty set is
+/// +inf, cancelMinus of the empty set and an unbounded one is the whole line).
+fn empties_reach_outputs(g: &Graph) -> bool {
+    let live = g.live();
+    !g.ids().any(|id| {
+        live[id.index()]
+            && matches!(
+                g.op(id),
+                Op::Hull(..)
+                    | Op::Numeric(NumericFn::Inf | NumericFn::Sup, _)
+                    | Op::CancelMinus(..)
+                    | Op::MeanValue(..)
+                    | Op::Face(..)
+                    | Op::Descent(..)
+            )
+    })
 }
 
 /// Whether an output may be decorated `ill`: from a given decoration or a `[nai]` literal.
@@ -377,7 +399,9 @@ impl Lowering {
             Local::Continuous => None,
             Local::Defined(inside) => {
                 let com = self.decoration(Decoration::Com);
-                Some(self.defined_then(inside, com))
+                let code = self.defined_then(inside, com);
+                // Defined wherever the analysis says (exp's domain is all reals): nothing.
+                (self.b.as_const(code) != Some(f64::from(Decoration::Com.code()))).then_some(code)
             }
             Local::Explicit(code)
                 if self.b.as_const(code) == Some(f64::from(Decoration::Com.code())) =>
@@ -389,19 +413,31 @@ impl Lowering {
     }
 
     /// A variable's code: trv where its box is empty, else the one given (input `input`) with
-    /// [`DecorationInputs::Given`], else com (its boundedness is its test).
-    fn var_code(&mut self, v: Iv, inputs: DecorationInputs, input: u32) -> Value {
+    /// [`DecorationInputs::Given`], else com (its boundedness is its test). `None` (com) from
+    /// the bounds where an empty box empties every output it reaches (`empties_reach`): the
+    /// output's own cap (trv for an empty result, [`Lowering::output`]) then says it, and the
+    /// program saves a test and a minimum per variable.
+    fn var_code(
+        &mut self,
+        v: Iv,
+        inputs: DecorationInputs,
+        input: u32,
+        empties_reach: bool,
+    ) -> Option<Value> {
+        if inputs == DecorationInputs::FromBounds && empties_reach {
+            return None;
+        }
         let empty = self.b.is_nan(v.lo);
         let trv = self.decoration(Decoration::Trv);
         let com = self.decoration(Decoration::Com);
         let code = self.b.select(empty, trv, com);
-        match inputs {
+        Some(match inputs {
             DecorationInputs::Given => {
                 let given = self.b.input(input, Bound::Lo);
                 self.b.min(code, given)
             }
             DecorationInputs::FromBounds => code,
-        }
+        })
     }
 
     /// A constant's code: `newDec` of its value in the program's precision (`None`: com).
@@ -435,7 +471,8 @@ impl Lowering {
         let d = self.materialize(d);
         let empty = self.b.is_nan(v.lo);
         let trv = self.decoration(Decoration::Trv);
-        let capped = self.b.min(d, trv);
+        // Without ill (no given decorations, no [nai] literal) every code is trv or stronger.
+        let capped = if may_be_nai { self.b.min(d, trv) } else { trv };
         let d = self.b.select(empty, capped, d);
         let value = if may_be_nai {
             self.nai_empty(v, d)
@@ -840,6 +877,8 @@ mod tests {
             "hull(x, y) + 1",
             "pow(x, y) + atan2(y, x)",
             "sinh(x) * 2 + cbrt(y) - 3",
+            "inf(x) + y",
+            "cancelMinus(x, y) * 2",
         ];
         let ends = [
             f64::NEG_INFINITY,
@@ -877,12 +916,36 @@ mod tests {
             for p in [Precision::F64, Precision::F32] {
                 let p1 = lower_decorated(&one, p, DecorationInputs::FromBounds).unwrap();
                 let p2 = lower_decorated(&two, p, DecorationInputs::FromBounds).unwrap();
+                // And the inputs decorated as given, with each box's newDec: the same.
+                let given = lower_decorated(&one, p, DecorationInputs::Given).unwrap();
+                let new_dec = |b: (f64, f64)| {
+                    let iv = Interval::from_bounds(b.0, b.1);
+                    let d = f64::from(Decoration::of(iv).code());
+                    (d, d)
+                };
+                // A box as the evaluator gives it to a program of precision p.
+                let in_p = |b: (f64, f64)| {
+                    let iv = Interval::from_bounds(b.0, b.1);
+                    let iv = if p == Precision::F32 { iv.to_f32_enclosure() } else { iv };
+                    if iv.is_empty() {
+                        (f64::NAN, f64::NAN)
+                    } else {
+                        (iv.lo, iv.hi)
+                    }
+                };
                 for &x in &boxes {
                     for &y in &boxes {
+                        let (x, y) = (in_p(x), in_p(y));
                         let inputs = [x, y];
                         let a = crate::scalar::interp::eval(&p1, &inputs).unwrap();
                         let b = crate::scalar::interp::eval(&p2, &inputs).unwrap();
                         assert_eq!(a[1].0, b[2].0, "{src} on {x:?} x {y:?} ({p:?})");
+                        let g = crate::scalar::interp::eval(&given, &[x, y, new_dec(x), new_dec(y)])
+                            .unwrap();
+                        assert_eq!(
+                            a[1].0, g[1].0,
+                            "{src} on {x:?} x {y:?} ({p:?}): from the bounds, as given"
+                        );
                     }
                 }
             }
