@@ -926,7 +926,11 @@ mod tests {
                 // A box as the evaluator gives it to a program of precision p.
                 let in_p = |b: (f64, f64)| {
                     let iv = Interval::from_bounds(b.0, b.1);
-                    let iv = if p == Precision::F32 { iv.to_f32_enclosure() } else { iv };
+                    let iv = if p == Precision::F32 {
+                        iv.to_f32_enclosure()
+                    } else {
+                        iv
+                    };
                     if iv.is_empty() {
                         (f64::NAN, f64::NAN)
                     } else {
@@ -940,8 +944,9 @@ mod tests {
                         let a = crate::scalar::interp::eval(&p1, &inputs).unwrap();
                         let b = crate::scalar::interp::eval(&p2, &inputs).unwrap();
                         assert_eq!(a[1].0, b[2].0, "{src} on {x:?} x {y:?} ({p:?})");
-                        let g = crate::scalar::interp::eval(&given, &[x, y, new_dec(x), new_dec(y)])
-                            .unwrap();
+                        let g =
+                            crate::scalar::interp::eval(&given, &[x, y, new_dec(x), new_dec(y)])
+                                .unwrap();
                         assert_eq!(
                             a[1].0, g[1].0,
                             "{src} on {x:?} x {y:?} ({p:?}): from the bounds, as given"
