@@ -122,6 +122,20 @@ struct Function {
     decorated: std::sync::OnceLock<ivjit::Evaluator>,
 }
 
+/// An error for a key of `bounds` that is not one of `vars`.
+fn check_names(bounds: &pyo3::Bound<'_, PyDict>, vars: &[String]) -> PyResult<()> {
+    for key in bounds.keys() {
+        let key: String = key.extract()?;
+        if !vars.contains(&key) {
+            return Err(InputError::new_err(format!(
+                "{key:?} is not a variable of the expression (its variables: {})",
+                vars.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// One output of a decorated evaluation: its lower bounds, upper bounds and decoration codes.
 type DecoratedArrays<'py> = (
     pyo3::Bound<'py, PyAny>,
@@ -745,15 +759,7 @@ impl Function {
     ) -> PyResult<Vec<DecoratedArrays<'py>>> {
         use ivjit::{DecoratedInterval, Decoration, Interval};
         let vars = self.expr.vars();
-        for key in bounds.keys() {
-            let key: String = key.extract()?;
-            if !vars.contains(&key) {
-                return Err(InputError::new_err(format!(
-                    "{key:?} is not a variable of the expression (its variables: {})",
-                    vars.join(", ")
-                )));
-            }
-        }
+        check_names(bounds, vars)?;
         // Per variable: lo, hi (one value or one per box) and the decorations given, if any.
         type Column = Vec<f64>;
         let mut columns: Vec<(Column, Column, Option<Vec<Decoration>>)> = Vec::new();
@@ -864,27 +870,18 @@ impl Function {
             .map_err(|e| to_py(e, &source))?;
         let m = self.expr.n_outputs();
         let mut out = Vec::with_capacity(m);
+        // Output j's lower or upper bounds, NaN for the empty set (and NaI).
+        let bounds = |j: usize, upper: bool| -> Vec<f64> {
+            rows.iter()
+                .map(|r| match (r[j].interval.is_empty(), upper) {
+                    (true, _) => f64::NAN,
+                    (false, false) => r[j].interval.lo,
+                    (false, true) => r[j].interval.hi,
+                })
+                .collect()
+        };
         for j in 0..m {
-            let lo: Vec<f64> = rows
-                .iter()
-                .map(|r| {
-                    if r[j].interval.is_empty() {
-                        f64::NAN
-                    } else {
-                        r[j].interval.lo
-                    }
-                })
-                .collect();
-            let hi: Vec<f64> = rows
-                .iter()
-                .map(|r| {
-                    if r[j].interval.is_empty() {
-                        f64::NAN
-                    } else {
-                        r[j].interval.hi
-                    }
-                })
-                .collect();
+            let (lo, hi) = (bounds(j, false), bounds(j, true));
             let dec: Vec<u8> = rows.iter().map(|r| r[j].decoration.code()).collect();
             out.push((
                 PyArray1::from_vec(py, lo).into_any(),
@@ -910,15 +907,7 @@ impl Function {
         progress: Option<&pyo3::Bound<'py, PyAny>>,
     ) -> PyResult<(pyo3::Bound<'py, PyAny>, pyo3::Bound<'py, PyAny>)> {
         let vars = self.expr.vars();
-        for key in bounds.keys() {
-            let key: String = key.extract()?;
-            if !vars.contains(&key) {
-                return Err(InputError::new_err(format!(
-                    "{key:?} is not a variable of the expression (its variables: {})",
-                    vars.join(", ")
-                )));
-            }
-        }
+        check_names(bounds, vars)?;
         let mut pairs: Vec<(Bound, Bound)> = Vec::with_capacity(vars.len());
         for v in vars {
             let Some(pair) = bounds.get_item(v)? else {

@@ -538,15 +538,6 @@ impl Lowering {
         self.b.constant(f64::from(d.code()))
     }
 
-    /// Boolean: `r` is nonempty and both its bounds are finite.
-    fn bounded(&mut self, r: Iv) -> Value {
-        let ninf = self.b.constant(f64::NEG_INFINITY);
-        let pinf = self.b.constant(f64::INFINITY);
-        let lo = self.b.cmp(Cmp::Gt, r.lo, ninf);
-        let hi = self.b.cmp(Cmp::Lt, r.hi, pinf);
-        self.b.and(lo, hi)
-    }
-
     /// `d` where `defined` holds, else `trv`.
     fn defined_then(&mut self, defined: Value, d: Value) -> Value {
         let trv = self.decoration(Decoration::Trv);

@@ -123,8 +123,8 @@ impl Lowering {
     pub(super) fn cancel_minus(&mut self, x: Iv, y: Iv) -> Iv {
         let x_empty = self.b.is_nan(x.lo);
         let y_empty = self.b.is_nan(y.lo);
-        let x_bounded = self.finite_bounds(x);
-        let y_bounded = self.finite_bounds(y);
+        let x_bounded = self.bounded(x);
+        let y_bounded = self.bounded(y);
         // wid(x) >= wid(y) exactly: x.hi - y.hi >= x.lo - y.lo.
         let wide_enough = self.exactly_at_least((x.hi, y.hi), (x.lo, y.lo));
         let both_bounded = self.b.and(x_bounded, y_bounded);
@@ -138,15 +138,6 @@ impl Lowering {
         let y_not_unbounded = self.b.or(y_empty, y_bounded);
         let empty = self.b.and(x_empty, y_not_unbounded);
         self.empty_if(empty, Iv { lo, hi })
-    }
-
-    /// Boolean: both bounds finite (false for the empty set).
-    fn finite_bounds(&mut self, a: Iv) -> Value {
-        let ninf = self.b.constant(f64::NEG_INFINITY);
-        let pinf = self.b.constant(f64::INFINITY);
-        let lo = self.b.cmp(Cmp::Gt, a.lo, ninf);
-        let hi = self.b.cmp(Cmp::Lt, a.hi, pinf);
-        self.b.and(lo, hi)
     }
 
     /// Boolean: the exact difference `p.0 - p.1` is at least `q.0 - q.1`, for finite floats.

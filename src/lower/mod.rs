@@ -411,6 +411,15 @@ impl Lowering {
         self.b.or(x, y)
     }
 
+    /// Boolean: `r` is nonempty and both its bounds are finite.
+    fn bounded(&mut self, r: Iv) -> Value {
+        let ninf = self.b.constant(f64::NEG_INFINITY);
+        let pinf = self.b.constant(f64::INFINITY);
+        let lo = self.b.cmp(Cmp::Gt, r.lo, ninf);
+        let hi = self.b.cmp(Cmp::Lt, r.hi, pinf);
+        self.b.and(lo, hi)
+    }
+
     /// `empty ? [empty] : r`.
     fn empty_if(&mut self, empty: Value, r: Iv) -> Iv {
         let nan = self.b.nan();

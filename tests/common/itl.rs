@@ -769,3 +769,14 @@ pub fn parse_file(file: &str, text: &str) -> Result<Parsed, String> {
     }
     Ok(Parsed { lines, others, raw })
 }
+
+/// Fails with every failure listed, one a line, after `what` (`"CPU f64: 3 failures"`).
+pub fn assert_no_failures<'a>(what: &str, failures: impl IntoIterator<Item = &'a String>) {
+    let failures: Vec<&str> = failures.into_iter().map(String::as_str).collect();
+    assert!(
+        failures.is_empty(),
+        "{what}: {} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

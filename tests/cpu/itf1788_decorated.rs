@@ -204,18 +204,13 @@ fn print_and_write(report: &Report, tag: &str) {
 }
 
 fn assert_sound(report: &Report) {
-    let failures: Vec<&String> = report.rows.iter().flat_map(|r| &r.failures).collect();
-    assert!(
-        failures.is_empty(),
-        "{} {}: {} decorated cases fail:\n{}",
-        report.backend,
-        report.precision.name(),
-        failures.len(),
-        failures
-            .iter()
-            .map(|f| f.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
+    crate::common::itl::assert_no_failures(
+        &format!(
+            "{} {}, decorated cases",
+            report.backend,
+            report.precision.name()
+        ),
+        report.rows.iter().flat_map(|r| &r.failures),
     );
 }
 

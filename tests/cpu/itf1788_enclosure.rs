@@ -321,17 +321,9 @@ fn check(choice: BackendChoice, precision: Precision) {
             &t,
         );
     }
-    let failures: Vec<&String> = rows.iter().flat_map(|r| &r.failures).collect();
-    assert!(
-        failures.is_empty(),
-        "{backend} {}: {} failures:\n{}",
-        precision.name(),
-        failures.len(),
-        failures
-            .iter()
-            .map(|f| f.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
+    crate::common::itl::assert_no_failures(
+        &format!("{backend} {}", precision.name()),
+        rows.iter().flat_map(|r| &r.failures),
     );
     let cases: usize = rows.iter().map(|r| r.cases).sum();
     assert!(cases > 450, "only {cases} vectors were read");

@@ -285,16 +285,9 @@ fn library_conformance() {
             &t,
         );
     }
-    let failures: Vec<&String> = rows.values().flat_map(|r| &r.failures).collect();
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures
-            .iter()
-            .map(|f| f.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
+    crate::common::itl::assert_no_failures(
+        "library calls",
+        rows.values().flat_map(|r| &r.failures),
     );
     assert!(total(&|r| r.cases) > 800, "the vectors were not read");
     for (op, r) in &rows {
