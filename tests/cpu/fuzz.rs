@@ -198,6 +198,11 @@ fn token() -> impl Strategy<Value = String> {
         "[1, 2]",
         "[-inf, 0]",
         "[2, 1]",
+        "]_dac",
+        "]_",
+        "[nai]",
+        "_com",
+        "]_ill",
         "[0, inf]",
         "let a =",
         "a",
@@ -383,6 +388,59 @@ fn every_function_on_hostile_boxes() {
                 }
             }
             eval_all(&expr, &src, &boxes);
+        }
+    }
+}
+
+/// A piece of an IEEE 1788 literal, for [`literal_soup`].
+fn literal_piece() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => prop::sample::select(vec![
+            "[", "]", ",", " ", "?", "??", "u", "d", "e", "e-", "e+", "/", "-", "+", ".", "_com",
+            "_dac", "_def", "_trv", "_ill", "_", "inf", "Infinity", "empty", "Entire", "nai",
+            "0x1.8p-3", "0x", "p", "1e400", "1e-400", "99999999999999999999999",
+        ])
+        .prop_map(String::from),
+        2 => (0u32..1000).prop_map(|n| n.to_string()),
+        1 => any::<f64>().prop_map(|x| format!("{x}")),
+    ]
+}
+
+/// Strings made of IEEE 1788 literal pieces, well-formed or not.
+fn literal_soup() -> impl Strategy<Value = String> {
+    prop::collection::vec(literal_piece(), 0..12).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(config(20_000))]
+
+    /// IEEE 1788's text reader (`from_1788_text`) returns a value or an error on any text, and
+    /// what it returns is an interval (or NaI).
+    #[test]
+    fn literals_of_the_standard_never_panic(text in prop_oneof![literal_soup(), any::<String>()]) {
+        if let Ok(iv) = Interval::from_1788_text(&text) {
+            check_output(&text, "from_1788_text", &iv);
+        }
+        if let Ok(d) = ivjit::DecoratedInterval::from_1788_text(&text) {
+            check_output(&text, "decorated from_1788_text", &d.interval);
+            prop_assert!(d.is_nai() || d.decoration <= ivjit::Decoration::of(d.interval)
+                || d.decoration == ivjit::Decoration::Trv, "{text:?}: {d:?}");
+        }
+    }
+
+    /// On the forms both read, the standard's reader and ivjit's (`Interval::parse`) give the
+    /// same outward-rounded interval.
+    #[test]
+    fn both_readers_agree(a in any::<f64>().prop_filter("finite", |x| x.is_finite()),
+                          b in any::<f64>().prop_filter("finite", |x| x.is_finite()),
+                          digits in 1usize..25) {
+        let (lo, hi) = (a.min(b), a.max(b));
+        // Decimal texts, cut to `digits` significant digits: most are not doubles.
+        let t = |x: f64| format!("{x:.digits$e}", digits = digits.min(20));
+        let text = format!("[{}, {}]", t(lo), t(hi));
+        if let Ok(ours) = Interval::parse(&text) {
+            let theirs = Interval::from_1788_text(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            prop_assert_eq!((ours.lo.to_bits(), ours.hi.to_bits()), (theirs.lo.to_bits(), theirs.hi.to_bits()), "{}", text);
         }
     }
 }
