@@ -17,31 +17,23 @@
 //! assert_eq!(reduction::dot(&[1.0, 2.0, 3.0], &[1.0, 2.0, 3.0], Round::Nearest), 14.0);
 //! ```
 
-use crate::round::Round;
-use num_bigint::{BigInt, Sign};
-use num_traits::{Signed, Zero};
+use crate::round::{self, Round};
+use num_bigint::{BigInt, BigUint, Sign};
+use num_traits::{ToPrimitive, Zero};
 
 /// The exact accumulator's unit: 2^-2148.
-const UNIT: i64 = -2148;
-
-/// `x = m * 2^e` with `e >= -1074`, for a finite x (m signed).
-fn split(x: f64) -> (i64, i64) {
-    let bits = x.to_bits();
-    let biased = ((bits >> 52) & 0x7ff) as i64;
-    let frac = (bits & ((1 << 52) - 1)) as i64;
-    let (m, e) = if biased == 0 {
-        (frac, -1074)
-    } else {
-        (frac | (1 << 52), biased - 1075)
-    };
-    (if x.is_sign_negative() { -m } else { m }, e)
-}
+const UNIT: i32 = -2148;
 
 /// The exact value of the product `x * y` of finite doubles, in units of 2^-2148.
 fn exact_product(x: f64, y: f64) -> BigInt {
-    let (mx, ex) = split(x);
-    let (my, ey) = split(y);
-    (BigInt::from(mx) * BigInt::from(my)) << ((ex + ey - UNIT) as usize)
+    let (nx, mx, ex) = round::decompose(x);
+    let (ny, my, ey) = round::decompose(y);
+    let m = BigInt::from(u128::from(mx) * u128::from(my)) << ((ex + ey - UNIT) as usize);
+    if nx != ny {
+        -m
+    } else {
+        m
+    }
 }
 
 /// The exact value of a finite double, in units of 2^-2148.
@@ -49,80 +41,40 @@ fn exact(x: f64) -> BigInt {
     exact_product(x, 1.0)
 }
 
-/// 2^e for -1074 <= e <= 1023, exactly.
-fn pow2(e: i64) -> f64 {
-    if e >= -1022 {
-        f64::from_bits(((e + 1023) as u64) << 52)
-    } else {
-        f64::from_bits(1 << (e + 1074))
+/// `(-1)^negative * mag * 2^e` (mag != 0) rounded in direction `r` by the crate's one rounding
+/// of a significand (`round::round_bits`): the top 128 bits, and a sticky bit for the rest.
+fn round_big(negative: bool, mag: &BigUint, e: i32, r: Round) -> f64 {
+    let bits = mag.bits();
+    if bits <= 128 {
+        let m = mag.to_u128().expect("at most 128 bits");
+        return round::round_bits(negative, m, e, false, r);
     }
+    let shift = bits - 128;
+    let m = (mag >> shift).to_u128().expect("128 bits");
+    let sticky = mag.trailing_zeros().is_some_and(|z| z < shift);
+    round::round_bits(negative, m, e + shift as i32, sticky, r)
 }
 
-/// The rational `p / q` (q != 0) rounded down or up (`Nearest` is taken as down) to a double,
-/// exactly: the magnitude's integer part in units of 2^-2148 is rounded in its direction (a
-/// remainder lies below every double's step, so the right neighbour gives the same double).
+/// The rational `p / q` (q != 0) rounded to a double in direction `r`, exactly: a quotient of
+/// 125 to 127 bits and a sticky bit for its remainder, rounded once.
 pub(crate) fn round_rational(p: &BigInt, q: &BigInt, r: Round) -> f64 {
-    let negative = (p.sign() == Sign::Minus) != (q.sign() == Sign::Minus);
     if p.is_zero() {
         return 0.0;
     }
-    // The magnitude's direction: down for a negative value is up for its magnitude.
-    let up = (r == Round::Up) != negative;
-    let scaled = p.abs() << ((-UNIT) as usize);
-    let q = q.abs();
-    let t = &scaled / &q;
-    let exact = &t * &q == scaled;
-    let n = if up && !exact { t + 1 } else { t };
-    let magnitude = if n.is_zero() {
-        0.0 // below 2^-2148, rounded down
+    let negative = (p.sign() == Sign::Minus) != (q.sign() == Sign::Minus);
+    let (p, q) = (p.magnitude(), q.magnitude());
+    // p / q * 2^s lies in [2^125, 2^127).
+    let s = 126 + q.bits() as i64 - p.bits() as i64;
+    let (num, den) = if s >= 0 {
+        (p << (s as u64), q.clone())
     } else {
-        round(&n, if up { Round::Up } else { Round::Down })
+        (p.clone(), q << ((-s) as u64))
     };
-    if negative {
-        -magnitude
-    } else {
-        magnitude
-    }
-}
-
-/// `n * 2^-2148` rounded to a double in direction `r` (n != 0).
-fn round(n: &BigInt, r: Round) -> f64 {
-    let negative = n.sign() == Sign::Minus;
-    let mag = n.abs();
-    // Rounding the magnitude: away from zero where the direction points away from it.
-    let away = match r {
-        Round::Up => !negative,
-        Round::Down => negative,
-        Round::Nearest => false,
-    };
-    let lead = mag.bits() as i64 - 1 + UNIT; // the exponent of the leading bit
-    let signed = |x: f64| if negative { -x } else { x };
-    if lead > 1023 {
-        return signed(if away || r == Round::Nearest {
-            f64::INFINITY
-        } else {
-            f64::MAX
-        });
-    }
-    let ulp = if lead >= -1022 { lead - 52 } else { -1074 };
-    let shift = (ulp - UNIT) as usize;
-    let mut q: BigInt = &mag >> shift;
-    let rem: BigInt = &mag - (&q << shift);
-    let up = if rem.is_zero() {
-        false
-    } else if r == Round::Nearest {
-        let half = BigInt::from(1) << (shift - 1);
-        rem > half || (rem == half && (&q % 2u8) == BigInt::from(1))
-    } else {
-        away
-    };
-    if up {
-        q += 1;
-    }
-    // q <= 2^53: exact as a double; times 2^ulp (ulp <= 971) exact unless it overflows, and
-    // +inf is then right: only a carry past the largest double gets there.
-    let q = u64::try_from(q).expect("at most 2^53") as f64;
-    signed(q * pow2(ulp))
+    let (t, rem) = (&num / &den, &num % &den);
+    let m = t.to_u128().expect("at most 127 bits");
+    // Exponents past i32 are past every double: round_bits sees them as far out of range.
+    let e = (-s).clamp(i64::from(i32::MIN / 2), i64::from(i32::MAX / 2)) as i32;
+    round::round_bits(negative, m, e, !rem.is_zero(), r)
 }
 
 /// The exact sum of `terms` (finite, each given as its exact value) rounded in direction `r`;
@@ -135,7 +87,7 @@ fn finish(total: BigInt, all_negative_zero: bool, r: Round) -> f64 {
             0.0
         }
     } else {
-        round(&total, r)
+        round_big(total.sign() == Sign::Minus, total.magnitude(), UNIT, r)
     }
 }
 

@@ -485,7 +485,7 @@ pub fn max_f32(a: f32, b: f32) -> f32 {
 
 /// Finite f64 -> (negative, significand, exponent) with |x| = m * 2^e.
 #[inline]
-fn decompose(x: f64) -> (bool, u64, i32) {
+pub(crate) fn decompose(x: f64) -> (bool, u64, i32) {
     let b = x.to_bits();
     let neg = b >> 63 != 0;
     let field = ((b >> 52) & 0x7ff) as i32;
@@ -517,7 +517,7 @@ enum Rest {
 /// Rounds `(-1)^neg * (m + f) * 2^e` to f64 in direction `r`, where `f = 0`
 /// if `!sticky` and `0 < f < 1` otherwise. When `sticky` is set, `m` must
 /// have at least 55 significant bits (so `f` lies below the rounding bit).
-fn round_bits(neg: bool, m: u128, e: i32, sticky: bool, r: Round) -> f64 {
+pub(crate) fn round_bits(neg: bool, m: u128, e: i32, sticky: bool, r: Round) -> f64 {
     if m == 0 {
         debug_assert!(!sticky);
         return if neg { -0.0 } else { 0.0 };

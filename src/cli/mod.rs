@@ -348,9 +348,11 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
         if let Some(f) = missing {
             return Err(f);
         }
-        if args.decorations {
-            // Decorations given in a column or with --var are program inputs; else every
-            // variable is decorated from its bounds, and the batch reads no more than without.
+        // The expression evaluated, its columns and its inputs: decorated (decorations given in
+        // a column or with --var are program inputs; else every variable is decorated from its
+        // bounds, and the batch reads no more than without), its gradient (whose flags mark
+        // undefined partials), or as it is.
+        let (evaluated, columns, inputs) = if args.decorations {
             let given_decorations: Vec<(String, ivjit::Decoration)> = given
                 .iter()
                 .zip(&decorations)
@@ -367,38 +369,31 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
             };
             let decorated = Expression::parse_with_decorations(expr.source(), kind)
                 .map_err(|e| failure(e, &text))?;
-            let evaluator =
-                Evaluator::new(&decorated, precision, choice).map_err(|e| failure(e, &text))?;
-            report_fallback(&evaluator);
             let inputs = if any_given {
                 batch.soa_decorated(expr.vars(), &given, &given_decorations)?
             } else {
                 batch.soa(expr.vars(), &given)?
             };
-            let results = batch::evaluate(&evaluator, &inputs, batch.n, &mut progress, &text)?;
-            drop(inputs);
-            batch::write(
-                args.output.as_deref(),
-                &results,
-                batch.n,
-                &batch::Column::decorated(expr.n_outputs()),
-                precision,
-                &mut progress,
-            )?;
-            progress.finish();
-            return Ok(());
-        }
-        // With --gradient, the gradient's expression; its flags mark undefined partials.
-        let (evaluated, columns) = if args.gradient {
+            (
+                decorated,
+                batch::Column::decorated(expr.n_outputs()),
+                inputs,
+            )
+        } else if args.gradient {
             let (g, at) = expr.gradient().map_err(|e| failure(e, &text))?;
-            (g, batch::Column::gradient(at, expr.vars()))
+            let inputs = batch.soa(expr.vars(), &given)?;
+            (g, batch::Column::gradient(at, expr.vars()), inputs)
         } else {
-            (expr.clone(), batch::Column::outputs(expr.n_outputs()))
+            let inputs = batch.soa(expr.vars(), &given)?;
+            (
+                expr.clone(),
+                batch::Column::outputs(expr.n_outputs()),
+                inputs,
+            )
         };
         let evaluator =
             Evaluator::new(&evaluated, precision, choice).map_err(|e| failure(e, &text))?;
         report_fallback(&evaluator);
-        let inputs = batch.soa(expr.vars(), &given)?;
         let results = batch::evaluate(&evaluator, &inputs, batch.n, &mut progress, &text)?;
         drop(inputs);
         batch::write(

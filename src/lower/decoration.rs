@@ -51,7 +51,7 @@ pub fn lower_decorated(
     let facts = Facts::analyze_with(g, None);
     let live = g.live();
     let n = g.vars.len() as u32;
-    let empties_reach = empties_reach_outputs(g);
+    let empties_reach = empties_reach_outputs(g, &live);
     let mut vars = g.vars.clone();
     if inputs == DecorationInputs::Given {
         vars.extend(g.vars.iter().map(|v| decoration_var(v)));
@@ -61,7 +61,7 @@ pub fn lower_decorated(
     };
     let all_facts: Vec<Fact> = g.ids().map(|id| facts.get(id)).collect();
     if g.outputs.len() == 1 {
-        return lower_one_output(g, l, &all_facts, inputs);
+        return lower_one_output(g, l, &all_facts, &live, inputs, empties_reach);
     }
     let mut vals: Vec<Option<(Iv, Lazy)>> = vec![None; g.len()];
     for id in g.ids() {
@@ -69,13 +69,9 @@ pub fn lower_decorated(
             continue;
         }
         let op = g.op(id);
-        let ivs: Vec<Iv> = op
-            .args()
-            .iter()
-            .map(|a| vals[a.index()].as_ref().expect("arguments precede users").0)
-            .collect();
-        let arg_facts: Vec<Fact> = op.args().iter().map(|a| all_facts[a.index()]).collect();
-        let v = l.node(g, id, &ivs, &arg_facts, all_facts[id.index()])?;
+        let (ivs, v) = l.node_at(g, id, &all_facts, |a| {
+            vals[a.index()].as_ref().expect("arguments precede users").0
+        })?;
         let d = match op {
             Op::Var(k) => {
                 let code = l.var_code(v, inputs, n + k, empties_reach);
@@ -123,9 +119,10 @@ pub fn lower_decorated(
     }
     let mut outputs: Vec<(Value, Value)> = Vec::new();
     let mut decorations: Vec<(Value, Value)> = Vec::new();
+    let nai = may_be_nai(g, inputs);
     for o in &g.outputs {
         let (v, lazy) = vals[o.index()].clone().expect("outputs are live");
-        let (value, d) = l.output(v, &lazy, may_be_nai(g, inputs));
+        let (value, d) = l.output(v, &lazy, nai);
         outputs.push(value);
         decorations.push((d, d));
     }
@@ -143,11 +140,11 @@ fn lower_one_output(
     g: &Graph,
     mut l: Lowering,
     all_facts: &[Fact],
+    live: &[bool],
     inputs: DecorationInputs,
+    empties_reach: bool,
 ) -> Result<Program, LowerError> {
-    let live = g.live();
     let n = g.vars.len() as u32;
-    let empties_reach = empties_reach_outputs(g);
     let out = g.outputs[0];
     // The nodes whose decorations count: reached from the output, not through a value of a
     // Decorated node. `implied`: a user whose boundedness test implies this node's exists.
@@ -178,13 +175,9 @@ fn lower_one_output(
             continue;
         }
         let op = g.op(id);
-        let ivs: Vec<Iv> = op
-            .args()
-            .iter()
-            .map(|a| vals[a.index()].expect("arguments precede users"))
-            .collect();
-        let arg_facts: Vec<Fact> = op.args().iter().map(|a| all_facts[a.index()]).collect();
-        let v = l.node(g, id, &ivs, &arg_facts, all_facts[id.index()])?;
+        let (ivs, v) = l.node_at(g, id, all_facts, |a| {
+            vals[a.index()].expect("arguments precede users")
+        })?;
         vals[id.index()] = Some(v);
         if !counted[id.index()] {
             continue;
@@ -223,8 +216,7 @@ fn lower_one_output(
 /// empty variable empties every output it reaches: false where the graph holds one that makes
 /// something of nothing (the hull ignores an empty side, IEEE 1788's inf of the empty set is
 /// +inf, cancelMinus of the empty set and an unbounded one is the whole line).
-fn empties_reach_outputs(g: &Graph) -> bool {
-    let live = g.live();
+fn empties_reach_outputs(g: &Graph, live: &[bool]) -> bool {
     !g.ids().any(|id| {
         live[id.index()]
             && matches!(

@@ -13,15 +13,12 @@
 
 use super::{Iv, Lowering};
 use crate::ir::NumericFn;
-use crate::scalar::{Cmp, Precision, Round, Value};
+use crate::scalar::{Cmp, Round, Value};
 
 impl Lowering {
     /// The largest finite float of the program's precision.
     fn largest_finite(&mut self) -> Value {
-        let max = match self.b.precision() {
-            Precision::F64 => f64::MAX,
-            Precision::F32 => f64::from(f32::MAX),
-        };
+        let max = super::power::ranges(self.b.precision()).max;
         self.b.constant(max)
     }
 

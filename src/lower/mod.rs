@@ -77,14 +77,10 @@ pub fn lower_with(
         if !live[id.index()] {
             continue;
         }
-        let op = g.op(id);
-        let args: Vec<Iv> = op
-            .args()
-            .iter()
-            .map(|a| vals[a.index()].expect("arguments precede users"))
-            .collect();
-        let arg_facts: Vec<Fact> = op.args().iter().map(|a| all_facts[a.index()]).collect();
-        vals[id.index()] = Some(l.node(g, id, &args, &arg_facts, all_facts[id.index()])?);
+        let (_, v) = l.node_at(g, id, &all_facts, |a| {
+            vals[a.index()].expect("arguments precede users")
+        })?;
+        vals[id.index()] = Some(v);
     }
     let outputs = g
         .outputs
@@ -177,6 +173,22 @@ struct Lowering {
 }
 
 impl Lowering {
+    /// Node `id` lowered on its arguments' bounds (`iv_of`) with the facts of every node:
+    /// the arguments' bounds (the decoration rules read them too) and the node's.
+    fn node_at(
+        &mut self,
+        g: &Graph,
+        id: NodeId,
+        facts: &[Fact],
+        iv_of: impl Fn(NodeId) -> Iv,
+    ) -> Result<(Vec<Iv>, Iv), LowerError> {
+        let args = g.op(id).args();
+        let ivs: Vec<Iv> = args.iter().map(|&a| iv_of(a)).collect();
+        let arg_facts: Vec<Fact> = args.iter().map(|a| facts[a.index()]).collect();
+        let v = self.node(g, id, &ivs, &arg_facts, facts[id.index()])?;
+        Ok((ivs, v))
+    }
+
     /// Node `id` of `g` (operation arguments `a`, their facts `f`, the node's own fact), as the
     /// whole-graph lowerings lower it.
     fn node(

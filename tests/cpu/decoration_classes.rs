@@ -18,7 +18,10 @@ use crate::common::classes::{self as cl, Class, Op};
 use crate::common::elem_oracle::{bf, le, pi_enc, Enc};
 use crate::common::oracle::Fmt;
 use astro_float::{BigFloat, RoundingMode as RM};
-use ivjit::{BackendChoice, DecoratedInterval, Decoration, Evaluator, Expression, Precision};
+use ivjit::{
+    BackendChoice, DecoratedInterval, Decoration, DecorationInputs, Evaluator, Expression,
+    Precision,
+};
 
 /// What a function is on a box, from its definition.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -260,9 +263,29 @@ fn run(choice: BackendChoice, fmt: Fmt) -> Tally {
             })
             .collect();
         let got = eval.eval_decorated(&boxes).expect("eval_decorated");
-        for ((b, label), row) in cells.iter().zip(&got) {
+        // The program that decorates the variables from their bounds (bare batches), whose
+        // variables carry no code where an empty box empties the output: the same answers.
+        let bare = Expression::parse_with_decorations(&op.src, DecorationInputs::FromBounds)
+            .unwrap_or_else(|e| panic!("{}: does not compile from the bounds: {e}", op.src));
+        let bare = Evaluator::new(&bare, precision, choice).expect("evaluator");
+        let from_bounds = bare.eval_decorated(&boxes).expect("eval_decorated");
+        for (((b, label), row), fb) in cells.iter().zip(&got).zip(&from_bounds) {
             t.cells += 1;
             let g = row[0];
+            let same = |x: &DecoratedInterval, y: &DecoratedInterval| {
+                x.decoration == y.decoration
+                    && x.interval.lo.to_bits() == y.interval.lo.to_bits()
+                    && x.interval.hi.to_bits() == y.interval.hi.to_bits()
+            };
+            if !same(&g, &fb[0]) {
+                t.failures.push(format!(
+                    "{} on {label}: {} with given decorations, {} from the bounds",
+                    op.src,
+                    g.display(precision),
+                    fb[0].display(precision)
+                ));
+                continue;
+            }
             // The boxes are already of the precision (the classes are), so the oracle's
             // facts are about the very boxes evaluated.
             let want = oracle(&op, b, &g);
