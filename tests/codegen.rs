@@ -218,6 +218,7 @@ fn stage_kernels_assemble() {
             .flat_map(|var| [Bound::Lo, Bound::Hi].map(|bound| Inst::Input { var, bound }))
             .collect(),
         outputs: vec![],
+        code_outputs: 0,
     };
     let text = ivjit::internals::ptx::try_emit_arrays_kernel(&check).unwrap();
     assert!(text.contains("st.global.u32"));

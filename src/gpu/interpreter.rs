@@ -283,6 +283,7 @@ fn kernel(
         var_names: Vec::new(),
         insts: Vec::new(),
         outputs: Vec::new(),
+        code_outputs: 0,
     };
     let l = Arc::new(load_entry(ctx, &none, (&ptx(precision), ENTRY), cache_dir)?);
     loaded.push((ordinal, precision, l.clone()));

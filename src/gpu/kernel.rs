@@ -204,8 +204,8 @@ impl DeviceKernel {
     }
 
     /// Launches the expression on `stream` over a structure-of-arrays block in device memory:
-    /// `n` elements, `2 * n_vars` input arrays of `n` from `inputs`, `2 * n_outputs` output
-    /// arrays of `n` from `outputs` (the batch kernel's ABI). A staged program runs its stages
+    /// `n` elements, `2 * n_vars` input arrays of `n` from `inputs`,
+    /// [`Program::n_output_arrays`] output arrays of `n` from `outputs` (the batch kernel's ABI). A staged program runs its stages
     /// through scratch memory allocated on the stream.
     ///
     /// # Safety
@@ -362,6 +362,7 @@ fn inputs_only(program: &Program) -> Program {
         var_names: program.var_names.clone(),
         insts,
         outputs: Vec::new(),
+        code_outputs: 0,
     }
 }
 
@@ -618,12 +619,21 @@ impl GpuKernel {
             .bind_to_thread()
             .during("binding the device's context")?;
         let stream = dk.ctx.default_stream();
+        // The device's layout of the outputs: a code output's lo array only
+        // (`Program::output_arrays`); its hi is copied from it at the end.
+        let all = outputs;
+        let outputs: Vec<u64> = self
+            .program
+            .output_array_hosts()
+            .into_iter()
+            .map(|k| all[k])
+            .collect();
         // A staged program: `dk` only checks the inputs; the stages compute, in the same
         // stream, and their results are discarded with the status if an input was invalid.
         let staged = self.devices[0].staged.as_ref();
         let table: Vec<u64> = match staged {
             Some(_) => inputs.to_vec(),
-            None => inputs.iter().chain(outputs).copied().collect(),
+            None => inputs.iter().chain(&outputs).copied().collect(),
         };
         let table = stream
             .clone_htod(&table)
@@ -636,7 +646,7 @@ impl GpuKernel {
         let mut launch = stream.launch_builder(&dk.function);
         launch.arg(&n_arg).arg(&table).arg(&mut status);
         // SAFETY: the kernel takes (u64 n, u64 table, u64 status), reads the table's
-        // 2 * n_vars + 2 * n_outputs addresses, reads and writes n elements at each (the caller
+        // 2 * n_vars + n_output_arrays addresses, reads and writes n elements at each (the caller
         // vouches for them), and may write the status word.
         unsafe { launch.launch(cfg) }.during("launching the kernel")?;
         if let Some(staged) = staged {
@@ -649,6 +659,23 @@ impl GpuKernel {
             // SAFETY: the caller vouches for the arrays (n elements at each address).
             unsafe { staged.launch(&stream, n, &input, &output) }.during("launching the stages")?;
         }
+        let elem = match self.precision {
+            Precision::F64 => 8,
+            Precision::F32 => 4,
+        };
+        for j in self.n_outputs - self.program.code_outputs..self.n_outputs {
+            // SAFETY: the caller vouches for both arrays (n elements each, apart); the copy
+            // runs on the stream after the kernel that wrote the lo array.
+            unsafe {
+                cudarc::driver::result::memcpy_dtod_async(
+                    all[2 * j + 1],
+                    all[2 * j],
+                    n * elem,
+                    stream.cu_stream(),
+                )
+            }
+            .during("copying a code output")?;
+        }
         let status = stream
             .clone_dtoh(&status)
             .during("waiting for the kernel")?;
@@ -658,8 +685,9 @@ impl GpuKernel {
     /// Launches the kernel (or, for a program compiled as stages, its stages) on `stream` over
     /// a structure-of-arrays block in the memory of the first device, without waiting: `n`
     /// elements, `2 * n_vars` arrays of `n` from `inputs` (lo then hi of each variable),
-    /// `2 * n_outputs` from `outputs`. For timing what a batch runs (`ivjit bench`); the inputs
-    /// are not checked.
+    /// [`Program::n_output_arrays`] from `outputs` (device memory holds one array per code
+    /// output, [`Program::output_arrays`]). For timing what a batch runs (`ivjit bench`); the
+    /// inputs are not checked.
     ///
     /// # Safety
     /// `stream` must belong to the first device's primary context; the addresses must be valid
@@ -823,6 +851,16 @@ impl GpuKernel {
         // Lock the caller's memory for direct copies when asked (f64 only: f32 converts).
         let pins = self.pin_for_call(inputs, outs);
         let direct = pins.is_some();
+        // The device's layout: the caller's arrays without the hi of a code output (one array
+        // each, `Program::output_arrays`), which is filled from its lo at the end.
+        let codes_from = 2 * (self.n_outputs - self.program.code_outputs);
+        let (pairs, codes) = outs.split_at_mut(codes_from);
+        let mut device_outs: Vec<&mut [f64]> = pairs
+            .iter_mut()
+            .chain(codes.iter_mut().step_by(2))
+            .map(|a| &mut **a)
+            .collect();
+        let outs = &mut device_outs[..];
         let n_dev = self
             .devices
             .len()
@@ -875,6 +913,13 @@ impl GpuKernel {
         // Every stream that touched the caller's memory has been synchronized (each device's
         // run ends with its slots finished, or drops them, which synchronizes): unlock now.
         drop(pins);
+        drop(device_outs);
+        for pair in codes.chunks_exact_mut(2) {
+            let [lo, hi] = pair else {
+                unreachable!("chunks of two")
+            };
+            hi.copy_from_slice(lo);
+        }
         result
     }
 

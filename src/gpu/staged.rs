@@ -267,7 +267,7 @@ impl StagedCode {
             count,
             interpreter,
             compiling,
-            arrays: (2 * program.n_vars(), 2 * program.outputs.len()),
+            arrays: (2 * program.n_vars(), program.n_output_arrays()),
             scratch,
             elem: match program.precision {
                 Precision::F64 => 8,

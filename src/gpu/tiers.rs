@@ -114,7 +114,7 @@ impl InterpretedFirst {
         Some(InterpretedFirst {
             interpreter,
             single,
-            arrays: (2 * program.n_vars(), 2 * program.outputs.len()),
+            arrays: (2 * program.n_vars(), program.n_output_arrays()),
         })
     }
 

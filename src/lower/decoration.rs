@@ -126,8 +126,9 @@ pub fn lower_decorated(
         outputs.push(value);
         decorations.push((d, d));
     }
+    let codes = decorations.len();
     outputs.extend(decorations);
-    super::finish(l, outputs)
+    super::finish_with_codes(l, outputs, codes)
 }
 
 /// [`lower_decorated`] for a graph of one output, which every live node is an argument of
@@ -209,7 +210,7 @@ fn lower_one_output(
     let v = vals[out.index()].expect("the output is live");
     let lazy = Lazy::new(code.into_iter().collect(), flag.into_iter().collect());
     let (value, d) = l.output(v, &lazy, may_be_nai(g, inputs));
-    super::finish(l, vec![value, (d, d)])
+    super::finish_with_codes(l, vec![value, (d, d)], 1)
 }
 
 /// Whether an empty argument empties the result of every live operation of `g`, so that an

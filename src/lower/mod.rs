@@ -95,7 +95,18 @@ pub fn lower_with(
 
 /// The program of a lowering with these outputs, verified.
 fn finish(l: Lowering, outputs: Vec<(Value, Value)>) -> Result<Program, LowerError> {
-    let program = l.b.finish(outputs);
+    finish_with_codes(l, outputs, 0)
+}
+
+/// [`finish`] for a program whose last `codes` outputs are codes (a decorated program's
+/// decorations, [`Program::code_outputs`]).
+fn finish_with_codes(
+    l: Lowering,
+    outputs: Vec<(Value, Value)>,
+    codes: usize,
+) -> Result<Program, LowerError> {
+    let mut program = l.b.finish(outputs);
+    program.code_outputs = codes;
     program.verify().map_err(|e| LowerError {
         span: Span::default(),
         message: format!(

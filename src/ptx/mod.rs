@@ -20,7 +20,9 @@
 //!   lo bounds of variable `var`, array `2 * var + 1` its hi bounds; element `i` of array `k` is at
 //!   byte offset `(k * n + i) * size`. May be anything (e.g. 0) when the program has no variables.
 //! - `outputs`: device pointer to `2 * n_outputs` arrays of `n` values laid out the same way:
-//!   array `2 * j + 0` receives the lo bound of output `j`, array `2 * j + 1` its hi bound.
+//!   array `2 * j + 0` receives the lo bound of output `j`, array `2 * j + 1` its hi bound. A
+//!   decorated program's decorations are *code outputs* ([`Program::code_outputs`], the last
+//!   outputs): one array each, after the pairs ([`Program::output_arrays`]), since lo = hi.
 //! - `flags`: reserved for IEEE 1788 decorations (one small flag word per output value and
 //!   element, layout to be fixed with them). The kernel never reads or writes it today; pass 0.
 //!
@@ -125,8 +127,9 @@ pub(crate) const ARRAYS_KERNEL_NAME: &str = "ivjit_kernel_arrays";
 /// .visible .entry ivjit_kernel_arrays(.param .u64 n, .param .u64 table, .param .u64 status)
 /// ```
 ///
-/// - `table`: device address of `2 * n_vars + 2 * n_outputs` device addresses: the lo and hi
-///   arrays of each variable, then those of each output, each of `n` elements.
+/// - `table`: device address of `2 * n_vars + n_output_arrays` device addresses: the lo and hi
+///   arrays of each variable, then those of each output ([`Program::output_arrays`]: one for
+///   a code output), each of `n` elements.
 /// - `status`: device address of a `u32` the kernel sets to 1 when some input pair is not an
 ///   interval bound (lo <= hi, lo < +inf, hi > -inf, or both NaN: empty); the caller zeroes it
 ///   first, and discards the outputs when it is set.
@@ -163,8 +166,8 @@ pub(crate) const FUNCTION_NAME: &str = "ivjit_eval";
 /// ```
 ///
 /// `inputs` and `outputs` are generic pointers (local, shared or global memory) to one box:
-/// `2 * n_vars` values (lo, hi of variable 0, then of variable 1, ...) and `2 * n_outputs`
-/// values laid out alike. The body is the kernel's, instruction for instruction; only the
+/// `2 * n_vars` values (lo, hi of variable 0, then of variable 1, ...) and
+/// [`Program::n_output_arrays`] values laid out alike (a code output has one). The body is the kernel's, instruction for instruction; only the
 /// loads and stores differ (generic addressing, no loop), so both give the same bits.
 pub(crate) fn try_emit_function_named(
     program: &Program,
@@ -300,10 +303,16 @@ impl<'a> Emitter<'a> {
             self.raw(format!(
                 "// ABI: n elements; table = addresses of {} input and {} output arrays of n {}",
                 2 * p.n_vars(),
-                2 * p.outputs.len(),
+                p.n_output_arrays(),
                 self.ty
             ));
             self.raw("// (lo, hi of each variable, then of each output); status = 1 if an input pair is invalid.");
+            if p.code_outputs > 0 {
+                self.raw(format!(
+                    "// The last {} outputs are codes: one array each, after the pairs.",
+                    p.code_outputs
+                ));
+            }
         } else {
             self.raw(format!(
                 "// ABI: n elements; inputs = {} arrays of n {}, array 2*var+0 = lo, 2*var+1 = hi;",
@@ -312,9 +321,15 @@ impl<'a> Emitter<'a> {
             ));
             self.raw(format!(
                 "// outputs = {} arrays of n {}, array 2*out+0 = lo, 2*out+1 = hi; flags reserved (0).",
-                2 * p.outputs.len(),
+                p.n_output_arrays(),
                 self.ty
             ));
+            if p.code_outputs > 0 {
+                self.raw(format!(
+                    "// The last {} outputs are codes: one array each, after the pairs.",
+                    p.code_outputs
+                ));
+            }
         }
         self.raw("//");
         self.raw("");
@@ -493,7 +508,7 @@ impl<'a> Emitter<'a> {
         for k in self.used_inputs() {
             self.line(format!("add.u64 %in{k}, %pin, {};", k as u64 * size));
         }
-        for k in 0..2 * p.outputs.len() {
+        for k in 0..p.n_output_arrays() {
             self.line(format!("add.u64 %out{k}, %pout, {};", k as u64 * size));
         }
         for (i, inst) in p.insts.iter().enumerate() {
@@ -515,7 +530,7 @@ impl<'a> Emitter<'a> {
     fn declarations(&mut self) {
         let n_insts = self.program.insts.len();
         let n_in = 2 * self.program.n_vars();
-        let n_out = 2 * self.program.outputs.len();
+        let n_out = self.program.n_output_arrays();
         // Value registers are indexed by IR value number; booleans and floats share the index
         // space, so each declaration covers every index (unused ones cost nothing).
         if n_insts > 0 {
@@ -590,7 +605,7 @@ impl<'a> Emitter<'a> {
                 self.line(format!("cvta.to.global.u64 %in{k}, %in{k};"));
                 self.line(format!("add.u64 %in{k}, %in{k}, %offset;"));
             }
-            for k in 0..2 * self.program.outputs.len() {
+            for k in 0..self.program.n_output_arrays() {
                 self.line(format!(
                     "ld.global.nc.u64 %out{k}, [%ptable+{}];",
                     8 * (n_in + k)
@@ -604,7 +619,7 @@ impl<'a> Emitter<'a> {
             self.line(format!("mad.lo.u64 %in{k}, %arraybytes, {k}, %pin;"));
             self.line(format!("add.u64 %in{k}, %in{k}, %offset;"));
         }
-        for k in 0..2 * self.program.outputs.len() {
+        for k in 0..self.program.n_output_arrays() {
             self.line(format!("mad.lo.u64 %out{k}, %arraybytes, {k}, %pout;"));
             self.line(format!("add.u64 %out{k}, %out{k}, %offset;"));
         }
@@ -612,12 +627,9 @@ impl<'a> Emitter<'a> {
 
     fn stores(&mut self) {
         let ty = self.ty;
-        let outputs = self.program.outputs.clone();
-        for (j, (lo, hi)) in outputs.into_iter().enumerate() {
-            let (lo, hi) = (lo.index(), hi.index());
-            let space = self.space();
-            self.line(format!("st{space}.{ty} [%out{}], %f{lo};", 2 * j));
-            self.line(format!("st{space}.{ty} [%out{}], %f{hi};", 2 * j + 1));
+        let space = self.space();
+        for (k, v) in self.program.output_arrays().into_iter().enumerate() {
+            self.line(format!("st{space}.{ty} [%out{k}], %f{};", v.index()));
         }
     }
 
@@ -628,7 +640,7 @@ impl<'a> Emitter<'a> {
                 self.line(format!("add.u64 %in{k}, %in{k}, %stepbytes;"));
             }
         } // (else they advanced at the top of the iteration, with the prefetch)
-        for k in 0..2 * self.program.outputs.len() {
+        for k in 0..self.program.n_output_arrays() {
             self.line(format!("add.u64 %out{k}, %out{k}, %stepbytes;"));
         }
         if pipelined {

@@ -312,6 +312,7 @@ impl Builder {
             var_names: self.var_names,
             insts,
             outputs,
+            code_outputs: 0,
         }
     }
 }

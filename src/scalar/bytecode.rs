@@ -118,6 +118,8 @@ pub(crate) struct Bytecode {
     pub n_vars: usize,
     /// Outputs (intervals).
     pub n_outputs: usize,
+    /// How many of them are codes, stored as one array each ([`Program::output_arrays`]).
+    pub code_outputs: usize,
     /// The instructions, then the stores: four words each.
     pub words: Vec<u32>,
     /// Slots a box needs.
@@ -153,9 +155,9 @@ pub(crate) fn encode(program: &Program) -> Result<Bytecode, EncodeError> {
             last[v.index()] = Some(i);
         }
     }
-    for &(lo, hi) in &program.outputs {
-        last[lo.index()] = Some(n);
-        last[hi.index()] = Some(n);
+    let arrays = program.output_arrays();
+    for &v in &arrays {
+        last[v.index()] = Some(n);
     }
     // Values whose last use is instruction i, to free when it has read them.
     let mut dies_at: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -170,7 +172,7 @@ pub(crate) fn encode(program: &Program) -> Result<Bytecode, EncodeError> {
     // Free slots, lowest first out (keeps the working set of slots small and dense).
     let mut free = std::collections::BinaryHeap::<std::cmp::Reverse<u32>>::new();
     let mut slots = 0u32;
-    let mut words = Vec::with_capacity(4 * (n + 2 * program.outputs.len()));
+    let mut words = Vec::with_capacity(4 * (n + arrays.len()));
     for (i, inst) in program.insts.iter().enumerate() {
         let s = |v: Value| slot_of[v.index()];
         let (code, a, b, c) = match *inst {
@@ -231,15 +233,15 @@ pub(crate) fn encode(program: &Program) -> Result<Bytecode, EncodeError> {
         }
         words.extend_from_slice(&[code | dst << 8, a, b, c]);
     }
-    for (j, &(lo, hi)) in program.outputs.iter().enumerate() {
-        let j = j as u32;
-        words.extend_from_slice(&[op::STORE, slot_of[lo.index()], 2 * j, 0]);
-        words.extend_from_slice(&[op::STORE, slot_of[hi.index()], 2 * j + 1, 0]);
+    // One store per output array (a code output has one: `Program::output_arrays`).
+    for (k, &v) in arrays.iter().enumerate() {
+        words.extend_from_slice(&[op::STORE, slot_of[v.index()], k as u32, 0]);
     }
     Ok(Bytecode {
         precision: program.precision,
         n_vars: program.n_vars(),
         n_outputs: program.outputs.len(),
+        code_outputs: program.code_outputs,
         words,
         slots: slots as usize,
     })
@@ -252,6 +254,15 @@ pub(crate) fn decode(code: &Bytecode) -> Program {
     let mut value_in = vec![Value(u32::MAX); code.slots];
     let mut insts = Vec::new();
     let mut outputs = vec![(Value(u32::MAX), Value(u32::MAX)); code.n_outputs];
+    // The host array (2j for lo, 2j + 1 for hi) of each stored array.
+    let hosts = Program {
+        outputs: outputs.clone(),
+        code_outputs: code.code_outputs,
+        precision: code.precision,
+        var_names: Vec::new(),
+        insts: Vec::new(),
+    }
+    .output_array_hosts();
     for w in code.words.chunks_exact(4) {
         let (opc, dst) = (w[0] & 0xff, (w[0] >> 8) as usize);
         let v = |k: u32| value_in[k as usize];
@@ -266,11 +277,15 @@ pub(crate) fn decode(code: &Bytecode) -> Program {
             }),
             op::BOOL => Inst::Bool(w[1] != 0),
             op::STORE => {
-                let (j, hi) = (w[2] as usize / 2, w[2] % 2 == 1);
+                let host = hosts[w[2] as usize];
+                let (j, hi) = (host / 2, host % 2 == 1);
                 if hi {
                     outputs[j].1 = v(w[1]);
                 } else {
                     outputs[j].0 = v(w[1]);
+                }
+                if j >= code.n_outputs - code.code_outputs {
+                    outputs[j].1 = v(w[1]); // a code: one value
                 }
                 continue;
             }
@@ -312,6 +327,7 @@ pub(crate) fn decode(code: &Bytecode) -> Program {
         var_names: (0..code.n_vars).map(|k| format!("x{k}")).collect(),
         insts,
         outputs,
+        code_outputs: code.code_outputs,
     }
 }
 
@@ -349,8 +365,12 @@ mod tests {
             "x + 1, x, y*y, 0.1",
             generated.as_str(),
         ];
-        for src in sources {
-            let expr = Expression::parse(src).unwrap();
+        let decorated = sources[..4]
+            .iter()
+            .map(|s| Expression::parse_decorated(s).unwrap());
+        let exprs = sources.iter().map(|s| Expression::parse(s).unwrap());
+        for expr in exprs.chain(decorated) {
+            let src = expr.source();
             for p in [Precision::F64, Precision::F32] {
                 let program = expr.scalar(p).unwrap();
                 let code = encode(&program).unwrap();

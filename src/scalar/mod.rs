@@ -239,6 +239,12 @@ pub struct Program {
     pub insts: Vec<Inst>,
     /// The (lo, hi) values of each output.
     pub outputs: Vec<(Value, Value)>,
+    /// How many of the last outputs are *codes* (a decorated program's decorations): a point
+    /// `(v, v)` holding a small integer. Every host interface gives them as pairs like any
+    /// output; device memory holds one array per code instead of two
+    /// ([`Program::output_arrays`]), since a decorated batch is memory-bound and its codes
+    /// would otherwise be a fifth of what it writes.
+    pub code_outputs: usize,
 }
 
 impl Program {
@@ -251,6 +257,33 @@ impl Program {
     /// The number of input variables.
     pub fn n_vars(&self) -> usize {
         self.var_names.len()
+    }
+
+    /// The values a kernel stores, one per output array of device memory: the lo and hi of
+    /// each output, except that a code output ([`Program::code_outputs`]) has one array.
+    /// Array `2j` and `2j + 1` belong to output j below the codes; code k (output
+    /// `outputs.len() - code_outputs + k`) is array `2 * (outputs.len() - code_outputs) + k`.
+    pub fn output_arrays(&self) -> Vec<Value> {
+        let bounds = self.outputs.len() - self.code_outputs.min(self.outputs.len());
+        let pairs = self.outputs[..bounds].iter().flat_map(|&(lo, hi)| [lo, hi]);
+        pairs
+            .chain(self.outputs[bounds..].iter().map(|&(code, _)| code))
+            .collect()
+    }
+
+    /// The number of output arrays in device memory (see [`Program::output_arrays`]).
+    pub fn n_output_arrays(&self) -> usize {
+        2 * self.outputs.len() - self.code_outputs.min(self.outputs.len())
+    }
+
+    /// For each output array of device memory, the array of the host's pair layout (`2j` for
+    /// the lo of output j, `2j + 1` for its hi) it is: a code's array is its output's lo, and
+    /// its hi is a copy of it.
+    pub fn output_array_hosts(&self) -> Vec<usize> {
+        let bounds = self.outputs.len() - self.code_outputs.min(self.outputs.len());
+        (0..2 * bounds)
+            .chain((bounds..self.outputs.len()).map(|j| 2 * j))
+            .collect()
     }
 
     /// Whether the program calls point functions, whose results differ between backends (every
@@ -320,7 +353,12 @@ impl fmt::Display for Program {
             }
             writeln!(f)?;
         }
+        let codes_from = self.outputs.len() - self.code_outputs.min(self.outputs.len());
         for (k, (lo, hi)) in self.outputs.iter().enumerate() {
+            if k >= codes_from {
+                writeln!(f, "  out{k} = code {lo}")?;
+                continue;
+            }
             writeln!(f, "  out{k} = [{lo}, {hi}]")?;
         }
         Ok(())

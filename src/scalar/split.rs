@@ -26,7 +26,8 @@ pub enum Slot {
     Input(usize),
     /// Scratch array `k`: a value handed from one stage to later ones.
     Scratch(usize),
-    /// Array `k` of the batch's outputs (lo of output k / 2 for even k, hi for odd k).
+    /// Array `k` of the batch's outputs in device memory ([`Program::output_arrays`]: lo of
+    /// output k / 2 for even k, hi for odd k, then one array per code output).
     Output(usize),
 }
 
@@ -133,11 +134,9 @@ fn build(
             }
         }
         if last {
-            for (j, &(lo, hi)) in program.outputs.iter().enumerate() {
-                let lo = b.value(lo);
-                let hi = b.value(hi);
-                b.writes.push((Slot::Output(2 * j), lo));
-                b.writes.push((Slot::Output(2 * j + 1), hi));
+            for (k, v) in program.output_arrays().into_iter().enumerate() {
+                let v = b.value(v);
+                b.writes.push((Slot::Output(k), v));
             }
         }
         if b.writes.is_empty() {
@@ -289,6 +288,7 @@ impl<'a> StageBuilder<'a> {
             var_names: (0..self.reads.len() / 2).map(|k| format!("a{k}")).collect(),
             insts: self.insts,
             outputs,
+            code_outputs: 0,
         };
         Stage {
             program,
@@ -308,7 +308,7 @@ mod tests {
     /// them; returns the outputs in the batch layout.
     fn run(staged: &Staged, program: &Program, inputs: &[f64], n: usize) -> Vec<f64> {
         let mut scratch = vec![vec![f64::NAN; n]; staged.scratch];
-        let mut out = vec![vec![f64::NAN; n]; 2 * program.outputs.len()];
+        let mut out = vec![vec![f64::NAN; n]; program.n_output_arrays()];
         for stage in &staged.stages {
             stage.program.verify().unwrap();
             let reads: Vec<Vec<f64>> = stage
@@ -332,7 +332,15 @@ mod tests {
                 }
             }
         }
-        out.concat()
+        // The host's pair layout: a code's hi is its lo.
+        let mut host = vec![Vec::new(); 2 * program.outputs.len()];
+        for (array, k) in out.into_iter().zip(program.output_array_hosts()) {
+            if k >= 2 * (program.outputs.len() - program.code_outputs) {
+                host[k + 1] = array.clone();
+            }
+            host[k] = array;
+        }
+        host.concat()
     }
 
     fn inputs(n_vars: usize, n: usize, p: Precision) -> Vec<f64> {
@@ -356,8 +364,13 @@ mod tests {
             generated.as_str(),
         ];
         let n = 300;
-        for src in sources {
-            let expr = Expression::parse(src).unwrap();
+        // Decorated programs too: their codes are one array each.
+        let decorated = sources[..4]
+            .iter()
+            .map(|s| Expression::parse_decorated(s).unwrap());
+        let exprs = sources.iter().map(|s| Expression::parse(s).unwrap());
+        for expr in exprs.chain(decorated) {
+            let src = expr.source();
             for p in [Precision::F64, Precision::F32] {
                 let program = expr.scalar(p).unwrap();
                 let x = inputs(program.n_vars(), n, p);

@@ -11,6 +11,9 @@
 //!   out0 = [%2, %3]
 //! ```
 //!
+//! A decorated program's decorations follow its interval outputs as code outputs, one value
+//! each: `out1 = code %7` ([`Program::code_outputs`]).
+//!
 //! `#` starts a comment; blank lines are ignored. Instruction numbers must count up from 0. The
 //! parsed program is verified ([`Program::verify`]).
 
@@ -62,6 +65,7 @@ pub fn parse(text: &str) -> Result<Program, ParseError> {
         var_names,
         insts: Vec::new(),
         outputs: Vec::new(),
+        code_outputs: 0,
     };
     // Input names by number, looked up once per `input` instruction (the first of a repeated
     // name, as a scan would find it).
@@ -81,6 +85,18 @@ pub fn parse(text: &str) -> Result<Program, ParseError> {
             let want = program.outputs.len();
             if k.parse::<usize>().ok() != Some(want) {
                 return Err(err(line, format!("expected out{want}, found `{lhs}`")));
+            }
+            if let Some(code) = rhs.strip_prefix("code ") {
+                let vals = values(code, 1).map_err(|m| err(line, m))?;
+                program.outputs.push((vals[0], vals[0]));
+                program.code_outputs += 1;
+                continue;
+            }
+            if program.code_outputs > 0 {
+                return Err(err(
+                    line,
+                    "codes (`outN = code %v`) must come after the interval outputs".into(),
+                ));
             }
             let inner = rhs
                 .strip_prefix('[')

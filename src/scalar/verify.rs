@@ -37,6 +37,17 @@ pub enum VerifyError {
         /// How many the program has.
         n_vars: usize,
     },
+    /// A code output ([`Program::code_outputs`]) whose bounds are not one value, or more codes
+    /// than outputs.
+    #[error("output {output}: a code output must be one value `(v, v)`, and codes are the last {codes} of {outputs} outputs")]
+    Code {
+        /// The output's number.
+        output: usize,
+        /// How many codes the program says it has.
+        codes: usize,
+        /// How many outputs it has.
+        outputs: usize,
+    },
     /// An output bound is not a float value of the program.
     #[error("output {output}: {source}")]
     Output {
@@ -121,7 +132,22 @@ pub(crate) fn verify(program: &Program) -> Result<(), VerifyError> {
             }
         }
     }
+    let (codes, outputs) = (program.code_outputs, program.outputs.len());
+    if codes > outputs {
+        return Err(VerifyError::Code {
+            output: outputs,
+            codes,
+            outputs,
+        });
+    }
     for (output, &(lo, hi)) in program.outputs.iter().enumerate() {
+        if output >= outputs - codes && lo != hi {
+            return Err(VerifyError::Code {
+                output,
+                codes,
+                outputs,
+            });
+        }
         for v in [lo, hi] {
             ty(v, insts.len(), Type::Float).map_err(|e| VerifyError::Output {
                 output,
@@ -143,6 +169,7 @@ mod tests {
             var_names: vec![],
             insts,
             outputs,
+            code_outputs: 0,
         }
     }
 
@@ -187,6 +214,22 @@ mod tests {
             vec![(Value(1), Value(0))],
         );
         assert_eq!(verify(&fine), Ok(()));
+        // A code is one value, and codes are among the outputs.
+        let mut code = fine.clone();
+        code.code_outputs = 1;
+        assert!(matches!(
+            verify(&code),
+            Err(VerifyError::Code { output: 0, .. })
+        ));
+        code.outputs = vec![(Value(1), Value(0)), (Value(1), Value(1))];
+        assert_eq!(verify(&code), Ok(()));
+        assert_eq!(code.output_arrays(), [Value(1), Value(0), Value(1)]);
+        assert_eq!(code.output_array_hosts(), [0, 1, 2]);
+        code.code_outputs = 3;
+        assert!(matches!(
+            verify(&code),
+            Err(VerifyError::Code { codes: 3, .. })
+        ));
         // An f32 program's constants are f32 values (1 + 2^-24 is not; infinities are).
         let mut wide = program(
             vec![Inst::Const(1.0 + 2f64.powi(-24))],

@@ -169,6 +169,7 @@ fn program(precision: Precision, tail: &[Inst]) -> Program {
         var_names: vec!["x".into(), "y".into(), "z".into()],
         insts,
         outputs: vec![(last, last)],
+        code_outputs: 0,
     }
 }
 
@@ -407,6 +408,7 @@ fn layout_sizes_and_grid_stride() {
             var_names: vec!["x".into(), "y".into()],
             insts: insts.clone(),
             outputs: vec![(Value(2), Value(1)), (Value(0), Value(3))],
+            code_outputs: 0,
         };
         let kernel = GpuKernel::new(&p).expect("compile");
         // n = 0, one element, a partial block, and more elements than one grid covers
@@ -453,6 +455,7 @@ fn program_without_variables() {
                 Inst::Div(Value(0), Value(1), Round::Up),
             ],
             outputs: vec![(Value(2), Value(3))],
+            code_outputs: 0,
         };
         let kernel = GpuKernel::new(&p).expect("compile");
         let n = 1000;

@@ -912,3 +912,118 @@ fn staged_programs_equal_cpu() {
     assert_eq!(a.classes, b.classes);
     assert_eq!(a.rounds, b.rounds);
 }
+
+/// Decorated programs, whose decorations are one array each in device memory
+/// (`Program::output_arrays`), give the CPU's bits, each decoration's pair included, on every
+/// tier: the single kernel, the interpreter, the stages (a long program), over host batches
+/// and device arrays, in both precisions.
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
+fn decorated_programs_equal_cpu_on_every_tier() {
+    crate::common::gpu::require_gpu("decorated_programs_equal_cpu_on_every_tier");
+    use cudarc::driver::{CudaContext, DevicePtr};
+    use ivjit::internals::gpu::{InterpreterPolicy, TierUpPolicy};
+    use ivjit::{Decoration, DecorationInputs};
+    let (long, _) = crate::common::workloads::generated(1000);
+    let sources = [
+        (
+            "x^4 - 5*x^2 + y^4 - 5*y^2 + z^4 - 5*z^2 + 11.8",
+            DecorationInputs::FromBounds,
+        ),
+        ("sqrt(x) / y + floor(z), x*y - z", DecorationInputs::Given),
+        (long.as_str(), DecorationInputs::FromBounds),
+    ];
+    let n = 50_003;
+    for (k, (src, given)) in sources.into_iter().enumerate() {
+        let expr = Expression::parse_with_decorations(src, given).unwrap();
+        for p in [Precision::F64, Precision::F32] {
+            let program = expr.scalar(p).unwrap();
+            let what = format!("decorated {k} {p:?}");
+            assert!(program.code_outputs > 0, "{what}");
+            assert!(
+                !program.has_point_calls(),
+                "{what}: bit for bit needs inline code"
+            );
+            let mut inputs = boxes(31 + k as u64 + p as u64, program.n_vars(), n, p);
+            if given == DecorationInputs::Given {
+                // The decoration inputs (after the variables) hold codes.
+                let nv = program.n_vars() / 2;
+                for var in nv..program.n_vars() {
+                    for i in 0..n {
+                        let d = Decoration::ALL[(i * 7 + var) % Decoration::ALL.len()];
+                        let c = f64::from(d.code());
+                        inputs[2 * var * n + i] = c;
+                        inputs[(2 * var + 1) * n + i] = c;
+                    }
+                }
+            }
+            let want = ivjit::internals::cpu::eval::eval_soa(&program, &inputs, n);
+            let no = program.outputs.len();
+            // A code's hi is its lo (the pair layout of every host interface).
+            for j in no - program.code_outputs..no {
+                assert_eq!(
+                    want[2 * j * n..(2 * j + 1) * n],
+                    want[(2 * j + 1) * n..(2 * j + 2) * n],
+                    "{what}"
+                );
+            }
+            let long = k == 2;
+            let policies = [InterpreterPolicy::Never, InterpreterPolicy::Only];
+            for interpreter in policies.into_iter().take(if long { 1 } else { 2 }) {
+                let kernel = GpuKernel::with_options(
+                    &program,
+                    &KernelOptions {
+                        interpreter: Some(interpreter),
+                        tier_up: Some(TierUpPolicy::Never),
+                        ..options()
+                    },
+                )
+                .unwrap();
+                let tier = format!("{what}, {interpreter:?}, staged {:?}", kernel.staged());
+                if matches!(interpreter, InterpreterPolicy::Never) {
+                    // (The interpreter counts as one stage.)
+                    assert_eq!(kernel.staged().is_some(), long, "{tier}");
+                }
+                let got = kernel.eval(&inputs, n).unwrap();
+                assert_same_bits(&format!("{tier}, batch"), &got, &want);
+                let ctx = CudaContext::new(kernel.device_ordinals()[0]).unwrap();
+                let stream = ctx.default_stream();
+                macro_rules! device {
+                    ($t:ty) => {{
+                        let d_in: Vec<_> = inputs
+                            .chunks(n)
+                            .map(|c| {
+                                let c: Vec<$t> = c.iter().map(|&x| x as $t).collect();
+                                stream.clone_htod(&c).unwrap()
+                            })
+                            .collect();
+                        let d_out: Vec<_> = (0..2 * no)
+                            .map(|_| stream.alloc_zeros::<$t>(n).unwrap())
+                            .collect();
+                        let ptr = |s: &cudarc::driver::CudaSlice<$t>| s.device_ptr(&stream).0;
+                        let ins: Vec<u64> = d_in.iter().map(ptr).collect();
+                        let outs: Vec<u64> = d_out.iter().map(ptr).collect();
+                        // SAFETY: live allocations of n elements on the kernel's device,
+                        // distinct.
+                        let valid = unsafe { kernel.eval_device(&ins, &outs, n) }.unwrap();
+                        let got: Vec<f64> = d_out
+                            .iter()
+                            .flat_map(|d| stream.clone_dtoh(d).unwrap())
+                            .map(|x| x as f64)
+                            .collect();
+                        (valid, got)
+                    }};
+                }
+                let (valid, got) = match p {
+                    Precision::F64 => device!(f64),
+                    Precision::F32 => device!(f32),
+                };
+                assert!(valid, "{tier}");
+                assert_same_bits(&format!("{tier}, device arrays"), &got, &want);
+            }
+        }
+    }
+}

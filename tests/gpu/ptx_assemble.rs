@@ -119,6 +119,7 @@ fn bool_consts(precision: Precision) -> Program {
             Inst::Select(Value(6), Value(1), Value(0)),
         ],
         outputs: vec![(Value(7), Value(8)), (Value(9), Value(9))],
+        code_outputs: 0,
     }
 }
 

@@ -246,7 +246,7 @@ impl Device {
         p: Precision,
         inputs: &[f64],
         n: usize,
-        n_outputs: usize,
+        n_out_arrays: usize,
         RowFlags {
             baseline: with_baseline,
             variant,
@@ -258,7 +258,9 @@ impl Device {
         let eval = Evaluator::new(&expr, p, BackendChoice::Gpu).map_err(|e| e.to_string())?;
         let cold = t0.elapsed().as_secs_f64() * 1e3;
         let tiers = match eval.gpu_kernel() {
-            Some(k) if k.staged().is_some() => Some(self.tiers(k, p, inputs, n, n_outputs, t0)?),
+            Some(k) if k.staged().is_some() => {
+                Some(self.tiers(k, p, inputs, n, n_out_arrays, t0)?)
+            }
             _ => None,
         };
         let t1 = Instant::now();
@@ -284,7 +286,7 @@ impl Device {
         } else {
             Err("none for this case (its CUDA C would take minutes to compile)".to_string())
         };
-        let out_len = 2 * n_outputs * n;
+        let out_len = n_out_arrays * n;
         let (kernel_ms, e2e_ms, baseline_ms, staged_ms) = match p {
             Precision::F64 => self.run::<f64>(&kernel, base, inputs.to_vec(), n, out_len)?,
             Precision::F32 => {
@@ -320,7 +322,7 @@ impl Device {
         p: Precision,
         inputs: &[f64],
         n: usize,
-        n_outputs: usize,
+        n_out_arrays: usize,
         t0: Instant,
     ) -> R<Tiers> {
         let arrays = inputs.len() / n.max(1);
@@ -331,10 +333,10 @@ impl Device {
         };
         let m = n.min(1 << 16);
         match p {
-            Precision::F64 => self.tiers_t::<f64>(k, first(1), first(m), m, n_outputs, t0),
+            Precision::F64 => self.tiers_t::<f64>(k, first(1), first(m), m, n_out_arrays, t0),
             Precision::F32 => {
                 let f = |v: Vec<f64>| v.into_iter().map(|x| x as f32).collect::<Vec<f32>>();
-                self.tiers_t::<f32>(k, f(first(1)), f(first(m)), m, n_outputs, t0)
+                self.tiers_t::<f32>(k, f(first(1)), f(first(m)), m, n_out_arrays, t0)
             }
         }
     }
@@ -345,13 +347,13 @@ impl Device {
         one: Vec<T>,
         many: Vec<T>,
         m: usize,
-        n_outputs: usize,
+        n_out_arrays: usize,
         t0: Instant,
     ) -> R<Tiers> {
         let s = &self.stream;
         // One box, in and out as a user's first evaluation.
         let d_one: CudaSlice<T> = s.clone_htod(&one).map_err(d("copying in"))?;
-        let mut d_out1: CudaSlice<T> = s.alloc_zeros(2 * n_outputs).map_err(d("allocating"))?;
+        let mut d_out1: CudaSlice<T> = s.alloc_zeros(n_out_arrays).map_err(d("allocating"))?;
         {
             let (inp, _gi) = d_one.device_ptr(s);
             let (outp, _go) = d_out1.device_ptr_mut(s);
@@ -365,7 +367,7 @@ impl Device {
             .wait_for_stages(std::time::Duration::from_secs(600))
             .map(|_| t0.elapsed().as_secs_f64() * 1e3);
         let d_in: CudaSlice<T> = s.clone_htod(&many).map_err(d("copying in"))?;
-        let mut d_out: CudaSlice<T> = s.alloc_zeros(2 * n_outputs * m).map_err(d("allocating"))?;
+        let mut d_out: CudaSlice<T> = s.alloc_zeros(n_out_arrays * m).map_err(d("allocating"))?;
         let mut interpreted = true;
         let ms = self.time(1, 5, || {
             let (inp, _gi) = d_in.device_ptr(s);
@@ -401,7 +403,7 @@ impl Device {
             let mut l = s.launch_builder(f);
             l.arg(&n_arg).arg(d_in).arg(d_out).arg(&flags);
             // SAFETY: both kernels take (u64 n, T* in, T* out, u64 flags), read 2*n_vars*n and
-            // write 2*n_outputs*n elements: the buffers' lengths.
+            // write n_out_arrays*n elements: the buffers' lengths.
             unsafe { l.launch(cfg) }.map(drop).map_err(d("launching"))
         };
         let ivjit = |d_in: &CudaSlice<T>, d_out: &mut CudaSlice<T>, stages: bool| -> R<()> {

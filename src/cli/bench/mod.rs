@@ -4,7 +4,8 @@
 //! evaluator. See `docs/bench.md` for the method and the targets.
 //!
 //! Work is counted per box: bytes = inputs read once + outputs written once
-//! (`2*n_vars*size + 2*n_outputs*size`); floating-point operations = the scalar program's
+//! (`2*n_vars*size + n_output_arrays*size`: two arrays per output, one per decoration code,
+//! [`ivjit::internals::scalar::Program::output_arrays`]); floating-point operations = the scalar program's
 //! rounded operations ([`ivjit::internals::scalar::Program::rounded_op_count`]: add, sub, mul, div, fma,
 //! sqrt, each directed operation counted as one). Selects, compares, min/max and the point
 //! functions' internal work are not counted.
@@ -239,7 +240,7 @@ fn row_base(case: &Case, expr: &Expression, p: Precision, n: usize) -> Result<Va
         "ir_nodes": live_nodes(expr),
         "ir_nodes_before_rewrites": expr.initial_ir().live().iter().filter(|&&l| l).count(),
         "rounded_ops_per_box": program.rounded_op_count(),
-        "bytes_per_box": (2 * nv + 2 * no) * size(p),
+        "bytes_per_box": (2 * nv + program.n_output_arrays()) * size(p),
         "boxes": n,
     }))
 }
@@ -410,7 +411,9 @@ fn run_gpu(
                 p,
                 &inputs,
                 n,
-                expr.program(p).map_err(|e| e.to_string())?.outputs.len(),
+                expr.program(p)
+                    .map_err(|e| e.to_string())?
+                    .n_output_arrays(),
                 gpu::RowFlags {
                     baseline: has_baseline(case) && variant == Variant::Plain,
                     variant,
