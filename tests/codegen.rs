@@ -331,3 +331,32 @@ fn products_of_unknown_sign_take_the_four_corners() {
         assert_eq!(count(|i| matches!(i, Inst::Select(..))), 2, "{p}");
     }
 }
+
+/// A decorated program's decorations are code outputs: its kernels (the batch kernel and the
+/// one over device arrays) store one array per decoration, after the pairs, and assemble.
+#[test]
+fn decorated_kernels_store_one_array_per_decoration() {
+    use ivjit::DecorationInputs;
+    let cases = [
+        ("x^4 - 5*x^2 + y^4 - 5*y^2", DecorationInputs::FromBounds),
+        ("sqrt(x) / y + floor(z), x*y - z", DecorationInputs::Given),
+    ];
+    for (src, given) in cases {
+        let expr = Expression::parse_with_decorations(src, given).unwrap();
+        for p in [Precision::F64, Precision::F32] {
+            let program = expr.scalar(p).unwrap();
+            let no = program.outputs.len();
+            assert_eq!(program.code_outputs, no / 2, "{src}: a decoration per output");
+            let arrays = 2 * no - program.code_outputs;
+            assert_eq!(program.n_output_arrays(), arrays);
+            let store = format!("st.global.{}", if p == Precision::F64 { "f64" } else { "f32" });
+            let batch = ivjit::internals::ptx::emit(&program);
+            assert_eq!(batch.matches(&store).count(), arrays, "{src} {p}");
+            let on_arrays = ivjit::internals::ptx::try_emit_arrays_kernel(&program).unwrap();
+            assert_eq!(on_arrays.matches(&store).count(), arrays, "{src} {p}");
+            assert!(program.to_string().contains(&format!("out{} = code %", no - 1)));
+            assemble(&format!("decorated_{no}_{p}"), &batch);
+            assemble(&format!("decorated_{no}_{p}_arrays"), &on_arrays);
+        }
+    }
+}

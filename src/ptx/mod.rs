@@ -23,8 +23,8 @@
 //!   array `2 * j + 0` receives the lo bound of output `j`, array `2 * j + 1` its hi bound. A
 //!   decorated program's decorations are *code outputs* ([`Program::code_outputs`], the last
 //!   outputs): one array each, after the pairs ([`Program::output_arrays`]), since lo = hi.
-//! - `flags`: reserved for IEEE 1788 decorations (one small flag word per output value and
-//!   element, layout to be fixed with them). The kernel never reads or writes it today; pass 0.
+//! - `flags`: reserved (the decorations went into `outputs` as code outputs, which met their
+//!   cost target without a second element type). The kernel never reads or writes it; pass 0.
 //!
 //! The kernel runs a grid-stride loop over `i < n`, so any launch configuration with a 1-D grid
 //! and 1-D blocks covers all elements.
