@@ -346,15 +346,24 @@ fn decorated_kernels_store_one_array_per_decoration() {
         for p in [Precision::F64, Precision::F32] {
             let program = expr.scalar(p).unwrap();
             let no = program.outputs.len();
-            assert_eq!(program.code_outputs, no / 2, "{src}: a decoration per output");
+            assert_eq!(
+                program.code_outputs,
+                no / 2,
+                "{src}: a decoration per output"
+            );
             let arrays = 2 * no - program.code_outputs;
             assert_eq!(program.n_output_arrays(), arrays);
-            let store = format!("st.global.{}", if p == Precision::F64 { "f64" } else { "f32" });
+            let store = format!(
+                "st.global.{}",
+                if p == Precision::F64 { "f64" } else { "f32" }
+            );
             let batch = ivjit::internals::ptx::emit(&program);
             assert_eq!(batch.matches(&store).count(), arrays, "{src} {p}");
             let on_arrays = ivjit::internals::ptx::try_emit_arrays_kernel(&program).unwrap();
             assert_eq!(on_arrays.matches(&store).count(), arrays, "{src} {p}");
-            assert!(program.to_string().contains(&format!("out{} = code %", no - 1)));
+            assert!(program
+                .to_string()
+                .contains(&format!("out{} = code %", no - 1)));
             assemble(&format!("decorated_{no}_{p}"), &batch);
             assemble(&format!("decorated_{no}_{p}_arrays"), &on_arrays);
         }
