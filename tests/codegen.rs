@@ -75,6 +75,10 @@ const CORPUS: &[(&str, &str)] = &[
         "enclosure",
         "inf(x), sup(x), mid(x), rad(x), wid(x), mag(x), mig(x), cancelMinus(x, y), cancelPlus(x, y)",
     ),
+    (
+        "reverse",
+        "sqrRev(x, y), absRev(x, y), coshRev(x, y), pownRev(x, y, -3), pownRev(x, y, 4), mulRev(x, y, z)",
+    ),
     ("sign_known_exp", "exp(x) * y + sqrt(cosh(y))"),
     ("trig_heavy", "sin(x)*cos(y) + exp(-x*y)*atan(z)"),
 ];

@@ -1,7 +1,7 @@
 //! From the syntax tree to the interval IR: name resolution, literals, calls.
 
 use super::functions::{self, CONSTANTS};
-use super::{Graph, NodeId, NumericFn, Op};
+use super::{Graph, NodeId, NumericFn, Op, RevFn};
 use crate::decoration::{DecoratedInterval, Decoration};
 use crate::interval::{Interval, IntervalError};
 use crate::point::{DerivedFn, Expansion};
@@ -333,6 +333,20 @@ impl<'a> Builder<'a> {
             "round" => Op::Round(a[0]),
             "sign" => Op::Sign(a[0]),
             "cancelMinus" => Op::CancelMinus(a[0], a[1]),
+            "sqrRev" => Op::Rev(RevFn::Sqr, a[0], a[1]),
+            "absRev" => Op::Rev(RevFn::Abs, a[0], a[1]),
+            "coshRev" => Op::Rev(RevFn::Cosh, a[0], a[1]),
+            "mulRev" => Op::MulRev(a[0], a[1], a[2]),
+            "pownRev" => {
+                let n = integer_constant(g, a[2]).ok_or_else(|| {
+                    Diagnostic::new(
+                        self.ast.node(args[2]).span,
+                        "the exponent of pownRev must be an integer constant",
+                    )
+                    .with_help("write pownRev(c, x, 3)")
+                })?;
+                Op::Rev(RevFn::Pown(n as i64), a[0], a[1])
+            }
             "cancelPlus" => {
                 let neg = g.add(Op::Neg(a[1]), span);
                 Op::CancelMinus(a[0], neg)

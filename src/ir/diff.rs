@@ -282,7 +282,9 @@ fn differentiate(g: &Graph) -> (Diff, Vec<Option<NodeId>>, Vec<Vec<NodeId>>) {
             | Op::Face(..)
             | Op::Descent(..)
             | Op::Numeric(..)
-            | Op::CancelMinus(..) => Some(d.unit()),
+            | Op::CancelMinus(..)
+            | Op::Rev(..)
+            | Op::MulRev(..) => Some(d.unit()),
             _ => None,
         };
         cont[id.index()] = d.and(flag, local);
@@ -510,7 +512,9 @@ impl Diff {
             | Op::Face(..)
             | Op::Descent(..)
             | Op::Numeric(..)
-            | Op::CancelMinus(..) => Some(self.unit()),
+            | Op::CancelMinus(..)
+            | Op::Rev(..)
+            | Op::MulRev(..) => Some(self.unit()),
             _ => None,
         }
     }
@@ -728,7 +732,10 @@ impl Diff {
             // the pointwise sense (on a face of the box `mid` is another number), so [entire],
             // which keeps the forms built on derivatives (mean value, monotonicity) at the
             // natural extension; the continuity flag is never proven either.
-            Op::Numeric(..) | Op::CancelMinus(..) => self.enclosure(Interval::ENTIRE),
+            // A reverse operation is a set of points, not a function of its arguments.
+            Op::Numeric(..) | Op::CancelMinus(..) | Op::Rev(..) | Op::MulRev(..) => {
+                self.enclosure(Interval::ENTIRE)
+            }
             Op::MeanValue(f, _, _) | Op::Descent(f, ..) | Op::Decorated(f, _) => d(f),
             // The derivative formulas are the table's rows (`crate::point`).
             Op::Elem(f, a) => {

@@ -249,7 +249,54 @@ const OTHERS: &[FunctionInfo] = &[
         accuracy: "tightest (outward-rounded bounds)",
         derivative: Cow::Borrowed(ENCLOSURE_DERIVATIVE),
     },
+    FunctionInfo {
+        name: "sqrRev",
+        arity: 2,
+        semantics: "IEEE 1788 sqrRev(c, x): the hull of the t in x with t^2 in c (sqrRev(c, [entire]) for the one-argument form)",
+        domain: Cow::Borrowed(REVERSE_DOMAIN),
+        accuracy: "tightest (correctly rounded square roots)",
+        derivative: Cow::Borrowed(REVERSE_DERIVATIVE),
+    },
+    FunctionInfo {
+        name: "absRev",
+        arity: 2,
+        semantics: "IEEE 1788 absRev(c, x): the hull of the t in x with |t| in c",
+        domain: Cow::Borrowed(REVERSE_DOMAIN),
+        accuracy: "tightest (exact)",
+        derivative: Cow::Borrowed(REVERSE_DERIVATIVE),
+    },
+    FunctionInfo {
+        name: "coshRev",
+        arity: 2,
+        semantics: "IEEE 1788 coshRev(c, x): the hull of the t in x with cosh(t) in c",
+        domain: Cow::Borrowed(REVERSE_DOMAIN),
+        accuracy: "acosh's bounds (its row's error, padded)",
+        derivative: Cow::Borrowed(REVERSE_DERIVATIVE),
+    },
+    FunctionInfo {
+        name: "pownRev",
+        arity: 3,
+        semantics: "IEEE 1788 pownRev(c, x, n): the hull of the t in x with t^n in c, n an integer constant (t = 0 excluded for n < 0)",
+        domain: Cow::Borrowed(REVERSE_DOMAIN),
+        accuracy: "tightest for n = 0, 1, 2; else the bounds of rootn(c, n) (padded; one rounding also for n < 0)",
+        derivative: Cow::Borrowed(REVERSE_DERIVATIVE),
+    },
+    FunctionInfo {
+        name: "mulRev",
+        arity: 3,
+        semantics: "IEEE 1788 mulRev(b, c, x): the hull of the t in x with t*b' in c for some b' in b (all of x where b and c hold 0; the pieces of mulRevToPair, each met with x)",
+        domain: Cow::Borrowed(REVERSE_DOMAIN),
+        accuracy: "tightest (correctly rounded quotients)",
+        derivative: Cow::Borrowed(REVERSE_DERIVATIVE),
+    },
 ];
+
+/// The domain of the reverse operations (`src/lower/reverse.rs`).
+const REVERSE_DOMAIN: &str =
+    "intervals: c the allowed values of f, x the points to keep (write [entire] for all)";
+/// Their derivative: a set of points, not a function of the arguments.
+const REVERSE_DERIVATIVE: &str =
+    "not a pointwise function: undefined ([entire]; the continuity flag is [0, 1])";
 
 /// The domain of the functions of an argument's enclosure (`src/lower/enclosure.rs`).
 const ENCLOSURE_DOMAIN: &str =

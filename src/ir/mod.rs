@@ -122,6 +122,38 @@ pub enum Op {
     /// empty where x is empty and y is not unbounded. Computed from the arguments' enclosures
     /// (`cancelPlus(x, y)` is `cancelMinus(x, -y)`).
     CancelMinus(NodeId, NodeId),
+    /// IEEE 1788's reverse-mode function `f_rev(c, x)` (§10.5.4, [`RevFn`]): the hull of the
+    /// points t of x with f(t) in c, outward rounded. The building block of contractors: the
+    /// part of a box that an equation `f(t) = c` leaves.
+    Rev(RevFn, NodeId, NodeId),
+    /// IEEE 1788's `mulRev(b, c, x)`: the hull of the points t of x with t * b' in c for some
+    /// b' of b (the whole of x where b and c both hold 0), outward rounded.
+    MulRev(NodeId, NodeId, NodeId),
+}
+
+/// The functions of IEEE 1788's unary reverse-mode operations (`sqrRev`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RevFn {
+    /// `sqrRev`: t with t^2 in c.
+    Sqr,
+    /// `absRev`: t with |t| in c.
+    Abs,
+    /// `coshRev`: t with cosh(t) in c.
+    Cosh,
+    /// `pownRev(c, x, n)`: t with t^n in c (t = 0 excluded for n < 0, where t^n is undefined).
+    Pown(i64),
+}
+
+impl RevFn {
+    /// The name expressions call it by (IEEE 1788's).
+    pub fn name(self) -> &'static str {
+        match self {
+            RevFn::Sqr => "sqrRev",
+            RevFn::Abs => "absRev",
+            RevFn::Cosh => "coshRev",
+            RevFn::Pown(_) => "pownRev",
+        }
+    }
 }
 
 /// IEEE 1788's numeric functions of an interval (§10.5.9): each gives a number computed from
@@ -207,7 +239,8 @@ impl Op {
             | Op::Hull(a, b)
             | Op::Intersect(a, b)
             | Op::CancelMinus(a, b) => vec![a, b],
-            Op::Fma(a, b, c) | Op::MeanValue(a, b, c) => vec![a, b, c],
+            Op::Fma(a, b, c) | Op::MeanValue(a, b, c) | Op::MulRev(a, b, c) => vec![a, b, c],
+            Op::Rev(_, c, x) => vec![c, x],
             Op::Face(a, b) | Op::Decorated(a, b) => vec![a, b],
             Op::Descent(f, t, d, x, r) => vec![f, t, d, x, r],
         }
@@ -245,6 +278,8 @@ impl Op {
             Op::Decorated(..) => Op::Decorated(a[0], a[1]),
             Op::Numeric(f, _) => Op::Numeric(f, a[0]),
             Op::CancelMinus(..) => Op::CancelMinus(a[0], a[1]),
+            Op::Rev(f, ..) => Op::Rev(f, a[0], a[1]),
+            Op::MulRev(..) => Op::MulRev(a[0], a[1], a[2]),
         }
     }
 
@@ -283,6 +318,8 @@ impl Op {
             Op::Decorated(..) => "decorated",
             Op::Numeric(f, _) => f.name(),
             Op::CancelMinus(..) => "cancelMinus",
+            Op::Rev(f, ..) => f.name(),
+            Op::MulRev(..) => "mulRev",
         }
     }
 
@@ -312,7 +349,7 @@ impl Op {
                 }
                 let extra = match op {
                     Op::Var(v) => v as i64,
-                    Op::Pown(_, n) | Op::Rootn(_, n) => n,
+                    Op::Pown(_, n) | Op::Rootn(_, n) | Op::Rev(RevFn::Pown(n), ..) => n,
                     _ => 0,
                 };
                 OpKey::Other(op.name(), args, extra)

@@ -276,5 +276,7 @@ pub(crate) fn fact_of(op: Op, facts: &[Fact]) -> Fact {
         Op::Numeric(NumericFn::Mid, a) => Fact::sign(f(a).nonneg, f(a).nonpos, f(a).maybe_empty),
         Op::Numeric(_, a) => Fact::sign(true, false, f(a).maybe_empty),
         Op::CancelMinus(..) => Fact::UNKNOWN,
+        // A part of x: of x's sign, and possibly empty.
+        Op::Rev(_, _, x) | Op::MulRev(_, _, x) => Fact::sign(f(x).nonneg, f(x).nonpos, true),
     }
 }

@@ -262,6 +262,8 @@ fn tests_bound(op: Op) -> bool {
                 | Op::Descent(..)
                 | Op::Pow(..)
                 | Op::CancelMinus(..)
+                | Op::Rev(..)
+                | Op::MulRev(..)
         )
 }
 
@@ -682,7 +684,10 @@ impl Lowering {
             | Op::Const(_)
             | Op::DecoratedConst(..)
             | Op::Pow(..)
-            | Op::CancelMinus(..) => Local::Explicit(self.decoration(Decoration::Trv)),
+            | Op::CancelMinus(..)
+            // A reverse operation gives a set, decorated trv (as the ITF1788 vectors say).
+            | Op::Rev(..)
+            | Op::MulRev(..) => Local::Explicit(self.decoration(Decoration::Trv)),
             // A number computed from the argument's enclosure: a constant on the box, `com`
             // where it is finite (its boundedness test), and no stronger than the argument's.
             Op::Numeric(..) => Local::Continuous,

@@ -21,6 +21,7 @@ mod enclosure;
 pub(crate) mod generated;
 pub(crate) mod interpreted;
 mod power;
+mod reverse;
 mod root;
 
 pub use decoration::{decoration_var, fold_decorated, lower_decorated};
@@ -294,6 +295,8 @@ impl Lowering {
             Op::Decorated(..) => a[0],
             Op::Numeric(func, _) => self.numeric(func, a[0]),
             Op::CancelMinus(..) => self.cancel_minus(a[0], a[1]),
+            Op::Rev(func, ..) => self.reverse(func, a[0], a[1]),
+            Op::MulRev(..) => self.mul_rev(a[0], a[1], a[2]),
         }
     }
 

@@ -308,6 +308,9 @@ pub struct Op {
     /// inf, sup, mid, ..., cancelMinus: functions of the argument's enclosure, checked exactly
     /// against `enclosure_oracle` (no real oracle: they are not functions of points).
     pub enclosure_op: bool,
+    /// sqrRev, ..., mulRev: sets of points of x, checked against the inner hull of the exact
+    /// set (`reverse_oracle`); the oracle name is the function's (`pownRev:N` for pownRev).
+    pub reverse_op: bool,
 }
 
 /// Exponents of pown (and `x^n`) in the matrix: the special small ones, the chains, and the
@@ -439,6 +442,7 @@ pub fn ops() -> Vec<Op> {
                         grid: Grid::None,
                         set_op: false,
                         enclosure_op: false,
+                        reverse_op: false,
                     });
                 }
             }
@@ -452,13 +456,29 @@ pub fn ops() -> Vec<Op> {
                         grid: Grid::None,
                         set_op: false,
                         enclosure_op: false,
+                        reverse_op: false,
+                    });
+                }
+            }
+            "pownRev" => {
+                for &n in super::reverse_oracle::POWN_EXPONENTS {
+                    v.push(Op {
+                        oracle: format!("pownRev:{n}"),
+                        src: format!("pownRev(x, y, {n})"),
+                        tmpl: format!("pownRev({{0}}, {{1}}, {n})"),
+                        arity: 2,
+                        grid: Grid::None,
+                        set_op: false,
+                        enclosure_op: false,
+                        reverse_op: true,
                     });
                 }
             }
             name => {
                 let enclosure_op = super::enclosure_oracle::is_enclosure_op(name);
+                let reverse_op = super::reverse_oracle::is_reverse_op(name);
                 let oracle = oracle_name(name)
-                    .or(enclosure_op.then_some(name))
+                    .or((enclosure_op || reverse_op).then_some(name))
                     .unwrap_or_else(|| {
                         panic!("the class matrix has no oracle for `{name}`: add it to oracle_name")
                     });
@@ -472,6 +492,7 @@ pub fn ops() -> Vec<Op> {
                     grid: grid_of(name),
                     set_op: matches!(name, "hull" | "intersect"),
                     enclosure_op,
+                    reverse_op,
                 });
             }
         }
@@ -496,6 +517,7 @@ pub fn ops() -> Vec<Op> {
             grid: Grid::None,
             set_op: false,
             enclosure_op: false,
+            reverse_op: false,
         });
     }
     v
@@ -1026,7 +1048,7 @@ pub fn key(x: &BigFloat) -> Vec<u64> {
 pub fn expect(op: &Op, boxes: &[(f64, f64)], memo: &mut Memo) -> Expected {
     let any_empty = boxes.iter().any(|b| b.0.is_nan());
     let mut values = Vec::new();
-    if !any_empty && !op.set_op && !op.enclosure_op {
+    if !any_empty && !op.set_op && !op.enclosure_op && !op.reverse_op {
         for w in witnesses(op, boxes) {
             match w {
                 Witness::At(args, k) => {
@@ -1130,6 +1152,38 @@ pub struct Verdict {
 }
 
 /// Checks `got` against the expectation. `got` is empty when both bounds are NaN.
+/// A reverse operation's result must hold the inner hull of the exact set (`reverse_oracle`);
+/// an empty argument gives the empty set.
+fn check_reverse_op(op: &Op, boxes: &[(f64, f64)], got: (f64, f64), ok: Verdict) -> Verdict {
+    let empty = got.0.is_nan();
+    if boxes.iter().any(|b| b.0.is_nan()) {
+        return if empty {
+            ok
+        } else {
+            Verdict {
+                failure: Some("an empty argument must give the empty set".into()),
+                slack: None,
+            }
+        };
+    }
+    let (name, n) = match op.oracle.split_once(':') {
+        Some((name, n)) => (name, n.parse().expect("an exponent")),
+        None => (op.oracle.as_str(), 0),
+    };
+    match super::reverse_oracle::inner(name, n, boxes) {
+        Some(s) if !super::reverse_oracle::holds(got, &s) => Verdict {
+            failure: Some(format!(
+                "[{}, {}] misses points of the exact set, which holds {}",
+                hx(got.0),
+                hx(got.1),
+                super::reverse_oracle::describe(&s)
+            )),
+            slack: None,
+        },
+        _ => ok,
+    }
+}
+
 pub fn check(op: &Op, boxes: &[(f64, f64)], exp: &Expected, got: (f64, f64), fmt: Fmt) -> Verdict {
     let (lo, hi) = got;
     let fail = |why: String| Verdict {
@@ -1165,6 +1219,9 @@ pub fn check(op: &Op, boxes: &[(f64, f64)], exp: &Expected, got: (f64, f64), fmt
         failure: None,
         slack: None,
     };
+    if op.reverse_op {
+        return check_reverse_op(op, boxes, got, ok);
+    }
     if exp.any_empty {
         return if empty {
             ok

@@ -14,6 +14,7 @@ pub mod oracle;
 pub mod power_oracle;
 pub mod pown_check;
 pub mod real_oracle;
+pub mod reverse_oracle;
 pub mod rng;
 pub mod rootn_check;
 pub mod tools;

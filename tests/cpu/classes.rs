@@ -84,7 +84,7 @@ fn run_engines(
             .collect();
         out.push(("tape interpreter", res));
     }
-    if !op.set_op && !op.enclosure_op {
+    if !op.set_op && !op.enclosure_op && !op.reverse_op {
         for (name, form) in [
             ("mean-value form", expr.mean_value_form()),
             ("monotone form", expr.monotone_form()),
@@ -124,7 +124,7 @@ fn run_op(op: &Op, fmt: Fmt, classes: &[Class]) -> OpResult {
             (engine, t)
         })
         .collect();
-    if op.arity == 1 && !op.set_op && !op.enclosure_op {
+    if op.arity == 1 && !op.set_op && !op.enclosure_op && !op.reverse_op {
         tallies.push((
             "gradient",
             gradient_tally(op, fmt, classes, &cells, &expected),

@@ -279,6 +279,7 @@ fn valid_expr() -> impl Strategy<Value = String> {
                 .prop_map(|(f, args, n)| match f.name {
                     // The second argument of pown and rootn is an integer constant.
                     "pown" | "rootn" => format!("{}({}, {n})", f.name, args[0]),
+                    "pownRev" => format!("pownRev({}, {}, {n})", args[0], args[1]),
                     _ => format!("{}({})", f.name, args[..f.arity].join(", ")),
                 }),
             2 => (inner.clone(), prop::sample::select(vec!["+", "-", "*", "/"]), inner.clone())
@@ -368,6 +369,10 @@ fn every_function_on_hostile_boxes() {
             "pown" | "rootn" => [-3, -2, -1, 0, 1, 2, 3, 7]
                 .iter()
                 .map(|n| format!("{}(x, {n})", f.name))
+                .collect(),
+            "pownRev" => [-3, -2, -1, 0, 1, 2, 3, 7]
+                .iter()
+                .map(|n| format!("pownRev(x, y, {n})"))
                 .collect(),
             _ => vec![format!(
                 "{}({})",

@@ -1055,6 +1055,7 @@ fn not_run() -> String {
     };
     let elsewhere: Vec<&str> = crate::itf1788_enclosure::operations()
         .chain(crate::itf1788_library::operations())
+        .chain(crate::itf1788_reverse::operations())
         .collect();
     let (run_elsewhere, others): (Vec<_>, Vec<_>) = others
         .iter()
@@ -1065,11 +1066,12 @@ fn not_run() -> String {
     let count = |v: &Vec<(&String, &usize)>| v.iter().map(|(_, n)| **n).sum::<usize>();
     format!(
         "Not run, unsupported elementary functions ({} statements): {}.\n\
-         Run by the harnesses of the functions of an enclosure and of the library calls \
-         (sections *Numeric functions and cancellation* and *Comparisons, decoration \
-         operations and reductions* below; {} statements): {}.\n\
-         Not run, operations outside these harnesses (the reverse operations, issue 35's; \
+         Run by the harnesses of the functions of an enclosure, of the library calls and of \
+         the reverse operations (sections *Numeric functions and cancellation*, \
+         *Comparisons, decoration operations and reductions* and *Reverse operations* below; \
          {} statements): {}.\n\
+         Not run, operations outside these harnesses (the reverse operations that are not \
+         functions of the language yet; {} statements): {}.\n\
          Supported functions without vectors: {}.",
         count(&elementary),
         if elementary.is_empty() {

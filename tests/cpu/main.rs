@@ -19,6 +19,7 @@ mod itf1788;
 mod itf1788_decorated;
 mod itf1788_enclosure;
 mod itf1788_library;
+mod itf1788_reverse;
 mod names;
 mod number;
 mod powers;

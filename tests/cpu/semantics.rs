@@ -288,6 +288,7 @@ fn elementary_examples_from_the_issue() {
     for f in ivjit::internals::ir::functions::FUNCTIONS.iter() {
         let src = match (f.name, f.arity) {
             ("pown" | "rootn", _) => format!("{}(x, 3)", f.name),
+            ("pownRev", _) => "pownRev(x, x, 3)".into(),
             (n, 1) => format!("{n}(x)"),
             (n, 2) => format!("{n}(x, x)"),
             (n, _) => format!("{n}(x, x, x)"),

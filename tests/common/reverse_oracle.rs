@@ -1,0 +1,282 @@
+//! An oracle of the reverse operations (`sqrRev`, `absRev`, `coshRev`, `pownRev`, `mulRev`):
+//! an *inner* enclosure of the hull of the exact set, an interval that every rigorous result
+//! must hold, from the definitions and the real oracle's enclosures of the inverse functions
+//! (`real_oracle::value`: sqrt, acosh, rootn, division, each enclosed in astro-float).
+//!
+//! The exact set is x met with pieces whose ends are values of the inverse function at c's
+//! bounds (the square roots of c for sqrRev, and their negatives). Each such value v is known
+//! to lie in `[v-, v+]`; the piece `[v-_lo, v+_hi]` is then inside the exact piece when taken
+//! inward (`[lo+, hi-]`), and so is its meet with x: the hull of the inner pieces is inside
+//! the exact hull. Ends that are limits (1 / inf = 0, rootn(0, -n) = inf) are exact. A result
+//! that does not hold the inner hull misses a point of the exact set (or one within 2^-(p-24)
+//! of it, relative), so the check can fail and never fails a rigorous result.
+#![allow(dead_code)]
+
+use astro_float::BigFloat;
+
+use super::elem_oracle::{bf, le, Enc, Val};
+use super::real_oracle as ro;
+
+/// The reverse operations of the language.
+pub const OPERATIONS: &[&str] = &["sqrRev", "absRev", "coshRev", "pownRev", "mulRev"];
+
+/// Whether `name` is one of [`OPERATIONS`].
+pub fn is_reverse_op(name: &str) -> bool {
+    OPERATIONS.contains(&name)
+}
+
+/// Exponents of pownRev in the class matrix.
+pub const POWN_EXPONENTS: &[i64] = &[-4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 8];
+
+/// Working precision of the enclosures.
+const P: usize = 256;
+
+/// A real interval with big-float ends (infinite ends allowed).
+#[derive(Clone, Debug)]
+pub struct Span {
+    pub lo: BigFloat,
+    pub hi: BigFloat,
+}
+
+fn span(lo: f64, hi: f64) -> Span {
+    Span {
+        lo: bf(lo),
+        hi: bf(hi),
+    }
+}
+
+/// The value of an inverse function at a float, enclosed: `None` outside its domain. Infinite
+/// arguments and the poles of the negative roots are exact limits.
+fn inverse(f: &str, x: f64) -> Option<Enc> {
+    if x.is_infinite() {
+        let pos = x > 0.0;
+        return Some(Enc::point(bf(match f {
+            "sqrt" | "acosh" => f64::INFINITY,
+            g => {
+                let n: i64 = g.trim_start_matches("rootn:").parse().unwrap();
+                match (n > 0, pos) {
+                    (true, true) => f64::INFINITY,
+                    (true, false) => f64::NEG_INFINITY,
+                    (false, _) => 0.0,
+                }
+            }
+        })));
+    }
+    if x == 0.0 {
+        if let Some(n) = f.strip_prefix("rootn:") {
+            let n: i64 = n.parse().unwrap();
+            if n < 0 {
+                // The set approaches the pole: t^n in (0, ...] for every large t.
+                return Some(Enc::point(bf(if x.is_sign_negative() {
+                    f64::NEG_INFINITY
+                } else {
+                    f64::INFINITY
+                })));
+            }
+        }
+    }
+    match ro::value(f, &[bf(x)], P) {
+        Val::In(e) => Some(e),
+        Val::Out => None,
+    }
+}
+
+/// The quotient a / b of floats, enclosed; `None` for 0 / 0 and inf / inf (points of no
+/// corner of the quotient set's hull). A zero divisor here is never reached.
+fn quotient(a: f64, b: f64) -> Option<Enc> {
+    if a.is_infinite() && b.is_infinite() {
+        return None;
+    }
+    if b.is_infinite() {
+        return Some(Enc::exact(0.0));
+    }
+    if a.is_infinite() {
+        let pos = (a > 0.0) == (b > 0.0);
+        return Some(Enc::exact(if pos {
+            f64::INFINITY
+        } else {
+            f64::NEG_INFINITY
+        }));
+    }
+    match ro::value("div", &[bf(a), bf(b)], P) {
+        Val::In(e) => Some(e),
+        Val::Out => None,
+    }
+}
+
+/// The inner hull of the given pieces (each the enclosures of its ends) met with x.
+fn inner_hull(x: (f64, f64), pieces: &[(Enc, Enc)]) -> Option<Span> {
+    let mut out: Option<Span> = None;
+    for (lo, hi) in pieces {
+        // The piece inward: from the upper end of its lower end's enclosure.
+        let l = if le(&bf(x.0), &lo.hi) {
+            lo.hi.clone()
+        } else {
+            bf(x.0)
+        };
+        let h = if le(&hi.lo, &bf(x.1)) {
+            hi.lo.clone()
+        } else {
+            bf(x.1)
+        };
+        if !le(&l, &h) {
+            continue;
+        }
+        out = Some(match out {
+            None => Span { lo: l, hi: h },
+            Some(s) => Span {
+                lo: if le(&s.lo, &l) { s.lo } else { l },
+                hi: if le(&h, &s.hi) { s.hi } else { h },
+            },
+        });
+    }
+    out
+}
+
+/// The piece of an even function's inverse on `c` met with `[floor, inf]` and its negative.
+fn symmetric(f: &str, c: (f64, f64), floor: f64) -> Vec<(Enc, Enc)> {
+    let lo = c.0.max(floor);
+    if lo > c.1 {
+        return Vec::new();
+    }
+    let (Some(a), Some(b)) = (inverse(f, lo), inverse(f, c.1)) else {
+        return Vec::new();
+    };
+    vec![(a.clone(), b.clone()), (b.neg(), a.neg())]
+}
+
+/// The inner hull of `name(c, x)` (`args` as the expression takes them: c, x; for pownRev
+/// the exponent is `n`; for mulRev b, c, x), or `None` where the exact set is empty (or no
+/// point of it is certain). Empty arguments are `(NaN, NaN)`.
+pub fn inner(name: &str, n: i64, args: &[(f64, f64)]) -> Option<Span> {
+    if args.iter().any(|a| a.0.is_nan()) {
+        return None;
+    }
+    let (c, x) = match name {
+        "mulRev" => (args[1], args[2]),
+        _ => (args[0], args[1]),
+    };
+    let pieces: Vec<(Enc, Enc)> = match name {
+        "absRev" => {
+            let lo = c.0.max(0.0);
+            if lo > c.1 {
+                Vec::new()
+            } else {
+                vec![
+                    (Enc::exact(lo), Enc::exact(c.1)),
+                    (Enc::exact(-c.1), Enc::exact(-lo)),
+                ]
+            }
+        }
+        "sqrRev" => symmetric("sqrt", c, 0.0),
+        "coshRev" => symmetric("acosh", c, 1.0),
+        "pownRev" => return pown_rev(c, x, n),
+        "mulRev" => return mul_rev(args[0], c, x),
+        other => panic!("no reverse oracle for {other}"),
+    };
+    inner_hull(x, &pieces)
+}
+
+fn pown_rev(c: (f64, f64), x: (f64, f64), n: i64) -> Option<Span> {
+    let root = format!("rootn:{n}");
+    let pieces: Vec<(Enc, Enc)> = match n {
+        0 => {
+            return (c.0 <= 1.0 && c.1 >= 1.0).then(|| span(x.0, x.1));
+        }
+        n if n > 0 && n % 2 == 1 => match (inverse(&root, c.0), inverse(&root, c.1)) {
+            (Some(a), Some(b)) => vec![(a, b)],
+            _ => Vec::new(),
+        },
+        n if n > 0 => symmetric(&root, c, 0.0),
+        n => {
+            // t = c'^(1/n), decreasing in c': the positive part of c (and for odd n the
+            // negative one) gives [root(hi), root(lo)].
+            let mut v = Vec::new();
+            let pos = (if c.0 <= 0.0 { 0.0 } else { c.0 }, c.1);
+            if pos.0 <= pos.1 && pos.1 > 0.0 {
+                if let (Some(a), Some(b)) = (inverse(&root, pos.1), inverse(&root, pos.0)) {
+                    v.push((a.clone(), b.clone()));
+                    if n % 2 == 0 {
+                        v.push((b.neg(), a.neg()));
+                    }
+                }
+            }
+            let neg = (c.0, c.1.min(-0.0));
+            if n % 2 != 0 && neg.0 <= neg.1 && neg.0 < 0.0 {
+                // (-0 is the pole's side: rootn(-0, n) = -inf.)
+                let top = if neg.1 == 0.0 { -0.0 } else { neg.1 };
+                if let (Some(a), Some(b)) = (inverse(&root, top), inverse(&root, neg.0)) {
+                    v.push((a, b));
+                }
+            }
+            v
+        }
+    };
+    inner_hull(x, &pieces)
+}
+
+fn mul_rev(b: (f64, f64), c: (f64, f64), x: (f64, f64)) -> Option<Span> {
+    let zero_in_b = b.0 <= 0.0 && b.1 >= 0.0;
+    if !zero_in_b {
+        // The quotient set c / b: its hull's ends are among the corners.
+        let corners: Vec<Enc> = [(c.0, b.0), (c.0, b.1), (c.1, b.0), (c.1, b.1)]
+            .iter()
+            .filter_map(|&(p, q)| quotient(p, q))
+            .collect();
+        let lo = corners
+            .iter()
+            .map(|e| e.hi.clone())
+            .reduce(|a, b| if le(&a, &b) { a } else { b })?;
+        let hi = corners
+            .iter()
+            .map(|e| e.lo.clone())
+            .reduce(|a, b| if le(&a, &b) { b } else { a })?;
+        // (lo is the least corner's upper enclosure: at least the exact least corner.)
+        return inner_hull(
+            x,
+            &[(
+                Enc {
+                    lo: lo.clone(),
+                    hi: lo,
+                },
+                Enc { lo: hi.clone(), hi },
+            )],
+        );
+    }
+    if c.0 <= 0.0 && c.1 >= 0.0 {
+        return Some(span(x.0, x.1));
+    }
+    let ninf = Enc::exact(f64::NEG_INFINITY);
+    let pinf = Enc::exact(f64::INFINITY);
+    let mut pieces = Vec::new();
+    let (num, l_den, u_den, l_has, u_has) = if c.0 > 0.0 {
+        (c.0, b.0, b.1, b.0 < 0.0, b.1 > 0.0)
+    } else {
+        (c.1, b.1, b.0, b.1 > 0.0, b.0 < 0.0)
+    };
+    if l_has {
+        if let Some(q) = quotient(num, l_den) {
+            pieces.push((ninf.clone(), q));
+        }
+    }
+    if u_has {
+        if let Some(q) = quotient(num, u_den) {
+            pieces.push((q, pinf.clone()));
+        }
+    }
+    inner_hull(x, &pieces)
+}
+
+/// Whether the float interval `r` (`(NaN, NaN)` for empty) holds `s`.
+pub fn holds(r: (f64, f64), s: &Span) -> bool {
+    !r.0.is_nan() && le(&bf(r.0), &s.lo) && le(&s.hi, &bf(r.1))
+}
+
+/// `s` for messages.
+pub fn describe(s: &Span) -> String {
+    Enc {
+        lo: s.lo.clone(),
+        hi: s.hi.clone(),
+    }
+    .describe()
+}
