@@ -8,8 +8,9 @@
 //! box evaluated (the vector's; in f32 rounded outward to f32), from the reverse oracle
 //! (`tests/common/reverse_oracle.rs`: the definitions on astro-float enclosures of the
 //! inverse functions) — a rigorous result always does; and in f64 it must be the vector's
-//! interval within an ulp a bound (empty exactly where the vector is), so a result as wide as
-//! x fails. The vectors are not always the tightest (`pownRev [0, 2^-1074] -7`'s lower bound
+//! interval within an ulp a bound (empty exactly where the vector is; where a point function
+//! is called, acosh for coshRev, within that function's allowance, as the main harness has
+//! it), so a result as wide as x fails. The vectors are not always the tightest (`pownRev [0, 2^-1074] -7`'s lower bound
 //! is an ulp below it), so they are no containment oracle. Results equal to the vector's are
 //! counted tight. Decorated statements: an `[nai]` argument gives NaI, anything else `trv` (the
 //! vectors' answer).
@@ -61,12 +62,37 @@ fn show(b: (f64, f64)) -> String {
     }
 }
 
-/// Whether `got` is `want` within an ulp a bound (both empty, or both not).
-fn near(got: (f64, f64), want: (f64, f64)) -> bool {
+/// Whether `got` is `want` within `k` ulps a bound (both empty, or both not).
+fn near(got: (f64, f64), want: (f64, f64), k: u32) -> bool {
     if got.0.is_nan() || want.0.is_nan() {
         return got.0.is_nan() && want.0.is_nan();
     }
-    got.0 >= want.0.next_down() && got.1 <= want.1.next_up()
+    let (mut lo, mut hi) = want;
+    for _ in 0..k {
+        (lo, hi) = (lo.next_down(), hi.next_up());
+    }
+    got.0 >= lo && got.1 <= hi
+}
+
+/// The ulps a bound may lie outside the vector's in f64: 1 (the vectors are sometimes an ulp
+/// wider than the tightest, and a result an ulp wider than that is still within one of the
+/// tightest) where the program computes with correctly rounded operations and rootn (whose
+/// bounds are verified with double-word powers); where it calls a point function (acosh for
+/// coshRev), that function's allowance as the main harness states it: 1 on the CPU (CORE-MATH
+/// stepped one ulp), 2e + 1 on the GPU with e the CUDA library's documented error.
+fn allowance(program: &ivjit::internals::scalar::Program, choice: BackendChoice) -> u32 {
+    let fns = ivjit::internals::ptx::point_functions(program);
+    match (fns.is_empty(), choice) {
+        (true, _) | (false, BackendChoice::Cpu) => 1,
+        (false, _) => {
+            let e = fns
+                .iter()
+                .map(|&f| ivjit::internals::ptx::cuda_max_ulps(f, Precision::F64))
+                .max()
+                .unwrap_or(0);
+            2 * e + 1
+        }
+    }
 }
 
 fn same(a: (f64, f64), b: (f64, f64)) -> bool {
@@ -173,6 +199,7 @@ fn run(choice: BackendChoice, precision: Precision) -> Vec<Row> {
                 choice,
             )
             .unwrap_or_else(|e| panic!("{src}: {e}"));
+            let k = allowance(plain.program(), choice);
             // Variables in the expression's order (b, c, x by their first use).
             let vars = plain.program().var_names[..].to_vec();
             let order: Vec<usize> = vars
@@ -226,7 +253,7 @@ fn run(choice: BackendChoice, precision: Precision) -> Vec<Row> {
                     }
                     // In f64, as tight as the vector (which may be an ulp wider than the
                     // tightest) within an ulp a bound; empty where it is.
-                    if precision == Precision::F64 && !near(got, want) {
+                    if precision == Precision::F64 && !near(got, want, k) {
                         fail(format!(
                             "{what}got {}, the vector {}",
                             show(got),
