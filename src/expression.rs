@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 use crate::ir::{self, Graph};
 use crate::scalar::{self, Program};
 use crate::syntax::{self, ast::Span};
-use crate::{gpu, lower, rewrite, Error, Precision};
+use crate::{gpu, lower, rewrite, Error, Interval, Precision};
 
 /// A parsed, rewritten expression, ready to be lowered for any backend and precision.
 ///
@@ -236,6 +236,38 @@ impl Expression {
     /// ```
     pub fn monotone_form(&self) -> Result<Expression, Error> {
         self.derived(ir::diff::monotone_form(&self.graph))
+    }
+
+    /// The contractor of the constraints "output j lies in `ranges[j]`" (HC4Revise,
+    /// [`ir::contract::hc4_revise`], `sweeps` forward-backward sweeps): an expression whose
+    /// outputs are the variables, in [`Expression::vars`] order, narrowed on a box to an
+    /// enclosure of the box's points that satisfy every constraint (where the outputs are
+    /// defined). An empty output proves the box holds none. Like every expression it runs as
+    /// one program on either backend, forward and backward sweeps in one pass.
+    ///
+    /// ```
+    /// use ivjit::{BackendChoice, Evaluator, Expression, Interval, Precision};
+    /// // The circle x^2 + y^2 = 1 with x in [0.6, 2]: y^2 = 1 - x^2 <= 0.64.
+    /// let circle = Expression::parse("x^2 + y^2").unwrap();
+    /// let c = circle.contractor(&[Interval::point(1.0).unwrap()], 1).unwrap();
+    /// let eval = Evaluator::new(&c, Precision::F64, BackendChoice::Cpu).unwrap();
+    /// let b = [Interval::new(0.6, 2.0).unwrap(), Interval::new(-2.0, 2.0).unwrap()];
+    /// let out = eval.eval(&b).unwrap();
+    /// assert!(out[0].lo == 0.6 && out[0].hi >= 1.0 && out[0].hi < 1.0 + 1e-12);
+    /// assert!(out[1].hi >= 0.8 && out[1].hi < 0.8 + 1e-12 && out[1].lo == -out[1].hi);
+    /// // A box outside the circle: empty.
+    /// let far = [Interval::new(1.5, 2.0).unwrap(), Interval::new(-2.0, 2.0).unwrap()];
+    /// assert!(eval.eval(&far).unwrap()[0].is_empty());
+    /// ```
+    pub fn contractor(&self, ranges: &[Interval], sweeps: usize) -> Result<Expression, Error> {
+        if ranges.len() != self.n_outputs() {
+            return Err(crate::shape::ShapeError::Ranges {
+                outputs: self.n_outputs(),
+                ranges: ranges.len(),
+            }
+            .into());
+        }
+        self.derived(ir::contract::hc4_revise(&self.graph, ranges, sweeps))
     }
 
     /// The expression in the *minimization form* for branch and bound over the root box `root`

@@ -39,6 +39,14 @@ pub enum ShapeError {
         /// The number of boxes asked for.
         n: usize,
     },
+    /// A contractor needs one range per output of its expression.
+    #[error("a contractor needs one range per output ({outputs}), got {ranges}")]
+    Ranges {
+        /// The expression's number of outputs.
+        outputs: usize,
+        /// The number of ranges given.
+        ranges: usize,
+    },
     /// A batch given array by array has the wrong number of input or output arrays.
     #[error(
         "expected {expected} {what} arrays (a lower and an upper bound array per {per}), got {got}"

@@ -8,6 +8,7 @@
 //! order visits arguments first; no pass needs recursion.
 
 pub mod build;
+pub mod contract;
 pub mod diff;
 pub mod functions;
 pub mod sign;

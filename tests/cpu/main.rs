@@ -11,6 +11,7 @@ mod class_fuzz;
 mod classes;
 mod compile_time;
 mod containment;
+mod contract;
 mod decoration_classes;
 mod elementary;
 mod fuzz;

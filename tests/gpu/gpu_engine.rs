@@ -1027,3 +1027,44 @@ fn decorated_programs_equal_cpu_on_every_tier() {
         }
     }
 }
+
+/// A contractor (HC4Revise, `Expression::contractor`) is a program like any other: on the GPU
+/// it narrows boxes to the CPU's bits, in both precisions (a polynomial and rational system
+/// without point calls, three sweeps).
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
+fn contractors_equal_cpu() {
+    crate::common::gpu::require_gpu("contractors_equal_cpu");
+    let expr =
+        Expression::parse("x^2 + y^2 - z, x*y / (1 + z^2), abs(x - y) + pown(z, 3)").unwrap();
+    let ranges = [
+        ivjit::Interval::new(0.0, 1.0).unwrap(),
+        ivjit::Interval::new(-0.25, 0.25).unwrap(),
+        ivjit::Interval::new(0.5, 2.0).unwrap(),
+    ];
+    let contractor = expr.contractor(&ranges, 3).unwrap();
+    for p in [Precision::F64, Precision::F32] {
+        let program = contractor.scalar(p).unwrap();
+        assert!(!program.has_point_calls(), "bit for bit needs inline code");
+        let n = 100_003;
+        let inputs = boxes(41 + p as u64, program.n_vars(), n, p);
+        let want = ivjit::internals::cpu::eval::eval_soa(&program, &inputs, n);
+        let kernel = GpuKernel::with_options(&program, &options()).unwrap();
+        let got = kernel.eval(&inputs, n).unwrap();
+        assert_same_bits(&format!("contractor {p:?}"), &got, &want);
+        // It narrows: some boxes shrink, some become empty.
+        let empty = (0..n).filter(|&i| want[i].is_nan()).count();
+        let narrowed = (0..n)
+            .filter(|&i| {
+                !want[i].is_nan() && (want[i] != inputs[i] || want[n + i] != inputs[n + i])
+            })
+            .count();
+        assert!(
+            empty > 100 && narrowed > 100,
+            "{p:?}: {empty} empty, {narrowed} narrowed"
+        );
+    }
+}

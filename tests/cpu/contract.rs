@@ -1,0 +1,248 @@
+//! The HC4Revise contractor (`Expression::contractor`, `src/ir/contract.rs`): it never loses a
+//! point of the feasible set, checked against exact rational arithmetic, and it narrows.
+//!
+//! Soundness: polynomial and rational constraints `g(x) ∈ [a, b]` on random boxes, at random
+//! float points of each box and at its corners: where `g(point)` computed exactly (rationals)
+//! lies in `[a, b]`, the narrowed box must hold the point; the narrowed box lies in the box.
+//! Both precisions (f32 boxes and points are f32 values), one and three sweeps. Narrowing: the
+//! circle, a box the constraint excludes, and a second sweep never wider than the first.
+
+use crate::common::oracle::{q_of, Q};
+use crate::common::rng::splitmix64;
+use ivjit::{BackendChoice, Evaluator, Expression, Interval, Precision};
+use num_traits::Zero;
+
+/// A constraint: its expression, the allowed range, and the exact value at a point (`None`
+/// where it is undefined: a zero divisor).
+struct Constraint {
+    src: &'static str,
+    range: (f64, f64),
+    exact: fn(&[Q]) -> Option<Q>,
+}
+
+fn int(k: i64) -> Q {
+    Q::from_integer(k.into())
+}
+
+const CONSTRAINTS: &[Constraint] = &[
+    Constraint {
+        src: "x^2 + y^2",
+        range: (1.0, 4.0),
+        exact: |v| Some(&v[0] * &v[0] + &v[1] * &v[1]),
+    },
+    Constraint {
+        src: "x*y - z",
+        range: (-1.0, 0.5),
+        exact: |v| Some(&v[0] * &v[1] - &v[2]),
+    },
+    Constraint {
+        src: "x^3 - 2*x*y + abs(y)",
+        range: (0.0, 0.75),
+        exact: |v| {
+            let y_abs = if v[1] < Q::zero() {
+                -&v[1]
+            } else {
+                v[1].clone()
+            };
+            Some(&v[0] * &v[0] * &v[0] - int(2) * &v[0] * &v[1] + y_abs)
+        },
+    },
+    Constraint {
+        src: "(x - y) / (1 + x^2)",
+        range: (0.125, 1.0),
+        exact: |v| Some((&v[0] - &v[1]) / (int(1) + &v[0] * &v[0])),
+    },
+    Constraint {
+        src: "x / y + y^-2",
+        range: (-3.0, 2.0),
+        exact: |v| {
+            if v[1].is_zero() {
+                return None;
+            }
+            Some(&v[0] / &v[1] + int(1) / (&v[1] * &v[1]))
+        },
+    },
+    Constraint {
+        src: "fma(x, y, z^4) - 4*x",
+        range: (-2.0, 1.0),
+        exact: |v| {
+            let z2 = &v[2] * &v[2];
+            Some(&v[0] * &v[1] + &z2 * &z2 - int(4) * &v[0])
+        },
+    },
+];
+
+/// A float of `p` uniform-ish in [lo, hi] (endpoints included now and then).
+fn point(state: &mut u64, lo: f64, hi: f64, p: Precision) -> f64 {
+    let r = splitmix64(state);
+    let t = (r >> 11) as f64 / (1u64 << 53) as f64;
+    let x = match r % 16 {
+        0 => lo,
+        1 => hi,
+        _ => lo + (hi - lo) * t,
+    };
+    let x = match p {
+        Precision::F64 => x,
+        Precision::F32 => x as f32 as f64,
+    };
+    x.clamp(lo, hi)
+}
+
+/// A random box of `p` (bounds of `p`): in [-3, 3], sometimes a point or a narrow one.
+fn random_box(state: &mut u64, p: Precision) -> Interval {
+    let a = point(state, -3.0, 3.0, p);
+    let b = match splitmix64(state) % 8 {
+        0 => a,
+        1 => match p {
+            Precision::F64 => a + 0.01,
+            Precision::F32 => (a + 0.01) as f32 as f64,
+        },
+        _ => point(state, -3.0, 3.0, p),
+    };
+    Interval::new(a.min(b), a.max(b)).unwrap()
+}
+
+#[test]
+fn contraction_never_loses_a_feasible_point() {
+    let mut state = 0x1788_c0de_u64;
+    let mut feasible_points = 0usize;
+    let mut narrowed_boxes = 0usize;
+    for c in CONSTRAINTS {
+        let expr = Expression::parse(c.src).unwrap();
+        let nv = expr.vars().len();
+        let range = Interval::new(c.range.0, c.range.1).unwrap();
+        for sweeps in [1, 3] {
+            let contractor = expr.contractor(&[range], sweeps).unwrap();
+            assert_eq!(contractor.vars(), expr.vars(), "{}", c.src);
+            for p in [Precision::F64, Precision::F32] {
+                let eval = Evaluator::new(&contractor, p, BackendChoice::Cpu).unwrap();
+                let boxes: Vec<Vec<Interval>> = (0..400)
+                    .map(|_| (0..nv).map(|_| random_box(&mut state, p)).collect())
+                    .collect();
+                let out = eval.eval_many(&boxes).unwrap();
+                for (b, got) in boxes.iter().zip(&out) {
+                    for (k, (g, x)) in got.iter().zip(b).enumerate() {
+                        assert!(
+                            g.is_empty() || (g.lo >= x.lo && g.hi <= x.hi),
+                            "{} ({sweeps} sweeps, {p:?}): variable {k} widened from {x} to {g}",
+                            c.src
+                        );
+                    }
+                    if got.iter().zip(b).any(|(g, x)| *g != *x) {
+                        narrowed_boxes += 1;
+                    }
+                    for _ in 0..40 {
+                        let pt: Vec<f64> =
+                            b.iter().map(|x| point(&mut state, x.lo, x.hi, p)).collect();
+                        let q: Vec<Q> = pt.iter().map(|&v| q_of(v)).collect();
+                        let Some(v) = (c.exact)(&q) else { continue };
+                        if v < q_of(c.range.0) || v > q_of(c.range.1) {
+                            continue;
+                        }
+                        feasible_points += 1;
+                        for (k, (g, &t)) in got.iter().zip(&pt).enumerate() {
+                            assert!(
+                                !g.is_empty() && g.lo <= t && t <= g.hi,
+                                "{} in {range} ({sweeps} sweeps, {p:?}) on {b:?}: the feasible \
+                                 point {pt:?} has variable {k} outside the narrowed {g}",
+                                c.src
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // The test checks something: many feasible points, many boxes narrowed.
+    assert!(
+        feasible_points > 20_000,
+        "only {feasible_points} feasible points"
+    );
+    assert!(
+        narrowed_boxes > 2_000,
+        "only {narrowed_boxes} boxes narrowed"
+    );
+}
+
+#[test]
+fn the_circle_is_contracted_tightly_and_a_far_box_emptied() {
+    let circle = Expression::parse("x^2 + y^2").unwrap();
+    let one = Interval::point(1.0).unwrap();
+    for p in [Precision::F64, Precision::F32] {
+        let eval = Evaluator::new(
+            &circle.contractor(&[one], 1).unwrap(),
+            p,
+            BackendChoice::Cpu,
+        )
+        .unwrap();
+        // x in [0.6, 2]: y^2 <= 1 - 0.36 = 0.64, x <= 1.
+        let b = [
+            Interval::new(0.6, 2.0).unwrap(),
+            Interval::new(-2.0, 2.0).unwrap(),
+        ];
+        let out = eval.eval(&b).unwrap();
+        let tol = if p == Precision::F64 { 1e-12 } else { 1e-5 };
+        // (In f32 the box is 0.6 rounded outward.)
+        let lo = b[0].to_f32_enclosure().lo;
+        let lo = if p == Precision::F64 { 0.6 } else { lo };
+        assert!(
+            out[0].lo == lo && (out[0].hi - 1.0).abs() < tol,
+            "{p:?}: {}",
+            out[0]
+        );
+        assert!(
+            (out[1].hi - 0.8).abs() < tol && out[1].lo == -out[1].hi,
+            "{p:?}: {}",
+            out[1]
+        );
+        // Outside the circle.
+        let far = [
+            Interval::new(1.5, 2.0).unwrap(),
+            Interval::new(-2.0, 2.0).unwrap(),
+        ];
+        let out = eval.eval(&far).unwrap();
+        assert!(out.iter().all(Interval::is_empty), "{p:?}: {out:?}");
+    }
+}
+
+#[test]
+fn more_sweeps_are_never_wider_and_can_be_narrower() {
+    // y = x + 1 and z = y + 1 on x in [0, 1]: one sweep visits z - y first (it is built
+    // last), before y is narrowed, so z needs a second sweep to reach [2, 3].
+    let expr = Expression::parse("y - x, z - y").unwrap();
+    let one_one = Interval::point(1.0).unwrap();
+    let ranges = [one_one, one_one];
+    let eval = |sweeps: usize| {
+        let c = expr.contractor(&ranges, sweeps).unwrap();
+        let e = Evaluator::new(&c, Precision::F64, BackendChoice::Cpu).unwrap();
+        let vars = c.vars().to_vec();
+        let b: Vec<Interval> = vars
+            .iter()
+            .map(|v| match v.as_str() {
+                "x" => Interval::new(0.0, 1.0).unwrap(),
+                _ => Interval::new(-10.0, 10.0).unwrap(),
+            })
+            .collect();
+        let out = e.eval(&b).unwrap();
+        let z = vars.iter().position(|v| v == "z").unwrap();
+        (out, z)
+    };
+    let (one, z) = eval(1);
+    let (two, _) = eval(2);
+    let (four, _) = eval(4);
+    for ((a, b), c) in one.iter().zip(&two).zip(&four) {
+        assert!(
+            b.lo >= a.lo && b.hi <= a.hi && c.lo >= b.lo && c.hi <= b.hi,
+            "{a} {b} {c}"
+        );
+    }
+    assert!(one[z].hi > 3.5, "one sweep: z = {}", one[z]);
+    assert_eq!(two[z], Interval::new(2.0, 3.0).unwrap(), "two sweeps");
+}
+
+#[test]
+fn a_contractor_needs_one_range_per_output() {
+    let expr = Expression::parse("x + y, x - y").unwrap();
+    let e = expr.contractor(&[Interval::ENTIRE], 1).unwrap_err();
+    assert!(e.to_string().contains("one range per output"), "{e}");
+}
