@@ -97,6 +97,9 @@ enum Command {
     /// Find every zero of a square system (comma-separated outputs, as many as variables) in a
     /// box; each proven unique by interval Newton where it can be (docs/roots.md).
     Solve(cli::solve::SolveArgs),
+    /// Pave a box: the boxes proven inside the set the constraints define ('x^2 + y^2 <= 1,
+    /// y >= x^3'), proven outside, or narrower than --eps (docs/constraints.md).
+    Pave(cli::pave::PaveArgs),
     /// Benchmark a suite of expressions (GPU: kernel and end-to-end time, compile latency,
     /// ceilings, hand-written CUDA baseline; CPU: boxes/s). See docs/bench.md.
     Bench(cli::BenchArgs),
@@ -118,6 +121,7 @@ fn main() -> ExitCode {
         Command::Render(args) => cli::render(args),
         Command::Minimize(args) => cli::solve::minimize(args),
         Command::Solve(args) => cli::solve::solve(args),
+        Command::Pave(args) => cli::pave::pave_command(args),
         Command::Bench(args) => cli::bench(args),
     };
     match result {

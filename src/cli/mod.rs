@@ -3,6 +3,7 @@
 mod batch;
 mod bench;
 mod output;
+pub mod pave;
 mod progress;
 pub mod relate;
 mod render;

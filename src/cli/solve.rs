@@ -77,7 +77,7 @@ fn choice(b: BackendArg) -> BackendChoice {
 
 /// The root box from `--box NAME=INTERVAL` options: one finite interval per variable of the
 /// expression, in its variable order.
-fn root_box(expr: &Expression, boxes: &[String]) -> Result<Vec<(f64, f64)>, Failure> {
+pub(crate) fn root_box(expr: &Expression, boxes: &[String]) -> Result<Vec<(f64, f64)>, Failure> {
     let mut given: Vec<(String, Interval)> = Vec::new();
     for b in boxes {
         let Some((name, value)) = b.split_once('=') else {

@@ -39,6 +39,7 @@ mod kernels;
 pub mod minimize;
 pub mod newton;
 mod parts;
+pub mod pave;
 pub mod prune;
 mod pruned;
 pub mod ray;

@@ -23,6 +23,7 @@ mod itf1788_library;
 mod itf1788_reverse;
 mod names;
 mod number;
+mod pave;
 mod powers;
 mod region_pruning;
 mod round;

@@ -778,3 +778,56 @@ fn decorated_literals_in_expressions() {
         "{err}"
     );
 }
+
+#[test]
+fn pave_writes_the_three_lists_and_names_a_bad_constraint() {
+    let o = ivjit(&[
+        "pave",
+        "x^2 + y^2 <= 1, y >= x^3",
+        "--box",
+        "x=[-2,2]",
+        "--box",
+        "y=[-2,2]",
+        "--eps",
+        "0.1",
+        "--backend",
+        "cpu",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(doc["vars"], serde_json::json!(["x", "y"]));
+    for list in ["inner", "boundary", "outer"] {
+        let boxes = doc[list].as_array().unwrap();
+        assert!(!boxes.is_empty(), "{list}");
+        for b in boxes {
+            let b = b.as_array().unwrap();
+            assert_eq!(b.len(), 2);
+            for side in b {
+                let lo: f64 = side[0].as_str().unwrap().parse().unwrap();
+                let hi: f64 = side[1].as_str().unwrap().parse().unwrap();
+                assert!(
+                    (-2.0..=2.0).contains(&lo) && lo <= hi && hi <= 2.0,
+                    "{side}"
+                );
+            }
+        }
+    }
+    // Text: counts and volumes.
+    let o = ivjit(&["pave", "x^2 <= 1", "--box", "x=[-2,2]", "--backend", "cpu"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("inner: 1 boxes, volume 2.000000"),
+        "{}",
+        stdout(&o)
+    );
+    // A constraint without a relation: a usage error naming it.
+    let o = ivjit(&["pave", "x + y", "--box", "x=[0,1]", "--box", "y=[0,1]"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("constraint 1 (`x + y`): expected a relation"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -1,0 +1,135 @@
+//! `ivjit pave`: the boxes of a root box proven inside a set given by constraints, proven
+//! outside it, or narrower than `--eps` (`ivjit::search::pave`; docs/constraints.md).
+
+use std::path::PathBuf;
+
+use super::{failure, Failure};
+use crate::{BackendArg, FormatArg, PrecisionArg};
+use ivjit::search::pave::{pave, Constraints, Paving};
+use ivjit::{BackendChoice, Expression, Interval, Precision};
+use serde_json::json;
+
+#[derive(clap::Args)]
+pub struct PaveArgs {
+    /// The constraints, comma-separated: f <= g, f >= g, f == g, f in [a, b]
+    /// (e.g. 'x^2 + y^2 <= 1, y >= x^3').
+    pub constraints: String,
+    /// A variable's range: x=[-2,2]. One per variable.
+    #[arg(long = "box", value_name = "NAME=INTERVAL", allow_hyphen_values = true)]
+    pub boxes: Vec<String>,
+    /// Bisect undecided boxes down to this width.
+    #[arg(long, default_value_t = 1e-2)]
+    pub eps: f64,
+    /// Evaluate at most this many boxes (the undecided rest is reported as boundary).
+    #[arg(long, default_value_t = 1 << 22)]
+    pub max_boxes: usize,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: BackendArg,
+    #[arg(long, value_enum, default_value = "f64")]
+    pub precision: PrecisionArg,
+    /// text: counts and volumes; json: every box ({"vars", "inner", "boundary", "outer"},
+    /// a box a list of [lo, hi] per variable, bounds as `eval` prints them).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: FormatArg,
+    /// Where the output goes (default standard output).
+    #[arg(short, long, default_value = "-")]
+    pub output: PathBuf,
+}
+
+/// The volume of a list of boxes.
+fn volume(boxes: &[Vec<Interval>]) -> f64 {
+    boxes
+        .iter()
+        .map(|b| b.iter().map(|iv| iv.hi - iv.lo).product::<f64>())
+        .sum()
+}
+
+fn json_of(p: &Paving, precision: Precision) -> serde_json::Value {
+    let boxes = |list: &[Vec<Interval>]| -> serde_json::Value {
+        list.iter()
+            .map(|b| {
+                b.iter()
+                    .map(|iv| {
+                        json!([
+                            Interval::format_lower(iv.lo, precision),
+                            Interval::format_upper(iv.hi, precision)
+                        ])
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>()
+            .into()
+    };
+    json!({
+        "vars": p.vars,
+        "inner": boxes(&p.inner),
+        "boundary": boxes(&p.boundary),
+        "outer": boxes(&p.outer),
+        "evaluated": p.evaluated,
+        "truncated": p.truncated,
+    })
+}
+
+pub fn pave_command(args: PaveArgs) -> Result<(), Failure> {
+    let constraints =
+        Constraints::parse(&args.constraints).map_err(|e| Failure::input(e.to_string()))?;
+    let expr = Expression::parse(&constraints.source).map_err(|e| match e {
+        // The source is built from the constraints: show the user's text, not the built one.
+        ivjit::Error::Compile(d) => Failure {
+            message: format!(
+                "in the constraints '{}' (read as '{}'):\n{}",
+                args.constraints,
+                constraints.source,
+                d.render(&constraints.source)
+            ),
+            status: 2,
+        },
+        e => failure(e, &constraints.source),
+    })?;
+    if args.eps.is_nan() || args.eps <= 0.0 {
+        return Err(Failure::input(format!(
+            "--eps {}: the width must be positive",
+            args.eps
+        )));
+    }
+    let root = super::solve::root_box(&expr, &args.boxes)?;
+    let root: Vec<Interval> = root.iter().map(|&(lo, hi)| Interval { lo, hi }).collect();
+    let precision = match args.precision {
+        PrecisionArg::F64 => Precision::F64,
+        PrecisionArg::F32 => Precision::F32,
+    };
+    let choice = match args.backend {
+        BackendArg::Auto => BackendChoice::Auto,
+        BackendArg::Cpu => BackendChoice::Cpu,
+        BackendArg::Gpu => BackendChoice::Gpu,
+    };
+    let paving = pave(
+        &constraints,
+        &root,
+        args.eps,
+        args.max_boxes,
+        precision,
+        choice,
+    )
+    .map_err(|e| failure(e, &constraints.source))?;
+    let text = match args.format {
+        FormatArg::Json => format!("{}\n", json_of(&paving, precision)),
+        FormatArg::Text => format!(
+            "inner: {} boxes, volume {:.6}\nboundary: {} boxes, volume {:.6}\nouter: {} boxes, \
+             volume {:.6}\n{} boxes evaluated{}\n",
+            paving.inner.len(),
+            volume(&paving.inner),
+            paving.boundary.len(),
+            volume(&paving.boundary),
+            paving.outer.len(),
+            volume(&paving.outer),
+            paving.evaluated,
+            if paving.truncated {
+                " (budget reached: the undecided boxes are reported as boundary)"
+            } else {
+                ""
+            }
+        ),
+    };
+    super::output::write(&args.output, text.as_bytes())
+}

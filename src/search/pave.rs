@@ -1,0 +1,314 @@
+//! Paving (set inversion, SIVIA with contractors): the boxes of a root box that are proven
+//! inside the set `{x : every constraint holds}`, proven outside it, or too narrow to decide.
+//!
+//! Each round evaluates a batch of boxes on the evaluator's backend, twice: the HC4Revise
+//! contractor of the constraints ([`crate::Expression::contractor`]), whose cut-off slabs are
+//! outside (the contractor keeps every feasible point), and the constraint functions with IEEE
+//! 1788 decorations on the contracted box, which is inside where every function's enclosure
+//! lies in its range and the decoration says every function is defined on the whole box
+//! (`def` or better: a range test alone would accept a box where `sqrt(x)` is undefined).
+//! Boxes neither proven are bisected across their widest side until narrower than `eps`; then
+//! they are boundary boxes. Every box of the root box ends in exactly one list (up to shared
+//! faces): the lists' volumes add up to the root box's.
+
+use crate::decoration::{DecoratedInterval, Decoration, DecorationInputs};
+use crate::{BackendChoice, Error, Evaluator, Expression, Interval, Precision};
+
+/// A set of constraints `g_j(x) ∈ ranges[j]`, read from `f <= g`, `f >= g`, `f == g` (or
+/// `f = g`) and `f in [a, b]`, comma-separated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Constraints {
+    /// The constraint functions as one expression of several outputs (`(f) - (g)` for the
+    /// comparisons).
+    pub source: String,
+    /// The allowed range of each output.
+    pub ranges: Vec<Interval>,
+}
+
+/// Why a constraint text does not read.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ConstraintError {
+    /// A constraint without a relation.
+    #[error(
+        "constraint {index} (`{text}`): expected a relation: f <= g, f >= g, f == g or f in [a, b]"
+    )]
+    NoRelation {
+        /// 1-based position in the list.
+        index: usize,
+        /// The constraint's text.
+        text: String,
+    },
+    /// The range of `f in [a, b]` is not an interval.
+    #[error("constraint {index} (`{text}`): the range after `in` must be an interval like [0, 1]: {message}")]
+    Range {
+        /// 1-based position in the list.
+        index: usize,
+        /// The constraint's text.
+        text: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// An empty constraint (two commas, a trailing comma).
+    #[error("constraint {index} is empty: write constraints separated by commas, like 'x^2 + y^2 <= 1, x >= 0'")]
+    Empty {
+        /// 1-based position in the list.
+        index: usize,
+    },
+}
+
+/// Splits `text` at the commas outside parentheses and brackets.
+fn split_top(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&text[start..]);
+    out
+}
+
+/// The first relation outside parentheses and brackets: its byte range and kind.
+fn relation(text: &str) -> Option<(usize, usize, &'static str)> {
+    let b = text.as_bytes();
+    let mut depth = 0i32;
+    for i in 0..b.len() {
+        match b[i] {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth -= 1,
+            _ if depth != 0 => {}
+            b'<' | b'>' | b'=' if b.get(i + 1) == Some(&b'=') => {
+                let kind = match b[i] {
+                    b'<' => "<=",
+                    b'>' => ">=",
+                    _ => "==",
+                };
+                return Some((i, i + 2, kind));
+            }
+            b'=' => return Some((i, i + 1, "==")),
+            b'i' if text[i..].starts_with("in")
+                && i > 0
+                && b[i - 1].is_ascii_whitespace()
+                && b.get(i + 2)
+                    .is_some_and(|c| c.is_ascii_whitespace() || *c == b'[') =>
+            {
+                return Some((i, i + 2, "in"));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+impl Constraints {
+    /// Reads comma-separated constraints (see [`Constraints`]).
+    ///
+    /// ```
+    /// use ivjit::search::pave::Constraints;
+    /// let c = Constraints::parse("x^2 + y^2 <= 1, x >= y, x*y in [0, 0.25]").unwrap();
+    /// assert_eq!(c.source, "(x^2 + y^2) - (1), (x) - (y), x*y");
+    /// assert_eq!(c.ranges[0].to_string(), "[-inf, 0]");
+    /// assert_eq!(c.ranges[2].to_string(), "[0, 0.25]");
+    /// ```
+    pub fn parse(text: &str) -> Result<Constraints, ConstraintError> {
+        let mut sources = Vec::new();
+        let mut ranges = Vec::new();
+        for (k, part) in split_top(text).into_iter().enumerate() {
+            let index = k + 1;
+            let part = part.trim();
+            if part.is_empty() {
+                return Err(ConstraintError::Empty { index });
+            }
+            let Some((a, b, kind)) = relation(part) else {
+                return Err(ConstraintError::NoRelation {
+                    index,
+                    text: part.to_string(),
+                });
+            };
+            let (f, g) = (part[..a].trim(), part[b..].trim());
+            let (source, range) = match kind {
+                "in" => {
+                    let range = Interval::parse(g).map_err(|e| ConstraintError::Range {
+                        index,
+                        text: part.to_string(),
+                        message: e.to_string(),
+                    })?;
+                    (f.to_string(), range)
+                }
+                kind => {
+                    let range = match kind {
+                        "<=" => Interval {
+                            lo: f64::NEG_INFINITY,
+                            hi: 0.0,
+                        },
+                        ">=" => Interval {
+                            lo: 0.0,
+                            hi: f64::INFINITY,
+                        },
+                        _ => Interval { lo: 0.0, hi: 0.0 },
+                    };
+                    (format!("({f}) - ({g})"), range)
+                }
+            };
+            sources.push(source);
+            ranges.push(range);
+        }
+        Ok(Constraints {
+            source: sources.join(", "),
+            ranges,
+        })
+    }
+}
+
+/// A box: one interval per variable.
+pub type Box = Vec<Interval>;
+
+/// The result of [`pave`].
+#[derive(Clone, Debug, Default)]
+pub struct Paving {
+    /// The variables, in the boxes' order.
+    pub vars: Vec<String>,
+    /// Boxes whose every point satisfies every constraint.
+    pub inner: Vec<Box>,
+    /// Boxes narrower than `eps` (or left when the budget ran out) that are neither.
+    pub boundary: Vec<Box>,
+    /// Boxes none of whose points satisfies every constraint.
+    pub outer: Vec<Box>,
+    /// Boxes evaluated (each by the contractor and the decorated functions).
+    pub evaluated: usize,
+    /// Whether the budget ran out (the undecided boxes were then reported as boundary).
+    pub truncated: bool,
+}
+
+/// Paves `root` (one interval per variable of `constraints.source`, in its variable order;
+/// in f32 rounded outward to f32 first) down to boxes `eps` wide, evaluating at most `max_boxes` boxes; on `choice`'s backend in
+/// `precision`. The contractor makes `sweeps` forward-backward sweeps per box.
+pub fn pave(
+    constraints: &Constraints,
+    root: &[Interval],
+    eps: f64,
+    max_boxes: usize,
+    precision: Precision,
+    choice: BackendChoice,
+) -> Result<Paving, Error> {
+    let expr = Expression::parse(&constraints.source)?;
+    let contractor = expr.contractor(&constraints.ranges, 2)?;
+    let decorated =
+        Expression::parse_with_decorations(&constraints.source, DecorationInputs::FromBounds)?;
+    let contract = Evaluator::new(&contractor, precision, choice)?;
+    let forward = Evaluator::new(&decorated, precision, choice)?;
+    let n = expr.vars().len();
+    if root.len() != n {
+        return Err(crate::shape::ShapeError::Box {
+            expected: n,
+            found: root.len(),
+            vars: expr.vars().join(", "),
+        }
+        .into());
+    }
+    let mut out = Paving {
+        vars: expr.vars().to_vec(),
+        ..Paving::default()
+    };
+    // Boxes of the precision's floats, so that every program reads them as they are (in f32
+    // the root box is rounded outward first).
+    let root: Box = match precision {
+        Precision::F64 => root.to_vec(),
+        Precision::F32 => root.iter().map(|iv| iv.to_f32_enclosure()).collect(),
+    };
+    let mut work: Vec<Box> = vec![root];
+    while !work.is_empty() {
+        if out.evaluated + work.len() > max_boxes {
+            out.truncated = true;
+            out.boundary.append(&mut work);
+            break;
+        }
+        out.evaluated += work.len();
+        let narrowed = contract.eval_many(&work)?;
+        let mut kept: Vec<Box> = Vec::with_capacity(work.len());
+        for (b, c) in work.iter().zip(narrowed) {
+            if c.iter().any(Interval::is_empty) {
+                out.outer.push(b.clone());
+                continue;
+            }
+            slabs(b, &c, &mut out.outer);
+            kept.push(c);
+        }
+        let boxes: Vec<Vec<DecoratedInterval>> = kept
+            .iter()
+            .map(|b| {
+                b.iter()
+                    .map(|&iv| DecoratedInterval {
+                        interval: iv,
+                        decoration: Decoration::of(iv),
+                    })
+                    .collect()
+            })
+            .collect();
+        let values = forward.eval_decorated(&boxes)?;
+        let mut next = Vec::new();
+        for (b, v) in kept.into_iter().zip(values) {
+            let inside = v.iter().zip(&constraints.ranges).all(|(d, r)| {
+                d.decoration >= Decoration::Def
+                    && !d.interval.is_empty()
+                    && d.interval.lo >= r.lo
+                    && d.interval.hi <= r.hi
+            });
+            if inside {
+                out.inner.push(b);
+                continue;
+            }
+            let widest = (0..n)
+                .max_by(|&i, &j| width(&b[i]).total_cmp(&width(&b[j])))
+                .unwrap_or(0);
+            let w = b[widest];
+            let mid = w.lo / 2.0 + w.hi / 2.0;
+            let mid = match precision {
+                Precision::F64 => mid,
+                Precision::F32 => mid as f32 as f64,
+            };
+            if width(&w) <= eps || !(w.lo < mid && mid < w.hi) {
+                out.boundary.push(b);
+                continue;
+            }
+            let mut left = b.clone();
+            left[widest].hi = mid;
+            let mut right = b;
+            right[widest].lo = mid;
+            next.push(left);
+            next.push(right);
+        }
+        work = next;
+    }
+    Ok(out)
+}
+
+fn width(iv: &Interval) -> f64 {
+    iv.hi - iv.lo
+}
+
+/// The parts of `b` outside its sub-box `c`, as disjoint slabs (up to shared faces): per
+/// variable k, the parts of the remaining slab below and above `c` in k.
+fn slabs(b: &[Interval], c: &[Interval], out: &mut Vec<Box>) {
+    let mut rest = b.to_vec();
+    for k in 0..b.len() {
+        if c[k].lo > rest[k].lo {
+            let mut s = rest.clone();
+            s[k].hi = c[k].lo;
+            out.push(s);
+        }
+        if c[k].hi < rest[k].hi {
+            let mut s = rest.clone();
+            s[k].lo = c[k].hi;
+            out.push(s);
+        }
+        rest[k] = c[k];
+    }
+}
