@@ -835,3 +835,38 @@ fn tracing_on_the_gpu_equals_the_cpu() {
         }
     }
 }
+
+/// Paving (`ivjit::search::pave`) on the GPU gives the CPU's three lists box for box: its rounds
+/// are batches of the contractor and the decorated constraint functions, programs without point
+/// calls here, which both backends run bit for bit.
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
+fn paving_on_the_gpu_equals_the_cpu() {
+    crate::common::gpu::require_gpu("paving_on_the_gpu_equals_the_cpu");
+    use ivjit::search::pave::{pave, Constraints};
+    let c = Constraints::parse("x^2 + y^2 in [1, 4], x / (1 + y^2) in [-0.5, 1]").unwrap();
+    let root = [
+        ivjit::Interval::new(-3.0, 3.0).unwrap(),
+        ivjit::Interval::new(-3.0, 3.0).unwrap(),
+    ];
+    for p in [ivjit::Precision::F64, ivjit::Precision::F32] {
+        let cpu = pave(&c, &root, 0.005, 1 << 22, p, ivjit::BackendChoice::Cpu).unwrap();
+        let t = std::time::Instant::now();
+        let gpu = pave(&c, &root, 0.005, 1 << 22, p, ivjit::BackendChoice::Gpu).unwrap();
+        eprintln!(
+            "{p:?}: {} inner, {} boundary, {} outer, {} evaluated; GPU {:?}",
+            gpu.inner.len(),
+            gpu.boundary.len(),
+            gpu.outer.len(),
+            gpu.evaluated,
+            t.elapsed()
+        );
+        assert_eq!(cpu.evaluated, gpu.evaluated, "{p:?}");
+        assert_eq!(cpu.inner, gpu.inner, "{p:?}: inner");
+        assert_eq!(cpu.boundary, gpu.boundary, "{p:?}: boundary");
+        assert_eq!(cpu.outer, gpu.outer, "{p:?}: outer");
+    }
+}
