@@ -11,7 +11,7 @@
 //! they are boundary boxes. Every box of the root box ends in exactly one list (up to shared
 //! faces): the lists' volumes add up to the root box's.
 
-use crate::decoration::{DecoratedInterval, Decoration, DecorationInputs};
+use crate::decoration::{Decoration, DecorationInputs};
 use crate::{BackendChoice, Error, Evaluator, Expression, Interval, Precision};
 
 /// A set of constraints `g_j(x) ∈ ranges[j]`, read from `f <= g`, `f >= g`, `f == g` (or
@@ -223,75 +223,92 @@ pub fn pave(
         Precision::F64 => root.to_vec(),
         Precision::F32 => root.iter().map(|iv| iv.to_f32_enclosure()).collect(),
     };
-    let mut work: Vec<Box> = vec![root];
+    // The work list: boxes as flat bounds, 2n values each (lo, hi per variable).
+    let mut work: Vec<f64> = root.iter().flat_map(|iv| [iv.lo, iv.hi]).collect();
+    let no = constraints.ranges.len();
+    let to_box = |b: &[f64]| -> Box {
+        b.chunks_exact(2)
+            .map(|p| Interval { lo: p[0], hi: p[1] })
+            .collect()
+    };
     while !work.is_empty() {
-        if out.evaluated + work.len() > max_boxes {
+        let m = work.len() / (2 * n);
+        if out.evaluated + m > max_boxes {
             out.truncated = true;
-            out.boundary.append(&mut work);
+            out.boundary.extend(work.chunks_exact(2 * n).map(to_box));
             break;
         }
-        out.evaluated += work.len();
-        let narrowed = contract.eval_many(&work)?;
-        let mut kept: Vec<Box> = Vec::with_capacity(work.len());
-        for (b, c) in work.iter().zip(narrowed) {
-            if c.iter().any(Interval::is_empty) {
-                out.outer.push(b.clone());
+        out.evaluated += m;
+        // The contractor on the batch (structure of arrays: lo and hi array per variable).
+        let mut soa = vec![0.0; 2 * n * m];
+        for (i, b) in work.chunks_exact(2 * n).enumerate() {
+            for k in 0..2 * n {
+                soa[k * m + i] = b[k];
+            }
+        }
+        let narrowed = contract.eval_soa(&soa, m)?;
+        // Contracted boxes that are not empty, their slabs outside; then the decorated
+        // functions on them (outputs: each function's bounds, then each one's decoration
+        // code as [c, c]).
+        let mut kept: Vec<f64> = Vec::with_capacity(work.len());
+        let mut c = vec![0.0; 2 * n];
+        for (i, b) in work.chunks_exact(2 * n).enumerate() {
+            for k in 0..2 * n {
+                c[k] = narrowed[k * m + i];
+            }
+            if c.iter().any(|x| x.is_nan()) {
+                out.outer.push(to_box(b));
                 continue;
             }
-            slabs(b, &c, &mut out.outer);
-            kept.push(c);
+            slabs(&to_box(b), &to_box(&c), &mut out.outer);
+            kept.extend_from_slice(&c);
         }
-        let boxes: Vec<Vec<DecoratedInterval>> = kept
-            .iter()
-            .map(|b| {
-                b.iter()
-                    .map(|&iv| DecoratedInterval {
-                        interval: iv,
-                        decoration: Decoration::of(iv),
-                    })
-                    .collect()
-            })
-            .collect();
-        let values = forward.eval_decorated(&boxes)?;
-        let mut next = Vec::new();
-        for (b, v) in kept.into_iter().zip(values) {
-            let inside = v.iter().zip(&constraints.ranges).all(|(d, r)| {
-                d.decoration >= Decoration::Def
-                    && !d.interval.is_empty()
-                    && d.interval.lo >= r.lo
-                    && d.interval.hi <= r.hi
+        let mk = kept.len() / (2 * n);
+        if mk == 0 {
+            break;
+        }
+        let mut soa = vec![0.0; 2 * n * mk];
+        for (i, b) in kept.chunks_exact(2 * n).enumerate() {
+            for k in 0..2 * n {
+                soa[k * mk + i] = b[k];
+            }
+        }
+        let values = forward.eval_soa(&soa, mk)?;
+        let defined = f64::from(Decoration::Def.code());
+        let mut next: Vec<f64> = Vec::with_capacity(2 * kept.len());
+        for (i, b) in kept.chunks_exact(2 * n).enumerate() {
+            let inside = constraints.ranges.iter().enumerate().all(|(j, r)| {
+                let (lo, hi) = (values[2 * j * mk + i], values[(2 * j + 1) * mk + i]);
+                let code = values[2 * (no + j) * mk + i];
+                code >= defined && !lo.is_nan() && lo >= r.lo && hi <= r.hi
             });
             if inside {
-                out.inner.push(b);
+                out.inner.push(to_box(b));
                 continue;
             }
             let widest = (0..n)
-                .max_by(|&i, &j| width(&b[i]).total_cmp(&width(&b[j])))
+                .max_by(|&p, &q| (b[2 * p + 1] - b[2 * p]).total_cmp(&(b[2 * q + 1] - b[2 * q])))
                 .unwrap_or(0);
-            let w = b[widest];
-            let mid = w.lo / 2.0 + w.hi / 2.0;
+            let (lo, hi) = (b[2 * widest], b[2 * widest + 1]);
+            let mid = lo / 2.0 + hi / 2.0;
             let mid = match precision {
                 Precision::F64 => mid,
                 Precision::F32 => mid as f32 as f64,
             };
-            if width(&w) <= eps || !(w.lo < mid && mid < w.hi) {
-                out.boundary.push(b);
+            if hi - lo <= eps || !(lo < mid && mid < hi) {
+                out.boundary.push(to_box(b));
                 continue;
             }
-            let mut left = b.clone();
-            left[widest].hi = mid;
-            let mut right = b;
-            right[widest].lo = mid;
-            next.push(left);
-            next.push(right);
+            let at = next.len();
+            next.extend_from_slice(b);
+            next[at + 2 * widest + 1] = mid;
+            let at = next.len();
+            next.extend_from_slice(b);
+            next[at + 2 * widest] = mid;
         }
         work = next;
     }
     Ok(out)
-}
-
-fn width(iv: &Interval) -> f64 {
-    iv.hi - iv.lo
 }
 
 /// The parts of `b` outside its sub-box `c`, as disjoint slabs (up to shared faces): per
