@@ -204,6 +204,28 @@ pub fn pave(
         Expression::parse_with_decorations(&constraints.source, DecorationInputs::FromBounds)?;
     let contract = Evaluator::new(&contractor, precision, choice)?;
     let forward = Evaluator::new(&decorated, precision, choice)?;
+    // The complement of the set, as one contractor per side of each range that is bounded:
+    // output j below its range's lower end, or above its upper end (closures).
+    let mut complements = Vec::new();
+    for (j, r) in constraints.ranges.iter().enumerate() {
+        let below = (r.lo > f64::NEG_INFINITY).then_some(Interval {
+            lo: f64::NEG_INFINITY,
+            hi: r.lo,
+        });
+        let above = (r.hi < f64::INFINITY).then_some(Interval {
+            lo: r.hi,
+            hi: f64::INFINITY,
+        });
+        for side in [below, above].into_iter().flatten() {
+            let mut ranges = vec![Interval::ENTIRE; constraints.ranges.len()];
+            ranges[j] = side;
+            complements.push(Evaluator::new(
+                &expr.contractor(&ranges, 2)?,
+                precision,
+                choice,
+            )?);
+        }
+    }
     let n = expr.vars().len();
     if root.len() != n {
         return Err(crate::shape::ShapeError::Box {
@@ -275,17 +297,29 @@ pub fn pave(
         }
         let values = forward.eval_soa(&soa, mk)?;
         let defined = f64::from(Decoration::Def.code());
-        let mut next: Vec<f64> = Vec::with_capacity(2 * kept.len());
+        // Undecided boxes, and whether every function is defined on all of each.
+        let mut undecided: Vec<f64> = Vec::with_capacity(kept.len());
+        let mut everywhere: Vec<bool> = Vec::new();
         for (i, b) in kept.chunks_exact(2 * n).enumerate() {
-            let inside = constraints.ranges.iter().enumerate().all(|(j, r)| {
-                let (lo, hi) = (values[2 * j * mk + i], values[(2 * j + 1) * mk + i]);
-                let code = values[2 * (no + j) * mk + i];
-                code >= defined && !lo.is_nan() && lo >= r.lo && hi <= r.hi
-            });
+            let is_defined = (0..no).all(|j| values[2 * (no + j) * mk + i] >= defined);
+            let inside = is_defined
+                && constraints.ranges.iter().enumerate().all(|(j, r)| {
+                    let (lo, hi) = (values[2 * j * mk + i], values[(2 * j + 1) * mk + i]);
+                    !lo.is_nan() && lo >= r.lo && hi <= r.hi
+                });
             if inside {
                 out.inner.push(to_box(b));
-                continue;
+            } else {
+                undecided.extend_from_slice(b);
+                everywhere.push(is_defined);
             }
+        }
+        // Where every function is defined on the box, the complement's contractors: a point
+        // outside every one's result violates no constraint, so the slabs they cut off are
+        // inside, and only the hull of their results stays undecided.
+        let remaining = inner_slabs(&complements, &undecided, &everywhere, n, &mut out.inner)?;
+        let mut next: Vec<f64> = Vec::with_capacity(2 * remaining.len());
+        for b in remaining.chunks_exact(2 * n) {
             let widest = (0..n)
                 .max_by(|&p, &q| (b[2 * p + 1] - b[2 * p]).total_cmp(&(b[2 * q + 1] - b[2 * q])))
                 .unwrap_or(0);
@@ -307,6 +341,79 @@ pub fn pave(
             next[at + 2 * widest] = mid;
         }
         work = next;
+    }
+    Ok(out)
+}
+
+/// The boxes of `undecided` (flat bounds, 2n per box) narrowed by the complement's
+/// contractors where `everywhere` says every constraint function is defined on the box: each
+/// box's parts outside the hull of the contractors' results are pushed to `inner` (a box the
+/// contractors empty entirely), and the hulls, with the other boxes unchanged, are returned.
+/// (Where a function may be undefined the contractors, which drop points outside domains,
+/// would drop infeasible points: those boxes are not narrowed.)
+fn inner_slabs(
+    complements: &[Evaluator],
+    undecided: &[f64],
+    everywhere: &[bool],
+    n: usize,
+    inner: &mut Vec<Box>,
+) -> Result<Vec<f64>, Error> {
+    let boxes: Vec<&[f64]> = undecided.chunks_exact(2 * n).collect();
+    let chosen: Vec<usize> = (0..boxes.len()).filter(|&i| everywhere[i]).collect();
+    let m = chosen.len();
+    if complements.is_empty() || m == 0 {
+        return Ok(undecided.to_vec());
+    }
+    let mut soa = vec![0.0; 2 * n * m];
+    for (r, &i) in chosen.iter().enumerate() {
+        for k in 0..2 * n {
+            soa[k * m + r] = boxes[i][k];
+        }
+    }
+    // The hull of the complement contractors' results, per chosen box (NaN: empty so far).
+    let mut hull = vec![f64::NAN; 2 * n * m];
+    for c in complements {
+        let got = c.eval_soa(&soa, m)?;
+        for r in 0..m {
+            if (0..2 * n).any(|k| got[k * m + r].is_nan()) {
+                continue; // this side holds no point of the box
+            }
+            for v in 0..n {
+                let (lo, hi) = (2 * v * m + r, (2 * v + 1) * m + r);
+                hull[lo] = if hull[lo].is_nan() {
+                    got[lo]
+                } else {
+                    hull[lo].min(got[lo])
+                };
+                hull[hi] = if hull[hi].is_nan() {
+                    got[hi]
+                } else {
+                    hull[hi].max(got[hi])
+                };
+            }
+        }
+    }
+    let to_box = |b: &[f64]| -> Box {
+        b.chunks_exact(2)
+            .map(|p| Interval { lo: p[0], hi: p[1] })
+            .collect()
+    };
+    let mut out = Vec::with_capacity(undecided.len());
+    let mut row = 0;
+    for (i, b) in boxes.iter().enumerate() {
+        if !everywhere[i] {
+            out.extend_from_slice(b);
+            continue;
+        }
+        let r = row;
+        row += 1;
+        let h: Vec<f64> = (0..2 * n).map(|k| hull[k * m + r]).collect();
+        if h[0].is_nan() {
+            inner.push(to_box(b)); // no point of the box violates a constraint
+            continue;
+        }
+        slabs(&to_box(b), &to_box(&h), inner);
+        out.extend_from_slice(&h);
     }
     Ok(out)
 }

@@ -149,6 +149,23 @@ fn an_annulus_with_a_rational_constraint_is_paved_soundly() {
 }
 
 #[test]
+fn a_band_behind_a_square_root_is_paved_soundly() {
+    // sqrt(x - y) <= 1 holds on 0 <= x - y <= 1; where x < y sqrt is undefined, and the
+    // complement's contractor (sqrt(x - y) >= 1) drops those points as outside the domain:
+    // its slabs must not be taken as inner where the function may be undefined.
+    fn feasible(x: &[Q]) -> bool {
+        let d = &x[0] - &x[1];
+        d >= Q::zero() && d <= Q::one()
+    }
+    check_paving(
+        "sqrt(x - y) <= 1",
+        feasible,
+        &[iv(0.0, 2.0), iv(0.0, 2.0)],
+        0.02,
+    );
+}
+
+#[test]
 fn the_disk_volumes_bracket_pi() {
     let c = Constraints::parse("x^2 + y^2 <= 1").unwrap();
     let paving = pave(
@@ -188,6 +205,24 @@ fn points_outside_a_domain_are_never_inner() {
     }
     let inner: f64 = paving.inner.iter().map(|b| b[0].hi - b[0].lo).sum();
     assert!(inner > 0.99, "inner length {inner}");
+    // sqrt(x) >= 1 holds on [1, 4]: the complement's contractor (sqrt(x) <= 1) drops x < 0
+    // as outside sqrt's domain, so its slabs may be taken as inner only on boxes where sqrt
+    // is defined throughout.
+    let c = Constraints::parse("sqrt(x) >= 1").unwrap();
+    let paving = pave(
+        &c,
+        &[iv(-4.0, 4.0)],
+        1e-3,
+        1 << 20,
+        Precision::F64,
+        BackendChoice::Cpu,
+    )
+    .unwrap();
+    for b in &paving.inner {
+        assert!(b[0].lo >= 1.0, "inner {b:?}");
+    }
+    let inner: f64 = paving.inner.iter().map(|b| b[0].hi - b[0].lo).sum();
+    assert!(inner > 2.99, "inner length {inner}");
 }
 
 #[test]
