@@ -20,6 +20,7 @@ from ._ivjit import Error, GpuError, InputError, SyntaxError
 from ._ivjit import _pinned
 from ._ivjit import compile as _compile
 from ._ivjit import relate
+from ._ivjit import _constraint_vars, _pave
 from . import reduction
 
 __all__ = [
@@ -35,6 +36,8 @@ __all__ = [
     "minimize",
     "roots",
     "solve",
+    "pave",
+    "Paving",
     "Minimum",
     "Roots",
     "Solutions",
@@ -304,6 +307,35 @@ def minimize(f, box, tol=1e-6, max_boxes=100_000_000, precision="f64", backend="
     f = _function(f, precision, backend)
     root = _root_box(f, box)
     return Minimum(*f._native._minimize(root, float(tol), int(max_boxes), bool(gradient)))
+
+
+class Paving(NamedTuple):
+    """A paving: (count, vars, 2) float64 arrays of (lo, hi) sides, variables in `vars` order."""
+
+    vars: list
+    inner: object  # boxes whose every point satisfies every constraint
+    boundary: object  # boxes at most eps wide that are neither proven
+    outer: object  # boxes none of whose points satisfies every constraint
+    evaluated: int  # boxes evaluated
+    truncated: bool  # the budget ran out (the undecided boxes are then in `boundary`)
+
+
+def pave(constraints, box, eps=1e-2, max_boxes=10_000_000, precision="f64", backend="auto"):
+    """Paves `box` (a dict {variable: (lo, hi)} or one (lo, hi) per variable in the order of
+    the constraints' variables) for comma-separated constraints `f <= g`, `f >= g`, `f == g`,
+    `f in [a, b]` (e.g. `"x^2 + y^2 <= 1, y >= x^3"`): every box ends inner (proven inside the
+    set), outer (proven outside) or boundary (at most `eps` wide), as `ivjit pave` does
+    (docs/constraints.md)."""
+    names = _constraint_vars(constraints)
+
+    class _Vars:
+        vars = names
+
+    root = _root_box(_Vars, box)
+    inner, boundary, outer, evaluated, truncated = _pave(
+        constraints, root, float(eps), int(max_boxes), precision, backend
+    )
+    return Paving(names, inner, boundary, outer, evaluated, truncated)
 
 
 class Roots(NamedTuple):

@@ -169,6 +169,25 @@ def solve(
     """The zeros of a square system, each proven unique by interval Newton where it can be."""
 
 
+class Paving(NamedTuple):
+    vars: list[str]
+    inner: npt.NDArray[np.float64]
+    boundary: npt.NDArray[np.float64]
+    outer: npt.NDArray[np.float64]
+    evaluated: int
+    truncated: bool
+
+def pave(
+    constraints: str,
+    box: Box,
+    eps: float = 1e-2,
+    max_boxes: int = 10_000_000,
+    precision: Literal["f64", "f32"] = "f64",
+    backend: Literal["auto", "cpu", "gpu"] = "auto",
+) -> Paving:
+    """Inner, boundary and outer boxes of `box` for constraints like "x^2 + y^2 <= 1, y >= x^3"."""
+
+
 Interval = Union[Tuple[float, float], float, str]
 
 def relate(

@@ -1197,12 +1197,79 @@ fn _reduce(kind: &str, x: Vec<f64>, y: Option<Vec<f64>>, rounding: &str) -> PyRe
     })
 }
 
+/// The variables of comma-separated constraints (`ivjit::search::pave::Constraints`), in the
+/// order a paving's boxes list them.
+#[pyfunction]
+fn _constraint_vars(constraints: &str) -> PyResult<Vec<String>> {
+    let c = ivjit::search::pave::Constraints::parse(constraints)
+        .map_err(|e| InputError::new_err(e.to_string()))?;
+    let expr = ivjit::Expression::parse(&c.source).map_err(|e| to_py(e, &c.source))?;
+    Ok(expr.vars().to_vec())
+}
+
+/// Paving (`ivjit::search::pave::pave`): the inner, boundary and outer boxes as (count, vars,
+/// 2) arrays, the boxes evaluated, and whether the budget ran out.
+#[pyfunction]
+#[allow(clippy::type_complexity)] // the tuple `ivjit.pave` unpacks
+fn _pave<'py>(
+    py: Python<'py>,
+    constraints: &str,
+    root: Vec<(f64, f64)>,
+    eps: f64,
+    max_boxes: usize,
+    precision: &str,
+    backend: &str,
+) -> PyResult<(
+    pyo3::Bound<'py, PyAny>,
+    pyo3::Bound<'py, PyAny>,
+    pyo3::Bound<'py, PyAny>,
+    usize,
+    bool,
+)> {
+    use ivjit::search::pave::{pave, Constraints};
+    let c = Constraints::parse(constraints).map_err(|e| InputError::new_err(e.to_string()))?;
+    if eps.is_nan() || eps <= 0.0 {
+        return Err(InputError::new_err(format!(
+            "eps must be positive, not {eps}"
+        )));
+    }
+    let root: Vec<ivjit::Interval> = root
+        .iter()
+        .map(|&(lo, hi)| {
+            ivjit::Interval::new(lo, hi).map_err(|e| InputError::new_err(e.to_string()))
+        })
+        .collect::<PyResult<_>>()?;
+    let (precision, choice) = (precision_of(precision)?, backend_of(backend)?);
+    let p = search(py, &c.source, || {
+        pave(&c, &root, eps, max_boxes, precision, choice)
+    })?;
+    let nv = root.len();
+    let array = |list: &[Vec<ivjit::Interval>]| -> PyResult<pyo3::Bound<'py, PyAny>> {
+        let flat: Vec<f64> = list
+            .iter()
+            .flat_map(|b| b.iter().flat_map(|iv| [iv.lo, iv.hi]))
+            .collect();
+        Ok(PyArray1::from_vec(py, flat)
+            .reshape([list.len(), nv, 2])?
+            .into_any())
+    };
+    Ok((
+        array(&p.inner)?,
+        array(&p.boundary)?,
+        array(&p.outer)?,
+        p.evaluated,
+        p.truncated,
+    ))
+}
+
 #[pymodule]
 fn _ivjit(m: &pyo3::Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(compile, m)?)?;
     m.add_function(wrap_pyfunction!(relate, m)?)?;
     m.add_function(wrap_pyfunction!(_reduce, m)?)?;
+    m.add_function(wrap_pyfunction!(_pave, m)?)?;
+    m.add_function(wrap_pyfunction!(_constraint_vars, m)?)?;
     m.add_class::<Function>()?;
     m.add_class::<PinnedBuffer>()?;
     m.add_function(wrap_pyfunction!(_pinned, m)?)?;

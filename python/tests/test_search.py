@@ -1,5 +1,5 @@
 """The searches from Python (render, minimize, roots) against exact oracles: rational arithmetic
-(fractions) for polynomials at points, mpmath at 200 bits elsewhere."""
+(fractions) for polynomials at points, mpmath at 200 bits elsewhere; paving."""
 
 import _thread
 import math
@@ -292,3 +292,25 @@ def test_trace_of_a_ball_finds_its_first_root():
     assert hit > 50
     with pytest.raises(ValueError):
         ivjit.trace("x^2 + y^2 + z^2 - 0.64", 4, 4, eye=(0, 0, 0), backend="cpu")
+
+
+def test_pave_partitions_the_box_and_proves_its_inner_boxes():
+    p = ivjit.pave("x^2 + y^2 <= 1, y >= x^3", {"x": (-2, 2), "y": (-2, 2)}, eps=0.02, backend="cpu")
+    assert p.vars == ["x", "y"] and not p.truncated
+    vol = lambda a: float(np.sum((a[:, :, 1] - a[:, :, 0]).prod(axis=1))) if len(a) else 0.0
+    assert abs(vol(p.inner) + vol(p.boundary) + vol(p.outer) - 16.0) < 1e-9
+    # Inner boxes: every corner in the set, exactly (rationals).
+    for b in p.inner:
+        for x in b[0]:
+            for y in b[1]:
+                x, y = Fraction(float(x)), Fraction(float(y))
+                assert x * x + y * y <= 1 and y >= x**3
+    assert 1.5 < vol(p.inner) < 1.5708 < vol(p.inner) + vol(p.boundary)
+    assert all((b[:, 1] - b[:, 0]).max() <= 0.02 for b in p.boundary)
+
+
+def test_pave_names_a_bad_constraint():
+    with pytest.raises(ivjit.InputError, match="constraint 2"):
+        ivjit.pave("x <= 1, x + 1", {"x": (0, 2)})
+    with pytest.raises(ivjit.InputError):
+        ivjit.pave("x <= 1", {"y": (0, 2)})
