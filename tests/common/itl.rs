@@ -780,3 +780,49 @@ pub fn assert_no_failures<'a>(what: &str, failures: impl IntoIterator<Item = &'a
         failures.join("\n")
     );
 }
+
+/// A harness's report in docs/conformance.md: a headline, a table with one row per operation
+/// (`columns` its header, each row one cell per column), then the statements not run.
+pub fn report_table(
+    headline: &str,
+    columns: &[&str],
+    rows: &[Vec<String>],
+    not_run: &[&String],
+) -> String {
+    let mut s = format!("{headline}\n\n| {} |\n|", columns.join(" | "));
+    s.push_str(&"---|".repeat(columns.len()));
+    s.push('\n');
+    for r in rows {
+        s.push_str(&format!("| {} |\n", r.join(" | ")));
+    }
+    if !not_run.is_empty() {
+        s.push_str("\nNot run:\n\n");
+        for n in not_run {
+            s.push_str(&format!("- {n}\n"));
+        }
+    }
+    s
+}
+
+/// Prints a harness's `table`, writes it into `IVJIT_CONFORMANCE_OUT` (when set) between the
+/// markers `<!-- itf1788:{section}:{backend}-{precision}:begin -->` and `...:end -->`, and
+/// fails on any failure (`backend` is "CPU" or "GPU").
+pub fn publish<'a>(
+    section: &str,
+    backend: &str,
+    precision: ivjit::Precision,
+    table: &str,
+    failures: impl IntoIterator<Item = &'a String>,
+) {
+    println!("{table}");
+    if let Some(path) = std::env::var_os("IVJIT_CONFORMANCE_OUT") {
+        let tag = format!("{}-{}", backend.to_lowercase(), precision.name());
+        super::classes::splice_marked(
+            &path.to_string_lossy(),
+            &format!("<!-- itf1788:{section}:{tag}:begin -->"),
+            &format!("<!-- itf1788:{section}:{tag}:end -->"),
+            table,
+        );
+    }
+    assert_no_failures(&format!("{backend} {}", precision.name()), failures);
+}

@@ -18,7 +18,6 @@
 //! `docs/decorations.md`). Statements whose argument count is not the operation's (one
 //! `midRad [nai] [nai]`) are counted and listed as not run.
 
-use crate::common::classes::splice_marked;
 use crate::common::enclosure_oracle as eo;
 use crate::common::itl::{Item, Raw};
 use crate::common::oracle::Fmt;
@@ -26,7 +25,6 @@ use crate::itf1788::vectors;
 use ivjit::{
     BackendChoice, DecoratedInterval, Decoration, Evaluator, Expression, Interval, Precision,
 };
-use std::fmt::Write as _;
 
 /// The ITF1788 operations run here: (name, number of interval arguments, ivjit outputs).
 const OPERATIONS: &[(&str, usize, &[&str])] = &[
@@ -268,40 +266,29 @@ fn run(choice: BackendChoice, precision: Precision) -> Vec<Row> {
 
 fn table(backend: &str, precision: Precision, rows: &[Row]) -> String {
     let total = |f: &dyn Fn(&Row) -> usize| rows.iter().map(f).sum::<usize>();
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
+    let headline = format!(
         "**{backend} backend, {}**: {} cases ({} decorated), {} failing; every result exactly \
-         the oracle's for the box evaluated.\n",
+         the oracle's for the box evaluated.",
         precision.name(),
         total(&|r| r.cases),
         total(&|r| r.decorated),
         total(&|r| r.failures.len()),
     );
-    let _ = writeln!(
-        s,
-        "| ITF1788 op | expression | cases | decorated | failing |"
-    );
-    let _ = writeln!(s, "|---|---|---|---|---|");
-    for r in rows {
-        let _ = writeln!(
-            s,
-            "| {} | `{}` | {} | {} | {} |",
-            r.op,
-            r.expression,
-            r.cases,
-            r.decorated,
-            r.failures.len()
-        );
-    }
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.op.to_string(),
+                format!("`{}`", r.expression),
+                r.cases.to_string(),
+                r.decorated.to_string(),
+                r.failures.len().to_string(),
+            ]
+        })
+        .collect();
     let not_run: Vec<&String> = rows.iter().flat_map(|r| &r.not_run).collect();
-    if !not_run.is_empty() {
-        let _ = writeln!(s, "\nNot run:\n");
-        for n in not_run {
-            let _ = writeln!(s, "- {n}");
-        }
-    }
-    s
+    let columns = ["ITF1788 op", "expression", "cases", "decorated", "failing"];
+    crate::common::itl::report_table(&headline, &columns, &cells, &not_run)
 }
 
 fn check(choice: BackendChoice, precision: Precision) {
@@ -311,20 +298,8 @@ fn check(choice: BackendChoice, precision: Precision) {
     };
     let rows = run(choice, precision);
     let t = table(backend, precision, &rows);
-    println!("{t}");
-    if let Some(path) = std::env::var_os("IVJIT_CONFORMANCE_OUT") {
-        let tag = format!("{}-{}", backend.to_lowercase(), precision.name());
-        splice_marked(
-            &path.to_string_lossy(),
-            &format!("<!-- itf1788:enclosure:{tag}:begin -->"),
-            &format!("<!-- itf1788:enclosure:{tag}:end -->"),
-            &t,
-        );
-    }
-    crate::common::itl::assert_no_failures(
-        &format!("{backend} {}", precision.name()),
-        rows.iter().flat_map(|r| &r.failures),
-    );
+    let failures = rows.iter().flat_map(|r| &r.failures);
+    crate::common::itl::publish("enclosure", backend, precision, &t, failures);
     let cases: usize = rows.iter().map(|r| r.cases).sum();
     assert!(cases > 450, "only {cases} vectors were read");
 }

@@ -18,13 +18,11 @@
 //! Not run here (listed in the report): `sinRev`, `cosRev`, `tanRev` and their binary forms,
 //! `mulRevToPair` (two results), `powRev1` and `powRev2` — not functions of the language yet.
 
-use crate::common::classes::splice_marked;
 use crate::common::itl::{Item, Raw};
 use crate::common::reverse_oracle as rev;
 use crate::itf1788::vectors;
 use ivjit::{BackendChoice, DecoratedInterval, Evaluator, Expression, Interval, Precision};
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 /// The ITF1788 operations run here: (name, interval arguments, ivjit's function, whether the
 /// statement's last argument x is implied [entire]).
@@ -300,42 +298,38 @@ fn run(choice: BackendChoice, precision: Precision) -> Vec<Row> {
 
 fn table(backend: &str, precision: Precision, rows: &[Row]) -> String {
     let total = |f: &dyn Fn(&Row) -> usize| rows.iter().map(f).sum::<usize>();
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
+    let headline = format!(
         "**{backend} backend, {}**: {} cases ({} decorated), {} failing, {} tight (the \
-         vector's interval exactly); every result holds the exact set's inner hull.\n",
+         vector's interval exactly); every result holds the exact set's inner hull.",
         precision.name(),
         total(&|r| r.cases),
         total(&|r| r.decorated),
         total(&|r| r.failures.len()),
         total(&|r| r.tight),
     );
-    let _ = writeln!(
-        s,
-        "| ITF1788 op | expression | cases | decorated | tight | failing |"
-    );
-    let _ = writeln!(s, "|---|---|---|---|---|---|");
-    for r in rows {
-        let _ = writeln!(
-            s,
-            "| {} | `{}` | {} | {} | {} | {} |",
-            r.op,
-            r.expression,
-            r.cases,
-            r.decorated,
-            r.tight,
-            r.failures.len()
-        );
-    }
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.op.to_string(),
+                format!("`{}`", r.expression),
+                r.cases.to_string(),
+                r.decorated.to_string(),
+                r.tight.to_string(),
+                r.failures.len().to_string(),
+            ]
+        })
+        .collect();
     let not_run: Vec<&String> = rows.iter().flat_map(|r| &r.not_run).collect();
-    if !not_run.is_empty() {
-        let _ = writeln!(s, "\nNot run:\n");
-        for n in not_run {
-            let _ = writeln!(s, "- {n}");
-        }
-    }
-    s
+    let columns = [
+        "ITF1788 op",
+        "expression",
+        "cases",
+        "decorated",
+        "tight",
+        "failing",
+    ];
+    crate::common::itl::report_table(&headline, &columns, &cells, &not_run)
 }
 
 fn check(choice: BackendChoice, precision: Precision) {
@@ -345,20 +339,8 @@ fn check(choice: BackendChoice, precision: Precision) {
     };
     let rows = run(choice, precision);
     let t = table(backend, precision, &rows);
-    println!("{t}");
-    if let Some(path) = std::env::var_os("IVJIT_CONFORMANCE_OUT") {
-        let tag = format!("{}-{}", backend.to_lowercase(), precision.name());
-        splice_marked(
-            &path.to_string_lossy(),
-            &format!("<!-- itf1788:reverse:{tag}:begin -->"),
-            &format!("<!-- itf1788:reverse:{tag}:end -->"),
-            &t,
-        );
-    }
-    crate::common::itl::assert_no_failures(
-        &format!("{backend} {}", precision.name()),
-        rows.iter().flat_map(|r| &r.failures),
-    );
+    let failures = rows.iter().flat_map(|r| &r.failures);
+    crate::common::itl::publish("reverse", backend, precision, &t, failures);
     let cases: usize = rows.iter().map(|r| r.cases).sum();
     assert!(cases > 500, "only {cases} vectors were read");
 }
