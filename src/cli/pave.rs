@@ -34,6 +34,51 @@ pub struct PaveArgs {
     /// Where the output goes (default standard output).
     #[arg(short, long, default_value = "-")]
     pub output: PathBuf,
+    /// Also draw a 2-D paving as a grey-scale PNG: inner black, boundary grey, outer white
+    /// (the first variable across, the second up).
+    #[arg(long, value_name = "FILE.png")]
+    pub png: Option<PathBuf>,
+    /// The picture's size in pixels.
+    #[arg(long, default_value = "512x512")]
+    pub size: String,
+}
+
+/// The paving drawn at `width` x `height` over the root box: each pixel takes the shade of the
+/// boxes holding its center; outer boxes are drawn first, then inner ones, then the boundary,
+/// so that a center on a shared face shows the less certain class.
+fn picture(p: &Paving, root: &[Interval], (width, height): (u32, u32)) -> Vec<u8> {
+    let (w, h) = (width as usize, height as usize);
+    let mut pixels = vec![255u8; w * h];
+    let (x, y) = (root[0], root[1]);
+    let dx = (x.hi - x.lo) / w as f64;
+    let dy = (y.hi - y.lo) / h as f64;
+    // The pixel columns (rows) whose centers lie in [a, b].
+    let cols = |a: f64, b: f64| {
+        let first = ((a - x.lo) / dx - 0.5).ceil().max(0.0) as usize;
+        let last = ((b - x.lo) / dx - 0.5).floor().min(w as f64 - 1.0);
+        (first, last)
+    };
+    let rows = |c: f64, d: f64| {
+        // Row j's center is y.hi - (j + 0.5) dy.
+        let first = ((y.hi - d) / dy - 0.5).ceil().max(0.0) as usize;
+        let last = ((y.hi - c) / dy - 0.5).floor().min(h as f64 - 1.0);
+        (first, last)
+    };
+    for (list, shade) in [(&p.outer, 255u8), (&p.inner, 0), (&p.boundary, 128)] {
+        for b in list.iter() {
+            let (c0, c1) = cols(b[0].lo, b[0].hi);
+            let (r0, r1) = rows(b[1].lo, b[1].hi);
+            if c1 < 0.0 || r1 < 0.0 {
+                continue;
+            }
+            for r in r0..=r1 as usize {
+                for c in c0..=c1 as usize {
+                    pixels[r * w + c] = shade;
+                }
+            }
+        }
+    }
+    pixels
 }
 
 /// The volume of a list of boxes.
@@ -131,5 +176,17 @@ pub fn pave_command(args: PaveArgs) -> Result<(), Failure> {
             }
         ),
     };
+    if let Some(path) = &args.png {
+        if root.len() != 2 {
+            return Err(Failure::input(format!(
+                "--png draws a paving of 2 variables; these constraints have {} ({})",
+                root.len(),
+                paving.vars.join(", ")
+            )));
+        }
+        let size = super::render::parse_size(&args.size)?;
+        let image = super::render::grey_png(&picture(&paving, &root, size), size.0, size.1)?;
+        super::output::write(path, &image)?;
+    }
     super::output::write(&args.output, text.as_bytes())
 }

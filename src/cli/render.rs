@@ -72,7 +72,7 @@ pub struct RenderArgs {
 }
 
 /// `WIDTHxHEIGHT`.
-fn parse_size(s: &str) -> Result<(u32, u32), Failure> {
+pub(super) fn parse_size(s: &str) -> Result<(u32, u32), Failure> {
     let bad = || {
         Failure::input(format!(
             "--size {s}: expected WIDTHxHEIGHT in pixels, e.g. --size 1024x768"
@@ -507,7 +507,7 @@ fn png(image: &search::Rendered) -> Result<Vec<u8>, Failure> {
 }
 
 /// An 8-bit grey-scale PNG.
-fn grey_png(pixels: &[u8], width: u32, height: u32) -> Result<Vec<u8>, Failure> {
+pub(super) fn grey_png(pixels: &[u8], width: u32, height: u32) -> Result<Vec<u8>, Failure> {
     let mut out = Vec::new();
     let fail = |e: png::EncodingError| Failure::runtime(format!("cannot encode the image: {e}"));
     let mut enc = png::Encoder::new(&mut out, width, height);

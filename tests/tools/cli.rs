@@ -822,6 +822,48 @@ fn pave_writes_the_three_lists_and_names_a_bad_constraint() {
         "{}",
         stdout(&o)
     );
+    // A picture of a 2-D paving: inner black, outer white.
+    let dir = tempfile::tempdir().unwrap();
+    let png_path = dir.path().join("pave.png");
+    let o = ivjit(&[
+        "pave",
+        "x^2 + y^2 <= 1, y >= x^3",
+        "--box",
+        "x=[-2,2]",
+        "--box",
+        "y=[-2,2]",
+        "--backend",
+        "cpu",
+        "--png",
+        png_path.to_str().unwrap(),
+        "--size",
+        "64x64",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(&png_path).unwrap(),
+    ));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (64, 64));
+    // Pixel (row 23, column 24) has its center at (-0.46875, 0.53125): in the set.
+    assert_eq!(buf[23 * 64 + 24], 0, "inner: black");
+    assert_eq!(buf[0], 255, "the corner (-2, 2) is outside: white");
+    let o = ivjit(&[
+        "pave",
+        "x <= 1",
+        "--box",
+        "x=[0,2]",
+        "--png",
+        png_path.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--png draws a paving of 2 variables"),
+        "{}",
+        stderr(&o)
+    );
     // A constraint without a relation: a usage error naming it.
     let o = ivjit(&["pave", "x + y", "--box", "x=[0,1]", "--box", "y=[0,1]"]);
     assert_eq!(o.status.code(), Some(2));
