@@ -17,8 +17,9 @@
 //! the arguments that give the node a value in its narrowed set (points outside a function's
 //! domain do not satisfy the constraint and may be dropped: `sqrt(a) = n` keeps `a ∈ n^2`).
 //! Operations without a reverse rule here (sin, min, atan2, ...) leave their arguments as they
-//! are, which is sound and only less narrow. An empty variable proves that no point of the box
-//! satisfies the constraints.
+//! are, which is sound and only less narrow, except that an empty allowed set empties them (a
+//! box on which sin(x) misses its range is emptied). An empty variable proves that no point of
+//! the box satisfies the constraints.
 
 use super::{Graph, NodeId, Op, RevFn, UnaryFn};
 use crate::interval::Interval;
@@ -189,10 +190,32 @@ impl Contract {
                 } else if f == UnaryFn::Cbrt {
                     let p = self.op(Op::Pown(n, 3));
                     narrow(self, narrowed, a, p);
+                } else {
+                    self.pass_emptiness(op, n, fw, narrowed);
                 }
             }
-            // No reverse rule: the arguments stay as they are.
-            _ => {}
+            // No reverse rule: the arguments keep their values, but emptiness passes on.
+            _ => self.pass_emptiness(op, n, fw, narrowed),
+        }
+    }
+
+    /// For an operation without a reverse rule: its arguments stay as they are, unless the
+    /// allowed set `n` is empty (no point of the box satisfies the constraints), which empties
+    /// them too (`a + 0 n` is `a`, or empty where `n` is), so that a box on which sin(x) misses
+    /// its range is emptied although x has no projection through sin.
+    fn pass_emptiness(
+        &mut self,
+        op: Op,
+        n: NodeId,
+        fw: &[NodeId],
+        narrowed: &mut [Option<NodeId>],
+    ) {
+        let zero = self.g.constant(Interval { lo: 0.0, hi: 0.0 });
+        let z = self.op(Op::Mul(zero, n));
+        for a in op.args() {
+            let now = narrowed[a.index()].unwrap_or(fw[a.index()]);
+            let p = self.op(Op::Add(now, z));
+            narrowed[a.index()] = Some(self.op(Op::Intersect(now, p)));
         }
     }
 }

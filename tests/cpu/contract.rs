@@ -246,3 +246,34 @@ fn a_contractor_needs_one_range_per_output() {
     let e = expr.contractor(&[Interval::ENTIRE], 1).unwrap_err();
     assert!(e.to_string().contains("one range per output"), "{e}");
 }
+
+#[test]
+fn a_function_without_a_reverse_rule_still_passes_on_emptiness() {
+    // sin has no projection in the contractor, but where sin(x) cannot reach its range on the
+    // box the box holds no feasible point, and every variable is emptied.
+    let expr = Expression::parse("sin(x) + y").unwrap();
+    let c = expr
+        .contractor(&[Interval::new(0.5, 1.0).unwrap()], 1)
+        .unwrap();
+    let eval = Evaluator::new(&c, Precision::F64, BackendChoice::Cpu).unwrap();
+    // x in [-1, 0]: sin(x) <= 0, and y in [-0.25, 0.25]: the sum stays below 0.5.
+    let out = eval
+        .eval(&[
+            Interval::new(-1.0, 0.0).unwrap(),
+            Interval::new(-0.25, 0.25).unwrap(),
+        ])
+        .unwrap();
+    assert!(out.iter().all(Interval::is_empty), "{out:?}");
+    // x in [1, 1.5]: sin(x) is in [0.84, 1], so y may be in [-0.5, 0.16]: y narrows, x stays.
+    let b = [
+        Interval::new(1.0, 1.5).unwrap(),
+        Interval::new(-2.0, 2.0).unwrap(),
+    ];
+    let out = eval.eval(&b).unwrap();
+    assert_eq!(out[0], b[0]);
+    assert!(
+        out[1].lo >= -0.5 && out[1].lo < -0.49 && out[1].hi < 0.2,
+        "{}",
+        out[1]
+    );
+}
