@@ -100,6 +100,9 @@ enum Command {
     /// Pave a box: the boxes proven inside the set the constraints define ('x^2 + y^2 <= 1,
     /// y >= x^3'), proven outside, or narrower than --eps (docs/constraints.md).
     Pave(cli::pave::PaveArgs),
+    /// Narrow a box to the points that can satisfy constraints ('x^2 + y^2 == 1, x >= 0.6'),
+    /// by HC4Revise compiled into one program; "empty" proves none does (docs/constraints.md).
+    Contract(cli::pave::ContractArgs),
     /// Benchmark a suite of expressions (GPU: kernel and end-to-end time, compile latency,
     /// ceilings, hand-written CUDA baseline; CPU: boxes/s). See docs/bench.md.
     Bench(cli::BenchArgs),
@@ -122,6 +125,7 @@ fn main() -> ExitCode {
         Command::Minimize(args) => cli::solve::minimize(args),
         Command::Solve(args) => cli::solve::solve(args),
         Command::Pave(args) => cli::pave::pave_command(args),
+        Command::Contract(args) => cli::pave::contract_command(args),
         Command::Bench(args) => cli::bench(args),
     };
     match result {

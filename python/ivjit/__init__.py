@@ -20,7 +20,7 @@ from ._ivjit import Error, GpuError, InputError, SyntaxError
 from ._ivjit import _pinned
 from ._ivjit import compile as _compile
 from ._ivjit import relate
-from ._ivjit import _constraint_vars, _pave
+from ._ivjit import _constraint_vars, _contract, _pave
 from . import reduction
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "roots",
     "solve",
     "pave",
+    "contract",
     "Paving",
     "Minimum",
     "Roots",
@@ -336,6 +337,18 @@ def pave(constraints, box, eps=1e-2, max_boxes=10_000_000, precision="f64", back
         constraints, root, float(eps), int(max_boxes), precision, backend
     )
     return Paving(names, inner, boundary, outer, evaluated, truncated)
+
+
+def contract(constraints, box, sweeps=3, precision="f64", backend="auto"):
+    """`box` narrowed to the points that can satisfy the comma-separated constraints (HC4Revise,
+    `sweeps` forward-backward sweeps, compiled into one program): one (lo, hi) per variable in
+    the constraints' order, or None where no point of the box satisfies them."""
+    names = _constraint_vars(constraints)
+
+    class _Vars:
+        vars = names
+
+    return _contract(constraints, _root_box(_Vars, box), int(sweeps), precision, backend)
 
 
 class Roots(NamedTuple):

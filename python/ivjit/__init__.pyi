@@ -188,6 +188,16 @@ def pave(
     """Inner, boundary and outer boxes of `box` for constraints like "x^2 + y^2 <= 1, y >= x^3"."""
 
 
+def contract(
+    constraints: str,
+    box: Box,
+    sweeps: int = 3,
+    precision: Literal["f64", "f32"] = "f64",
+    backend: Literal["auto", "cpu", "gpu"] = "auto",
+) -> Optional[list[Tuple[float, float]]]:
+    """The box narrowed by the constraints' contractor; None where no point satisfies them."""
+
+
 Interval = Union[Tuple[float, float], float, str]
 
 def relate(

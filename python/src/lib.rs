@@ -1207,6 +1207,35 @@ fn _constraint_vars(constraints: &str) -> PyResult<Vec<String>> {
     Ok(expr.vars().to_vec())
 }
 
+/// The box narrowed by the constraints' HC4Revise contractor (`Expression::contractor`), one
+/// (lo, hi) per variable, or None where no point of it satisfies them.
+#[pyfunction]
+fn _contract(
+    py: Python<'_>,
+    constraints: &str,
+    root: Vec<(f64, f64)>,
+    sweeps: usize,
+    precision: &str,
+    backend: &str,
+) -> PyResult<Option<Vec<(f64, f64)>>> {
+    let c = ivjit::search::pave::Constraints::parse(constraints)
+        .map_err(|e| InputError::new_err(e.to_string()))?;
+    let root: Vec<ivjit::Interval> = root
+        .iter()
+        .map(|&(lo, hi)| {
+            ivjit::Interval::new(lo, hi).map_err(|e| InputError::new_err(e.to_string()))
+        })
+        .collect::<PyResult<_>>()?;
+    let (precision, choice) = (precision_of(precision)?, backend_of(backend)?);
+    let out = search(py, &c.source, || {
+        let expr = ivjit::Expression::parse(&c.source)?;
+        let contractor = expr.contractor(&c.ranges, sweeps.max(1))?;
+        ivjit::Evaluator::new(&contractor, precision, choice)?.eval(&root)
+    })?;
+    Ok((!out.iter().any(ivjit::Interval::is_empty))
+        .then(|| out.iter().map(|iv| (iv.lo, iv.hi)).collect()))
+}
+
 /// Paving (`ivjit::search::pave::pave`): the inner, boundary and outer boxes as (count, vars,
 /// 2) arrays, the boxes evaluated, and whether the budget ran out.
 #[pyfunction]
@@ -1269,6 +1298,7 @@ fn _ivjit(m: &pyo3::Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(relate, m)?)?;
     m.add_function(wrap_pyfunction!(_reduce, m)?)?;
     m.add_function(wrap_pyfunction!(_pave, m)?)?;
+    m.add_function(wrap_pyfunction!(_contract, m)?)?;
     m.add_function(wrap_pyfunction!(_constraint_vars, m)?)?;
     m.add_class::<Function>()?;
     m.add_class::<PinnedBuffer>()?;

@@ -314,3 +314,10 @@ def test_pave_names_a_bad_constraint():
         ivjit.pave("x <= 1, x + 1", {"x": (0, 2)})
     with pytest.raises(ivjit.InputError):
         ivjit.pave("x <= 1", {"y": (0, 2)})
+
+
+def test_contract_narrows_the_circle_and_empties_a_far_box():
+    (x, y) = ivjit.contract("x^2 + y^2 == 1", {"x": (0.6, 2), "y": (-2, 2)}, backend="cpu")
+    assert x[0] == 0.6 and x[1] == 1.0
+    assert Fraction(y[1]) >= Fraction(4, 5) and y[1] < 0.8 + 1e-12 and y[0] == -y[1]
+    assert ivjit.contract("x^2 + y^2 == 1", {"x": (1.5, 2), "y": (-2, 2)}, backend="cpu") is None

@@ -81,6 +81,106 @@ fn picture(p: &Paving, root: &[Interval], (width, height): (u32, u32)) -> Vec<u8
     pixels
 }
 
+#[derive(clap::Args)]
+pub struct ContractArgs {
+    /// The constraints, comma-separated: f <= g, f >= g, f == g, f in [a, b].
+    pub constraints: String,
+    /// A variable's range: x=[-2,2]. One per variable.
+    #[arg(long = "box", value_name = "NAME=INTERVAL", allow_hyphen_values = true)]
+    pub boxes: Vec<String>,
+    /// Forward-backward sweeps (HC4Revise).
+    #[arg(long, default_value_t = 3)]
+    pub sweeps: usize,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: BackendArg,
+    #[arg(long, value_enum, default_value = "f64")]
+    pub precision: PrecisionArg,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: FormatArg,
+}
+
+/// The constraints read and compiled, with the root box from `--box` (shared by `pave` and
+/// `contract`); a compile error shows the user's text beside the built one.
+fn constraints_and_root(
+    text: &str,
+    boxes: &[String],
+) -> Result<(Constraints, Expression, Vec<Interval>), Failure> {
+    let constraints = Constraints::parse(text).map_err(|e| Failure::input(e.to_string()))?;
+    let expr = Expression::parse(&constraints.source).map_err(|e| match e {
+        // The source is built from the constraints: show the user's text, not the built one.
+        ivjit::Error::Compile(d) => Failure {
+            message: format!(
+                "in the constraints '{}' (read as '{}'):\n{}",
+                text,
+                constraints.source,
+                d.render(&constraints.source)
+            ),
+            status: 2,
+        },
+        e => failure(e, &constraints.source),
+    })?;
+    let root = super::solve::root_box(&expr, boxes)?;
+    let root = root.iter().map(|&(lo, hi)| Interval { lo, hi }).collect();
+    Ok((constraints, expr, root))
+}
+
+fn precision_of(p: PrecisionArg) -> Precision {
+    match p {
+        PrecisionArg::F64 => Precision::F64,
+        PrecisionArg::F32 => Precision::F32,
+    }
+}
+
+fn choice_of(b: BackendArg) -> BackendChoice {
+    match b {
+        BackendArg::Auto => BackendChoice::Auto,
+        BackendArg::Cpu => BackendChoice::Cpu,
+        BackendArg::Gpu => BackendChoice::Gpu,
+    }
+}
+
+/// `ivjit contract`: the box narrowed by the constraints' HC4Revise contractor
+/// (`Expression::contractor`), or "empty" where no point of it satisfies them.
+pub fn contract_command(args: ContractArgs) -> Result<(), Failure> {
+    let (constraints, expr, root) = constraints_and_root(&args.constraints, &args.boxes)?;
+    let precision = precision_of(args.precision);
+    let contractor = expr
+        .contractor(&constraints.ranges, args.sweeps.max(1))
+        .map_err(|e| failure(e, &constraints.source))?;
+    let eval = ivjit::Evaluator::new(&contractor, precision, choice_of(args.backend))
+        .map_err(|e| failure(e, &constraints.source))?;
+    let out = eval
+        .eval(&root)
+        .map_err(|e| failure(e, &constraints.source))?;
+    let empty = out.iter().any(Interval::is_empty);
+    let text = match args.format {
+        FormatArg::Json => {
+            let boxed: Option<Vec<serde_json::Value>> = (!empty).then(|| {
+                out.iter()
+                    .map(|iv| {
+                        json!([
+                            Interval::format_lower(iv.lo, precision),
+                            Interval::format_upper(iv.hi, precision)
+                        ])
+                    })
+                    .collect()
+            });
+            format!("{}\n", json!({"vars": expr.vars(), "box": boxed}))
+        }
+        FormatArg::Text if empty => {
+            "empty: no point of the box satisfies the constraints\n".to_string()
+        }
+        FormatArg::Text => expr
+            .vars()
+            .iter()
+            .zip(&out)
+            .map(|(v, iv)| format!("{v} = {}\n", iv.display(precision)))
+            .collect(),
+    };
+    print!("{text}");
+    Ok(())
+}
+
 /// The volume of a list of boxes.
 fn volume(boxes: &[Vec<Interval>]) -> f64 {
     boxes
@@ -116,38 +216,14 @@ fn json_of(p: &Paving, precision: Precision) -> serde_json::Value {
 }
 
 pub fn pave_command(args: PaveArgs) -> Result<(), Failure> {
-    let constraints =
-        Constraints::parse(&args.constraints).map_err(|e| Failure::input(e.to_string()))?;
-    let expr = Expression::parse(&constraints.source).map_err(|e| match e {
-        // The source is built from the constraints: show the user's text, not the built one.
-        ivjit::Error::Compile(d) => Failure {
-            message: format!(
-                "in the constraints '{}' (read as '{}'):\n{}",
-                args.constraints,
-                constraints.source,
-                d.render(&constraints.source)
-            ),
-            status: 2,
-        },
-        e => failure(e, &constraints.source),
-    })?;
+    let (constraints, _, root) = constraints_and_root(&args.constraints, &args.boxes)?;
     if args.eps.is_nan() || args.eps <= 0.0 {
         return Err(Failure::input(format!(
             "--eps {}: the width must be positive",
             args.eps
         )));
     }
-    let root = super::solve::root_box(&expr, &args.boxes)?;
-    let root: Vec<Interval> = root.iter().map(|&(lo, hi)| Interval { lo, hi }).collect();
-    let precision = match args.precision {
-        PrecisionArg::F64 => Precision::F64,
-        PrecisionArg::F32 => Precision::F32,
-    };
-    let choice = match args.backend {
-        BackendArg::Auto => BackendChoice::Auto,
-        BackendArg::Cpu => BackendChoice::Cpu,
-        BackendArg::Gpu => BackendChoice::Gpu,
-    };
+    let (precision, choice) = (precision_of(args.precision), choice_of(args.backend));
     let paving = pave(
         &constraints,
         &root,

@@ -873,3 +873,34 @@ fn pave_writes_the_three_lists_and_names_a_bad_constraint() {
         stderr(&o)
     );
 }
+
+#[test]
+fn contract_narrows_a_box_or_proves_it_empty() {
+    let args = |x: &'static str, format: &'static str| {
+        ivjit(&[
+            "contract",
+            "x^2 + y^2 == 1",
+            "--box",
+            x,
+            "--box",
+            "y=[-2,2]",
+            "--backend",
+            "cpu",
+            "--format",
+            format,
+        ])
+    };
+    let o = args("x=[0.6,2]", "json");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let side = |k: usize, e: usize| -> f64 { doc["box"][k][e].as_str().unwrap().parse().unwrap() };
+    // x in [0.6, 1], y in [-0.8, 0.8], outward.
+    assert!(side(0, 0) <= 0.6 && side(0, 1) == 1.0, "{doc}");
+    assert!(side(1, 0) <= -0.8 && side(1, 0) > -0.8 - 1e-12 && side(1, 1) == -side(1, 0));
+    let o = args("x=[1.5,2]", "text");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "empty: no point of the box satisfies the constraints\n"
+    );
+}
