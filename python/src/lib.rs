@@ -1207,6 +1207,23 @@ fn _constraint_vars(constraints: &str) -> PyResult<Vec<String>> {
     Ok(expr.vars().to_vec())
 }
 
+/// Constraints read (`ivjit::search::pave::Constraints`) and a box checked, for `_pave` and
+/// `_contract`; errors as `InputError`.
+fn constraints_and_root(
+    constraints: &str,
+    root: &[(f64, f64)],
+) -> PyResult<(ivjit::search::pave::Constraints, Vec<ivjit::Interval>)> {
+    let c = ivjit::search::pave::Constraints::parse(constraints)
+        .map_err(|e| InputError::new_err(e.to_string()))?;
+    let root = root
+        .iter()
+        .map(|&(lo, hi)| {
+            ivjit::Interval::new(lo, hi).map_err(|e| InputError::new_err(e.to_string()))
+        })
+        .collect::<PyResult<_>>()?;
+    Ok((c, root))
+}
+
 /// The box narrowed by the constraints' HC4Revise contractor (`Expression::contractor`), one
 /// (lo, hi) per variable, or None where no point of it satisfies them.
 #[pyfunction]
@@ -1218,14 +1235,7 @@ fn _contract(
     precision: &str,
     backend: &str,
 ) -> PyResult<Option<Vec<(f64, f64)>>> {
-    let c = ivjit::search::pave::Constraints::parse(constraints)
-        .map_err(|e| InputError::new_err(e.to_string()))?;
-    let root: Vec<ivjit::Interval> = root
-        .iter()
-        .map(|&(lo, hi)| {
-            ivjit::Interval::new(lo, hi).map_err(|e| InputError::new_err(e.to_string()))
-        })
-        .collect::<PyResult<_>>()?;
+    let (c, root) = constraints_and_root(constraints, &root)?;
     let (precision, choice) = (precision_of(precision)?, backend_of(backend)?);
     let out = search(py, &c.source, || {
         let expr = ivjit::Expression::parse(&c.source)?;
@@ -1255,19 +1265,13 @@ fn _pave<'py>(
     usize,
     bool,
 )> {
-    use ivjit::search::pave::{pave, Constraints};
-    let c = Constraints::parse(constraints).map_err(|e| InputError::new_err(e.to_string()))?;
+    use ivjit::search::pave::pave;
+    let (c, root) = constraints_and_root(constraints, &root)?;
     if eps.is_nan() || eps <= 0.0 {
         return Err(InputError::new_err(format!(
             "eps must be positive, not {eps}"
         )));
     }
-    let root: Vec<ivjit::Interval> = root
-        .iter()
-        .map(|&(lo, hi)| {
-            ivjit::Interval::new(lo, hi).map_err(|e| InputError::new_err(e.to_string()))
-        })
-        .collect::<PyResult<_>>()?;
     let (precision, choice) = (precision_of(precision)?, backend_of(backend)?);
     let p = search(py, &c.source, || {
         pave(&c, &root, eps, max_boxes, precision, choice)

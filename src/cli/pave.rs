@@ -9,24 +9,31 @@ use ivjit::search::pave::{pave, Constraints, Paving};
 use ivjit::{BackendChoice, Expression, Interval, Precision};
 use serde_json::json;
 
+/// What `pave` and `contract` share: the constraints, the box, where and how they run.
 #[derive(clap::Args)]
-pub struct PaveArgs {
+pub struct Problem {
     /// The constraints, comma-separated: f <= g, f >= g, f == g, f in [a, b]
     /// (e.g. 'x^2 + y^2 <= 1, y >= x^3').
     pub constraints: String,
     /// A variable's range: x=[-2,2]. One per variable.
     #[arg(long = "box", value_name = "NAME=INTERVAL", allow_hyphen_values = true)]
     pub boxes: Vec<String>,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: BackendArg,
+    #[arg(long, value_enum, default_value = "f64")]
+    pub precision: PrecisionArg,
+}
+
+#[derive(clap::Args)]
+pub struct PaveArgs {
+    #[command(flatten)]
+    pub problem: Problem,
     /// Bisect undecided boxes down to this width.
     #[arg(long, default_value_t = 1e-2)]
     pub eps: f64,
     /// Evaluate at most this many boxes (the undecided rest is reported as boundary).
     #[arg(long, default_value_t = 1 << 22)]
     pub max_boxes: usize,
-    #[arg(long, value_enum, default_value = "auto")]
-    pub backend: BackendArg,
-    #[arg(long, value_enum, default_value = "f64")]
-    pub precision: PrecisionArg,
     /// text: counts and volumes; json: every box ({"vars", "inner", "boundary", "outer"},
     /// a box a list of [lo, hi] per variable, bounds as `eval` prints them).
     #[arg(long, value_enum, default_value = "text")]
@@ -83,18 +90,11 @@ fn picture(p: &Paving, root: &[Interval], (width, height): (u32, u32)) -> Vec<u8
 
 #[derive(clap::Args)]
 pub struct ContractArgs {
-    /// The constraints, comma-separated: f <= g, f >= g, f == g, f in [a, b].
-    pub constraints: String,
-    /// A variable's range: x=[-2,2]. One per variable.
-    #[arg(long = "box", value_name = "NAME=INTERVAL", allow_hyphen_values = true)]
-    pub boxes: Vec<String>,
+    #[command(flatten)]
+    pub problem: Problem,
     /// Forward-backward sweeps (HC4Revise).
     #[arg(long, default_value_t = 3)]
     pub sweeps: usize,
-    #[arg(long, value_enum, default_value = "auto")]
-    pub backend: BackendArg,
-    #[arg(long, value_enum, default_value = "f64")]
-    pub precision: PrecisionArg,
     #[arg(long, value_enum, default_value = "text")]
     pub format: FormatArg,
 }
@@ -142,12 +142,13 @@ fn choice_of(b: BackendArg) -> BackendChoice {
 /// `ivjit contract`: the box narrowed by the constraints' HC4Revise contractor
 /// (`Expression::contractor`), or "empty" where no point of it satisfies them.
 pub fn contract_command(args: ContractArgs) -> Result<(), Failure> {
-    let (constraints, expr, root) = constraints_and_root(&args.constraints, &args.boxes)?;
-    let precision = precision_of(args.precision);
+    let (constraints, expr, root) =
+        constraints_and_root(&args.problem.constraints, &args.problem.boxes)?;
+    let precision = precision_of(args.problem.precision);
     let contractor = expr
         .contractor(&constraints.ranges, args.sweeps.max(1))
         .map_err(|e| failure(e, &constraints.source))?;
-    let eval = ivjit::Evaluator::new(&contractor, precision, choice_of(args.backend))
+    let eval = ivjit::Evaluator::new(&contractor, precision, choice_of(args.problem.backend))
         .map_err(|e| failure(e, &constraints.source))?;
     let out = eval
         .eval(&root)
@@ -216,14 +217,18 @@ fn json_of(p: &Paving, precision: Precision) -> serde_json::Value {
 }
 
 pub fn pave_command(args: PaveArgs) -> Result<(), Failure> {
-    let (constraints, _, root) = constraints_and_root(&args.constraints, &args.boxes)?;
+    let (constraints, _, root) =
+        constraints_and_root(&args.problem.constraints, &args.problem.boxes)?;
     if args.eps.is_nan() || args.eps <= 0.0 {
         return Err(Failure::input(format!(
             "--eps {}: the width must be positive",
             args.eps
         )));
     }
-    let (precision, choice) = (precision_of(args.precision), choice_of(args.backend));
+    let (precision, choice) = (
+        precision_of(args.problem.precision),
+        choice_of(args.problem.backend),
+    );
     let paving = pave(
         &constraints,
         &root,

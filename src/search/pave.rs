@@ -167,8 +167,8 @@ impl Constraints {
     }
 }
 
-/// A box: one interval per variable.
-pub type Box = Vec<Interval>;
+/// A box: one interval per variable (named so as not to hide `std::boxed::Box`).
+pub type IntervalBox = Vec<Interval>;
 
 /// The result of [`pave`].
 #[derive(Clone, Debug, Default)]
@@ -176,11 +176,11 @@ pub struct Paving {
     /// The variables, in the boxes' order.
     pub vars: Vec<String>,
     /// Boxes whose every point satisfies every constraint.
-    pub inner: Vec<Box>,
+    pub inner: Vec<IntervalBox>,
     /// Boxes narrower than `eps` (or left when the budget ran out) that are neither.
-    pub boundary: Vec<Box>,
+    pub boundary: Vec<IntervalBox>,
     /// Boxes none of whose points satisfies every constraint.
-    pub outer: Vec<Box>,
+    pub outer: Vec<IntervalBox>,
     /// Boxes evaluated (each by the contractor and the decorated functions).
     pub evaluated: usize,
     /// Whether the budget ran out (the undecided boxes were then reported as boundary).
@@ -241,18 +241,13 @@ pub fn pave(
     };
     // Boxes of the precision's floats, so that every program reads them as they are (in f32
     // the root box is rounded outward first).
-    let root: Box = match precision {
+    let root: IntervalBox = match precision {
         Precision::F64 => root.to_vec(),
         Precision::F32 => root.iter().map(|iv| iv.to_f32_enclosure()).collect(),
     };
     // The work list: boxes as flat bounds, 2n values each (lo, hi per variable).
     let mut work: Vec<f64> = root.iter().flat_map(|iv| [iv.lo, iv.hi]).collect();
     let no = constraints.ranges.len();
-    let to_box = |b: &[f64]| -> Box {
-        b.chunks_exact(2)
-            .map(|p| Interval { lo: p[0], hi: p[1] })
-            .collect()
-    };
     while !work.is_empty() {
         let m = work.len() / (2 * n);
         if out.evaluated + m > max_boxes {
@@ -262,13 +257,7 @@ pub fn pave(
         }
         out.evaluated += m;
         // The contractor on the batch (structure of arrays: lo and hi array per variable).
-        let mut soa = vec![0.0; 2 * n * m];
-        for (i, b) in work.chunks_exact(2 * n).enumerate() {
-            for k in 0..2 * n {
-                soa[k * m + i] = b[k];
-            }
-        }
-        let narrowed = contract.eval_soa(&soa, m)?;
+        let narrowed = contract.eval_soa(&soa_of(work.chunks_exact(2 * n), n, m), m)?;
         // Contracted boxes that are not empty, their slabs outside; then the decorated
         // functions on them (outputs: each function's bounds, then each one's decoration
         // code as [c, c]).
@@ -289,13 +278,7 @@ pub fn pave(
         if mk == 0 {
             break;
         }
-        let mut soa = vec![0.0; 2 * n * mk];
-        for (i, b) in kept.chunks_exact(2 * n).enumerate() {
-            for k in 0..2 * n {
-                soa[k * mk + i] = b[k];
-            }
-        }
-        let values = forward.eval_soa(&soa, mk)?;
+        let values = forward.eval_soa(&soa_of(kept.chunks_exact(2 * n), n, mk), mk)?;
         let defined = f64::from(Decoration::Def.code());
         // Undecided boxes, and whether every function is defined on all of each.
         let mut undecided: Vec<f64> = Vec::with_capacity(kept.len());
@@ -356,7 +339,7 @@ fn inner_slabs(
     undecided: &[f64],
     everywhere: &[bool],
     n: usize,
-    inner: &mut Vec<Box>,
+    inner: &mut Vec<IntervalBox>,
 ) -> Result<Vec<f64>, Error> {
     let boxes: Vec<&[f64]> = undecided.chunks_exact(2 * n).collect();
     let chosen: Vec<usize> = (0..boxes.len()).filter(|&i| everywhere[i]).collect();
@@ -364,12 +347,7 @@ fn inner_slabs(
     if complements.is_empty() || m == 0 {
         return Ok(undecided.to_vec());
     }
-    let mut soa = vec![0.0; 2 * n * m];
-    for (r, &i) in chosen.iter().enumerate() {
-        for k in 0..2 * n {
-            soa[k * m + r] = boxes[i][k];
-        }
-    }
+    let soa = soa_of(chosen.iter().map(|&i| boxes[i]), n, m);
     // The hull of the complement contractors' results, per chosen box (NaN: empty so far).
     let mut hull = vec![f64::NAN; 2 * n * m];
     for c in complements {
@@ -393,11 +371,6 @@ fn inner_slabs(
             }
         }
     }
-    let to_box = |b: &[f64]| -> Box {
-        b.chunks_exact(2)
-            .map(|p| Interval { lo: p[0], hi: p[1] })
-            .collect()
-    };
     let mut out = Vec::with_capacity(undecided.len());
     let mut row = 0;
     for (i, b) in boxes.iter().enumerate() {
@@ -418,9 +391,28 @@ fn inner_slabs(
     Ok(out)
 }
 
+/// A box given as flat bounds (lo, hi per variable) as an [`IntervalBox`].
+fn to_box(b: &[f64]) -> IntervalBox {
+    b.chunks_exact(2)
+        .map(|p| Interval { lo: p[0], hi: p[1] })
+        .collect()
+}
+
+/// `m` boxes of flat bounds (2n values each) as a batch's structure of arrays: the lo and hi
+/// array of each variable.
+fn soa_of<'a>(boxes: impl Iterator<Item = &'a [f64]>, n: usize, m: usize) -> Vec<f64> {
+    let mut soa = vec![0.0; 2 * n * m];
+    for (i, b) in boxes.enumerate() {
+        for (k, &x) in b.iter().enumerate() {
+            soa[k * m + i] = x;
+        }
+    }
+    soa
+}
+
 /// The parts of `b` outside its sub-box `c`, as disjoint slabs (up to shared faces): per
 /// variable k, the parts of the remaining slab below and above `c` in k.
-fn slabs(b: &[Interval], c: &[Interval], out: &mut Vec<Box>) {
+fn slabs(b: &[Interval], c: &[Interval], out: &mut Vec<IntervalBox>) {
     let mut rest = b.to_vec();
     for k in 0..b.len() {
         if c[k].lo > rest[k].lo {
