@@ -79,6 +79,7 @@ const CORPUS: &[(&str, &str)] = &[
         "reverse",
         "sqrRev(x, y), absRev(x, y), coshRev(x, y), pownRev(x, y, -3), pownRev(x, y, 4), mulRev(x, y, z)",
     ),
+    ("periodic_reverse", "sinRev(x, y), cosRev(x, y), tanRev(x, y)"),
     ("sign_known_exp", "exp(x) * y + sqrt(cosh(y))"),
     ("trig_heavy", "sin(x)*cos(y) + exp(-x*y)*atan(z)"),
 ];

@@ -336,6 +336,9 @@ impl<'a> Builder<'a> {
             "sqrRev" => Op::Rev(RevFn::Sqr, a[0], a[1]),
             "absRev" => Op::Rev(RevFn::Abs, a[0], a[1]),
             "coshRev" => Op::Rev(RevFn::Cosh, a[0], a[1]),
+            "sinRev" => Op::Rev(RevFn::Sin, a[0], a[1]),
+            "cosRev" => Op::Rev(RevFn::Cos, a[0], a[1]),
+            "tanRev" => Op::Rev(RevFn::Tan, a[0], a[1]),
             "mulRev" => Op::MulRev(a[0], a[1], a[2]),
             "pownRev" => {
                 let n = integer_constant(g, a[2]).ok_or_else(|| {

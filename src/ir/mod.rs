@@ -143,6 +143,12 @@ pub enum RevFn {
     Cosh,
     /// `pownRev(c, x, n)`: t with t^n in c (t = 0 excluded for n < 0, where t^n is undefined).
     Pown(i64),
+    /// `sinRev`: t with sin(t) in c.
+    Sin,
+    /// `cosRev`: t with cos(t) in c.
+    Cos,
+    /// `tanRev`: t with tan(t) in c.
+    Tan,
 }
 
 impl RevFn {
@@ -153,6 +159,9 @@ impl RevFn {
             RevFn::Abs => "absRev",
             RevFn::Cosh => "coshRev",
             RevFn::Pown(_) => "pownRev",
+            RevFn::Sin => "sinRev",
+            RevFn::Cos => "cosRev",
+            RevFn::Tan => "tanRev",
         }
     }
 }
@@ -522,8 +531,13 @@ impl Graph {
 
     /// Which nodes some output depends on.
     pub fn live(&self) -> Vec<bool> {
+        self.live_from(&self.outputs)
+    }
+
+    /// Which nodes some of `roots` depends on.
+    pub fn live_from(&self, roots: &[NodeId]) -> Vec<bool> {
         let mut live = vec![false; self.nodes.len()];
-        for o in &self.outputs {
+        for o in roots {
             live[o.index()] = true;
         }
         for id in self.ids().rev() {

@@ -54,7 +54,7 @@ fn pi() -> Interval {
 }
 
 /// An enclosure of pi/2 (halving is exact).
-fn half_pi() -> Interval {
+pub(super) fn half_pi() -> Interval {
     let p = pi();
     Interval {
         lo: p.lo / 2.0,
@@ -292,7 +292,7 @@ impl Lowering {
     /// -1.5707963267948968, 1.4e-16 below x * 2/pi = -1, read as quarter -1 and found a pole of
     /// tan inside [-3.93, -1.5707963267948968]. Beyond 2^53 every float is an integer: the
     /// `Down` index is `RD(v) <= v`, the `Up` one `RU(v)` or `RU(RU(v) - 1)`, both still sound.
-    fn quarter_index(&mut self, x: Value, r: Round) -> Value {
+    pub(super) fn quarter_index(&mut self, x: Value, r: Round) -> Value {
         let (c, rest_lo, rest_hi) = two_over_pi_split(self.b.precision());
         let c = self.b.constant(c);
         let rest_lo = self.b.constant(rest_lo);

@@ -9,12 +9,27 @@
 //! pieces `r` and `-r`, so `sqrRev([1, 4], [0, 5])` is `[1, 2]`, not `[-2, 2]`. Every step
 //! rounds outward, so the result encloses the exact set; where the inverse is correctly rounded
 //! (sqrt, division) it is the tightest.
+//!
+//! The periodic ones (`sinRev`, `cosRev`, `tanRev`) have infinitely many pieces, `k pi ± s`
+//! with s the principal inverse on c (asin, acos, atan): only the pieces next to x's ends
+//! matter for the hull, found from the quarter period each end lies in (the same rigorous
+//! quarter index as the forward rules); see [`Lowering::periodic_rev`].
 
+use super::elementary::half_pi;
 use super::{Iv, Lowering};
 use crate::ir::sign::Fact;
 use crate::ir::RevFn;
 use crate::point::UnaryFn;
-use crate::scalar::{Cmp, Round, Value};
+use crate::scalar::{Cmp, Precision, Round, RoundInt, Value};
+
+/// The periodic reverse operations: how their pieces are laid out (see
+/// [`Lowering::periodic_rev`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Periodic {
+    Sin,
+    Cos,
+    Tan,
+}
 
 impl Lowering {
     /// `f_rev(c, x)`.
@@ -34,6 +49,155 @@ impl Lowering {
                 self.symmetric(r, x)
             }
             RevFn::Pown(n) => self.pown_rev(c, x, n),
+            RevFn::Sin => self.periodic_rev(Periodic::Sin, c, x),
+            RevFn::Cos => self.periodic_rev(Periodic::Cos, c, x),
+            RevFn::Tan => self.periodic_rev(Periodic::Tan, c, x),
+        }
+    }
+
+    /// `sinRev`, `cosRev`, `tanRev`: the hull of the t in x with f(t) in c.
+    ///
+    /// The exact set is a union of pieces `P_m`, m an integer, each the principal inverse s on
+    /// c (asin, acos, atan: s empty where c misses f's range) moved by a multiple of pi:
+    /// - sin: `P_m = m pi + s` for even m, `m pi - s` for odd m, inside `[m pi - pi/2, m pi + pi/2]`;
+    /// - cos: `P_m = m pi + s` for even m, `(m + 1) pi - s` for odd m, inside `[m pi, (m+1) pi]`;
+    /// - tan: `P_m = m pi + s`, inside `[m pi - pi/2, m pi + pi/2]`.
+    ///
+    /// Each piece's region is two quarter periods (quarter Q = floor(t / (pi/2)) lies in region
+    /// `floor((Q + 1) / 2)` for sin and tan, `floor(Q / 2)` for cos), so the pieces are ordered
+    /// and disjoint. The new lower bound is `max(x.lo, P.lo)` for the first piece P that reaches
+    /// x.lo: that is the piece of x.lo's region or the next one. x.lo's quarter is bracketed by
+    /// the rigorous quarter indices `qa <= Q <= qa'` (`Lowering::quarter_index`, Down and Up);
+    /// where they differ by at most one, the first piece is among the three from
+    /// `floor((qa + shift) / 2)` on, and the minimum over those of the candidates whose
+    /// (outward-rounded) piece reaches x.lo is at most the exact bound. The upper bound
+    /// mirrors it. An end that is infinite, beyond 2^50 (f32: 2^22, where the indices stop being
+    /// exact integers in the arithmetic below) or whose indices differ by more than one is kept:
+    /// sound, not narrowed. Pieces are `k pi/2 + s` with `k pi/2` enclosed by the integer k
+    /// times an outward enclosure of pi/2, rounded outward.
+    fn periodic_rev(&mut self, f: Periodic, c: Iv, x: Iv) -> Iv {
+        let u = Fact::UNKNOWN;
+        let s = match f {
+            Periodic::Sin => self.elementary(UnaryFn::Asin, c, u),
+            Periodic::Cos => self.elementary(UnaryFn::Acos, c, u),
+            Periodic::Tan => self.elementary(UnaryFn::Atan, c, u),
+        };
+        let neg_s = self.neg(s);
+        let limit = match self.b.precision() {
+            Precision::F64 => 2f64.powi(50),
+            Precision::F32 => 2f64.powi(22),
+        };
+        let limit = self.b.constant(limit);
+        let pinf = self.b.constant(f64::INFINITY);
+        let ninf = self.b.constant(f64::NEG_INFINITY);
+        let (m_lo, ok_lo) = self.piece_index(f, x.lo, limit, Round::Down);
+        let (m_hi, ok_hi) = self.piece_index(f, x.hi, limit, Round::Up);
+        // The lower bound: the first piece from x.lo's region on that reaches x.lo.
+        let mut lo = pinf;
+        for i in 0..3 {
+            let m = self.offset(m_lo, i as f64);
+            let p = self.piece(f, m, s, neg_s);
+            let reaches = self.b.cmp(Cmp::Ge, p.hi, x.lo);
+            let at = self.b.max(x.lo, p.lo);
+            let cand = self.b.select(reaches, at, pinf);
+            lo = self.b.min(lo, cand);
+        }
+        // The upper bound: the last piece up to x.hi's region that starts below x.hi.
+        let mut hi = ninf;
+        for i in 0..3 {
+            let m = self.offset(m_hi, -(i as f64));
+            let p = self.piece(f, m, s, neg_s);
+            let reaches = self.b.cmp(Cmp::Le, p.lo, x.hi);
+            let at = self.b.min(x.hi, p.hi);
+            let cand = self.b.select(reaches, at, ninf);
+            hi = self.b.max(hi, cand);
+        }
+        let lo = self.b.select(ok_lo, lo, x.lo);
+        let hi = self.b.select(ok_hi, hi, x.hi);
+        // Empty where c misses f's range, x is empty, or no piece meets x.
+        let s_empty = self.b.is_nan(s.lo);
+        let x_empty = self.b.is_nan(x.lo);
+        let crossed = self.b.cmp(Cmp::Gt, lo, hi);
+        let e = self.b.or(s_empty, x_empty);
+        let e = self.b.or(e, crossed);
+        self.empty_if(e, Iv { lo, hi })
+    }
+
+    /// The region index `floor((q + shift) / 2)` of an end `e` of x (see
+    /// [`Self::periodic_rev`]), q its lower quarter index (`Down`, for the low end) or its
+    /// upper one (`Up`, the high end), and whether the indices may be read: e finite and within
+    /// `limit`, its two quarter indices at most one apart.
+    fn piece_index(&mut self, f: Periodic, e: Value, limit: Value, r: Round) -> (Value, Value) {
+        let q_down = self.quarter_index(e, Round::Down);
+        let q_up = self.quarter_index(e, Round::Up);
+        // Not `|e| > limit`: an infinite e's NaN indices must answer no.
+        let mag = self.b.abs(e);
+        let small = self.b.cmp(Cmp::Le, mag, limit);
+        let gap = self.b.sub(q_up, q_down, Round::Up);
+        let one = self.b.constant(1.0);
+        let close = self.b.cmp(Cmp::Le, gap, one);
+        let ok = self.b.and(small, close);
+        let q = if r == Round::Down { q_down } else { q_up };
+        let shift = if f == Periodic::Cos { 0.0 } else { 1.0 };
+        let q = self.offset(q, shift);
+        let half = self.b.constant(0.5);
+        let h = self.b.mul(q, half, Round::Nearest); // exact
+        (self.b.round_int(RoundInt::Floor, h), ok)
+    }
+
+    /// `m + k` for an integer-valued m (exact below the limits of [`Self::periodic_rev`]).
+    fn offset(&mut self, m: Value, k: f64) -> Value {
+        if k == 0.0 {
+            return m;
+        }
+        let k = self.b.constant(k);
+        self.b.add(m, k, Round::Nearest)
+    }
+
+    /// An outward enclosure of the piece `P_m` (see [`Self::periodic_rev`]).
+    fn piece(&mut self, f: Periodic, m: Value, s: Iv, neg_s: Iv) -> Iv {
+        let two = self.b.constant(2.0);
+        let k = self.b.mul(m, two, Round::Nearest); // quarters to m pi
+        let (k, t) = match f {
+            Periodic::Tan => (k, s),
+            _ => {
+                let half = self.b.constant(0.5);
+                let h = self.b.mul(m, half, Round::Nearest);
+                let fl = self.b.round_int(RoundInt::Floor, h);
+                let odd = self.b.cmp(Cmp::Lt, fl, h);
+                let t = Iv {
+                    lo: self.b.select(odd, neg_s.lo, s.lo),
+                    hi: self.b.select(odd, neg_s.hi, s.hi),
+                };
+                // cos's odd pieces are (m + 1) pi - s: two quarters further.
+                let k = if f == Periodic::Cos {
+                    let k2 = self.offset(k, 2.0);
+                    self.b.select(odd, k2, k)
+                } else {
+                    k
+                };
+                (k, t)
+            }
+        };
+        let c = self.half_pis(k);
+        Iv {
+            lo: self.b.add(c.lo, t.lo, Round::Down),
+            hi: self.b.add(c.hi, t.hi, Round::Up),
+        }
+    }
+
+    /// An outward enclosure of `k pi/2` for an integer-valued k.
+    fn half_pis(&mut self, k: Value) -> Iv {
+        let h = half_pi();
+        let h_lo = self.const_down(h.lo);
+        let h_hi = self.const_up(h.hi);
+        let z = self.b.zero();
+        let neg = self.b.cmp(Cmp::Lt, k, z);
+        let for_lo = self.b.select(neg, h_hi, h_lo);
+        let for_hi = self.b.select(neg, h_lo, h_hi);
+        Iv {
+            lo: self.b.mul(k, for_lo, Round::Down),
+            hi: self.b.mul(k, for_hi, Round::Up),
         }
     }
 

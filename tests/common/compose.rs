@@ -77,6 +77,9 @@ pub const LEFT_OUT: &[(&str, &str)] = &[
     ("coshRev", REVERSE),
     ("pownRev", REVERSE),
     ("mulRev", REVERSE),
+    ("sinRev", REVERSE),
+    ("cosRev", REVERSE),
+    ("tanRev", REVERSE),
 ];
 
 /// Why the reverse operations are left out: a set of points of x, not a function of its

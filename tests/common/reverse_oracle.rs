@@ -1,4 +1,5 @@
-//! An oracle of the reverse operations (`sqrRev`, `absRev`, `coshRev`, `pownRev`, `mulRev`):
+//! An oracle of the reverse operations (`sqrRev`, `absRev`, `coshRev`, `pownRev`, `mulRev`,
+//! `sinRev`, `cosRev`, `tanRev`):
 //! an *inner* enclosure of the hull of the exact set, an interval that every rigorous result
 //! must hold, from the definitions and the real oracle's enclosures of the inverse functions
 //! (`real_oracle::value`: sqrt, acosh, rootn, division, each enclosed in astro-float).
@@ -10,15 +11,23 @@
 //! the exact hull. Ends that are limits (1 / inf = 0, rootn(0, -n) = inf) are exact. A result
 //! that does not hold the inner hull misses a point of the exact set (or one within 2^-(p-24)
 //! of it, relative), so the check can fail and never fails a rigorous result.
+//!
+//! The periodic ones have a piece `m pi ± s` for every integer m (s the principal inverse on
+//! c); the hull is decided by the pieces next to x's ends, so the oracle takes the five
+//! around each finite end (`m` from `floor(end / pi)`, in enough precision that `m pi` is
+//! exact to 2^-256 relative even at 2^1023) and extends to an infinite end (every period
+//! holds a piece once c meets f's range).
 #![allow(dead_code)]
 
 use astro_float::BigFloat;
 
-use super::elem_oracle::{bf, le, Enc, Val};
+use super::elem_oracle::{self as eo, bf, le, Enc, Val};
 use super::real_oracle as ro;
 
 /// The reverse operations of the language.
-pub const OPERATIONS: &[&str] = &["sqrRev", "absRev", "coshRev", "pownRev", "mulRev"];
+pub const OPERATIONS: &[&str] = &[
+    "sqrRev", "absRev", "coshRev", "pownRev", "mulRev", "sinRev", "cosRev", "tanRev",
+];
 
 /// Whether `name` is one of [`OPERATIONS`].
 pub fn is_reverse_op(name: &str) -> bool {
@@ -172,9 +181,120 @@ pub fn inner(name: &str, n: i64, args: &[(f64, f64)]) -> Option<Span> {
         "coshRev" => symmetric("acosh", c, 1.0),
         "pownRev" => return pown_rev(c, x, n),
         "mulRev" => return mul_rev(args[0], c, x),
+        "sinRev" | "cosRev" | "tanRev" => return periodic_rev(name, c, x),
         other => panic!("no reverse oracle for {other}"),
     };
     inner_hull(x, &pieces)
+}
+
+/// An enclosure of the principal inverse of sin, cos or tan at a float of its domain (tan's
+/// at an infinite argument is the limit, ±pi/2).
+fn principal(name: &str, v: f64) -> Enc {
+    if v.is_infinite() {
+        let mut h = eo::pi_enc(P);
+        h.lo.set_exponent(h.lo.exponent().unwrap() - 1);
+        h.hi.set_exponent(h.hi.exponent().unwrap() - 1);
+        return if v > 0.0 { h } else { h.neg() };
+    }
+    let f = match name {
+        "sinRev" => "asin",
+        "cosRev" => "acos",
+        _ => "atan",
+    };
+    match ro::value(f, &[bf(v)], P) {
+        Val::In(e) => e,
+        Val::Out => unreachable!("{f}({v}) is in its domain"),
+    }
+}
+
+/// `sinRev`, `cosRev`, `tanRev` (see the module comment). The pieces, as in
+/// `src/lower/reverse.rs`: sin `m pi + s` (even m), `m pi - s` (odd m); cos `m pi + s`
+/// (even), `(m + 1) pi - s` (odd); tan `m pi + s`; s = [g(c.lo), g(c.hi)] for the increasing
+/// asin and atan, [acos(c.hi), acos(c.lo)] for acos.
+fn periodic_rev(name: &str, c: (f64, f64), x: (f64, f64)) -> Option<Span> {
+    let c = if name == "tanRev" {
+        c
+    } else {
+        (c.0.max(-1.0), c.1.min(1.0))
+    };
+    if c.0 > c.1 {
+        return None;
+    }
+    let (s_lo, s_hi) = if name == "cosRev" {
+        (principal(name, c.1), principal(name, c.0))
+    } else {
+        (principal(name, c.0), principal(name, c.1))
+    };
+    // Precision for m pi: the ends' magnitude plus 256 bits.
+    let ex = [x.0, x.1]
+        .iter()
+        .filter(|e| e.is_finite() && **e != 0.0)
+        .map(|e| e.abs().log2().ceil() as usize)
+        .max()
+        .unwrap_or(0);
+    let pp = P + ex + 64;
+    let pi = eo::pi_enc(pp);
+    let piece = |m: &BigFloat| -> (Enc, Enc) {
+        let mut k = m.clone();
+        let odd = {
+            let mut h = m.clone();
+            if !h.is_zero() {
+                h.set_exponent(h.exponent().unwrap() - 1);
+            }
+            eo::cmp(&h.floor(), &h).is_ne()
+        };
+        let minus = odd && name != "tanRev";
+        if odd && name == "cosRev" {
+            k = k.add(
+                &BigFloat::from_u64(1, 64),
+                pp,
+                astro_float::RoundingMode::None,
+            );
+        }
+        let base = eo::mul_e(&Enc::point(k), &pi, pp);
+        let (a, b) = if minus {
+            (s_hi.neg(), s_lo.neg())
+        } else {
+            (s_lo.clone(), s_hi.clone())
+        };
+        (eo::add_e(&base, &a, pp), eo::add_e(&base, &b, pp))
+    };
+    let mut pieces = Vec::new();
+    for e in [x.0, x.1] {
+        if !e.is_finite() {
+            continue;
+        }
+        let q = bf(e)
+            .div(&pi.lo, pp, astro_float::RoundingMode::ToEven)
+            .floor();
+        for d in -2i64..=2 {
+            let dm = if d < 0 {
+                BigFloat::from_u64(d.unsigned_abs(), 64).neg()
+            } else {
+                BigFloat::from_u64(d as u64, 64)
+            };
+            let m = q.add(&dm, pp, astro_float::RoundingMode::None);
+            pieces.push(piece(&m));
+        }
+    }
+    let out = inner_hull(x, &pieces);
+    // An infinite end: pieces without end in that direction (where no piece near the other
+    // end is certain, the inner hull is that infinite end alone).
+    let (ninf, pinf) = (x.0 == f64::NEG_INFINITY, x.1 == f64::INFINITY);
+    if !ninf && !pinf {
+        return out;
+    }
+    let mut sp = out.unwrap_or_else(|| {
+        let end = if ninf { x.0 } else { x.1 };
+        span(end, end)
+    });
+    if ninf {
+        sp.lo = bf(f64::NEG_INFINITY);
+    }
+    if pinf {
+        sp.hi = bf(f64::INFINITY);
+    }
+    Some(sp)
 }
 
 fn pown_rev(c: (f64, f64), x: (f64, f64), n: i64) -> Option<Span> {

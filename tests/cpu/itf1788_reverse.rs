@@ -15,8 +15,8 @@
 //! counted tight. Decorated statements: an `[nai]` argument gives NaI, anything else `trv` (the
 //! vectors' answer).
 //!
-//! Not run here (listed in the report): `sinRev`, `cosRev`, `tanRev` and their binary forms,
-//! `mulRevToPair` (two results), `powRev1` and `powRev2` — not functions of the language yet.
+//! Not run here (listed in the report): `mulRevToPair` (two results), `powRev1` and `powRev2`
+//! — not functions of the language yet.
 
 use crate::common::itl::{Item, Raw};
 use crate::common::reverse_oracle as rev;
@@ -37,6 +37,12 @@ const OPERATIONS: &[(&str, usize, &str, bool)] = &[
     ("pownRevBin", 2, "pownRev", false),
     ("mulRev", 2, "mulRev", true),
     ("mulRevTen", 3, "mulRev", false),
+    ("sinRev", 1, "sinRev", true),
+    ("sinRevBin", 2, "sinRev", false),
+    ("cosRev", 1, "cosRev", true),
+    ("cosRevBin", 2, "cosRev", false),
+    ("tanRev", 1, "tanRev", true),
+    ("tanRevBin", 2, "tanRev", false),
 ];
 
 /// The ITF1788 operations this harness runs (the main harness lists them as run here).
