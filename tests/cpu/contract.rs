@@ -207,11 +207,13 @@ fn the_circle_is_contracted_tightly_and_a_far_box_emptied() {
 
 #[test]
 fn more_sweeps_are_never_wider_and_can_be_narrower() {
-    // y = x + 1 and z = y + 1 on x in [0, 1]: one sweep visits z - y first (it is built
-    // last), before y is narrowed, so z needs a second sweep to reach [2, 3].
-    let expr = Expression::parse("y - x, z - y").unwrap();
+    // y = x + 1, z = y + 1 and w = z + 1 on x in [0, 1]. HC4's backward sweep visits z - y
+    // first (it is built last), before y is narrowed; the centered step takes the outputs in
+    // order, w - z first, before z is narrowed: one sweep leaves w wide, a second reaches
+    // [3, 4].
+    let expr = Expression::parse("w - z, y - x, z - y").unwrap();
     let one_one = Interval::point(1.0).unwrap();
-    let ranges = [one_one, one_one];
+    let ranges = [one_one, one_one, one_one];
     let eval = |sweeps: usize| {
         let c = expr.contractor(&ranges, sweeps).unwrap();
         let e = Evaluator::new(&c, Precision::F64, BackendChoice::Cpu).unwrap();
@@ -224,10 +226,10 @@ fn more_sweeps_are_never_wider_and_can_be_narrower() {
             })
             .collect();
         let out = e.eval(&b).unwrap();
-        let z = vars.iter().position(|v| v == "z").unwrap();
-        (out, z)
+        let w = vars.iter().position(|v| v == "w").unwrap();
+        (out, w)
     };
-    let (one, z) = eval(1);
+    let (one, w) = eval(1);
     let (two, _) = eval(2);
     let (four, _) = eval(4);
     for ((a, b), c) in one.iter().zip(&two).zip(&four) {
@@ -236,8 +238,8 @@ fn more_sweeps_are_never_wider_and_can_be_narrower() {
             "{a} {b} {c}"
         );
     }
-    assert!(one[z].hi > 3.5, "one sweep: z = {}", one[z]);
-    assert_eq!(two[z], Interval::new(2.0, 3.0).unwrap(), "two sweeps");
+    assert!(one[w].hi > 4.5, "one sweep: w = {}", one[w]);
+    assert_eq!(two[w], Interval::new(3.0, 4.0).unwrap(), "two sweeps");
 }
 
 #[test]
@@ -249,14 +251,14 @@ fn a_contractor_needs_one_range_per_output() {
 
 #[test]
 fn a_function_without_a_reverse_rule_still_passes_on_emptiness() {
-    // sin has no projection in the contractor, but where sin(x) cannot reach its range on the
-    // box the box holds no feasible point, and every variable is emptied.
-    let expr = Expression::parse("sin(x) + y").unwrap();
+    // sinpi has no projection in the contractor, but where sinpi(x) cannot reach its range on
+    // the box the box holds no feasible point, and every variable is emptied.
+    let expr = Expression::parse("sinpi(x) + y").unwrap();
     let c = expr
         .contractor(&[Interval::new(0.5, 1.0).unwrap()], 1)
         .unwrap();
     let eval = Evaluator::new(&c, Precision::F64, BackendChoice::Cpu).unwrap();
-    // x in [-1, 0]: sin(x) <= 0, and y in [-0.25, 0.25]: the sum stays below 0.5.
+    // x in [-1, 0]: sinpi(x) <= 0, and y in [-0.25, 0.25]: the sum stays below 0.5.
     let out = eval
         .eval(&[
             Interval::new(-1.0, 0.0).unwrap(),
@@ -264,16 +266,88 @@ fn a_function_without_a_reverse_rule_still_passes_on_emptiness() {
         ])
         .unwrap();
     assert!(out.iter().all(Interval::is_empty), "{out:?}");
-    // x in [1, 1.5]: sin(x) is in [0.84, 1], so y may be in [-0.5, 0.16]: y narrows, x stays.
+    // x in [0.25, 0.5]: sinpi(x) is in [0.70, 1], so y may be in [-0.5, 0.30]: y narrows, x
+    // stays.
     let b = [
-        Interval::new(1.0, 1.5).unwrap(),
+        Interval::new(0.25, 0.5).unwrap(),
         Interval::new(-2.0, 2.0).unwrap(),
     ];
     let out = eval.eval(&b).unwrap();
     assert_eq!(out[0], b[0]);
     assert!(
-        out[1].lo >= -0.5 && out[1].lo < -0.49 && out[1].hi < 0.2,
+        out[1].lo >= -0.5 && out[1].lo < -0.49 && out[1].hi < 0.3,
         "{}",
         out[1]
     );
+}
+
+#[test]
+fn sin_cos_and_tan_project_through_their_periodic_reverse_operations() {
+    // sin(x) >= 1/2 on [-9, 10]: x in [pi/6 + 2k pi, 5 pi/6 + 2k pi]; the pieces meeting the
+    // box are k = -1, 0, 1, so x narrows to [pi/6 - 2 pi, 5 pi/6 + 2 pi] = [-11 pi/6, 17 pi/6].
+    // cos(x) <= -1/2 on [0, 10]: [2 pi/3, 4 pi/3] and [8 pi/3, ...]: x in [2 pi/3, 10].
+    // tan(x) in [1, 2] on [2, 5]: [pi/4 + pi, atan(2) + pi].
+    // The bounds are checked within 1e-9 of the exact values (which the f64 formulas give to
+    // 1e-15): a bound that took the wrong piece, or none, is off by far more. That no point is
+    // lost at all is the class matrix's check (sinRev, cosRev, tanRev against the reverse
+    // oracle).
+    let pi = std::f64::consts::PI;
+    type Bounds = (f64, f64);
+    // (constraint function, its range, the box, the narrowed box)
+    let cases: [(&str, Bounds, Bounds, Bounds); 3] = [
+        (
+            "sin(x)",
+            (0.5, 1.0),
+            (-9.0, 10.0),
+            (-11.0 * pi / 6.0, 17.0 * pi / 6.0),
+        ),
+        ("cos(x)", (-1.0, -0.5), (0.0, 10.0), (2.0 * pi / 3.0, 10.0)),
+        (
+            "tan(x)",
+            (1.0, 2.0),
+            (2.0, 5.0),
+            (pi / 4.0 + pi, 2f64.atan() + pi),
+        ),
+    ];
+    for (src, c, x, want) in cases {
+        let expr = Expression::parse(src).unwrap();
+        let ctc = expr
+            .contractor(&[Interval::new(c.0, c.1).unwrap()], 1)
+            .unwrap();
+        let eval = Evaluator::new(&ctc, Precision::F64, BackendChoice::Cpu).unwrap();
+        let out = eval.eval(&[Interval::new(x.0, x.1).unwrap()]).unwrap()[0];
+        let tol = 1e-9;
+        assert!(
+            out.lo <= want.0 + tol && out.lo >= want.0 - tol,
+            "{src} in {c:?} on {x:?}: {out:?}, want {want:?}"
+        );
+        assert!(
+            out.hi >= want.1 - tol && out.hi <= want.1 + tol,
+            "{src} in {c:?} on {x:?}: {out:?}, want {want:?}"
+        );
+    }
+}
+
+#[test]
+fn the_centered_step_narrows_where_hc4_cannot_and_only_where_the_mean_value_theorem_holds() {
+    let contract = |src: &str, range: Interval, x: Interval| {
+        let c = Expression::parse(src)
+            .unwrap()
+            .contractor(&[range], 1)
+            .unwrap();
+        let e = Evaluator::new(&c, Precision::F64, BackendChoice::Cpu).unwrap();
+        e.eval(&[x]).unwrap()[0]
+    };
+    // x^2 - x = 0 on [0.9, 1.2]: HC4 alone stops at [sqrt(0.9), sqrt(1.2)] (0.147 wide); the
+    // linear form at the midpoint 1.05 with slope 2x - 1 in [0.8, 1.4] leaves
+    // 1.05 - [0.0525 / 0.8, 0.0525 / 1.4] = [0.984, 1.0125].
+    let zero = Interval::point(0.0).unwrap();
+    let x = contract("x^2 - x", zero, Interval::new(0.9, 1.2).unwrap());
+    assert!(x.contains(1.0), "{x}");
+    assert!(x.lo > 0.98 && x.hi < 1.02, "{x}");
+    // x - sign(x) = 0 on [-0.5, 2] holds at 0 and 1. sign jumps at 0: the mean value theorem
+    // does not hold on the box (at the midpoint 0.75 the linear form would give x = 1 alone),
+    // and the step must leave x to HC4, which keeps both.
+    let x = contract("x - sign(x)", zero, Interval::new(-0.5, 2.0).unwrap());
+    assert!(x.contains(0.0) && x.contains(1.0), "{x}");
 }
