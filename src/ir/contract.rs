@@ -22,7 +22,7 @@
 //! the box satisfies the constraints.
 
 use super::diff::{jacobian, Gradient};
-use super::{Graph, NodeId, Op, RevFn, UnaryFn};
+use super::{Graph, NodeId, NumericFn, Op, RevFn, UnaryFn};
 use crate::interval::Interval;
 use crate::syntax::ast::Span;
 
@@ -161,7 +161,7 @@ impl Contract {
     /// The *centered* contraction of the box `vars` (Codac's `CtcInverse` with its centered
     /// form): for each output f_j, whose allowed values on the box are `allowed[j]` (its
     /// enclosure met with its range), the mean value theorem gives, for every feasible x of
-    /// the box, `f_j(x) - f_j(c) = Σ_k g_k (x_k - c_k)` with c the box's midpoint and g_k in
+    /// the box, `f_j(x) - f_j(c) = Σ_k g_k (x_k - c_k)` with c a point of the box (IEEE 1788 mid) and g_k in
     /// the Jacobian's enclosure J_k over the box (`jac`, laid out as `layout`). So each
     /// `p_k = x_k - c_k` lies in `mulRev(J_k, (allowed_j - f_j(c)) - Σ_{l≠k} J_l p_l, p_k)`,
     /// and x_k in `p_k + c_k`. This linear relaxation narrows where HC4's projections cannot
@@ -199,7 +199,13 @@ impl Contract {
             .map(|j| jac.outputs[layout.value(j)])
             .collect();
         let on_box = self.instantiate(jac, &on_box_roots, vars);
-        let mids: Vec<NodeId> = vars.iter().map(|&x| self.op(Op::Mid(x))).collect();
+        // IEEE 1788's mid, a point of the box however unbounded (0 for the whole line, the
+        // largest finite float toward an infinite end): not `Op::Mid`, which is empty for an
+        // unbounded side and would empty the variable (found by the class tests).
+        let mids: Vec<NodeId> = vars
+            .iter()
+            .map(|&x| self.op(Op::Numeric(NumericFn::Mid, x)))
+            .collect();
         let at_mid = self.instantiate(jac, &mid_roots, &mids);
         let node = |nodes: &[Option<NodeId>], k: usize| {
             nodes[jac.outputs[k].index()].expect("outputs are live")

@@ -10,6 +10,7 @@ mod common;
 mod class_fuzz;
 mod classes;
 mod compile_time;
+mod constraint_classes;
 mod containment;
 mod contract;
 mod decoration_classes;
