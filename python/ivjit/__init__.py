@@ -21,6 +21,7 @@ from ._ivjit import _pinned
 from ._ivjit import compile as _compile
 from ._ivjit import relate
 from ._ivjit import _constraint_vars, _contract, _pave
+from ._ivjit import _minimize_subject_to, _problem_vars
 from . import reduction
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "contract",
     "Paving",
     "Minimum",
+    "ConstrainedMinimum",
     "Roots",
     "Solutions",
     "OUTSIDE",
@@ -296,7 +298,31 @@ class Minimum(NamedTuple):
     gpu_rounds: int = 0  # how many of the rounds (the last ones) ran on the GPU
 
 
-def minimize(f, box, tol=1e-6, max_boxes=100_000_000, precision="f64", backend="auto", gradient=False):
+class ConstrainedMinimum(NamedTuple):
+    """A certified enclosure `lower <= min f <= upper` over the box's points that satisfy the
+    constraints (equalities relaxed to |h| <= relaxation), and what it cost."""
+
+    lower: float
+    upper: float  # inf until a feasible point is proven
+    argmin: object  # the point proven feasible that gave `upper` (variables in order), or None
+    stopped: str  # "converged", "narrow", "budget" or "infeasible" (no feasible point: proven)
+    relaxation: float  # the half-width equalities were relaxed to (0: none)
+    rounds: int
+    boxes: int  # boxes evaluated
+    remaining: int  # boxes that may still hold a minimizer
+
+
+def minimize(
+    f,
+    box,
+    tol=1e-6,
+    max_boxes=100_000_000,
+    precision="f64",
+    backend="auto",
+    gradient=False,
+    subject_to=None,
+    eq_tol=1e-6,
+):
     """Interval branch and bound: a certified enclosure of the global minimum of `f` over `box`
     (a dict {variable: (lo, hi)} or one (lo, hi) per variable, finite), to `upper - lower <=
     tol`, evaluating at most `max_boxes` boxes, on the function's backend. `lower` is rigorous
@@ -304,7 +330,25 @@ def minimize(f, box, tol=1e-6, max_boxes=100_000_000, precision="f64", backend="
     gradient: the mean-value form with the monotonicity test and gradient-based exclusion, and a
     local descent for the upper bound (far fewer boxes; docs/optimize.md). With
     backend="auto" on a GPU machine the rounds start on the CPU and move to the GPU once they are
-    large enough to pay for its fixed cost per round (`gpu_rounds` says how many ran there)."""
+    large enough to pay for its fixed cost per round (`gpu_rounds` says how many ran there).
+
+    `subject_to="g <= 0, h == 0, ..."` (comma-separated as for `pave`) minimizes over the points
+    that satisfy the constraints, with contractors (docs/constraints.md) and upper bounds only
+    at points proven feasible; equalities are relaxed to |h| <= eq_tol. The box's variables are
+    those of f, then the constraints', in order of appearance; returns a ConstrainedMinimum."""
+    if subject_to is not None:
+        source = f.source if isinstance(f, Function) else str(f)
+        names = _problem_vars(source, subject_to)
+
+        class _Vars:
+            vars = names
+
+        root = _root_box(_Vars, box)
+        return ConstrainedMinimum(
+            *_minimize_subject_to(
+                source, subject_to, root, float(tol), float(eq_tol), int(max_boxes), precision, backend
+            )
+        )
     f = _function(f, precision, backend)
     root = _root_box(f, box)
     return Minimum(*f._native._minimize(root, float(tol), int(max_boxes), bool(gradient)))

@@ -1295,6 +1295,76 @@ fn _pave<'py>(
     ))
 }
 
+/// The variables of a constrained problem (`ivjit::search::constrained::problem_expression`),
+/// in the order its box is given.
+#[pyfunction]
+fn _problem_vars(objective: &str, constraints: &str) -> PyResult<Vec<String>> {
+    let c = ivjit::search::pave::Constraints::parse(constraints)
+        .map_err(|e| InputError::new_err(e.to_string()))?;
+    let expr = ivjit::search::constrained::problem_expression(objective, &c)
+        .map_err(|e| to_py(e, objective))?;
+    Ok(expr.vars().to_vec())
+}
+
+/// Constrained minimization (`ivjit::search::constrained::minimize_subject_to`): (lower,
+/// upper, argmin or None, stopped, relaxation, rounds, boxes, remaining).
+#[pyfunction]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)] // what `ivjit.minimize` passes
+fn _minimize_subject_to(
+    py: Python<'_>,
+    objective: &str,
+    constraints: &str,
+    root: Vec<(f64, f64)>,
+    tol: f64,
+    eq_tol: f64,
+    max_boxes: usize,
+    precision: &str,
+    backend: &str,
+) -> PyResult<(
+    f64,
+    f64,
+    Option<Vec<f64>>,
+    &'static str,
+    f64,
+    usize,
+    usize,
+    usize,
+)> {
+    use ivjit::search::constrained::{minimize_subject_to, ConstrainedOptions, Stopped};
+    let (c, root) = constraints_and_root(constraints, &root)?;
+    for (name, v) in [("tol", tol), ("eq_tol", eq_tol)] {
+        if v.is_nan() || v < 0.0 {
+            return Err(InputError::new_err(format!("{name} must be >= 0, not {v}")));
+        }
+    }
+    let (precision, choice) = (precision_of(precision)?, backend_of(backend)?);
+    let options = ConstrainedOptions {
+        tol,
+        eq_tol,
+        max_boxes,
+        ..ConstrainedOptions::default()
+    };
+    let m = search(py, objective, || {
+        minimize_subject_to(objective, &c, &root, options, precision, choice)
+    })?;
+    let stopped = match m.stopped {
+        Stopped::Converged => "converged",
+        Stopped::Narrow => "narrow",
+        Stopped::Budget => "budget",
+        Stopped::Infeasible => "infeasible",
+    };
+    Ok((
+        m.lower,
+        m.upper,
+        m.argmin,
+        stopped,
+        m.relaxation,
+        m.rounds,
+        m.evaluated,
+        m.remaining,
+    ))
+}
+
 #[pymodule]
 fn _ivjit(m: &pyo3::Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -1302,6 +1372,8 @@ fn _ivjit(m: &pyo3::Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(relate, m)?)?;
     m.add_function(wrap_pyfunction!(_reduce, m)?)?;
     m.add_function(wrap_pyfunction!(_pave, m)?)?;
+    m.add_function(wrap_pyfunction!(_problem_vars, m)?)?;
+    m.add_function(wrap_pyfunction!(_minimize_subject_to, m)?)?;
     m.add_function(wrap_pyfunction!(_contract, m)?)?;
     m.add_function(wrap_pyfunction!(_constraint_vars, m)?)?;
     m.add_class::<Function>()?;

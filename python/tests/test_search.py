@@ -321,3 +321,21 @@ def test_contract_narrows_the_circle_and_empties_a_far_box():
     assert x[0] == 0.6 and x[1] == 1.0
     assert Fraction(y[1]) >= Fraction(4, 5) and y[1] < 0.8 + 1e-12 and y[0] == -y[1]
     assert ivjit.contract("x^2 + y^2 == 1", {"x": (1.5, 2), "y": (-2, 2)}, backend="cpu") is None
+
+
+def test_minimize_subject_to_encloses_the_constrained_minimum():
+    # min x + y on the unit disk: -sqrt(2), checked exactly: lower <= -sqrt 2 <= upper.
+    m = ivjit.minimize("x + y", {"x": (-2, 2), "y": (-2, 2)}, subject_to="x^2 + y^2 <= 1", backend="cpu")
+    assert isinstance(m, ivjit.ConstrainedMinimum) and m.stopped == "converged"
+    lo, hi = Fraction(m.lower), Fraction(m.upper)
+    assert lo < 0 and lo * lo >= 2 and (hi >= 0 or hi * hi <= 2) and m.upper - m.lower <= 1e-6
+    x, y = (Fraction(v) for v in m.argmin)
+    assert x * x + y * y <= 1 and x + y <= hi
+    # An equality is relaxed, and the result says by how much.
+    m = ivjit.minimize("x*y", [(-3, 3), (-3, 3)], subject_to="x^2 + y^2 == 2", eq_tol=1e-6, backend="cpu")
+    assert m.relaxation == 1e-6 and Fraction(m.lower) <= Fraction(-1) - Fraction(1e-6) / 2 <= Fraction(m.upper)
+    # Infeasible, proven.
+    m = ivjit.minimize("x", {"x": (-1, 1)}, subject_to="x >= 3", backend="cpu")
+    assert m.stopped == "infeasible" and m.argmin is None
+    with pytest.raises(ivjit.InputError, match="constraint 2"):
+        ivjit.minimize("x", {"x": (-1, 1)}, subject_to="x >= 0, x + 1")

@@ -41,6 +41,17 @@ pub struct MinimizeArgs {
     /// No local descent from the best midpoints (upper bounds from midpoints only).
     #[arg(long)]
     pub no_descent: bool,
+    /// Constraints the minimum is subject to, comma-separated as for `ivjit pave`: f <= g,
+    /// f >= g, f == g, f in [a, b] (e.g. 'x^2 + y^2 <= 1, x + y == 1'). --form and
+    /// --no-descent do not apply: bounds come from the contracted boxes and their midpoints.
+    #[arg(long = "subject-to", value_name = "CONSTRAINTS")]
+    pub subject_to: Option<String>,
+    /// With --subject-to: equalities h == c are relaxed to |h - c| <= EQ_TOL (0: exact).
+    #[arg(long, default_value_t = 1e-6)]
+    pub eq_tol: f64,
+    /// With --subject-to: boxes this narrow are no longer split.
+    #[arg(long, default_value_t = 1e-9)]
+    pub eps: f64,
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendArg,
     #[arg(long, value_enum, default_value = "text")]
@@ -126,6 +137,9 @@ fn point(vars: &[String], x: &[f64]) -> String {
 
 /// `ivjit minimize`.
 pub fn minimize(args: MinimizeArgs) -> Result<(), Failure> {
+    if args.subject_to.is_some() {
+        return minimize_subject_to(args);
+    }
     let (text, expr) = compile(&args.source)?;
     if expr.n_outputs() != 1 {
         return Err(Failure::input(format!(
@@ -208,6 +222,119 @@ pub fn minimize(args: MinimizeArgs) -> Result<(), Failure> {
                 "lower": m.lower, "upper": m.upper, "argmin": argmin, "stopped": stopped,
                 "rounds": m.rounds, "boxes": m.boxes, "remaining": m.remaining,
                 "seconds": secs, "backend": ran_on, "gpu_rounds": m.gpu_rounds,
+            });
+            println!("{doc}");
+        }
+    }
+    Ok(())
+}
+
+/// `ivjit minimize F --subject-to CONSTRAINTS` (`ivjit::search::constrained`).
+fn minimize_subject_to(args: MinimizeArgs) -> Result<(), Failure> {
+    use ivjit::search::constrained::{self, ConstrainedOptions, Stopped};
+    let (text, _) = compile(&args.source)?;
+    let given = args.subject_to.as_deref().unwrap_or_default();
+    let constraints = ivjit::search::pave::Constraints::parse(given)
+        .map_err(|e| Failure::input(format!("--subject-to: {e}")))?;
+    let expr = constrained::problem_expression(&text, &constraints).map_err(|e| match e {
+        // The expression is built from the user's two texts: show them, not the built one.
+        ivjit::Error::Compile(d) => {
+            let built = format!("{text}, {}", constraints.source);
+            Failure {
+                message: format!(
+                    "in the objective '{text}' with the constraints '{given}' (read as '{built}'):\n{}",
+                    d.render(&built)
+                ),
+                status: 2,
+            }
+        }
+        e => failure(e, &text),
+    })?;
+    let root: Vec<Interval> = root_box(&expr, &args.boxes)?
+        .iter()
+        .map(|&(lo, hi)| Interval { lo, hi })
+        .collect();
+    for (name, v) in [
+        ("--tol", args.tol),
+        ("--eq-tol", args.eq_tol),
+        ("--eps", args.eps),
+    ] {
+        if v.is_nan() || v < 0.0 {
+            return Err(Failure::input(format!("{name} must be a number >= 0")));
+        }
+    }
+    let options = ConstrainedOptions {
+        tol: args.tol,
+        eps: args.eps,
+        eq_tol: args.eq_tol,
+        max_boxes: args.max_boxes.min(usize::MAX as u64) as usize,
+    };
+    let start = Instant::now();
+    let m = constrained::minimize_subject_to(
+        &text,
+        &constraints,
+        &root,
+        options,
+        Precision::F64,
+        choice(args.backend),
+    )
+    .map_err(|e| failure(e, &text))?;
+    let secs = start.elapsed().as_secs_f64();
+    let stopped = match m.stopped {
+        Stopped::Converged => "converged",
+        Stopped::Narrow => "narrow",
+        Stopped::Budget => "budget",
+        Stopped::Infeasible => "infeasible",
+    };
+    match args.format {
+        FormatArg::Text => {
+            if m.stopped == Stopped::Infeasible {
+                println!("infeasible: no point of the box satisfies the constraints");
+            } else {
+                println!("minimum in [{:e}, {:e}]", m.lower, m.upper);
+                let why = match m.stopped {
+                    Stopped::Converged => String::new(),
+                    Stopped::Narrow => {
+                        " (every box left is narrower than --eps: the enclosure holds, but is wider than --tol)".into()
+                    }
+                    _ => " (the enclosure holds, but is wider than --tol)".into(),
+                };
+                println!("  width {:.2e}, {stopped}{why}", m.upper - m.lower);
+                match &m.argmin {
+                    Some(x) => println!("  best point {} (proven feasible)", point(&m.vars, x)),
+                    None => println!("  no feasible point proven yet: the upper bound is +inf"),
+                }
+            }
+            if m.relaxation > 0.0 {
+                println!(
+                    "  equalities relaxed to |h| <= {:e} (--eq-tol): the enclosure is the relaxed problem's",
+                    m.relaxation
+                );
+            }
+            println!(
+                "  {} boxes in {} rounds, {} left, {:.3} s",
+                m.evaluated, m.rounds, m.remaining, secs
+            );
+        }
+        FormatArg::Json => {
+            let argmin = m.argmin.as_ref().map(|x| {
+                m.vars
+                    .iter()
+                    .zip(x)
+                    .map(|(v, c)| (v.clone(), serde_json::json!(c)))
+                    .collect::<serde_json::Map<String, serde_json::Value>>()
+            });
+            let finite = |x: f64| {
+                if x.is_finite() {
+                    serde_json::json!(x)
+                } else {
+                    serde_json::json!(x.to_string())
+                }
+            };
+            let doc = serde_json::json!({
+                "lower": finite(m.lower), "upper": finite(m.upper), "argmin": argmin,
+                "stopped": stopped, "relaxation": m.relaxation, "rounds": m.rounds,
+                "boxes": m.evaluated, "remaining": m.remaining, "seconds": secs,
             });
             println!("{doc}");
         }

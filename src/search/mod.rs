@@ -32,6 +32,7 @@
 //! same correctly rounded operations, hence the same bits.
 
 mod budget;
+pub mod constrained;
 pub mod exclude;
 mod handover;
 mod interrupt;

@@ -407,7 +407,7 @@ fn to_box(b: &[f64]) -> IntervalBox {
 
 /// `m` boxes of flat bounds (2n values each) as a batch's structure of arrays: the lo and hi
 /// array of each variable.
-fn soa_of<'a>(boxes: impl Iterator<Item = &'a [f64]>, n: usize, m: usize) -> Vec<f64> {
+pub(super) fn soa_of<'a>(boxes: impl Iterator<Item = &'a [f64]>, n: usize, m: usize) -> Vec<f64> {
     let mut soa = vec![0.0; 2 * n * m];
     for (i, b) in boxes.enumerate() {
         for (k, &x) in b.iter().enumerate() {

@@ -10,6 +10,7 @@ mod common;
 mod class_fuzz;
 mod classes;
 mod compile_time;
+mod constrained;
 mod constraint_classes;
 mod containment;
 mod contract;

@@ -870,3 +870,53 @@ fn paving_on_the_gpu_equals_the_cpu() {
         assert_eq!(cpu.outer, gpu.outer, "{p:?}: outer");
     }
 }
+
+/// Constrained minimization (`ivjit::search::constrained`) on the GPU gives the CPU's
+/// enclosure, best point and counts bit for bit: its rounds are batches of the contractors
+/// (with and without the objective cut) and of the decorated problem, programs without point
+/// calls here.
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
+fn constrained_minimum_on_the_gpu_equals_the_cpu() {
+    crate::common::gpu::require_gpu("constrained_minimum_on_the_gpu_equals_the_cpu");
+    use ivjit::search::constrained::{minimize_subject_to, ConstrainedOptions};
+    use ivjit::search::pave::Constraints;
+    let problems = [
+        ("x + y", "x^2 + y^2 <= 1"),
+        ("(x - 2)^2 + (y - 1)^2", "x^2 - y <= 0, x + y <= 2"),
+        ("x*y + z", "x^2 + y^2 == 2, z >= x^3"),
+    ];
+    for (f, c) in problems {
+        let c = Constraints::parse(c).unwrap();
+        let n = ivjit::search::constrained::problem_expression(f, &c)
+            .unwrap()
+            .vars()
+            .len();
+        let root = vec![ivjit::Interval::new(-3.0, 3.0).unwrap(); n];
+        for p in [ivjit::Precision::F64, ivjit::Precision::F32] {
+            let o = ConstrainedOptions {
+                tol: if p == ivjit::Precision::F64 {
+                    1e-6
+                } else {
+                    1e-3
+                },
+                ..ConstrainedOptions::default()
+            };
+            let cpu = minimize_subject_to(f, &c, &root, o, p, ivjit::BackendChoice::Cpu).unwrap();
+            let t = std::time::Instant::now();
+            let gpu = minimize_subject_to(f, &c, &root, o, p, ivjit::BackendChoice::Gpu).unwrap();
+            eprintln!(
+                "{f} {p:?}: [{:e}, {:e}], {} boxes, {} rounds; GPU {:?}",
+                gpu.lower,
+                gpu.upper,
+                gpu.evaluated,
+                gpu.rounds,
+                t.elapsed()
+            );
+            assert_eq!(cpu, gpu, "{f} {p:?}");
+        }
+    }
+}

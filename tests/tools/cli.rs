@@ -904,3 +904,84 @@ fn contract_narrows_a_box_or_proves_it_empty() {
         "empty: no point of the box satisfies the constraints\n"
     );
 }
+
+#[test]
+fn minimize_subject_to_encloses_the_constrained_minimum() {
+    // min x + y on the unit disk: -sqrt(2).
+    let o = ivjit(&[
+        "minimize",
+        "x + y",
+        "--subject-to",
+        "x^2 + y^2 <= 1",
+        "--box",
+        "x=[-2,2]",
+        "--box",
+        "y=[-2,2]",
+        "--backend",
+        "cpu",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let (lo, hi) = (
+        doc["lower"].as_f64().unwrap(),
+        doc["upper"].as_f64().unwrap(),
+    );
+    // SQRT_2 is sqrt 2 rounded to nearest, 1e-16 above it: -SQRT_2 is below -sqrt 2 and the
+    // next float up above it, so lo < -SQRT_2 and hi > -SQRT_2 put -sqrt 2 in [lo, hi].
+    let r = -std::f64::consts::SQRT_2;
+    assert!(lo < r && hi > r && hi - lo <= 1e-6, "{doc}");
+    assert_eq!(doc["stopped"], "converged");
+    let x = doc["argmin"]["x"].as_f64().unwrap();
+    let y = doc["argmin"]["y"].as_f64().unwrap();
+    assert!(x < 0.0 && y < 0.0, "{doc}");
+    // Text: an equality is relaxed, and the output says so.
+    let o = ivjit(&[
+        "minimize",
+        "x*y",
+        "--subject-to",
+        "x^2 + y^2 == 2",
+        "--box",
+        "x=[-3,3]",
+        "--box",
+        "y=[-3,3]",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("minimum in [-1.0000"), "{text}");
+    assert!(
+        text.contains("proven feasible") && text.contains("relaxed to |h| <= 1e-6"),
+        "{text}"
+    );
+    // Infeasible.
+    let o = ivjit(&[
+        "minimize",
+        "x",
+        "--subject-to",
+        "x >= 3",
+        "--box",
+        "x=[-1,1]",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("infeasible"), "{}", stdout(&o));
+    // A constraint without a relation is named.
+    let o = ivjit(&[
+        "minimize",
+        "x",
+        "--subject-to",
+        "x >= 0, x + 1",
+        "--box",
+        "x=[-1,1]",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("constraint 2 (`x + 1`)"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -1,0 +1,154 @@
+//! Constrained global optimization (`ivjit::search::constrained`), checked exactly: the
+//! certified enclosure holds the known minimum (compared in rational arithmetic, never with the
+//! same formula in floats), is as narrow as asked, and its best point satisfies the (relaxed)
+//! constraints exactly; an infeasible problem is proven so. Both precisions.
+
+use crate::common::oracle::{q_of, Q};
+use ivjit::search::constrained::{
+    minimize_subject_to, problem_expression, ConstrainedMinimum, ConstrainedOptions, Stopped,
+};
+use ivjit::search::pave::Constraints;
+use ivjit::{BackendChoice, Interval, Precision};
+use num_traits::{One, Zero};
+
+fn iv(lo: f64, hi: f64) -> Interval {
+    Interval::new(lo, hi).unwrap()
+}
+
+fn solve(
+    f: &str,
+    c: &str,
+    side: f64,
+    p: Precision,
+    options: ConstrainedOptions,
+) -> ConstrainedMinimum {
+    let constraints = Constraints::parse(c).unwrap();
+    let n = problem_expression(f, &constraints).unwrap().vars().len();
+    let root = vec![iv(-side, side); n];
+    minimize_subject_to(f, &constraints, &root, options, p, BackendChoice::Cpu).unwrap()
+}
+
+fn options(tol: f64) -> ConstrainedOptions {
+    ConstrainedOptions {
+        tol,
+        ..ConstrainedOptions::default()
+    }
+}
+
+fn tol(p: Precision) -> f64 {
+    match p {
+        Precision::F64 => 1e-6,
+        Precision::F32 => 1e-3,
+    }
+}
+
+fn qs(x: &[f64]) -> Vec<Q> {
+    x.iter().map(|&v| q_of(v)).collect()
+}
+
+#[test]
+fn a_linear_objective_on_the_disk_encloses_minus_root_two() {
+    // min x + y on x^2 + y^2 <= 1: -sqrt(2) at (-1/sqrt 2, -1/sqrt 2).
+    for p in [Precision::F64, Precision::F32] {
+        let m = solve("x + y", "x^2 + y^2 <= 1", 2.0, p, options(tol(p)));
+        assert_eq!(m.stopped, Stopped::Converged, "{p:?}: {m:?}");
+        let (l, u) = (q_of(m.lower), q_of(m.upper));
+        let two = Q::from_integer(2.into());
+        // lower <= -sqrt 2 <= upper, exactly.
+        assert!(l < Q::zero() && &l * &l >= two, "{p:?}: lower {}", m.lower);
+        assert!(u >= Q::zero() || &u * &u <= two, "{p:?}: upper {}", m.upper);
+        assert!(m.upper - m.lower <= tol(p), "{p:?}: {m:?}");
+        // The best point is feasible and gives the upper bound, exactly.
+        let x = qs(m.argmin.as_ref().unwrap());
+        assert!(&x[0] * &x[0] + &x[1] * &x[1] <= Q::one());
+        assert!(&x[0] + &x[1] <= u);
+    }
+}
+
+#[test]
+fn two_inequalities_meet_at_the_minimizer() {
+    // min (x-2)^2 + (y-1)^2 on x^2 <= y, x + y <= 2: 1 at (1, 1), where both are active.
+    for p in [Precision::F64, Precision::F32] {
+        let m = solve(
+            "(x - 2)^2 + (y - 1)^2",
+            "x^2 - y <= 0, x + y <= 2",
+            3.0,
+            p,
+            options(tol(p)),
+        );
+        assert_eq!(m.stopped, Stopped::Converged, "{p:?}: {m:?}");
+        assert!(m.lower <= 1.0 && 1.0 <= m.upper, "{p:?}: {m:?}");
+        assert!(m.upper - m.lower <= tol(p));
+        let x = qs(m.argmin.as_ref().unwrap());
+        assert!(&x[0] * &x[0] - &x[1] <= Q::zero() && &x[0] + &x[1] <= Q::from_integer(2.into()));
+    }
+}
+
+#[test]
+fn an_equality_is_relaxed_and_the_relaxed_minimum_enclosed() {
+    // min x y on x^2 + y^2 = 2, relaxed to |x^2 + y^2 - 2| <= d: the relaxed minimum is
+    // -(2 + d) / 2 (x = -y, x^2 = (2 + d) / 2).
+    let d = 1e-6;
+    let m = solve(
+        "x*y",
+        "x^2 + y^2 == 2",
+        3.0,
+        Precision::F64,
+        ConstrainedOptions {
+            tol: 1e-6,
+            eq_tol: d,
+            ..ConstrainedOptions::default()
+        },
+    );
+    assert_eq!(m.stopped, Stopped::Converged, "{m:?}");
+    assert_eq!(m.relaxation, d);
+    let want = -(Q::from_integer(2.into()) + q_of(d)) / Q::from_integer(2.into());
+    assert!(q_of(m.lower) <= want && want <= q_of(m.upper), "{m:?}");
+    let x = qs(m.argmin.as_ref().unwrap());
+    let h = &x[0] * &x[0] + &x[1] * &x[1] - Q::from_integer(2.into());
+    let h_abs = if h < Q::zero() { -h } else { h };
+    assert!(h_abs <= q_of(d), "the best point is outside the relaxation");
+}
+
+#[test]
+fn an_infeasible_problem_is_proven_so() {
+    let m = solve(
+        "x + y",
+        "x^2 + y^2 <= 1, x + y >= 3",
+        4.0,
+        Precision::F64,
+        options(1e-6),
+    );
+    assert_eq!(m.stopped, Stopped::Infeasible, "{m:?}");
+    assert!(m.argmin.is_none());
+}
+
+#[test]
+fn the_budget_leaves_a_wider_enclosure_that_still_holds() {
+    let m = solve(
+        "x + y",
+        "x^2 + y^2 <= 1",
+        2.0,
+        Precision::F64,
+        ConstrainedOptions {
+            tol: 0.0,
+            max_boxes: 200,
+            ..ConstrainedOptions::default()
+        },
+    );
+    assert_eq!(m.stopped, Stopped::Budget, "{m:?}");
+    let two = Q::from_integer(2.into());
+    let l = q_of(m.lower);
+    assert!(l < Q::zero() && &l * &l >= two, "{m:?}");
+    assert!(m.upper > -std::f64::consts::SQRT_2 && m.upper - m.lower > 1e-6);
+}
+
+#[test]
+fn objective_and_constraints_share_variables_in_order_of_appearance() {
+    let c = Constraints::parse("z >= x, y^2 <= 1").unwrap();
+    let e = problem_expression("x - z", &c).unwrap();
+    assert_eq!(e.vars(), ["x", "z", "y"]);
+    // An objective of two outputs is an error that names it.
+    let err = problem_expression("x, z", &c).unwrap_err().to_string();
+    assert!(err.contains("one expression"), "{err}");
+}
