@@ -38,7 +38,10 @@ pub struct PaveArgs {
     /// a box a list of [lo, hi] per variable, bounds as `eval` prints them).
     #[arg(long, value_enum, default_value = "text")]
     pub format: FormatArg,
-    /// Where the output goes (default standard output).
+    /// Where the output goes (default standard output). A name ending in .npy gets every box
+    /// as one float64 array of shape (boxes, 1 + 2 n): the class (as `ivjit render`'s: 0
+    /// outside, 1 inside, 2 boundary), then lo, hi of each variable in the constraints' order
+    /// (printed on standard error).
     #[arg(short, long, default_value = "-")]
     pub output: PathBuf,
     /// Also draw a 2-D paving as a grey-scale PNG: inner black, boundary grey, outer white
@@ -257,6 +260,50 @@ pub fn pave_command(args: PaveArgs) -> Result<(), Failure> {
             }
         ),
     };
+    if args.output.extension().is_some_and(|e| e == "npy") {
+        eprintln!("ivjit pave: variables {}", paving.vars.join(", "));
+        super::output::write(&args.output, &npy_of(&paving)?)?;
+        return draw(&args, &paving, &root);
+    }
+    draw(&args, &paving, &root)?;
+    super::output::write(&args.output, text.as_bytes())
+}
+
+/// Every box of the paving as a float64 array of shape (boxes, 1 + 2n): the class (render's
+/// OUTSIDE, INSIDE, BOUNDARY), then lo and hi per variable.
+fn npy_of(paving: &Paving) -> Result<Vec<u8>, Failure> {
+    use ivjit::search::{BOUNDARY, INSIDE, OUTSIDE};
+    use npyz::WriterBuilder;
+    let n = paving.vars.len();
+    let lists = [
+        (INSIDE, &paving.inner),
+        (BOUNDARY, &paving.boundary),
+        (OUTSIDE, &paving.outer),
+    ];
+    let count: usize = lists.iter().map(|(_, l)| l.len()).sum();
+    let mut out = Vec::with_capacity(128 + 8 * count * (1 + 2 * n));
+    let fail = |e: std::io::Error| Failure::runtime(format!("cannot encode the paving: {e}"));
+    let mut w = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(&[count as u64, (1 + 2 * n) as u64])
+        .writer(&mut out)
+        .begin_nd()
+        .map_err(fail)?;
+    for (class, list) in lists {
+        for b in list.iter() {
+            w.push(&f64::from(class)).map_err(fail)?;
+            for iv in b {
+                w.push(&iv.lo).map_err(fail)?;
+                w.push(&iv.hi).map_err(fail)?;
+            }
+        }
+    }
+    w.finish().map_err(fail)?;
+    Ok(out)
+}
+
+/// `--png`: the picture of a 2-D paving, where asked.
+fn draw(args: &PaveArgs, paving: &Paving, root: &[Interval]) -> Result<(), Failure> {
     if let Some(path) = &args.png {
         if root.len() != 2 {
             return Err(Failure::input(format!(
@@ -266,8 +313,8 @@ pub fn pave_command(args: PaveArgs) -> Result<(), Failure> {
             )));
         }
         let size = super::render::parse_size(&args.size)?;
-        let image = super::render::grey_png(&picture(&paving, &root, size), size.0, size.1)?;
+        let image = super::render::grey_png(&picture(paving, root, size), size.0, size.1)?;
         super::output::write(path, &image)?;
     }
-    super::output::write(&args.output, text.as_bytes())
+    Ok(())
 }

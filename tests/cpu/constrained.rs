@@ -152,3 +152,28 @@ fn objective_and_constraints_share_variables_in_order_of_appearance() {
     let err = problem_expression("x, z", &c).unwrap_err().to_string();
     assert!(err.contains("one expression"), "{err}");
 }
+
+#[test]
+fn an_unbounded_root_box_is_narrowed_by_the_constraints_first() {
+    // The root box is the whole plane: the contractor cuts it to the disk's box, then the
+    // search runs as on a bounded one (midpoints of unbounded sides are IEEE 1788's mid).
+    let c = Constraints::parse("x^2 + y^2 <= 1").unwrap();
+    for root in [
+        vec![Interval::ENTIRE, Interval::ENTIRE],
+        vec![iv(-1e300, f64::INFINITY), iv(f64::NEG_INFINITY, 0.5)],
+    ] {
+        let m = minimize_subject_to(
+            "x + y",
+            &c,
+            &root,
+            options(1e-6),
+            Precision::F64,
+            BackendChoice::Cpu,
+        )
+        .unwrap();
+        assert_eq!(m.stopped, Stopped::Converged, "{root:?}: {m:?}");
+        let (l, u) = (q_of(m.lower), q_of(m.upper));
+        let two = Q::from_integer(2.into());
+        assert!(l < Q::zero() && &l * &l >= two && (u >= Q::zero() || &u * &u <= two));
+    }
+}

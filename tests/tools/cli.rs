@@ -985,3 +985,44 @@ fn minimize_subject_to_encloses_the_constrained_minimum() {
         stderr(&o)
     );
 }
+
+#[test]
+fn pave_writes_every_box_as_npy() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.npy");
+    let args = [
+        "pave",
+        "x^2 + y^2 <= 1, y >= x^3",
+        "--box",
+        "x=[-2,2]",
+        "--box",
+        "y=[-2,2]",
+        "--eps",
+        "0.1",
+        "--backend",
+        "cpu",
+    ];
+    let o = ivjit(&[&args[..], &["-o", path.to_str().unwrap()]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("variables x, y"), "{}", stderr(&o));
+    let bytes = std::fs::read(&path).unwrap();
+    let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
+    let shape = npy.shape().to_vec();
+    let values: Vec<f64> = npy.into_vec().unwrap();
+    assert_eq!(shape[1], 5);
+    // The same counts as the JSON lists, class by class; every box inside the root.
+    let o = ivjit(&[&args[..], &["--format", "json"]].concat());
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    for (class, list) in [(1.0, "inner"), (2.0, "boundary"), (0.0, "outer")] {
+        let want = doc[list].as_array().unwrap().len();
+        let got = values.chunks_exact(5).filter(|r| r[0] == class).count();
+        assert_eq!(got, want, "{list}");
+    }
+    assert_eq!(shape[0] as usize, values.len() / 5);
+    for r in values.chunks_exact(5) {
+        assert!(
+            r[1] <= r[2] && r[3] <= r[4] && r[1] >= -2.0 && r[4] <= 2.0,
+            "{r:?}"
+        );
+    }
+}
