@@ -608,3 +608,75 @@ proptest! {
         prop_assert_eq!(to_sexpr(&again), to_sexpr(&ast), "printed: {}", printed);
     }
 }
+
+mod minibex {
+    use ivjit::internals::syntax::minibex::parse;
+    use ivjit::Interval;
+
+    #[test]
+    fn a_problem_reads_with_constants_substituted() {
+        let p = parse(
+            "Constants\n  k = 0.5;\n  m = 2*k;\n  one = 1;\nVariables\n  x in [-1.e8, 1.e8];\n  y in [0, one];\n\
+             // a comment; with a semicolon\nminimize k*x + y^2;\nconstraints\n  x + y <= k;\n  \
+             x*y = m;\nend\n",
+        )
+        .unwrap();
+        assert_eq!(
+            p.vars,
+            vec![
+                ("x".to_string(), Interval::new(-1e8, 1e8).unwrap()),
+                ("y".to_string(), Interval::new(0.0, 1.0).unwrap()),
+            ]
+        );
+        assert_eq!(p.objective.as_deref(), Some("(0.5)*x + y^2"));
+        assert_eq!(p.constraints, "x + y <= (0.5), x*y = (2*(0.5))");
+        // The constraints read as ivjit's.
+        let c = ivjit::search::pave::Constraints::parse(&p.constraints).unwrap();
+        assert_eq!(c.ranges.len(), 2);
+    }
+
+    #[test]
+    fn the_bundled_benchmark_files_read() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/minibex/");
+        let p = parse(&std::fs::read_to_string(format!("{dir}ex2_1_1.bch")).unwrap()).unwrap();
+        assert_eq!(p.vars.len(), 5);
+        assert!(p.objective.unwrap().starts_with("42*x1"));
+        assert_eq!(p.constraints, "20*x1 + 12*x2 + 11*x3 + 7*x4 + 4*x5 <= 40");
+        let p = parse(&std::fs::read_to_string(format!("{dir}ex14_1_1.bch")).unwrap()).unwrap();
+        assert_eq!(p.vars[2].1, Interval::new(-1e8, 1e8).unwrap());
+        assert_eq!(p.constraints.matches("<=").count(), 4);
+    }
+
+    #[test]
+    fn ibex_spellings_read() {
+        // `in[` without a space, oo for infinity, ln for log, an objective and a last
+        // constraint without their semicolons.
+        let p = parse(
+            "Variables\n x in[-oo, 2];\n y in [0,+oo];\nMinimize\n  ln(y + 1) + x\n\
+             Constraints\n  x + y <= 1;\n  x >= -3\nend\n",
+        )
+        .unwrap();
+        assert_eq!(p.vars[0].1, Interval::new(f64::NEG_INFINITY, 2.0).unwrap());
+        assert_eq!(p.vars[1].1, Interval::new(0.0, f64::INFINITY).unwrap());
+        assert_eq!(
+            p.objective.as_deref().map(str::trim),
+            Some("log(y + 1) + x")
+        );
+        assert_eq!(p.constraints, "x + y <= 1, x >= -3");
+    }
+
+    #[test]
+    fn what_is_outside_the_subset_is_named_with_its_line() {
+        let e = parse("variables\n  x[3] in [0, 1];\nend").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("vector"), "{e}");
+        let e = parse("variables\n x in [0, 1];\n\n y;\nend").unwrap_err();
+        assert_eq!(e.line, 4);
+        assert!(e.message.contains("needs a domain"), "{e}");
+        let e = parse("constants\n k = 1;\n m = 2*k;\nvariables\n x in [0, m];\nend").unwrap_err();
+        assert_eq!(e.line, 5);
+        assert!(e.message.contains("must be a number"), "{e}");
+        let e = parse("minimize x;").unwrap_err();
+        assert!(e.message.contains("no variables"), "{e}");
+    }
+}

@@ -89,6 +89,16 @@ fn choice(b: BackendArg) -> BackendChoice {
 /// The root box from `--box NAME=INTERVAL` options: one finite interval per variable of the
 /// expression, in its variable order.
 pub(crate) fn root_box(expr: &Expression, boxes: &[String]) -> Result<Vec<(f64, f64)>, Failure> {
+    root_box_of(expr, boxes, true)
+}
+
+/// [`root_box`]; `finite`: whether bounds must be finite (the searches with contractors take
+/// unbounded sides: the constraints narrow them first).
+pub(crate) fn root_box_of(
+    expr: &Expression,
+    boxes: &[String],
+    finite: bool,
+) -> Result<Vec<(f64, f64)>, Failure> {
     let mut given: Vec<(String, Interval)> = Vec::new();
     for b in boxes {
         let Some((name, value)) = b.split_once('=') else {
@@ -98,7 +108,7 @@ pub(crate) fn root_box(expr: &Expression, boxes: &[String]) -> Result<Vec<(f64, 
         };
         let name = name.trim();
         let iv = Interval::parse(value).map_err(|e| Failure::input(format!("--box {b}: {e}")))?;
-        if !(iv.lo.is_finite() && iv.hi.is_finite()) {
+        if finite && !(iv.lo.is_finite() && iv.hi.is_finite()) {
             return Err(Failure::input(format!(
                 "--box {b}: the search needs finite bounds"
             )));
@@ -135,19 +145,87 @@ fn point(vars: &[String], x: &[f64]) -> String {
         .join(" ")
 }
 
+/// A Minibex problem file (`-f problem.bch` or `.mbx`), if that is the source.
+fn minibex_file(s: &Source) -> Option<&std::path::Path> {
+    s.file
+        .as_deref()
+        .filter(|p| p.extension().is_some_and(|e| e == "bch" || e == "mbx"))
+}
+
+/// `--box` options for a Minibex file's variables: the file's domains, each replaced by the
+/// command line's where one is given there.
+fn minibex_boxes(
+    p: &ivjit::internals::syntax::minibex::MinibexProblem,
+    given: &[String],
+) -> Vec<String> {
+    let named = |b: &String| b.split_once('=').map(|(n, _)| n.trim().to_string());
+    let mut boxes: Vec<String> = p
+        .vars
+        .iter()
+        .filter(|(name, _)| !given.iter().any(|b| named(b).as_deref() == Some(name)))
+        .map(|(name, iv)| format!("{name}=[{},{}]", iv.lo, iv.hi))
+        .collect();
+    boxes.extend(given.iter().cloned());
+    boxes
+}
+
 /// `ivjit minimize`.
 pub fn minimize(args: MinimizeArgs) -> Result<(), Failure> {
-    if args.subject_to.is_some() {
-        return minimize_subject_to(args);
+    if let Some(path) = minibex_file(&args.source) {
+        // A Minibex problem: its objective, constraints and domains.
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure::input(format!("cannot read {}: {e}", path.display())))?;
+        let p = ivjit::internals::syntax::minibex::parse(&text)
+            .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
+        let Some(objective) = p.objective.clone() else {
+            return Err(Failure::input(format!(
+                "{}: no `minimize`: this is a system; use ivjit solve",
+                path.display()
+            )));
+        };
+        // The problem's variables: a declared variable that nothing reads has no box.
+        let vars: Vec<String> = if p.constraints.is_empty() {
+            Expression::parse(&objective).map(|e| e.vars().to_vec())
+        } else {
+            ivjit::search::pave::Constraints::parse(&p.constraints)
+                .map_err(|e| {
+                    ivjit::Error::Search(ivjit::search::SearchError::Options(e.to_string()))
+                })
+                .and_then(|c| ivjit::search::constrained::problem_expression(&objective, &c))
+                .map(|e| e.vars().to_vec())
+        }
+        .map_err(|e| failure(e, &objective))?;
+        let mut p = p;
+        p.vars.retain(|(name, _)| vars.contains(name));
+        let boxes = minibex_boxes(&p, &args.boxes);
+        if p.constraints.is_empty() {
+            let expr = Expression::parse(&objective).map_err(|e| failure(e, &objective))?;
+            return unconstrained(&args, &objective, &expr, &boxes);
+        }
+        return minimize_subject_to(&args, &objective, &p.constraints, &boxes);
     }
     let (text, expr) = compile(&args.source)?;
+    if let Some(c) = &args.subject_to {
+        return minimize_subject_to(&args, &text, c, &args.boxes);
+    }
+    unconstrained(&args, &text, &expr, &args.boxes)
+}
+
+/// `ivjit minimize` without constraints (`ivjit::search::minimize`).
+fn unconstrained(
+    args: &MinimizeArgs,
+    text: &str,
+    expr: &Expression,
+    boxes: &[String],
+) -> Result<(), Failure> {
+    let (text, expr) = (text.to_string(), expr.clone());
     if expr.n_outputs() != 1 {
         return Err(Failure::input(format!(
             "minimize needs one output; the expression has {}",
             expr.n_outputs()
         )));
     }
-    let root = root_box(&expr, &args.boxes)?;
+    let root = root_box(&expr, boxes)?;
     if args.tol.is_nan() || args.tol < 0.0 {
         return Err(Failure::input("--tol must be a number >= 0"));
     }
@@ -229,14 +307,18 @@ pub fn minimize(args: MinimizeArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `ivjit minimize F --subject-to CONSTRAINTS` (`ivjit::search::constrained`).
-fn minimize_subject_to(args: MinimizeArgs) -> Result<(), Failure> {
+/// `ivjit minimize F --subject-to CONSTRAINTS` (`ivjit::search::constrained`), or a Minibex
+/// file's problem.
+fn minimize_subject_to(
+    args: &MinimizeArgs,
+    text: &str,
+    given: &str,
+    boxes: &[String],
+) -> Result<(), Failure> {
     use ivjit::search::constrained::{self, ConstrainedOptions, Stopped};
-    let (text, _) = compile(&args.source)?;
-    let given = args.subject_to.as_deref().unwrap_or_default();
     let constraints = ivjit::search::pave::Constraints::parse(given)
         .map_err(|e| Failure::input(format!("--subject-to: {e}")))?;
-    let expr = constrained::problem_expression(&text, &constraints).map_err(|e| match e {
+    let expr = constrained::problem_expression(text, &constraints).map_err(|e| match e {
         // The expression is built from the user's two texts: show them, not the built one.
         ivjit::Error::Compile(d) => {
             let built = format!("{text}, {}", constraints.source);
@@ -248,9 +330,9 @@ fn minimize_subject_to(args: MinimizeArgs) -> Result<(), Failure> {
                 status: 2,
             }
         }
-        e => failure(e, &text),
+        e => failure(e, text),
     })?;
-    let root: Vec<Interval> = root_box(&expr, &args.boxes)?
+    let root: Vec<Interval> = root_box_of(&expr, boxes, false)?
         .iter()
         .map(|&(lo, hi)| Interval { lo, hi })
         .collect();
@@ -271,14 +353,14 @@ fn minimize_subject_to(args: MinimizeArgs) -> Result<(), Failure> {
     };
     let start = Instant::now();
     let m = constrained::minimize_subject_to(
-        &text,
+        text,
         &constraints,
         &root,
         options,
         Precision::F64,
         choice(args.backend),
     )
-    .map_err(|e| failure(e, &text))?;
+    .map_err(|e| failure(e, text))?;
     let secs = start.elapsed().as_secs_f64();
     let stopped = match m.stopped {
         Stopped::Converged => "converged",

@@ -28,7 +28,7 @@
 //! [`ConstrainedMinimum::relaxation`] says so; with `eq_tol` 0 the equalities stay exact and U
 //! is found only at points where they hold exactly.
 
-use super::pave::{soa_of, Constraints};
+use super::pave::{cut, soa_of, Constraints};
 use crate::decoration::{Decoration, DecorationInputs};
 use crate::{BackendChoice, Error, Evaluator, Expression, Interval, Precision};
 
@@ -289,7 +289,7 @@ pub fn minimize_subject_to(
                 .max_by(|&p, &q| (b[2 * p + 1] - b[2 * p]).total_cmp(&(b[2 * q + 1] - b[2 * q])))
                 .unwrap_or(0);
             let (lo, hi) = (b[2 * widest], b[2 * widest + 1]);
-            let mid = round(lo / 2.0 + hi / 2.0);
+            let mid = cut(lo, hi, 0.5, precision);
             if hi - lo <= options.eps || !(lo < mid && mid < hi) {
                 kept.push((b.to_vec(), f_lo));
                 continue;

@@ -314,11 +314,7 @@ pub fn pave(
                 .max_by(|&p, &q| (b[2 * p + 1] - b[2 * p]).total_cmp(&(b[2 * q + 1] - b[2 * q])))
                 .unwrap_or(0);
             let (lo, hi) = (b[2 * widest], b[2 * widest + 1]);
-            let mid = (1.0 - SPLIT) * lo + SPLIT * hi;
-            let mid = match precision {
-                Precision::F64 => mid,
-                Precision::F32 => mid as f32 as f64,
-            };
+            let mid = cut(lo, hi, SPLIT, precision);
             if hi - lo <= eps || !(lo < mid && mid < hi) {
                 out.boundary.push(to_box(b));
                 continue;
@@ -333,6 +329,29 @@ pub fn pave(
         work = next;
     }
     Ok(out)
+}
+
+/// Where to cut the side [lo, hi] (a float of `precision`): at `ratio` of it when it is
+/// bounded; an unbounded side at 0 when it holds 0 inside, else at twice its finite end (at
+/// least 1 from 0; the largest float where that overflows), so that bisection walks out to
+/// infinity in a few hundred steps instead of never starting. The caller checks
+/// `lo < cut < hi` (a side of adjacent floats cannot be cut).
+pub(super) fn cut(lo: f64, hi: f64, ratio: f64, precision: Precision) -> f64 {
+    let max = match precision {
+        Precision::F64 => f64::MAX,
+        Precision::F32 => f32::MAX as f64,
+    };
+    let m = match (lo.is_finite(), hi.is_finite()) {
+        (true, true) => (1.0 - ratio) * lo + ratio * hi,
+        _ if lo < 0.0 && hi > 0.0 => 0.0,
+        (true, false) => (2.0 * lo).max(1.0).min(max),
+        (false, true) => (2.0 * hi).min(-1.0).max(-max),
+        (false, false) => 0.0,
+    };
+    match precision {
+        Precision::F64 => m,
+        Precision::F32 => m as f32 as f64,
+    }
 }
 
 /// The boxes of `undecided` (flat bounds, 2n per box) narrowed by the complement's

@@ -5,6 +5,7 @@ pub mod ast;
 pub mod diagnostic;
 pub mod exact;
 pub mod lexer;
+pub mod minibex;
 pub mod number;
 pub mod parser;
 pub mod tape;

@@ -1026,3 +1026,62 @@ fn pave_writes_every_box_as_npy() {
         );
     }
 }
+
+#[test]
+fn minimize_reads_an_ibex_minibex_problem() {
+    // IBEX's ex2_1_1 (COCONUT Library1): a concave quadratic over [0, 1]^5 with one linear
+    // constraint; the published minimum -17 at (1, 1, 0, 1, 0).
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/minibex/ex2_1_1.bch"
+    );
+    let o = ivjit(&[
+        "minimize",
+        "-f",
+        file,
+        "--tol",
+        "1e-4",
+        "--backend",
+        "cpu",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let (lo, hi) = (
+        doc["lower"].as_f64().unwrap(),
+        doc["upper"].as_f64().unwrap(),
+    );
+    assert!(lo <= -17.0 && -17.0 <= hi && hi - lo <= 1e-4, "{doc}");
+    assert_eq!(doc["stopped"], "converged");
+    // ex14_1_1: minimum 0; x3's domain [-1e8, 1e8] narrowed by the constraints.
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/minibex/ex14_1_1.bch"
+    );
+    let o = ivjit(&[
+        "minimize",
+        "-f",
+        file,
+        "--tol",
+        "1e-4",
+        "--backend",
+        "cpu",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let (lo, hi) = (
+        doc["lower"].as_f64().unwrap(),
+        doc["upper"].as_f64().unwrap(),
+    );
+    assert!(lo <= 0.0 && 0.0 <= hi && hi - lo <= 1e-4, "{doc}");
+    // A Minibex error names the file and the line.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.bch");
+    std::fs::write(&bad, "variables\n  x[2] in [0, 1];\nminimize x;\nend\n").unwrap();
+    let o = ivjit(&["minimize", "-f", bad.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("bad.bch: line 2"), "{}", stderr(&o));
+}
