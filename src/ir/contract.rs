@@ -135,27 +135,9 @@ impl Contract {
     }
 
     /// The nodes of `src` that `roots` depend on, built into the contractor's graph with its
-    /// variables at `at`: the node each of `src`'s nodes became (`None` where not needed).
+    /// variables at `at`.
     fn instantiate(&mut self, src: &Graph, roots: &[NodeId], at: &[NodeId]) -> Vec<Option<NodeId>> {
-        let live = src.live_from(roots);
-        let mut out: Vec<Option<NodeId>> = vec![None; src.len()];
-        for id in src.ids() {
-            if !live[id.index()] {
-                continue;
-            }
-            out[id.index()] = Some(match src.op(id) {
-                Op::Var(k) => at[k as usize],
-                op => {
-                    let args: Vec<NodeId> = op
-                        .args()
-                        .iter()
-                        .map(|a| out[a.index()].expect("arguments precede their users"))
-                        .collect();
-                    self.op(op.with_args(&args))
-                }
-            });
-        }
-        out
+        src.copy_into(&mut self.g, roots, at, self.span)
     }
 
     /// The *centered* contraction of the box `vars` (Codac's `CtcInverse` with its centered

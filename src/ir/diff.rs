@@ -340,27 +340,7 @@ impl Diff {
 
     /// g's live nodes again, with variable v replaced by the node `points[v]`.
     fn copy_at(&mut self, g: &Graph, points: &[NodeId]) -> Vec<Option<NodeId>> {
-        let live = g.live();
-        let mut at: Vec<Option<NodeId>> = vec![None; g.len()];
-        for id in g.ids() {
-            if !live[id.index()] {
-                continue;
-            }
-            let op = g.op(id);
-            let mapped = match op {
-                Op::Var(v) => points[v as usize],
-                _ => {
-                    let args: Vec<NodeId> = op
-                        .args()
-                        .iter()
-                        .map(|a| at[a.index()].expect("arguments precede users"))
-                        .collect();
-                    self.op(op.with_args(&args))
-                }
-            };
-            at[id.index()] = Some(mapped);
-        }
-        at
+        g.copy_into(&mut self.g, &g.outputs, points, self.span)
     }
 
     /// The output `o` of `g` on the face of the box where it is least (`greatest`: most):

@@ -529,6 +529,37 @@ impl Graph {
         new
     }
 
+    /// The nodes of this graph that `roots` depend on, built again into `dst` with variable v
+    /// replaced by the node `at[v]` of `dst` (a function evaluated somewhere else: at the
+    /// box's midpoint, on a narrowed box): the node each node became, `None` where not needed.
+    pub(crate) fn copy_into(
+        &self,
+        dst: &mut Graph,
+        roots: &[NodeId],
+        at: &[NodeId],
+        span: Span,
+    ) -> Vec<Option<NodeId>> {
+        let live = self.live_from(roots);
+        let mut out: Vec<Option<NodeId>> = vec![None; self.len()];
+        for id in self.ids() {
+            if !live[id.index()] {
+                continue;
+            }
+            out[id.index()] = Some(match self.op(id) {
+                Op::Var(k) => at[k as usize],
+                op => {
+                    let args: Vec<NodeId> = op
+                        .args()
+                        .iter()
+                        .map(|a| out[a.index()].expect("arguments precede their users"))
+                        .collect();
+                    dst.add(op.with_args(&args), span)
+                }
+            });
+        }
+        out
+    }
+
     /// Which nodes some output depends on.
     pub fn live(&self) -> Vec<bool> {
         self.live_from(&self.outputs)

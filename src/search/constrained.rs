@@ -28,7 +28,7 @@
 //! [`ConstrainedMinimum::relaxation`] says so; with `eq_tol` 0 the equalities stay exact and U
 //! is found only at points where they hold exactly.
 
-use super::pave::{cut, soa_of, Constraints};
+use super::pave::{check_root, cut, soa_of, Constraints};
 use crate::decoration::{Decoration, DecorationInputs};
 use crate::{BackendChoice, Error, Evaluator, Expression, Interval, Precision};
 
@@ -108,15 +108,7 @@ pub fn minimize_subject_to(
     let source = combined(objective, constraints);
     let expr = problem_expression(objective, constraints)?;
     let m = constraints.ranges.len();
-    let n = expr.vars().len();
-    if root.len() != n {
-        return Err(crate::shape::ShapeError::Box {
-            expected: n,
-            found: root.len(),
-            vars: expr.vars().join(", "),
-        }
-        .into());
-    }
+    let n = check_root(&expr, root)?;
     // Equalities relaxed; the objective's range is the whole line (not projected).
     let relax = options.eq_tol.max(0.0);
     let mut relaxed = false;

@@ -233,15 +233,7 @@ pub fn pave(
             )?);
         }
     }
-    let n = expr.vars().len();
-    if root.len() != n {
-        return Err(crate::shape::ShapeError::Box {
-            expected: n,
-            found: root.len(),
-            vars: expr.vars().join(", "),
-        }
-        .into());
-    }
+    let n = check_root(&expr, root)?;
     let mut out = Paving {
         vars: expr.vars().to_vec(),
         ..Paving::default()
@@ -329,6 +321,20 @@ pub fn pave(
         work = next;
     }
     Ok(out)
+}
+
+/// The number of variables of `expr`, or the error that `root` has another number of sides.
+pub(super) fn check_root(expr: &Expression, root: &[Interval]) -> Result<usize, Error> {
+    let n = expr.vars().len();
+    if root.len() != n {
+        return Err(crate::shape::ShapeError::Box {
+            expected: n,
+            found: root.len(),
+            vars: expr.vars().join(", "),
+        }
+        .into());
+    }
+    Ok(n)
 }
 
 /// Where to cut the side [lo, hi] (a float of `precision`): at `ratio` of it when it is

@@ -314,32 +314,24 @@ fn pavings_of_unbounded_and_huge_root_boxes_are_sound() {
                 ];
                 let paving = pave(&constraints, &root, 0.25, 400, p, BackendChoice::Cpu)
                     .unwrap_or_else(|e| panic!("{text} on {root:?}: {e}"));
-                for bx in &paving.inner {
-                    let sides: Vec<Vec<f64>> = bx
-                        .iter()
-                        .map(|x| witnesses(x.lo, x.hi, fmt, false))
-                        .collect();
-                    for pt in combos(&sides) {
-                        checked += 1;
-                        assert!(
-                            feasible(&pt) != Some(false),
-                            "{text} {p:?} root {root:?}: inner box {bx:?} holds {pt:?}, \
-                             infeasible"
-                        );
-                    }
-                }
-                for bx in &paving.outer {
-                    let sides: Vec<Vec<f64>> = bx
-                        .iter()
-                        .map(|x| witnesses(x.lo, x.hi, fmt, true))
-                        .collect();
-                    for pt in combos(&sides) {
-                        checked += 1;
-                        assert!(
-                            feasible(&pt) != Some(true),
-                            "{text} {p:?} root {root:?}: outer box {bx:?} holds {pt:?}, \
-                             feasible"
-                        );
+                // Inner boxes: no point infeasible (faces included); outer boxes: no interior
+                // point feasible.
+                for (list, kind, interior, wrong) in [
+                    (&paving.inner, "inner", false, Some(false)),
+                    (&paving.outer, "outer", true, Some(true)),
+                ] {
+                    for bx in list {
+                        let sides: Vec<Vec<f64>> = bx
+                            .iter()
+                            .map(|x| witnesses(x.lo, x.hi, fmt, interior))
+                            .collect();
+                        for pt in combos(&sides) {
+                            checked += 1;
+                            assert!(
+                                feasible(&pt) != wrong,
+                                "{text} {p:?} root {root:?}: {kind} box {bx:?} holds {pt:?}"
+                            );
+                        }
                     }
                 }
             }
