@@ -151,7 +151,7 @@ impl Contract {
     ///
     /// Only where the mean value theorem applies: the output's flag (f_j continuous and
     /// defined on the whole box) is [1, 1]. Elsewhere, and where a partial's enclosure or
-    /// f_j(c) is empty, that value is replaced by [entire] (`MeanValue([entire], v, flag)`),
+    /// f_j(c) is empty, that value is replaced by `[entire]` (`MeanValue([entire], v, flag)`),
     /// which narrows nothing: the step is sound on every box. Outputs whose range is the whole
     /// line (`bounded[j]` false: the other constraints of a complement's contractor) are
     /// skipped; each output's step touches only the variables it reads (`reads[j]`, empty
