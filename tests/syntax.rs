@@ -610,7 +610,7 @@ proptest! {
 }
 
 mod minibex {
-    use ivjit::internals::syntax::minibex::parse;
+    use ivjit::search::minibex::parse;
     use ivjit::Interval;
 
     #[test]

@@ -154,10 +154,7 @@ fn minibex_file(s: &Source) -> Option<&std::path::Path> {
 
 /// `--box` options for a Minibex file's variables: the file's domains, each replaced by the
 /// command line's where one is given there.
-fn minibex_boxes(
-    p: &ivjit::internals::syntax::minibex::MinibexProblem,
-    given: &[String],
-) -> Vec<String> {
+fn minibex_boxes(p: &ivjit::search::minibex::MinibexProblem, given: &[String]) -> Vec<String> {
     let named = |b: &String| b.split_once('=').map(|(n, _)| n.trim().to_string());
     let mut boxes: Vec<String> = p
         .vars
@@ -175,7 +172,7 @@ pub fn minimize(args: MinimizeArgs) -> Result<(), Failure> {
         // A Minibex problem: its objective, constraints and domains.
         let text = std::fs::read_to_string(path)
             .map_err(|e| Failure::input(format!("cannot read {}: {e}", path.display())))?;
-        let p = ivjit::internals::syntax::minibex::parse(&text)
+        let p = ivjit::search::minibex::parse(&text)
             .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
         let Some(objective) = p.objective.clone() else {
             return Err(Failure::input(format!(

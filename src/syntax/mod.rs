@@ -5,7 +5,6 @@ pub mod ast;
 pub mod diagnostic;
 pub mod exact;
 pub mod lexer;
-pub mod minibex;
 pub mod number;
 pub mod parser;
 pub mod tape;
