@@ -99,6 +99,18 @@ class Minimum(NamedTuple):
     boxes: int
     remaining: int
 
+class ConstrainedMinimum(NamedTuple):
+    """A certified enclosure of the minimum over the points that satisfy the constraints."""
+
+    lower: float
+    upper: float
+    argmin: Optional[list[float]]
+    stopped: Literal["converged", "narrow", "budget", "infeasible"]
+    relaxation: float
+    rounds: int
+    boxes: int
+    remaining: int
+
 class Roots(NamedTuple):
     """Every box where f may equal the level: (count, vars, 2) arrays of (lo, hi) sides."""
 
@@ -129,8 +141,11 @@ def minimize(
     precision: Literal["f64", "f32"] = "f64",
     backend: Literal["auto", "cpu", "gpu"] = "auto",
     gradient: bool = False,
-) -> Minimum:
-    """Interval branch and bound: a certified enclosure of the global minimum over the box."""
+    subject_to: Optional[str] = None,
+    eq_tol: float = 1e-6,
+) -> Union[Minimum, ConstrainedMinimum]:
+    """Interval branch and bound: a certified enclosure of the global minimum over the box
+    (with `subject_to`, over its points that satisfy the constraints: a ConstrainedMinimum)."""
 
 def roots(
     f: Union[Function, str],

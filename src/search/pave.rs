@@ -17,7 +17,7 @@ use crate::{BackendChoice, Error, Evaluator, Expression, Interval, Precision};
 /// Where a box is cut across its widest side: at this fraction of it, IBEX's and Codac's
 /// default (0.49), so that box counts compare with theirs under the same bisection. Neither
 /// this nor the midpoint is better everywhere: on the five problems of docs/constraints.md the
-/// midpoint gives 3-6 % fewer boxes on three and 3-12 % more on the other two (the 3-D ball,
+/// midpoint gave 2.5-6 % fewer boxes on three and 3-12 % more on the other two (the 3-D ball,
 /// and the trigonometric one, whose boundary meets the cuts at 0 and ±2 of [-4, 4]).
 const SPLIT: f64 = 0.49;
 
