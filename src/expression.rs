@@ -182,6 +182,28 @@ impl Expression {
         Ok((self.derived(graph)?, layout))
     }
 
+    /// The system `f_j - c_j` for the outputs `(j, c_j)` of `which`, over the same variables in
+    /// the same order (also those it no longer reads): the equalities `f_j = c_j` of a
+    /// constraint set as zeros, for interval Newton (`search::system`).
+    pub(crate) fn equalities(&self, which: &[(usize, f64)]) -> Result<Expression, Error> {
+        let mut g = self.graph.clone();
+        let span = crate::syntax::ast::Span::default();
+        let outputs = which
+            .iter()
+            .map(|&(j, c)| {
+                let o = g.outputs[j];
+                if c == 0.0 {
+                    o
+                } else {
+                    let c = g.constant(Interval { lo: c, hi: c });
+                    g.add(ir::Op::Sub(o, c), span)
+                }
+            })
+            .collect();
+        g.outputs = outputs;
+        self.derived(g)
+    }
+
     /// `max(|f_1|, ..., |f_m|)`: one output that is 0 exactly where every output is 0, so that
     /// a search for the zeros of one function ([`crate::search::exclude::exclude`]) finds the
     /// common zeros of a system. Empty where any output is.

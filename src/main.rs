@@ -95,7 +95,9 @@ enum Command {
     /// bound.
     Minimize(cli::solve::MinimizeArgs),
     /// Find every zero of a square system (comma-separated outputs, as many as variables) in a
-    /// box; each proven unique by interval Newton where it can be (docs/roots.md).
+    /// box; each proven unique by interval Newton where it can be (docs/roots.md). Constraints
+    /// ('x^2 + y^2 == 1, y >= x') or a Minibex file (-f problem.bch) are solved by branch and
+    /// prune: every solution in a box at most --eps wide (docs/constraints.md).
     Solve(cli::solve::SolveArgs),
     /// Pave a box: the boxes proven inside the set the constraints define ('x^2 + y^2 <= 1,
     /// y >= x^3'), proven outside, or narrower than --eps (docs/constraints.md).

@@ -666,16 +666,43 @@ mod minibex {
     }
 
     #[test]
+    fn vectors_bare_variables_and_constant_domains_read() {
+        // IBEX's solver benchmarks: x[n] with x(i) from 1 and x[i] from 0, a variable
+        // without a domain (the whole line), several per statement, expressions as bounds.
+        let p = parse(
+            "Variables\n x[3] in [0, 2*pi];\n y;\n z in [-10^8, 10^8], w in [0,1];\n\
+             Constraints\n x(1) + x[1] + x(3) = y;\n z <= w*x(2)\nend\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = p.vars.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["x_1", "x_2", "x_3", "y", "z", "w"]);
+        // [0, 2 pi] enclosed outward: the upper bound is 2 pi rounded up (TAU is below it).
+        let two_pi = p.vars[0].1;
+        assert_eq!(two_pi.lo, 0.0);
+        assert!(
+            two_pi.hi == f64::from_bits(std::f64::consts::TAU.to_bits() + 1),
+            "{two_pi:?}"
+        );
+        assert_eq!(p.vars[3].1, Interval::ENTIRE);
+        assert_eq!(p.vars[4].1, Interval::new(-1e8, 1e8).unwrap());
+        assert_eq!(p.constraints, "x_1 + x_2 + x_3 = y, z <= w*x_2");
+    }
+
+    #[test]
     fn what_is_outside_the_subset_is_named_with_its_line() {
-        let e = parse("variables\n  x[3] in [0, 1];\nend").unwrap_err();
+        let e = parse("variables\n  x[3][2] in [0, 1];\nend").unwrap_err();
+        assert_eq!(e.line, 2);
+        let e = parse("variables\n x[2] in [0, 1];\nconstraints\n\n x(3) = 0;\nend").unwrap_err();
+        assert_eq!(e.line, 5);
+        assert!(e.message.contains("out of range"), "{e}");
+        let e = parse("variables\n x[2] in [0, 1];\nconstraints\n x = 0;\nend").unwrap_err();
+        assert!(e.message.contains("without an index"), "{e}");
+        let e = parse("variables\n x in [0, 1];\n y in [0, x];\nend").unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.message.contains("constants"), "{e}");
+        let e = parse("constants\n k[2] = 1;\nvariables\n x in [0, 1];\nend").unwrap_err();
         assert_eq!(e.line, 2);
         assert!(e.message.contains("vector"), "{e}");
-        let e = parse("variables\n x in [0, 1];\n\n y;\nend").unwrap_err();
-        assert_eq!(e.line, 4);
-        assert!(e.message.contains("needs a domain"), "{e}");
-        let e = parse("constants\n k = 1;\n m = 2*k;\nvariables\n x in [0, m];\nend").unwrap_err();
-        assert_eq!(e.line, 5);
-        assert!(e.message.contains("must be a number"), "{e}");
         let e = parse("minimize x;").unwrap_err();
         assert!(e.message.contains("no variables"), "{e}");
     }

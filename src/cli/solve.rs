@@ -63,13 +63,19 @@ pub struct MinimizeArgs {
 pub struct SolveArgs {
     #[command(flatten)]
     pub source: Source,
-    /// A variable's range: x=[-2,2] (finite). One per variable.
+    /// A variable's range: x=[-2,2] (finite for equations; constraints and Minibex files may
+    /// leave sides unbounded). One per variable.
     #[arg(long = "box", value_name = "NAME=INTERVAL", allow_hyphen_values = true)]
     pub boxes: Vec<String>,
-    /// Exclude down to boxes this wide (relative above 1) before the Newton test.
+    /// Equations (outputs = 0): exclude down to boxes this wide (relative above 1) before
+    /// the Newton test.
     #[arg(long, default_value_t = 1e-12)]
     pub tol: f64,
-    /// Evaluate at most this many boxes in the exclusion.
+    /// Constraints and Minibex files: split boxes down to this width, and narrow every
+    /// solution to it.
+    #[arg(long, default_value_t = 1e-8)]
+    pub eps: f64,
+    /// Evaluate at most this many boxes.
     #[arg(long, default_value_t = 1 << 24)]
     pub max_boxes: u64,
     #[arg(long, value_enum, default_value = "auto")]
@@ -423,6 +429,33 @@ fn minimize_subject_to(
 
 /// `ivjit solve`.
 pub fn solve(args: SolveArgs) -> Result<(), Failure> {
+    if let Some(path) = minibex_file(&args.source) {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure::input(format!("cannot read {}: {e}", path.display())))?;
+        let p = ivjit::search::minibex::parse(&text)
+            .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
+        if p.objective.is_some() {
+            return Err(Failure::input(format!(
+                "{}: the problem has `minimize`: use ivjit minimize",
+                path.display()
+            )));
+        }
+        if p.constraints.is_empty() {
+            return Err(Failure::input(format!(
+                "{}: no constraints to solve",
+                path.display()
+            )));
+        }
+        let boxes = minibex_boxes(&p, &args.boxes);
+        let declared: Vec<String> = p.vars.iter().map(|(n, _)| n.clone()).collect();
+        return system(&args, &p.constraints, &boxes, Some(&declared));
+    }
+    // Constraints (with relations) rather than equations.
+    if let Some(text) = &args.source.expr {
+        if ivjit::search::pave::Constraints::parse(text).is_ok() {
+            return system(&args, text, &args.boxes, None);
+        }
+    }
     let (text, expr) = compile(&args.source)?;
     if expr.n_outputs() != expr.vars().len() {
         return Err(Failure::input(format!(
@@ -513,6 +546,120 @@ pub fn solve(args: SolveArgs) -> Result<(), Failure> {
                 "newton_steps": found.newton_steps, "seconds": secs,
                 "backend": ran_on, "gpu_rounds": found.gpu_rounds,
                 "gpu_newton_batches": found.gpu_batches,
+            });
+            println!("{doc}");
+        }
+    }
+    Ok(())
+}
+
+/// `ivjit solve` on constraints (`f == g, h <= 0, ...`) or a Minibex file: branch and prune
+/// (`ivjit::search::system`). `declared`: a file's variables, in the order its boxes are
+/// printed; the boxes name them, and those the constraints do not read are dropped.
+fn system(
+    args: &SolveArgs,
+    text: &str,
+    boxes: &[String],
+    declared: Option<&[String]>,
+) -> Result<(), Failure> {
+    use ivjit::search::system::{solve_system, SystemOptions};
+    let constraints =
+        ivjit::search::pave::Constraints::parse(text).map_err(|e| Failure::input(e.to_string()))?;
+    let expr =
+        Expression::parse(&constraints.source).map_err(|e| failure(e, &constraints.source))?;
+    let boxes: Vec<String> = if declared.is_some() {
+        let named = |b: &String| b.split_once('=').map(|(n, _)| n.trim().to_string());
+        boxes
+            .iter()
+            .filter(|b| named(b).is_some_and(|n| expr.var_index(&n).is_some()))
+            .cloned()
+            .collect()
+    } else {
+        boxes.to_vec()
+    };
+    let root: Vec<Interval> = root_box_of(&expr, &boxes, false)?
+        .into_iter()
+        .map(|(lo, hi)| Interval { lo, hi })
+        .collect();
+    if args.eps.is_nan() || args.eps <= 0.0 {
+        return Err(Failure::input(format!(
+            "--eps {}: the width must be positive",
+            args.eps
+        )));
+    }
+    let options = SystemOptions {
+        eps: args.eps,
+        max_boxes: usize::try_from(args.max_boxes).unwrap_or(usize::MAX),
+    };
+    let start = Instant::now();
+    let found = solve_system(&constraints, &root, options, choice(args.backend))
+        .map_err(|e| failure(e, &constraints.source))?;
+    let secs = start.elapsed().as_secs_f64();
+    let p = Precision::F64;
+    // The sides in the file's order (else the constraints' order of first appearance).
+    let order: Vec<usize> = match declared {
+        Some(d) => d.iter().filter_map(|v| expr.var_index(v)).collect(),
+        None => (0..found.vars.len()).collect(),
+    };
+    let vars: Vec<&String> = order.iter().map(|&k| &found.vars[k]).collect();
+    let bounds = |b: &[Interval]| -> Vec<serde_json::Value> {
+        order
+            .iter()
+            .map(|&k| b[k])
+            .map(|iv| {
+                serde_json::json!([
+                    Interval::format_lower(iv.lo, p),
+                    Interval::format_upper(iv.hi, p)
+                ])
+            })
+            .collect()
+    };
+    match args.format {
+        FormatArg::Text => {
+            for s in &found.solutions {
+                let sides: Vec<String> = order
+                    .iter()
+                    .map(|&k| format!("{} in {}", found.vars[k], s.sides[k].display(p)))
+                    .collect();
+                println!("{}  unique solution proven (Krawczyk)", sides.join(", "));
+            }
+            println!(
+                "{} solutions proven unique; {} undecided boxes{}; {} inner boxes; {} boxes, {} \
+                 Newton steps, {:.3} s{}",
+                found.solutions.len(),
+                found.undecided.len(),
+                if found.remaining > 0 {
+                    format!(
+                        " ({} of them wider than --eps: the budget stopped the search)",
+                        found.remaining
+                    )
+                } else if found.undecided.is_empty() {
+                    String::new()
+                } else {
+                    " (at most --eps wide: each may hold solutions, none proven; --format json \
+                     lists them)"
+                        .to_string()
+                },
+                found.inner.len(),
+                found.evaluated,
+                found.newton_steps,
+                secs,
+                if found.square {
+                    ""
+                } else {
+                    " (not a square system of equalities: no uniqueness proofs)"
+                }
+            );
+        }
+        FormatArg::Json => {
+            let doc = serde_json::json!({
+                "vars": vars,
+                "solutions": found.solutions.iter().map(|s| bounds(&s.sides)).collect::<Vec<_>>(),
+                "undecided": found.undecided.iter().map(|b| bounds(b)).collect::<Vec<_>>(),
+                "inner": found.inner.iter().map(|b| bounds(b)).collect::<Vec<_>>(),
+                "complete": found.complete, "square": found.square,
+                "boxes": found.evaluated, "newton_steps": found.newton_steps,
+                "seconds": secs,
             });
             println!("{doc}");
         }

@@ -20,8 +20,16 @@
 //! scalar syntax is (`^`, `sqr`, `exp`, `log` and its other name `ln`, `sqrt`, `abs`, `min`,
 //! `max`, `atan2`, ...); a constant is substituted, in parentheses, for its name; `oo` in a
 //! domain is infinity.
-//! Vector and matrix variables or constants, functions and loops are not read: the error names
-//! the line. A constant given as an interval (`e in [a, b]`) is substituted as that interval.
+//! A constant given as an interval (`e in [a, b]`) is substituted as that interval.
+//!
+//! **Vectors** (most of IBEX's `benchs/solver`): `x[10] in [lo, hi];` declares ten scalars
+//! that the problem names `x_1`, ..., `x_10`; IBEX's references `x(i)` (1-based) and `x[i]`
+//! (0-based), with a literal index, become those names. A variable declared without a domain
+//! (`x;`) ranges over the whole line; several may share a statement (`x in [0, 1], y;`). A
+//! domain's bounds may be constant expressions (`[0, 2*pi]`, `[-10^8, 10^8]`): each is
+//! enclosed and its outer end taken (the domain can only grow).
+//! Matrix variables, vector constants, functions and loops are not read: the error names the
+//! line.
 
 use crate::interval::Interval;
 
@@ -71,6 +79,8 @@ pub fn parse(text: &str) -> Result<MinibexProblem, MinibexError> {
         constraints: String::new(),
     };
     let mut constants: Vec<(String, String)> = Vec::new();
+    // Vector variables and their lengths.
+    let mut vectors: Vec<(String, usize)> = Vec::new();
     let mut constraints: Vec<String> = Vec::new();
     let mut section = Section::None;
     let mut line = 1;
@@ -135,36 +145,29 @@ pub fn parse(text: &str) -> Result<MinibexProblem, MinibexError> {
                 constants.push((name.to_string(), value));
             }
             Section::Variables => {
-                // `name in [lo, hi]` (IBEX also writes `name in[lo,hi]`).
-                let (name, rest) = split_name(stmt);
-                let (word, dom) = split_word(rest.trim_start());
-                if word != "in" {
-                    return Err(err(format!(
-                        "variable `{stmt}`: write `name in [lo, hi];` (a variable needs a domain)"
-                    )));
+                for decl in split_top_level(stmt) {
+                    let decl = decl.trim();
+                    if decl.is_empty() {
+                        continue;
+                    }
+                    let (name, dim, iv) = variable(decl, &constants).map_err(&err)?;
+                    match dim {
+                        None => problem.vars.push((name, iv)),
+                        Some(d) => {
+                            problem
+                                .vars
+                                .extend((1..=d).map(|i| (format!("{name}_{i}"), iv)));
+                            vectors.push((name, d));
+                        }
+                    }
                 }
-                let name = name.trim();
-                check_scalar(name, "variables").map_err(&err)?;
-                // Bounds are numbers, or constants whose value is one (substituted bare).
-                let literal: Vec<(String, String)> = constants
-                    .iter()
-                    .filter(|(_, v)| v.trim().parse::<f64>().is_ok())
-                    .cloned()
-                    .collect();
-                // IBEX writes infinity as oo.
-                let dom = substitute_bare(dom.trim(), &literal).replace("oo", "inf");
-                let iv = Interval::parse(&dom).map_err(|e| {
-                    err(format!(
-                        "variable {name}: the domain `{dom}` is not an interval of numbers                          (a constant in a domain must be a number): {e}"
-                    ))
-                })?;
-                problem.vars.push((name.to_string(), iv));
             }
             Section::Minimize => {
                 if problem.objective.is_some() {
                     return Err(err("a second objective: Minibex has one `minimize`".into()));
                 }
-                problem.objective = Some(substitute(stmt, &constants));
+                let stmt = indexed(stmt, &vectors).map_err(&err)?;
+                problem.objective = Some(substitute(&stmt, &constants));
                 section = Section::None;
             }
             Section::Constraints => {
@@ -173,7 +176,8 @@ pub fn parse(text: &str) -> Result<MinibexProblem, MinibexError> {
                         "`{stmt}`: loops and blocks are not read (scalar constraints only)"
                     )));
                 }
-                constraints.push(substitute(stmt, &constants));
+                let stmt = indexed(stmt, &vectors).map_err(&err)?;
+                constraints.push(substitute(&stmt, &constants));
             }
         }
     }
@@ -183,8 +187,186 @@ pub fn parse(text: &str) -> Result<MinibexProblem, MinibexError> {
             message: "no variables: declare them under `variables` as `x in [lo, hi];`".into(),
         });
     }
+    // A vector's element names may not be declared twice.
+    for (i, (name, _)) in problem.vars.iter().enumerate() {
+        if problem.vars[..i].iter().any(|(n, _)| n == name) {
+            return Err(MinibexError {
+                line: 1,
+                message: format!(
+                    "the variable `{name}` is declared twice (a vector's elements are named \
+                     x_1, x_2, ...: rename the scalar)"
+                ),
+            });
+        }
+    }
     problem.constraints = constraints.join(", ");
     Ok(problem)
+}
+
+/// One variable declaration: `name`, `name in DOMAIN`, `name[n]` or `name[n] in DOMAIN`; the
+/// name, the vector's length, and the domain (the whole line if none is given).
+fn variable(
+    decl: &str,
+    constants: &[(String, String)],
+) -> Result<(String, Option<usize>, Interval), String> {
+    let (head, rest) = split_name(decl);
+    let (word, dom) = split_word(rest.trim_start());
+    let rest_empty = rest.trim().is_empty();
+    if !(word == "in" || rest_empty) {
+        return Err(format!(
+            "variable `{decl}`: write `name in [lo, hi];` or `name;` (the whole line)"
+        ));
+    }
+    let (name, dim) = match head.split_once('[') {
+        None => (head, None),
+        Some((name, d)) => {
+            let d = d.strip_suffix(']').unwrap_or(d);
+            let n: usize = d.trim().parse().map_err(|_| {
+                format!(
+                    "`{head}`: a vector's length must be a number, and matrix variables are \
+                     not read (declare vectors or scalars)"
+                )
+            })?;
+            if n == 0 {
+                return Err(format!("`{head}`: a vector needs at least one element"));
+            }
+            (name, Some(n))
+        }
+    };
+    check_scalar(name, "variables")?;
+    let iv = if rest_empty {
+        Interval::ENTIRE
+    } else {
+        domain(dom.trim(), constants).map_err(|e| format!("variable {name}: {e}"))?
+    };
+    Ok((name.to_string(), dim, iv))
+}
+
+/// A domain `[lo, hi]`: numbers (rounded outward, as [`Interval::parse`] reads them), `oo`
+/// for infinity, or constant expressions, each enclosed and its outer end taken.
+fn domain(dom: &str, constants: &[(String, String)]) -> Result<Interval, String> {
+    let bad = || format!("the domain `{dom}` is not `[lo, hi]`");
+    let inner = dom
+        .strip_prefix('[')
+        .and_then(|s| s.strip_suffix(']'))
+        .ok_or_else(bad)?;
+    let parts = split_top_level(inner);
+    let [lo, hi] = parts.as_slice() else {
+        return Err(bad());
+    };
+    // Each bound as text that Interval::parse reads exactly at its outer end.
+    let bound = |text: &str, upper: bool| -> Result<String, String> {
+        let t = substitute(text.trim(), constants).replace("oo", "inf");
+        let plain = t
+            .trim_start_matches(['(', ' '])
+            .trim_end_matches([')', ' ']);
+        // A number (inf included): Interval::parse rounds it outward.
+        if plain.parse::<f64>().is_ok_and(|v| !v.is_nan()) {
+            return Ok(plain.to_string());
+        }
+        let e = crate::Expression::parse(&t).map_err(|e| format!("the bound `{t}`: {e}"))?;
+        if !e.vars().is_empty() {
+            return Err(format!(
+                "the bound `{t}` reads the variables {}: a domain's bounds are constants",
+                e.vars().join(", ")
+            ));
+        }
+        let eval = crate::Evaluator::new(&e, crate::Precision::F64, crate::BackendChoice::Cpu)
+            .map_err(|e| format!("the bound `{t}`: {e}"))?;
+        let v = eval
+            .eval(&[])
+            .map_err(|e| format!("the bound `{t}`: {e}"))?
+            .first()
+            .copied()
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| format!("the bound `{t}` is not a number"))?;
+        // `{:e}` prints the shortest text that reads back as the same double.
+        Ok(format!("{:e}", if upper { v.hi } else { v.lo }))
+    };
+    let text = format!("[{}, {}]", bound(lo, false)?, bound(hi, true)?);
+    Interval::parse(&text).map_err(|e| format!("the domain `{dom}`: {e}"))
+}
+
+/// `text` split at the commas outside brackets and parentheses.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '[' | '(' => depth += 1,
+            ']' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
+}
+
+/// `text` with each vector element `x(i)` (1-based) or `x[i]` (0-based) of a declared vector
+/// replaced by its scalar's name `x_i` (1-based).
+fn indexed(text: &str, vectors: &[(String, usize)]) -> Result<String, String> {
+    if vectors.is_empty() {
+        return Ok(text.to_string());
+    }
+    let mut out = String::with_capacity(text.len());
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i] as char;
+        let starts = (c.is_ascii_alphabetic() || c == '_')
+            && (i == 0
+                || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'.' || b[i - 1] == b'_'));
+        if !starts {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let end = text[i..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map_or(text.len(), |e| i + e);
+        let word = &text[i..end];
+        out.push_str(word);
+        i = end;
+        let Some(&(_, len)) = vectors.iter().find(|(n, _)| n == word) else {
+            continue;
+        };
+        let rest = &text[i..];
+        let open = rest.trim_start();
+        let (close, base) = match open.chars().next() {
+            Some('(') => (')', 1),
+            Some('[') => (']', 0),
+            _ => {
+                return Err(format!(
+                    "the vector `{word}` is used without an index: write {word}(i) (from 1) or \
+                     {word}[i] (from 0)"
+                ))
+            }
+        };
+        let Some(stop) = open.find(close) else {
+            return Err(format!("`{word}{}`: the index is not closed", &open[..1]));
+        };
+        let index = open[1..stop].trim();
+        let k: usize = index.parse().map_err(|_| {
+            format!(
+                "`{word}{}`: the index must be a number here",
+                &open[..=stop]
+            )
+        })?;
+        let one_based = k + 1 - base;
+        if k < base || one_based > len {
+            return Err(format!(
+                "`{word}{}`: out of range (the vector has {len} elements)",
+                &open[..=stop]
+            ));
+        }
+        out.push_str(&format!("_{one_based}"));
+        i += rest.len() - open.len() + stop + 1;
+    }
+    Ok(out)
 }
 
 /// The section a keyword opens.
@@ -199,11 +381,14 @@ fn keyword(word: &str) -> Option<Section> {
     })
 }
 
-/// A leading name (letters, digits, '_', and a vector's `[..]`) and the rest.
+/// A leading name (letters, digits, '_', then a vector's `[..]` if any) and the rest.
 fn split_name(s: &str) -> (&str, &str) {
-    let end = s
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '[' || c == ']'))
+    let mut end = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .unwrap_or(s.len());
+    if s[end..].starts_with('[') {
+        end = s[end..].find(']').map_or(s.len(), |e| end + e + 1);
+    }
     (&s[..end], &s[end..])
 }
 
@@ -234,15 +419,6 @@ fn check_scalar(name: &str, what: &str) -> Result<(), String> {
 
 /// `text` with every identifier that names a constant replaced by `(value)`.
 fn substitute(text: &str, constants: &[(String, String)]) -> String {
-    replace_names(text, constants, true)
-}
-
-/// [`substitute`] without the parentheses (number constants in a domain).
-fn substitute_bare(text: &str, constants: &[(String, String)]) -> String {
-    replace_names(text, constants, false)
-}
-
-fn replace_names(text: &str, constants: &[(String, String)], parens: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let b = text.as_bytes();
     let mut i = 0;
@@ -260,12 +436,11 @@ fn replace_names(text: &str, constants: &[(String, String)], parens: bool) -> St
             // IBEX's natural logarithm is also `ln`.
             let word = if word == "ln" { "log" } else { word };
             match constants.iter().rev().find(|(n, _)| n == word) {
-                Some((_, v)) if parens => {
+                Some((_, v)) => {
                     out.push('(');
                     out.push_str(v);
                     out.push(')');
                 }
-                Some((_, v)) => out.push_str(v.trim()),
                 None => out.push_str(word),
             }
             i = end;

@@ -46,6 +46,7 @@ pub mod prune;
 mod pruned;
 pub mod ray;
 mod render;
+pub mod system;
 pub mod tape;
 pub mod trace;
 

@@ -68,6 +68,9 @@ pub(crate) struct Step {
     pub verdict: Verdict,
     /// The narrowed box (`(lo, hi)` per variable).
     pub narrowed: Vec<(f64, f64)>,
+    /// The variable to split the box across, by the smear heuristic (where the Jacobian's
+    /// enclosure is finite; see [`smear`]).
+    pub smear: Option<usize>,
 }
 
 type Iv = (f64, f64);
@@ -137,6 +140,7 @@ impl Jacobian<'_> {
                 let unknown = Step {
                     verdict: Verdict::Unknown,
                     narrowed: x.clone(),
+                    smear: None,
                 };
                 let proven = (0..n).all(|j| at(self.layout.defined(j), i) == (1.0, 1.0));
                 let jac: Vec<Iv> = (0..n * n)
@@ -155,7 +159,9 @@ impl Jacobian<'_> {
                 let Some(y) = inverse(&mid_jac, n) else {
                     return unknown;
                 };
-                operator(x, &centers[i], &fc, &jac, &y)
+                let mut step = operator(x, &centers[i], &fc, &jac, &y);
+                step.smear = smear(x, &jac);
+                step
             })
             .collect())
     }
@@ -191,6 +197,7 @@ fn operator(x: &[Iv], c: &[f64], fc: &[Iv], jac: &[Iv], y: &[f64]) -> Step {
             return Step {
                 verdict: Verdict::Unknown,
                 narrowed: x.to_vec(),
+                smear: None,
             };
         }
         if !(ki.0 > x[i].0 && ki.1 < x[i].1) {
@@ -207,6 +214,7 @@ fn operator(x: &[Iv], c: &[f64], fc: &[Iv], jac: &[Iv], y: &[f64]) -> Step {
         return Step {
             verdict: Verdict::NoZero,
             narrowed: x.to_vec(),
+            smear: None,
         };
     }
     Step {
@@ -216,7 +224,33 @@ fn operator(x: &[Iv], c: &[f64], fc: &[Iv], jac: &[Iv], y: &[f64]) -> Step {
             Verdict::Unknown
         },
         narrowed,
+        smear: None,
     }
+}
+
+/// The smear heuristic's choice of a variable to split a box across (Kearfott and Novoa 1990;
+/// IBEX's `SmearSumRelative`): the variable k with the largest `Σ_j |J_jk| w_k / Σ_l |J_jl|
+/// w_l`, how much of each equation's variation over the box comes from x_k, summed over the
+/// equations. `None` where no equation varies (or the sums are not finite).
+pub(crate) fn smear(x: &[Iv], jac: &[Iv]) -> Option<usize> {
+    let n = x.len();
+    let mut score = vec![0.0; n];
+    for j in 0..n {
+        let terms: Vec<f64> = (0..n)
+            .map(|k| {
+                let (a, b) = jac[j * n + k];
+                a.abs().max(b.abs()) * (x[k].1 - x[k].0)
+            })
+            .collect();
+        let total: f64 = terms.iter().sum();
+        if total > 0.0 && total.is_finite() {
+            for k in 0..n {
+                score[k] += terms[k] / total;
+            }
+        }
+    }
+    let best = (0..n).max_by(|&p, &q| score[p].total_cmp(&score[q]))?;
+    (score[best] > 0.0).then_some(best)
 }
 
 /// An approximate inverse of the n x n matrix `a` (row-major), by Gauss-Jordan elimination with
@@ -497,12 +531,12 @@ impl Solver {
 }
 
 /// The widest side of a box.
-fn width(b: &[(f64, f64)]) -> f64 {
+pub(crate) fn width(b: &[(f64, f64)]) -> f64 {
     b.iter().map(|s| s.1 - s.0).fold(0.0, f64::max)
 }
 
 /// The box widened by a tenth of each side's width (and a few ulps) on each end.
-fn widen(b: &[(f64, f64)]) -> Vec<(f64, f64)> {
+pub(crate) fn widen(b: &[(f64, f64)]) -> Vec<(f64, f64)> {
     b.iter()
         .map(|&(lo, hi)| {
             let w =

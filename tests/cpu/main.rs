@@ -31,5 +31,6 @@ mod region_pruning;
 mod round;
 mod semantics;
 mod sir;
+mod system;
 mod threads;
 mod tightest;

@@ -1028,6 +1028,64 @@ fn pave_writes_every_box_as_npy() {
 }
 
 #[test]
+fn solve_takes_constraints_and_minibex_systems() {
+    // Four integer zeros, each proven unique; its box holds it (the bounds exact decimals).
+    let o = ivjit(&[
+        "solve",
+        "x^2 + y^2 == 5, x*y == 2, x >= 0",
+        "--box",
+        "x=[-3,3]",
+        "--box",
+        "y=[-inf,inf]",
+        "--backend",
+        "cpu",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(doc["vars"], serde_json::json!(["x", "y"]));
+    let sols = doc["solutions"].as_array().unwrap();
+    assert_eq!(sols.len(), 2, "{doc}");
+    assert!(doc["undecided"].as_array().unwrap().is_empty(), "{doc}");
+    let side = |b: &serde_json::Value, k: usize| -> (f64, f64) {
+        let s = &b[k];
+        (
+            s[0].as_str().unwrap().parse().unwrap(),
+            s[1].as_str().unwrap().parse().unwrap(),
+        )
+    };
+    for (b, (x, y)) in sols.iter().zip([(1.0, 2.0), (2.0, 1.0)]) {
+        let (sx, sy) = (side(b, 0), side(b, 1));
+        assert!(sx.0 <= x && x <= sx.1 && sy.0 <= y && y <= sy.1, "{b}");
+    }
+    // A Minibex system (IBEX's Kin1) in text: every line a proven solution, then the count.
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/minibex/Kin1.bch");
+    let o = ivjit(&["solve", "-f", file, "--backend", "cpu"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let proven = out
+        .lines()
+        .filter(|l| l.ends_with("unique solution proven (Krawczyk)"))
+        .count();
+    assert!(proven > 0, "{out}");
+    assert!(
+        out.contains(&format!(
+            "{proven} solutions proven unique; 0 undecided boxes"
+        )),
+        "{out}"
+    );
+    // A file with an objective belongs to minimize.
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/minibex/ex2_1_1.bch"
+    );
+    let o = ivjit(&["solve", "-f", file]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("use ivjit minimize"), "{}", stderr(&o));
+}
+
+#[test]
 fn minimize_reads_an_ibex_minibex_problem() {
     // IBEX's ex2_1_1 (COCONUT Library1): a concave quadratic over [0, 1]^5 with one linear
     // constraint; the published minimum -17 at (1, 1, 0, 1, 0).
@@ -1080,7 +1138,7 @@ fn minimize_reads_an_ibex_minibex_problem() {
     // A Minibex error names the file and the line.
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.bch");
-    std::fs::write(&bad, "variables\n  x[2] in [0, 1];\nminimize x;\nend\n").unwrap();
+    std::fs::write(&bad, "variables\n  x[2][2] in [0, 1];\nminimize x;\nend\n").unwrap();
     let o = ivjit(&["minimize", "-f", bad.to_str().unwrap()]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("bad.bch: line 2"), "{}", stderr(&o));
