@@ -9,7 +9,9 @@
 //! 2. **Newton**: where the equalities are as many as the variables, one Krawczyk step
 //!    (`search::newton`) on each contracted box: a box proven to hold no zero of the
 //!    equalities is dropped; a box proven to hold exactly one is narrowed by further steps
-//!    until they stop narrowing it (a few ulps wide near a regular zero) and becomes a **solution** if every other
+//!    until they stop narrowing it (a few ulps wide near a regular zero; a box still wider
+//!    than `eps` where the steps converge slowly is split instead, and its zero proven again
+//!    in a part) and becomes a **solution** if every other
 //!    constraint is proven on it, an **undecided** box otherwise; the rest go on, narrowed to
 //!    K(X) ∩ X.
 //! 3. **Inner boxes**: a box on which every constraint is proven (each enclosure inside its
@@ -200,7 +202,11 @@ pub fn solve_system(
                     }
                 }
             }
-            let found = narrow_solutions(jac, proven, &mut out.newton_steps)?;
+            let (found, slow) = narrow_solutions(jac, proven, options.eps, &mut out.newton_steps)?;
+            for (_, b) in slow {
+                rest.push(b);
+                split.push(None);
+            }
             boxes = rest;
             accept(
                 &mut out,
@@ -288,7 +294,9 @@ pub fn solve_system(
                 }
             }
             narrow = keep;
-            let found = narrow_solutions(jac, proven, &mut out.newton_steps)?;
+            let (mut found, slow) =
+                narrow_solutions(jac, proven, options.eps, &mut out.newton_steps)?;
+            found.extend(slow);
             accept(
                 &mut out,
                 &mut held,
@@ -370,41 +378,52 @@ fn krawczyk(jac: &Jacobian, boxes: &[Vec<Iv>]) -> Result<Vec<Step>, Error> {
 }
 
 /// Narrows proven boxes (each holds exactly one zero: `(proof box, narrowed box)`) by
-/// Krawczyk steps until each stops narrowing: near a regular zero the
-/// steps converge quadratically, to a few ulps in a few steps, far below `eps`.
+/// Krawczyk steps: near a regular zero they converge quadratically, to a few ulps in a few
+/// steps, far below `eps`. Returns the boxes narrowed until a step changed nothing (at the
+/// floats' resolution, or at the width that interval constants in the system leave), and
+/// those still wider than `eps` (relative above 1) where a step took off less than half: the
+/// caller splits those (on a wide box the steps converge only linearly).
 fn narrow_solutions(
     jac: &Jacobian,
     mut pending: Vec<Proven>,
+    eps: f64,
     steps: &mut usize,
-) -> Result<Vec<Proven>, Error> {
-    let mut done = Vec::new();
+) -> Result<(Vec<Proven>, Vec<Proven>), Error> {
+    let (mut done, mut slow) = (Vec::new(), Vec::new());
     for _ in 0..NARROW_STEPS {
         let wide = std::mem::take(&mut pending);
         if wide.is_empty() {
-            return Ok(done);
+            break;
         }
         *steps += 1;
         let boxes: Vec<Vec<Iv>> = wide.iter().map(|(_, b)| b.clone()).collect();
         let next = jac.krawczyk(&boxes)?;
-        pending = Vec::with_capacity(wide.len());
         for ((proof, b), s) in wide.into_iter().zip(next) {
             // The zero lies in K(X) ∩ X whatever the verdict (NoZero cannot happen: the box
             // holds one; if rounding said so, keep the box).
-            let progress = width(&s.narrowed) < width(&b);
-            if s.verdict == Verdict::NoZero || !progress {
-                let keep = if s.verdict == Verdict::NoZero {
-                    b
-                } else {
-                    s.narrowed
-                };
-                done.push((proof, keep));
-            } else {
+            if s.verdict == Verdict::NoZero {
+                done.push((proof, b));
+                continue;
+            }
+            let (before, after) = (width(&b), width(&s.narrowed));
+            if after >= before {
+                done.push((proof, s.narrowed));
+            } else if after < 0.5 * before || narrow_enough(&s.narrowed, eps) {
                 pending.push((proof, s.narrowed));
+            } else {
+                slow.push((proof, s.narrowed));
             }
         }
     }
+    // Still narrowing after the last step: as far as it went.
     done.extend(pending);
-    Ok(done)
+    Ok((done, slow))
+}
+
+/// Whether every side is at most `eps` wide, relative to its magnitude above 1.
+fn narrow_enough(b: &[Iv], eps: f64) -> bool {
+    b.iter()
+        .all(|&(lo, hi)| hi - lo <= eps * lo.abs().max(hi.abs()).max(1.0))
 }
 
 /// Adds the proven boxes `found` (`(proof box, narrowed box)`) to `out`: as solutions where
