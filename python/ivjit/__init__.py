@@ -20,7 +20,7 @@ from ._ivjit import Error, GpuError, InputError, SyntaxError
 from ._ivjit import _pinned
 from ._ivjit import compile as _compile
 from ._ivjit import relate
-from ._ivjit import _constraint_vars, _contract, _pave
+from ._ivjit import _constraint_vars, _contract, _pave, _solve_system
 from ._ivjit import _minimize_subject_to, _problem_vars
 from . import reduction
 
@@ -37,6 +37,8 @@ __all__ = [
     "minimize",
     "roots",
     "solve",
+    "solve_system",
+    "SystemSolutions",
     "pave",
     "contract",
     "Paving",
@@ -381,6 +383,39 @@ def pave(constraints, box, eps=1e-2, max_boxes=10_000_000, precision="f64", back
         constraints, root, float(eps), int(max_boxes), precision, backend
     )
     return Paving(names, inner, boundary, outer, evaluated, truncated)
+
+
+class SystemSolutions(NamedTuple):
+    """Every solution of a set of constraints in a box: (count, vars, 2) arrays of (lo, hi)."""
+
+    vars: list  # the variables, in the boxes' order
+    solutions: object  # boxes proven to hold exactly one solution each (Krawczyk)
+    undecided: object  # boxes that may hold solutions, none proven
+    inner: object  # boxes of solutions only (systems without equalities)
+    complete: bool  # False: the budget stopped the search (the unsplit rest is undecided)
+    square: bool  # as many equalities as variables (uniqueness can be proven)
+    boxes: int  # boxes evaluated
+    newton_steps: int
+
+
+def solve_system(constraints, box, eps=1e-8, max_boxes=10_000_000, backend="auto"):
+    """Every solution of comma-separated constraints `f == g`, `f <= g`, `f >= g`, `f in [a, b]`
+    (e.g. `"x^2 + y^2 == 5, x*y == 2, x >= 0"`) in `box` (a dict {variable: (lo, hi)}, sides
+    may be unbounded, or one (lo, hi) per variable in the constraints' order), by branch and
+    prune as `ivjit solve` does: HC4 contraction, Krawczyk's test where the equalities are as
+    many as the variables (a solution box holds exactly one solution, narrowed to a few ulps),
+    bisection down to `eps`. Every solution lies in a solution, inner or undecided box.
+    In double precision. docs/constraints.md."""
+    names = _constraint_vars(constraints)
+
+    class _Vars:
+        vars = names
+
+    root = _root_box(_Vars, box)
+    solutions, undecided, inner, complete, square, boxes, steps = _solve_system(
+        constraints, root, float(eps), int(max_boxes), backend
+    )
+    return SystemSolutions(names, solutions, undecided, inner, complete, square, boxes, steps)
 
 
 def contract(constraints, box, sweeps=3, precision="f64", backend="auto"):

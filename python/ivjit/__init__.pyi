@@ -184,6 +184,26 @@ def solve(
     """The zeros of a square system, each proven unique by interval Newton where it can be."""
 
 
+class SystemSolutions(NamedTuple):
+    vars: list[str]
+    solutions: npt.NDArray[np.float64]
+    undecided: npt.NDArray[np.float64]
+    inner: npt.NDArray[np.float64]
+    complete: bool
+    square: bool
+    boxes: int
+    newton_steps: int
+
+def solve_system(
+    constraints: str,
+    box: Box,
+    eps: float = 1e-8,
+    max_boxes: int = 10_000_000,
+    backend: Literal["auto", "cpu", "gpu"] = "auto",
+) -> SystemSolutions:
+    """Every solution of constraints like "x^2 + y^2 == 5, x*y == 2", each proven unique where it can be."""
+
+
 class Paving(NamedTuple):
     vars: list[str]
     inner: npt.NDArray[np.float64]

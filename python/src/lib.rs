@@ -1295,6 +1295,58 @@ fn _pave<'py>(
     ))
 }
 
+/// Systems by branch and prune (`ivjit::search::system::solve_system`): the solution,
+/// undecided and inner boxes as (count, vars, 2) arrays, whether the search completed, whether
+/// Krawczyk's test applied, the boxes evaluated and the Newton steps.
+#[pyfunction]
+#[allow(clippy::type_complexity)] // the tuple `ivjit.solve_system` unpacks
+fn _solve_system<'py>(
+    py: Python<'py>,
+    constraints: &str,
+    root: Vec<(f64, f64)>,
+    eps: f64,
+    max_boxes: usize,
+    backend: &str,
+) -> PyResult<(
+    pyo3::Bound<'py, PyAny>,
+    pyo3::Bound<'py, PyAny>,
+    pyo3::Bound<'py, PyAny>,
+    bool,
+    bool,
+    usize,
+    usize,
+)> {
+    use ivjit::search::system::{solve_system, SystemOptions};
+    let (c, root) = constraints_and_root(constraints, &root)?;
+    if eps.is_nan() || eps <= 0.0 {
+        return Err(InputError::new_err(format!(
+            "eps must be positive, not {eps}"
+        )));
+    }
+    let choice = backend_of(backend)?;
+    let options = SystemOptions { eps, max_boxes };
+    let found = search(py, &c.source, || solve_system(&c, &root, options, choice))?;
+    let nv = root.len();
+    let array = |list: Vec<&[ivjit::Interval]>| -> PyResult<pyo3::Bound<'py, PyAny>> {
+        let flat: Vec<f64> = list
+            .iter()
+            .flat_map(|b| b.iter().flat_map(|iv| [iv.lo, iv.hi]))
+            .collect();
+        Ok(PyArray1::from_vec(py, flat)
+            .reshape([list.len(), nv, 2])?
+            .into_any())
+    };
+    Ok((
+        array(found.solutions.iter().map(|s| s.sides.as_slice()).collect())?,
+        array(found.undecided.iter().map(Vec::as_slice).collect())?,
+        array(found.inner.iter().map(Vec::as_slice).collect())?,
+        found.complete,
+        found.square,
+        found.evaluated,
+        found.newton_steps,
+    ))
+}
+
 /// The variables of a constrained problem (`ivjit::search::constrained::problem_expression`),
 /// in the order its box is given.
 #[pyfunction]
@@ -1372,6 +1424,7 @@ fn _ivjit(m: &pyo3::Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(relate, m)?)?;
     m.add_function(wrap_pyfunction!(_reduce, m)?)?;
     m.add_function(wrap_pyfunction!(_pave, m)?)?;
+    m.add_function(wrap_pyfunction!(_solve_system, m)?)?;
     m.add_function(wrap_pyfunction!(_problem_vars, m)?)?;
     m.add_function(wrap_pyfunction!(_minimize_subject_to, m)?)?;
     m.add_function(wrap_pyfunction!(_contract, m)?)?;

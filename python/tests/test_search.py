@@ -316,6 +316,23 @@ def test_pave_names_a_bad_constraint():
         ivjit.pave("x <= 1", {"y": (0, 2)})
 
 
+def test_solve_system_proves_each_zero_once():
+    # x^2 + y^2 = 5, x y = 2, x >= 0: (1, 2) and (2, 1), each in a proven box; y unbounded.
+    s = ivjit.solve_system("x^2 + y^2 == 5, x*y == 2, x >= 0", {"x": (-3, 3), "y": (-np.inf, np.inf)}, backend="cpu")
+    assert s.vars == ["x", "y"] and s.complete and s.square
+    assert s.solutions.shape == (2, 2, 2) and len(s.undecided) == 0 and len(s.inner) == 0
+    for b, (x, y) in zip(s.solutions, [(1, 2), (2, 1)]):
+        assert b[0][0] <= x <= b[0][1] and b[1][0] <= y <= b[1][1]
+        assert (b[:, 1] - b[:, 0]).max() < 1e-13
+    # Without equalities: inner boxes, every corner inside the disk exactly.
+    s = ivjit.solve_system("x^2 + y^2 <= 1", [(-2, 2), (-2, 2)], eps=0.05, backend="cpu")
+    assert not s.square and len(s.inner) > 0 and len(s.solutions) == 0
+    for b in s.inner:
+        for x in b[0]:
+            for y in b[1]:
+                assert Fraction(float(x)) ** 2 + Fraction(float(y)) ** 2 <= 1
+
+
 def test_contract_narrows_the_circle_and_empties_a_far_box():
     (x, y) = ivjit.contract("x^2 + y^2 == 1", {"x": (0.6, 2), "y": (-2, 2)}, backend="cpu")
     assert x[0] == 0.6 and x[1] == 1.0

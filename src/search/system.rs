@@ -19,7 +19,7 @@
 //!    **inner** and not split. A system with an equality has none (no box is one point).
 //! 4. **Bisect** the rest across their widest side; a box at most `eps` wide is reported
 //!    **undecided** (it may hold solutions; none proven). Before that, Krawczyk's test is
-//!    tried once more on it widened by a tenth of each side, which proves zeros that lie on
+//!    tried once more on it widened by a tenth of each side and by `eps`, which proves zeros that lie on
 //!    a face of the box (where a contraction or a cut left them, out of every box's
 //!    interior); such a zero is reported if its narrowed box lies in the root box.
 //!
@@ -28,7 +28,9 @@
 //! out ([`SystemSolution::remaining`], reported as undecided). Each solution box holds exactly
 //! one zero of the equalities, and that zero satisfies every constraint. Two solution boxes
 //! never hold the same zero: one whose box lies in the box where another's uniqueness was
-//! proven is that one (dropped), and so is an undecided box inside such a box.
+//! proven is that one (dropped). An undecided box that lies in a box proven to hold exactly
+//! one zero, where that zero is reported (or proven to violate an inequality), is dropped: it
+//! holds no other.
 
 use super::newton::{widen, width, Jacobian, Step, Verdict};
 use super::pave::{check_root, cut, soa_of, Constraints};
@@ -161,6 +163,8 @@ pub fn solve_system(
     let mut narrow: Vec<Vec<Iv>> = Vec::new();
     // Proven zeros of the equalities where an inequality is undecided.
     let mut held: Vec<Vec<Interval>> = Vec::new();
+    // Boxes proven to hold exactly one zero, that zero accounted for (`accept`).
+    let mut covered: Vec<Vec<Iv>> = Vec::new();
     loop {
         super::interrupt::check()?;
         let mk = work.len() / (2 * n.max(1));
@@ -211,6 +215,7 @@ pub fn solve_system(
             accept(
                 &mut out,
                 &mut held,
+                &mut covered,
                 found,
                 &forward,
                 constraints,
@@ -278,7 +283,7 @@ pub fn solve_system(
     if let Some(jac) = &jacobian {
         if !narrow.is_empty() {
             out.newton_steps += 1;
-            let wide: Vec<Vec<Iv>> = narrow.iter().map(|b| widen(b)).collect();
+            let wide: Vec<Vec<Iv>> = narrow.iter().map(|b| inflate(b, options.eps)).collect();
             let steps = krawczyk(jac, &wide)?;
             let mut proven = Vec::new();
             let mut keep = Vec::new();
@@ -300,6 +305,7 @@ pub fn solve_system(
             accept(
                 &mut out,
                 &mut held,
+                &mut covered,
                 found,
                 &forward,
                 constraints,
@@ -308,13 +314,12 @@ pub fn solve_system(
             )?;
         }
     }
-    // An undecided box inside a proof box holds no zero but that solution's.
+    // An undecided box inside a box proven to hold one zero holds no zero but that one,
+    // which is accounted for.
     let known = |b: &[Iv]| {
-        out.solutions.iter().any(|s| {
-            b.iter()
-                .zip(&s.proof)
-                .all(|(x, p)| p.lo <= x.0 && x.1 <= p.hi)
-        })
+        covered
+            .iter()
+            .any(|p| b.iter().zip(p).all(|(x, p)| p.0 <= x.0 && x.1 <= p.1))
     };
     let undecided: Vec<Vec<Interval>> = narrow
         .iter()
@@ -420,6 +425,19 @@ fn narrow_solutions(
     Ok((done, slow))
 }
 
+/// The box widened on each end by a tenth of each side's width and by `eps` (relative above
+/// 1): room for K(X) around a zero on a face, also where a side is a few ulps wide (there a
+/// tenth of the width is less than K(X)'s own rounding).
+fn inflate(b: &[Iv], eps: f64) -> Vec<Iv> {
+    widen(b)
+        .into_iter()
+        .map(|(lo, hi)| {
+            let w = eps * lo.abs().max(hi.abs()).max(1.0);
+            (lo - w, hi + w)
+        })
+        .collect()
+}
+
 /// Whether every side is at most `eps` wide, relative to its magnitude above 1.
 fn narrow_enough(b: &[Iv], eps: f64) -> bool {
     b.iter()
@@ -431,9 +449,11 @@ fn narrow_enough(b: &[Iv], eps: f64) -> bool {
 /// equalities hold at the zero), as undecided boxes where an inequality is not; dropped where
 /// one is proven violated, where the zero may lie outside the root box, or where the zero is
 /// one already found.
+#[allow(clippy::too_many_arguments)] // the search's state, passed down once
 fn accept(
     out: &mut SystemSolution,
     held: &mut Vec<Vec<Interval>>,
+    covered: &mut Vec<Vec<Iv>>,
     found: Vec<Proven>,
     forward: &Evaluator,
     constraints: &Constraints,
@@ -444,6 +464,9 @@ fn accept(
         .into_iter()
         .filter(|(_, b)| b.iter().zip(root).all(|(s, r)| r.0 <= s.0 && s.1 <= r.1))
         .collect();
+    // Each of these proof boxes' one zero ends reported (a solution, an undecided box, one
+    // found before) or proven infeasible.
+    covered.extend(found.iter().map(|(proof, _)| proof.clone()));
     let k = found.len();
     if k == 0 {
         return Ok(());
@@ -456,7 +479,7 @@ fn accept(
     let v = forward.eval_soa(&soa_of(flat.chunks_exact(2 * n), n, k), k)?;
     let defined = f64::from(Decoration::Def.code());
     for (i, (proof, b)) in found.into_iter().enumerate() {
-        let mut proven = true;
+        let (mut proven, mut violated) = (true, false);
         for j in 0..m {
             let r = constraints.ranges[j];
             let (lo, hi) = (v[2 * j * k + i], v[(2 * j + 1) * k + i]);
@@ -464,12 +487,16 @@ fn accept(
                 continue;
             }
             if lo > r.hi || hi < r.lo {
-                proven = false;
+                violated = true;
                 break;
             }
             if !(v[2 * (m + j) * k + i] >= defined && lo >= r.lo && hi <= r.hi) {
                 proven = false;
             }
+        }
+        // The zero violates an inequality: not a solution.
+        if violated {
+            continue;
         }
         let same = out.solutions.iter().any(|s| {
             inside(&b, &s.proof)

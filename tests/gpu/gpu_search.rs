@@ -871,6 +871,104 @@ fn paving_on_the_gpu_equals_the_cpu() {
     }
 }
 
+/// Paving with an unbounded root side and a constraint where x repeats (so the contractor
+/// takes the centered step, with IEEE 1788's `mid` of the unbounded side): the GPU's paving is
+/// the CPU's, bit for bit.
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
+fn unbounded_paving_with_the_centered_step_on_the_gpu_equals_the_cpu() {
+    crate::common::gpu::require_gpu(
+        "unbounded_paving_with_the_centered_step_on_the_gpu_equals_the_cpu",
+    );
+    use ivjit::search::pave::{pave, Constraints};
+    let c = Constraints::parse("x^2 + y^2 <= 4, x*y - x^3 in [-0.5, 0.5]").unwrap();
+    let root = [
+        ivjit::Interval::ENTIRE,
+        ivjit::Interval::new(-2.0, 2.0).unwrap(),
+    ];
+    for p in [ivjit::Precision::F64, ivjit::Precision::F32] {
+        let cpu = pave(&c, &root, 0.01, 1 << 20, p, ivjit::BackendChoice::Cpu).unwrap();
+        let gpu = pave(&c, &root, 0.01, 1 << 20, p, ivjit::BackendChoice::Gpu).unwrap();
+        eprintln!(
+            "{p:?}: {} inner, {} boundary, {} outer, {} evaluated",
+            gpu.inner.len(),
+            gpu.boundary.len(),
+            gpu.outer.len(),
+            gpu.evaluated
+        );
+        assert!(!gpu.inner.is_empty() && !gpu.boundary.is_empty());
+        assert_eq!(cpu.evaluated, gpu.evaluated, "{p:?}");
+        assert_eq!(cpu.inner, gpu.inner, "{p:?}: inner");
+        assert_eq!(cpu.boundary, gpu.boundary, "{p:?}: boundary");
+        assert_eq!(cpu.outer, gpu.outer, "{p:?}: outer");
+    }
+}
+
+/// Systems by branch and prune (`ivjit::search::system`) on the GPU: its rounds are batches
+/// of the contractor, the Jacobian (Krawczyk's steps) and the decorated constraints, the same
+/// bits as the CPU's for these programs without point calls, so the solutions, undecided and
+/// inner boxes are the CPU's — also from an unbounded root box.
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
+fn system_solutions_on_the_gpu_equal_the_cpu() {
+    crate::common::gpu::require_gpu("system_solutions_on_the_gpu_equal_the_cpu");
+    use ivjit::search::pave::Constraints;
+    use ivjit::search::system::{solve_system, SystemOptions};
+    let iv = |a: f64, b: f64| ivjit::Interval::new(a, b).unwrap();
+    let problems = [
+        (
+            "x^2 + y^2 == 5, x*y == 2, x >= 0",
+            vec![iv(-3.0, 3.0), iv(-3.0, 3.0)],
+            2,
+        ),
+        (
+            "x*y == 1, x == y",
+            vec![ivjit::Interval::ENTIRE, ivjit::Interval::ENTIRE],
+            2,
+        ),
+        (
+            "x^2 + y^2 + z^2 == 3, x*y*z == 1, x - y == 0",
+            vec![iv(-2.0, 2.0), iv(-2.0, 2.0), iv(-2.0, 2.0)],
+            0,
+        ),
+        (
+            "x^2 + y^2 <= 1, y >= x^3",
+            vec![iv(-2.0, 2.0), iv(-2.0, 2.0)],
+            0,
+        ),
+    ];
+    for (text, root, at_least) in problems {
+        let c = Constraints::parse(text).unwrap();
+        let o = SystemOptions {
+            eps: if c.ranges.iter().any(|r| r.lo == r.hi) {
+                1e-8
+            } else {
+                1e-2
+            },
+            max_boxes: 1 << 20,
+        };
+        let cpu = solve_system(&c, &root, o, ivjit::BackendChoice::Cpu).unwrap();
+        let t = std::time::Instant::now();
+        let gpu = solve_system(&c, &root, o, ivjit::BackendChoice::Gpu).unwrap();
+        eprintln!(
+            "{text}: {} solutions, {} undecided, {} inner, {} boxes; GPU {:?}",
+            gpu.solutions.len(),
+            gpu.undecided.len(),
+            gpu.inner.len(),
+            gpu.evaluated,
+            t.elapsed()
+        );
+        assert!(gpu.solutions.len() >= at_least, "{text}: {gpu:?}");
+        assert_eq!(cpu, gpu, "{text}");
+    }
+}
+
 /// Constrained minimization (`ivjit::search::constrained`) on the GPU gives the CPU's
 /// enclosure, best point and counts bit for bit: its rounds are batches of the contractors
 /// (with and without the objective cut) and of the decorated problem, programs without point
