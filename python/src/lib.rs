@@ -1246,6 +1246,22 @@ fn _contract(
         .then(|| out.iter().map(|iv| (iv.lo, iv.hi)).collect()))
 }
 
+/// Boxes of `nv` sides as one (count, nv, 2) float64 array of (lo, hi).
+fn boxes_array<'py, 'a>(
+    py: Python<'py>,
+    boxes: impl Iterator<Item = &'a [ivjit::Interval]>,
+    nv: usize,
+) -> PyResult<pyo3::Bound<'py, PyAny>> {
+    let mut count = 0;
+    let flat: Vec<f64> = boxes
+        .inspect(|_| count += 1)
+        .flat_map(|b| b.iter().flat_map(|iv| [iv.lo, iv.hi]))
+        .collect();
+    Ok(PyArray1::from_vec(py, flat)
+        .reshape([count, nv, 2])?
+        .into_any())
+}
+
 /// Paving (`ivjit::search::pave::pave`): the inner, boundary and outer boxes as (count, vars,
 /// 2) arrays, the boxes evaluated, and whether the budget ran out.
 #[pyfunction]
@@ -1277,15 +1293,7 @@ fn _pave<'py>(
         pave(&c, &root, eps, max_boxes, precision, choice)
     })?;
     let nv = root.len();
-    let array = |list: &[Vec<ivjit::Interval>]| -> PyResult<pyo3::Bound<'py, PyAny>> {
-        let flat: Vec<f64> = list
-            .iter()
-            .flat_map(|b| b.iter().flat_map(|iv| [iv.lo, iv.hi]))
-            .collect();
-        Ok(PyArray1::from_vec(py, flat)
-            .reshape([list.len(), nv, 2])?
-            .into_any())
-    };
+    let array = |list: &[Vec<ivjit::Interval>]| boxes_array(py, list.iter().map(Vec::as_slice), nv);
     Ok((
         array(&p.inner)?,
         array(&p.boundary)?,
@@ -1327,19 +1335,10 @@ fn _solve_system<'py>(
     let options = SystemOptions { eps, max_boxes };
     let found = search(py, &c.source, || solve_system(&c, &root, options, choice))?;
     let nv = root.len();
-    let array = |list: Vec<&[ivjit::Interval]>| -> PyResult<pyo3::Bound<'py, PyAny>> {
-        let flat: Vec<f64> = list
-            .iter()
-            .flat_map(|b| b.iter().flat_map(|iv| [iv.lo, iv.hi]))
-            .collect();
-        Ok(PyArray1::from_vec(py, flat)
-            .reshape([list.len(), nv, 2])?
-            .into_any())
-    };
     Ok((
-        array(found.solutions.iter().map(|s| s.sides.as_slice()).collect())?,
-        array(found.undecided.iter().map(Vec::as_slice).collect())?,
-        array(found.inner.iter().map(Vec::as_slice).collect())?,
+        boxes_array(py, found.solutions.iter().map(|s| s.sides.as_slice()), nv)?,
+        boxes_array(py, found.undecided.iter().map(Vec::as_slice), nv)?,
+        boxes_array(py, found.inner.iter().map(Vec::as_slice), nv)?,
         found.complete,
         found.square,
         found.evaluated,

@@ -145,7 +145,7 @@ pub fn parse(text: &str) -> Result<MinibexProblem, MinibexError> {
                 constants.push((name.to_string(), value));
             }
             Section::Variables => {
-                for decl in split_top_level(stmt) {
+                for decl in super::pave::split_top(stmt) {
                     let decl = decl.trim();
                     if decl.is_empty() {
                         continue;
@@ -250,7 +250,7 @@ fn domain(dom: &str, constants: &[(String, String)]) -> Result<Interval, String>
         .strip_prefix('[')
         .and_then(|s| s.strip_suffix(']'))
         .ok_or_else(bad)?;
-    let parts = split_top_level(inner);
+    let parts = super::pave::split_top(inner);
     let [lo, hi] = parts.as_slice() else {
         return Err(bad());
     };
@@ -287,25 +287,6 @@ fn domain(dom: &str, constants: &[(String, String)]) -> Result<Interval, String>
     Interval::parse(&text).map_err(|e| format!("the domain `{dom}`: {e}"))
 }
 
-/// `text` split at the commas outside brackets and parentheses.
-fn split_top_level(text: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0i32, 0);
-    for (i, c) in text.char_indices() {
-        match c {
-            '[' | '(' => depth += 1,
-            ']' | ')' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&text[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&text[start..]);
-    parts
-}
-
 /// `text` with each vector element `x(i)` (1-based) or `x[i]` (0-based) of a declared vector
 /// replaced by its scalar's name `x_i` (1-based).
 fn indexed(text: &str, vectors: &[(String, usize)]) -> Result<String, String> {
@@ -316,18 +297,11 @@ fn indexed(text: &str, vectors: &[(String, usize)]) -> Result<String, String> {
     let b = text.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        let c = b[i] as char;
-        let starts = (c.is_ascii_alphabetic() || c == '_')
-            && (i == 0
-                || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'.' || b[i - 1] == b'_'));
-        if !starts {
-            out.push(c);
+        let Some(end) = identifier_at(text, i) else {
+            out.push(b[i] as char);
             i += 1;
             continue;
-        }
-        let end = text[i..]
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .map_or(text.len(), |e| i + e);
+        };
         let word = &text[i..end];
         out.push_str(word);
         i = end;
@@ -423,15 +397,7 @@ fn substitute(text: &str, constants: &[(String, String)]) -> String {
     let b = text.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        let c = b[i] as char;
-        // An identifier starts with a letter or '_' not preceded by a digit or '.' (1.e8).
-        let starts = (c.is_ascii_alphabetic() || c == '_')
-            && (i == 0
-                || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'.' || b[i - 1] == b'_'));
-        if starts {
-            let end = text[i..]
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .map_or(text.len(), |e| i + e);
+        if let Some(end) = identifier_at(text, i) {
             let word = &text[i..end];
             // IBEX's natural logarithm is also `ln`.
             let word = if word == "ln" { "log" } else { word };
@@ -445,9 +411,24 @@ fn substitute(text: &str, constants: &[(String, String)]) -> String {
             }
             i = end;
         } else {
-            out.push(c);
+            out.push(b[i] as char);
             i += 1;
         }
     }
     out
+}
+
+/// The end of the identifier that starts at byte `i` of `text`, if one starts there: a letter
+/// or '_' not preceded by a letter, digit, '_' or '.' (`1.e8` is a number), then letters,
+/// digits and '_'.
+fn identifier_at(text: &str, i: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let c = b[i];
+    let starts = (c.is_ascii_alphabetic() || c == b'_')
+        && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'.' || b[i - 1] == b'_'));
+    starts.then(|| {
+        text[i..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map_or(text.len(), |e| i + e)
+    })
 }

@@ -64,7 +64,7 @@ pub enum ConstraintError {
 }
 
 /// Splits `text` at the commas outside parentheses and brackets.
-fn split_top(text: &str) -> Vec<&str> {
+pub(super) fn split_top(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let (mut depth, mut start) = (0i32, 0);
     for (i, c) in text.char_indices() {

@@ -1060,7 +1060,10 @@ fn solve_takes_constraints_and_minibex_systems() {
         assert!(sx.0 <= x && x <= sx.1 && sy.0 <= y && y <= sy.1, "{b}");
     }
     // A Minibex system (IBEX's Kin1) in text: every line a proven solution, then the count.
-    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/minibex/Kin1.bch");
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/minibex/solver/Kin1.bch"
+    );
     let o = ivjit(&["solve", "-f", file, "--backend", "cpu"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
