@@ -671,11 +671,13 @@ mod minibex {
         // without a domain (the whole line), several per statement, expressions as bounds.
         let p = parse(
             "Variables\n x[3] in [0, 2*pi];\n y;\n z in [-10^8, 10^8], w in [0,1];\n\
-             Constraints\n x(1) + x[1] + x(3) = y;\n z <= w*x(2)\nend\n",
+             v in [-oo, floor(2.5)];\nConstraints\n x(1) + x[1] + x(3) = y;\n z <= w*x(2)\nend\n",
         )
         .unwrap();
         let names: Vec<&str> = p.vars.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, ["x_1", "x_2", "x_3", "y", "z", "w"]);
+        assert_eq!(names, ["x_1", "x_2", "x_3", "y", "z", "w", "v"]);
+        // oo is infinity as a name of its own, not inside floor.
+        assert_eq!(p.vars[6].1, Interval::new(f64::NEG_INFINITY, 2.0).unwrap());
         // [0, 2 pi] enclosed outward: the upper bound is 2 pi rounded up (TAU is below it).
         let two_pi = p.vars[0].1;
         assert_eq!(two_pi.lo, 0.0);

@@ -1339,7 +1339,7 @@ fn _solve_system<'py>(
         boxes_array(py, found.solutions.iter().map(|s| s.sides.as_slice()), nv)?,
         boxes_array(py, found.undecided.iter().map(Vec::as_slice), nv)?,
         boxes_array(py, found.inner.iter().map(Vec::as_slice), nv)?,
-        found.complete,
+        found.complete(),
         found.square,
         found.evaluated,
         found.newton_steps,

@@ -166,7 +166,15 @@ fn minibex_boxes(p: &ivjit::search::minibex::MinibexProblem, given: &[String]) -
         .vars
         .iter()
         .filter(|(name, _)| !given.iter().any(|b| named(b).as_deref() == Some(name)))
-        .map(|(name, iv)| format!("{name}=[{},{}]", iv.lo, iv.hi))
+        .map(|(name, iv)| {
+            // The bounds exactly (rounded outward, which changes nothing for a double):
+            // `{}`'s shortest decimal would be read back one ulp wider.
+            let (lo, hi) = (
+                Interval::format_lower(iv.lo, Precision::F64),
+                Interval::format_upper(iv.hi, Precision::F64),
+            );
+            format!("{name}=[{lo},{hi}]")
+        })
         .collect();
     boxes.extend(given.iter().cloned());
     boxes
@@ -446,14 +454,21 @@ pub fn solve(args: SolveArgs) -> Result<(), Failure> {
                 path.display()
             )));
         }
+        let constraints = ivjit::search::pave::Constraints::parse(&p.constraints)
+            .map_err(|e| Failure::input(format!("{}: {e}", path.display())))?;
+        let expr =
+            Expression::parse(&constraints.source).map_err(|e| failure(e, &constraints.source))?;
+        // The problem's variables: a declared variable that nothing reads has no box.
+        let mut p = p;
+        p.vars.retain(|(name, _)| expr.var_index(name).is_some());
         let boxes = minibex_boxes(&p, &args.boxes);
         let declared: Vec<String> = p.vars.iter().map(|(n, _)| n.clone()).collect();
-        return system(&args, &p.constraints, &boxes, Some(&declared));
+        return system(&args, &constraints, &boxes, Some(&declared));
     }
     // Constraints (with relations) rather than equations.
     if let Some(text) = &args.source.expr {
-        if ivjit::search::pave::Constraints::parse(text).is_ok() {
-            return system(&args, text, &args.boxes, None);
+        if let Ok(constraints) = ivjit::search::pave::Constraints::parse(text) {
+            return system(&args, &constraints, &args.boxes, None);
         }
     }
     let (text, expr) = compile(&args.source)?;
@@ -554,30 +569,18 @@ pub fn solve(args: SolveArgs) -> Result<(), Failure> {
 }
 
 /// `ivjit solve` on constraints (`f == g, h <= 0, ...`) or a Minibex file: branch and prune
-/// (`ivjit::search::system`). `declared`: a file's variables, in the order its boxes are
-/// printed; the boxes name them, and those the constraints do not read are dropped.
+/// (`ivjit::search::system`). `declared`: a file's variables (those the constraints read), in
+/// the order its boxes are printed.
 fn system(
     args: &SolveArgs,
-    text: &str,
+    constraints: &ivjit::search::pave::Constraints,
     boxes: &[String],
     declared: Option<&[String]>,
 ) -> Result<(), Failure> {
     use ivjit::search::system::{solve_system, SystemOptions};
-    let constraints =
-        ivjit::search::pave::Constraints::parse(text).map_err(|e| Failure::input(e.to_string()))?;
     let expr =
         Expression::parse(&constraints.source).map_err(|e| failure(e, &constraints.source))?;
-    let boxes: Vec<String> = if declared.is_some() {
-        let named = |b: &String| b.split_once('=').map(|(n, _)| n.trim().to_string());
-        boxes
-            .iter()
-            .filter(|b| named(b).is_some_and(|n| expr.var_index(&n).is_some()))
-            .cloned()
-            .collect()
-    } else {
-        boxes.to_vec()
-    };
-    let root: Vec<Interval> = root_box_of(&expr, &boxes, false)?
+    let root: Vec<Interval> = root_box_of(&expr, boxes, false)?
         .into_iter()
         .map(|(lo, hi)| Interval { lo, hi })
         .collect();
@@ -592,7 +595,7 @@ fn system(
         max_boxes: usize::try_from(args.max_boxes).unwrap_or(usize::MAX),
     };
     let start = Instant::now();
-    let found = solve_system(&constraints, &root, options, choice(args.backend))
+    let found = solve_system(constraints, &root, options, choice(args.backend))
         .map_err(|e| failure(e, &constraints.source))?;
     let secs = start.elapsed().as_secs_f64();
     let p = Precision::F64;
@@ -657,7 +660,7 @@ fn system(
                 "solutions": found.solutions.iter().map(|s| bounds(&s.sides)).collect::<Vec<_>>(),
                 "undecided": found.undecided.iter().map(|b| bounds(b)).collect::<Vec<_>>(),
                 "inner": found.inner.iter().map(|b| bounds(b)).collect::<Vec<_>>(),
-                "complete": found.complete, "square": found.square,
+                "complete": found.complete(), "square": found.square,
                 "boxes": found.evaluated, "newton_steps": found.newton_steps,
                 "seconds": secs,
             });

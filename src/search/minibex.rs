@@ -256,7 +256,8 @@ fn domain(dom: &str, constants: &[(String, String)]) -> Result<Interval, String>
     };
     // Each bound as text that Interval::parse reads exactly at its outer end.
     let bound = |text: &str, upper: bool| -> Result<String, String> {
-        let t = substitute(text.trim(), constants).replace("oo", "inf");
+        // IBEX's infinity `oo`, as a name of its own (not inside `floor`).
+        let t = rename(&substitute(text.trim(), constants), "oo", "inf");
         let plain = t
             .trim_start_matches(['(', ' '])
             .trim_end_matches([')', ' ']);
@@ -391,28 +392,42 @@ fn check_scalar(name: &str, what: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// `text` with every identifier that names a constant replaced by `(value)`.
+/// `text` with every identifier that names a constant replaced by `(value)`, and IBEX's
+/// other name of the natural logarithm, `ln`, by `log`.
 fn substitute(text: &str, constants: &[(String, String)]) -> String {
+    map_names(text, |word| {
+        let word = if word == "ln" { "log" } else { word };
+        Some(match constants.iter().rev().find(|(n, _)| n == word) {
+            Some((_, v)) => format!("({v})"),
+            None => word.to_string(),
+        })
+    })
+}
+
+/// `text` with the identifier `from` (not a part of a longer one) replaced by `to`.
+fn rename(text: &str, from: &str, to: &str) -> String {
+    map_names(text, |word| (word == from).then(|| to.to_string()))
+}
+
+/// `text` with each identifier replaced by what `f` gives for it (kept where `None`).
+fn map_names(text: &str, mut f: impl FnMut(&str) -> Option<String>) -> String {
     let mut out = String::with_capacity(text.len());
     let b = text.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        if let Some(end) = identifier_at(text, i) {
-            let word = &text[i..end];
-            // IBEX's natural logarithm is also `ln`.
-            let word = if word == "ln" { "log" } else { word };
-            match constants.iter().rev().find(|(n, _)| n == word) {
-                Some((_, v)) => {
-                    out.push('(');
-                    out.push_str(v);
-                    out.push(')');
+        match identifier_at(text, i) {
+            Some(end) => {
+                let word = &text[i..end];
+                match f(word) {
+                    Some(new) => out.push_str(&new),
+                    None => out.push_str(word),
                 }
-                None => out.push_str(word),
+                i = end;
             }
-            i = end;
-        } else {
-            out.push(b[i] as char);
-            i += 1;
+            None => {
+                out.push(b[i] as char);
+                i += 1;
+            }
         }
     }
     out

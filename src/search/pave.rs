@@ -19,7 +19,7 @@ use crate::{BackendChoice, Error, Evaluator, Expression, Interval, Precision};
 /// this nor the midpoint is better everywhere: on the five problems of docs/constraints.md the
 /// midpoint gave 2.5-6 % fewer boxes on three and 3-12 % more on the other two (the 3-D ball,
 /// and the trigonometric one, whose boundary meets the cuts at 0 and ±2 of [-4, 4]).
-const SPLIT: f64 = 0.49;
+pub(super) const SPLIT: f64 = 0.49;
 
 /// A set of constraints `g_j(x) ∈ ranges[j]`, read from `f <= g`, `f >= g`, `f == g` (or
 /// `f = g`) and `f in [a, b]`, comma-separated.

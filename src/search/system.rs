@@ -7,21 +7,22 @@
 //! 1. **Contract** every box with the constraints' contractor (HC4Revise and the centered
 //!    step, [`crate::Expression::contractor`]): an emptied box holds no solution.
 //! 2. **Newton**: where the equalities are as many as the variables, one Krawczyk step
-//!    (`search::newton`) on each contracted box: a box proven to hold no zero of the
-//!    equalities is dropped; a box proven to hold exactly one is narrowed by further steps
-//!    until they stop narrowing it (a few ulps wide near a regular zero; a box still wider
-//!    than `eps` where the steps converge slowly is split instead, and its zero proven again
-//!    in a part) and becomes a **solution** if every other
-//!    constraint is proven on it, an **undecided** box otherwise; the rest go on, narrowed to
-//!    K(X) ∩ X.
+//!    (`search::newton`) on each contracted box with finite sides: a box proven to hold no
+//!    zero of the equalities is dropped; a box proven to hold exactly one is narrowed by
+//!    further steps until they stop narrowing it (a few ulps wide near a regular zero; a box
+//!    still wider than `eps` where the steps converge slowly is split instead, and its zero
+//!    proven again in a part) and becomes a **solution** if every other constraint is proven
+//!    on it, an **undecided** box otherwise; the rest go on, narrowed to K(X) ∩ X.
 //! 3. **Inner boxes**: a box on which every constraint is proven (each enclosure inside its
 //!    range, every function defined: decorations) is solutions only; it is reported as
 //!    **inner** and not split. A system with an equality has none (no box is one point).
-//! 4. **Bisect** the rest across their widest side; a box at most `eps` wide is reported
-//!    **undecided** (it may hold solutions; none proven). Before that, Krawczyk's test is
-//!    tried once more on it widened by a tenth of each side and by `eps`, which proves zeros that lie on
-//!    a face of the box (where a contraction or a cut left them, out of every box's
-//!    interior); such a zero is reported if its narrowed box lies in the root box.
+//! 4. **Bisect** the rest across the variable the smear heuristic picks from the Jacobian of
+//!    the Krawczyk step (`newton::smear`; the widest side where there is none); a box at most
+//!    `eps` wide is reported **undecided** (it may hold solutions; none proven). Before that,
+//!    Krawczyk's test is tried once more on it widened by a tenth of each side and by `eps`,
+//!    which proves zeros that lie on a face of the box (where a contraction or a cut left
+//!    them, out of every box's interior); such a zero is reported if its narrowed box lies in
+//!    the root box.
 //!
 //! **Guarantee.** Every solution in the root box where the constraints are defined lies in a
 //! solution, inner or undecided box, or in a box left in the work list when the budget runs
@@ -33,7 +34,7 @@
 //! holds no other.
 
 use super::newton::{widen, width, Jacobian, Step, Verdict};
-use super::pave::{check_root, cut, soa_of, Constraints};
+use super::pave::{check_root, cut, soa_of, Constraints, SPLIT};
 use crate::decoration::{Decoration, DecorationInputs};
 use crate::{BackendChoice, Error, Evaluator, Expression, Interval, Precision};
 
@@ -78,9 +79,6 @@ pub struct SystemSolution {
     /// Boxes that may hold solutions, none proven: at most `eps` wide, or wider where the
     /// budget stopped the search (`remaining` of them, last).
     pub undecided: Vec<Vec<Interval>>,
-    /// Whether the search ended with every box decided or at `eps` (else the budget stopped
-    /// it).
-    pub complete: bool,
     /// Whether Krawczyk's test applied (as many equalities as variables).
     pub square: bool,
     /// Boxes evaluated.
@@ -93,11 +91,16 @@ pub struct SystemSolution {
     pub remaining: usize,
 }
 
+impl SystemSolution {
+    /// Whether the search ended with every box decided or at `eps` (else the budget stopped
+    /// it, and `remaining` boxes are wider).
+    pub fn complete(&self) -> bool {
+        self.remaining == 0
+    }
+}
+
 /// Krawczyk steps at most to narrow a proven solution.
 const NARROW_STEPS: usize = 40;
-
-/// The split ratio (as `search::pave`'s, IBEX's 0.45-0.5).
-const SPLIT: f64 = 0.49;
 
 type Iv = (f64, f64);
 
@@ -124,7 +127,8 @@ pub fn solve_system(
         .into());
     }
     let precision = Precision::F64;
-    // One sweep per round (more halve the boxes on some problems and double the time).
+    // One sweep per round: three took 0.57-1.34x the boxes and 1.0-2.3x the time on six of
+    // IBEX's problems (Kin1, cyclohexan3D, Rose, Pramanik, Caprasse, Num-analysis92191).
     let contract = Evaluator::new(&expr.contractor(&constraints.ranges, 1)?, precision, choice)?;
     let decorated =
         Expression::parse_with_decorations(&constraints.source, DecorationInputs::FromBounds)?;
@@ -150,7 +154,6 @@ pub fn solve_system(
         solutions: Vec::new(),
         inner: Vec::new(),
         undecided: Vec::new(),
-        complete: true,
         square: newton.is_some(),
         evaluated: 0,
         rounds: 0,
@@ -172,7 +175,6 @@ pub fn solve_system(
             break;
         }
         if out.evaluated + mk > options.max_boxes {
-            out.complete = false;
             break;
         }
         out.evaluated += mk;
@@ -192,8 +194,7 @@ pub fn solve_system(
         }
         // 2. Newton.
         if let Some(jac) = &jacobian {
-            out.newton_steps += 1;
-            let steps = krawczyk(jac, &boxes)?;
+            let steps = krawczyk(jac, &boxes, &mut out.newton_steps)?;
             let mut rest = Vec::with_capacity(boxes.len());
             let mut proven = Vec::new();
             for (b, s) in boxes.into_iter().zip(steps) {
@@ -220,7 +221,6 @@ pub fn solve_system(
                 &forward,
                 constraints,
                 &root_sides,
-                m,
             )?;
         }
         // 3. Inner boxes (no equalities) and the constraints' verdicts on the boxes.
@@ -230,12 +230,9 @@ pub fn solve_system(
             work = next;
             continue;
         }
-        let flat: Vec<f64> = boxes
-            .iter()
-            .flat_map(|b| b.iter().flat_map(|&(lo, hi)| [lo, hi]))
-            .collect();
+        // (A system with an equality has no inner box: no evaluation.)
         let values = if equalities.is_empty() {
-            Some(forward.eval_soa(&soa_of(flat.chunks_exact(2 * n), n, live), live)?)
+            Some(forward.eval_soa(&soa_of_boxes(&boxes), live)?)
         } else {
             None
         };
@@ -282,9 +279,8 @@ pub fn solve_system(
     // The boxes at eps: zeros on a face, proven in the box widened.
     if let Some(jac) = &jacobian {
         if !narrow.is_empty() {
-            out.newton_steps += 1;
             let wide: Vec<Vec<Iv>> = narrow.iter().map(|b| inflate(b, options.eps)).collect();
-            let steps = krawczyk(jac, &wide)?;
+            let steps = krawczyk(jac, &wide, &mut out.newton_steps)?;
             let mut proven = Vec::new();
             let mut keep = Vec::new();
             for ((b, w), s) in narrow.into_iter().zip(wide).zip(steps) {
@@ -310,7 +306,6 @@ pub fn solve_system(
                 &forward,
                 constraints,
                 &root_sides,
-                m,
             )?;
         }
     }
@@ -361,10 +356,14 @@ fn equality_system(
 }
 
 /// Krawczyk's step on the boxes with finite sides (its operator needs them, and so does the
-/// midpoint it evaluates at); the others are left as they are, nothing proven.
-fn krawczyk(jac: &Jacobian, boxes: &[Vec<Iv>]) -> Result<Vec<Step>, Error> {
+/// midpoint it evaluates at); the others are left as they are, nothing proven. `count`
+/// counts the batch.
+fn krawczyk(jac: &Jacobian, boxes: &[Vec<Iv>], count: &mut usize) -> Result<Vec<Step>, Error> {
     let finite = |b: &Vec<Iv>| b.iter().all(|s| s.0.is_finite() && s.1.is_finite());
     let bounded: Vec<Vec<Iv>> = boxes.iter().filter(|b| finite(b)).cloned().collect();
+    if !bounded.is_empty() {
+        *count += 1;
+    }
     let mut steps = jac.krawczyk(&bounded)?.into_iter();
     Ok(boxes
         .iter()
@@ -449,7 +448,6 @@ fn narrow_enough(b: &[Iv], eps: f64) -> bool {
 /// equalities hold at the zero), as undecided boxes where an inequality is not; dropped where
 /// one is proven violated, where the zero may lie outside the root box, or where the zero is
 /// one already found.
-#[allow(clippy::too_many_arguments)] // the search's state, passed down once
 fn accept(
     out: &mut SystemSolution,
     held: &mut Vec<Vec<Interval>>,
@@ -458,7 +456,6 @@ fn accept(
     forward: &Evaluator,
     constraints: &Constraints,
     root: &[Iv],
-    m: usize,
 ) -> Result<(), Error> {
     let found: Vec<Proven> = found
         .into_iter()
@@ -471,12 +468,9 @@ fn accept(
     if k == 0 {
         return Ok(());
     }
-    let n = root.len();
-    let flat: Vec<f64> = found
-        .iter()
-        .flat_map(|(_, b)| b.iter().flat_map(|&(lo, hi)| [lo, hi]))
-        .collect();
-    let v = forward.eval_soa(&soa_of(flat.chunks_exact(2 * n), n, k), k)?;
+    let narrowed: Vec<Vec<Iv>> = found.iter().map(|(_, b)| b.clone()).collect();
+    let v = forward.eval_soa(&soa_of_boxes(&narrowed), k)?;
+    let m = constraints.ranges.len();
     let defined = f64::from(Decoration::Def.code());
     for (i, (proof, b)) in found.into_iter().enumerate() {
         let (mut proven, mut violated) = (true, false);
@@ -518,6 +512,21 @@ fn accept(
         }
     }
     Ok(())
+}
+
+/// Boxes as the evaluators' structure of arrays (`search::pave::soa_of`'s layout: bound k of
+/// box i at `k * count + i`).
+fn soa_of_boxes(boxes: &[Vec<Iv>]) -> Vec<f64> {
+    let count = boxes.len();
+    let n = boxes.first().map_or(0, Vec::len);
+    let mut soa = vec![0.0; 2 * n * count];
+    for (i, b) in boxes.iter().enumerate() {
+        for (k, &(lo, hi)) in b.iter().enumerate() {
+            soa[2 * k * count + i] = lo;
+            soa[(2 * k + 1) * count + i] = hi;
+        }
+    }
+    soa
 }
 
 /// Whether box `b` lies in the box `p`.

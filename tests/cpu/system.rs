@@ -8,6 +8,7 @@
 
 use crate::common::classes as cl;
 use crate::common::oracle::{q_of, Fmt, Q};
+use crate::common::rng::splitmix64;
 use ivjit::search::pave::Constraints;
 use ivjit::search::system::{solve_system, SystemOptions, SystemSolution};
 use ivjit::{BackendChoice, Expression, Interval};
@@ -50,7 +51,7 @@ fn int(k: i64) -> Q {
 fn four_integer_zeros_are_each_proven_once() {
     // x^2 + y^2 = 5, x y = 2: (1, 2), (2, 1), (-1, -2), (-2, -1).
     let s = solve("x^2 + y^2 == 5, x*y == 2", &[iv(-3.0, 3.0), iv(-3.0, 3.0)]);
-    assert!(s.square && s.complete, "{s:?}");
+    assert!(s.square && s.complete(), "{s:?}");
     assert_eq!(s.solutions.len(), 4, "{s:?}");
     assert!(s.undecided.is_empty(), "{s:?}");
     for z in [[1.0, 2.0], [2.0, 1.0], [-1.0, -2.0], [-2.0, -1.0]] {
@@ -101,28 +102,20 @@ fn irrational_zeros_are_enclosed_where_exact_signs_change() {
     assert_eq!(signs, [-1.0, 1.0]);
 }
 
-/// A small deterministic generator (no dependency on the order tests run in).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, k: i64) -> i64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) % (2 * k as u64 + 1)) as i64 - k
-    }
+/// A uniform integer in [-k, k] (the tests' generator, `common::rng`).
+fn small(state: &mut u64, k: i64) -> i64 {
+    (splitmix64(state) % (2 * k as u64 + 1)) as i64 - k
 }
 
 #[test]
 fn zeros_of_generated_systems_are_never_lost() {
     // f_i = sum_j a_ij (x_j - r_j) + c_i (x_k - r_k)(x_l - r_l): r is a zero, exactly, and a
     // regular one where det(a) != 0 (then it must be proven).
-    let mut rng = Lcg(7);
+    let mut rng = 7u64;
     let mut proven = 0;
     for case in 0..40 {
         let n = 2 + case % 2;
-        let r: Vec<i64> = (0..n).map(|_| rng.next(3)).collect();
+        let r: Vec<i64> = (0..n).map(|_| small(&mut rng, 3)).collect();
         let names = ["x", "y", "z"];
         let d = |j: usize| format!("({} - ({}))", names[j], r[j]);
         let mut a = vec![vec![0i64; n]; n];
@@ -130,11 +123,11 @@ fn zeros_of_generated_systems_are_never_lost() {
         for (i, row) in a.iter_mut().enumerate() {
             let mut terms = Vec::new();
             for (j, e) in row.iter_mut().enumerate() {
-                *e = rng.next(3);
+                *e = small(&mut rng, 3);
                 terms.push(format!("{}*{}", e, d(j)));
             }
             let (k, l) = ((i + 1) % n, (i + 2) % n);
-            terms.push(format!("{}*{}*{}", rng.next(2), d(k), d(l)));
+            terms.push(format!("{}*{}*{}", small(&mut rng, 2), d(k), d(l)));
             eqs.push(format!("{} == 0", terms.join(" + ")));
         }
         let text = eqs.join(", ");
@@ -168,7 +161,7 @@ fn zeros_of_generated_systems_are_never_lost() {
                 - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
                 + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])
         };
-        if det != 0 && s.complete {
+        if det != 0 && s.complete() {
             assert_eq!(sol, 1, "{text}: the regular zero {z:?} not proven: {s:?}");
             proven += 1;
         }
@@ -227,7 +220,7 @@ fn zeros_are_found_on_the_interval_classes() {
                         c.label
                     );
                     // Inside the side's interior, the proof applies.
-                    if c.lo < v && v < c.hi && s.complete {
+                    if c.lo < v && v < c.hi && s.complete() {
                         assert_eq!(sol, 1, "{}: ({v}, {v}) not proven: {s:?}", c.label);
                     }
                     checked += 1;
@@ -260,7 +253,7 @@ fn a_system_of_inequalities_gives_inner_boxes_inside_the_set() {
             max_boxes: 1 << 20,
         },
     );
-    assert!(!s.square && s.complete && s.solutions.is_empty());
+    assert!(!s.square && s.complete() && s.solutions.is_empty());
     assert!(s.inner.len() > 100, "{}", s.inner.len());
     for b in &s.inner {
         for x in [b[0].lo, b[0].hi] {
@@ -349,7 +342,7 @@ fn ibex_solver_benchmarks_agree_with_ibexsolve() {
             BackendChoice::Cpu,
         )
         .unwrap();
-        assert!(s.complete, "{name}");
+        assert!(s.complete(), "{name}");
         // IBEX's boxes in ivjit's variable order.
         let declared: Vec<&str> = p.vars.iter().map(|(n, _)| n.as_str()).collect();
         let order: Vec<usize> = vars
