@@ -148,6 +148,11 @@ pub(crate) fn grow_keeping<U: cudarc::driver::DeviceRepr>(
     Ok(())
 }
 
+/// The kernel `ivjit_list_inputs` (`list.cu`): a work list of boxes of doubles (box i's side k
+/// at `list[2(i nv + k)]`) as an expression's batch (structure of arrays, rounded outward to
+/// `T`), for the rules that keep such lists (exclude, pave); compiled after [`prelude`].
+pub(super) const LIST_INPUTS: &str = include_str!("list.cu");
+
 /// A 1-D launch of `n` threads (grid-stride kernels: any grid is correct).
 pub(super) fn config(n: usize) -> LaunchConfig {
     let block = 256u32;

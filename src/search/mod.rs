@@ -81,6 +81,7 @@ fn sources(p: crate::Precision, nslots: usize) -> Vec<(&'static str, String)> {
         ("trace", trace::gpu::source(p)),
         ("minimize", minimize::gpu::minimize_source(p)),
         ("exclude", exclude::gpu::exclude_source(p)),
+        ("pave", pave::gpu::source(p)),
         ("tape", tape::gpu::source(p, nslots, 0)),
         ("tape-extended", tape::gpu::source(p, nslots, 2)),
     ];

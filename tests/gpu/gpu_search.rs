@@ -836,9 +836,49 @@ fn tracing_on_the_gpu_equals_the_cpu() {
     }
 }
 
-/// Paving (`ivjit::search::pave`) on the GPU gives the CPU's three lists box for box: its rounds
-/// are batches of the contractor and the decorated constraint functions, programs without point
-/// calls here, which both backends run bit for bit.
+/// A paving's lists in one order (the GPU's rounds write each list in the order its boxes
+/// reserve room, not the CPU's).
+fn sorted_paving(mut p: ivjit::search::pave::Paving) -> ivjit::search::pave::Paving {
+    let order = |a: &Vec<ivjit::Interval>, b: &Vec<ivjit::Interval>| {
+        a.iter()
+            .flat_map(|iv| [iv.lo, iv.hi])
+            .zip(b.iter().flat_map(|iv| [iv.lo, iv.hi]))
+            .map(|(x, y)| x.total_cmp(&y))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+    };
+    p.inner.sort_by(order);
+    p.boundary.sort_by(order);
+    p.outer.sort_by(order);
+    p
+}
+
+/// The three lists of two pavings hold the same boxes, bit for bit (signed zeros included).
+fn assert_same_paving(
+    cpu: ivjit::search::pave::Paving,
+    gpu: ivjit::search::pave::Paving,
+    what: &str,
+) {
+    assert_eq!(cpu.evaluated, gpu.evaluated, "{what}: boxes evaluated");
+    assert_eq!(cpu.truncated, gpu.truncated, "{what}: truncated");
+    let (cpu, gpu) = (sorted_paving(cpu), sorted_paving(gpu));
+    let bits = |l: &[Vec<ivjit::Interval>]| -> Vec<u64> {
+        l.iter()
+            .flat_map(|b| b.iter().flat_map(|iv| [iv.lo.to_bits(), iv.hi.to_bits()]))
+            .collect()
+    };
+    assert_eq!(bits(&cpu.inner), bits(&gpu.inner), "{what}: inner");
+    assert_eq!(bits(&cpu.boundary), bits(&gpu.boundary), "{what}: boundary");
+    assert_eq!(bits(&cpu.outer), bits(&gpu.outer), "{what}: outer");
+}
+
+/// Paving (`ivjit::search::pave`) on the GPU, its rounds on the device (the contractor, the
+/// decorated functions and the complement's contractors on device buffers, one kernel sorting
+/// the boxes into the lists), gives the CPU's three lists box for box (in another order): the
+/// programs have no point calls (sin's would differ by ulps: both rigorous, not the same
+/// bits), which both backends run bit for bit. Also on `auto` (the
+/// first rounds on the CPU, the rest handed to the GPU), in 3-D, and with a budget that stops
+/// the search early (the rest reported as boundary by both).
 #[test]
 #[cfg_attr(
     not(feature = "gpu-tests"),
@@ -846,28 +886,55 @@ fn tracing_on_the_gpu_equals_the_cpu() {
 )]
 fn paving_on_the_gpu_equals_the_cpu() {
     crate::common::gpu::require_gpu("paving_on_the_gpu_equals_the_cpu");
-    use ivjit::search::pave::{pave, Constraints};
-    let c = Constraints::parse("x^2 + y^2 in [1, 4], x / (1 + y^2) in [-0.5, 1]").unwrap();
-    let root = [
-        ivjit::Interval::new(-3.0, 3.0).unwrap(),
-        ivjit::Interval::new(-3.0, 3.0).unwrap(),
+    use ivjit::search::pave::{Constraints, Paver};
+    use ivjit::BackendChoice::{Auto, Cpu, Gpu};
+    let iv = |a: f64, b: f64| ivjit::Interval::new(a, b).unwrap();
+    let cases = [
+        (
+            "x^2 + y^2 in [1, 4], x / (1 + y^2) in [-0.5, 1]",
+            vec![iv(-3.0, 3.0), iv(-3.0, 3.0)],
+            0.005,
+        ),
+        (
+            "x^2 + y^2 + z^2 <= 1, x + y + z >= 0.5",
+            vec![iv(-2.0, 2.0), iv(-2.0, 2.0), iv(-2.0, 2.0)],
+            0.05,
+        ),
+        // (sqrt is undefined on part of the box: decorations decide the inner boxes.)
+        (
+            "x^2 + y^2 <= 9, sqrt(x + 2) >= y, x*y in [-2, 1]",
+            vec![iv(-4.0, 4.0), iv(-4.0, 4.0)],
+            0.01,
+        ),
     ];
-    for p in [ivjit::Precision::F64, ivjit::Precision::F32] {
-        let cpu = pave(&c, &root, 0.005, 1 << 22, p, ivjit::BackendChoice::Cpu).unwrap();
-        let t = std::time::Instant::now();
-        let gpu = pave(&c, &root, 0.005, 1 << 22, p, ivjit::BackendChoice::Gpu).unwrap();
-        eprintln!(
-            "{p:?}: {} inner, {} boundary, {} outer, {} evaluated; GPU {:?}",
-            gpu.inner.len(),
-            gpu.boundary.len(),
-            gpu.outer.len(),
-            gpu.evaluated,
-            t.elapsed()
-        );
-        assert_eq!(cpu.evaluated, gpu.evaluated, "{p:?}");
-        assert_eq!(cpu.inner, gpu.inner, "{p:?}: inner");
-        assert_eq!(cpu.boundary, gpu.boundary, "{p:?}: boundary");
-        assert_eq!(cpu.outer, gpu.outer, "{p:?}: outer");
+    for (text, root, eps) in cases {
+        let c = Constraints::parse(text).unwrap();
+        for p in [ivjit::Precision::F64, ivjit::Precision::F32] {
+            let cpu = Paver::new(&c, p, Cpu).unwrap();
+            let gpu = Paver::new(&c, p, Gpu).unwrap();
+            let auto = Paver::new(&c, p, Auto).unwrap();
+            let want = cpu.pave(&root, eps, 1 << 22).unwrap();
+            let t = std::time::Instant::now();
+            let got = gpu.pave(&root, eps, 1 << 22).unwrap();
+            eprintln!(
+                "{text} {p:?}: {} inner, {} boundary, {} outer, {} evaluated; GPU {:?}",
+                got.inner.len(),
+                got.boundary.len(),
+                got.outer.len(),
+                got.evaluated,
+                t.elapsed()
+            );
+            assert!(!got.inner.is_empty() && !got.boundary.is_empty() && !got.outer.is_empty());
+            assert_same_paving(want.clone(), got, &format!("{text} {p:?} gpu"));
+            let got = auto.pave(&root, eps, 1 << 22).unwrap();
+            assert_same_paving(want.clone(), got, &format!("{text} {p:?} auto"));
+            // A budget that ends the search in the middle of a round.
+            let budget = want.evaluated / 3;
+            let want = cpu.pave(&root, eps, budget).unwrap();
+            assert!(want.truncated);
+            let got = gpu.pave(&root, eps, budget).unwrap();
+            assert_same_paving(want, got, &format!("{text} {p:?} budget {budget}"));
+        }
     }
 }
 
@@ -900,10 +967,7 @@ fn unbounded_paving_with_the_centered_step_on_the_gpu_equals_the_cpu() {
             gpu.evaluated
         );
         assert!(!gpu.inner.is_empty() && !gpu.boundary.is_empty());
-        assert_eq!(cpu.evaluated, gpu.evaluated, "{p:?}");
-        assert_eq!(cpu.inner, gpu.inner, "{p:?}: inner");
-        assert_eq!(cpu.boundary, gpu.boundary, "{p:?}: boundary");
-        assert_eq!(cpu.outer, gpu.outer, "{p:?}: outer");
+        assert_same_paving(cpu, gpu, &format!("{p:?}"));
     }
 }
 

@@ -355,7 +355,7 @@ fn cache_dir_follows_the_environment() {
 }
 
 /// Every search kernel module (`ivjit::search::kernel_ptx`: render, ray, trace, minimize,
-/// exclude, the tape interpreter of the pruned render, also with two operations run by their
+/// exclude, pave, the tape interpreter of the pruned render, also with two operations run by their
 /// lowering, and the point-sampling baseline of a tape) compiles with NVRTC and assembles with
 /// ptxas for sm_90 (relocatable: ray, trace and the extended tape call programs linked in at load time) in
 /// both precisions, the tape at one slot and at Prospero's slot count; ptxas's registers and
@@ -413,6 +413,7 @@ fn every_search_kernel_compiles_and_assembles() {
         [
             "exclude",
             "minimize",
+            "pave",
             "point-sample",
             "ray",
             "render",

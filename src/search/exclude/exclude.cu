@@ -1,16 +1,6 @@
 // ivjit exclusion kernels: src/search/exclude/exclude.cu.
 // Compiled after the prelude of src/search/kernels.rs (T, u32, u64, lo_of, hi_of).
 
-// Box i of the list (side k at list[2(i nv + k)], [.. + 1]) as the expression's input i.
-extern "C" __global__ void ivjit_ex_inputs(u32 n, u32 nv, const double* list, T* in)
-{
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-        for (u32 k = 0; k < nv; k++) {
-            in[2 * k * (size_t)n + i] = lo_of(list[2 * ((size_t)i * nv + k)]);
-            in[(2 * k + 1) * (size_t)n + i] = hi_of(list[2 * ((size_t)i * nv + k) + 1]);
-        }
-}
-
 // search::exclude::fate for every box: dropped; final (to done, after done_base; st[1] counts
 // this round's); or halved along its last widest side (to next; st[0] counts boxes). st[2],
 // st[3]: set when next or done would overflow (the host then undoes the round).

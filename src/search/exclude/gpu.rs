@@ -12,7 +12,7 @@ use crate::{Error, Evaluator, Precision};
 
 /// The CUDA C of the exclusion kernels for element type `p`.
 pub(crate) fn exclude_source(p: Precision) -> String {
-    kernels::prelude(p) + include_str!("exclude.cu")
+    kernels::prelude(p) + kernels::LIST_INPUTS + include_str!("exclude.cu")
 }
 
 /// [`crate::search::exclude::exclude`] on the GPU of `eval` from `from` (the root box, or where
@@ -80,7 +80,7 @@ where
                 name: "exclude",
                 cuda: exclude_source(p),
                 linked: Vec::new(),
-                kernels: &["ivjit_ex_inputs", "ivjit_ex_split"],
+                kernels: &["ivjit_list_inputs", "ivjit_ex_split"],
             },
         )?;
         let stream = ctx.new_stream().during("creating a stream")?;

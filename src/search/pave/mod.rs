@@ -11,6 +11,8 @@
 //! they are boundary boxes. Every box of the root box ends in exactly one list (up to shared
 //! faces): the lists' volumes add up to the root box's.
 
+pub(crate) mod gpu;
+
 use crate::decoration::{Decoration, DecorationInputs};
 use crate::{BackendChoice, Error, Evaluator, Expression, Interval, Precision};
 
@@ -196,7 +198,7 @@ pub struct Paving {
 
 /// Paves `root` (one interval per variable of `constraints.source`, in its variable order;
 /// in f32 rounded outward to f32 first) down to boxes `eps` wide, evaluating at most `max_boxes` boxes; on `choice`'s backend in
-/// `precision`. The contractor makes `sweeps` forward-backward sweeps per box.
+/// `precision` ([`Paver::new`], then [`Paver::pave`]).
 pub fn pave(
     constraints: &Constraints,
     root: &[Interval],
@@ -205,58 +207,199 @@ pub fn pave(
     precision: Precision,
     choice: BackendChoice,
 ) -> Result<Paving, Error> {
-    let expr = Expression::parse(&constraints.source)?;
-    let contractor = expr.contractor(&constraints.ranges, 1)?;
-    let decorated =
-        Expression::parse_with_decorations(&constraints.source, DecorationInputs::FromBounds)?;
-    let contract = Evaluator::new(&contractor, precision, choice)?;
-    let forward = Evaluator::new(&decorated, precision, choice)?;
-    // The complement of the set, as one contractor per side of each range that is bounded:
-    // output j below its range's lower end, or above its upper end (closures).
-    let mut complements = Vec::new();
-    for (j, r) in constraints.ranges.iter().enumerate() {
-        let below = (r.lo > f64::NEG_INFINITY).then_some(Interval {
-            lo: f64::NEG_INFINITY,
-            hi: r.lo,
-        });
-        let above = (r.hi < f64::INFINITY).then_some(Interval {
-            lo: r.hi,
-            hi: f64::INFINITY,
-        });
-        for side in [below, above].into_iter().flatten() {
-            let mut ranges = vec![Interval::ENTIRE; constraints.ranges.len()];
-            ranges[j] = side;
-            complements.push(Evaluator::new(
-                &expr.contractor(&ranges, 1)?,
-                precision,
-                choice,
-            )?);
+    Paver::new(constraints, precision, choice)?.pave(root, eps, max_boxes)
+}
+
+/// The programs of a paving, compiled once for any number of root boxes: the HC4Revise
+/// contractor of the constraints (one sweep), the decorated constraint functions, and the
+/// complement's contractors (one per bounded side of each range).
+pub struct Paver {
+    expr: Expression,
+    ranges: Vec<Interval>,
+    precision: Precision,
+    contract: Evaluator,
+    forward: Evaluator,
+    complements: Vec<Evaluator>,
+}
+
+/// A paving's programs on one backend (a [`Paver`]'s, or their CPU twins for the rounds an
+/// `auto` search runs on the CPU before it hands over).
+struct Programs<'a> {
+    contract: &'a Evaluator,
+    forward: &'a Evaluator,
+    complements: Vec<&'a Evaluator>,
+}
+
+impl<'a> Programs<'a> {
+    /// The programs in [`Paver::programs`]'s order.
+    fn of(mut all: impl Iterator<Item = &'a Evaluator>) -> Programs<'a> {
+        let contract = all.next().expect("a paving has a contractor");
+        let forward = all.next().expect("a paving has its functions");
+        Programs {
+            contract,
+            forward,
+            complements: all.collect(),
         }
     }
-    let n = check_root(&expr, root)?;
-    let mut out = Paving {
-        vars: expr.vars().to_vec(),
-        ..Paving::default()
-    };
-    // Boxes of the precision's floats, so that every program reads them as they are (in f32
-    // the root box is rounded outward first).
-    let root: IntervalBox = match precision {
-        Precision::F64 => root.to_vec(),
-        Precision::F32 => root.iter().map(|iv| iv.to_f32_enclosure()).collect(),
-    };
-    // The work list: boxes as flat bounds, 2n values each (lo, hi per variable).
-    let mut work: Vec<f64> = root.iter().flat_map(|iv| [iv.lo, iv.hi]).collect();
-    let no = constraints.ranges.len();
-    while !work.is_empty() {
-        let m = work.len() / (2 * n);
-        if out.evaluated + m > max_boxes {
-            out.truncated = true;
-            out.boundary.extend(work.chunks_exact(2 * n).map(to_box));
-            break;
+}
+
+impl Paver {
+    /// Compiles the programs of `constraints` in `precision` on `choice`'s backend.
+    pub fn new(
+        constraints: &Constraints,
+        precision: Precision,
+        choice: BackendChoice,
+    ) -> Result<Paver, Error> {
+        let expr = Expression::parse(&constraints.source)?;
+        let contractor = expr.contractor(&constraints.ranges, 1)?;
+        let decorated =
+            Expression::parse_with_decorations(&constraints.source, DecorationInputs::FromBounds)?;
+        let contract = Evaluator::new(&contractor, precision, choice)?;
+        let forward = Evaluator::new(&decorated, precision, choice)?;
+        // The complement of the set, as one contractor per side of each range that is bounded:
+        // output j below its range's lower end, or above its upper end (closures).
+        let mut complements = Vec::new();
+        for (j, r) in constraints.ranges.iter().enumerate() {
+            let below = (r.lo > f64::NEG_INFINITY).then_some(Interval {
+                lo: f64::NEG_INFINITY,
+                hi: r.lo,
+            });
+            let above = (r.hi < f64::INFINITY).then_some(Interval {
+                lo: r.hi,
+                hi: f64::INFINITY,
+            });
+            for side in [below, above].into_iter().flatten() {
+                let mut ranges = vec![Interval::ENTIRE; constraints.ranges.len()];
+                ranges[j] = side;
+                complements.push(Evaluator::new(
+                    &expr.contractor(&ranges, 1)?,
+                    precision,
+                    choice,
+                )?);
+            }
         }
-        out.evaluated += m;
+        Ok(Paver {
+            expr,
+            ranges: constraints.ranges.clone(),
+            precision,
+            contract,
+            forward,
+            complements,
+        })
+    }
+
+    /// Every program: the contractor, the decorated functions, the complement's contractors.
+    fn programs(&self) -> impl Iterator<Item = &Evaluator> {
+        [&self.contract, &self.forward]
+            .into_iter()
+            .chain(self.complements.iter())
+    }
+
+    /// The variables, in the root box's order.
+    pub fn vars(&self) -> &[String] {
+        self.expr.vars()
+    }
+
+    /// Waits up to `timeout` until every program runs as its own compiled kernel on the GPU
+    /// (a long program answers from the GPU's interpreter or stages while its kernel compiles
+    /// in the background, `GpuKernel::wait_for_single_kernel`); true when they all do (at once
+    /// on the CPU). For timings of the search alone.
+    pub fn wait_for_kernels(&self, timeout: std::time::Duration) -> bool {
+        self.programs().all(|e| {
+            e.gpu_kernel()
+                .is_none_or(|k| k.wait_for_single_kernel(timeout))
+        })
+    }
+
+    /// The backend the programs run on.
+    pub fn backend(&self) -> crate::Backend {
+        self.contract.backend()
+    }
+
+    /// Paves `root` (one interval per variable, in [`Paver::vars`] order; in f32 rounded
+    /// outward to f32 first) down to boxes `eps` wide, evaluating at most `max_boxes` boxes.
+    ///
+    /// On the GPU the work list and the three lists stay in device memory until the end (each
+    /// round: the contractor, the decorated functions and the complement's contractors on the
+    /// round's boxes, and one kernel that sorts them into the lists and splits the rest; the
+    /// host reads four counters): the same boxes as the CPU's where the programs have no point
+    /// calls, in another order. An evaluator made with `auto` runs the first rounds on the
+    /// CPU and hands the work list to the GPU once a round is predicted to take the CPU
+    /// longer (`search::handover`).
+    pub fn pave(&self, root: &[Interval], eps: f64, max_boxes: usize) -> Result<Paving, Error> {
+        let n = check_root(&self.expr, root)?;
+        let mut out = Paving {
+            vars: self.expr.vars().to_vec(),
+            ..Paving::default()
+        };
+        // Boxes of the precision's floats, so that every program reads them as they are (in f32
+        // the root box is rounded outward first).
+        let root: IntervalBox = match self.precision {
+            Precision::F64 => root.to_vec(),
+            Precision::F32 => root.iter().map(|iv| iv.to_f32_enclosure()).collect(),
+        };
+        // The work list: boxes as flat bounds, 2n values each (lo, hi per variable).
+        let mut work: Vec<f64> = root.iter().flat_map(|iv| [iv.lo, iv.hi]).collect();
+        // Where the rounds run: all on the GPU (an evaluator made with `gpu`), all on the CPU
+        // (a CPU evaluator), or on the CPU's twins of the programs until the handover (`auto`).
+        // (Every program's kernel on one device: the device rounds pass buffers between them.)
+        let device = |e: &Evaluator| e.gpu_kernel().map(|k| k.device_kernels()[0].ordinal);
+        let on_device = n <= gpu::MAX_VARS
+            && device(&self.contract).is_some()
+            && self.programs().all(|e| device(e) == device(&self.contract));
+        let handover = match crate::search::handover::Handover::of(&self.contract) {
+            _ if !on_device => Some(crate::search::handover::Handover::Never),
+            h => h,
+        };
+        let twins: Vec<Evaluator> = match handover {
+            Some(_) if on_device => self.programs().map(|e| e.cpu_twin()).collect(),
+            _ => Vec::new(),
+        };
+        let cpu = match handover {
+            None => None,
+            Some(_) if twins.is_empty() => Some(Programs::of(self.programs())),
+            Some(_) => Some(Programs::of(twins.iter())),
+        };
+        let mut pace = crate::search::handover::Pace::new();
+        let mut rounds = 0;
+        while !work.is_empty() {
+            let m = work.len() / (2 * n);
+            let (Some(programs), Some(h)) = (&cpu, handover) else {
+                return gpu::pave(self, work, eps, max_boxes, out);
+            };
+            if h.now(&mut pace, rounds, m) {
+                return gpu::pave(self, work, eps, max_boxes, out);
+            }
+            if out.evaluated + m > max_boxes {
+                out.truncated = true;
+                out.boundary.extend(work.chunks_exact(2 * n).map(to_box));
+                break;
+            }
+            out.evaluated += m;
+            let started = std::time::Instant::now();
+            work = self.round_on_cpu(programs, &work, eps, &mut out)?;
+            pace.record(m, started.elapsed().as_secs_f64());
+            rounds += 1;
+        }
+        Ok(out)
+    }
+
+    /// One round on the CPU: the boxes of `work` (flat bounds, 2n values each) sorted into
+    /// `out`'s lists or split; returns the next round's boxes.
+    fn round_on_cpu(
+        &self,
+        programs: &Programs,
+        work: &[f64],
+        eps: f64,
+        out: &mut Paving,
+    ) -> Result<Vec<f64>, Error> {
+        let n = self.expr.vars().len();
+        let no = self.ranges.len();
+        let m = work.len() / (2 * n);
         // The contractor on the batch (structure of arrays: lo and hi array per variable).
-        let narrowed = contract.eval_soa(&soa_of(work.chunks_exact(2 * n), n, m), m)?;
+        let narrowed = programs
+            .contract
+            .eval_soa(&soa_of(work.chunks_exact(2 * n), n, m), m)?;
         // Contracted boxes that are not empty, their slabs outside; then the decorated
         // functions on them (outputs: each function's bounds, then each one's decoration
         // code as [c, c]).
@@ -275,9 +418,11 @@ pub fn pave(
         }
         let mk = kept.len() / (2 * n);
         if mk == 0 {
-            break;
+            return Ok(Vec::new());
         }
-        let values = forward.eval_soa(&soa_of(kept.chunks_exact(2 * n), n, mk), mk)?;
+        let values = programs
+            .forward
+            .eval_soa(&soa_of(kept.chunks_exact(2 * n), n, mk), mk)?;
         let defined = f64::from(Decoration::Def.code());
         // Undecided boxes, and whether every function is defined on all of each.
         let mut undecided: Vec<f64> = Vec::with_capacity(kept.len());
@@ -285,7 +430,7 @@ pub fn pave(
         for (i, b) in kept.chunks_exact(2 * n).enumerate() {
             let is_defined = (0..no).all(|j| values[2 * (no + j) * mk + i] >= defined);
             let inside = is_defined
-                && constraints.ranges.iter().enumerate().all(|(j, r)| {
+                && self.ranges.iter().enumerate().all(|(j, r)| {
                     let (lo, hi) = (values[2 * j * mk + i], values[(2 * j + 1) * mk + i]);
                     !lo.is_nan() && lo >= r.lo && hi <= r.hi
                 });
@@ -299,14 +444,24 @@ pub fn pave(
         // Where every function is defined on the box, the complement's contractors: a point
         // outside every one's result violates no constraint, so the slabs they cut off are
         // inside, and only the hull of their results stays undecided.
-        let remaining = inner_slabs(&complements, &undecided, &everywhere, n, &mut out.inner)?;
+        let remaining = inner_slabs(
+            &programs.complements,
+            &undecided,
+            &everywhere,
+            n,
+            &mut out.inner,
+        )?;
         let mut next: Vec<f64> = Vec::with_capacity(2 * remaining.len());
         for b in remaining.chunks_exact(2 * n) {
-            let widest = (0..n)
-                .max_by(|&p, &q| (b[2 * p + 1] - b[2 * p]).total_cmp(&(b[2 * q + 1] - b[2 * q])))
-                .unwrap_or(0);
+            // The last widest side (as the GPU's kernel picks it).
+            let mut widest = 0;
+            for k in 0..n {
+                if b[2 * k + 1] - b[2 * k] >= b[2 * widest + 1] - b[2 * widest] {
+                    widest = k;
+                }
+            }
             let (lo, hi) = (b[2 * widest], b[2 * widest + 1]);
-            let mid = cut(lo, hi, SPLIT, precision);
+            let mid = cut(lo, hi, SPLIT, self.precision);
             if hi - lo <= eps || !(lo < mid && mid < hi) {
                 out.boundary.push(to_box(b));
                 continue;
@@ -318,9 +473,8 @@ pub fn pave(
             next.extend_from_slice(b);
             next[at + 2 * widest] = mid;
         }
-        work = next;
+        Ok(next)
     }
-    Ok(out)
 }
 
 /// The number of variables of `expr`, or the error that `root` has another number of sides.
@@ -367,7 +521,7 @@ pub(super) fn cut(lo: f64, hi: f64, ratio: f64, precision: Precision) -> f64 {
 /// (Where a function may be undefined the contractors, which drop points outside domains,
 /// would drop infeasible points: those boxes are not narrowed.)
 fn inner_slabs(
-    complements: &[Evaluator],
+    complements: &[&Evaluator],
     undecided: &[f64],
     everywhere: &[bool],
     n: usize,
@@ -390,16 +544,14 @@ fn inner_slabs(
             }
             for v in 0..n {
                 let (lo, hi) = (2 * v * m + r, (2 * v + 1) * m + r);
-                hull[lo] = if hull[lo].is_nan() {
-                    got[lo]
-                } else {
-                    hull[lo].min(got[lo])
-                };
-                hull[hi] = if hull[hi].is_nan() {
-                    got[hi]
-                } else {
-                    hull[hi].max(got[hi])
-                };
+                // (Comparisons, not min and max, so that a tie keeps the first result's
+                // zero, as the GPU's kernel does.)
+                if hull[lo].is_nan() || got[lo] < hull[lo] {
+                    hull[lo] = got[lo];
+                }
+                if hull[hi].is_nan() || got[hi] > hull[hi] {
+                    hull[hi] = got[hi];
+                }
             }
         }
     }
