@@ -2,10 +2,15 @@
 # The paving comparison of docs/constraints.md: Codac (pip install codac==2.1.2; SepInverse and
 # pave, best of 3 in process) against `ivjit pave` (the whole process, compile included, best of
 # 3) on five problems, each at one eps. Usage: python3 tools/codac-pave.py [path/to/ivjit]
+# With --codac-only, Codac's rows alone (on the GPU machine, whose Python reaches no registry:
+# the codac wheel for its Python unpacked into a folder on PYTHONPATH; `ivjit bench --search
+# --only pave` gives ivjit's in-process times there).
 import builtins, math, subprocess, sys, time
 from codac import *
 
-IVJIT = sys.argv[1] if len(sys.argv) > 1 else "target/release/ivjit"
+ARGS = [a for a in sys.argv[1:] if a != "--codac-only"]
+CODAC_ONLY = "--codac-only" in sys.argv[1:]
+IVJIT = ARGS[0] if ARGS else "target/release/ivjit"
 
 def half_planes(x):
     return [math.cos(2 * math.pi * k / 12) * x[0] + math.sin(2 * math.pi * k / 12) * x[1] for k in range(12)]
@@ -60,6 +65,10 @@ for name, n, side, eps, text, fs, ranges in PROBLEMS:
         p = pave(X, sep, eps)
         times.append(time.perf_counter() - t)
     ins, bnd = p.boxes(PavingInOut.inner), p.boxes(PavingInOut.bound)
+    if CODAC_ONLY:
+        print(f"| {name} | {eps:g} | {len(ins)} + {len(bnd)} = {len(ins) + len(bnd)} | "
+              f"{vol(bnd):.3g} | {builtins.min(times) * 1e3:.1f} ms |", flush=True)
+        continue
     names = ["x", "y", "z"][:n]
     args = [IVJIT, "pave", text, "--eps", repr(eps), "--backend", "cpu"]
     for v in names:

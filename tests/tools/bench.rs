@@ -116,6 +116,47 @@ fn search_section_reports_boxes_rounds_and_efficiency() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("circle"));
 }
 
+/// `bench --search --only pave` on the CPU: a row per paving of docs/constraints.md's
+/// comparison with Codac, each with at most the inner and boundary boxes Codac 2.1.2's
+/// paving has at the same eps (the issue's target, measured with tools/codac-pave.py) and a
+/// time.
+#[test]
+fn search_section_reports_the_pavings() {
+    let out = Command::new(binary())
+        .args([
+            "bench",
+            "--search",
+            "--backend",
+            "cpu",
+            "--only",
+            "pave",
+            "--json",
+        ])
+        .output()
+        .expect("run ivjit");
+    assert!(
+        out.status.success(),
+        "ivjit bench --search --only pave failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert!(doc["searches"].as_array().is_some_and(|r| r.is_empty()));
+    let rows = doc["pavings"].as_array().expect("pavings");
+    let codac = [12_931, 41_005, 73_125, 18_402, 12_938];
+    assert_eq!(rows.len(), codac.len());
+    for (r, codac) in rows.iter().zip(codac) {
+        let boxes = r["inner"].as_u64().unwrap() + r["boundary"].as_u64().unwrap();
+        assert!(
+            boxes > 0 && boxes <= codac,
+            "{r}: Codac's paving has {codac}"
+        );
+    }
+    for r in rows {
+        let ms = r["median_ms"].as_f64().unwrap();
+        assert!(ms > 0.0 && ms.is_finite() && r["backend"] == "cpu", "{r}");
+    }
+}
+
 /// `bench --render` (issue 15's section) on the CPU: the Prospero row in both precisions, with
 /// the full tape's length, the pruned tapes' lengths per tile size (shorter at every
 /// level below the first) and the same classes as the full render.

@@ -171,9 +171,10 @@ pub fn run(opts: &Options) -> Result<Report, String> {
     if opts.search {
         let (rows, mut table) = search::run(device.as_ref(), &opts.only)?;
         let with_fixed = opts.only.is_empty() || opts.only.iter().any(|o| o == "fixed");
-        if rows.as_array().is_some_and(|r| r.is_empty()) && !with_fixed {
+        let with_pave = opts.only.is_empty() || opts.only.iter().any(|o| o == "pave");
+        if rows.as_array().is_some_and(|r| r.is_empty()) && !with_fixed && !with_pave {
             return Err(
-                "--only matches no search (names: prospero, camel, fit, fit-400, circle, tangle-rays, fixed)"
+                "--only matches no search (names: prospero, camel, fit, fit-400, circle, tangle-rays, fixed, pave)"
                     .into(),
             );
         }
@@ -187,6 +188,13 @@ pub fn run(opts: &Options) -> Result<Report, String> {
         } else {
             Value::Null
         };
+        let pavings = if with_pave {
+            let (pavings, pave_table) = search::pavings(device.is_some())?;
+            table.push_str(&pave_table);
+            pavings
+        } else {
+            Value::Null
+        };
         let head = match &device {
             Some(d) => format!(
                 "ivjit bench --search: {} (sm_{}{})\n",
@@ -195,7 +203,7 @@ pub fn run(opts: &Options) -> Result<Report, String> {
             None => "ivjit bench --search: the CPU evaluator\n".to_string(),
         };
         return Ok(Report {
-            json: json!({ "searches": rows, "fixed": fixed }),
+            json: json!({ "searches": rows, "fixed": fixed, "pavings": pavings }),
             text: head + &table,
         });
     }

@@ -290,6 +290,114 @@ pub fn fixed(gpu: bool) -> Result<(Value, String), String> {
     Ok((Value::Array(rows), text))
 }
 
+/// The pavings of docs/constraints.md's comparison with Codac (tools/codac-pave.py): name,
+/// constraints, root side (the box [-side, side]^dims), eps.
+fn paving_problems() -> Vec<(&'static str, String, usize, f64, f64)> {
+    let planes: Vec<String> = (0..12)
+        .map(|k| {
+            let t = 2.0 * std::f64::consts::PI * k as f64 / 12.0;
+            format!("{:?}*x + {:?}*y <= 1", t.cos(), t.sin())
+        })
+        .collect();
+    vec![
+        (
+            "disk and cubic",
+            "x^2 + y^2 <= 1, y >= x^3".into(),
+            2,
+            2.0,
+            1e-3,
+        ),
+        (
+            "annulus, rational",
+            "x^2 + y^2 in [1, 4], x / (1 + y^2) in [-0.5, 1]".into(),
+            2,
+            3.0,
+            1e-3,
+        ),
+        (
+            "ball and half-space",
+            "x^2 + y^2 + z^2 <= 1, x + y + z >= 0.5".into(),
+            3,
+            2.0,
+            2e-2,
+        ),
+        (
+            "trigonometric",
+            "sin(x) + cos(y) >= 0.5, x^2 + y^2 <= 9".into(),
+            2,
+            4.0,
+            2e-3,
+        ),
+        ("12 half-planes", planes.join(", "), 2, 2.0, 1e-3),
+    ]
+}
+
+/// The pavings (`ivjit::search::pave`) of [`paving_problems`] on each backend (on a GPU
+/// machine `gpu`, `cpu` and `auto`, each also at a tenth of its eps): the programs compiled
+/// once, each to its own kernel (the time reported separately: the process's first paving of
+/// a problem pays it, from the disk cache or NVRTC), then the median of [`RUNS`] pavings after
+/// a warm-up.
+pub fn pavings(gpu: bool) -> Result<(Value, String), String> {
+    use ivjit::search::pave::{Constraints, Paver};
+    let choices = if gpu {
+        vec![BackendChoice::Gpu, BackendChoice::Cpu, BackendChoice::Auto]
+    } else {
+        vec![BackendChoice::Cpu]
+    };
+    let mut rows = Vec::new();
+    let mut text = String::from(
+        "\n| paving | eps | backend | inner + boundary | evaluated | compile ms | median ms | boxes/s |\n\
+         |---|---|---|---|---|---|---|---|\n",
+    );
+    for (name, constraints, dims, side, eps) in paving_problems() {
+        let c = Constraints::parse(&constraints).map_err(|e| e.to_string())?;
+        let root = vec![ivjit::Interval::new(-side, side).map_err(|e| e.to_string())?; dims];
+        let epsilons = if gpu {
+            vec![eps, eps / 10.0]
+        } else {
+            vec![eps]
+        };
+        for eps in epsilons {
+            for &choice in &choices {
+                let t = Instant::now();
+                let paver = Paver::new(&c, Precision::F64, choice).map_err(|e| e.to_string())?;
+                paver.wait_for_kernels(std::time::Duration::from_secs(600));
+                let compile = t.elapsed().as_secs_f64();
+                let run = || paver.pave(&root, eps, 1 << 26).map_err(|e| e.to_string());
+                let p = run()?; // warm-up: loads the search's kernels
+                let mut times = Vec::with_capacity(RUNS);
+                for _ in 0..RUNS {
+                    let t = Instant::now();
+                    run()?;
+                    times.push(t.elapsed().as_secs_f64());
+                }
+                let secs = median(times);
+                let backend = match choice {
+                    BackendChoice::Gpu => "gpu",
+                    BackendChoice::Cpu => "cpu",
+                    BackendChoice::Auto => "auto",
+                };
+                rows.push(json!({
+                    "paving": name, "eps": eps, "backend": backend, "inner": p.inner.len(),
+                    "boundary": p.boundary.len(), "outer": p.outer.len(),
+                    "evaluated": p.evaluated, "compile_ms": compile * 1e3,
+                    "median_ms": secs * 1e3, "boxes_per_s": p.evaluated as f64 / secs,
+                }));
+                text.push_str(&format!(
+                    "| {name} | {eps:e} | {backend} | {} + {} | {} | {:.1} | {:.2} | {:.2e} |\n",
+                    p.inner.len(),
+                    p.boundary.len(),
+                    p.evaluated,
+                    compile * 1e3,
+                    secs * 1e3,
+                    p.evaluated as f64 / secs
+                ));
+            }
+        }
+    }
+    Ok((Value::Array(rows), text))
+}
+
 /// The flat kernel's boxes/s for the search's expression (see the module documentation).
 fn flat_rate(device: Option<&Device>, s: &Search, ev: &Evaluator) -> Result<f64, String> {
     if s.rule == "render" {
