@@ -80,6 +80,7 @@ const CORPUS: &[(&str, &str)] = &[
         "sqrRev(x, y), absRev(x, y), coshRev(x, y), pownRev(x, y, -3), pownRev(x, y, 4), mulRev(x, y, z)",
     ),
     ("periodic_reverse", "sinRev(x, y), cosRev(x, y), tanRev(x, y)"),
+    ("power_reverse", "powRev1(x, y, z), powRev2(x, y, z)"),
     ("sign_known_exp", "exp(x) * y + sqrt(cosh(y))"),
     ("trig_heavy", "sin(x)*cos(y) + exp(-x*y)*atan(z)"),
 ];

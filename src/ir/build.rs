@@ -1,7 +1,7 @@
 //! From the syntax tree to the interval IR: name resolution, literals, calls.
 
 use super::functions::{self, CONSTANTS};
-use super::{Graph, NodeId, NumericFn, Op, RevFn};
+use super::{Graph, NodeId, NumericFn, Op, Rev2Fn, RevFn};
 use crate::decoration::{DecoratedInterval, Decoration};
 use crate::interval::{Interval, IntervalError};
 use crate::point::{DerivedFn, Expansion};
@@ -339,7 +339,9 @@ impl<'a> Builder<'a> {
             "sinRev" => Op::Rev(RevFn::Sin, a[0], a[1]),
             "cosRev" => Op::Rev(RevFn::Cos, a[0], a[1]),
             "tanRev" => Op::Rev(RevFn::Tan, a[0], a[1]),
-            "mulRev" => Op::MulRev(a[0], a[1], a[2]),
+            "mulRev" => Op::Rev2(Rev2Fn::Mul, a[0], a[1], a[2]),
+            "powRev1" => Op::Rev2(Rev2Fn::Pow1, a[0], a[1], a[2]),
+            "powRev2" => Op::Rev2(Rev2Fn::Pow2, a[0], a[1], a[2]),
             "pownRev" => {
                 let n = integer_constant(g, a[2]).ok_or_else(|| {
                     Diagnostic::new(

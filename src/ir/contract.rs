@@ -22,8 +22,9 @@
 //! the box satisfies the constraints.
 
 use super::diff::{jacobian, Gradient};
-use super::{Graph, NodeId, NumericFn, Op, RevFn, UnaryFn};
+use super::{Graph, NodeId, NumericFn, Op, Rev2Fn, RevFn, UnaryFn};
 use crate::interval::Interval;
+use crate::scalar::BinaryFn;
 use crate::syntax::ast::Span;
 
 /// The graph whose outputs are `g`'s variables, in order, narrowed by HC4Revise to the points
@@ -233,7 +234,7 @@ impl Contract {
             for (i, &k) in reads.iter().enumerate() {
                 let rest = self.op(Op::Add(prefix[i], suffix[i + 1]));
                 let target = self.op(Op::Sub(fm, rest));
-                let pk = self.op(Op::MulRev(slopes[i], target, p[i]));
+                let pk = self.op(Op::Rev2(Rev2Fn::Mul, slopes[i], target, p[i]));
                 let xk = self.op(Op::Add(pk, mids[k]));
                 x[k] = self.op(Op::Intersect(x[k], xk));
             }
@@ -270,16 +271,16 @@ impl Contract {
                 narrow(self, narrowed, b, p);
             }
             Op::Mul(a, b) => {
-                let p = self.op(Op::MulRev(cur(narrowed, b), n, cur(narrowed, a)));
+                let p = self.op(Op::Rev2(Rev2Fn::Mul, cur(narrowed, b), n, cur(narrowed, a)));
                 narrow(self, narrowed, a, p);
-                let p = self.op(Op::MulRev(cur(narrowed, a), n, cur(narrowed, b)));
+                let p = self.op(Op::Rev2(Rev2Fn::Mul, cur(narrowed, a), n, cur(narrowed, b)));
                 narrow(self, narrowed, b, p);
             }
             // n = a / b: a = n b, and b is a t with n t in a.
             Op::Div(a, b) => {
                 let p = self.op(Op::Mul(n, cur(narrowed, b)));
                 narrow(self, narrowed, a, p);
-                let p = self.op(Op::MulRev(n, cur(narrowed, a), cur(narrowed, b)));
+                let p = self.op(Op::Rev2(Rev2Fn::Mul, n, cur(narrowed, a), cur(narrowed, b)));
                 narrow(self, narrowed, b, p);
             }
             // n = a b + c.
@@ -288,9 +289,27 @@ impl Contract {
                 let p = self.op(Op::Sub(n, ab));
                 narrow(self, narrowed, c3, p);
                 let m = self.op(Op::Sub(n, cur(narrowed, c3)));
-                let p = self.op(Op::MulRev(cur(narrowed, b), m, cur(narrowed, a)));
+                let p = self.op(Op::Rev2(Rev2Fn::Mul, cur(narrowed, b), m, cur(narrowed, a)));
                 narrow(self, narrowed, a, p);
-                let p = self.op(Op::MulRev(cur(narrowed, a), m, cur(narrowed, b)));
+                let p = self.op(Op::Rev2(Rev2Fn::Mul, cur(narrowed, a), m, cur(narrowed, b)));
+                narrow(self, narrowed, b, p);
+            }
+            // n = a^b (pow's domain): a is a t with t^b' in n for some b', b a t with a'^t in
+            // n for some a'.
+            Op::Pow(a, b) | Op::Elem2(BinaryFn::Pow, a, b) => {
+                let p = self.op(Op::Rev2(
+                    Rev2Fn::Pow1,
+                    cur(narrowed, b),
+                    n,
+                    cur(narrowed, a),
+                ));
+                narrow(self, narrowed, a, p);
+                let p = self.op(Op::Rev2(
+                    Rev2Fn::Pow2,
+                    cur(narrowed, a),
+                    n,
+                    cur(narrowed, b),
+                ));
                 narrow(self, narrowed, b, p);
             }
             Op::Sqr(a) => {

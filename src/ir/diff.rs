@@ -284,7 +284,7 @@ fn differentiate(g: &Graph) -> (Diff, Vec<Option<NodeId>>, Vec<Vec<NodeId>>) {
             | Op::Numeric(..)
             | Op::CancelMinus(..)
             | Op::Rev(..)
-            | Op::MulRev(..) => Some(d.unit()),
+            | Op::Rev2(..) => Some(d.unit()),
             _ => None,
         };
         cont[id.index()] = d.and(flag, local);
@@ -494,7 +494,7 @@ impl Diff {
             | Op::Numeric(..)
             | Op::CancelMinus(..)
             | Op::Rev(..)
-            | Op::MulRev(..) => Some(self.unit()),
+            | Op::Rev2(..) => Some(self.unit()),
             _ => None,
         }
     }
@@ -713,7 +713,7 @@ impl Diff {
             // which keeps the forms built on derivatives (mean value, monotonicity) at the
             // natural extension; the continuity flag is never proven either.
             // A reverse operation is a set of points, not a function of its arguments.
-            Op::Numeric(..) | Op::CancelMinus(..) | Op::Rev(..) | Op::MulRev(..) => {
+            Op::Numeric(..) | Op::CancelMinus(..) | Op::Rev(..) | Op::Rev2(..) => {
                 self.enclosure(Interval::ENTIRE)
             }
             Op::MeanValue(f, _, _) | Op::Descent(f, ..) | Op::Decorated(f, _) => d(f),

@@ -313,6 +313,22 @@ const OTHERS: &[FunctionInfo] = &[
         accuracy: "tightest (correctly rounded quotients)",
         derivative: Cow::Borrowed(REVERSE_DERIVATIVE),
     },
+    FunctionInfo {
+        name: "powRev1",
+        arity: 3,
+        semantics: "IEEE 1788 powRev1(b, c, x): the hull of the t in x with t^b' in c for some b' in b (pow's domain: t > 0, or t = 0 with b' > 0)",
+        domain: Cow::Borrowed(REVERSE_DOMAIN),
+        accuracy: "pow's bounds over c and 1/b (outward): within pow's rounding where 1/b is exact",
+        derivative: Cow::Borrowed(REVERSE_DERIVATIVE),
+    },
+    FunctionInfo {
+        name: "powRev2",
+        arity: 3,
+        semantics: "IEEE 1788 powRev2(a, c, x): the hull of the t in x with a'^t in c for some a' in a (a' > 0, or a' = 0 with t > 0)",
+        domain: Cow::Borrowed(REVERSE_DOMAIN),
+        accuracy: "mulRev(log(a), log(c), x): quotients of the logarithms' outward bounds (a few ulps)",
+        derivative: Cow::Borrowed(REVERSE_DERIVATIVE),
+    },
 ];
 
 /// The domain of the reverse operations (`src/lower/reverse.rs`).

@@ -127,9 +127,34 @@ pub enum Op {
     /// points t of x with f(t) in c, outward rounded. The building block of contractors: the
     /// part of a box that an equation `f(t) = c` leaves.
     Rev(RevFn, NodeId, NodeId),
-    /// IEEE 1788's `mulRev(b, c, x)`: the hull of the points t of x with t * b' in c for some
-    /// b' of b (the whole of x where b and c both hold 0), outward rounded.
-    MulRev(NodeId, NodeId, NodeId),
+    /// IEEE 1788's reverse-mode function of a binary operation, `f_rev(b, c, x)` ([`Rev2Fn`]):
+    /// the hull of the points t of x with f(t, b') (or f(b', t)) in c for some b' of b,
+    /// outward rounded (`mulRev`, `powRev1`, `powRev2`).
+    Rev2(Rev2Fn, NodeId, NodeId, NodeId),
+}
+
+/// The functions of IEEE 1788's reverse-mode operations of binary operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rev2Fn {
+    /// `mulRev(b, c, x)`: t with t * b' in c for some b' in b (all of x where b and c both
+    /// hold 0).
+    Mul,
+    /// `powRev1(b, c, x)`: t with t^b' in c for some b' in b (pow's domain: t > 0, or t = 0
+    /// with b' > 0).
+    Pow1,
+    /// `powRev2(a, c, x)`: t with a'^t in c for some a' in a (a' > 0, or a' = 0 with t > 0).
+    Pow2,
+}
+
+impl Rev2Fn {
+    /// The name expressions call it by (IEEE 1788's).
+    pub fn name(self) -> &'static str {
+        match self {
+            Rev2Fn::Mul => "mulRev",
+            Rev2Fn::Pow1 => "powRev1",
+            Rev2Fn::Pow2 => "powRev2",
+        }
+    }
 }
 
 /// The functions of IEEE 1788's unary reverse-mode operations (`sqrRev`, ...).
@@ -249,7 +274,7 @@ impl Op {
             | Op::Hull(a, b)
             | Op::Intersect(a, b)
             | Op::CancelMinus(a, b) => vec![a, b],
-            Op::Fma(a, b, c) | Op::MeanValue(a, b, c) | Op::MulRev(a, b, c) => vec![a, b, c],
+            Op::Fma(a, b, c) | Op::MeanValue(a, b, c) | Op::Rev2(_, a, b, c) => vec![a, b, c],
             Op::Rev(_, c, x) => vec![c, x],
             Op::Face(a, b) | Op::Decorated(a, b) => vec![a, b],
             Op::Descent(f, t, d, x, r) => vec![f, t, d, x, r],
@@ -289,7 +314,7 @@ impl Op {
             Op::Numeric(f, _) => Op::Numeric(f, a[0]),
             Op::CancelMinus(..) => Op::CancelMinus(a[0], a[1]),
             Op::Rev(f, ..) => Op::Rev(f, a[0], a[1]),
-            Op::MulRev(..) => Op::MulRev(a[0], a[1], a[2]),
+            Op::Rev2(f, ..) => Op::Rev2(f, a[0], a[1], a[2]),
         }
     }
 
@@ -329,7 +354,7 @@ impl Op {
             Op::Numeric(f, _) => f.name(),
             Op::CancelMinus(..) => "cancelMinus",
             Op::Rev(f, ..) => f.name(),
-            Op::MulRev(..) => "mulRev",
+            Op::Rev2(f, ..) => f.name(),
         }
     }
 

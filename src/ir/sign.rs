@@ -277,6 +277,6 @@ pub(crate) fn fact_of(op: Op, facts: &[Fact]) -> Fact {
         Op::Numeric(_, a) => Fact::sign(true, false, f(a).maybe_empty),
         Op::CancelMinus(..) => Fact::UNKNOWN,
         // A part of x: of x's sign, and possibly empty.
-        Op::Rev(_, _, x) | Op::MulRev(_, _, x) => Fact::sign(f(x).nonneg, f(x).nonpos, true),
+        Op::Rev(_, _, x) | Op::Rev2(_, _, _, x) => Fact::sign(f(x).nonneg, f(x).nonpos, true),
     }
 }

@@ -263,7 +263,7 @@ fn tests_bound(op: Op) -> bool {
                 | Op::Pow(..)
                 | Op::CancelMinus(..)
                 | Op::Rev(..)
-                | Op::MulRev(..)
+                | Op::Rev2(..)
         )
 }
 
@@ -687,7 +687,7 @@ impl Lowering {
             | Op::CancelMinus(..)
             // A reverse operation gives a set, decorated trv (as the ITF1788 vectors say).
             | Op::Rev(..)
-            | Op::MulRev(..) => Local::Explicit(self.decoration(Decoration::Trv)),
+            | Op::Rev2(..) => Local::Explicit(self.decoration(Decoration::Trv)),
             // A number computed from the argument's enclosure: a constant on the box, `com`
             // where it is finite (its boundedness test), and no stronger than the argument's.
             Op::Numeric(..) => Local::Continuous,

@@ -442,10 +442,36 @@ impl Lowering {
         let x2 = x.hi;
         let mut lo: Option<Value> = None;
         let mut hi: Option<Value> = None;
+        let one = self.b.constant(1.0);
+        let pinf = self.b.constant(f64::INFINITY);
+        let ninf = self.b.constant(f64::NEG_INFINITY);
         for xa in [x1, x2] {
             for ya in [y.lo, y.hi] {
                 let l = self.b.point2(BinaryFn::Pow, xa, ya, Round::Down);
                 let u = self.b.point2(BinaryFn::Pow, xa, ya, Round::Up);
+                // A corner where pow is exactly 0, 1 or inf (y = 0, x = 0, 1 or inf, y
+                // infinite: IEEE 754's exact cases) takes that value, not the point
+                // function's bracket around it (x^0 is 1, not [1 - ulp, 1 + ulp]): the
+                // reverse powRev1 tells an attained 1 or 0 from a limit by it. The value is
+                // the one of 0, 1, inf the bracket holds.
+                let specials = [
+                    self.b.cmp(Cmp::Eq, ya, z),
+                    self.b.cmp(Cmp::Eq, xa, z),
+                    self.b.cmp(Cmp::Eq, xa, one),
+                    self.b.cmp(Cmp::Eq, xa, pinf),
+                    self.b.cmp(Cmp::Eq, ya, pinf),
+                    self.b.cmp(Cmp::Eq, ya, ninf),
+                ];
+                let exact = specials
+                    .into_iter()
+                    .reduce(|p, q| self.b.or(p, q))
+                    .expect("six cases");
+                let has_zero = self.b.cmp(Cmp::Le, l, z);
+                let has_one = self.b.cmp(Cmp::Le, l, one);
+                let one_or_inf = self.b.select(has_one, one, pinf);
+                let value = self.b.select(has_zero, z, one_or_inf);
+                let l = self.b.select(exact, value, l);
+                let u = self.b.select(exact, value, u);
                 lo = Some(match lo {
                     None => l,
                     Some(p) => self.b.min(p, l),

@@ -296,7 +296,7 @@ impl Lowering {
             Op::Numeric(func, _) => self.numeric(func, a[0]),
             Op::CancelMinus(..) => self.cancel_minus(a[0], a[1]),
             Op::Rev(func, ..) => self.reverse(func, a[0], a[1]),
-            Op::MulRev(..) => self.mul_rev(a[0], a[1], a[2]),
+            Op::Rev2(func, ..) => self.reverse2(func, a[0], a[1], a[2]),
         }
     }
 

@@ -18,9 +18,19 @@
 use super::elementary::half_pi;
 use super::{Iv, Lowering};
 use crate::ir::sign::Fact;
-use crate::ir::RevFn;
-use crate::point::UnaryFn;
+use crate::ir::{Rev2Fn, RevFn};
+use crate::point::{BinaryFn, UnaryFn};
 use crate::scalar::{Cmp, Precision, Round, RoundInt, Value};
+
+/// [`Lowering::mul_rev_parts`]'s result.
+struct MulRevParts {
+    regular: Iv,
+    lower: Iv,
+    upper: Iv,
+    zero_in_b: Value,
+    zero_in_c: Value,
+    empty: Value,
+}
 
 /// The periodic reverse operations: how their pieces are laid out (see
 /// [`Lowering::periodic_rev`]).
@@ -250,6 +260,39 @@ impl Lowering {
     /// all of x if c holds 0 too (t * 0 = 0), else up to two unbounded pieces (IEEE 1788's
     /// `mulRevToPair`), each intersected with x before they are joined.
     pub(super) fn mul_rev(&mut self, b: Iv, c: Iv, x: Iv) -> Iv {
+        let p = self.mul_rev_parts(b, c, x);
+        let split = self.join(p.lower, p.upper);
+        let lo = self.b.select(p.zero_in_c, x.lo, split.lo);
+        let hi = self.b.select(p.zero_in_c, x.hi, split.hi);
+        let lo = self.b.select(p.zero_in_b, lo, p.regular.lo);
+        let hi = self.b.select(p.zero_in_b, hi, p.regular.hi);
+        self.empty_if(p.empty, Iv { lo, hi })
+    }
+
+    /// [`Lowering::mul_rev`]'s set as two pieces, each met with x: the quotient c / b (0 not in
+    /// b) or all of x (0 in b and in c), and nothing; or the two pieces of `mulRevToPair`.
+    fn mul_rev_pieces(&mut self, b: Iv, c: Iv, x: Iv) -> (Iv, Iv) {
+        let p = self.mul_rev_parts(b, c, x);
+        let pick = |me: &mut Self, a: Iv, b: Iv, c: Value| Iv {
+            lo: me.b.select(c, a.lo, b.lo),
+            hi: me.b.select(c, a.hi, b.hi),
+        };
+        let first = pick(self, x, p.lower, p.zero_in_c);
+        let first = pick(self, first, p.regular, p.zero_in_b);
+        let not_zero_in_c = self.b.not(p.zero_in_c);
+        let split = self.b.and(p.zero_in_b, not_zero_in_c);
+        let no_second = self.b.not(split);
+        let no_second = self.b.or(no_second, p.empty);
+        (
+            self.empty_if(p.empty, first),
+            self.empty_if(no_second, p.upper),
+        )
+    }
+
+    /// What `mulRev` is made of: the quotient c / b met with x (for 0 not in b), the two pieces
+    /// of `mulRevToPair` met with x (for 0 in b, not in c), whether 0 is in b and in c, and
+    /// whether b or c is empty.
+    fn mul_rev_parts(&mut self, b: Iv, c: Iv, x: Iv) -> MulRevParts {
         let u = Fact::UNKNOWN;
         let z = self.b.zero();
         // 0 not in b: the quotient c / b.
@@ -282,16 +325,18 @@ impl Lowering {
         let upper = self.empty_if(no_u, Iv { lo: u_lo, hi: pinf });
         let lower = self.meet(x, lower);
         let upper = self.meet(x, upper);
-        let split = self.join(lower, upper);
-        let lo = self.b.select(zero_in_c, x.lo, split.lo);
-        let hi = self.b.select(zero_in_c, x.hi, split.hi);
-        let lo = self.b.select(zero_in_b, lo, regular.lo);
-        let hi = self.b.select(zero_in_b, hi, regular.hi);
         // An empty b or c leaves nothing (the comparisons above are false on NaN).
         let b_empty = self.b.is_nan(b.lo);
         let c_empty = self.b.is_nan(c.lo);
         let empty = self.b.or(b_empty, c_empty);
-        self.empty_if(empty, Iv { lo, hi })
+        MulRevParts {
+            regular,
+            lower,
+            upper,
+            zero_in_b,
+            zero_in_c,
+            empty,
+        }
     }
 
     /// `(p && q) || (r && s)`.
@@ -299,6 +344,133 @@ impl Lowering {
         let a = self.b.and(p, q);
         let b = self.b.and(r, s);
         self.b.or(a, b)
+    }
+
+    /// The reverse operations of binary operations (`Op::Rev2`).
+    pub(super) fn reverse2(&mut self, f: Rev2Fn, b: Iv, c: Iv, x: Iv) -> Iv {
+        match f {
+            Rev2Fn::Mul => self.mul_rev(b, c, x),
+            Rev2Fn::Pow1 => self.pow_rev1(b, c, x),
+            Rev2Fn::Pow2 => self.pow_rev2(b, c, x),
+        }
+    }
+
+    /// `powRev1(b, c, x)`: the hull of the t in x with t^b' in c for some b' in b, pow's
+    /// domain being t > 0 (any b'), or t = 0 with b' > 0.
+    ///
+    /// For b' != 0, t^b' = c' with t >= 0 is t = c'^(1/b'), c' >= 0 (t = 0 exactly where
+    /// c' = 0 and b' > 0, which pow's domain allows). Over the b' of one sign, 1/b' ranges over
+    /// an interval r, so those t are pow's range over the box (c ∩ [0, inf]) × r: the forward
+    /// pow on it encloses them (tight up to pow's rounding where 1/b is exact). b' = 0 gives
+    /// t^0 = 1 for every t > 0: all of x above 0 where 1 is in c. Each part is met with x
+    /// before they are joined, so a gap between the parts of the two signs stays out.
+    fn pow_rev1(&mut self, b: Iv, c: Iv, x: Iv) -> Iv {
+        let u = Fact::UNKNOWN;
+        let z = self.b.zero();
+        let one = self.b.constant(1.0);
+        let pinf = self.b.constant(f64::INFINITY);
+        let ninf = self.b.constant(f64::NEG_INFINITY);
+        let cp = self.nonneg_part(c);
+        // b' < 0: 1/b' in [1/b.hi, 1/b.lo] if b.hi < 0, else [-inf, 1/b.lo].
+        let b_neg = self.b.cmp(Cmp::Lt, b.lo, z);
+        let all_neg = self.b.cmp(Cmp::Lt, b.hi, z);
+        let r_lo = self.b.div(one, b.hi, Round::Down);
+        let r_hi = self.b.div(one, b.lo, Round::Up);
+        let r_lo = self.b.select(all_neg, r_lo, ninf);
+        let neg = self.elementary2(BinaryFn::Pow, cp, u, Iv { lo: r_lo, hi: r_hi }, u);
+        let neg = self.meet(x, neg);
+        let no_neg = self.b.not(b_neg);
+        let neg = self.empty_if(no_neg, neg);
+        // The closure above holds limits that are no points of the set: t = 0 (c' -> inf;
+        // 0^b' is undefined for b' < 0) and t = 1 (b' -> -inf, where c'^(1/b') -> 1) unless
+        // 1 is in c (1^b' = 1). They matter only where x meets the range there alone.
+        let one_in_c = self.holds(c, one);
+        let zero_in_c = self.holds(c, z);
+        let never = self.b.bool(false);
+        let neg = self.drop_lone_point(neg, z, never);
+        let neg = self.drop_lone_point(neg, one, one_in_c);
+        // b' > 0: 1/b' in [1/b.hi, 1/b.lo] if b.lo > 0, else [1/b.hi, inf].
+        let b_pos = self.b.cmp(Cmp::Gt, b.hi, z);
+        let all_pos = self.b.cmp(Cmp::Gt, b.lo, z);
+        let r_lo = self.b.div(one, b.hi, Round::Down);
+        let r_hi = self.b.div(one, b.lo, Round::Up);
+        let r_hi = self.b.select(all_pos, r_hi, pinf);
+        let pos = self.elementary2(BinaryFn::Pow, cp, u, Iv { lo: r_lo, hi: r_hi }, u);
+        let pos = self.meet(x, pos);
+        let no_pos = self.b.not(b_pos);
+        let pos = self.empty_if(no_pos, pos);
+        // Limits again: t = 0 is a point of the set only where 0 is in c (0^b' = 0), t = 1
+        // only where 1 is.
+        let pos = self.drop_lone_point(pos, z, zero_in_c);
+        let pos = self.drop_lone_point(pos, one, one_in_c);
+        // b' = 0 in b and 1 in c: every t > 0 of x.
+        let zero_in_b = self.holds(b, z);
+        let every = self.b.and(zero_in_b, one_in_c);
+        let positive = self.positive_part(x);
+        let no_every = self.b.not(every);
+        let every = self.empty_if(no_every, positive);
+        let r = self.join(neg, pos);
+        self.join(r, every)
+    }
+
+    /// `powRev2(a, c, x)`: the hull of the t in x with a'^t in c for some a' in a, pow's
+    /// domain being a' > 0 (any t), or a' = 0 with t > 0.
+    ///
+    /// For a' > 0 and c' > 0, a'^t = c' is t log(a') = log(c'): the t of x with t s in log(c)
+    /// for some s in log(a) — `mulRev(log(a), log(c), x)` (its two pieces), the logarithms' enclosures of a's
+    /// and c's positive parts (a' = 1, s = 0, leaves all of x where 1 is in c, as mulRev does
+    /// where both hold 0). a' = 0 with 0 in c: every t > 0 of x.
+    fn pow_rev2(&mut self, a: Iv, c: Iv, x: Iv) -> Iv {
+        let u = Fact::UNKNOWN;
+        let z = self.b.zero();
+        let la = self.elementary(UnaryFn::Log, a, u);
+        let lc = self.elementary(UnaryFn::Log, c, u);
+        let (first, second) = self.mul_rev_pieces(la, lc, x);
+        // The closure holds t = 0 as a limit (a' -> 0 or inf, where log(c') / log(a') -> 0);
+        // it is a point of the set only where 1 is in c and a has a point above 0 (a'^0 = 1).
+        // Each piece is checked alone: the limit may end a piece that x meets only there.
+        let one = self.b.constant(1.0);
+        let one_in_c = self.holds(c, one);
+        let a_pos = self.b.cmp(Cmp::Gt, a.hi, z);
+        let keep = self.b.and(one_in_c, a_pos);
+        let first = self.drop_lone_point(first, z, keep);
+        let second = self.drop_lone_point(second, z, keep);
+        let main = self.join(first, second);
+        let zero_in_a = self.holds(a, z);
+        let zero_in_c = self.holds(c, z);
+        let zero = self.b.and(zero_in_a, zero_in_c);
+        let positive = self.positive_part(x);
+        let no_zero = self.b.not(zero);
+        let zero = self.empty_if(no_zero, positive);
+        self.join(main, zero)
+    }
+
+    /// `a`, or empty where `a` is the single point `v` and `keep` is false.
+    fn drop_lone_point(&mut self, a: Iv, v: Value, keep: Value) -> Iv {
+        let lo = self.b.cmp(Cmp::Eq, a.lo, v);
+        let hi = self.b.cmp(Cmp::Eq, a.hi, v);
+        let lone = self.b.and(lo, hi);
+        let drop = self.b.not(keep);
+        let drop = self.b.and(lone, drop);
+        self.empty_if(drop, a)
+    }
+
+    /// Whether the point `v` lies in `a` (false where a is empty).
+    fn holds(&mut self, a: Iv, v: Value) -> Value {
+        let lo = self.b.cmp(Cmp::Le, a.lo, v);
+        let hi = self.b.cmp(Cmp::Ge, a.hi, v);
+        self.b.and(lo, hi)
+    }
+
+    /// The closure of `x ∩ (0, inf)`: `[max(x.lo, 0), x.hi]` where x.hi > 0, else empty.
+    fn positive_part(&mut self, x: Iv) -> Iv {
+        let z = self.b.zero();
+        let lo = self.b.max(x.lo, z);
+        let reaches = self.b.cmp(Cmp::Gt, x.hi, z);
+        let none = self.b.not(reaches);
+        let x_empty = self.b.is_nan(x.lo);
+        let none = self.b.or(none, x_empty);
+        self.empty_if(none, Iv { lo, hi: x.hi })
     }
 
     /// The hull of `x ∩ r` and `x ∩ -r`: the points of x whose absolute value lies in `r`

@@ -80,6 +80,8 @@ pub const LEFT_OUT: &[(&str, &str)] = &[
     ("sinRev", REVERSE),
     ("cosRev", REVERSE),
     ("tanRev", REVERSE),
+    ("powRev1", REVERSE),
+    ("powRev2", REVERSE),
 ];
 
 /// Why the reverse operations are left out: a set of points of x, not a function of its

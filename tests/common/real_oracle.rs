@@ -787,7 +787,19 @@ pub fn point_real(f: &str, args: &[BigFloat], p: usize) -> Val {
             }
             let l = eo::ln_e(&xe(), p + 128);
             let t = eo::mul_e(&l, &Enc::point(y.clone()), p + 128);
-            inn(eo::exp_e(&t, p))
+            let mut e = eo::exp_e(&t, p);
+            // x^y lies on 1's side that the signs of log(x) and y give (strictly): the
+            // enclosure is clamped there, so that a bound of exactly 1 (x^0, attained at a
+            // corner) is decided against a value like 0.75^(2^-1048576), which no working
+            // precision separates from 1.
+            let below_one = eo::cmp(x, &one()).is_lt() == is_pos(y);
+            if below_one && eo::cmp(&e.hi, &one()).is_gt() {
+                e.hi = one();
+            }
+            if !below_one && eo::cmp(&e.lo, &one()).is_lt() {
+                e.lo = one();
+            }
+            inn(e)
         }
         "hypot" => {
             let y = &args[1];

@@ -26,7 +26,8 @@ use super::real_oracle as ro;
 
 /// The reverse operations of the language.
 pub const OPERATIONS: &[&str] = &[
-    "sqrRev", "absRev", "coshRev", "pownRev", "mulRev", "sinRev", "cosRev", "tanRev",
+    "sqrRev", "absRev", "coshRev", "pownRev", "mulRev", "sinRev", "cosRev", "tanRev", "powRev1",
+    "powRev2",
 ];
 
 /// Whether `name` is one of [`OPERATIONS`].
@@ -160,6 +161,9 @@ fn symmetric(f: &str, c: (f64, f64), floor: f64) -> Vec<(Enc, Enc)> {
 pub fn inner(name: &str, n: i64, args: &[(f64, f64)]) -> Option<Span> {
     if args.iter().any(|a| a.0.is_nan()) {
         return None;
+    }
+    if name.starts_with("powRev") {
+        return pow_rev(name, args[0], args[1], args[2]);
     }
     let (c, x) = match name {
         "mulRev" => (args[1], args[2]),
@@ -399,4 +403,130 @@ pub fn describe(s: &Span) -> String {
         hi: s.hi.clone(),
     }
     .describe()
+}
+
+/// Whether `base^e` (floats, base >= 0) is certainly in `c`: pow's domain (base > 0, or base = 0
+/// with e > 0) and its enclosure inside c.
+fn pow_in(base: f64, e: f64, c: (f64, f64)) -> bool {
+    if base.is_nan()
+        || base < 0.0
+        || !e.is_finite()
+        || !base.is_finite()
+        || (base == 0.0 && e <= 0.0)
+    {
+        return false;
+    }
+    match ro::value("pow", &[bf(base), bf(e)], P) {
+        Val::In(v) => le(&bf(c.0), &v.lo) && le(&v.hi, &bf(c.1)),
+        Val::Out => false,
+    }
+}
+
+/// Whether the f64 estimate `v` of a power lies in `c` widened by a millionth (a filter
+/// before the costly proof, [`pow_in`]: it only skips powers that are far outside c).
+fn roughly_in(v: f64, c: (f64, f64)) -> bool {
+    let slack = |b: f64| 1e-6 * b.abs() + 1e-300;
+    v >= c.0 - slack(c.0) && v <= c.1 + slack(c.1)
+}
+
+/// `v` and its float neighbors up to `k` ulps either side (finite ones).
+fn around(v: f64, k: usize) -> Vec<f64> {
+    let mut out = vec![v];
+    let (mut d, mut u) = (v, v);
+    for _ in 0..k {
+        d = d.next_down();
+        u = u.next_up();
+        out.extend([d, u]);
+    }
+    out.retain(|t| t.is_finite());
+    out
+}
+
+/// The inner hull of `powRev1(b, c, x)` (`powRev2(a, c, x)` for "powRev2"): the hull of
+/// floats proven to be points of the exact set — each in x with a witness (an exponent of b,
+/// a base of a) whose power is enclosed inside c by the real oracle's pow (or t = 0 with the
+/// zero rules of pow's domain). The candidates are the values the set's ends can take (c's
+/// ends to the power 1 / b's ends; log(c's ends) / log(a's ends)), a few ulps around them,
+/// x's ends and extreme floats; so a result that misses a proven point, or ends a few ulps
+/// inside an end of the set, fails. (A point's proof needs only one witness, so the hull is
+/// inside the exact one whatever the candidates are.)
+fn pow_rev(name: &str, ab: (f64, f64), c: (f64, f64), x: (f64, f64)) -> Option<Span> {
+    let first = name == "powRev1";
+    let ends = |i: (f64, f64)| [i.0, i.1];
+    let mut candidates: Vec<f64> = Vec::new();
+    candidates.extend(ends(x));
+    candidates.extend([
+        0.0,
+        1.0,
+        -1.0,
+        f64::MAX,
+        -f64::MAX,
+        1e300,
+        -1e300,
+        1e-300,
+        -1e-300,
+        f64::MIN_POSITIVE,
+    ]);
+    for ce in ends(c) {
+        for e in ends(ab) {
+            let v = if first {
+                ce.powf(1.0 / e)
+            } else {
+                ce.ln() / e.ln()
+            };
+            if v.is_finite() {
+                candidates.extend(around(v, 4));
+            }
+        }
+    }
+    candidates.retain(|t| t.is_finite() && x.0 <= *t && *t <= x.1);
+    let holds0 = |i: (f64, f64), v: f64| i.0 <= v && v <= i.1;
+    let proven = |t: f64| -> bool {
+        if first {
+            // t^b' in c for some b' of b.
+            if t < 0.0 {
+                return false;
+            }
+            if t == 0.0 {
+                return holds0(c, 0.0) && ab.1 > 0.0;
+            }
+            if holds0(ab, 0.0) && holds0(c, 1.0) {
+                return true;
+            }
+            let mut witnesses: Vec<f64> = ends(ab).to_vec();
+            for ce in ends(c) {
+                let w = ce.ln() / t.ln();
+                if w.is_finite() {
+                    witnesses.extend(around(w.clamp(ab.0, ab.1), 2));
+                }
+            }
+            witnesses
+                .into_iter()
+                .any(|w| holds0(ab, w) && w != 0.0 && roughly_in(t.powf(w), c) && pow_in(t, w, c))
+        } else {
+            // a'^t in c for some a' of a.
+            if holds0(ab, 0.0) && holds0(c, 0.0) && t > 0.0 {
+                return true;
+            }
+            if holds0(ab, 1.0) && holds0(c, 1.0) {
+                return true;
+            }
+            let mut witnesses: Vec<f64> = ends(ab).to_vec();
+            for ce in ends(c) {
+                let w = (ce.ln() / t).exp();
+                if w.is_finite() {
+                    witnesses.extend(around(w.clamp(ab.0, ab.1), 2));
+                }
+            }
+            witnesses
+                .into_iter()
+                .any(|w| holds0(ab, w) && w > 0.0 && roughly_in(w.powf(t), c) && pow_in(w, t, c))
+        }
+    };
+    // The least and the greatest proven candidate (proofs are costly: scanned from each end).
+    candidates.sort_by(f64::total_cmp);
+    candidates.dedup();
+    let lo = candidates.iter().copied().find(|&t| proven(t))?;
+    let hi = candidates.iter().rev().copied().find(|&t| proven(t))?;
+    Some(span(lo, hi))
 }

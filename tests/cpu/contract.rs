@@ -351,3 +351,96 @@ fn the_centered_step_narrows_where_hc4_cannot_and_only_where_the_mean_value_theo
     let x = contract("x - sign(x)", zero, Interval::new(-0.5, 2.0).unwrap());
     assert!(x.contains(0.0) && x.contains(1.0), "{x}");
 }
+
+/// `x^y` (pow, variable exponent) projects through `powRev1` and `powRev2`: on random boxes of
+/// [0, 4] x [-3, 3] (both precisions) every point whose power the real oracle encloses inside
+/// the range (a certainly feasible point) stays in the narrowed box; and `x^y = 8` on
+/// [1, 3] x [2, 4] narrows x to an outward enclosure of [8^(1/4), 8^(1/2)].
+#[test]
+fn pow_projects_through_its_reverse_operations() {
+    use crate::common::elem_oracle::{bf, le, Val};
+    use crate::common::real_oracle as ro;
+    let in_range = |x: f64, y: f64, r: (f64, f64)| -> bool {
+        if x < 0.0 || (x == 0.0 && y <= 0.0) {
+            return false;
+        }
+        match ro::value("pow", &[bf(x), bf(y)], 256) {
+            Val::In(e) => le(&bf(r.0), &e.lo) && le(&e.hi, &bf(r.1)),
+            Val::Out => false,
+        }
+    };
+    let mut state = 0x0907_75e7_u64;
+    let mut feasible = 0usize;
+    let mut narrowed = 0usize;
+    for range in [(0.5, 2.0), (3.0, 10.0), (0.0, 0.25)] {
+        let expr = Expression::parse("x^y").unwrap();
+        let r = Interval::new(range.0, range.1).unwrap();
+        let contractor = expr.contractor(&[r], 1).unwrap();
+        for p in [Precision::F64, Precision::F32] {
+            let eval = Evaluator::new(&contractor, p, BackendChoice::Cpu).unwrap();
+            let boxes: Vec<Vec<Interval>> = (0..300)
+                .map(|_| {
+                    let a = point(&mut state, 0.0, 4.0, p);
+                    let b = point(&mut state, 0.0, 4.0, p);
+                    let c = point(&mut state, -3.0, 3.0, p);
+                    let d = point(&mut state, -3.0, 3.0, p);
+                    vec![
+                        Interval::new(a.min(b), a.max(b)).unwrap(),
+                        Interval::new(c.min(d), c.max(d)).unwrap(),
+                    ]
+                })
+                .collect();
+            let out = eval.eval_many(&boxes).unwrap();
+            for (b, got) in boxes.iter().zip(&out) {
+                if got.iter().zip(b).any(|(g, x)| *g != *x) {
+                    narrowed += 1;
+                }
+                for _ in 0..20 {
+                    let (x, y) = (
+                        point(&mut state, b[0].lo, b[0].hi, p),
+                        point(&mut state, b[1].lo, b[1].hi, p),
+                    );
+                    if !in_range(x, y, range) {
+                        continue;
+                    }
+                    feasible += 1;
+                    assert!(
+                        got[0].contains(x) && got[1].contains(y),
+                        "x^y in {r} ({p:?}) on {b:?}: the feasible point ({x}, {y}) left the \
+                         narrowed box {got:?}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(feasible > 1_000, "only {feasible} feasible points");
+    assert!(narrowed > 300, "only {narrowed} boxes narrowed");
+    let c = Expression::parse("x^y")
+        .unwrap()
+        .contractor(&[Interval::new(8.0, 8.0).unwrap()], 1)
+        .unwrap();
+    let eval = Evaluator::new(&c, Precision::F64, BackendChoice::Cpu).unwrap();
+    let got = eval
+        .eval(&[
+            Interval::new(1.0, 3.0).unwrap(),
+            Interval::new(2.0, 4.0).unwrap(),
+        ])
+        .unwrap();
+    // The exact ends 8^(1/4) and 8^(1/2), enclosed by the real oracle: inside the result,
+    // which is at most 1e-12 wider.
+    let exact = |e: f64| match ro::value("pow", &[bf(8.0), bf(e)], 256) {
+        Val::In(v) => v,
+        Val::Out => unreachable!("8^e is defined"),
+    };
+    let (lo, hi) = (exact(0.25), exact(0.5));
+    assert!(
+        le(&bf(got[0].lo), &lo.lo) && le(&hi.hi, &bf(got[0].hi)),
+        "x narrowed to {}: misses 8^(1/4) or 8^(1/2)",
+        got[0]
+    );
+    assert!(
+        le(&lo.lo, &bf(got[0].lo + 1e-12)) && le(&bf(got[0].hi - 1e-12), &hi.hi),
+        "x narrowed to {}",
+        got[0]
+    );
+}

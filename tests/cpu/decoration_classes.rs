@@ -194,7 +194,8 @@ fn local(op: &str, b: &[(f64, f64)]) -> Local {
         ),
         "hull" | "intersect" => Undefined, // trv by the standard
         "cancelMinus" | "cancelPlus" => Undefined, // trv by the standard
-        "sqrRev" | "absRev" | "coshRev" | "mulRev" | "sinRev" | "cosRev" | "tanRev" => Undefined, // trv (the vectors)
+        "sqrRev" | "absRev" | "coshRev" | "mulRev" | "sinRev" | "cosRev" | "tanRev" | "powRev1"
+        | "powRev2" => Undefined, // trv (the vectors)
         o if o.starts_with("pownRev:") => Undefined,
         // ivjit's rule for a number of the enclosure: a constant on the box, com where finite.
         "inf" | "sup" | "mid" | "rad" | "wid" | "mag" | "mig" => Continuous,
