@@ -78,8 +78,8 @@ fn gpu_bench_without_gpu_fails_clearly_and_auto_falls_back() {
     assert_eq!(doc["rows"].as_array().unwrap().len(), 4);
 }
 
-#[test]
-fn search_section_reports_boxes_rounds_and_efficiency() {
+/// `ivjit bench --search --backend cpu --only NAME --json`, run and read.
+fn search_json(name: &str) -> serde_json::Value {
     let out = Command::new(binary())
         .args([
             "bench",
@@ -87,17 +87,22 @@ fn search_section_reports_boxes_rounds_and_efficiency() {
             "--backend",
             "cpu",
             "--only",
-            "circle",
+            name,
             "--json",
         ])
         .output()
         .expect("run ivjit");
     assert!(
         out.status.success(),
-        "ivjit bench --search failed: {}",
+        "ivjit bench --search --only {name} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
+}
+
+#[test]
+fn search_section_reports_boxes_rounds_and_efficiency() {
+    let doc = search_json("circle");
     let rows = doc["searches"].as_array().expect("searches");
     assert_eq!(rows.len(), 1);
     let r = &rows[0];
@@ -122,24 +127,7 @@ fn search_section_reports_boxes_rounds_and_efficiency() {
 /// time.
 #[test]
 fn search_section_reports_the_pavings() {
-    let out = Command::new(binary())
-        .args([
-            "bench",
-            "--search",
-            "--backend",
-            "cpu",
-            "--only",
-            "pave",
-            "--json",
-        ])
-        .output()
-        .expect("run ivjit");
-    assert!(
-        out.status.success(),
-        "ivjit bench --search --only pave failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let doc = search_json("pave");
     assert!(doc["searches"].as_array().is_some_and(|r| r.is_empty()));
     let rows = doc["pavings"].as_array().expect("pavings");
     let codac = [12_931, 41_005, 73_125, 18_402, 12_938];

@@ -210,6 +210,24 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
     Ok((Value::Array(rows), text))
 }
 
+/// The backends a section compares: on a GPU machine `gpu`, `cpu` and `auto`; else `cpu`.
+fn choices(gpu: bool) -> Vec<BackendChoice> {
+    if gpu {
+        vec![BackendChoice::Gpu, BackendChoice::Cpu, BackendChoice::Auto]
+    } else {
+        vec![BackendChoice::Cpu]
+    }
+}
+
+/// A backend choice as the tables name it.
+fn backend_name(choice: BackendChoice) -> &'static str {
+    match choice {
+        BackendChoice::Gpu => "gpu",
+        BackendChoice::Cpu => "cpu",
+        BackendChoice::Auto => "auto",
+    }
+}
+
 /// Timed runs of each fixed-cost search (the median is reported).
 const FIXED_RUNS: usize = 21;
 
@@ -219,11 +237,7 @@ const FIXED_RUNS: usize = 21;
 /// `(x - 1/3)^2` over [0, 1] (tol 1e300: one round; 1e-20: many) and the exclusion of
 /// `x - 1/3` = level over [0, 1] (level 5: one round; 0 to 1e-15: many).
 pub fn fixed(gpu: bool) -> Result<(Value, String), String> {
-    let choices = if gpu {
-        vec![BackendChoice::Gpu, BackendChoice::Cpu, BackendChoice::Auto]
-    } else {
-        vec![BackendChoice::Cpu]
-    };
+    let choices = choices(gpu);
     let mut rows = Vec::new();
     let mut text = String::from(
         "\n| fixed cost | backend | rounds | one-round search µs | per round µs |\n\
@@ -266,11 +280,7 @@ pub fn fixed(gpu: bool) -> Result<(Value, String), String> {
             let (one, one_rounds, _) = timed(false)?;
             let (many, rounds, on_gpu) = timed(true)?;
             let per_round = (many - one) / (rounds - one_rounds).max(1) as f64;
-            let backend = match choice {
-                BackendChoice::Gpu => "gpu",
-                BackendChoice::Cpu => "cpu",
-                BackendChoice::Auto => "auto",
-            };
+            let backend = backend_name(choice);
             rows.push(json!({
                 "rule": rule, "backend": backend, "rounds": rounds, "gpu_rounds": on_gpu,
                 "one_round_us": one * 1e6, "per_round_us": per_round * 1e6,
@@ -339,11 +349,7 @@ fn paving_problems() -> Vec<(&'static str, String, usize, f64, f64)> {
 /// a warm-up.
 pub fn pavings(gpu: bool) -> Result<(Value, String), String> {
     use ivjit::search::pave::{Constraints, Paver};
-    let choices = if gpu {
-        vec![BackendChoice::Gpu, BackendChoice::Cpu, BackendChoice::Auto]
-    } else {
-        vec![BackendChoice::Cpu]
-    };
+    let choices = choices(gpu);
     let mut rows = Vec::new();
     let mut text = String::from(
         "\n| paving | eps | backend | inner + boundary | evaluated | compile ms | median ms | boxes/s |\n\
@@ -372,11 +378,7 @@ pub fn pavings(gpu: bool) -> Result<(Value, String), String> {
                     times.push(t.elapsed().as_secs_f64());
                 }
                 let secs = median(times);
-                let backend = match choice {
-                    BackendChoice::Gpu => "gpu",
-                    BackendChoice::Cpu => "cpu",
-                    BackendChoice::Auto => "auto",
-                };
+                let backend = backend_name(choice);
                 rows.push(json!({
                     "paving": name, "eps": eps, "backend": backend, "inner": p.inner.len(),
                     "boundary": p.boundary.len(), "outer": p.outer.len(),
