@@ -365,22 +365,19 @@ impl Lowering {
     /// t^0 = 1 for every t > 0: all of x above 0 where 1 is in c. Each part is met with x
     /// before they are joined, so a gap between the parts of the two signs stays out.
     fn pow_rev1(&mut self, b: Iv, c: Iv, x: Iv) -> Iv {
-        let u = Fact::UNKNOWN;
         let z = self.b.zero();
         let one = self.b.constant(1.0);
         let pinf = self.b.constant(f64::INFINITY);
         let ninf = self.b.constant(f64::NEG_INFINITY);
         let cp = self.nonneg_part(c);
+        // 1/b's ends, rounded outward (each is an end of one sign's reciprocals).
+        let inv_hi = self.b.div(one, b.hi, Round::Down);
+        let inv_lo = self.b.div(one, b.lo, Round::Up);
         // b' < 0: 1/b' in [1/b.hi, 1/b.lo] if b.hi < 0, else [-inf, 1/b.lo].
         let b_neg = self.b.cmp(Cmp::Lt, b.lo, z);
         let all_neg = self.b.cmp(Cmp::Lt, b.hi, z);
-        let r_lo = self.b.div(one, b.hi, Round::Down);
-        let r_hi = self.b.div(one, b.lo, Round::Up);
-        let r_lo = self.b.select(all_neg, r_lo, ninf);
-        let neg = self.elementary2(BinaryFn::Pow, cp, u, Iv { lo: r_lo, hi: r_hi }, u);
-        let neg = self.meet(x, neg);
-        let no_neg = self.b.not(b_neg);
-        let neg = self.empty_if(no_neg, neg);
+        let r_lo = self.b.select(all_neg, inv_hi, ninf);
+        let neg = self.pow_piece(cp, Iv { lo: r_lo, hi: inv_lo }, x, b_neg);
         // The closure above holds limits that are no points of the set: t = 0 (c' -> inf;
         // 0^b' is undefined for b' < 0) and t = 1 (b' -> -inf, where c'^(1/b') -> 1) unless
         // 1 is in c (1^b' = 1). They matter only where x meets the range there alone.
@@ -392,13 +389,8 @@ impl Lowering {
         // b' > 0: 1/b' in [1/b.hi, 1/b.lo] if b.lo > 0, else [1/b.hi, inf].
         let b_pos = self.b.cmp(Cmp::Gt, b.hi, z);
         let all_pos = self.b.cmp(Cmp::Gt, b.lo, z);
-        let r_lo = self.b.div(one, b.hi, Round::Down);
-        let r_hi = self.b.div(one, b.lo, Round::Up);
-        let r_hi = self.b.select(all_pos, r_hi, pinf);
-        let pos = self.elementary2(BinaryFn::Pow, cp, u, Iv { lo: r_lo, hi: r_hi }, u);
-        let pos = self.meet(x, pos);
-        let no_pos = self.b.not(b_pos);
-        let pos = self.empty_if(no_pos, pos);
+        let r_hi = self.b.select(all_pos, inv_lo, pinf);
+        let pos = self.pow_piece(cp, Iv { lo: inv_hi, hi: r_hi }, x, b_pos);
         // Limits again: t = 0 is a point of the set only where 0 is in c (0^b' = 0), t = 1
         // only where 1 is.
         let pos = self.drop_lone_point(pos, z, zero_in_c);
@@ -411,6 +403,15 @@ impl Lowering {
         let every = self.empty_if(no_every, positive);
         let r = self.join(neg, pos);
         self.join(r, every)
+    }
+
+    /// The t of x that are `c'^r` for c' in `cp` and r in `r` (pow's range over the box, met
+    /// with x), empty unless `exists` (the sign of b these reciprocals come from occurs in b).
+    fn pow_piece(&mut self, cp: Iv, r: Iv, x: Iv, exists: Value) -> Iv {
+        let range = self.elementary2(BinaryFn::Pow, cp, Fact::UNKNOWN, r, Fact::UNKNOWN);
+        let piece = self.meet(x, range);
+        let none = self.b.not(exists);
+        self.empty_if(none, piece)
     }
 
     /// `powRev2(a, c, x)`: the hull of the t in x with a'^t in c for some a' in a, pow's

@@ -150,7 +150,6 @@ where
     };
     let defined = f64::from(Decoration::Def.code());
     let (a, r) = (1.0 - SPLIT, SPLIT);
-    let elem = std::mem::size_of::<T>();
     // The decorated functions' arrays on the device: lo and hi of each function, then each
     // one's decoration code as one array (`Program::output_arrays`).
     let program = paver.forward.program();
@@ -196,7 +195,7 @@ where
             box_len * (n_bnd + n),
             box_len * n_bnd,
         )?;
-        round::<T>(&mut bufs, paver, n, elem)?;
+        round::<T>(&mut bufs, paver, n)?;
         let caps =
             |b: &Option<CudaSlice<f64>>| b.as_ref().map_or(0, |b| (b.len() / box_len) as u64);
         let (n32, nv32, no32, nc32) = (n as u32, nv as u32, no as u32, nc as u32);
@@ -278,12 +277,13 @@ where
 /// Queues the round's batch and programs: the list's `n` boxes as the batch, the contractor on
 /// it, the decorated functions and the complement's contractors on the contracted boxes.
 /// (Every program but the decorated functions has 2 nv output arrays, the contracted box.)
-fn round<T>(bufs: &mut Buffers<T>, paver: &Paver, n: usize, elem: usize) -> Result<(), Error>
+fn round<T>(bufs: &mut Buffers<T>, paver: &Paver, n: usize) -> Result<(), Error>
 where
     T: cudarc::driver::DeviceRepr,
 {
     let stream = bufs.stream.clone();
     let nv = paver.expr.vars().len();
+    let elem = std::mem::size_of::<T>();
     let (n32, nv32) = (n as u32, nv as u32);
     let (list, inputs, contracted, values, complements) = (
         bufs.list.as_ref().expect("a round has boxes"),
