@@ -377,7 +377,15 @@ impl Lowering {
         let b_neg = self.b.cmp(Cmp::Lt, b.lo, z);
         let all_neg = self.b.cmp(Cmp::Lt, b.hi, z);
         let r_lo = self.b.select(all_neg, inv_hi, ninf);
-        let neg = self.pow_piece(cp, Iv { lo: r_lo, hi: inv_lo }, x, b_neg);
+        let neg = self.pow_piece(
+            cp,
+            Iv {
+                lo: r_lo,
+                hi: inv_lo,
+            },
+            x,
+            b_neg,
+        );
         // The closure above holds limits that are no points of the set: t = 0 (c' -> inf;
         // 0^b' is undefined for b' < 0) and t = 1 (b' -> -inf, where c'^(1/b') -> 1) unless
         // 1 is in c (1^b' = 1). They matter only where x meets the range there alone.
@@ -390,7 +398,15 @@ impl Lowering {
         let b_pos = self.b.cmp(Cmp::Gt, b.hi, z);
         let all_pos = self.b.cmp(Cmp::Gt, b.lo, z);
         let r_hi = self.b.select(all_pos, inv_lo, pinf);
-        let pos = self.pow_piece(cp, Iv { lo: inv_hi, hi: r_hi }, x, b_pos);
+        let pos = self.pow_piece(
+            cp,
+            Iv {
+                lo: inv_hi,
+                hi: r_hi,
+            },
+            x,
+            b_pos,
+        );
         // Limits again: t = 0 is a point of the set only where 0 is in c (0^b' = 0), t = 1
         // only where 1 is.
         let pos = self.drop_lone_point(pos, z, zero_in_c);
