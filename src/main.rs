@@ -89,6 +89,11 @@ enum Command {
     /// (f > 0 on the whole pixel), inside (f < 0) or boundary (neither proven). f may use x and
     /// y; a .vm file (-f) is read as a Fidget/MPR tape.
     Render(cli::RenderArgs),
+    /// A closed triangle mesh of the surface f = 0 over a box of space (.stl, .ply or .obj),
+    /// built on an interval search of the lattice's cells, edges and faces so that parts
+    /// thinner than a cell are kept (docs/mesh.md). f may use x, y and z; a .vm file (-f) is
+    /// read as a Fidget/MPR tape.
+    Mesh(cli::mesh::MeshArgs),
     /// Enclose the global minimum of f over a box by interval branch and bound: a certified
     /// [lower, upper] (docs/optimize.md). By default f is evaluated in the minimization form
     /// (the gradient's monotonicity test and exclusion) with a local descent for the upper
@@ -124,6 +129,7 @@ fn main() -> ExitCode {
         Command::Functions => cli::functions(),
         Command::Relate(args) => cli::relate::relate(args),
         Command::Render(args) => cli::render(args),
+        Command::Mesh(args) => cli::mesh::mesh_command(args),
         Command::Minimize(args) => cli::solve::minimize(args),
         Command::Solve(args) => cli::solve::solve(args),
         Command::Pave(args) => cli::pave::pave_command(args),

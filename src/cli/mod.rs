@@ -2,6 +2,7 @@
 
 mod batch;
 mod bench;
+pub mod mesh;
 mod output;
 pub mod pave;
 mod progress;

@@ -37,6 +37,7 @@ pub mod exclude;
 mod handover;
 mod interrupt;
 mod kernels;
+pub mod mesh;
 pub mod minibex;
 pub mod minimize;
 pub mod newton;

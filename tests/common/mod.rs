@@ -10,6 +10,7 @@ pub mod elem_oracle;
 pub mod enclosure_oracle;
 pub mod gpu;
 pub mod itl;
+pub mod mesh_check;
 pub mod oracle;
 pub mod power_oracle;
 pub mod pown_check;

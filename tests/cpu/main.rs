@@ -23,6 +23,7 @@ mod itf1788_decorated;
 mod itf1788_enclosure;
 mod itf1788_library;
 mod itf1788_reverse;
+mod mesh;
 mod names;
 mod number;
 mod pave;

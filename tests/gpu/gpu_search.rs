@@ -1082,3 +1082,56 @@ fn constrained_minimum_on_the_gpu_equals_the_cpu() {
         }
     }
 }
+
+/// Meshes with the evaluations on the GPU: the CPU's mesh bit for bit (every vertex, triangle
+/// and count) where f calls no point function, f64 and f32; with sin and cos (point calls,
+/// whose last bits differ between the backends) a closed 2-manifold mesh either way.
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
+fn mesh_on_the_gpu_equals_the_cpu() {
+    use ivjit::search::mesh::{mesh, MeshOptions};
+    crate::common::gpu::require_gpu("mesh_on_the_gpu_equals_the_cpu");
+    let base = MeshOptions {
+        depth: 5,
+        ..MeshOptions::default()
+    };
+    let cases = [
+        ("x^2 + y^2 + z^2 - 0.36", base.clone()),
+        ("sqr(x^2 + y^2 + z^2 + 0.21) - (x^2 + y^2)", base.clone()),
+        (
+            "abs(z - 0.013) - 0.001",
+            MeshOptions {
+                witness_levels: 4,
+                ..base.clone()
+            },
+        ),
+        ("sqrt(sqr(y - 0.03) + sqr(z + 0.03)) - 0.02", base.clone()),
+        (
+            "max(abs(x) - 0.5, abs(y) - 0.4) - min(z, 0.2)",
+            MeshOptions {
+                region: [-2.0, 1.0, -1.0, 1.5, -0.5, 0.5],
+                ..base.clone()
+            },
+        ),
+    ];
+    for p in [Precision::F64, Precision::F32] {
+        for (text, o) in &cases {
+            let (cpu, gpu) = pair(text, p);
+            let (a, b) = (mesh(&cpu, o).unwrap(), mesh(&gpu, o).unwrap());
+            assert!(!a.triangles.is_empty(), "{text} {p:?}: an empty mesh");
+            assert_eq!(a.stats, b.stats, "{text} {p:?}");
+            assert_eq!(a.triangles, b.triangles, "{text} {p:?}");
+            let bits = |m: &ivjit::search::mesh::Mesh| -> Vec<[u64; 3]> {
+                m.vertices.iter().map(|v| v.map(f64::to_bits)).collect()
+            };
+            assert_eq!(bits(&a), bits(&b), "{text} {p:?}");
+        }
+        let (_, gpu) = pair("sin(4*x) * cos(3*y) + z/2", p);
+        let m = mesh(&gpu, &base).unwrap();
+        assert!(!m.triangles.is_empty());
+        crate::common::mesh_check::topology(&m);
+    }
+}
