@@ -88,6 +88,25 @@ def depth_map(
 ) -> npt.NDArray[np.float64]:
     """Heights of the surface f(x, y, z) = 0 seen from above, NaN where a line misses it."""
 
+class Mesh(NamedTuple):
+    """A closed triangle mesh of f = 0: vertices (V, 3) float64, triangles (T, 3) uint32
+    counter-clockwise seen from outside, and the search's counts."""
+
+    vertices: npt.NDArray[np.float64]
+    triangles: npt.NDArray[np.uint32]
+    stats: dict[str, int]
+
+def mesh(
+    f: Union[Function, str],
+    depth: int = 7,
+    region: Tuple[float, float, float, float, float, float] = (-1.0, 1.0, -1.0, 1.0, -1.0, 1.0),
+    witness_levels: int = 3,
+    bisections: int = 10,
+    precision: Literal["f64", "f32"] = "f64",
+    backend: Literal["auto", "cpu", "gpu"] = "auto",
+) -> Mesh:
+    """A closed, 2-manifold mesh of f(x, y, z) = 0 that keeps parts thinner than a cell."""
+
 class Minimum(NamedTuple):
     """A certified enclosure `lower <= min f <= upper` over the box, and what it cost."""
 

@@ -531,6 +531,55 @@ impl Function {
             .into_any())
     }
 
+    /// A closed triangle mesh of f(x, y, z) = 0 over `region` (`ivjit::search::mesh::mesh`)
+    /// on the function's backend: (vertices as a (V, 3) float64 array, triangles as a (T, 3)
+    /// uint32 array of vertex indices, counted outward, and the search's counts by name).
+    #[allow(clippy::type_complexity)]
+    fn _mesh<'py>(
+        &self,
+        py: Python<'py>,
+        depth: u32,
+        region: [f64; 6],
+        witness_levels: u32,
+        bisections: u32,
+    ) -> PyResult<(
+        pyo3::Bound<'py, PyAny>,
+        pyo3::Bound<'py, PyAny>,
+        Vec<(&'static str, u64)>,
+    )> {
+        let opts = ivjit::search::mesh::MeshOptions {
+            depth,
+            region,
+            witness_levels,
+            bisections,
+        };
+        let m = search(py, self.expr.source(), || {
+            ivjit::search::mesh::mesh(&self.eval, &opts)
+        })?;
+        let s = &m.stats;
+        let stats = vec![
+            ("cells", s.cells),
+            ("outside_cells", s.outside_cells),
+            ("inside_cells", s.inside_cells),
+            ("boundary_cells", s.boundary_cells),
+            ("cell_witnesses", s.cell_witnesses),
+            ("face_witnesses", s.face_witnesses),
+            ("edge_witnesses", s.edge_witnesses),
+            ("uncertain", s.uncertain),
+            ("unproven_samples", s.unproven_samples),
+            ("evaluations", s.evaluations),
+        ];
+        let nv = m.vertices.len();
+        let nt = m.triangles.len();
+        let vertices = PyArray1::from_vec(py, m.vertices.into_iter().flatten().collect())
+            .reshape([nv, 3])?
+            .into_any();
+        let triangles = PyArray1::from_vec(py, m.triangles.into_iter().flatten().collect())
+            .reshape([nt, 3])?
+            .into_any();
+        Ok((vertices, triangles, stats))
+    }
+
     /// A camera frame of the surface f(x, y, z) = 0: `ivjit::search::trace::trace` with the
     /// camera `Camera::look_at(eye, center, fov)` and the rays clipped to the ball (`scene`,
     /// `radius`), on the function's precision and backend. Returns (hits, rgb, boxes): hits a

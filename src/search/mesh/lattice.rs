@@ -3,7 +3,7 @@
 //! three odd; a point with exactly one odd coordinate is an edge's midpoint, not a vertex), the
 //! signs of its vertices, and the triangles of the tetrahedra whose vertices differ in sign.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::octree::Cells;
 use super::{pack, unpack, Field, MeshStats, Space};
@@ -69,11 +69,11 @@ impl Lattice {
     pub fn new(space: &Space, cells: &Cells) -> Lattice {
         let mut lattice = Lattice {
             last: 2 * space.n,
-            signs: HashMap::new(),
+            signs: HashMap::default(),
             pending: Vec::new(),
-            moved: HashMap::new(),
+            moved: HashMap::default(),
         };
-        let mut listed = HashSet::new();
+        let mut listed = HashSet::default();
         for &c in &cells.boundary {
             for v in element_vertices(center(c)) {
                 let k = pack(v);
@@ -162,8 +162,10 @@ impl Lattice {
             edges: Vec::new(),
             vertices: Vec::new(),
         };
-        let mut index: HashMap<(u64, u64), u32> = HashMap::new();
-        let mut seen = HashSet::new();
+        // About 7 vertices of the mesh per boundary cell (a sphere: 7.1).
+        let mut index: HashMap<(u64, u64), u32> =
+            HashMap::with_capacity_and_hasher(8 * work.len(), Default::default());
+        let mut seen = HashSet::with_capacity_and_hasher(2 * work.len(), Default::default());
         while let Some(c) = work.pop() {
             if !seen.insert(pack(c)) {
                 continue;
@@ -179,12 +181,15 @@ impl Lattice {
                         .map(|(u, w)| step(step(f, a1, u), a2, w));
                     let sf = self.sign(f, cells);
                     let sq = q.map(|v| self.sign(v, cells));
+                    let mixed = sq.iter().any(|&s| s != sf);
                     for i in 0..4 {
+                        if !mixed && sm == sf {
+                            break;
+                        }
                         let j = (i + 1) % 4;
                         let tet = [(m, sm), (f, sf), (q[i], sq[i]), (q[j], sq[j])];
                         march_tetrahedron(&tet, &mut index, &mut out);
                     }
-                    let mixed = sq.iter().any(|&s| s != sf);
                     let across = c[axis] as i64 + side as i64;
                     if mixed && (0..n as i64).contains(&across) {
                         let mut next = c;
@@ -230,9 +235,19 @@ fn march_tetrahedron(
         })
     };
     if negatives == 2 {
-        let neg: Vec<usize> = (0..4).filter(|&i| tet[i].1).collect();
-        let pos: Vec<usize> = (0..4).filter(|&i| !tet[i].1).collect();
-        let (a, b, c, d) = (neg[0], neg[1], pos[0], pos[1]);
+        // The two inside vertices a, b and the two outside ones c, d.
+        let (mut neg, mut pos) = ([0; 2], [0; 2]);
+        let (mut i_neg, mut i_pos) = (0, 0);
+        for (i, t) in tet.iter().enumerate() {
+            if t.1 {
+                neg[i_neg] = i;
+                i_neg += 1;
+            } else {
+                pos[i_pos] = i;
+                i_pos += 1;
+            }
+        }
+        let ([a, b], [c, d]) = (neg, pos);
         let mut quad = [(a, c), (a, d), (b, d), (b, c)];
         let r = quad.map(|(i, j)| mid(i, j));
         let normal = cross(sub(r[2], r[0]), sub(r[3], r[1]));
@@ -249,8 +264,8 @@ fn march_tetrahedron(
     let lone = (0..4)
         .find(|&i| tet.iter().filter(|t| t.1 == tet[i].1).count() == 1)
         .expect("one vertex is alone in its sign");
-    let mut others: Vec<usize> = (0..4).filter(|&i| i != lone).collect();
-    let r: Vec<[f64; 3]> = others.iter().map(|&j| mid(lone, j)).collect();
+    let mut others = [(lone + 1) % 4, (lone + 2) % 4, (lone + 3) % 4];
+    let r = others.map(|j| mid(lone, j));
     let normal = cross(sub(r[1], r[0]), sub(r[2], r[0]));
     // Away from a lone inside vertex, towards a lone outside one.
     let away = sub(r[0], p(lone));
@@ -258,8 +273,7 @@ fn march_tetrahedron(
     if dot(normal, outward) < 0.0 {
         others.swap(1, 2);
     }
-    let v: Vec<u32> = others.iter().map(|&j| vertex(lone, j)).collect();
-    out.triangles.push([v[0], v[1], v[2]]);
+    out.triangles.push(others.map(|j| vertex(lone, j)));
 }
 
 fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {

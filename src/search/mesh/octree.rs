@@ -2,7 +2,7 @@
 //! (f > 0) or inside (f < 0) is kept whole at its level; the others are cut in eight down to
 //! the finest level, where they are the boundary cells.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::{pack, Field, MeshStats, Space};
 use crate::search::classify;
@@ -26,7 +26,7 @@ pub(crate) fn classify_cells(
     stats: &mut MeshStats,
 ) -> Result<Cells, Error> {
     let (depth, n) = (space.depth, space.n);
-    let mut proven: Vec<HashMap<u64, u8>> = vec![HashMap::new(); depth as usize + 1];
+    let mut proven: Vec<HashMap<u64, u8>> = vec![HashMap::default(); depth as usize + 1];
     let mut level: Vec<[u32; 3]> = vec![[0, 0, 0]];
     let mut boundary = Vec::new();
     for l in 0..=depth {
@@ -68,7 +68,7 @@ pub(crate) fn classify_cells(
         level = next;
     }
     stats.boundary_cells = boundary.len() as u64;
-    let boundary_set = boundary.iter().map(|&c| pack(c)).collect();
+    let boundary_set = boundary.iter().map(|&c| pack(c)).collect::<HashSet<u64>>();
     Ok(Cells {
         depth,
         n,
@@ -84,7 +84,9 @@ impl Cells {
         if self.boundary_set.contains(&pack(c)) {
             return BOUNDARY;
         }
-        for l in 0..=self.depth {
+        // Finest first: the cells asked about are next to boundary cells, mostly in small
+        // blocks.
+        for l in (0..=self.depth).rev() {
             let s = self.depth - l;
             if let Some(&class) = self.proven[l as usize].get(&pack(c.map(|i| i >> s))) {
                 return class;

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::Mesh;
 
-/// The file formats [`write`] knows.
+/// The file formats [`write()`] knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MeshFormat {
     /// Binary STL.
