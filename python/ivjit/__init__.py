@@ -271,10 +271,12 @@ class Mesh(NamedTuple):
     vertices: object  # (V, 3) float64, each on a sign change of f to the bisections' precision
     triangles: object  # (T, 3) uint32 vertex indices, counter-clockwise seen from outside (f > 0)
     stats: dict  # what the search proved and found (cells, witnesses, uncertain, ...)
+    normals: object = None  # with normals=True: (V, 3) float64 unit normals pointing outside
+    normal_certain: object = None  # with normals=True: (V,) bool, where the gradient proves it
 
 
 def mesh(f, depth=7, region=(-1.0, 1.0, -1.0, 1.0, -1.0, 1.0), witness_levels=3, bisections=10,
-         precision="f64", backend="auto"):
+         normals=False, precision="f64", backend="auto"):
     """A closed, 2-manifold, outward-oriented triangle mesh of the surface f(x, y, z) = 0 over
     `region = (x0, x1, y0, y1, z0, z1)` on a lattice of 2**depth cells a side (docs/mesh.md):
     cells proven outside or inside by interval subdivision are skipped, each boundary cell is
@@ -284,11 +286,16 @@ def mesh(f, depth=7, region=(-1.0, 1.0, -1.0, 1.0, -1.0, 1.0), witness_levels=3,
     region's faces count as outside, so the mesh is closed there. Each vertex is placed by
     `bisections` bisection steps of f. Returns `Mesh(vertices, triangles, stats)`; the stats
     count the proven cells, the witnesses, and the `uncertain` elements where the surface may
-    pass unseen at this depth. Ctrl-C stops it (KeyboardInterrupt)."""
+    pass unseen at this depth. `normals=True` adds the vertices' normals from f's gradient,
+    each flagged certain where the gradient's enclosure proves it, and `stats["certain_cells"]`:
+    the boundary cells where f is proven monotone along an axis (one sheet of surface there).
+    Ctrl-C stops it (KeyboardInterrupt)."""
     f = _function(f, precision, backend)
     region = [float(r) for r in region]
-    vertices, triangles, stats = f._native._mesh(int(depth), region, int(witness_levels), int(bisections))
-    return Mesh(vertices, triangles, dict(stats))
+    vertices, triangles, stats, with_normals = f._native._mesh(
+        int(depth), region, int(witness_levels), int(bisections), bool(normals))
+    n, certain = with_normals if with_normals is not None else (None, None)
+    return Mesh(vertices, triangles, dict(stats), n, certain)
 
 
 class Frame(NamedTuple):

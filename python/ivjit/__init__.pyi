@@ -95,6 +95,8 @@ class Mesh(NamedTuple):
     vertices: npt.NDArray[np.float64]
     triangles: npt.NDArray[np.uint32]
     stats: dict[str, int]
+    normals: Optional[npt.NDArray[np.float64]]
+    normal_certain: Optional[npt.NDArray[np.bool_]]
 
 def mesh(
     f: Union[Function, str],
@@ -102,6 +104,7 @@ def mesh(
     region: Tuple[float, float, float, float, float, float] = (-1.0, 1.0, -1.0, 1.0, -1.0, 1.0),
     witness_levels: int = 3,
     bisections: int = 10,
+    normals: bool = False,
     precision: Literal["f64", "f32"] = "f64",
     backend: Literal["auto", "cpu", "gpu"] = "auto",
 ) -> Mesh:

@@ -531,9 +531,11 @@ impl Function {
             .into_any())
     }
 
-    /// A closed triangle mesh of f(x, y, z) = 0 over `region` (`ivjit::search::mesh::mesh`)
-    /// on the function's backend: (vertices as a (V, 3) float64 array, triangles as a (T, 3)
-    /// uint32 array of vertex indices, counted outward, and the search's counts by name).
+    /// A closed triangle mesh of f(x, y, z) = 0 over `region` (`ivjit::search::mesh::mesh`,
+    /// with `normals` `mesh_with_normals` and f's gradient) on the function's backend:
+    /// (vertices as a (V, 3) float64 array, triangles as a (T, 3) uint32 array of vertex
+    /// indices, counted outward, the search's counts by name, and with `normals` the (V, 3)
+    /// normals and a (V,) bool array of which are certain).
     #[allow(clippy::type_complexity)]
     fn _mesh<'py>(
         &self,
@@ -542,10 +544,12 @@ impl Function {
         region: [f64; 6],
         witness_levels: u32,
         bisections: u32,
+        normals: bool,
     ) -> PyResult<(
         pyo3::Bound<'py, PyAny>,
         pyo3::Bound<'py, PyAny>,
         Vec<(&'static str, u64)>,
+        Option<(pyo3::Bound<'py, PyAny>, pyo3::Bound<'py, PyAny>)>,
     )> {
         let opts = ivjit::search::mesh::MeshOptions {
             depth,
@@ -554,7 +558,13 @@ impl Function {
             bisections,
         };
         let m = search(py, self.expr.source(), || {
-            ivjit::search::mesh::mesh(&self.eval, &opts)
+            if normals {
+                let (g, _) = self.expr.gradient()?;
+                let grad = ivjit::Evaluator::new(&g, self.eval.precision(), self.same_backend())?;
+                ivjit::search::mesh::mesh_with_normals(&self.eval, &grad, &opts)
+            } else {
+                ivjit::search::mesh::mesh(&self.eval, &opts)
+            }
         })?;
         let s = &m.stats;
         let stats = vec![
@@ -568,7 +578,19 @@ impl Function {
             ("uncertain", s.uncertain),
             ("unproven_samples", s.unproven_samples),
             ("evaluations", s.evaluations),
+            ("certain_cells", s.certain_cells),
+            ("uncertain_normals", s.uncertain_normals),
         ];
+        let normals = if normals {
+            let nv = m.normals.len();
+            let n = PyArray1::from_vec(py, m.normals.into_iter().flatten().collect())
+                .reshape([nv, 3])?
+                .into_any();
+            let certain = PyArray1::from_vec(py, m.normal_certain).into_any();
+            Some((n, certain))
+        } else {
+            None
+        };
         let nv = m.vertices.len();
         let nt = m.triangles.len();
         let vertices = PyArray1::from_vec(py, m.vertices.into_iter().flatten().collect())
@@ -577,7 +599,7 @@ impl Function {
         let triangles = PyArray1::from_vec(py, m.triangles.into_iter().flatten().collect())
             .reshape([nt, 3])?
             .into_any();
-        Ok((vertices, triangles, stats))
+        Ok((vertices, triangles, stats, normals))
     }
 
     /// A camera frame of the surface f(x, y, z) = 0: `ivjit::search::trace::trace` with the

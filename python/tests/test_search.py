@@ -381,6 +381,13 @@ def test_meshes_are_closed_manifolds_by_trimesh():
         assert m.stats["cells"] == 32**3
     with pytest.raises(ivjit.InputError):
         ivjit.mesh("x + w", depth=3, backend="cpu")
+    # Normals from the gradient: on the sphere each is certain and the position's direction.
+    m = ivjit.mesh("x^2 + y^2 + z^2 - 0.36", depth=4, normals=True, backend="cpu")
+    assert m.normals.shape == m.vertices.shape and m.normal_certain.dtype == np.bool_
+    assert m.normal_certain.all() and m.stats["certain_cells"] == m.stats["boundary_cells"]
+    r = np.linalg.norm(m.vertices, axis=1, keepdims=True)
+    assert np.abs(m.normals - m.vertices / r).max() < 1e-3
+    assert ivjit.mesh("x^2 + y^2 + z^2 - 0.36", depth=4, backend="cpu").normals is None
 
 
 def test_a_mesh_keeps_a_wall_point_sampling_loses():

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::{compile, failure, precision, report_fallback, Failure};
 use crate::{BackendArg, PrecisionArg, Source};
-use ivjit::search::mesh::{mesh, write, MeshOptions};
+use ivjit::search::mesh::{mesh, mesh_with_normals, write, MeshOptions};
 use ivjit::{BackendChoice, Evaluator};
 
 #[derive(clap::Args)]
@@ -29,6 +29,11 @@ pub struct MeshArgs {
     /// Bisection steps placing each vertex between its two samples.
     #[arg(long, default_value_t = MeshOptions::default().bisections)]
     pub bisections: u32,
+    /// Normals at the vertices from f's gradient (written to .ply and .obj), and the count of
+    /// normals not certain and of boundary cells whose topology is certain (f monotone along
+    /// an axis there).
+    #[arg(long)]
+    pub normals: bool,
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendArg,
     #[arg(long, value_enum, default_value = "f64")]
@@ -81,7 +86,15 @@ pub fn mesh_command(args: MeshArgs) -> Result<(), Failure> {
         bisections: args.bisections,
     };
     let start = Instant::now();
-    let m = mesh(&eval, &opts).map_err(|e| failure(e, &text))?;
+    let m = if args.normals {
+        let (g, _) = expr.gradient().map_err(|e| failure(e, &text))?;
+        let grad =
+            Evaluator::new(&g, precision(args.precision), choice).map_err(|e| failure(e, &text))?;
+        mesh_with_normals(&eval, &grad, &opts)
+    } else {
+        mesh(&eval, &opts)
+    }
+    .map_err(|e| failure(e, &text))?;
     let seconds = start.elapsed().as_secs_f64();
     write::write_file(&m, &args.output)
         .map_err(|e| Failure::input(format!("writing {}: {e}", args.output.display())))?;
@@ -109,5 +122,15 @@ pub fn mesh_command(args: MeshArgs) -> Result<(), Failure> {
         s.unproven_samples,
         s.evaluations
     );
+    if args.normals {
+        println!(
+            "normals: {} of {} not certain; {} of {} boundary cells of certain topology (f \
+             monotone along an axis)",
+            s.uncertain_normals,
+            m.vertices.len(),
+            s.certain_cells,
+            s.boundary_cells
+        );
+    }
     Ok(())
 }

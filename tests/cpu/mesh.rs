@@ -315,3 +315,89 @@ fn formats_hold_the_mesh() {
     assert_eq!(text.lines().filter(|l| l.starts_with("f ")).count(), nt);
     let _ = area(&m);
 }
+
+fn run_with_normals(src: &str, opts: &MeshOptions) -> Mesh {
+    let expr = Expression::parse(src).unwrap();
+    let (g, _) = expr.gradient().unwrap();
+    let p = Precision::F64;
+    let ev = Evaluator::new(&expr, p, BackendChoice::Cpu).unwrap();
+    let grad = Evaluator::new(&g, p, BackendChoice::Cpu).unwrap();
+    ivjit::search::mesh::mesh_with_normals(&ev, &grad, opts).unwrap()
+}
+
+/// Normals from the gradient: on a sphere every one is certain and within the enclosure's
+/// width of the exact normal (the position's direction); on a half-space the plane's are
+/// certain and exactly (1, 0, 0), the caps' (outside by definition) are not; at a cone's apex
+/// neither the normals nor the cells' topology can be certain. The mesh itself is the one
+/// `mesh` gives.
+#[test]
+fn normals_are_certain_where_the_gradient_proves_them() {
+    let o = opts(5);
+    let m = run_with_normals("x^2 + y^2 + z^2 - 0.36", &o);
+    assert_eq!(
+        m.triangles,
+        run("x^2 + y^2 + z^2 - 0.36", Precision::F64, &o).triangles
+    );
+    assert_eq!(
+        (m.normals.len(), m.normal_certain.len()),
+        (m.vertices.len(), m.vertices.len())
+    );
+    assert!(m.normal_certain.iter().all(|&c| c) && m.stats.uncertain_normals == 0);
+    for (v, n) in m.vertices.iter().zip(&m.normals) {
+        let r = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+        let err = (0..3).map(|d| (n[d] - v[d] / r).abs()).fold(0.0, f64::max);
+        assert!(err < 1e-3, "vertex {v:?}: normal {n:?}");
+    }
+    // Every boundary cell of this sphere has a coordinate bounded away from 0.
+    assert_eq!(m.stats.certain_cells, m.stats.boundary_cells);
+
+    let h = run_with_normals("x", &opts(4));
+    let mut plane = 0;
+    for ((v, n), &c) in h.vertices.iter().zip(&h.normals).zip(&h.normal_certain) {
+        let on_a_face = v.iter().any(|t| t.abs() > 1.0 - 1.0 / 16.0);
+        if !on_a_face && v[0].abs() < 1e-3 {
+            plane += 1;
+            assert!(c && *n == [1.0, 0.0, 0.0], "vertex {v:?}: {n:?} {c}");
+        }
+        if v[0] < -1.0 + 1e-3 {
+            assert!(!c, "a cap's vertex {v:?} has a certain normal");
+        }
+    }
+    assert!(plane > 100);
+
+    let cone = run_with_normals("x^2 + y^2 - z^2", &opts(4));
+    topology(&cone);
+    assert!(
+        cone.stats.certain_cells < cone.stats.boundary_cells,
+        "{:?}",
+        cone.stats
+    );
+    let apex = cone
+        .vertices
+        .iter()
+        .zip(&cone.normal_certain)
+        .filter(|(v, _)| v.iter().all(|t| t.abs() < 0.05));
+    assert!(apex.clone().count() > 0 && apex.clone().all(|(_, &c)| !c));
+
+    // The files carry them.
+    let mut ply = Vec::new();
+    write(&m, MeshFormat::Ply, &mut ply).unwrap();
+    let header_end = ply.windows(11).position(|w| w == b"end_header\n").unwrap() + 11;
+    assert!(std::str::from_utf8(&ply[..header_end])
+        .unwrap()
+        .contains("property float nz\n"));
+    assert_eq!(
+        ply.len(),
+        header_end + 24 * m.vertices.len() + 13 * m.triangles.len()
+    );
+    let mut obj = Vec::new();
+    write(&m, MeshFormat::Obj, &mut obj).unwrap();
+    let text = String::from_utf8(obj).unwrap();
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("vn ")).count(),
+        m.vertices.len()
+    );
+    assert!(text
+        .lines()
+        .any(|l| l.starts_with("f ") && l.contains("//")));
+}

@@ -1083,8 +1083,8 @@ fn constrained_minimum_on_the_gpu_equals_the_cpu() {
     }
 }
 
-/// Meshes with the evaluations on the GPU: the CPU's mesh bit for bit (every vertex, triangle
-/// and count) where f calls no point function, f64 and f32; with sin and cos (point calls,
+/// Meshes with the evaluations on the GPU: the CPU's mesh bit for bit (every vertex, triangle,
+/// normal and count) where f calls no point function, f64 and f32; with sin and cos (point calls,
 /// whose last bits differ between the backends) a closed 2-manifold mesh either way.
 #[test]
 #[cfg_attr(
@@ -1129,6 +1129,20 @@ fn mesh_on_the_gpu_equals_the_cpu() {
             };
             assert_eq!(bits(&a), bits(&b), "{text} {p:?}");
         }
+        // Normals from the gradient's program on each backend: the same bits.
+        let text = "x^2 + y^2 + z^2 - 0.36";
+        let (g, _) = Expression::parse(text).unwrap().gradient().unwrap();
+        let (cpu, gpu) = pair(text, p);
+        let grad_cpu = Evaluator::new(&g, p, BackendChoice::Cpu).unwrap();
+        let grad_gpu = Evaluator::new(&g, p, BackendChoice::Gpu).unwrap();
+        let a = ivjit::search::mesh::mesh_with_normals(&cpu, &grad_cpu, &base).unwrap();
+        let b = ivjit::search::mesh::mesh_with_normals(&gpu, &grad_gpu, &base).unwrap();
+        assert_eq!(a.stats, b.stats, "normals {p:?}");
+        assert_eq!(a.normal_certain, b.normal_certain);
+        let bits =
+            |v: &[[f64; 3]]| -> Vec<[u64; 3]> { v.iter().map(|x| x.map(f64::to_bits)).collect() };
+        assert_eq!(bits(&a.normals), bits(&b.normals), "normals {p:?}");
+        assert!(a.normal_certain.iter().all(|&c| c));
         let (_, gpu) = pair("sin(4*x) * cos(3*y) + z/2", p);
         let m = mesh(&gpu, &base).unwrap();
         assert!(!m.triangles.is_empty());

@@ -1,5 +1,6 @@
-//! `ivjit render` and `.vm` tapes through the real binary, on the CPU: the image's shape and
-//! classes, the picture, the tape read like the expression it spells, and the errors.
+//! `ivjit render`, `ivjit mesh` and `.vm` tapes through the real binary, on the CPU: the
+//! image's shape and classes, the picture, the mesh file, the tape read like the expression it
+//! spells, and the errors.
 use crate::common::binary;
 
 use std::path::Path;
@@ -414,4 +415,104 @@ fn two_dimensional_renders_prune_by_default_where_it_pays() {
     assert!(!stderr(&o).contains("pruned"), "{}", stderr(&o));
     let o = ivjit(&["render", model, "--prune", "--no-prune", "-o", p(&out)]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+/// `ivjit mesh` through the binary: an STL of the stated triangle count (84 + 50 bytes each,
+/// every normal a unit vector pointing away from the ball's center), a tape file (-f), and the
+/// errors a user can make (the output's extension, the region).
+#[test]
+fn mesh_writes_a_closed_ball_and_names_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ball.stl");
+    let o = ivjit(&[
+        "mesh",
+        "x^2 + y^2 + z^2 - 0.5",
+        "--depth",
+        "4",
+        "--backend",
+        "cpu",
+        "-o",
+        p(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let triangles: usize = text.split(' ').next().unwrap().parse().unwrap();
+    assert!(text.contains("16 cells a side"), "{text}");
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(bytes.len(), 84 + 50 * triangles);
+    assert_eq!(
+        u32::from_le_bytes(bytes[80..84].try_into().unwrap()) as usize,
+        triangles
+    );
+    let f = |at: usize| f32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as f64;
+    for t in 0..triangles {
+        let at = 84 + 50 * t;
+        let n = [f(at), f(at + 4), f(at + 8)];
+        let a = [f(at + 12), f(at + 16), f(at + 20)];
+        let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+        assert!((len - 1.0).abs() < 1e-5, "triangle {t}: normal {n:?}");
+        assert!(
+            n[0] * a[0] + n[1] * a[1] + n[2] * a[2] > 0.0,
+            "triangle {t} faces inwards"
+        );
+    }
+    // A .vm tape: a sphere of radius 0.6 in the community's format.
+    let tape = dir.path().join("ball.vm");
+    std::fs::write(&tape, "_0 var-x\n_1 var-y\n_2 var-z\n_3 square _0\n_4 square _1\n_5 square _2\n_6 add _3 _4\n_7 add _6 _5\n_8 const 0.36\n_9 sub _7 _8\n").unwrap();
+    let obj = dir.path().join("ball.obj");
+    let o = ivjit(&[
+        "mesh",
+        "-f",
+        p(&tape),
+        "--depth",
+        "3",
+        "--backend",
+        "cpu",
+        "-o",
+        p(&obj),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&obj).unwrap();
+    assert!(text.lines().any(|l| l.starts_with("f ")));
+    for (args, want) in [
+        (
+            vec!["mesh", "x + y + z", "-o", "out.png"],
+            "expected a name ending in .stl, .ply or .obj",
+        ),
+        (
+            vec![
+                "mesh",
+                "x + y + z",
+                "--region",
+                "-1,1,-1,1",
+                "-o",
+                "out.stl",
+            ],
+            "4 numbers",
+        ),
+        (
+            vec![
+                "mesh",
+                "x + y + z",
+                "--region=-1,1,-1,1,1,-1",
+                "-o",
+                "out.stl",
+            ],
+            "z range",
+        ),
+        (vec!["mesh", "x + w", "-o", "out.stl"], "'w'"),
+        (
+            vec!["mesh", "x + y + z", "--depth", "12", "-o", "out.stl"],
+            "depth 12",
+        ),
+    ] {
+        let o = Command::new(binary::ivjit_binary())
+            .args(&args)
+            .args(["--backend", "cpu"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{args:?}");
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+    }
 }

@@ -6,7 +6,7 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::octree::Cells;
-use super::{pack, unpack, Field, MeshStats, Space};
+use super::{pack, sign_of, unpack, Field, MeshStats, Space};
 use crate::Error;
 
 pub(crate) struct Lattice {
@@ -18,6 +18,9 @@ pub(crate) struct Lattice {
     pending: Vec<u64>,
     /// Vertices a witness moved: their new position.
     pub moved: HashMap<u64, [f64; 3]>,
+    /// Samples whose enclosure reaches below 0 and above (counted as outside, not even
+    /// proven f >= 0).
+    unproven: HashSet<u64>,
 }
 
 /// The lattice points of an element (an edge, a face or a cell) whose center is `m`: `m`
@@ -60,38 +63,48 @@ fn step(mut v: [u32; 3], axis: usize, delta: i32) -> [u32; 3] {
 pub(crate) struct Marched {
     pub triangles: Vec<[u32; 3]>,
     pub edges: Vec<(u64, u64)>,
-    pub vertices: Vec<[f64; 3]>,
 }
 
 impl Lattice {
     /// The signs proven by proven cells at the vertices of the boundary cells, and the rest
     /// listed for [`Lattice::sample`].
     pub fn new(space: &Space, cells: &Cells) -> Lattice {
-        let mut lattice = Lattice {
-            last: 2 * space.n,
-            signs: HashMap::default(),
-            pending: Vec::new(),
-            moved: HashMap::default(),
-        };
-        let mut listed = HashSet::default();
-        for &c in &cells.boundary {
-            for v in element_vertices(center(c)) {
-                let k = pack(v);
-                if lattice.on_face(v) || lattice.signs.contains_key(&k) || listed.contains(&k) {
-                    continue;
+        use rayon::prelude::*;
+        let last = 2 * space.n;
+        let on_face = |v: &[u32; 3]| v.iter().any(|&t| t == 0 || t == last);
+        let mut keys: Vec<u64> = cells
+            .boundary
+            .par_iter()
+            .flat_map_iter(|&c| {
+                element_vertices(center(c))
+                    .into_iter()
+                    .filter(|v| !on_face(v))
+                    .map(pack)
+            })
+            .collect();
+        keys.par_sort_unstable();
+        keys.dedup();
+        let proven: Vec<Option<bool>> = keys
+            .par_iter()
+            .map(|&k| cells.proven_sign(unpack(k)))
+            .collect();
+        let mut signs = HashMap::with_capacity_and_hasher(keys.len(), Default::default());
+        let mut pending = Vec::new();
+        for (k, s) in keys.into_iter().zip(proven) {
+            match s {
+                Some(s) => {
+                    signs.insert(k, s);
                 }
-                match cells.proven_sign(v) {
-                    Some(s) => {
-                        lattice.signs.insert(k, s);
-                    }
-                    None => {
-                        listed.insert(k);
-                        lattice.pending.push(k);
-                    }
-                }
+                None => pending.push(k),
             }
         }
-        lattice
+        Lattice {
+            last,
+            signs,
+            pending,
+            moved: HashMap::default(),
+            unproven: HashSet::default(),
+        }
     }
 
     /// f's sign at every listed vertex (a point whose enclosure holds 0 counts as outside).
@@ -103,9 +116,16 @@ impl Lattice {
     ) -> Result<(), Error> {
         let pending = std::mem::take(&mut self.pending);
         let points: Vec<[f64; 3]> = pending.iter().map(|&k| self.position(space, k)).collect();
-        for (k, s) in pending.into_iter().zip(field.signs(&points)?) {
+        let boxes: Vec<[[f64; 2]; 3]> = points.iter().map(|p| p.map(|t| [t, t])).collect();
+        for (k, e) in pending.into_iter().zip(field.boxes(&boxes)?) {
+            let s = sign_of(e);
             if s.is_none() {
                 stats.unproven_samples += 1;
+                // f >= 0 proven (f = 0 exactly, say) still bounds a bracket from outside; a
+                // NaN bound (empty: f undefined there) does not.
+                if e[0] < 0.0 || e[0].is_nan() {
+                    self.unproven.insert(k);
+                }
             }
             self.signs.insert(k, s.unwrap_or(false));
         }
@@ -131,8 +151,15 @@ impl Lattice {
         s.unwrap_or(false)
     }
 
+    /// Whether f >= 0 is proven at the outside vertex `k` (not on the region's faces, not an
+    /// unproven sample).
+    pub fn proven_outside(&self, k: u64) -> bool {
+        !self.on_face(unpack(k)) && !self.unproven.contains(&k)
+    }
+
     /// A witness of the other sign moves `v` to `at`.
     pub fn flip(&mut self, v: [u32; 3], sign: bool, at: [f64; 3]) {
+        self.unproven.remove(&pack(v));
         self.signs.insert(pack(v), sign);
         self.moved.insert(pack(v), at);
     }
@@ -149,59 +176,90 @@ impl Lattice {
     /// the boundary cells, the cells holding a moved vertex and the inside cells on the
     /// region's faces, and then every cell across a face whose vertices differ in sign from a
     /// marched cell: so each triangle's edges are shared with the next cell's triangles and
-    /// the mesh is closed.
+    /// the mesh is closed. The cells of a round are marched in parallel; the vertices of the
+    /// mesh are the lattice edges the triangles name, sorted (so the mesh is the same whatever
+    /// the threads' order).
     pub fn march(&self, space: &Space, cells: &Cells, stats: &mut MeshStats) -> Marched {
-        let n = space.n;
-        let mut work: Vec<[u32; 3]> = cells.boundary.clone();
-        work.extend(cells.inside_on_faces());
+        use rayon::prelude::*;
+        let n = space.n as i64;
+        let mut round: Vec<u64> = cells.boundary.iter().map(|&c| pack(c)).collect();
+        round.extend(cells.inside_on_faces().into_iter().map(pack));
         for &k in self.moved.keys() {
-            work.extend(cells.holding(unpack(k)));
+            round.extend(cells.holding(unpack(k)).map(pack));
         }
-        let mut out = Marched {
-            triangles: Vec::new(),
-            edges: Vec::new(),
-            vertices: Vec::new(),
-        };
-        // About 7 vertices of the mesh per boundary cell (a sphere: 7.1).
-        let mut index: HashMap<(u64, u64), u32> =
-            HashMap::with_capacity_and_hasher(8 * work.len(), Default::default());
-        let mut seen = HashSet::with_capacity_and_hasher(2 * work.len(), Default::default());
-        while let Some(c) = work.pop() {
-            if !seen.insert(pack(c)) {
-                continue;
+        round.par_sort_unstable();
+        round.dedup();
+        let mut seen: HashSet<u64> = round.iter().copied().collect();
+        // Triangles as the lattice edges their vertices lie on, round after round.
+        let mut triangles: Vec<[u64; 3]> = Vec::new();
+        while !round.is_empty() {
+            stats.marched_cells += round.len() as u64;
+            let marched: Vec<(Vec<[u64; 3]>, Vec<u64>)> = round
+                .par_iter()
+                .map(|&k| self.march_cell(unpack(k), n, cells))
+                .collect();
+            let mut next = Vec::new();
+            for (t, across) in marched {
+                triangles.extend(t);
+                next.extend(across.into_iter().filter(|k| seen.insert(*k)));
             }
-            stats.marched_cells += 1;
-            let m = center(c);
-            let sm = self.sign(m, cells);
-            for axis in 0..3 {
-                let (a1, a2) = ((axis + 1) % 3, (axis + 2) % 3);
-                for side in [-1, 1] {
-                    let f = step(m, axis, side);
-                    let q = [(-1, -1), (1, -1), (1, 1), (-1, 1)]
-                        .map(|(u, w)| step(step(f, a1, u), a2, w));
-                    let sf = self.sign(f, cells);
-                    let sq = q.map(|v| self.sign(v, cells));
-                    let mixed = sq.iter().any(|&s| s != sf);
+            next.sort_unstable();
+            round = next;
+        }
+        // The vertices: every edge the triangles name, once, in the edges' order. Sorting
+        // (edge, place in the triangles) pairs numbers them and fills the triangles in one
+        // pass (a hash map of a million edges was the marching's bottleneck).
+        let mut pairs: Vec<(u64, u32)> = triangles
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(t, k)| (0..3).map(move |j| (k[j], (3 * t + j) as u32)))
+            .collect();
+        pairs.par_sort_unstable();
+        let mut flat = vec![0u32; 3 * triangles.len()];
+        let mut edges: Vec<u64> = Vec::new();
+        for (k, slot) in pairs {
+            if edges.last() != Some(&k) {
+                edges.push(k);
+            }
+            flat[slot as usize] = (edges.len() - 1) as u32;
+        }
+        Marched {
+            triangles: flat.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect(),
+            edges: edges.into_par_iter().map(edge_ends).collect(),
+        }
+    }
+
+    /// One cell's triangles (each vertex named by its lattice edge, inside end first), and
+    /// the cells across its faces whose vertices differ in sign.
+    fn march_cell(&self, c: [u32; 3], n: i64, cells: &Cells) -> (Vec<[u64; 3]>, Vec<u64>) {
+        let (mut triangles, mut across) = (Vec::new(), Vec::new());
+        let m = center(c);
+        let sm = self.sign(m, cells);
+        for axis in 0..3 {
+            let (a1, a2) = ((axis + 1) % 3, (axis + 2) % 3);
+            for side in [-1, 1] {
+                let f = step(m, axis, side);
+                let q =
+                    [(-1, -1), (1, -1), (1, 1), (-1, 1)].map(|(u, w)| step(step(f, a1, u), a2, w));
+                let sf = self.sign(f, cells);
+                let sq = q.map(|v| self.sign(v, cells));
+                let mixed = sq.iter().any(|&s| s != sf);
+                if mixed || sm != sf {
                     for i in 0..4 {
-                        if !mixed && sm == sf {
-                            break;
-                        }
                         let j = (i + 1) % 4;
                         let tet = [(m, sm), (f, sf), (q[i], sq[i]), (q[j], sq[j])];
-                        march_tetrahedron(&tet, &mut index, &mut out);
+                        march_tetrahedron(&tet, &mut triangles);
                     }
-                    let across = c[axis] as i64 + side as i64;
-                    if mixed && (0..n as i64).contains(&across) {
-                        let mut next = c;
-                        next[axis] = across as u32;
-                        if !seen.contains(&pack(next)) {
-                            work.push(next);
-                        }
-                    }
+                }
+                let next = c[axis] as i64 + side as i64;
+                if mixed && (0..n).contains(&next) {
+                    let mut d = c;
+                    d[axis] = next as u32;
+                    across.push(pack(d));
                 }
             }
         }
-        out
+        (triangles, across)
     }
 }
 
@@ -211,11 +269,7 @@ impl Lattice {
 /// on the lattice's own points (the midpoints of the tetrahedron's edges: an orientation
 /// survives the axes' scaling), so that two triangles sharing an edge of the mesh give it
 /// opposite directions.
-fn march_tetrahedron(
-    tet: &[([u32; 3], bool); 4],
-    index: &mut HashMap<(u64, u64), u32>,
-    out: &mut Marched,
-) {
+fn march_tetrahedron(tet: &[([u32; 3], bool); 4], out: &mut Vec<[u64; 3]>) {
     let negatives = tet.iter().filter(|t| t.1).count();
     if negatives == 0 || negatives == 4 {
         return;
@@ -225,14 +279,10 @@ fn march_tetrahedron(
         let (a, b) = (p(i), p(j));
         [0, 1, 2].map(|d| 0.5 * (a[d] + b[d]))
     };
-    // The vertex of the mesh on the edge from i to j, made once per lattice edge.
-    let mut vertex = |i: usize, j: usize| -> u32 {
+    // The vertex of the mesh on the edge from i to j: the edge, from its inside end.
+    let vertex = |i: usize, j: usize| -> u64 {
         let (inside, outside) = if tet[i].1 { (i, j) } else { (j, i) };
-        let key = (pack(tet[inside].0), pack(tet[outside].0));
-        *index.entry(key).or_insert_with(|| {
-            out.edges.push(key);
-            (out.edges.len() - 1) as u32
-        })
+        edge_key(tet[inside].0, tet[outside].0)
     };
     if negatives == 2 {
         // The two inside vertices a, b and the two outside ones c, d.
@@ -256,8 +306,8 @@ fn march_tetrahedron(
             quad.reverse();
         }
         let v = quad.map(|(i, j)| vertex(i, j));
-        out.triangles.push([v[0], v[1], v[2]]);
-        out.triangles.push([v[0], v[2], v[3]]);
+        out.push([v[0], v[1], v[2]]);
+        out.push([v[0], v[2], v[3]]);
         return;
     }
     // The vertex alone in its sign, and the other three.
@@ -273,7 +323,32 @@ fn march_tetrahedron(
     if dot(normal, outward) < 0.0 {
         others.swap(1, 2);
     }
-    out.triangles.push(others.map(|j| vertex(lone, j)));
+    out.push(others.map(|j| vertex(lone, j)));
+}
+
+/// A lattice edge in one word: its inside end's coordinates (13 bits each: at most 2^12) and
+/// the step to its outside end (each coordinate -2 to 2 in half cells: a tetrahedron's edges
+/// join a center to a face center or a corner, a face center to a corner, or two corners).
+fn edge_key(inside: [u32; 3], outside: [u32; 3]) -> u64 {
+    let step = |d: usize| (outside[d] as i64 - inside[d] as i64 + 2) as u64;
+    (inside[0] as u64) << 33
+        | (inside[1] as u64) << 20
+        | (inside[2] as u64) << 7
+        | (step(0) * 25 + step(1) * 5 + step(2))
+}
+
+/// An [`edge_key`]'s ends as [`pack`]ed vertices, inside first.
+fn edge_ends(k: u64) -> (u64, u64) {
+    let m = (1u64 << 13) - 1;
+    let inside = [
+        (k >> 33) as u32,
+        ((k >> 20) & m) as u32,
+        ((k >> 7) & m) as u32,
+    ];
+    let s = (k & 127) as i64;
+    let step = [s / 25 - 2, s / 5 % 5 - 2, s % 5 - 2];
+    let outside = [0, 1, 2].map(|d| (inside[d] as i64 + step[d]) as u32);
+    (pack(inside), pack(outside))
 }
 
 fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
@@ -292,6 +367,18 @@ fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
+/// A vertex of the mesh after its bisections: the midpoint of the last bracket, and the
+/// bracket's ends (inside end first).
+pub(crate) struct Placed {
+    pub at: [f64; 3],
+    pub bracket: ([f64; 3], [f64; 3]),
+    /// f < 0 at the first end and f >= 0 at the second are proven, so a zero of f lies on the
+    /// segment between them where f is continuous there; not so where the outside end is on
+    /// the region's faces (outside by definition) or a point whose enclosure reached both
+    /// sides of 0.
+    pub proven: bool,
+}
+
 /// Step 4's placement: each vertex of the mesh by `steps` bisections of f on the segment
 /// between its edge's two ends (the end with f < 0 first), all vertices a batch per step.
 pub(crate) fn place(
@@ -300,23 +387,35 @@ pub(crate) fn place(
     lattice: &Lattice,
     edges: &[(u64, u64)],
     steps: u32,
-) -> Result<Vec<[f64; 3]>, Error> {
-    let mut ends: Vec<([f64; 3], [f64; 3])> = edges
+) -> Result<Vec<Placed>, Error> {
+    let mut placed: Vec<Placed> = edges
         .iter()
-        .map(|&(i, o)| (lattice.position(space, i), lattice.position(space, o)))
+        .map(|&(i, o)| {
+            let bracket = (lattice.position(space, i), lattice.position(space, o));
+            Placed {
+                at: half(bracket),
+                bracket,
+                proven: lattice.proven_outside(o),
+            }
+        })
         .collect();
-    let half = |(a, b): &([f64; 3], [f64; 3])| [0, 1, 2].map(|d| 0.5 * (a[d] + b[d]));
     for _ in 0..steps {
         crate::search::interrupt::check()?;
-        let mids: Vec<[f64; 3]> = ends.iter().map(half).collect();
-        let signs = field.signs(&mids)?;
-        for ((e, m), s) in ends.iter_mut().zip(mids).zip(signs) {
-            if s == Some(true) {
-                e.0 = m;
+        let mids: Vec<[f64; 3]> = placed.iter().map(|p| p.at).collect();
+        let enclosures = field.eval(mids.len(), |i| mids[i].map(|t| [t, t]))?;
+        for ((p, m), e) in placed.iter_mut().zip(mids).zip(enclosures) {
+            if sign_of(e) == Some(true) {
+                p.bracket.0 = m;
             } else {
-                e.1 = m;
+                p.bracket.1 = m;
+                p.proven = e[0] >= 0.0;
             }
+            p.at = half(p.bracket);
         }
     }
-    Ok(ends.iter().map(half).collect())
+    Ok(placed)
+}
+
+fn half((a, b): ([f64; 3], [f64; 3])) -> [f64; 3] {
+    [0, 1, 2].map(|d| 0.5 * (a[d] + b[d]))
 }

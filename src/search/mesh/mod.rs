@@ -28,6 +28,7 @@
 //! two triangles, which give it opposite directions) whatever f is; the tests check it.
 
 mod lattice;
+mod normals;
 mod octree;
 mod witness;
 pub mod write;
@@ -69,6 +70,15 @@ pub struct Mesh {
     pub vertices: Vec<[f64; 3]>,
     /// Triangles by vertex index.
     pub triangles: Vec<[u32; 3]>,
+    /// Unit normals at the vertices, pointing outside (f > 0): the direction of the middle of
+    /// the gradient's enclosure on the vertex's last bracket. Empty unless asked for
+    /// ([`mesh_with_normals`]).
+    pub normals: Vec<[f64; 3]>,
+    /// Whether each normal is certain: the vertex's bracket holds a zero of f (both ends'
+    /// signs proven), f is proven continuous on the bracket's box and the gradient's
+    /// enclosure there excludes the zero vector (so the surface has a normal at that zero and
+    /// it lies in the enclosure's directions). Where not, the normal is a guess.
+    pub normal_certain: Vec<bool>,
     /// What the search proved and found.
     pub stats: MeshStats,
 }
@@ -99,6 +109,13 @@ pub struct MeshStats {
     pub marched_cells: u64,
     /// Boxes and points evaluated.
     pub evaluations: u64,
+    /// With normals: boundary cells where a partial derivative's enclosure excludes 0 and f
+    /// is proven continuous, so f is strictly monotone along that axis and every line of the
+    /// cell parallel to it meets the surface at most once (the surface there is one sheet: its
+    /// topology in the cell is certain).
+    pub certain_cells: u64,
+    /// With normals: vertices whose normal is not certain.
+    pub uncertain_normals: u64,
 }
 
 /// The mesh of f = 0 over `opts.region` (the expression may use x, y and z; one output). The
@@ -120,12 +137,45 @@ pub struct MeshStats {
 /// ```
 pub fn mesh(eval: &Evaluator, opts: &MeshOptions) -> Result<Mesh, Error> {
     match eval.backend() {
-        crate::Backend::Cpu => super::on_pool(|| mesh_here(eval, opts)),
-        crate::Backend::Gpu => mesh_here(eval, opts),
+        crate::Backend::Cpu => super::on_pool(|| mesh_here(eval, None, opts)),
+        crate::Backend::Gpu => mesh_here(eval, None, opts),
     }
 }
 
-fn mesh_here(eval: &Evaluator, opts: &MeshOptions) -> Result<Mesh, Error> {
+/// [`mesh`] with normals at the vertices and the cells whose topology is certain: `gradient`
+/// evaluates f's [`crate::Expression::gradient`] (the same variables).
+///
+/// ```
+/// use ivjit::search::mesh::{mesh_with_normals, MeshOptions};
+/// use ivjit::{BackendChoice, Evaluator, Expression, Precision};
+/// let f = Expression::parse("x^2 + y^2 + z^2 - 0.5").unwrap();
+/// let (g, _) = f.gradient().unwrap();
+/// let (p, b) = (Precision::F64, BackendChoice::Cpu);
+/// let (eval, grad) = (Evaluator::new(&f, p, b).unwrap(), Evaluator::new(&g, p, b).unwrap());
+/// let m = mesh_with_normals(&eval, &grad, &MeshOptions { depth: 4, ..MeshOptions::default() }).unwrap();
+/// // On a sphere the normal is the position's direction; every one is certain.
+/// for (v, n) in m.vertices.iter().zip(&m.normals) {
+///     let r = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+///     assert!((0..3).all(|d| (n[d] - v[d] / r).abs() < 1e-2));
+/// }
+/// assert!(m.normal_certain.iter().all(|&c| c));
+/// ```
+pub fn mesh_with_normals(
+    eval: &Evaluator,
+    gradient: &Evaluator,
+    opts: &MeshOptions,
+) -> Result<Mesh, Error> {
+    match eval.backend() {
+        crate::Backend::Cpu => super::on_pool(|| mesh_here(eval, Some(gradient), opts)),
+        crate::Backend::Gpu => mesh_here(eval, Some(gradient), opts),
+    }
+}
+
+fn mesh_here(
+    eval: &Evaluator,
+    gradient: Option<&Evaluator>,
+    opts: &MeshOptions,
+) -> Result<Mesh, Error> {
     let field = Field::new(eval)?;
     let space = Space::new(opts)?;
     let mut stats = MeshStats {
@@ -136,14 +186,22 @@ fn mesh_here(eval: &Evaluator, opts: &MeshOptions) -> Result<Mesh, Error> {
     let mut lattice = lattice::Lattice::new(&space, &cells);
     lattice.sample(&field, &space, &mut stats)?;
     witness::search(&field, &space, &cells, &mut lattice, opts, &mut stats)?;
-    let mut out = lattice.march(&space, &cells, &mut stats);
-    out.vertices = lattice::place(&field, &space, &lattice, &out.edges, opts.bisections)?;
-    stats.evaluations = field.evaluations.get();
-    Ok(Mesh {
-        vertices: out.vertices,
+    let out = lattice.march(&space, &cells, &mut stats);
+    let placed = lattice::place(&field, &space, &lattice, &out.edges, opts.bisections)?;
+    let mut mesh = Mesh {
+        vertices: placed.iter().map(|p| p.at).collect(),
         triangles: out.triangles,
-        stats,
-    })
+        ..Mesh::default()
+    };
+    if let Some(g) = gradient {
+        let g = normals::Gradient::new(g, eval)?;
+        normals::normals(&g, &placed, &mut mesh, &mut stats)?;
+        stats.certain_cells = normals::certain_cells(&g, &space, &cells)?;
+        stats.evaluations += g.evaluations();
+    }
+    stats.evaluations += field.evaluations.get();
+    mesh.stats = stats;
+    Ok(mesh)
 }
 
 /// f through the evaluator: boxes and points of space in, enclosures out.
@@ -163,6 +221,12 @@ impl<'a> Field<'a> {
         if program.outputs.len() != 1 {
             return Err(SearchError::Outputs(program.outputs.len()).into());
         }
+        Self::of(eval)
+    }
+
+    /// f's variables bound to x, y and z, whatever its outputs.
+    fn of(eval: &'a Evaluator) -> Result<Self, Error> {
+        let program = eval.program();
         let mut slot = [None; 3];
         for (k, name) in program.var_names.iter().enumerate() {
             match name.as_str() {
@@ -208,13 +272,35 @@ impl<'a> Field<'a> {
         n: usize,
         bounds: impl Fn(usize) -> [[f64; 2]; 3],
     ) -> Result<Vec<[f64; 2]>, Error> {
+        self.run(n, bounds, |out| {
+            (0..n).map(|i| [out[i], out[n + i]]).collect()
+        })
+    }
+
+    /// Every output's enclosure on the `n` boxes `bounds(i)`: output j's lo bounds at
+    /// `2 j n..`, its hi bounds at `(2 j + 1) n..`.
+    fn eval_all(
+        &self,
+        n: usize,
+        bounds: impl Fn(usize) -> [[f64; 2]; 3],
+    ) -> Result<Vec<f64>, Error> {
+        self.run(n, bounds, <[f64]>::to_vec)
+    }
+
+    /// Evaluates the `n` boxes `bounds(i)` and lets `read` read every output's bounds.
+    fn run<R: Default>(
+        &self,
+        n: usize,
+        bounds: impl Fn(usize) -> [[f64; 2]; 3],
+        read: impl FnOnce(&[f64]) -> R,
+    ) -> Result<R, Error> {
         if n == 0 {
-            return Ok(Vec::new());
+            return Ok(R::default());
         }
         let mut soa = self.soa.borrow_mut();
         let mut out = self.out.borrow_mut();
         soa.resize(2 * self.n_vars * n, 0.0);
-        out.resize(2 * n, 0.0);
+        out.resize(2 * self.eval.program().outputs.len() * n, 0.0);
         for i in 0..n {
             let b = bounds(i);
             for (axis, slot) in self.slot.iter().enumerate() {
@@ -226,7 +312,7 @@ impl<'a> Field<'a> {
         }
         self.eval.eval_soa_into(&soa, n, &mut out)?;
         self.evaluations.set(self.evaluations.get() + n as u64);
-        Ok((0..n).map(|i| [out[i], out[n + i]]).collect())
+        Ok(read(&out))
     }
 }
 

@@ -7,7 +7,7 @@
 //! cell) to itself and gives it its sign. Edges go first, then faces, then cells, each stage
 //! seeing the signs the one before changed.
 
-use std::collections::BTreeSet;
+use rayon::prelude::*;
 
 use super::lattice::{center, element_vertices, Lattice};
 use super::octree::Cells;
@@ -41,28 +41,29 @@ pub(crate) fn search(
     // Each element by its center in half-cell units: an edge's has one odd coordinate, a
     // face's two, a cell's three. Those lying in one of the region's faces (outside by
     // definition) and those held by a proven cell are left out.
-    let (mut edges, mut faces) = (BTreeSet::new(), BTreeSet::new());
-    for &c in &cells.boundary {
-        let m = center(c);
-        for v in around(m) {
+    let mut around_cells: Vec<u64> = cells
+        .boundary
+        .par_iter()
+        .flat_map_iter(|&c| around(center(c)))
+        .filter(|&v| {
             let in_a_face = (0..3).any(|d| v[d] % 2 == 0 && (v[d] == 0 || v[d] == last));
-            let proven = cells.holding(v).any(|h| cells.class_of(h) != BOUNDARY);
-            if in_a_face || proven {
-                continue;
-            }
-            match v.iter().filter(|t| *t % 2 == 1).count() {
-                1 => edges.insert(pack(v)),
-                _ => faces.insert(pack(v)),
-            };
-        }
-    }
-    let cell_centers: BTreeSet<u64> = cells.boundary.iter().map(|&c| pack(center(c))).collect();
+            !in_a_face && cells.holding(v).all(|h| cells.class_of(h) == BOUNDARY)
+        })
+        .map(pack)
+        .collect();
+    around_cells.par_sort_unstable();
+    around_cells.dedup();
+    let (edges, faces): (Vec<u64>, Vec<u64>) = around_cells
+        .into_iter()
+        .partition(|&k| unpack(k).iter().filter(|t| *t % 2 == 1).count() == 1);
+    let mut cell_centers: Vec<u64> = cells.boundary.iter().map(|&c| pack(center(c))).collect();
+    cell_centers.sort_unstable();
     for (stage, elements) in [cell_centers, faces, edges].into_iter().enumerate() {
         crate::search::interrupt::check()?;
         // The elements whose vertices agree, with their sign.
         let agreeing: Vec<([u32; 3], bool)> = elements
-            .into_iter()
-            .map(unpack)
+            .par_iter()
+            .map(|&k| unpack(k))
             .filter_map(|m| {
                 let vs = element_vertices(m);
                 let s = lattice.sign(vs[0], cells);

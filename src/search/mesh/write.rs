@@ -1,7 +1,8 @@
 //! A mesh written as a file: binary STL, PLY (binary, little-endian) or Wavefront OBJ, chosen
 //! by the name's extension. STL repeats each triangle's three points (32-bit floats) with its
 //! normal; PLY and OBJ list the vertices once (PLY as 32-bit floats, OBJ as decimal text that
-//! reads back to the same doubles) and the triangles by index.
+//! reads back to the same doubles), with the vertices' normals where the mesh has them, and
+//! the triangles by index.
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -61,16 +62,23 @@ fn stl(mesh: &Mesh, out: &mut impl Write) -> io::Result<()> {
 }
 
 fn ply(mesh: &Mesh, out: &mut impl Write) -> io::Result<()> {
+    let normals = !mesh.normals.is_empty();
     write!(
         out,
         "ply\nformat binary_little_endian 1.0\ncomment ivjit mesh\nelement vertex {}\n\
-         property float x\nproperty float y\nproperty float z\nelement face {}\n\
+         property float x\nproperty float y\nproperty float z\n{}element face {}\n\
          property list uchar uint vertex_indices\nend_header\n",
         mesh.vertices.len(),
+        if normals {
+            "property float nx\nproperty float ny\nproperty float nz\n"
+        } else {
+            ""
+        },
         mesh.triangles.len()
     )?;
-    for v in &mesh.vertices {
-        for x in v {
+    for (i, v) in mesh.vertices.iter().enumerate() {
+        let n = mesh.normals.get(i).filter(|_| normals);
+        for x in v.iter().chain(n.into_iter().flatten()) {
             out.write_all(&(*x as f32).to_le_bytes())?;
         }
     }
@@ -88,8 +96,16 @@ fn obj(mesh: &Mesh, out: &mut impl Write) -> io::Result<()> {
     for [x, y, z] in &mesh.vertices {
         writeln!(out, "v {x:?} {y:?} {z:?}")?;
     }
-    for [a, b, c] in &mesh.triangles {
-        writeln!(out, "f {} {} {}", a + 1, b + 1, c + 1)?;
+    for [x, y, z] in &mesh.normals {
+        writeln!(out, "vn {x:?} {y:?} {z:?}")?;
+    }
+    for t in &mesh.triangles {
+        let [a, b, c] = t.map(|i| i + 1);
+        if mesh.normals.is_empty() {
+            writeln!(out, "f {a} {b} {c}")?;
+        } else {
+            writeln!(out, "f {a}//{a} {b}//{b} {c}//{c}")?;
+        }
     }
     Ok(())
 }
