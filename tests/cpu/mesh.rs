@@ -217,8 +217,9 @@ fn surfaces_leaving_the_region_are_closed_by_caps() {
     );
 }
 
-/// Huge coordinates and an unbounded-valued f: the search's boxes and points stay rigorous
-/// (f's enclosure of a cell is inf-wide at the poles) and the mesh stays closed.
+/// The interval classes in space and in f: huge, subnormal and largest-float coordinates, f
+/// unbounded at poles, f undefined on part of the region: the search's boxes and points stay
+/// rigorous and the mesh stays closed.
 #[test]
 fn huge_regions_and_poles_keep_the_mesh_closed() {
     let big = MeshOptions {
@@ -230,6 +231,32 @@ fn huge_regions_and_poles_keep_the_mesh_closed() {
     for q in &m.vertices {
         assert!(q.iter().all(|t| t.is_finite() && t.abs() <= 1e300));
     }
+    // Subnormal coordinates: a region 2e-310 wide, the plane x = 1e-311 through it.
+    let tiny = MeshOptions {
+        region: [-1e-310, 1e-310, -1e-310, 1e-310, -1e-310, 1e-310],
+        ..opts(3)
+    };
+    let m = run("x - 1e-311", Precision::F64, &tiny);
+    assert_eq!(topology(&m).euler, 2);
+    // Each vertex within half its last bracket (a 2^-11 of a lattice edge) of the plane.
+    let slack = 2.0 * 3f64.sqrt() * 2.5e-311 / 2048.0;
+    for q in &m.vertices {
+        assert!(q[0] <= 1e-311 + slack && q[0] >= -1e-310, "{q:?}");
+    }
+    // f undefined on part of the region (sqrt and log of negative x: empty enclosures), and a
+    // region that reaches the largest doubles: still closed, every vertex in the region.
+    for src in ["sqrt(x) - 0.5 + 0*y*z", "log(x + 0.5) + y*y + z*z"] {
+        let m = run(src, Precision::F64, &opts(4));
+        assert!(!m.triangles.is_empty(), "{src}");
+        assert_eq!(topology(&m).components, 1, "{src}");
+    }
+    let max = MeshOptions {
+        region: [-f64::MAX, f64::MAX, -1.0, 1.0, -1.0, 1.0],
+        ..opts(3)
+    };
+    let m = run("x - 1e308", Precision::F64, &max);
+    assert_eq!(topology(&m).euler, 2);
+    assert!(m.vertices.iter().all(|q| q.iter().all(|t| t.is_finite())));
     // 1/x changes sign through its pole at x = 0 and at no zero: the mesh may show the pole's
     // plane or not, but it is closed either way.
     let pole = run("1/x + y", Precision::F64, &opts(4));

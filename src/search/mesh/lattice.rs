@@ -416,6 +416,15 @@ pub(crate) fn place(
     Ok(placed)
 }
 
+/// The middle of a segment, without overflow near the largest doubles. (Any point serves
+/// the bracket: its proven sign keeps a zero between the ends; the middle halves it.)
 fn half((a, b): ([f64; 3], [f64; 3])) -> [f64; 3] {
-    [0, 1, 2].map(|d| 0.5 * (a[d] + b[d]))
+    [0, 1, 2].map(|d| {
+        let sum = a[d] + b[d];
+        if sum.is_finite() {
+            0.5 * sum
+        } else {
+            0.5 * a[d] + 0.5 * b[d]
+        }
+    })
 }

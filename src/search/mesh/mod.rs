@@ -34,7 +34,7 @@ mod witness;
 pub mod write;
 
 use crate::error::SearchError;
-use crate::round::{add_f64, div_f64, mul_f64, sub_f64, Round};
+use crate::round::{add_f64, mul_f64, Round};
 use crate::{Error, Evaluator};
 
 /// What [`mesh`] builds, and how finely.
@@ -384,42 +384,38 @@ impl Space {
     }
 }
 
-/// One axis `[x0, x1]`: `x0 + t (x1 - x0) / units`, bounded below, above, or to nearest.
+/// One axis `[x0, x1]`: the point `s` of the way along it, `x0 (1 - s) + x1 s` with `s = t /
+/// units` (exact: `units` is a power of two), bounded below, above, or to nearest. This form
+/// never overflows (a region from -f64::MAX to f64::MAX has a width that does) and gives the
+/// ends exactly.
 struct Axis {
     x0: f64,
-    w_lo: f64,
-    w_hi: f64,
-    w: f64,
+    x1: f64,
 }
 
 impl Axis {
     fn new(x0: f64, x1: f64) -> Axis {
-        Axis {
-            x0,
-            w_lo: sub_f64(x1, x0, Round::Down),
-            w_hi: sub_f64(x1, x0, Round::Up),
-            w: x1 - x0,
-        }
+        Axis { x0, x1 }
     }
-    /// Every quantity is non-negative, so rounding each step down bounds the real value below.
+    fn weights(t: u64, units: u64) -> (f64, f64) {
+        let s = t as f64 / units as f64;
+        (1.0 - s, s)
+    }
+    /// Each product and the sum rounded down: below the real value.
     fn lo(&self, t: u64, units: u64) -> f64 {
+        let (a, b) = Self::weights(t, units);
         let d = Round::Down;
-        add_f64(
-            self.x0,
-            div_f64(mul_f64(t as f64, self.w_lo, d), units as f64, d),
-            d,
-        )
+        add_f64(mul_f64(self.x0, a, d), mul_f64(self.x1, b, d), d)
     }
     fn hi(&self, t: u64, units: u64) -> f64 {
+        let (a, b) = Self::weights(t, units);
         let u = Round::Up;
-        add_f64(
-            self.x0,
-            div_f64(mul_f64(t as f64, self.w_hi, u), units as f64, u),
-            u,
-        )
+        add_f64(mul_f64(self.x0, a, u), mul_f64(self.x1, b, u), u)
     }
+    /// Round to nearest: between [`Axis::lo`] and [`Axis::hi`] (each step is monotone).
     fn at(&self, t: u64, units: u64) -> f64 {
-        self.x0 + t as f64 * self.w / units as f64
+        let (a, b) = Self::weights(t, units);
+        self.x0 * a + self.x1 * b
     }
 }
 
