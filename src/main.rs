@@ -28,6 +28,16 @@ pub enum BackendArg {
     Gpu,
 }
 
+impl From<BackendArg> for ivjit::BackendChoice {
+    fn from(b: BackendArg) -> Self {
+        match b {
+            BackendArg::Auto => ivjit::BackendChoice::Auto,
+            BackendArg::Cpu => ivjit::BackendChoice::Cpu,
+            BackendArg::Gpu => ivjit::BackendChoice::Gpu,
+        }
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 pub enum PrecisionArg {
     F64,

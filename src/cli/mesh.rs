@@ -71,11 +71,7 @@ pub fn mesh_command(args: MeshArgs) -> Result<(), Failure> {
     let inputs: Vec<&std::path::Path> = args.source.file.iter().map(|p| p.as_path()).collect();
     super::output::check_not_an_input(&args.output, &inputs)?;
     let (text, expr) = compile(&args.source)?;
-    let choice = match args.backend {
-        BackendArg::Auto => BackendChoice::Auto,
-        BackendArg::Cpu => BackendChoice::Cpu,
-        BackendArg::Gpu => BackendChoice::Gpu,
-    };
+    let choice = BackendChoice::from(args.backend);
     let eval =
         Evaluator::new(&expr, precision(args.precision), choice).map_err(|e| failure(e, &text))?;
     report_fallback(&eval);

@@ -319,11 +319,7 @@ fn eval_with(args: EvalArgs) -> Result<(), Failure> {
         }
         given.push((name.to_string(), iv));
     }
-    let choice = match args.backend {
-        BackendArg::Auto => BackendChoice::Auto,
-        BackendArg::Cpu => BackendChoice::Cpu,
-        BackendArg::Gpu => BackendChoice::Gpu,
-    };
+    let choice = BackendChoice::from(args.backend);
     if let Some(out) = &args.output {
         let inputs: Vec<&Path> = args
             .input

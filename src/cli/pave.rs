@@ -135,11 +135,7 @@ fn precision_of(p: PrecisionArg) -> Precision {
 }
 
 fn choice_of(b: BackendArg) -> BackendChoice {
-    match b {
-        BackendArg::Auto => BackendChoice::Auto,
-        BackendArg::Cpu => BackendChoice::Cpu,
-        BackendArg::Gpu => BackendChoice::Gpu,
-    }
+    BackendChoice::from(b)
 }
 
 /// `ivjit contract`: the box narrowed by the constraints' HC4Revise contractor

@@ -132,11 +132,7 @@ pub fn render(args: RenderArgs) -> Result<(), Failure> {
     if let Some(pruned) = pruned {
         return render_pruned(&args, &text, &pruned, (width, height), region, format);
     }
-    let choice = match args.backend {
-        BackendArg::Auto => BackendChoice::Auto,
-        BackendArg::Cpu => BackendChoice::Cpu,
-        BackendArg::Gpu => BackendChoice::Gpu,
-    };
+    let choice = BackendChoice::from(args.backend);
     let eval =
         Evaluator::new(&expr, precision(args.precision), choice).map_err(|e| failure(e, &text))?;
     report_fallback(&eval);
@@ -293,11 +289,7 @@ fn render_depth(
     // `along_rays` checks the region, the heights and the steps.
     let expr = map.along_rays(surface).map_err(|e| failure(e, text))?;
     let composed = expr.source().to_string();
-    let choice = match args.backend {
-        BackendArg::Auto => BackendChoice::Auto,
-        BackendArg::Cpu => BackendChoice::Cpu,
-        BackendArg::Gpu => BackendChoice::Gpu,
-    };
+    let choice = BackendChoice::from(args.backend);
     let eval = Evaluator::new(&expr, precision(args.precision), choice)
         .map_err(|e| failure(e, &composed))?;
     report_fallback(&eval);

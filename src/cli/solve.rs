@@ -84,14 +84,6 @@ pub struct SolveArgs {
     pub format: FormatArg,
 }
 
-fn choice(b: BackendArg) -> BackendChoice {
-    match b {
-        BackendArg::Auto => BackendChoice::Auto,
-        BackendArg::Cpu => BackendChoice::Cpu,
-        BackendArg::Gpu => BackendChoice::Gpu,
-    }
-}
-
 /// The root box from `--box NAME=INTERVAL` options: one finite interval per variable of the
 /// expression, in its variable order.
 pub(crate) fn root_box(expr: &Expression, boxes: &[String]) -> Result<Vec<(f64, f64)>, Failure> {
@@ -251,7 +243,7 @@ fn unconstrained(
         form,
         !args.no_descent,
         Precision::F64,
-        choice(args.backend),
+        BackendChoice::from(args.backend),
     )
     .map_err(|e| failure(e, &text))?;
     let eval = search.evaluator();
@@ -369,7 +361,7 @@ fn minimize_subject_to(
         &root,
         options,
         Precision::F64,
-        choice(args.backend),
+        BackendChoice::from(args.backend),
     )
     .map_err(|e| failure(e, text))?;
     let secs = start.elapsed().as_secs_f64();
@@ -485,7 +477,8 @@ pub fn solve(args: SolveArgs) -> Result<(), Failure> {
     if args.tol.is_nan() || args.tol < 0.0 {
         return Err(Failure::input("--tol must be a number >= 0"));
     }
-    let solver = Solver::new(&expr, choice(args.backend)).map_err(|e| failure(e, &text))?;
+    let solver =
+        Solver::new(&expr, BackendChoice::from(args.backend)).map_err(|e| failure(e, &text))?;
     let residual = solver.residual();
     report_fallback(residual);
     let start = Instant::now();
@@ -595,8 +588,13 @@ fn system(
         max_boxes: usize::try_from(args.max_boxes).unwrap_or(usize::MAX),
     };
     let start = Instant::now();
-    let found = solve_system(constraints, &root, options, choice(args.backend))
-        .map_err(|e| failure(e, &constraints.source))?;
+    let found = solve_system(
+        constraints,
+        &root,
+        options,
+        BackendChoice::from(args.backend),
+    )
+    .map_err(|e| failure(e, &constraints.source))?;
     let secs = start.elapsed().as_secs_f64();
     let p = Precision::F64;
     // The sides in the file's order (else the constraints' order of first appearance).
