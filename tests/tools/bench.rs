@@ -198,6 +198,38 @@ fn render_section_reports_frames_and_pruned_lengths() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("colonnade-512"));
 }
 
+/// `bench --render --only mesh-colonnade` on the CPU: the colonnade's mesh at depth 5 in both
+/// precisions, closed and oriented, with its counts.
+#[test]
+fn render_section_meshes_the_colonnade() {
+    let out = Command::new(binary())
+        .args([
+            "bench",
+            "--render",
+            "--backend",
+            "cpu",
+            "--only",
+            "mesh-colonnade",
+            "--json",
+        ])
+        .output()
+        .expect("run ivjit");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let rows = doc["renders"].as_array().expect("renders");
+    assert_eq!(rows.len(), 2, "f64 and f32");
+    for r in rows {
+        assert_eq!(r["closed"], true, "{r}");
+        assert_eq!(r["cells"], 32);
+        assert!(r["triangles"].as_u64().unwrap() > 10_000, "{r}");
+        assert!(r["boxes"].as_u64().unwrap() > r["triangles"].as_u64().unwrap() / 2);
+    }
+}
+
 /// The benchmark's workloads (`src/workloads.rs`, shared with the binary): the generated
 /// expression is as large as asked and the same on every call.
 #[test]

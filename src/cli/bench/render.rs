@@ -20,6 +20,11 @@
 //!   tapes on the CPU (`ivjit::search::prune::first_hits_pruned`, blocks of 32 and 8 rays);
 //!   the row says whether both find the same hits.
 //!
+//! - `mesh-colonnade`: the colonnade meshed (`ivjit mesh`, `ivjit::search::mesh`) at depth 7
+//!   (128³ cells) on the benchmark's backend: triangles, evaluations, the elements left
+//!   uncertain, and whether the mesh is closed and consistently oriented (every directed edge
+//!   has its opposite, checked here).
+//!
 //! Without a GPU the sizes are halved (256, 512 and a 128² map with 128 steps; the names keep
 //! the GPU sizes, `what` says the real ones) and the 3-D row runs in f64 only: on a small CPU
 //! the full set would take minutes.
@@ -63,11 +68,12 @@ fn timed<T>(runs: usize, mut f: impl FnMut() -> Result<T, String>) -> Result<(f6
 }
 
 /// The names of the section's rows.
-pub const NAMES: [&str; 4] = [
+pub const NAMES: [&str; 5] = [
     "prospero-512",
     "prospero-1024",
     "prospero-4096",
     "colonnade-512",
+    "mesh-colonnade",
 ];
 
 /// Runs the render section; `only` filters by name. Returns the JSON rows and the table.
@@ -244,5 +250,54 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
             ));
         }
     }
+    if wanted("mesh-colonnade") {
+        use ivjit::search::mesh::{mesh, MeshOptions};
+        let depth = if gpu { 7 } else { 5 };
+        let model = Expression::parse_tape(COLONNADE).map_err(|e| e.to_string())?;
+        let opts = MeshOptions {
+            depth,
+            ..MeshOptions::default()
+        };
+        for p in [Precision::F64, Precision::F32] {
+            let ev = Evaluator::new(&model, p, choice).map_err(|e| e.to_string())?;
+            let insts = model.scalar(p).map_err(|e| e.to_string())?.insts.len();
+            let (secs, m) = timed(RUNS, || mesh(&ev, &opts).map_err(|e| e.to_string()))?;
+            let closed = closed_and_oriented(&m.triangles);
+            let cells = 1u32 << depth;
+            rows.push(json!({
+                "model": "mesh-colonnade", "kind": "mesh", "cells": cells,
+                "precision": p.name(), "backend": ev.backend().name(),
+                "frame_ms": secs * 1e3, "boxes": m.stats.evaluations, "full_insts": insts,
+                "triangles": m.triangles.len(), "vertices": m.vertices.len(),
+                "boundary_cells": m.stats.boundary_cells, "uncertain": m.stats.uncertain,
+                "closed": closed,
+            }));
+            text.push_str(&format!(
+                "| mesh-colonnade | mesh of {cells}³ cells: {} triangles, {} elements uncertain | {} | {} | {:.1} | {} | {insts} | — | — | — | — | {} |\n",
+                m.triangles.len(),
+                m.stats.uncertain,
+                p.name(),
+                ev.backend().name(),
+                secs * 1e3,
+                m.stats.evaluations,
+                if closed { "closed, oriented" } else { "NOT CLOSED (bug!)" },
+            ));
+        }
+    }
     Ok((Value::Array(rows), text))
+}
+
+/// Every directed edge of the triangles is used once and its opposite once too: the mesh is
+/// closed and consistently oriented.
+fn closed_and_oriented(triangles: &[[u32; 3]]) -> bool {
+    let mut edges: Vec<(u32, u32)> = triangles
+        .iter()
+        .flat_map(|&[a, b, c]| [(a, b), (b, c), (c, a)])
+        .collect();
+    edges.sort_unstable();
+    let unique = edges.windows(2).all(|w| w[0] != w[1]);
+    unique
+        && edges
+            .iter()
+            .all(|&(a, b)| edges.binary_search(&(b, a)).is_ok())
 }
