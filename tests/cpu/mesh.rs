@@ -289,6 +289,14 @@ fn bad_options_and_variables_are_errors() {
             "depth 12",
         ),
         (
+            // Steps of 8 / 2^9 where the coordinates' ulp is 2: within rounding error.
+            MeshOptions {
+                region: [1e16, 1e16 + 8.0, -1.0, 1.0, -1.0, 1.0],
+                ..opts(5)
+            },
+            "too narrow for its magnitude",
+        ),
+        (
             MeshOptions {
                 region: [1.0, -1.0, -1.0, 1.0, -1.0, 1.0],
                 ..opts(3)

@@ -357,6 +357,29 @@ impl Space {
                 .into());
             }
         }
+        // The finest unit must be wider than the rounding errors of the points and bounds
+        // computed on the axis (at most 4 ulps of its largest coordinate, see `Axis`): then a
+        // point computed to nearest lies in the rounded box of every cell and piece that holds
+        // its real point, which the proven cells' signs and the witnesses rely on.
+        let units = ((2u64 << opts.depth) << opts.witness_levels.min(20)) as f64;
+        for a in 0..3 {
+            let (lo, hi) = (r[2 * a], r[2 * a + 1]);
+            let m = lo.abs().max(hi.abs());
+            let ulp = if m < f64::MAX {
+                m.next_up() - m
+            } else {
+                m - m.next_down()
+            };
+            if (0.5 * hi - 0.5 * lo) * 2.0 / units < 16.0 * ulp {
+                return Err(SearchError::Options(format!(
+                    "the region's {} range [{lo}, {hi}] is too narrow for its magnitude at depth                      {} with {} witness levels: its finest steps would be within rounding error                      of each other; use a smaller depth or fewer witness levels, or move the                      region nearer 0",
+                    ["x", "y", "z"][a],
+                    opts.depth,
+                    opts.witness_levels
+                ))
+                .into());
+            }
+        }
         if opts.witness_levels > 20 || opts.bisections > 60 {
             return Err(SearchError::Options(
                 "witness levels above 20 or bisections above 60 ask for more than f64 holds".into(),
@@ -387,7 +410,9 @@ impl Space {
 /// One axis `[x0, x1]`: the point `s` of the way along it, `x0 (1 - s) + x1 s` with `s = t /
 /// units` (exact: `units` is a power of two), bounded below, above, or to nearest. This form
 /// never overflows (a region from -f64::MAX to f64::MAX has a width that does) and gives the
-/// ends exactly.
+/// ends exactly. Each result is within 4 ulps of the axis's largest coordinate of the real
+/// value (two products and a sum, each rounded once; the sum is at most that coordinate), and
+/// [`Space::new`] makes the finest step wider than 16 of them.
 struct Axis {
     x0: f64,
     x1: f64,
