@@ -12,7 +12,7 @@
 //!    vertex's sign is proven from a proven cell that holds it, else f at the point (a point
 //!    whose enclosure holds 0 counts as outside, and is counted).
 //! 3. **Witnesses** ([`witness`]): a point sampler loses a part thinner than a cell when every
-//!    sample misses it. Here every edge, face and boundary cell whose vertices agree in sign is
+//!    sample misses it. Here every boundary cell, face and edge whose vertices agree in sign is
 //!    searched, by interval subdivision `witness_levels` deep, either proving that f keeps that
 //!    sign on it or finding a point of the other sign — a *witness*. The witness becomes the
 //!    nearest end of the edge (the face's center, the cell's center), which takes its sign and
@@ -23,6 +23,9 @@
 //!    (so each vertex is within 2^-bisections of the edge's length of a sign change of f).
 //!    The region's own boundary counts as outside, so the mesh is closed where the surface
 //!    leaves the region (flat caps on the region's faces).
+//! 5. **Normals** ([`normals`], with [`mesh_with_normals`]): f's gradient on each vertex's last
+//!    bracket, certain where it proves a normal; boundary cells where a partial derivative
+//!    keeps its sign are of certain topology.
 //!
 //! The mesh is watertight and 2-manifold by construction (every edge of the mesh is in exactly
 //! two triangles, which give it opposite directions) whatever f is; the tests check it.
@@ -66,7 +69,8 @@ impl Default for MeshOptions {
 /// (f > 0), so its normal `(b - a) x (c - a)` points out of the solid f < 0.
 #[derive(Clone, Debug, Default)]
 pub struct Mesh {
-    /// The vertices, each on a sign change of f (to the bisections' precision).
+    /// The vertices, each the middle of a bracket of f's sign change from the last bisection
+    /// ([`MeshStats::unproven_samples`] and the region's faces aside: see docs/mesh.md).
     pub vertices: Vec<[f64; 3]>,
     /// Triangles by vertex index.
     pub triangles: Vec<[u32; 3]>,

@@ -4,8 +4,10 @@
 //! vertices' sign is done; a piece where it has the other sign, or whose center has it, gives a
 //! *witness*; other pieces are cut in two along each free axis, `witness_levels` deep. A
 //! witness moves a vertex of the element (the nearer end of an edge, the center of a face or a
-//! cell) to itself and gives it its sign. Edges go first, then faces, then cells, each stage
-//! seeing the signs the one before changed.
+//! cell) to itself and gives it its sign. Cells go first, then faces, then edges, each stage
+//! seeing the signs the one before changed: so a thin rod's witnesses chain from a cell's
+//! center to a face's to the next cell's, and a thin wall's corners join into a sheet (edges
+//! first made a wall a net of holes).
 
 use rayon::prelude::*;
 
