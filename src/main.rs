@@ -126,6 +126,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // A closed output pipe (`ivjit ptx ... | head`) ends the process quietly, as other Unix
+    // tools do, instead of a panic about printing to stdout (Rust ignores SIGPIPE by default).
+    #[cfg(unix)]
+    // SAFETY: restoring the default action of a signal before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Eval(args) => cli::eval(args),

@@ -1146,3 +1146,27 @@ fn minimize_reads_an_ibex_minibex_problem() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("bad.bch: line 2"), "{}", stderr(&o));
 }
+
+/// A reader that stops early (`ivjit ptx ... | head`): the process ends quietly on the closed
+/// pipe (killed by SIGPIPE, as other Unix tools), without a panic on standard error.
+#[cfg(unix)]
+#[test]
+fn a_closed_output_pipe_ends_the_process_quietly() {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let tape = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/models/prospero.vm");
+    let mut child = Command::new(binary())
+        .args(["ptx", "-f", tape.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 64];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The read end is dropped here: the rest of the PTX (megabytes) meets a closed pipe.
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
+}
