@@ -80,10 +80,15 @@ fn gpu_bench_without_gpu_fails_clearly_and_auto_falls_back() {
 
 /// `ivjit bench --search --backend cpu --only NAME --json`, run and read.
 fn search_json(name: &str) -> serde_json::Value {
+    section_json("--search", name)
+}
+
+/// `ivjit bench SECTION --backend cpu --only NAME --json`'s document (the run must succeed).
+fn section_json(section: &str, name: &str) -> serde_json::Value {
     let out = Command::new(binary())
         .args([
             "bench",
-            "--search",
+            section,
             "--backend",
             "cpu",
             "--only",
@@ -94,7 +99,7 @@ fn search_json(name: &str) -> serde_json::Value {
         .expect("run ivjit");
     assert!(
         out.status.success(),
-        "ivjit bench --search --only {name} failed: {}",
+        "ivjit bench {section} --only {name} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("JSON on stdout")
@@ -150,24 +155,7 @@ fn search_section_reports_the_pavings() {
 /// level below the first) and the same classes as the full render.
 #[test]
 fn render_section_reports_frames_and_pruned_lengths() {
-    let out = Command::new(binary())
-        .args([
-            "bench",
-            "--render",
-            "--backend",
-            "cpu",
-            "--only",
-            "prospero-512",
-            "--json",
-        ])
-        .output()
-        .expect("run ivjit");
-    assert!(
-        out.status.success(),
-        "ivjit bench --render failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let doc = section_json("--render", "prospero-512");
     let rows = doc["renders"].as_array().expect("renders");
     assert_eq!(rows.len(), 2, "f64 and f32");
     for r in rows {
@@ -202,24 +190,7 @@ fn render_section_reports_frames_and_pruned_lengths() {
 /// precisions, closed and oriented, with its counts.
 #[test]
 fn render_section_meshes_the_colonnade() {
-    let out = Command::new(binary())
-        .args([
-            "bench",
-            "--render",
-            "--backend",
-            "cpu",
-            "--only",
-            "mesh-colonnade",
-            "--json",
-        ])
-        .output()
-        .expect("run ivjit");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let doc = section_json("--render", "mesh-colonnade");
     let rows = doc["renders"].as_array().expect("renders");
     assert_eq!(rows.len(), 2, "f64 and f32");
     for r in rows {
