@@ -69,6 +69,13 @@ pub struct RenderArgs {
     /// default.
     #[arg(long)]
     pub no_prune: bool,
+    /// 3-D: the depth map by voxels instead of rays: the WIDTH x HEIGHT x STEPS voxels of the
+    /// region and z range classified through cubic tiles (--tiles, default 64,16,4,1) with
+    /// pruned tapes on the backend (on the GPU the whole search on the device); a pixel's
+    /// height is the top of its column's highest voxel not proven outside, which bounds the
+    /// surface over the whole pixel, not only its center line.
+    #[arg(long, conflicts_with_all = ["prune", "no_prune"])]
+    pub voxels: bool,
 }
 
 /// `WIDTHxHEIGHT`.
@@ -113,6 +120,9 @@ pub fn render(args: RenderArgs) -> Result<(), Failure> {
     super::output::check_not_an_input(&args.output, &inputs)?;
     let (text, expr) = compile(&args.source)?;
     if expr.vars().iter().any(|v| v == "z") {
+        if args.voxels {
+            return render_voxels(&args, &text, &expr, (width, height), region, format);
+        }
         return render_depth(&args, &text, &expr, (width, height), region, format);
     }
     let p = precision(args.precision);
@@ -384,6 +394,82 @@ fn render_depth(
         (dx, dy),
         format,
     )
+}
+
+/// 3-D by voxels ([`ivjit::search::voxels`]): the depth map of the highest voxel not proven
+/// outside in each pixel's column, `steps` voxels over the z range, written as
+/// [`render_depth`]'s (the height is the voxel's top, NaN where the whole column was proven
+/// outside).
+fn render_voxels(
+    args: &RenderArgs,
+    text: &str,
+    surface: &Expression,
+    (width, height): (u32, u32),
+    [x0, x1, y0, y1]: [f64; 4],
+    format: Format,
+) -> Result<(), Failure> {
+    use ivjit::search::tape::TapeBackend;
+    use ivjit::search::voxels::{VoxelOptions, VoxelRenderer};
+    let (z0, z1) = parse_zrange(&args.zrange)?;
+    let depth = u32::try_from(args.steps).unwrap_or(u32::MAX);
+    let mut opts = VoxelOptions::new(width, height, depth, [x0, x1, y0, y1, z0, z1]);
+    if let Some(tiles) = &args.tiles {
+        opts.tiles = tiles.clone();
+    }
+    let gpu = match args.backend {
+        BackendArg::Gpu => true,
+        BackendArg::Cpu => false,
+        BackendArg::Auto => ivjit::detect_gpu().is_ok(),
+    };
+    let (backend, name) = if gpu {
+        (TapeBackend::Gpu, "gpu")
+    } else {
+        (TapeBackend::Cpu, "cpu")
+    };
+    let p = precision(args.precision);
+    let start = Instant::now();
+    let renderer = VoxelRenderer::new(surface, p, backend).map_err(|e| failure(e, text))?;
+    let (map, stats) = renderer.render(&opts).map_err(|e| failure(e, text))?;
+    let first = start.elapsed().as_secs_f64();
+    let mut times = Vec::new();
+    for _ in 0..args.repeat.unwrap_or(0) {
+        let start = Instant::now();
+        renderer.render(&opts).map_err(|e| failure(e, text))?;
+        times.push(start.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    if args.stats || args.repeat.is_some() {
+        let repeated = match times.len() {
+            0 => String::new(),
+            n => format!(
+                "; again: fastest {:.3} ms, median {:.3} ms of {n}",
+                times[0] * 1e3,
+                times[n / 2] * 1e3
+            ),
+        };
+        eprintln!(
+            "ivjit render, voxels: {width}x{height}x{depth} depth map on the {name} ({}): {:.3} \
+             ms (with the tape's preparation){repeated}",
+            p.name(),
+            first * 1e3,
+        );
+        for (r, s) in map.rounds.iter().zip(&stats) {
+            eprintln!(
+                "  tiles of {:>3}: {:>10} evaluated ({} inside, {} outside, {} boundary); \
+                 {:>8.1} tape instructions per tile on average",
+                r.tile, r.boxes, r.inside, r.outside, r.boundary, s.mean_len
+            );
+        }
+    }
+    // The top of the column's highest filled voxel, k voxels from the bottom.
+    let dz = (z1 - z0) / depth as f64;
+    let heights: Vec<f64> = map
+        .heights
+        .iter()
+        .map(|&k| if k == 0 { f64::NAN } else { z0 + k as f64 * dz })
+        .collect();
+    let (dx, dy) = ((x1 - x0) / width as f64, (y1 - y0) / height as f64);
+    write_depth(args, &heights, (width, height), (dx, dy), format)
 }
 
 /// Writes a depth map (a height per pixel, NaN for a miss); `(dx, dy)` is the pixel size, for

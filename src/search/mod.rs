@@ -50,6 +50,7 @@ mod render;
 pub mod system;
 pub mod tape;
 pub mod trace;
+pub mod voxels;
 
 pub use interrupt::interruptible;
 pub(crate) use render::{classify, Axes, Plan};

@@ -1149,3 +1149,90 @@ fn mesh_on_the_gpu_equals_the_cpu() {
         crate::common::mesh_check::topology(&m);
     }
 }
+
+/// Voxel depth maps (`search::voxels`) on the GPU against the CPU: the same heights, rounds
+/// and tape lengths, for the union of two balls (whose heights the CPU's unit test checks
+/// exactly), the colonnade, functions run by their lowering, and regions of every class
+/// (huge, the largest floats, subnormal), frame after frame on one renderer (sizes and plans
+/// that shrink and grow, each frame twice: the second takes the first's sizes as capacities).
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
+fn voxel_depth_maps_on_the_gpu_equal_the_cpu() {
+    use ivjit::search::tape::TapeBackend;
+    use ivjit::search::voxels::{VoxelOptions, VoxelRenderer};
+    crate::common::gpu::require_gpu("voxel_depth_maps_on_the_gpu_equal_the_cpu");
+    let colonnade = {
+        let path = std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap())
+            .join("tests/data/models/colonnade.vm");
+        ivjit::internals::syntax::tape::to_expression_text(&std::fs::read_to_string(path).unwrap())
+            .unwrap()
+    };
+    let unit = [-1.0, 1.0, -1.0, 1.0, -1.0, 1.0];
+    let big = f64::MAX;
+    let frames = |region: [f64; 6]| {
+        vec![
+            VoxelOptions::new(64, 64, 64, region),
+            VoxelOptions {
+                tiles: vec![16, 4, 1],
+                ..VoxelOptions::new(50, 37, 70, region)
+            },
+            VoxelOptions::new(128, 128, 128, region),
+            VoxelOptions {
+                tiles: vec![8, 2, 1],
+                ..VoxelOptions::new(33, 40, 20, region)
+            },
+        ]
+    };
+    let cases: Vec<(String, Vec<VoxelOptions>)> = vec![
+        (
+            "min(x*x + y*y + z*z - 0.6, sqr(x - 0.5) + sqr(y + 0.25) + sqr(z - 0.5) - 0.1)"
+                .to_string(),
+            frames(unit),
+        ),
+        (colonnade, frames(unit)),
+        (
+            "max(sin(3*x) * cos(2*y) - z, x^2 + y^2 + z^2 - 0.9)".to_string(),
+            frames(unit),
+        ),
+        (
+            "x*x + y*y + z*z - 1e300".to_string(),
+            frames([-1e200, 1e200, -1e200, 1e200, -1e200, 1e200]),
+        ),
+        (
+            "z - 0.5*x + y".to_string(),
+            frames([-big, big, -big, big, -big, big]),
+        ),
+        (
+            "min(z - x, y + 1e-310)".to_string(),
+            frames([-1e-308, 1e-308, -1e-308, 1e-308, -1e-308, 1e-308]),
+        ),
+    ];
+    for (text, frames) in &cases {
+        let expr = Expression::parse(text).unwrap();
+        let name = &text[..text.len().min(40)];
+        for p in [Precision::F64, Precision::F32] {
+            let cpu = VoxelRenderer::new(&expr, p, TapeBackend::Cpu).unwrap();
+            let gpu = VoxelRenderer::new(&expr, p, TapeBackend::Gpu).unwrap();
+            for o in frames {
+                let (a, sa) = cpu.render(o).unwrap();
+                for again in 0..2 {
+                    let (b, sb) = gpu.render(o).unwrap();
+                    let what = format!("{name} {p:?} {:?} {:?} frame {again}", o.tiles, o.region);
+                    assert!(a.heights == b.heights, "{what}: heights differ");
+                    assert_eq!(a.rounds, b.rounds, "{what}");
+                    assert_eq!(sa, sb, "{what}: tape lengths");
+                }
+                println!(
+                    "{name} {p:?} {}x{}x{}: {} filled columns, {sa:?}",
+                    o.width,
+                    o.height,
+                    o.depth,
+                    a.heights.iter().filter(|&&h| h > 0).count()
+                );
+            }
+        }
+    }
+}

@@ -235,6 +235,66 @@ fn depth_map_of_a_ball() {
     assert!(hits > 300 && misses > 100, "{hits} hits, {misses} misses");
 }
 
+/// 3-D by voxels (`--voxels`): the depth map of a ball, exact. The voxels of 32 x 32 x 32 over
+/// [-1, 1]³ are 1/16 a side, so every box and square is exact and a voxel is proven outside
+/// exactly when it misses the closed ball `|p|² <= 0.6` (in sixteenths, `|p|² <= 153.6`); a
+/// pixel's height is the top of its highest voxel meeting the ball, NaN when none does.
+#[test]
+fn voxel_depth_map_of_a_ball_is_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ball.npy");
+    let n = 32usize;
+    let o = ivjit(&[
+        "render",
+        "x*x + y*y + z*z - 0.6",
+        "--voxels",
+        "--backend",
+        "cpu",
+        "--size",
+        "32x32",
+        "--steps",
+        "32",
+        "--stats",
+        "-o",
+        p(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("32x32x32 depth map on the cpu"),
+        "{}",
+        stderr(&o)
+    );
+    let bytes = std::fs::read(&out).unwrap();
+    let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
+    assert_eq!(npy.shape(), &[n as u64, n as u64]);
+    let depth: Vec<f64> = npy.into_vec().unwrap();
+    // The least square over the sixteenths [a, a + 1].
+    let least = |a: i64| {
+        if a <= 0 && 0 <= a + 1 {
+            0
+        } else {
+            (a * a).min((a + 1) * (a + 1))
+        }
+    };
+    let mut filled = 0;
+    for i in 0..n as i64 {
+        for j in 0..n as i64 {
+            let (x, y) = (least(j - 16), least(15 - i));
+            // Voxel k from the bottom spans the sixteenths [k - 17, k - 16].
+            let top = (1..=n as i64).rev().find(|&k| x + y + least(k - 17) <= 153);
+            let d = depth[(i * n as i64 + j) as usize];
+            match top {
+                Some(k) => {
+                    assert_eq!(d, -1.0 + k as f64 / 16.0, "({i}, {j})");
+                    filled += 1;
+                }
+                None => assert!(d.is_nan(), "({i}, {j}): {d} but the column misses the ball"),
+            }
+        }
+    }
+    assert!(filled > 400 && filled < n * n, "{filled} filled columns");
+}
+
 /// Runs `ivjit` with `args` and `--no-prune` writing to a temporary `.npy`, then again with
 /// `pruned` added instead: both succeed and write the same bytes. Returns the second run's
 /// stderr.

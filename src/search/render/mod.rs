@@ -164,14 +164,35 @@ pub(crate) struct Plan {
     pub var_x: Option<usize>,
     pub var_y: Option<usize>,
     pub n_vars: usize,
+    /// A 3-D plan's voxel layers (z, layer 0 at the top), None for an image.
+    pub z: Option<ZAxis>,
 }
 
-/// The tiles of one level: `tile` pixels square, `cols x rows` of them (the last ones clipped).
+/// The z axis of a 3-D plan: `depth` layers of voxels over `[z0, z1]`, layer 0 at the top
+/// (`z1`), as rows are over y; its constants are [`Axes`]'s y constants for the region
+/// `[x0, x1, z0, z1]` with `depth` rows, so a layer's bounds are a row's, the same bits.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ZAxis {
+    pub depth: u32,
+    pub axes: Axes,
+}
+
+impl ZAxis {
+    /// `[zlo, zhi]` enclosing the layers `k0..k1`.
+    pub(crate) fn layer_box(&self, k0: u32, k1: u32) -> [f64; 2] {
+        let b = self.axes.tile_box(k0, k1, 0, 0);
+        [b[2], b[3]]
+    }
+}
+
+/// The tiles of one level: `tile` pixels square (cubes of `tile` voxels in 3-D), `cols x rows`
+/// of them (`cols x rows x layers` in 3-D, `layers` 1 in 2-D; the last ones clipped).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LevelGrid {
     pub tile: u32,
     pub cols: u32,
     pub rows: u32,
+    pub layers: u32,
 }
 
 impl Plan {
@@ -205,6 +226,7 @@ impl Plan {
                 tile,
                 cols: opts.width.div_ceil(tile),
                 rows: opts.height.div_ceil(tile),
+                layers: 1,
             })
             .collect();
         let axes = Axes::new(opts.region, opts.width, opts.height);
@@ -217,7 +239,45 @@ impl Plan {
             var_x,
             var_y,
             n_vars: var_names.len(),
+            z: None,
         })
+    }
+
+    /// The 3-D plan of a `width x height x depth` voxel grid over `region` (`[x0, x1, y0, y1,
+    /// z0, z1]`) through cubic tiles of the sizes `tiles`, for an expression of `n_vars`
+    /// variables: options checked by the caller (`crate::search::voxels`).
+    pub(crate) fn layered(
+        width: u32,
+        height: u32,
+        depth: u32,
+        region: [f64; 6],
+        tiles: &[u32],
+        n_vars: usize,
+    ) -> Plan {
+        let [x0, x1, y0, y1, z0, z1] = region;
+        let levels = tiles
+            .iter()
+            .map(|&tile| LevelGrid {
+                tile,
+                cols: width.div_ceil(tile),
+                rows: height.div_ceil(tile),
+                layers: depth.div_ceil(tile),
+            })
+            .collect();
+        Plan {
+            width,
+            height,
+            levels,
+            edges: std::sync::OnceLock::new(),
+            axes: Axes::new([x0, x1, y0, y1], width, height),
+            var_x: None,
+            var_y: None,
+            n_vars,
+            z: Some(ZAxis {
+                depth,
+                axes: Axes::new([x0, x1, z0, z1], width, depth),
+            }),
+        }
     }
 
     /// The pixel rectangle of tile `(row, col)` of level `l`: rows `i0..i1`, columns `j0..j1`.

@@ -156,20 +156,77 @@ fn choices_body<T: Bound>(op: u16, a: &[Iv<T>], b: &[Iv<T>], record: &mut Vec<u8
     }
 }
 
+/// A level's tile: its row, column and layer (0 in 2-D).
+type At = (u32, u32, u32);
+
 /// A level's tiles, grouped by the tape they run.
-type Groups = Vec<(Arc<Tape>, Vec<(u32, u32)>)>;
+type Groups = Vec<(Arc<Tape>, Vec<At>)>;
+
+/// What a level of a search leaves: in 2-D its tiles' classes; in 3-D, per column of its grid,
+/// the height of its highest filled tile (see [`crate::search::voxels`]; 0: none).
+enum Marks {
+    Classes(Vec<u8>),
+    Heights(Vec<u32>),
+}
+
+/// What each level of a search marked, the rounds, and their mean tape lengths.
+type Levels = (Vec<Marks>, Vec<Round2>, Vec<TapeRound>);
 
 pub(super) fn render<T: Bound>(
     tape: &Tape,
     plan: &Plan,
 ) -> Result<(Rendered, Vec<TapeRound>), Error> {
+    let (marks, rounds, stats) = search::<T>(tape, plan)?;
+    let classes: Vec<Vec<u8>> = marks
+        .into_iter()
+        .map(|m| match m {
+            Marks::Classes(c) => c,
+            Marks::Heights(_) => unreachable!("a 2-D plan marks classes"),
+        })
+        .collect();
+    let rendered = Rendered {
+        width: plan.width,
+        height: plan.height,
+        classes: crate::search::render::cpu::compose(plan, &classes)?,
+        rounds,
+    };
+    Ok((rendered, stats))
+}
+
+/// The voxel search of a 3-D plan ([`crate::search::voxels`]): each column's height, the
+/// rounds and their mean tape lengths.
+pub(crate) fn voxels<T: Bound>(
+    tape: &Tape,
+    plan: &Plan,
+) -> Result<crate::search::voxels::Columns, Error> {
+    let (marks, rounds, stats) = search::<T>(tape, plan)?;
+    let (w, h) = (plan.width as usize, plan.height as usize);
+    let mut heights = crate::search::filled(w * h, 0u32, "the depth map")?;
+    for (g, m) in plan.levels.iter().zip(&marks) {
+        let Marks::Heights(level) = m else {
+            unreachable!("a 3-D plan marks heights")
+        };
+        let (s, cols) = (g.tile as usize, g.cols as usize);
+        for (i, row) in heights.chunks_mut(w).enumerate() {
+            let up = &level[(i / s) * cols..(i / s + 1) * cols];
+            for (j, v) in row.iter_mut().enumerate() {
+                *v = (*v).max(up[j / s]);
+            }
+        }
+    }
+    Ok((heights, rounds, stats))
+}
+
+/// The rounds of a tape search over the plan's levels (2-D or 3-D): what each level marked,
+/// the rounds and their mean tape lengths.
+fn search<T: Bound>(tape: &Tape, plan: &Plan) -> Result<Levels, Error> {
     let levels = &plan.levels;
     let first = &levels[0];
-    let root: Vec<(u32, u32)> = (0..first.rows)
-        .flat_map(|r| (0..first.cols).map(move |c| (r, c)))
+    let root: Vec<At> = (0..first.rows)
+        .flat_map(|r| (0..first.layers).flat_map(move |z| (0..first.cols).map(move |c| (r, c, z))))
         .collect();
     let mut groups: Groups = vec![(Arc::new(tape.clone()), root)];
-    let mut classes = Vec::with_capacity(levels.len());
+    let mut marks = Vec::with_capacity(levels.len());
     let mut rounds = Vec::with_capacity(levels.len());
     let mut stats = Vec::with_capacity(levels.len());
     for (l, grid) in levels.iter().enumerate() {
@@ -189,13 +246,20 @@ pub(super) fn render<T: Bound>(
                 // The group's tiles LANES at a time through one pass over the tape.
                 for part in tiles.chunks(LANES) {
                     boxes.clear();
-                    boxes.extend(part.iter().map(|&(r, c)| {
+                    boxes.extend(part.iter().map(|&(r, c, z)| {
                         let [xl, xh, yl, yh] = plan.tile_box(l, r, c);
-                        let nan = (T::nan(), T::nan());
+                        let zs = match plan.z {
+                            Some(axis) => {
+                                let k0 = z * grid.tile;
+                                let [zl, zh] = axis.layer_box(k0, (k0 + grid.tile).min(axis.depth));
+                                (T::lo_of(zl), T::hi_of(zh))
+                            }
+                            None => (T::nan(), T::nan()),
+                        };
                         [
                             (T::lo_of(xl), T::hi_of(xh)),
                             (T::lo_of(yl), T::hi_of(yh)),
-                            nan,
+                            zs,
                         ]
                     }));
                     record.clear();
@@ -223,21 +287,38 @@ pub(super) fn render<T: Bound>(
                 found
             })
             .collect();
-        let mut level = crate::search::filled(
-            grid.rows as usize * grid.cols as usize,
-            crate::search::render::UNSET,
-            "a level of the image's tiles",
-        )?;
+        let columns = grid.rows as usize * grid.cols as usize;
+        let mut level = match plan.z {
+            None => Marks::Classes(crate::search::filled(
+                columns,
+                crate::search::render::UNSET,
+                "a level of the image's tiles",
+            )?),
+            Some(_) => Marks::Heights(crate::search::filled(
+                columns,
+                0u32,
+                "a level of the voxels' columns",
+            )?),
+        };
         let mut round = Round2 {
             tile: grid.tile,
             ..Round2::default()
         };
         let mut length = 0usize;
-        let mut next: Groups = Vec::new();
-        for ((tape, tiles), (found, children)) in groups.iter().zip(found) {
+        // A 3-D tile's top, counted in voxels from the bottom.
+        let top = |z: u32| plan.z.map_or(0, |a| a.depth - z * grid.tile);
+        for ((tape, tiles), (found, _)) in groups.iter().zip(&found) {
             length += tape.len() * tiles.len();
-            for (&(r, c), class) in tiles.iter().zip(found) {
-                level[(r * grid.cols + c) as usize] = class;
+            for (&(r, c, z), &class) in tiles.iter().zip(found) {
+                let at = (r * grid.cols + c) as usize;
+                match &mut level {
+                    Marks::Classes(level) => level[at] = class,
+                    Marks::Heights(level) => {
+                        if class == INSIDE || (class == BOUNDARY && next_grid.is_none()) {
+                            level[at] = level[at].max(top(z));
+                        }
+                    }
+                }
                 round.boxes += 1;
                 match class {
                     INSIDE => round.inside += 1,
@@ -245,15 +326,29 @@ pub(super) fn render<T: Bound>(
                     _ => round.boundary += 1,
                 }
             }
-            for (k, child) in children {
-                let (r, c) = tiles[k];
-                if let Some(ng) = next_grid {
-                    let k = grid.tile / ng.tile;
+        }
+        // Each boundary tile's children, with its pruned tape; in 3-D none for a tile below a
+        // filled tile of its column (occluded: see the voxels module).
+        let mut next: Groups = Vec::new();
+        if let Some(ng) = next_grid {
+            let k = grid.tile / ng.tile;
+            let kz = if plan.z.is_some() { k } else { 1 };
+            for ((_, tiles), (_, children)) in groups.iter().zip(found) {
+                for (i, child) in children {
+                    let (r, c, z) = tiles[i];
+                    if let Marks::Heights(level) = &level {
+                        if level[(r * grid.cols + c) as usize] > top(z) {
+                            continue;
+                        }
+                    }
                     let rows = k.min(ng.rows - r * k);
                     let cols = k.min(ng.cols - c * k);
-                    let mut kids = Vec::with_capacity((rows * cols) as usize);
+                    let layers = kz.min(ng.layers - z * kz);
+                    let mut kids = Vec::with_capacity((rows * cols * layers) as usize);
                     for a in 0..rows {
-                        kids.extend((0..cols).map(|b| (r * k + a, c * k + b)));
+                        for d in 0..layers {
+                            kids.extend((0..cols).map(|b| (r * k + a, c * k + b, z * kz + d)));
+                        }
                     }
                     next.push((Arc::new(child), kids));
                 }
@@ -265,14 +360,8 @@ pub(super) fn render<T: Bound>(
             mean_len: length as f64 / round.boxes.max(1) as f64,
         });
         rounds.push(round);
-        classes.push(level);
+        marks.push(level);
         groups = next;
     }
-    let rendered = Rendered {
-        width: plan.width,
-        height: plan.height,
-        classes: crate::search::render::cpu::compose(plan, &classes)?,
-        rounds,
-    };
-    Ok((rendered, stats))
+    Ok((marks, rounds, stats))
 }

@@ -38,6 +38,7 @@ struct Kernels {
     root_eval: CudaFunction,
     root_prune: CudaFunction,
     prune_warp: CudaFunction,
+    heights: CudaFunction,
 }
 
 /// The CUDA C source of the interpreter for precision `p`, `nslots` slots per thread and
@@ -194,6 +195,7 @@ fn kernels(
                 "ivjit_tape_root_eval",
                 "ivjit_tape_root_prune",
                 "ivjit_tape_prune_warp",
+                "ivjit_tape_heights",
             ],
         },
     )?;
@@ -202,7 +204,18 @@ fn kernels(
         root_eval: k[1].clone(),
         root_prune: k[2].clone(),
         prune_warp: k[3].clone(),
+        heights: k[4].clone(),
     }))
+}
+
+/// The z axis's arguments of the interpreter's kernels: `z1`, the z widths rounded down and
+/// up, the depth as a double (the constants of [`crate::search::render::ZAxis`]) and the
+/// depth (0 for a 2-D plan: no layers).
+fn z_args(plan: &Plan) -> (f64, f64, f64, f64, u32) {
+    match plan.z {
+        Some(z) => (z.axes.y1, z.axes.wy_lo, z.axes.wy_hi, z.axes.h, z.depth),
+        None => (0.0, 0.0, 0.0, 1.0, 0),
+    }
 }
 
 /// A tape ready to render frames on the GPUs (`IVJIT_DEVICES`, else every visible one): on
@@ -219,6 +232,15 @@ impl DeviceTape {
             Precision::F64 => DeviceTape::F64(Shards::new(tape, p)?),
             Precision::F32 => DeviceTape::F32(Shards::new(tape, p)?),
         })
+    }
+
+    /// The voxel search of a 3-D plan: each column's height, the rounds and their mean tape
+    /// lengths (one device: a voxel frame is not split).
+    pub(crate) fn voxels(&self, plan: &Plan) -> Result<crate::search::voxels::Columns, GpuError> {
+        match self {
+            DeviceTape::F64(d) => d.first.voxels(plan),
+            DeviceTape::F32(d) => d.first.voxels(plan),
+        }
     }
 
     /// One frame: the search of `plan` with the tape, the image handed to `f` in the
@@ -430,6 +452,9 @@ pub(crate) struct Prepared<T> {
 struct Kept {
     stream: Arc<CudaStream>,
     classes: Option<CudaSlice<u8>>,
+    /// A 3-D frame's column heights, level by level, and its depth map.
+    heights: Option<CudaSlice<u32>>,
+    depth_map: Option<CudaSlice<u32>>,
     /// The first level's work items, for the level grid, tape length and part they were made
     /// for.
     first: Option<(FirstKey, CudaSlice<u32>)>,
@@ -443,9 +468,9 @@ struct Kept {
     caps: Option<(Vec<u64>, Vec<Cap>)>,
 }
 
-/// What the first level's work items depend on: its grid's rows and columns, the tape's
-/// length, the part.
-type FirstKey = (u32, u32, usize, Part);
+/// What the first level's work items depend on: its grid's rows, columns and layers, the
+/// tape's length, the part.
+type FirstKey = (u32, u32, u32, usize, Part);
 
 /// What a level of a frame needed: its work items, its longest tape and most choices (per
 /// tape), and its boundary tiles.
@@ -462,12 +487,16 @@ struct Cap {
 fn plan_key(plan: &Plan) -> Vec<u64> {
     let a = plan.axes;
     let mut key = vec![plan.width as u64, plan.height as u64];
-    key.extend(
-        plan.levels
-            .iter()
-            .map(|g| (g.tile as u64) << 40 | (g.cols as u64) << 20 | g.rows as u64),
-    );
+    key.extend(plan.levels.iter().flat_map(|g| {
+        [
+            (g.tile as u64) << 40 | (g.cols as u64) << 20 | g.rows as u64,
+            g.layers as u64,
+        ]
+    }));
     key.extend([a.x0, a.y1, a.wx_lo, a.wx_hi, a.wy_lo, a.wy_hi, a.w, a.h].map(f64::to_bits));
+    let (z1, wz_lo, wz_hi, dd, depth) = z_args(plan);
+    key.extend([z1, wz_lo, wz_hi, dd].map(f64::to_bits));
+    key.push(depth as u64);
     key
 }
 
@@ -490,6 +519,8 @@ impl Kept {
         Ok(Kept {
             stream: ctx.new_stream().during("creating a stream")?,
             classes: None,
+            heights: None,
+            depth_map: None,
             first: None,
             levels: Vec::new(),
             image: Default::default(),
@@ -671,6 +702,7 @@ where
 
     /// Launches the interpreter on the level's tiles: each tile's class into `cls`, with a
     /// level after this one its choices and the boundary list into `bufs`.
+    #[allow(clippy::too_many_arguments)]
     fn eval_level(
         &self,
         stream: &Arc<CudaStream>,
@@ -678,6 +710,7 @@ where
         lv: &Level<'_>,
         bufs: &mut LevelBuffers,
         cls: &mut cudarc::driver::CudaViewMut<'_, u8>,
+        heights: &mut cudarc::driver::CudaViewMut<'_, u32>,
         n_dev: Option<&CudaSlice<u32>>,
     ) -> Result<(), GpuError> {
         let kcap = lv.kcap;
@@ -706,9 +739,10 @@ where
         // A tile's children share its tape; in blocks of 64 of them the tape is read from
         // shared memory.
         const STAGED_BLOCK: u32 = 64;
+        let dims = if plan.z.is_some() { 3 } else { 2 };
         let stage: u32 = if !first
             && lv.l > 0
-            && (levels[lv.l - 1].tile / g.tile).pow(2) % STAGED_BLOCK == 0
+            && (levels[lv.l - 1].tile / g.tile).pow(dims) % STAGED_BLOCK == 0
             && stride * 8 <= self.shared_max
         {
             stride as u32
@@ -720,6 +754,13 @@ where
             .arg(&record);
         let a = plan.axes;
         kernels::push_grid(&mut b, &a, &g.tile, plan);
+        let (z1, wz_lo, wz_hi, dd, depth) = z_args(plan);
+        b.arg(&z1)
+            .arg(&wz_lo)
+            .arg(&wz_hi)
+            .arg(&dd)
+            .arg(&depth)
+            .arg(heights);
         b.arg(cls)
             .arg(&g.cols)
             .arg(&mut bufs.boundary)
@@ -759,12 +800,15 @@ where
 
     /// Launches the pruning of the level's `nb` boundary tiles: each one's tape pruned by its
     /// choices into `into`, with its children's work items.
+    #[allow(clippy::too_many_arguments)]
     fn prune_level(
         &self,
         stream: &Arc<CudaStream>,
+        plan: &Plan,
         lv: &Level<'_>,
         nb: usize,
         bufs: &mut LevelBuffers,
+        heights: &cudarc::driver::CudaView<'_, u32>,
         into: &mut Pruned<'_>,
     ) -> Result<(), GpuError> {
         let k = &self.k;
@@ -813,14 +857,75 @@ where
             .arg(&mut *into.args)
             .arg(&into.kk)
             .arg(&into.grid.rows)
-            .arg(&into.grid.cols)
-            .arg(&mut *into.work)
-            .arg(&mut bufs.counts);
+            .arg(&into.grid.cols);
+        let g = &plan.levels[lv.l];
+        let depth = z_args(plan).4;
+        b.arg(&into.grid.layers)
+            .arg(&depth)
+            .arg(heights)
+            .arg(&g.cols)
+            .arg(&g.tile);
+        b.arg(&mut *into.work).arg(&mut bufs.counts);
         // SAFETY: matches the signature of the kernel chosen; the next pool and args hold nb
         // tapes of `stride` (the longest tape of the round, which pruning never lengthens);
         // the next work list nb k^2 items; shared memory holds a word per instruction (and per
         // thread at the first level) for each tile of a block.
         unsafe { b.launch(shape) }.during("launching the tape pruning")?;
+        Ok(())
+    }
+
+    /// A 3-D frame (see [`crate::search::voxels`]): the columns' heights, the rounds and
+    /// their mean tape lengths.
+    fn voxels(&self, plan: &Plan) -> Result<crate::search::voxels::Columns, GpuError> {
+        self.with_kept(|kept| {
+            let counted = self.frame(plan, Part::WHOLE, kept)?;
+            let map = kept
+                .depth_map
+                .as_ref()
+                .expect("a 3-D frame composes its depth map");
+            let n = plan.width as usize * plan.height as usize;
+            let heights = kept
+                .stream
+                .clone_dtoh(&map.slice(0..n))
+                .during("reading the depth map")?;
+            let (rounds, stats) = rounds_of(plan, &counted);
+            Ok((heights, rounds, stats))
+        })
+    }
+
+    /// Queues the depth map of a 3-D frame: per column the most of its levels' heights
+    /// (`ivjit_tape_heights`), into `out` (grown to the image).
+    fn compose_heights(
+        &self,
+        stream: &Arc<CudaStream>,
+        plan: &Plan,
+        heights: &CudaSlice<u32>,
+        offsets: &[usize],
+        out: &mut Option<CudaSlice<u32>>,
+    ) -> Result<(), GpuError> {
+        let table: Vec<u32> = plan
+            .levels
+            .iter()
+            .zip(offsets)
+            .flat_map(|(g, &o)| [g.tile, g.cols, o as u32])
+            .collect();
+        let table = stream
+            .clone_htod(&table)
+            .during("uploading the levels' table")?;
+        let n = plan.width as usize * plan.height as usize;
+        kernels::grow(stream, out, n)?;
+        let out = out.as_mut().expect("grown");
+        let nlevels = plan.levels.len() as u32;
+        let mut b = stream.launch_builder(&self.k.heights);
+        b.arg(heights)
+            .arg(&table)
+            .arg(&nlevels)
+            .arg(&plan.width)
+            .arg(&plan.height)
+            .arg(out);
+        // SAFETY: matches ivjit_tape_heights; `heights` holds every level's columns at its
+        // offset, `table` three words per level, `out` at least width x height entries.
+        unsafe { b.launch(spread(n, 256)) }.during("launching the depth map's composition")?;
         Ok(())
     }
 
@@ -937,19 +1042,39 @@ where
             offsets.push(total);
             total += g.rows as usize * g.cols as usize;
         }
-        let mut classes = kernels::room(&stream, kept.classes.take(), total, alloc)?;
-        kernels::fill(&stream, &mut classes, UNSET)?;
+        // Level l's classes (2-D) or column heights (3-D) in their buffer.
+        let marked = |l: usize| {
+            let g = &levels[l];
+            offsets[l]..offsets[l] + g.rows as usize * g.cols as usize
+        };
+        // A 2-D plan marks each level's classes, a 3-D one each level's column heights.
+        let layered = plan.z.is_some();
+        let (n_classes, n_heights) = if layered { (1, total) } else { (total, 1) };
+        let mut classes = kernels::room(&stream, kept.classes.take(), n_classes, alloc)?;
+        let mut heights = kernels::room(&stream, kept.heights.take(), n_heights, alloc)?;
+        if layered {
+            stream
+                .memset_zeros(&mut heights)
+                .during("clearing the columns' heights")?;
+        } else {
+            kernels::fill(&stream, &mut classes, UNSET)?;
+        }
         let g0 = levels[0];
-        let key = (g0.rows, g0.cols, stride, part);
-        // The first level's work items (row, column, the whole tape) of the part's rows:
-        // uploaded once per grid.
+        let key = (g0.rows, g0.cols, g0.layers, stride, part);
+        // The first level's work items (row and layer, column, the whole tape) of the part's
+        // rows: uploaded once per grid.
         let owned = (0..g0.rows).filter(|&r| part.owns(r));
-        let mut n = owned.clone().count() * g0.cols as usize;
+        let mut n = owned.clone().count() * g0.cols as usize * g0.layers as usize;
         let mut work = match kept.first.take() {
             Some((k, w)) if k == key => w,
             _ => {
+                let (cols, layers) = (g0.cols, g0.layers);
                 let first: Vec<u32> = owned
-                    .flat_map(|r| (0..g0.cols).flat_map(move |c| [r, c, 0, stride as u32]))
+                    .flat_map(|r| {
+                        (0..layers).flat_map(move |z| {
+                            (0..cols).flat_map(move |c| [z << 16 | r, c, 0, stride as u32])
+                        })
+                    })
                     .collect();
                 // A part without rows has no items (n = 0: no launch reads them).
                 let first = if first.is_empty() { vec![0; 4] } else { first };
@@ -998,15 +1123,15 @@ where
             };
             profile.mark(&stream, format!("setup {}", g.tile))?;
             if n > 0 {
-                let mut cls =
-                    classes.slice_mut(offsets[l]..offsets[l] + (g.rows * g.cols) as usize);
+                let mut cls = classes.slice_mut(if layered { 0..1 } else { marked(l) });
+                let mut hs = heights.slice_mut(if layered { marked(l) } else { 0..1 });
                 // The items are the count the pruning before wrote (below its capacity n).
                 let n_dev = if l > 0 {
                     kept.levels[l - 1].counts.as_ref()
                 } else {
                     None
                 };
-                self.eval_level(&stream, plan, &level, &mut bufs, &mut cls, n_dev)?;
+                self.eval_level(&stream, plan, &level, &mut bufs, &mut cls, &mut hs, n_dev)?;
             }
             profile.mark(&stream, format!("eval {}", g.tile))?;
             let nb = match caps {
@@ -1034,7 +1159,7 @@ where
                 Some(ng) => {
                     let kk = g.tile / ng.tile;
                     let size = nb * stride;
-                    let next_n = nb * (kk * kk) as usize;
+                    let next_n = nb * (if layered { kk.pow(3) } else { kk * kk }) as usize;
                     // Written by the pruning before the next level reads them.
                     let mut next_pool = kernels::room(&stream, here.next_pool.take(), size, alloc)?;
                     let mut next_args = kernels::room(&stream, here.next_args.take(), size, alloc)?;
@@ -1049,7 +1174,8 @@ where
                             kk,
                             grid: *ng,
                         };
-                        self.prune_level(&stream, &level, nb, &mut bufs, &mut into)?;
+                        let hs = heights.slice(if layered { marked(l) } else { 0..1 });
+                        self.prune_level(&stream, plan, &level, nb, &mut bufs, &hs, &mut into)?;
                         profile.mark(&stream, format!("prune {}", g.tile))?;
                         if caps.is_none() {
                             let (counted, _) = kept.read(l, &bufs.counts, &bufs.length)?;
@@ -1088,7 +1214,9 @@ where
         }
         profile.mark(&stream, "between".to_string())?;
         let (compose, image) = (&self.compose, &mut kept.image);
-        if part == Part::WHOLE {
+        if layered {
+            self.compose_heights(&stream, plan, &heights, &offsets, &mut kept.depth_map)?;
+        } else if part == Part::WHOLE {
             render::gpu::compose_queued(&stream, compose, plan, &classes, &offsets, image)?;
         } else {
             let rows = render::gpu::Rows {
@@ -1099,6 +1227,7 @@ where
             render::gpu::compose_kept(&stream, compose, plan, &classes, &offsets, rows, image)?;
         }
         kept.classes = Some(classes);
+        kept.heights = Some(heights);
         stream.synchronize().during("waiting for the tape render")?;
         profile.mark(&stream, "compose".to_string())?;
         profile.print();

@@ -46,7 +46,7 @@ use std::sync::{Arc, OnceLock};
 use super::{Plan, RenderOptions, Rendered, Round2};
 use crate::cpu::eval::Chunk;
 
-mod cpu;
+pub(crate) mod cpu;
 pub(crate) mod gpu;
 pub(crate) mod sampled;
 

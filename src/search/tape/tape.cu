@@ -56,12 +56,46 @@ __device__ void tile_box(u32 r, u32 q, u32 tile, u32 width, u32 height, double x
     y->hi = hi_of(b[3]);
 }
 
+// A work item's first word: the tile's row, and in 3-D (depth > 0: a voxel search) its layer
+// above bit 16 (src/search/voxels.rs).
+__device__ __forceinline__ u32 row_of(u32 word, u32 depth) { return depth ? word & 0xffffu : word; }
+__device__ __forceinline__ u32 layer_of(u32 word, u32 depth) { return depth ? word >> 16 : 0; }
+
+// The z bounds of layer lz of tiles of size tile, narrowed outward to T: the CPU's
+// ZAxis::layer_box, a row's bounds on the z axis's constants (z1, the z widths rounded down
+// and up, depth as a double).
+__device__ Iv layer_box(u32 lz, u32 tile, u32 depth, double z1, double wz_lo, double wz_hi,
+                        double dd)
+{
+    u32 k0 = lz * tile, k1 = min(k0 + tile, depth);
+    double b[4];
+    tile_bounds(k0, k1, 0, 0, 0.0, z1, 0.0, 0.0, wz_lo, wz_hi, 1.0, dd, b);
+    Iv z;
+    z.lo = lo_of(b[2]);
+    z.hi = hi_of(b[3]);
+    return z;
+}
+
+// A tile's class where it is kept: in 2-D into cls; in 3-D, a filled tile (inside, or neither
+// proven at the last level) raises its column's height (its top, in voxels from the bottom).
+__device__ __forceinline__ void mark(unsigned char c, int record, u32 r, u32 q, u32 lz,
+                                     u32 tile, u32 cols, u32 depth, unsigned char* cls,
+                                     u32* heights)
+{
+    if (depth == 0) cls[(size_t)r * cols + q] = c;
+    else if (c == 1 || (c == 2 && !record))
+        atomicMax(&heights[(size_t)r * cols + q], depth - lz * tile);
+}
+
 // Work item t: (row, col, tape offset, tape length); row 0xffffffff: a child clipped away.
+// In 3-D (depth > 0) the row word holds the layer too (row_of, layer_of) and the z arguments
+// give the layers' bounds.
 extern "C" __global__ void ivjit_tape_eval(
     u32 n, const u32* work, const unsigned long long* pool, const T* consts, u32 out,
     unsigned char* choices, u32* n_choices, int record,
     double x0, double y1, double wx_lo, double wx_hi, double wy_lo, double wy_hi,
     double w, double h, u32 tile, u32 width, u32 height,
+    double z1, double wz_lo, double wz_hi, double dd, u32 depth, u32* heights,
     unsigned char* cls, u32 cols, u32* boundary, u32* counts, unsigned long long* length,
     u32 stage, const u32* n_dev, u32 kcap)
 {
@@ -84,12 +118,14 @@ extern "C" __global__ void ivjit_tape_eval(
         __syncthreads();
     }
     for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < m; t += gridDim.x * blockDim.x) {
-        u32 r = work[4 * t], q = work[4 * t + 1], off = work[4 * t + 2], len = work[4 * t + 3];
-        bool valid = r != 0xffffffffu;
+        u32 rw = work[4 * t], q = work[4 * t + 1], off = work[4 * t + 2], len = work[4 * t + 3];
+        bool valid = rw != 0xffffffffu;
+        u32 r = row_of(rw, depth), lz = layer_of(rw, depth);
         unsigned char c = 3;
         if (valid) {
             Iv x, y;
             tile_box(r, q, tile, width, height, x0, y1, wx_lo, wx_hi, wy_lo, wy_hi, w, h, &x, &y);
+            Iv z = depth ? layer_box(lz, tile, depth, z1, wz_lo, wz_hi, dd) : y;
             Iv s[NSLOTS];
             u32 k = 0;
             const unsigned long long* tp = stage > 0 && off == s_off && len <= s_len
@@ -103,7 +139,7 @@ extern "C" __global__ void ivjit_tape_eval(
                 Iv v;
                 // CONST and VAR name a constant and a variable, not slots.
                 if (kind == OP_CONST) { v.lo = consts[2 * ia]; v.hi = consts[2 * ia + 1]; }
-                else if (kind == OP_VAR) v = ia == 0 ? x : y;
+                else if (kind == OP_VAR) v = ia == 0 ? x : (ia == 1 ? y : z);
                 else v = step(op, s[ia], s[ib], &ch);
                 if (is_choice(op)) {
                     if (record && k < kcap) choices[(size_t)k * n + t] = ch;
@@ -114,7 +150,7 @@ extern "C" __global__ void ivjit_tape_eval(
             }
             Iv v = s[out];
             c = v.lo > (T)0 ? 0 : (v.hi < (T)0 ? 1 : 2);
-            cls[(size_t)r * cols + q] = c;
+            mark(c, record, r, q, lz, tile, cols, depth, cls, heights);
             if (record) n_choices[t] = k;
         }
         // One atomic per warp and class, and for the instructions run; a warp's boundary
@@ -186,35 +222,49 @@ __device__ u32 slot_scan(S* slot_of, u32 cnt, OpOf op_of, ArgsOf args_of,
     return used;
 }
 
+// The children of a tile k times its children's size: k x k, or k x k x k in 3-D.
+__device__ __forceinline__ u32 children(u32 k, u32 depth) { return depth ? k * k * k : k * k; }
+
 // The boundary tiles a pruning launched for nb of them takes: the level's count (counts[0],
 // from its evaluation), at most nb. A larger count sets counts[6] bit 2 (a replayed frame's
 // capacity was short). The first thread of the launch writes the next level's item count,
-// counts[7] (its evaluation reads it).
-__device__ u32 capacity_of(u32* counts, u32 nb, u32 k)
+// counts[7] (its evaluation reads it): nk children per tile.
+__device__ u32 capacity_of(u32* counts, u32 nb, u32 nk)
 {
     u32 have = counts[0], taken = min(have, nb);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         if (have > nb) atomicOr(&counts[6], 2u);
-        counts[7] = taken * k * k;
+        counts[7] = taken * nk;
     }
     return taken;
 }
 
-// The k x k children of boundary tile b (row r, column q), clipped to next_rows x next_cols,
-// each with the pruned tape (start, cnt), as next_work[b * k * k ..]; children from first,
-// every step-th (the threads that share the work).
-__device__ void write_children(u32* next_work, u32 b, u32 k, u32 r, u32 q, u32 next_rows,
-                               u32 next_cols, u32 start, u32 cnt, u32 first, u32 step)
+// The children of boundary tile b (row r, column q, layer lz), k x k (x k in 3-D), clipped to
+// next_rows x next_cols (x next_layers), each with the pruned tape (start, cnt), as
+// next_work[b * children(k, depth) ..]; children from first, every step-th (the threads that
+// share the work).
+__device__ void write_children(u32* next_work, u32 b, u32 k, u32 r, u32 q, u32 lz,
+                               u32 next_rows, u32 next_cols, u32 next_layers, u32 depth,
+                               u32 start, u32 cnt, u32 first, u32 step)
 {
-    for (u32 s = first; s < k * k; s += step) {
-        size_t item = (size_t)b * k * k + s;
-        u32 rr = r * k + s / k, cc = q * k + s % k;
-        bool in = rr < next_rows && cc < next_cols;
-        next_work[4 * item] = in ? rr : 0xffffffffu;
+    u32 nk = children(k, depth), kz = depth ? k : 1;
+    for (u32 s = first; s < nk; s += step) {
+        size_t item = (size_t)b * nk + s;
+        u32 rr = r * k + (s / k) % k, cc = q * k + s % k, ll = lz * kz + s / (k * k);
+        bool in = rr < next_rows && cc < next_cols && ll < next_layers;
+        next_work[4 * item] = in ? (depth ? ll << 16 | rr : rr) : 0xffffffffu;
         next_work[4 * item + 1] = in ? cc : 0xffffffffu;
         next_work[4 * item + 2] = start;
         next_work[4 * item + 3] = in ? cnt : 0;
     }
+}
+
+// Whether 3-D tile (r, q, lz) lies below a filled tile of the same level and column: it can
+// raise no column's height (src/search/voxels.rs), so it is not split.
+__device__ __forceinline__ bool occluded(u32 r, u32 q, u32 lz, u32 tile, u32 cols, u32 depth,
+                                         const u32* heights)
+{
+    return depth && heights[(size_t)r * cols + q] > depth - lz * tile;
 }
 
 // The threads that give a pruned tape its slots together (group_slots): a block (the first
@@ -373,26 +423,29 @@ __device__ u32 group_slots(G g, u32 cnt, unsigned long long* dst, const u32* dar
 // more than NSLOTS slots (never: pruning does not lengthen lifetimes; its children are not
 // run), bit 2 when a replayed frame's capacity was short (more boundary tiles than nb, a tape
 // longer than stride: no children). nb and stride are capacities: the tiles are the first
-// counts[0] (capacity_of).
+// counts[0] (capacity_of). In 3-D (depth > 0), a tile below a filled tile of its column
+// (heights: this level's, cols wide; tile its size) has no children (occluded).
 extern "C" __global__ void ivjit_tape_prune_warp(
     u32 nb, const u32* boundary, u32 n, const u32* work, const unsigned long long* pool,
     const u32* args, const unsigned char* choices, const u32* n_choices, u32 kcap, u32 stride,
     unsigned long long* next_pool, u32* next_args, u32 k, u32 next_rows, u32 next_cols,
+    u32 next_layers, u32 depth, const u32* heights, u32 cols, u32 tile,
     u32* next_work, u32* counts)
 {
     const u32 KEPT = 1u << 16, REPLACED = 2u << 16, ALL = 0xffffffffu;
     extern __shared__ unsigned char shared_bytes[];
     u32 lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     u32 b = blockIdx.x * nw + (threadIdx.x >> 5);
-    u32 nbr = capacity_of(counts, nb, k);
+    u32 nbr = capacity_of(counts, nb, children(k, depth));
     if (b >= nbr) return;
     u32* sc = (u32*)shared_bytes + (size_t)(threadIdx.x >> 5) * stride;
     u32 t = boundary[b];
-    u32 r = work[4 * t], q = work[4 * t + 1], off = work[4 * t + 2], len = work[4 * t + 3];
-    if (len > stride) {
+    u32 rw = work[4 * t], q = work[4 * t + 1], off = work[4 * t + 2], len = work[4 * t + 3];
+    u32 r = row_of(rw, depth), lz = layer_of(rw, depth);
+    if (len > stride || occluded(r, q, lz, tile, cols, depth, heights)) {
         // A replayed frame's tapes were longer than its capacity: no children.
-        if (lane == 0) atomicOr(&counts[6], 2u);
-        write_children(next_work, b, k, r, q, 0, 0, 0, 0, lane, 32);
+        if (lane == 0 && len > stride) atomicOr(&counts[6], 2u);
+        write_children(next_work, b, k, r, q, lz, 0, 0, 0, depth, 0, 0, lane, 32);
         return;
     }
     for (u32 i = lane; i < len; i += 32) sc[i] = 0;
@@ -506,8 +559,8 @@ extern "C" __global__ void ivjit_tape_prune_warp(
     }
     // A tape needing more slots than the interpreter has is never run (its children none).
     bool fits = used <= NSLOTS;
-    write_children(next_work, b, k, r, q, fits ? next_rows : 0, fits ? next_cols : 0,
-                   b * stride, cnt, lane, 32);
+    write_children(next_work, b, k, r, q, lz, fits ? next_rows : 0, fits ? next_cols : 0,
+                   next_layers, depth, b * stride, cnt, lane, 32);
 }
 
 // The first level, where every tile runs the whole tape: one block per tile (work item
@@ -520,15 +573,18 @@ extern "C" __global__ void ivjit_tape_root_eval(
     unsigned char* choices, u32* n_choices, int record,
     double x0, double y1, double wx_lo, double wx_hi, double wy_lo, double wy_hi,
     double w, double h, u32 tile, u32 width, u32 height,
+    double z1, double wz_lo, double wz_hi, double dd, u32 depth, u32* heights,
     unsigned char* cls, u32 cols, u32* boundary, u32* counts, unsigned long long* length)
 {
     extern __shared__ unsigned char shared_bytes[];
     Iv* val = (Iv*)shared_bytes;
     u32 t = blockIdx.x;
     if (t >= n) return;
-    u32 r = work[4 * t], q = work[4 * t + 1], len = work[4 * t + 3];
+    u32 rw = work[4 * t], q = work[4 * t + 1], len = work[4 * t + 3];
+    u32 r = row_of(rw, depth), lz = layer_of(rw, depth);
     Iv x, y;
     tile_box(r, q, tile, width, height, x0, y1, wx_lo, wx_hi, wy_lo, wy_hi, w, h, &x, &y);
+    Iv z = depth ? layer_box(lz, tile, depth, z1, wz_lo, wz_hi, dd) : y;
     for (u32 d = 0; d < nlv; d++) {
         for (u32 j = lv[d] + threadIdx.x; j < lv[d + 1]; j += blockDim.x) {
             u32 i = order[j];
@@ -537,7 +593,7 @@ extern "C" __global__ void ivjit_tape_root_eval(
             unsigned char ch = 0;
             Iv v;
             if (kind == OP_CONST) { v.lo = consts[2 * ia]; v.hi = consts[2 * ia + 1]; }
-            else if (kind == OP_VAR) v = ia == 0 ? x : y;
+            else if (kind == OP_VAR) v = ia == 0 ? x : (ia == 1 ? y : z);
             else v = step(op, val[ia], val[arity(op) == 2 ? ib : ia], &ch);
             if (record && is_choice(op)) choices[(size_t)cix[i] * n + t] = ch;
             val[i] = v;
@@ -547,7 +603,7 @@ extern "C" __global__ void ivjit_tape_root_eval(
     if (threadIdx.x == 0) {
         Iv v = val[len - 1];
         unsigned char c = v.lo > (T)0 ? 0 : (v.hi < (T)0 ? 1 : 2);
-        cls[(size_t)r * cols + q] = c;
+        mark(c, record, r, q, lz, tile, cols, depth, cls, heights);
         atomicAdd(&counts[1 + c], 1);
         atomicAdd(length, (unsigned long long)len);
         if (record) n_choices[t] = total_choices;
@@ -563,17 +619,24 @@ extern "C" __global__ void ivjit_tape_root_prune(
     u32 nb, const u32* boundary, u32 n, const u32* work, const unsigned long long* pool,
     const u32* args, const u32* order, const u32* lv, u32 nlv, const u32* cix,
     const unsigned char* choices, u32 stride, unsigned long long* next_pool, u32* next_args,
-    u32 k, u32 next_rows, u32 next_cols, u32* next_work, u32* counts)
+    u32 k, u32 next_rows, u32 next_cols, u32 next_layers, u32 depth, const u32* heights,
+    u32 cols, u32 tile, u32* next_work, u32* counts)
 {
     const u32 KEPT = 1u << 16, REPLACED = 2u << 16;
     extern __shared__ unsigned char shared_bytes[];
     u32* part = (u32*)shared_bytes;          // blockDim.x + 1 partial counts
     u32* sc = part + blockDim.x + 1;         // state << 16 | index, per instruction
     u32 b = blockIdx.x;
-    u32 nbr = capacity_of(counts, nb, k);
+    u32 nbr = capacity_of(counts, nb, children(k, depth));
     if (b >= nbr) return;
     u32 t = boundary[b];
-    u32 r = work[4 * t], q = work[4 * t + 1], len = work[4 * t + 3];
+    u32 rw = work[4 * t], q = work[4 * t + 1], len = work[4 * t + 3];
+    u32 r = row_of(rw, depth), lz = layer_of(rw, depth);
+    if (occluded(r, q, lz, tile, cols, depth, heights)) {
+        // Below a filled tile of its column (the block's return is uniform): no children.
+        write_children(next_work, b, k, r, q, lz, 0, 0, 0, depth, 0, 0, threadIdx.x, blockDim.x);
+        return;
+    }
     u32* nop = sc + len;                     // scratch of the slots: len + 1 words,
     u32* narg = nop + len + 1;               // and len words
     u32 tid = threadIdx.x, nt = blockDim.x;
@@ -621,7 +684,7 @@ extern "C" __global__ void ivjit_tape_root_prune(
     if (cnt > stride) {
         // A replayed frame's capacity was short (the block's return is uniform): no children.
         if (tid == 0) atomicOr(&counts[6], 2u);
-        write_children(next_work, b, k, r, q, 0, 0, 0, 0, tid, nt);
+        write_children(next_work, b, k, r, q, lz, 0, 0, 0, depth, 0, 0, tid, nt);
         return;
     }
     // Replaced instructions take their winner's new index, shallow first.
@@ -663,6 +726,22 @@ extern "C" __global__ void ivjit_tape_root_prune(
         atomicMax(&counts[5], kept);
     }
     bool fits = used <= NSLOTS;
-    write_children(next_work, b, k, r, q, fits ? next_rows : 0, fits ? next_cols : 0,
-                   b * stride, cnt, tid, nt);
+    write_children(next_work, b, k, r, q, lz, fits ? next_rows : 0, fits ? next_cols : 0,
+                   next_layers, depth, b * stride, cnt, tid, nt);
+}
+
+// The depth map of a 3-D search: per column (i, j) of the width x height grid, the most of
+// the heights its tile at each level marked (levels: per level its tile size, columns and
+// the offset of its heights in hs).
+extern "C" __global__ void ivjit_tape_heights(const u32* hs, const u32* levels, u32 nlevels,
+                                              u32 width, u32 height, u32* out)
+{
+    size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= (size_t)width * height) return;
+    u32 i = (u32)(p / width), j = (u32)(p % width), m = 0;
+    for (u32 l = 0; l < nlevels; l++) {
+        u32 s = levels[3 * l], cols = levels[3 * l + 1], off = levels[3 * l + 2];
+        m = max(m, hs[off + (size_t)(i / s) * cols + j / s]);
+    }
+    out[p] = m;
 }

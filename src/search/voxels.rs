@@ -1,0 +1,404 @@
+//! The *first filled voxel* rule: a depth map of f(x, y, z) seen from above, by classifying a
+//! W x H x D grid of voxels over a box of space through tiles of pruned tapes.
+//!
+//! The voxels are cubes of the grid (`W` columns over x, `H` rows over y with row 0 at the
+//! top, `D` layers over z with layer 0 at the top, `z1`). Cubic tiles of voxels (the options'
+//! tile sizes, by default 64, 16, 4 then 1 voxel a side) are classified level by level as the
+//! 2-D tape render classifies tiles of pixels: each tile's box is the rounding outward of its
+//! voxels' union ([`crate::search::RenderOptions`]'s pixel boxes, with a third axis made the
+//! same way), its tape is its parent's pruned by the parent's `min`/`max` outcomes, a tile
+//! proven outside (`f > 0` on it) is dropped, a tile proven inside (`f < 0`) is *filled*, and
+//! a tile neither proven is split into its children, down to single voxels, where it counts as
+//! filled. A column's height is the top of its highest filled voxel: `k` when that voxel is
+//! the k-th from the bottom, 0 when every voxel of the column was proven outside. So **no
+//! point of the surface, and no point where f < 0, lies in the column above its height**.
+//!
+//! Occlusion: once a level is classified, a boundary tile below a filled tile of the same
+//! level and column cannot raise any of its columns' heights and is not split (its children
+//! are not evaluated); tiles of earlier levels need no test, since a tile whose ancestor was
+//! below a filled tile was dropped with it. The CPU (`tape/cpu.rs`) and the GPU (`tape/gpu.rs`,
+//! the whole search on the device) run the same rule with the same interval operations and
+//! give the same heights and the same tile counts.
+//!
+//! How this differs from the ray search's depth map (`ray`, `ivjit render` with z before):
+//! a ray is the vertical line through a pixel's center and its hit is a piece of at most
+//! `(z1 - z0) / steps` at the top of which the line may meet the surface; a voxel column is
+//! the whole pixel's prism, so its height bounds the surface over the entire pixel, not only
+//! over its center line. The voxel height is therefore never below the ray's hit top at the
+//! same resolution (up to the rounding of the pieces), and it is higher at silhouettes, where
+//! part of a pixel sees the surface and its center does not.
+
+use super::tape::{gpu, Chains, Tape, TapeBackend, TapeRound};
+use super::{Plan, Round2, SearchError};
+use crate::{Error, Expression, Precision};
+
+/// A W x H x D voxel grid over `[x0, x1] x [y0, y1] x [z0, z1]`, classified through cubic
+/// tiles of the given sizes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VoxelOptions {
+    /// Voxels along x (the depth map's columns).
+    pub width: u32,
+    /// Voxels along y (the depth map's rows, row 0 at `y1`).
+    pub height: u32,
+    /// Voxels along z (layer 0 at `z1`, the viewer's side).
+    pub depth: u32,
+    /// `[x0, x1, y0, y1, z0, z1]`: finite, each lower bound below its upper bound.
+    pub region: [f64; 6],
+    /// Tile sizes in voxels, coarse to fine; each divides the one before it and the last is 1.
+    pub tiles: Vec<u32>,
+}
+
+/// The most voxels a side may have (a work item names a tile's row and layer in 16 bits each).
+pub const MAX_SIDE: u32 = 16384;
+
+impl VoxelOptions {
+    /// The default subdivision: tiles of 64, 16, 4 then 1 voxel a side (MPR's and Fidget's
+    /// 64³ → 16³ → 4³ → voxels).
+    pub fn new(width: u32, height: u32, depth: u32, region: [f64; 6]) -> VoxelOptions {
+        VoxelOptions {
+            width,
+            height,
+            depth,
+            region,
+            tiles: vec![64, 16, 4, 1],
+        }
+    }
+
+    pub(crate) fn check(&self) -> Result<(), SearchError> {
+        let bad = |s: String| Err(SearchError::Options(s));
+        let (w, h, d) = (self.width, self.height, self.depth);
+        if [w, h, d].iter().any(|&n| n == 0 || n > MAX_SIDE) {
+            return bad(format!(
+                "the voxel grid {w}x{h}x{d}: give 1 to {MAX_SIDE} voxels a side, e.g. 512x512x512"
+            ));
+        }
+        let r = self.region;
+        if r.iter().any(|v| !v.is_finite()) || !(r[0] < r[1] && r[2] < r[3] && r[4] < r[5]) {
+            return bad(format!(
+                "the region x0,x1,y0,y1,z0,z1 = {r:?} needs finite bounds with x0 < x1, \
+                 y0 < y1 and z0 < z1"
+            ));
+        }
+        let t = &self.tiles;
+        if t.last() != Some(&1)
+            || t.contains(&0)
+            || t.windows(2).any(|w| w[1] >= w[0] || w[0] % w[1] != 0)
+            || t.len() > super::render::MAX_LEVELS
+        {
+            return bad(format!(
+                "tile sizes {t:?}: give at most {} decreasing sizes, each dividing the one \
+                 before, ending with 1 (e.g. 64,16,4,1)",
+                super::render::MAX_LEVELS
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A depth map by voxels: per column, the height of its highest filled voxel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DepthMap {
+    /// Columns (voxels along x).
+    pub width: u32,
+    /// Rows (voxels along y).
+    pub height: u32,
+    /// Layers (voxels along z).
+    pub depth: u32,
+    /// Row-major, row 0 at `y1`: `k` in `1..=depth` when the column's highest filled voxel is
+    /// the k-th from the bottom (its top at `z0 + k (z1 - z0) / depth`), 0 when every voxel of
+    /// the column was proven outside.
+    pub heights: Vec<u32>,
+    /// One entry per level, coarse to fine: the tiles evaluated and their classes.
+    pub rounds: Vec<Round2>,
+}
+
+/// What a voxel search gives an engine's caller: each column's height (row-major), the
+/// rounds, and their mean tape lengths.
+pub(crate) type Columns = (Vec<u32>, Vec<Round2>, Vec<TapeRound>);
+
+/// An expression's tape over x, y and z, ready to classify voxel grids on a backend (on the
+/// GPU uploaded once, with the interpreter loaded).
+pub struct VoxelRenderer {
+    tape: Tape,
+    vars: Vec<String>,
+    precision: Precision,
+    device: Option<gpu::DeviceTape>,
+}
+
+impl VoxelRenderer {
+    /// Builds the tape of `expr` (an error names an operation the interpreter does not run or
+    /// a variable other than x, y and z) and, for the GPU, prepares it there.
+    pub fn new(
+        expr: &Expression,
+        precision: Precision,
+        backend: TapeBackend,
+    ) -> Result<VoxelRenderer, Error> {
+        let graph = expr.ir();
+        if graph.outputs.len() != 1 {
+            return Err(SearchError::Outputs(graph.outputs.len()).into());
+        }
+        let tape =
+            Tape::binding(graph, &["x", "y", "z"], Chains::Balanced).map_err(SearchError::Tape)?;
+        let device = match backend {
+            TapeBackend::Cpu => None,
+            TapeBackend::Gpu => Some(gpu::DeviceTape::new(&tape, precision)?),
+        };
+        Ok(VoxelRenderer {
+            tape,
+            vars: graph.vars.clone(),
+            precision,
+            device,
+        })
+    }
+
+    /// The tape.
+    pub fn tape(&self) -> &Tape {
+        &self.tape
+    }
+
+    /// One depth map of `opts` and, per level, the tiles and their mean tape length.
+    pub fn render(&self, opts: &VoxelOptions) -> Result<(DepthMap, Vec<TapeRound>), Error> {
+        opts.check()?;
+        let o = opts;
+        let plan = Plan::layered(
+            o.width,
+            o.height,
+            o.depth,
+            o.region,
+            &o.tiles,
+            self.vars.len(),
+        );
+        let (heights, rounds, stats) = match (&self.device, self.precision) {
+            (Some(d), _) => d.voxels(&plan)?,
+            (None, Precision::F64) => {
+                super::on_pool(|| super::tape::cpu::voxels::<f64>(&self.tape, &plan))?
+            }
+            (None, Precision::F32) => {
+                super::on_pool(|| super::tape::cpu::voxels::<f32>(&self.tape, &plan))?
+            }
+        };
+        let map = DepthMap {
+            width: opts.width,
+            height: opts.height,
+            depth: opts.depth,
+            heights,
+            rounds,
+        };
+        Ok((map, stats))
+    }
+}
+
+/// [`VoxelRenderer::render`] once.
+pub fn depth_map(
+    expr: &Expression,
+    precision: Precision,
+    backend: TapeBackend,
+    opts: &VoxelOptions,
+) -> Result<(DepthMap, Vec<TapeRound>), Error> {
+    VoxelRenderer::new(expr, precision, backend)?.render(opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The union of two balls, `|p|² < 0.6` and `|p - (0.5, -0.25, 0.5)|² < 0.1`, with the
+    /// exact heights of its voxel grids: on regions whose voxel edges are multiples of 1/16
+    /// every box, square and sum below is exact in f32 and f64, so a voxel is proven outside
+    /// exactly when its box misses both closed balls (the constants 0.6 and 0.1 are not
+    /// multiples of 1/256, so no box touches a sphere), and the heights follow in integers.
+    pub(crate) const BALLS: &str =
+        "min(x*x + y*y + z*z - 0.6, sqr(x - 0.5) + sqr(y + 0.25) + sqr(z - 0.5) - 0.1)";
+
+    /// Regions whose voxels are 1/16 a side: `(width, height, depth)` and the region.
+    pub(crate) fn sixteenths() -> Vec<VoxelOptions> {
+        vec![
+            VoxelOptions::new(32, 32, 32, [-1.0, 1.0, -1.0, 1.0, -1.0, 1.0]),
+            VoxelOptions::new(40, 24, 36, [-1.25, 1.25, -0.75, 0.75, -1.125, 1.125]),
+        ]
+    }
+
+    /// The exact heights of [`BALLS`] on `opts`'s grid (voxels 1/16 a side).
+    pub(crate) fn balls_heights(opts: &VoxelOptions) -> Vec<u32> {
+        // Coordinates in sixteenths: voxel edges are integers.
+        let at = |lo: f64, k: u32| (lo * 16.0) as i64 + k as i64;
+        // The least of (t - c)² over [p, q] (sixteenths), in 1/256 units.
+        let least = |p: i64, q: i64, c: i64| -> i64 {
+            if p <= c && c <= q {
+                0
+            } else {
+                (p - c).pow(2).min((q - c).pow(2))
+            }
+        };
+        let [x0, _, _, y1, _, z1] = opts.region;
+        let mut out = Vec::new();
+        for i in 0..opts.height {
+            for j in 0..opts.width {
+                let (xp, yq) = (at(x0, j), at(y1, 0) - i as i64);
+                let mut h = 0;
+                for k in 0..opts.depth {
+                    let zq = at(z1, 0) - k as i64;
+                    let big = least(xp, xp + 1, 0) + least(yq - 1, yq, 0) + least(zq - 1, zq, 0);
+                    let small = least(xp, xp + 1, 8) + least(yq - 1, yq, -4) + least(zq - 1, zq, 8);
+                    // 0.6 * 256 = 153.6 and 0.1 * 256 = 25.6.
+                    if big <= 153 || small <= 25 {
+                        h = opts.depth - k;
+                        break;
+                    }
+                }
+                out.push(h);
+            }
+        }
+        out
+    }
+
+    /// Tile plans for the tests: the default, a plan of 8, 2, 1 and one of 16 then voxels.
+    pub(crate) fn plans() -> [Vec<u32>; 3] {
+        [vec![64, 16, 4, 1], vec![8, 2, 1], vec![16, 1]]
+    }
+
+    #[test]
+    fn the_heights_of_two_balls_are_exact_on_the_cpu() {
+        let expr = Expression::parse(BALLS).unwrap();
+        for p in [Precision::F64, Precision::F32] {
+            let r = VoxelRenderer::new(&expr, p, TapeBackend::Cpu).unwrap();
+            for base in sixteenths() {
+                let want = balls_heights(&base);
+                assert!(want.contains(&0) && want.iter().any(|&h| h > 0));
+                for tiles in plans() {
+                    let opts = VoxelOptions {
+                        tiles: tiles.clone(),
+                        ..base.clone()
+                    };
+                    let (map, stats) = r.render(&opts).unwrap();
+                    assert_eq!(map.heights, want, "{p} {tiles:?} {:?}", opts.region);
+                    assert_eq!(map.rounds.len(), tiles.len());
+                    // The union's tape is pruned (where the first tiles are smaller than a
+                    // ball): the voxels run fewer instructions than the first level.
+                    if tiles[0] == 8 {
+                        let last = stats.last().unwrap().mean_len;
+                        assert!(last < stats[0].mean_len, "{stats:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Occlusion: where the first level proves the top half inside, the boundary tiles below
+    /// it are not split; where the top half is proven outside, the boundary tiles below are.
+    #[test]
+    fn tiles_below_a_filled_tile_are_not_split() {
+        let opts = VoxelOptions {
+            tiles: vec![4, 1],
+            ..VoxelOptions::new(8, 8, 8, [-1.0, 1.0, -1.0, 1.0, -1.0, 1.0])
+        };
+        let run = |src: &str| {
+            let expr = Expression::parse(src).unwrap();
+            depth_map(&expr, Precision::F64, TapeBackend::Cpu, &opts)
+                .unwrap()
+                .0
+        };
+        // Below z = -0.01: the top tiles (z in [0, 1]) inside, the bottom ones boundary.
+        let map = run("-(z + 0.01)");
+        assert!(map.heights.iter().all(|&h| h == 8), "{:?}", map.heights);
+        assert_eq!((map.rounds[0].inside, map.rounds[0].boundary), (4, 4));
+        assert_eq!(map.rounds[1].boxes, 0, "{:?}", map.rounds);
+        // Above z = -0.01: the top tiles outside, the bottom ones split into their voxels;
+        // the voxels in [-0.25, 0] are the highest not proven outside.
+        let map = run("z + 0.01");
+        assert!(map.heights.iter().all(|&h| h == 4), "{:?}", map.heights);
+        assert_eq!((map.rounds[0].outside, map.rounds[0].boundary), (4, 4));
+        assert_eq!(map.rounds[1].boxes, 4 * 64, "{:?}", map.rounds);
+    }
+
+    /// Soundness on regions of every class (ordinary, huge, the largest floats, subnormal,
+    /// an off-center one), in f64 and f32: no column's height is below a voxel that holds a
+    /// point where `z - x/2 + y <= 0`. The oracle is exact: the voxels' real bounds and the
+    /// plane's least value on each (at the corner of largest x, least y and z) in rationals.
+    #[test]
+    fn no_column_is_below_the_solid_on_regions_of_every_class() {
+        use num_rational::BigRational;
+        let q = |x: f64| BigRational::from_float(x).unwrap();
+        let big = f64::MAX;
+        let regions = [
+            [-1.0, 1.0, -1.0, 1.0, -1.0, 1.0],
+            [-1e300, 1e300, -1e300, 1e300, -1e300, 1e300],
+            [-big, big, -big, big, -big, big],
+            [-1e-310, 1e-310, -1e-310, 1e-310, -1e-310, 1e-310],
+            [0.3, 7.9, -2.2, 1e10, -3.0, -1e-5],
+        ];
+        let expr = Expression::parse("z - 0.5*x + y").unwrap();
+        let (w, h, d) = (9u32, 7u32, 11u32);
+        for p in [Precision::F64, Precision::F32] {
+            let r = VoxelRenderer::new(&expr, p, TapeBackend::Cpu).unwrap();
+            for region in regions {
+                let opts = VoxelOptions {
+                    tiles: vec![4, 2, 1],
+                    ..VoxelOptions::new(w, h, d, region)
+                };
+                let (map, _) = r.render(&opts).unwrap();
+                let [x0, x1, y0, y1, z0, z1] = region.map(q);
+                let half = BigRational::new(1.into(), 2.into());
+                for i in 0..h {
+                    for j in 0..w {
+                        let at = |a: &BigRational, b: &BigRational, k: u32, n: u32| {
+                            a + (b - a) * BigRational::new(k.into(), n.into())
+                        };
+                        let x_hi = at(&x0, &x1, j + 1, w);
+                        let y_lo = at(&y1, &y0, i + 1, h);
+                        // The highest voxel (k-th from the bottom) holding a point of the
+                        // solid: its least value z_lo - x_hi / 2 + y_lo <= 0.
+                        let top = (1..=d)
+                            .rev()
+                            .find(|&k| at(&z0, &z1, k - 1, d) - &half * &x_hi + &y_lo <= q(0.0))
+                            .unwrap_or(0);
+                        let got = map.heights[(i * w + j) as usize];
+                        assert!(
+                            got >= top,
+                            "{p} {region:?} column ({i}, {j}): {got} < {top}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn options_and_variables_are_checked() {
+        let ok = VoxelOptions::new(8, 8, 8, [-1.0, 1.0, -1.0, 1.0, -1.0, 1.0]);
+        let err = |src: &str, o: &VoxelOptions| {
+            depth_map(
+                &Expression::parse(src).unwrap(),
+                Precision::F64,
+                TapeBackend::Cpu,
+                o,
+            )
+            .unwrap_err()
+            .to_string()
+        };
+        assert!(err("x + w", &ok).contains("'w'"), "{}", err("x + w", &ok));
+        assert!(err("x, y", &ok).contains("2 outputs"));
+        for bad in [
+            VoxelOptions {
+                depth: 0,
+                ..ok.clone()
+            },
+            VoxelOptions {
+                width: MAX_SIDE + 1,
+                ..ok.clone()
+            },
+        ] {
+            assert!(err("x", &bad).contains("voxels a side"));
+        }
+        let bad = VoxelOptions {
+            region: [-1.0, 1.0, -1.0, 1.0, 1.0, 1.0],
+            ..ok.clone()
+        };
+        assert!(err("x", &bad).contains("z0 < z1"));
+        let bad = VoxelOptions {
+            tiles: vec![8, 3, 1],
+            ..ok
+        };
+        assert!(err("x", &bad).contains("tile sizes"));
+    }
+}
