@@ -249,20 +249,31 @@ def render(f, width, height, region, tiles=None, precision="f64", backend="auto"
     return classes
 
 
-def depth_map(f, width, height, region, zrange=(-1.0, 1.0), steps=1024, precision="f64", backend="auto", prune=None, tiles=None):
-    """The surface f(x, y, z) = 0 seen from above: for each pixel of a `width` x `height` image
-    over `region = (x0, x1, y0, y1)`, the vertical line through its center is searched from z1
-    down to z0 (`zrange`) to 1/`steps` of the height; the result is a (height, width) float64
-    array of heights, each the top of the first piece that may hold the surface (no point of
-    the surface on that line lies above it), NaN where the line provably misses it. On the
-    function's backend; `prune=True`: blocks of rays (`tiles`, default 32, 8) with pruned
-    tapes on the CPU, the same heights (docs/render.md); `prune=None` (the default) prunes
-    where the function runs on the CPU and has a min or max, `False` never."""
+def depth_map(f, width, height, region, zrange=(-1.0, 1.0), steps=1024, precision="f64", backend="auto", prune=None, tiles=None, method="voxels"):
+    """The surface f(x, y, z) = 0 seen from above, as a (height, width) float64 array of
+    heights over a `width` x `height` image of `region = (x0, x1, y0, y1)`, NaN where nothing
+    lies below a pixel, on the function's backend (docs/render.md).
+
+    `method="voxels"` (the default, as `ivjit render`): the `width` x `height` x `steps`
+    voxels over the region and `zrange` are classified through cubic tiles (`tiles`, default
+    64, 16, 4, 1) with pruned tapes; a pixel's height is the top of its column's highest voxel
+    not proven outside, so no point of the surface over the whole pixel lies above it.
+
+    `method="rays"`: the vertical line through each pixel's center is searched from z1 down to
+    z0 to 1/`steps` of the height; the height is the top of the first piece that may hold the
+    surface (no point of the surface on that line lies above it). `prune=True`: blocks of rays
+    (`tiles`, default 32, 8) with pruned tapes on the CPU, the same heights; `prune=None` (the
+    default) prunes where the function runs on the CPU and has a min or max, `False` never."""
+    if method not in ("voxels", "rays"):
+        raise InputError(f"method={method!r}: give 'voxels' or 'rays'")
+    if prune is not None and method == "voxels":
+        raise InputError("prune chooses how rays are searched: give method='rays' with it (voxels always prune)")
     f = _function(f, precision, backend)
     region = [float(r) for r in region]
     zrange = (float(zrange[0]), float(zrange[1]))
     prune = None if prune is None else bool(prune)
-    return f._native._depth(int(width), int(height), region, zrange, int(steps), prune, list(tiles or []))
+    voxels = method == "voxels"
+    return f._native._depth(int(width), int(height), region, zrange, int(steps), prune, list(tiles or []), voxels)
 
 
 class Mesh(NamedTuple):

@@ -83,10 +83,11 @@ def depth_map(
     steps: int = 1024,
     precision: Literal["f64", "f32"] = "f64",
     backend: Literal["auto", "cpu", "gpu"] = "auto",
-    prune: bool = False,
+    prune: Optional[bool] = None,
     tiles: Optional[Sequence[int]] = None,
+    method: Literal["voxels", "rays"] = "voxels",
 ) -> npt.NDArray[np.float64]:
-    """Heights of the surface f(x, y, z) = 0 seen from above, NaN where a line misses it."""
+    """Heights of the surface f(x, y, z) = 0 seen from above, NaN where nothing lies below a pixel."""
 
 class Mesh(NamedTuple):
     """A closed triangle mesh of f = 0: vertices (V, 3) float64, triangles (T, 3) uint32

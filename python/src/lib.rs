@@ -480,14 +480,17 @@ impl Function {
         Ok((classes, rounds))
     }
 
-    /// A depth map of the surface f(x, y, z) = 0 seen from above: `ivjit::search::ray::DepthMap`
+    /// A depth map of the surface f(x, y, z) = 0 seen from above. With `voxels`, by
+    /// `ivjit::search::voxels` on the function's backend (width x height x steps voxels, tiles
+    /// of `tiles`, default 64, 16, 4, 1), the tops of each column's highest voxel not proven
+    /// outside. Else `ivjit::search::ray::DepthMap`
     /// with the ray rule on the function's backend, or with `prune` the pruned blocks of rays
     /// on the CPU (`ivjit::search::prune::first_hits_pruned`, blocks of `tiles`); by default
     /// (`None`) pruned where the function runs on the CPU and has a min or max, as `ivjit
     /// render` does. Returns the heights as a (height, width) float64 array, NaN where a line
     /// misses the surface.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (width, height, region, zrange, steps, prune = None, tiles = Vec::new()))]
+    #[pyo3(signature = (width, height, region, zrange, steps, prune = None, tiles = Vec::new(), voxels = false))]
     fn _depth<'py>(
         &self,
         py: Python<'py>,
@@ -498,7 +501,37 @@ impl Function {
         steps: usize,
         prune: Option<bool>,
         tiles: Vec<u32>,
+        voxels: bool,
     ) -> PyResult<pyo3::Bound<'py, PyAny>> {
+        if voxels {
+            use ivjit::search::tape::TapeBackend;
+            use ivjit::search::voxels::{VoxelOptions, VoxelRenderer};
+            let heights = py
+                .allow_threads(|| {
+                    let f = ivjit::Expression::parse(self.expr.source())?;
+                    let [x0, x1, y0, y1] = region;
+                    let depth = u32::try_from(steps).unwrap_or(u32::MAX);
+                    let mut opts = VoxelOptions::new(
+                        width,
+                        height,
+                        depth,
+                        [x0, x1, y0, y1, zrange.0, zrange.1],
+                    );
+                    if !tiles.is_empty() {
+                        opts.tiles = tiles;
+                    }
+                    let backend = match self.eval.backend() {
+                        ivjit::Backend::Cpu => TapeBackend::Cpu,
+                        ivjit::Backend::Gpu => TapeBackend::Gpu,
+                    };
+                    let r = VoxelRenderer::new(&f, self.eval.precision(), backend)?;
+                    Ok::<_, ivjit::Error>(r.render(&opts)?.0.tops(zrange))
+                })
+                .map_err(|e| to_py(e, self.expr.source()))?;
+            return Ok(PyArray1::from_vec(py, heights)
+                .reshape([height as usize, width as usize])?
+                .into_any());
+        }
         let map = ivjit::search::ray::DepthMap {
             width,
             height,

@@ -207,8 +207,11 @@ def test_sizes_out_of_memory_are_exceptions():
     # than the machine has (32768^2 pixels: about 10^12 bytes) is a MemoryError.
     ball = "x^2 + y^2 + z^2 - 0.5"
     with pytest.raises(ivjit.InputError, match="2\\^30"):
-        ivjit.depth_map(ball, 100_000, 100_000, (-1, 1, -1, 1), backend="cpu")
+        ivjit.depth_map(ball, 100_000, 100_000, (-1, 1, -1, 1), backend="cpu", method="rays")
     with pytest.raises(MemoryError):
+        ivjit.depth_map(ball, 32768, 32768, (-1, 1, -1, 1), backend="cpu", method="rays")
+    # By voxels, a side beyond 16384 voxels is refused.
+    with pytest.raises(ivjit.InputError, match="voxels a side"):
         ivjit.depth_map(ball, 32768, 32768, (-1, 1, -1, 1), backend="cpu")
     # Outputs too large for the machine: 512 outputs of 2^27 boxes, 2 x 512 GiB (the input's
     # zeros are never touched: the outputs fail first).

@@ -125,6 +125,32 @@ def test_searches_on_the_gpu_equal_the_cpu():
     assert np.array_equal(a, b, equal_nan=True)
 
 
+def test_voxel_depth_map_of_a_ball_is_exact():
+    # 32^3 voxels over [-1, 1]^3 are 1/16 a side: every box and square is exact, so a voxel is
+    # proven outside exactly when it misses the closed ball |p|^2 <= 0.6 (153.6 in 1/256).
+    h = ivjit.depth_map("x*x + y*y + z*z - 0.6", 32, 32, (-1, 1, -1, 1), steps=32, backend="cpu")
+    rays = ivjit.depth_map("x*x + y*y + z*z - 0.6", 32, 32, (-1, 1, -1, 1), steps=32, backend="cpu", method="rays")
+    assert h.shape == rays.shape == (32, 32)
+
+    def least(a):
+        return 0 if a <= 0 <= a + 1 else min(a * a, (a + 1) * (a + 1))
+
+    for i in range(32):
+        for j in range(32):
+            xy = least(j - 16) + least(15 - i)
+            top = next((k for k in range(32, 0, -1) if xy + least(k - 17) <= 153), None)
+            if top is None:
+                assert np.isnan(h[i, j]), (i, j)
+            else:
+                assert h[i, j] == -1 + top / 16, (i, j, h[i, j], top)
+                # The pixel's column bounds its center line's hit too.
+                assert np.isnan(rays[i, j]) or rays[i, j] <= h[i, j] + 1 / 16, (i, j)
+    with pytest.raises(ivjit.InputError, match="method"):
+        ivjit.depth_map("x + z", 4, 4, (-1, 1, -1, 1), method="bogus")
+    with pytest.raises(ivjit.InputError, match="prune"):
+        ivjit.depth_map("x + z", 4, 4, (-1, 1, -1, 1), prune=True)
+
+
 def test_minimize_in_the_mean_value_form_needs_far_fewer_boxes():
     src = "4*x^2 - 2.1*x^4 + x^6/3 + x*y - 4*y^2 + 4*y^4"
     box = {"x": (-3, 3), "y": (-2, 2)}
@@ -235,7 +261,7 @@ def test_depth_map_of_a_ball_contains_its_top():
     # disk the top is sqrt(0.64 - x^2 - y^2) (exact at 200 bits); the height reported is at or
     # above it and within two steps; outside the disk, NaN. Pruned blocks: the same heights.
     n, steps = 24, 256
-    h = ivjit.depth_map("x^2 + y^2 + z^2 - 0.64", n, n, (-1, 1, -1, 1), steps=steps, backend="cpu")
+    h = ivjit.depth_map("x^2 + y^2 + z^2 - 0.64", n, n, (-1, 1, -1, 1), steps=steps, backend="cpu", method="rays")
     assert h.shape == (n, n)
     with mpmath.workprec(200):
         for i in range(n):
@@ -249,9 +275,9 @@ def test_depth_map_of_a_ball_contains_its_top():
                 elif r2 < -0.001:
                     assert np.isnan(h[i, j]), (i, j, h[i, j])
     model = "max(x^2 + y^2 + z^2 - 0.64, -(min(abs(x) - 0.2, abs(y + 0.3) - 0.1)))"
-    a = ivjit.depth_map(model, n, n, (-1, 1, -1, 1), steps=steps, backend="cpu", prune=False)
-    b = ivjit.depth_map(model, n, n, (-1, 1, -1, 1), steps=steps, backend="cpu", prune=True, tiles=[8, 4])
-    c = ivjit.depth_map(model, n, n, (-1, 1, -1, 1), steps=steps, backend="cpu")  # pruned by default
+    a = ivjit.depth_map(model, n, n, (-1, 1, -1, 1), steps=steps, backend="cpu", prune=False, method="rays")
+    b = ivjit.depth_map(model, n, n, (-1, 1, -1, 1), steps=steps, backend="cpu", prune=True, tiles=[8, 4], method="rays")
+    c = ivjit.depth_map(model, n, n, (-1, 1, -1, 1), steps=steps, backend="cpu", method="rays")  # pruned by default
     assert np.array_equal(a, b, equal_nan=True) and np.isfinite(a).sum() > 50
     assert np.array_equal(a, c, equal_nan=True)
     with pytest.raises(ivjit.InputError):

@@ -69,13 +69,18 @@ pub struct RenderArgs {
     /// default.
     #[arg(long)]
     pub no_prune: bool,
-    /// 3-D: the depth map by voxels instead of rays: the WIDTH x HEIGHT x STEPS voxels of the
+    /// 3-D, the default: the depth map by voxels: the WIDTH x HEIGHT x STEPS voxels of the
     /// region and z range classified through cubic tiles (--tiles, default 64,16,4,1) with
     /// pruned tapes on the backend (on the GPU the whole search on the device); a pixel's
     /// height is the top of its column's highest voxel not proven outside, which bounds the
     /// surface over the whole pixel, not only its center line.
-    #[arg(long, conflicts_with_all = ["prune", "no_prune"])]
+    #[arg(long, conflicts_with_all = ["prune", "no_prune", "rays"])]
     pub voxels: bool,
+    /// 3-D: the depth map by the ray search instead of voxels: each pixel's center line
+    /// searched from z1 down to 1/STEPS of the z range (--prune and --no-prune choose how,
+    /// and imply --rays).
+    #[arg(long)]
+    pub rays: bool,
 }
 
 /// `WIDTHxHEIGHT`.
@@ -120,7 +125,7 @@ pub fn render(args: RenderArgs) -> Result<(), Failure> {
     super::output::check_not_an_input(&args.output, &inputs)?;
     let (text, expr) = compile(&args.source)?;
     if expr.vars().iter().any(|v| v == "z") {
-        if args.voxels {
+        if !(args.rays || args.prune || args.no_prune) {
             return render_voxels(&args, &text, &expr, (width, height), region, format);
         }
         return render_depth(&args, &text, &expr, (width, height), region, format);
@@ -461,13 +466,7 @@ fn render_voxels(
             );
         }
     }
-    // The top of the column's highest filled voxel, k voxels from the bottom.
-    let dz = (z1 - z0) / depth as f64;
-    let heights: Vec<f64> = map
-        .heights
-        .iter()
-        .map(|&k| if k == 0 { f64::NAN } else { z0 + k as f64 * dz })
-        .collect();
+    let heights = map.tops((z0, z1));
     let (dx, dy) = ((x1 - x0) / width as f64, (y1 - y0) / height as f64);
     write_depth(args, &heights, (width, height), (dx, dy), format)
 }

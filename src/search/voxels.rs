@@ -112,6 +112,19 @@ pub struct DepthMap {
     pub rounds: Vec<Round2>,
 }
 
+impl DepthMap {
+    /// Each column's height as a coordinate: the top of its highest filled voxel,
+    /// `z0 + k (z1 - z0) / depth` (rounded to nearest), NaN for a column proven outside; row
+    /// 0 at `y1`. `zrange` is the region's `(z0, z1)`.
+    pub fn tops(&self, (z0, z1): (f64, f64)) -> Vec<f64> {
+        let dz = (z1 - z0) / self.depth as f64;
+        self.heights
+            .iter()
+            .map(|&k| if k == 0 { f64::NAN } else { z0 + k as f64 * dz })
+            .collect()
+    }
+}
+
 /// What a voxel search gives an engine's caller: each column's height (row-major), the
 /// rounds, and their mean tape lengths.
 pub(crate) type Columns = (Vec<u32>, Vec<Round2>, Vec<TapeRound>);

@@ -201,6 +201,31 @@ fn render_section_meshes_the_colonnade() {
     }
 }
 
+/// `bench --render --only voxels-colonnade-512` on the CPU: the colonnade's depth map by
+/// voxels at 256³ in both precisions (the same heights: the same tiles proven), with tapes
+/// that shrink level by level and most columns filled.
+#[test]
+fn render_section_maps_the_colonnade_by_voxels() {
+    let doc = section_json("--render", "voxels-colonnade-512");
+    let rows = doc["renders"].as_array().expect("renders");
+    assert_eq!(rows.len(), 2, "f64 and f32");
+    for r in rows {
+        assert_eq!(r["depth"], 256, "{r}");
+        let filled = r["filled_columns"].as_u64().unwrap();
+        assert!(filled > 256 * 256 / 2 && filled < 256 * 256, "{r}");
+        let lens: Vec<f64> = r["pruned_insts_per_box"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(lens.len(), 4, "{r}");
+        assert!(lens.windows(2).all(|w| w[1] < w[0]), "{r}");
+        assert!(r["frame_ms"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    assert_eq!(rows[0]["filled_columns"], rows[1]["filled_columns"]);
+}
+
 /// The benchmark's workloads (`src/workloads.rs`, shared with the binary): the generated
 /// expression is as large as asked and the same on every call.
 #[test]

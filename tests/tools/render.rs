@@ -194,6 +194,7 @@ fn depth_map_of_a_ball() {
     let o = ivjit(&[
         "render",
         "x^2 + y^2 + z^2 - 0.8",
+        "--rays",
         "--backend",
         "cpu",
         "--size",
@@ -235,7 +236,7 @@ fn depth_map_of_a_ball() {
     assert!(hits > 300 && misses > 100, "{hits} hits, {misses} misses");
 }
 
-/// 3-D by voxels (`--voxels`): the depth map of a ball, exact. The voxels of 32 x 32 x 32 over
+/// 3-D by voxels (`--voxels`, the default): the depth map of a ball, exact. The voxels of 32 x 32 x 32 over
 /// [-1, 1]³ are 1/16 a side, so every box and square is exact and a voxel is proven outside
 /// exactly when it misses the closed ball `|p|² <= 0.6` (in sixteenths, `|p|² <= 153.6`); a
 /// pixel's height is the top of its highest voxel meeting the ball, NaN when none does.
@@ -389,12 +390,17 @@ fn pruned_depth_map_is_the_plain_one() {
     // min/max); the ball without one is not.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("default.npy");
-    let o = ivjit(&[&base[..], &["-o", p(&out), "--stats"]].concat());
+    let o = ivjit(&[&base[..], &["-o", p(&out), "--stats", "--rays"]].concat());
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("render, pruned:"), "{}", stderr(&o));
+    // Without --rays, the map is by voxels.
+    let o = ivjit(&[&base[..], &["-o", p(&out), "--stats"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("render, voxels:"), "{}", stderr(&o));
     let ball = [
         "render",
         "x^2 + y^2 + z^2 - 0.5",
+        "--rays",
         "--size",
         "16x16",
         "--steps",

@@ -20,6 +20,12 @@
 //!   tapes on the CPU (`ivjit::search::prune::first_hits_pruned`, blocks of 32 and 8 rays);
 //!   the row says whether both find the same hits.
 //!
+//! - `voxels-colonnade-512`, `voxels-colonnade-1024`: the colonnade's depth map by voxels
+//!   (`ivjit render` with z, `ivjit::search::voxels`): N³ voxels over [-1, 1]³ through cubic
+//!   tiles of 64, 16, 4, 1 with per-tile pruned tapes on the benchmark's backend (prepared
+//!   once: the frame is the search alone, its depth map back in host memory); median of the
+//!   millisecond frames' runs. On a GPU the row says whether the CPU's voxel search gives the
+//!   same heights (it must).
 //! - `mesh-colonnade`: the colonnade meshed (`ivjit mesh`, `ivjit::search::mesh`) at depth 7
 //!   (128³ cells) on the benchmark's backend: triangles, evaluations, the elements left
 //!   uncertain, and whether the mesh is closed and consistently oriented (every directed edge
@@ -68,11 +74,13 @@ fn timed<T>(runs: usize, mut f: impl FnMut() -> Result<T, String>) -> Result<(f6
 }
 
 /// The names of the section's rows.
-pub const NAMES: [&str; 5] = [
+pub const NAMES: [&str; 7] = [
     "prospero-512",
     "prospero-1024",
     "prospero-4096",
     "colonnade-512",
+    "voxels-colonnade-512",
+    "voxels-colonnade-1024",
     "mesh-colonnade",
 ];
 
@@ -247,6 +255,67 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
                 pruned_secs * 1e3,
                 shown.join("; "),
                 if same { "yes" } else { "NO (bug!)" },
+            ));
+        }
+    }
+    for (name, full_size) in [
+        ("voxels-colonnade-512", 512u32),
+        ("voxels-colonnade-1024", 1024),
+    ] {
+        use ivjit::search::voxels::{VoxelOptions, VoxelRenderer};
+        if !wanted(name) {
+            continue;
+        }
+        let size = if gpu { full_size } else { full_size / 2 };
+        let model = Expression::parse_tape(COLONNADE).map_err(|e| e.to_string())?;
+        let opts = VoxelOptions::new(size, size, size, [-1.0, 1.0, -1.0, 1.0, -1.0, 1.0]);
+        let backend = if gpu {
+            TapeBackend::Gpu
+        } else {
+            TapeBackend::Cpu
+        };
+        for p in [Precision::F64, Precision::F32] {
+            let insts = model.scalar(p).map_err(|e| e.to_string())?.insts.len();
+            let renderer = VoxelRenderer::new(&model, p, backend).map_err(|e| e.to_string())?;
+            let (secs, (map, stats)) = timed(FAST_RUNS, || {
+                renderer.render(&opts).map_err(|e| e.to_string())
+            })?;
+            // On a GPU, the CPU's voxel search of the same grid: the same heights.
+            let same = if gpu {
+                let cpu = VoxelRenderer::new(&model, p, TapeBackend::Cpu)
+                    .and_then(|r| r.render(&opts))
+                    .map_err(|e| e.to_string())?;
+                Some(cpu.0.heights == map.heights)
+            } else {
+                None
+            };
+            let tiles: u64 = map.rounds.iter().map(|r| r.boxes).sum();
+            let filled = map.heights.iter().filter(|&&h| h > 0).count();
+            let per_level: Vec<f64> = stats.iter().map(|s| s.mean_len).collect();
+            let backend_name = if gpu { "gpu" } else { "cpu" };
+            rows.push(json!({
+                "model": name, "kind": "3-D depth map by voxels", "width": size,
+                "height": size, "depth": size, "precision": p.name(), "backend": backend_name,
+                "frame_ms": secs * 1e3, "boxes": tiles, "full_insts": insts,
+                "filled_columns": filled, "pruned_insts_per_box": per_level,
+                "tiles_per_level": map.rounds.iter().map(|r| r.boxes).collect::<Vec<_>>(),
+                "same_as_cpu": same,
+            }));
+            let shown: Vec<String> = stats
+                .iter()
+                .map(|s| format!("{}: {:.1}", s.tile, s.mean_len))
+                .collect();
+            text.push_str(&format!(
+                "| {name} | {size}³ voxels, tiles 64,16,4,1, {filled} columns filled | {} | {backend_name} | {:.2} | {tiles} | {insts} | tapes, {backend_name} | {:.2} | — | {} tape insts | {} |\n",
+                p.name(),
+                secs * 1e3,
+                secs * 1e3,
+                shown.join("; "),
+                match same {
+                    Some(true) => "yes (the CPU's heights)",
+                    Some(false) => "NO (bug!)",
+                    None => "—",
+                },
             ));
         }
     }
