@@ -76,6 +76,12 @@ pub struct RenderArgs {
     /// surface over the whole pixel, not only its center line.
     #[arg(long, conflicts_with_all = ["prune", "no_prune", "rays"])]
     pub voxels: bool,
+    /// 3-D by voxels: certified normals from f's gradient enclosed on each pixel's top voxel
+    /// (on the backend): .npy gets shape (height, width, 4), the height then the unit normal
+    /// (NaN where the enclosure holds 0: uncertain, or nothing is below the pixel); .png is
+    /// shaded by the normals, uncertain pixels by the map's slopes in red.
+    #[arg(long, conflicts_with = "rays")]
+    pub normals: bool,
     /// 3-D: the depth map by the ray search instead of voxels: each pixel's center line
     /// searched from z1 down to 1/STEPS of the z range (--prune and --no-prune choose how,
     /// and imply --rays).
@@ -125,6 +131,12 @@ pub fn render(args: RenderArgs) -> Result<(), Failure> {
     super::output::check_not_an_input(&args.output, &inputs)?;
     let (text, expr) = compile(&args.source)?;
     if expr.vars().iter().any(|v| v == "z") {
+        if args.normals && (args.prune || args.no_prune) {
+            return Err(Failure::input(
+                "--normals come with the depth map by voxels; leave out --prune and --no-prune \
+                 (they choose how rays are searched)",
+            ));
+        }
         if !(args.rays || args.prune || args.no_prune) {
             return render_voxels(&args, &text, &expr, (width, height), region, format);
         }
@@ -468,7 +480,129 @@ fn render_voxels(
     }
     let heights = map.tops((z0, z1));
     let (dx, dy) = ((x1 - x0) / width as f64, (y1 - y0) / height as f64);
-    write_depth(args, &heights, (width, height), (dx, dy), format)
+    if !args.normals {
+        return write_depth(args, &heights, (width, height), (dx, dy), format);
+    }
+    // The gradient's program on the same backend (its evaluator's choice).
+    let start = Instant::now();
+    let (g, _) = surface.gradient().map_err(|e| failure(e, text))?;
+    let choice = if gpu {
+        BackendChoice::Gpu
+    } else {
+        BackendChoice::Cpu
+    };
+    let gradient = Evaluator::new(&g, p, choice).map_err(|e| failure(e, g.source()))?;
+    let normals = renderer
+        .normals(&gradient, &map, &opts)
+        .map_err(|e| failure(e, text))?;
+    let first = start.elapsed().as_secs_f64();
+    // With --repeat, the normals again (the gradient compiled): a frame's share.
+    let mut times = Vec::new();
+    for _ in 0..args.repeat.unwrap_or(0) {
+        let start = Instant::now();
+        renderer
+            .normals(&gradient, &map, &opts)
+            .map_err(|e| failure(e, text))?;
+        times.push(start.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    if args.stats || args.repeat.is_some() {
+        let filled = map.heights.iter().filter(|&&k| k > 0).count();
+        let certain = normals.iter().filter(|n| n.is_some()).count();
+        let repeated = match times.len() {
+            0 => String::new(),
+            n => format!(
+                "; again: fastest {:.3} ms, median {:.3} ms of {n}",
+                times[0] * 1e3,
+                times[n / 2] * 1e3
+            ),
+        };
+        eprintln!(
+            "  normals: {certain} of {filled} filled columns certified, {} uncertain; {:.3} ms \
+             (with the gradient's compilation){repeated}",
+            filled - certain,
+            first * 1e3
+        );
+    }
+    write_normals(args, &heights, &normals, (width, height), (dx, dy), format)
+}
+
+/// A light from the upper left, above: the pictures' shading of a unit normal (grey levels
+/// 40 to 255).
+fn shade(n: [f64; 3]) -> u8 {
+    let light = [-0.5f64, 0.5, 0.707];
+    let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+    let lit = (n[0] * light[0] + n[1] * light[1] + n[2] * light[2]) / len;
+    (40.0 + 215.0 * lit.clamp(0.0, 1.0)).round() as u8
+}
+
+/// Writes a depth map with its certified normals (see `--normals`).
+fn write_normals(
+    args: &RenderArgs,
+    depth: &[f64],
+    normals: &[Option<[f64; 3]>],
+    (width, height): (u32, u32),
+    (dx, dy): (f64, f64),
+    format: Format,
+) -> Result<(), Failure> {
+    let bytes = match format {
+        Format::Npy => {
+            use npyz::WriterBuilder;
+            let mut out = Vec::with_capacity(128 + 32 * depth.len());
+            let fail = |e: std::io::Error| Failure::runtime(format!("cannot encode the map: {e}"));
+            let mut w = npyz::WriteOptions::new()
+                .default_dtype()
+                .shape(&[height as u64, width as u64, 4])
+                .writer(&mut out)
+                .begin_nd()
+                .map_err(fail)?;
+            let values = depth.iter().zip(normals).flat_map(|(&z, n)| {
+                let [a, b, c] = n.unwrap_or([f64::NAN; 3]);
+                [z, a, b, c]
+            });
+            w.extend(values).map_err(fail)?;
+            w.finish().map_err(fail)?;
+            out
+        }
+        Format::Png => {
+            let (w, h) = (width as usize, height as usize);
+            let slopes = slope_normals(depth, (w, h), (dx, dy));
+            let rgb: Vec<u8> = (0..w * h)
+                .flat_map(|p| match (depth[p].is_nan(), normals[p]) {
+                    (true, _) => [0, 0, 0],
+                    (false, Some(n)) => [shade(n); 3],
+                    (false, None) => {
+                        let g = shade(slopes[p]);
+                        [g, g / 3, g / 3]
+                    }
+                })
+                .collect();
+            encode_png(&rgb, width, height, png::ColorType::Rgb)?
+        }
+    };
+    super::output::write(&args.output, &bytes)
+}
+
+/// Each pixel's normal from the height map's slopes (central differences; a missing
+/// neighbour counts as flat): the shading of a map without certified normals.
+fn slope_normals(depth: &[f64], (w, h): (usize, usize), (dx, dy): (f64, f64)) -> Vec<[f64; 3]> {
+    let at = |i: usize, j: usize| depth[i.min(h - 1) * w + j.min(w - 1)];
+    let slope = |a: f64, b: f64, step: f64| {
+        if a.is_nan() || b.is_nan() {
+            0.0
+        } else {
+            (a - b) / step
+        }
+    };
+    (0..w * h)
+        .map(|p| {
+            let (i, j) = (p / w, p % w);
+            // Row i grows downwards (y decreasing), column j rightwards (x increasing).
+            let zx = slope(at(i, j + 1), at(i, j.saturating_sub(1)), 2.0 * dx);
+            let zy = slope(at(i.saturating_sub(1), j), at(i + 1, j), 2.0 * dy);
+            [-zx, -zy, 1.0]
+        })
+        .collect()
 }
 
 /// Writes a depth map (a height per pixel, NaN for a miss); `(dx, dy)` is the pixel size, for
@@ -499,29 +633,14 @@ fn write_depth(
             // Shaded from the height map's slopes (a light from the upper left), black for a
             // miss: a picture of the surface seen from above.
             let (w, h) = (width as usize, height as usize);
-            let at = |i: usize, j: usize| depth[i.min(h - 1) * w + j.min(w - 1)];
-            let light = [-0.5f64, 0.5, 0.707];
+            let slopes = slope_normals(depth, (w, h), (dx, dy));
             let grey: Vec<u8> = (0..w * h)
                 .map(|p| {
-                    let (i, j) = (p / w, p % w);
-                    let z = depth[p];
-                    if z.is_nan() {
-                        return 0;
+                    if depth[p].is_nan() {
+                        0
+                    } else {
+                        shade(slopes[p])
                     }
-                    let slope = |a: f64, b: f64, step: f64| {
-                        if a.is_nan() || b.is_nan() {
-                            0.0
-                        } else {
-                            (a - b) / step
-                        }
-                    };
-                    // Row i grows downwards (y decreasing), column j rightwards (x increasing).
-                    let zx = slope(at(i, j + 1), at(i, j.saturating_sub(1)), 2.0 * dx);
-                    let zy = slope(at(i.saturating_sub(1), j), at(i + 1, j), 2.0 * dy);
-                    let n = [-zx, -zy, 1.0];
-                    let len = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
-                    let lit = (n[0] * light[0] + n[1] * light[1] + n[2] * light[2]) / len;
-                    (40.0 + 215.0 * lit.clamp(0.0, 1.0)).round() as u8
                 })
                 .collect();
             grey_png(&grey, width, height)?
@@ -585,10 +704,20 @@ fn png(image: &search::Rendered) -> Result<Vec<u8>, Failure> {
 
 /// An 8-bit grey-scale PNG.
 pub(super) fn grey_png(pixels: &[u8], width: u32, height: u32) -> Result<Vec<u8>, Failure> {
+    encode_png(pixels, width, height, png::ColorType::Grayscale)
+}
+
+/// A PNG of `pixels`, 8 bits per channel of `color`.
+fn encode_png(
+    pixels: &[u8],
+    width: u32,
+    height: u32,
+    color: png::ColorType,
+) -> Result<Vec<u8>, Failure> {
     let mut out = Vec::new();
     let fail = |e: png::EncodingError| Failure::runtime(format!("cannot encode the image: {e}"));
     let mut enc = png::Encoder::new(&mut out, width, height);
-    enc.set_color(png::ColorType::Grayscale);
+    enc.set_color(color);
     enc.set_depth(png::BitDepth::Eight);
     let mut w = enc.write_header().map_err(fail)?;
     w.write_image_data(pixels).map_err(fail)?;

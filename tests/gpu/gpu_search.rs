@@ -1154,7 +1154,8 @@ fn mesh_on_the_gpu_equals_the_cpu() {
 /// and tape lengths, for the union of two balls (whose heights the CPU's unit test checks
 /// exactly), the colonnade, functions run by their lowering, and regions of every class
 /// (huge, the largest floats, subnormal), frame after frame on one renderer (sizes and plans
-/// that shrink and grow, each frame twice: the second takes the first's sizes as capacities).
+/// that shrink and grow, each frame twice: the second takes the first's sizes as capacities);
+/// and the certified normals from the gradient on each backend, the same bits.
 #[test]
 #[cfg_attr(
     not(feature = "gpu-tests"),
@@ -1224,6 +1225,22 @@ fn voxel_depth_maps_on_the_gpu_equal_the_cpu() {
                     assert!(a.heights == b.heights, "{what}: heights differ");
                     assert_eq!(a.rounds, b.rounds, "{what}");
                     assert_eq!(sa, sb, "{what}: tape lengths");
+                }
+                // Normals from the gradient's program on each backend: the same bits where the
+                // expression calls no point function (not the sin/cos model).
+                if !text.contains("sin") {
+                    let (g, _) = expr.gradient().unwrap();
+                    let on = |b| Evaluator::new(&g, p, b).unwrap();
+                    let na = cpu.normals(&on(BackendChoice::Cpu), &a, o).unwrap();
+                    let nb = gpu.normals(&on(BackendChoice::Gpu), &a, o).unwrap();
+                    let bits = |v: &[Option<[f64; 3]>]| -> Vec<Option<[u64; 3]>> {
+                        v.iter().map(|n| n.map(|n| n.map(f64::to_bits))).collect()
+                    };
+                    assert!(
+                        bits(&na) == bits(&nb),
+                        "{name} {p:?} {:?}: normals differ",
+                        o.tiles
+                    );
                 }
                 println!(
                     "{name} {p:?} {}x{}x{}: {} filled columns, {sa:?}",

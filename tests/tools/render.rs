@@ -294,6 +294,68 @@ fn voxel_depth_map_of_a_ball_is_exact() {
         }
     }
     assert!(filled > 400 && filled < n * n, "{filled} filled columns");
+    // With --normals: (height, width, 4), the same heights, and a unit normal at every filled
+    // column (each top voxel of this ball keeps a partial's sign), pointing up where the top
+    // voxel is above z = 0; NaN where nothing is below the pixel. The PNG is RGB.
+    let with = dir.path().join("normals.npy");
+    let args = [
+        "render",
+        "x*x + y*y + z*z - 0.6",
+        "--normals",
+        "--backend",
+        "cpu",
+    ];
+    let o = ivjit(
+        &[
+            &args[..],
+            &[
+                "--size",
+                "32x32",
+                "--steps",
+                "32",
+                "--stats",
+                "-o",
+                p(&with),
+            ],
+        ]
+        .concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("certified, 0 uncertain"),
+        "{}",
+        stderr(&o)
+    );
+    let bytes = std::fs::read(&with).unwrap();
+    let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
+    assert_eq!(npy.shape(), &[n as u64, n as u64, 4]);
+    let v: Vec<f64> = npy.into_vec().unwrap();
+    for (p, cell) in v.chunks(4).enumerate() {
+        let d = depth[p];
+        assert!(cell[0] == d || (cell[0].is_nan() && d.is_nan()), "{p}");
+        let len = (cell[1] * cell[1] + cell[2] * cell[2] + cell[3] * cell[3]).sqrt();
+        if d.is_nan() {
+            assert!(len.is_nan(), "{p}: a normal where nothing is below");
+        } else {
+            assert!((len - 1.0).abs() < 1e-12, "{p}: {cell:?}");
+            assert!(d <= 1.0 / 16.0 || cell[3] > 0.0, "{p}: {cell:?}");
+        }
+    }
+    let png = dir.path().join("normals.png");
+    let o = ivjit(
+        &[
+            &args[..],
+            &["--size", "32x32", "--steps", "32", "-o", p(&png)],
+        ]
+        .concat(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let decoder = png::Decoder::new(std::io::Cursor::new(std::fs::read(&png).unwrap()));
+    let reader = decoder.read_info().unwrap();
+    assert_eq!(reader.info().color_type, png::ColorType::Rgb);
+    // --normals come with voxels only.
+    let o = ivjit(&[&args[..], &["--rays", "-o", p(&png)]].concat());
+    assert!(!o.status.success());
 }
 
 /// Runs `ivjit` with `args` and `--no-prune` writing to a temporary `.npy`, then again with

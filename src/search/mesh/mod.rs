@@ -31,7 +31,7 @@
 //! two triangles, which give it opposite directions) whatever f is; the tests check it.
 
 mod lattice;
-mod normals;
+pub(crate) mod normals;
 mod octree;
 mod witness;
 pub mod write;
@@ -198,7 +198,7 @@ fn mesh_here(
         ..Mesh::default()
     };
     if let Some(g) = gradient {
-        let g = normals::Gradient::new(g, eval)?;
+        let g = normals::Gradient::new(g, &eval.program().var_names)?;
         normals::normals(&g, &placed, &mut mesh, &mut stats)?;
         stats.certain_cells = normals::certain_cells(&g, &space, &cells)?;
         stats.evaluations += g.evaluations();

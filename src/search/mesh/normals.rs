@@ -32,14 +32,16 @@ impl Enclosure {
 }
 
 impl<'a> Gradient<'a> {
-    pub fn new(gradient: &'a Evaluator, f: &Evaluator) -> Result<Self, Error> {
-        let (fp, gp) = (f.program(), gradient.program());
-        let n = fp.n_vars();
+    /// The gradient of an f over the variables `f_vars` through its evaluator (of f's
+    /// [`crate::Expression::gradient`]).
+    pub fn new(gradient: &'a Evaluator, f_vars: &[String]) -> Result<Self, Error> {
+        let gp = gradient.program();
+        let n = f_vars.len();
         let layout = diff::Gradient {
             outputs: 1,
             vars: n,
         };
-        if gp.var_names != fp.var_names || gp.outputs.len() != layout.defined(0) + 1 + n {
+        if gp.var_names != f_vars || gp.outputs.len() != layout.defined(0) + 1 + n {
             return Err(SearchError::Options(
                 "the gradient's evaluator must evaluate f's Expression::gradient (the same \
                  variables; f's value, continuity flag and partial derivatives)"
@@ -69,6 +71,31 @@ impl<'a> Gradient<'a> {
             .map(|i| Enclosure {
                 partials: self.partial.map(|o| o.map_or([0.0, 0.0], |o| at(o, i))),
                 continuous: at(defined, i) == [1.0, 1.0],
+            })
+            .collect())
+    }
+}
+
+impl Gradient<'_> {
+    /// The normal each box certifies: where f is continuous on the box and a partial keeps
+    /// its sign there, the gradient is nonzero on the whole box and points into the enclosure,
+    /// so every normal of the surface in the box lies in the enclosure's cone; the unit
+    /// direction of its middle stands for them. None elsewhere (the enclosure holds 0: no
+    /// normal is proven).
+    pub(crate) fn certified(
+        &self,
+        boxes: &[[[f64; 2]; 3]],
+    ) -> Result<Vec<Option<[f64; 3]>>, Error> {
+        Ok(self
+            .enclosures(boxes)?
+            .iter()
+            .map(|e| {
+                let middle = e.partials.map(|[lo, hi]| 0.5 * lo + 0.5 * hi);
+                if e.monotone() {
+                    unit(middle)
+                } else {
+                    None
+                }
             })
             .collect())
     }
