@@ -773,6 +773,22 @@ pub(crate) mod embedded {
         "*"
     );
     directed!(
+        div_f64,
+        f64,
+        _mm_set_sd,
+        _mm_cvtsd_f64,
+        _mm_div_round_sd,
+        "/"
+    );
+    directed!(
+        div_f32,
+        f32,
+        _mm_set_ss,
+        _mm_cvtss_f32,
+        _mm_div_round_ss,
+        "/"
+    );
+    directed!(
         add_f32,
         f32,
         _mm_set_ss,
@@ -996,6 +1012,10 @@ mod tests {
                             same64(embedded::mul_f64(a, b, r), mul_f64(a, b, r)),
                             "{a} * {b} {r:?}"
                         );
+                        assert!(
+                            same64(embedded::div_f64(a, b, r), div_f64(a, b, r)),
+                            "{a} / {b} {r:?}"
+                        );
                         let (a32, b32) = (a as f32, b as f32);
                         assert!(
                             same32(embedded::add_f32(a32, b32, r), add_f32(a32, b32, r)),
@@ -1008,6 +1028,10 @@ mod tests {
                         assert!(
                             same32(embedded::mul_f32(a32, b32, r), mul_f32(a32, b32, r)),
                             "{a32} * {b32} {r:?}"
+                        );
+                        assert!(
+                            same32(embedded::div_f32(a32, b32, r), div_f32(a32, b32, r)),
+                            "{a32} / {b32} {r:?}"
                         );
                     }
                 }

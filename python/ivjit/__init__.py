@@ -249,7 +249,7 @@ def render(f, width, height, region, tiles=None, precision="f64", backend="auto"
     return classes
 
 
-def depth_map(f, width, height, region, zrange=(-1.0, 1.0), steps=1024, precision="f64", backend="auto", prune=None, tiles=None, method="voxels"):
+def depth_map(f, width, height, region, zrange=(-1.0, 1.0), steps=1024, precision="f64", backend="auto", prune=None, tiles=None, method="voxels", normals=False):
     """The surface f(x, y, z) = 0 seen from above, as a (height, width) float64 array of
     heights over a `width` x `height` image of `region = (x0, x1, y0, y1)`, NaN where nothing
     lies below a pixel, on the function's backend (docs/render.md).
@@ -263,7 +263,12 @@ def depth_map(f, width, height, region, zrange=(-1.0, 1.0), steps=1024, precisio
     z0 to 1/`steps` of the height; the height is the top of the first piece that may hold the
     surface (no point of the surface on that line lies above it). `prune=True`: blocks of rays
     (`tiles`, default 32, 8) with pruned tapes on the CPU, the same heights; `prune=None` (the
-    default) prunes where the function runs on the CPU and has a min or max, `False` never."""
+    default) prunes where the function runs on the CPU and has a min or max, `False` never.
+
+    `normals=True` (voxels only) returns `(heights, normals)`: each column's unit normal as a
+    (height, width, 3) float64 array (pointing to where f grows), certified by f's gradient
+    enclosed on the column's top voxel, NaN where no normal is proven (the enclosure holds 0)
+    or nothing lies below the pixel."""
     if method not in ("voxels", "rays"):
         raise InputError(f"method={method!r}: give 'voxels' or 'rays'")
     if prune is not None and method == "voxels":
@@ -273,7 +278,9 @@ def depth_map(f, width, height, region, zrange=(-1.0, 1.0), steps=1024, precisio
     zrange = (float(zrange[0]), float(zrange[1]))
     prune = None if prune is None else bool(prune)
     voxels = method == "voxels"
-    return f._native._depth(int(width), int(height), region, zrange, int(steps), prune, list(tiles or []), voxels)
+    if normals and not voxels:
+        raise InputError("normals come with method='voxels'")
+    return f._native._depth(int(width), int(height), region, zrange, int(steps), prune, list(tiles or []), voxels, bool(normals))
 
 
 class Mesh(NamedTuple):

@@ -86,7 +86,8 @@ def depth_map(
     prune: Optional[bool] = None,
     tiles: Optional[Sequence[int]] = None,
     method: Literal["voxels", "rays"] = "voxels",
-) -> npt.NDArray[np.float64]:
+    normals: bool = False,
+) -> Union[npt.NDArray[np.float64], Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]]:
     """Heights of the surface f(x, y, z) = 0 seen from above, NaN where nothing lies below a pixel."""
 
 class Mesh(NamedTuple):

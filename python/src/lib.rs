@@ -490,7 +490,10 @@ impl Function {
     /// render` does. Returns the heights as a (height, width) float64 array, NaN where a line
     /// misses the surface.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (width, height, region, zrange, steps, prune = None, tiles = Vec::new(), voxels = false))]
+    /// With `normals` (voxels only), also each column's certified unit normal as a (height,
+    /// width, 3) float64 array, NaN where none is proven: `render_with_normals` where the
+    /// tapes' derivative rules cover the expression, else f's gradient program.
+    #[pyo3(signature = (width, height, region, zrange, steps, prune = None, tiles = Vec::new(), voxels = false, normals = false))]
     fn _depth<'py>(
         &self,
         py: Python<'py>,
@@ -502,6 +505,7 @@ impl Function {
         prune: Option<bool>,
         tiles: Vec<u32>,
         voxels: bool,
+        normals: bool,
     ) -> PyResult<pyo3::Bound<'py, PyAny>> {
         if voxels {
             use ivjit::search::tape::TapeBackend;
@@ -525,12 +529,35 @@ impl Function {
                         ivjit::Backend::Gpu => TapeBackend::Gpu,
                     };
                     let r = VoxelRenderer::new(&f, self.eval.precision(), backend)?;
-                    Ok::<_, ivjit::Error>(r.render(&opts)?.0.tops(zrange))
+                    if !normals {
+                        return Ok::<_, ivjit::Error>((r.render(&opts)?.0.tops(zrange), None));
+                    }
+                    let (map, n) = if r.differentiates() {
+                        let (map, n, _) = r.render_with_normals(&opts)?;
+                        (map, n)
+                    } else {
+                        let (map, _) = r.render(&opts)?;
+                        let (g, _) = f.gradient()?;
+                        let ge =
+                            ivjit::Evaluator::new(&g, self.eval.precision(), self.same_backend())?;
+                        let n = r.normals(&ge, &map, &opts)?;
+                        (map, n)
+                    };
+                    let flat: Vec<f64> =
+                        n.iter().flat_map(|v| v.unwrap_or([f64::NAN; 3])).collect();
+                    Ok((map.tops(zrange), Some(flat)))
                 })
                 .map_err(|e| to_py(e, self.expr.source()))?;
-            return Ok(PyArray1::from_vec(py, heights)
-                .reshape([height as usize, width as usize])?
-                .into_any());
+            let (heights, normals) = heights;
+            let (h, w) = (height as usize, width as usize);
+            let heights = PyArray1::from_vec(py, heights).reshape([h, w])?.into_any();
+            return match normals {
+                None => Ok(heights),
+                Some(n) => {
+                    let n = PyArray1::from_vec(py, n).reshape([h, w, 3])?.into_any();
+                    Ok(pyo3::types::PyTuple::new(py, [heights, n])?.into_any())
+                }
+            };
         }
         let map = ivjit::search::ray::DepthMap {
             width,

@@ -145,6 +145,19 @@ def test_voxel_depth_map_of_a_ball_is_exact():
                 assert h[i, j] == -1 + top / 16, (i, j, h[i, j], top)
                 # The pixel's column bounds its center line's hit too.
                 assert np.isnan(rays[i, j]) or rays[i, j] <= h[i, j] + 1 / 16, (i, j)
+    # Normals: unit vectors on every filled column of this ball (each top voxel keeps a
+    # partial's sign), pointing up where the voxel is above z = 0; NaN where nothing is below.
+    # From the pruned tapes and, for a function without derivative rules (sin), f's gradient
+    # program: the waves' normals are certified too.
+    h2, n = ivjit.depth_map("x*x + y*y + z*z - 0.6", 32, 32, (-1, 1, -1, 1), steps=32, backend="cpu", normals=True)
+    assert np.array_equal(h, h2, equal_nan=True) and n.shape == (32, 32, 3)
+    filled = ~np.isnan(h)
+    assert np.allclose(np.linalg.norm(n[filled], axis=1), 1.0) and np.isnan(n[~filled]).all()
+    assert (n[filled & (h > 1 / 16)][:, 2] > 0).all()
+    _, w = ivjit.depth_map("z - 0.1*sin(4*x)", 16, 16, (-1, 1, -1, 1), steps=16, backend="cpu", normals=True)
+    assert np.isfinite(w).all() and (w[:, :, 2] > 0.9).all()
+    with pytest.raises(ivjit.InputError, match="normals"):
+        ivjit.depth_map("x + z", 4, 4, (-1, 1, -1, 1), method="rays", normals=True)
     with pytest.raises(ivjit.InputError, match="method"):
         ivjit.depth_map("x + z", 4, 4, (-1, 1, -1, 1), method="bogus")
     with pytest.raises(ivjit.InputError, match="prune"):

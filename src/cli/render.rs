@@ -77,7 +77,8 @@ pub struct RenderArgs {
     #[arg(long, conflicts_with_all = ["prune", "no_prune", "rays"])]
     pub voxels: bool,
     /// 3-D by voxels: certified normals from f's gradient enclosed on each pixel's top voxel
-    /// (on the backend): .npy gets shape (height, width, 4), the height then the unit normal
+    /// (on the backend; in the frame, by forward differentiation of the pruned tapes, where
+    /// no function run by its lowering such as sin is used, else by f's gradient program): .npy gets shape (height, width, 4), the height then the unit normal
     /// (NaN where the enclosure holds 0: uncertain, or nothing is below the pixel); .png is
     /// shaded by the normals, uncertain pixels by the map's slopes in red.
     #[arg(long, conflicts_with = "rays")]
@@ -446,12 +447,24 @@ fn render_voxels(
     let p = precision(args.precision);
     let start = Instant::now();
     let renderer = VoxelRenderer::new(surface, p, backend).map_err(|e| failure(e, text))?;
-    let (map, stats) = renderer.render(&opts).map_err(|e| failure(e, text))?;
+    // Normals from the pruned tapes, in the frame, where the tapes' derivative rules cover
+    // every operation; else (a function run by its lowering) from f's gradient program after.
+    let in_frame = args.normals && renderer.differentiates();
+    let frame = || {
+        if in_frame {
+            let (map, normals, stats) = renderer.render_with_normals(&opts)?;
+            Ok::<_, ivjit::Error>((map, Some(normals), stats))
+        } else {
+            let (map, stats) = renderer.render(&opts)?;
+            Ok((map, None, stats))
+        }
+    };
+    let (map, normals, stats) = frame().map_err(|e| failure(e, text))?;
     let first = start.elapsed().as_secs_f64();
     let mut times = Vec::new();
     for _ in 0..args.repeat.unwrap_or(0) {
         let start = Instant::now();
-        renderer.render(&opts).map_err(|e| failure(e, text))?;
+        frame().map_err(|e| failure(e, text))?;
         times.push(start.elapsed().as_secs_f64());
     }
     times.sort_by(f64::total_cmp);
@@ -464,9 +477,14 @@ fn render_voxels(
                 times[n / 2] * 1e3
             ),
         };
+        let with = if in_frame {
+            " with normals from the pruned tapes"
+        } else {
+            ""
+        };
         eprintln!(
-            "ivjit render, voxels: {width}x{height}x{depth} depth map on the {name} ({}): {:.3} \
-             ms (with the tape's preparation){repeated}",
+            "ivjit render, voxels: {width}x{height}x{depth} depth map{with} on the {name} ({}): \
+             {:.3} ms (with the tape's preparation){repeated}",
             p.name(),
             first * 1e3,
         );
@@ -482,6 +500,17 @@ fn render_voxels(
     let (dx, dy) = ((x1 - x0) / width as f64, (y1 - y0) / height as f64);
     if !args.normals {
         return write_depth(args, &heights, (width, height), (dx, dy), format);
+    }
+    if let Some(normals) = normals {
+        if args.stats || args.repeat.is_some() {
+            let filled = map.heights.iter().filter(|&&k| k > 0).count();
+            let certain = normals.iter().filter(|n| n.is_some()).count();
+            eprintln!(
+                "  normals: {certain} of {filled} filled columns certified, {} uncertain",
+                filled - certain
+            );
+        }
+        return write_normals(args, &heights, &normals, (width, height), (dx, dy), format);
     }
     // The gradient's program on the same backend (its evaluator's choice).
     let start = Instant::now();

@@ -111,6 +111,11 @@ impl Ops for F64x8 {
         unsafe { F64x8(rounded!(_mm512_mul_round_pd(self.0, b.0), r)) }
     }
     #[inline(always)]
+    fn div(self, b: F64x8, r: Round) -> F64x8 {
+        // SAFETY: AVX-512F (module docs).
+        unsafe { F64x8(rounded!(_mm512_div_round_pd(self.0, b.0), r)) }
+    }
+    #[inline(always)]
     fn sqrt(self, r: Round) -> F64x8 {
         // SAFETY: AVX-512F (module docs).
         unsafe { F64x8(rounded!(_mm512_sqrt_round_pd(self.0), r)) }
@@ -214,6 +219,11 @@ impl Ops for F32x16 {
     fn mul(self, b: F32x16, r: Round) -> F32x16 {
         // SAFETY: AVX-512F (module docs).
         unsafe { F32x16(rounded!(_mm512_mul_round_ps(self.0, b.0), r)) }
+    }
+    #[inline(always)]
+    fn div(self, b: F32x16, r: Round) -> F32x16 {
+        // SAFETY: AVX-512F (module docs).
+        unsafe { F32x16(rounded!(_mm512_div_round_ps(self.0, b.0), r)) }
     }
     #[inline(always)]
     fn sqrt(self, r: Round) -> F32x16 {

@@ -183,6 +183,67 @@ pub(crate) mod f64_ops {
         let v13 = T::select(v10, v11, v5);
         (v12, v13)
     }
+
+    /// `div`, lowered.
+    #[inline(always)]
+    pub(crate) fn div<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = y.0;
+        let v3 = y.1;
+        let v4 = T::exact(0.0);
+        let v5 = v2.greater_eq(v4);
+        let v6 = v3.less_eq(v4);
+        let v7 = v2.add(v4, Round::Nearest);
+        let v8 = v0.greater_eq(v4);
+        let v9 = v1.greater(v4);
+        let v10 = T::select(v8, v3, v7);
+        let v11 = T::select(v9, v7, v3);
+        let v12 = T::exact(f64::from_bits(0x8000000000000000));
+        let v13 = v3.equal(v4);
+        let v14 = T::select(v13, v12, v3);
+        let v15 = T::select(v9, v14, v2);
+        let v16 = T::select(v8, v2, v14);
+        let v17 = T::select(v5, v0, v1);
+        let v18 = T::select(v5, v10, v15);
+        let v19 = T::select(v5, v1, v0);
+        let v20 = T::select(v5, v11, v16);
+        let v21 = v17.div(v18, Round::Down);
+        let v22 = v19.div(v20, Round::Up);
+        let v23 = !v5;
+        let v24 = !v6;
+        let v25 = v23 & v24;
+        let v26 = v0.equal(v4);
+        let v27 = v1.equal(v4);
+        let v28 = v26 & v27;
+        let v29 = T::exact(f64::NEG_INFINITY);
+        let v30 = T::exact(f64::INFINITY);
+        let v31 = T::select(v28, v4, v29);
+        let v32 = T::select(v28, v4, v30);
+        let v33 = T::select(v25, v31, v21);
+        let v34 = T::select(v25, v32, v22);
+        let v35 = v5 & v6;
+        let v36 = v0.is_nan();
+        let v37 = v2.is_nan();
+        let v38 = v36 | v37;
+        let v39 = v38 | v35;
+        let v40 = T::exact(f64::NAN);
+        let v41 = T::select(v39, v40, v33);
+        let v42 = T::select(v39, v40, v34);
+        (v41, v42)
+    }
+
+    /// `hull`, lowered.
+    #[inline(always)]
+    pub(crate) fn hull<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = y.0;
+        let v3 = y.1;
+        let v4 = v0.min(v2);
+        let v5 = v1.max(v3);
+        (v4, v5)
+    }
 }
 
 /// The operations lowered in f32.
@@ -359,5 +420,66 @@ pub(crate) mod f32_ops {
         let v12 = T::select(v10, v11, v4);
         let v13 = T::select(v10, v11, v5);
         (v12, v13)
+    }
+
+    /// `div`, lowered.
+    #[inline(always)]
+    pub(crate) fn div<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = y.0;
+        let v3 = y.1;
+        let v4 = T::exact(0.0);
+        let v5 = v2.greater_eq(v4);
+        let v6 = v3.less_eq(v4);
+        let v7 = v2.add(v4, Round::Nearest);
+        let v8 = v0.greater_eq(v4);
+        let v9 = v1.greater(v4);
+        let v10 = T::select(v8, v3, v7);
+        let v11 = T::select(v9, v7, v3);
+        let v12 = T::exact(f64::from_bits(0x8000000000000000));
+        let v13 = v3.equal(v4);
+        let v14 = T::select(v13, v12, v3);
+        let v15 = T::select(v9, v14, v2);
+        let v16 = T::select(v8, v2, v14);
+        let v17 = T::select(v5, v0, v1);
+        let v18 = T::select(v5, v10, v15);
+        let v19 = T::select(v5, v1, v0);
+        let v20 = T::select(v5, v11, v16);
+        let v21 = v17.div(v18, Round::Down);
+        let v22 = v19.div(v20, Round::Up);
+        let v23 = !v5;
+        let v24 = !v6;
+        let v25 = v23 & v24;
+        let v26 = v0.equal(v4);
+        let v27 = v1.equal(v4);
+        let v28 = v26 & v27;
+        let v29 = T::exact(f64::NEG_INFINITY);
+        let v30 = T::exact(f64::INFINITY);
+        let v31 = T::select(v28, v4, v29);
+        let v32 = T::select(v28, v4, v30);
+        let v33 = T::select(v25, v31, v21);
+        let v34 = T::select(v25, v32, v22);
+        let v35 = v5 & v6;
+        let v36 = v0.is_nan();
+        let v37 = v2.is_nan();
+        let v38 = v36 | v37;
+        let v39 = v38 | v35;
+        let v40 = T::exact(f64::NAN);
+        let v41 = T::select(v39, v40, v33);
+        let v42 = T::select(v39, v40, v34);
+        (v41, v42)
+    }
+
+    /// `hull`, lowered.
+    #[inline(always)]
+    pub(crate) fn hull<T: Ops>(x: (T, T), y: (T, T)) -> (T, T) {
+        let v0 = x.0;
+        let v1 = x.1;
+        let v2 = y.0;
+        let v3 = y.1;
+        let v4 = v0.min(v2);
+        let v5 = v1.max(v3);
+        (v4, v5)
     }
 }

@@ -11,8 +11,9 @@ use crate::scalar::Precision;
 
 /// The operations host-side and tape interpreters run: each one's name and the graph
 /// operation it is the lowering of (the tape's codes `NEG` to `MAX` in this order, then
-/// `intersect`, which Newton's step runs and no tape holds).
-pub(crate) const OPERATIONS: [(&str, Op); 10] = {
+/// `intersect`, which Newton's step runs and no tape holds, then `div` and `hull`, which the
+/// tapes' derivatives compose: `search::tape::Tape::gradient`).
+pub(crate) const OPERATIONS: [(&str, Op); 12] = {
     let (x, y) = (NodeId(0), NodeId(1));
     [
         ("neg", Op::Neg(x)),
@@ -25,6 +26,8 @@ pub(crate) const OPERATIONS: [(&str, Op); 10] = {
         ("min", Op::Min(x, y)),
         ("max", Op::Max(x, y)),
         ("intersect", Op::Intersect(x, y)),
+        ("div", Op::Div(x, y)),
+        ("hull", Op::Hull(x, y)),
     ]
 };
 

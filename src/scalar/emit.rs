@@ -82,6 +82,8 @@ pub(crate) trait Ops: Copy {
     fn sub(self, b: Self, r: Round) -> Self;
     /// `self * b`, rounded.
     fn mul(self, b: Self, r: Round) -> Self;
+    /// `self / b`, rounded.
+    fn div(self, b: Self, r: Round) -> Self;
     /// The square root, rounded.
     fn sqrt(self, r: Round) -> Self;
     /// `-self`.
@@ -147,6 +149,9 @@ impl Ops for f64 {
     fn mul(self, b: f64, r: Round) -> f64 {
         directed!(mul_f64(self, b; r))
     }
+    fn div(self, b: f64, r: Round) -> f64 {
+        directed!(div_f64(self, b; r))
+    }
     fn sqrt(self, r: Round) -> f64 {
         directed!(sqrt_f64(self; r))
     }
@@ -202,6 +207,9 @@ impl Ops for f32 {
     }
     fn mul(self, b: f32, r: Round) -> f32 {
         directed!(mul_f32(self, b; r))
+    }
+    fn div(self, b: f32, r: Round) -> f32 {
+        directed!(div_f32(self, b; r))
     }
     fn sqrt(self, r: Round) -> f32 {
         directed!(sqrt_f32(self; r))
@@ -390,6 +398,7 @@ fn rust_row(inst: &Inst) -> Option<String> {
         Inst::Add(a, b, r) => format!("let %v = {}.add({}, {});", v(a), v(b), rnd(r)),
         Inst::Sub(a, b, r) => format!("let %v = {}.sub({}, {});", v(a), v(b), rnd(r)),
         Inst::Mul(a, b, r) => format!("let %v = {}.mul({}, {});", v(a), v(b), rnd(r)),
+        Inst::Div(a, b, r) => format!("let %v = {}.div({}, {});", v(a), v(b), rnd(r)),
         Inst::Sqrt(a, r) => format!("let %v = {}.sqrt({});", v(a), rnd(r)),
         Inst::Neg(a) => format!("let %v = {}.neg();", v(a)),
         Inst::Min(a, b) => format!("let %v = {}.min({});", v(a), v(b)),
@@ -411,7 +420,6 @@ fn rust_row(inst: &Inst) -> Option<String> {
         Inst::Not(a) => format!("let %v = !{};", v(a)),
         Inst::Select(c, a, b) => format!("let %v = T::select({}, {}, {});", v(c), v(a), v(b)),
         Inst::Abs(..)
-        | Inst::Div(..)
         | Inst::Fma(..)
         | Inst::Point1(..)
         | Inst::Point2(..)

@@ -129,6 +129,18 @@ impl DepthMap {
 /// rounds, and their mean tape lengths.
 pub(crate) type Columns = (Vec<u32>, Vec<Round2>, Vec<TapeRound>);
 
+/// Each column's certified normal, row-major (see [`VoxelRenderer::render_with_normals`]).
+pub type Normals = Vec<Option<[f64; 3]>>;
+
+/// What an engine's voxel frame gives: the columns, and with normals each column's certified
+/// normal.
+pub(crate) type VoxelFrame = (Columns, Option<Normals>);
+
+/// A depth map, each column's certified normal (row-major; see
+/// [`VoxelRenderer::render_with_normals`]), and per level the tiles and their mean tape
+/// length.
+pub type MapWithNormals = (DepthMap, Normals, Vec<TapeRound>);
+
 /// An expression's tape over x, y and z, ready to classify voxel grids on a backend (on the
 /// GPU uploaded once, with the interpreter loaded).
 pub struct VoxelRenderer {
@@ -169,8 +181,38 @@ impl VoxelRenderer {
         &self.tape
     }
 
+    /// Whether the tapes' derivative rules cover every operation of the expression, so that
+    /// [`VoxelRenderer::render_with_normals`] can certify its normals: no function run by its
+    /// lowering (sin, division, ...; their partials are entire there). Else
+    /// [`VoxelRenderer::normals`] takes f's gradient program.
+    pub fn differentiates(&self) -> bool {
+        self.tape.extended() == 0
+    }
+
     /// One depth map of `opts` and, per level, the tiles and their mean tape length.
     pub fn render(&self, opts: &VoxelOptions) -> Result<(DepthMap, Vec<TapeRound>), Error> {
+        let (map, _, stats) = self.run(opts, false)?;
+        Ok((map, stats))
+    }
+
+    /// [`VoxelRenderer::render`] with each column's certified normal from the pruned tapes:
+    /// the gradient (forward differentiation, `tape::gradient`) of the tape that the filled
+    /// tile holding the column's top voxel ran, enclosed on that voxel. `Some(unit normal)`
+    /// (pointing to where f grows) where one partial keeps its sign on the voxel: every normal
+    /// of the surface in the voxel then lies in the enclosure's cone; None where the column is
+    /// empty or no normal is proven (every partial's enclosure holds 0, or a function run by
+    /// its lowering, which has no derivative rule, feeds it). On the renderer's backend, in
+    /// the same frame; the CPU and the GPU give the same bits.
+    pub fn render_with_normals(&self, opts: &VoxelOptions) -> Result<MapWithNormals, Error> {
+        let (map, normals, stats) = self.run(opts, true)?;
+        Ok((map, normals.expect("asked for"), stats))
+    }
+
+    fn run(
+        &self,
+        opts: &VoxelOptions,
+        normals: bool,
+    ) -> Result<(DepthMap, Option<Normals>, Vec<TapeRound>), Error> {
         opts.check()?;
         let o = opts;
         let plan = Plan::layered(
@@ -181,13 +223,13 @@ impl VoxelRenderer {
             &o.tiles,
             self.vars.len(),
         );
-        let (heights, rounds, stats) = match (&self.device, self.precision) {
-            (Some(d), _) => d.voxels(&plan)?,
+        let ((heights, rounds, stats), normals) = match (&self.device, self.precision) {
+            (Some(d), _) => d.voxels(&plan, normals)?,
             (None, Precision::F64) => {
-                super::on_pool(|| super::tape::cpu::voxels::<f64>(&self.tape, &plan))?
+                super::on_pool(|| super::tape::cpu::voxels::<f64>(&self.tape, &plan, normals))?
             }
             (None, Precision::F32) => {
-                super::on_pool(|| super::tape::cpu::voxels::<f32>(&self.tape, &plan))?
+                super::on_pool(|| super::tape::cpu::voxels::<f32>(&self.tape, &plan, normals))?
             }
         };
         let map = DepthMap {
@@ -197,7 +239,7 @@ impl VoxelRenderer {
             heights,
             rounds,
         };
-        Ok((map, stats))
+        Ok((map, normals, stats))
     }
 }
 
@@ -448,7 +490,41 @@ mod tests {
             crate::Evaluator::new(&g, Precision::F64, crate::BackendChoice::Cpu).unwrap();
         let r = VoxelRenderer::new(&expr, Precision::F64, TapeBackend::Cpu).unwrap();
         let (map, _) = r.render(&opts).unwrap();
-        let normals = r.normals(&gradient, &map, &opts).unwrap();
+        // From f's gradient program and from the pruned tapes in the frame: both certified,
+        // both in the cones (the same heights).
+        let by_program = r.normals(&gradient, &map, &opts).unwrap();
+        let (again, by_tapes, _) = r.render_with_normals(&opts).unwrap();
+        assert_eq!(again.heights, map.heights);
+        for normals in [by_program, by_tapes] {
+            check_ball_normals(&map, &normals);
+        }
+        // A ball inside the voxel at the origin's corner: the gradient's enclosure holds 0.
+        let tiny = Expression::parse("x*x + y*y + z*z - 1e-6").unwrap();
+        let (g, _) = tiny.gradient().unwrap();
+        let gradient =
+            crate::Evaluator::new(&g, Precision::F64, crate::BackendChoice::Cpu).unwrap();
+        let r = VoxelRenderer::new(&tiny, Precision::F64, TapeBackend::Cpu).unwrap();
+        let (map, _) = r.render(&opts).unwrap();
+        let by_program = r.normals(&gradient, &map, &opts).unwrap();
+        let (_, by_tapes, _) = r.render_with_normals(&opts).unwrap();
+        let filled: Vec<usize> = (0..map.heights.len())
+            .filter(|&p| map.heights[p] > 0)
+            .collect();
+        assert_eq!(filled.len(), 4, "the four columns around the origin");
+        for normals in [by_program, by_tapes] {
+            assert!(filled.iter().all(|&p| normals[p].is_none()), "{normals:?}");
+        }
+        // A function run by its lowering has no derivative rule: no normal from the tapes.
+        let waves = Expression::parse("z - 0.1*sin(4*x)").unwrap();
+        let r = VoxelRenderer::new(&waves, Precision::F64, TapeBackend::Cpu).unwrap();
+        assert!(!r.differentiates());
+        let (map, normals, _) = r.render_with_normals(&opts).unwrap();
+        assert!(map.heights.iter().all(|&h| h > 0) && normals.iter().all(Option::is_none));
+    }
+
+    /// [`normals_of_a_ball_lie_in_their_voxels_cones`]'s check of one set of normals of the
+    /// ball `|p|² <= 0.6` on 32³ voxels over [-1, 1]³.
+    fn check_ball_normals(map: &DepthMap, normals: &[Option<[f64; 3]>]) {
         let unit = |v: [f64; 3]| {
             let l = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
             v.map(|t| t / l)
@@ -492,19 +568,6 @@ mod tests {
             }
         }
         assert!(checked > 150, "{checked} columns checked");
-        // A ball inside the voxel at the origin's corner: the gradient's enclosure holds 0.
-        let tiny = Expression::parse("x*x + y*y + z*z - 1e-6").unwrap();
-        let (g, _) = tiny.gradient().unwrap();
-        let gradient =
-            crate::Evaluator::new(&g, Precision::F64, crate::BackendChoice::Cpu).unwrap();
-        let r = VoxelRenderer::new(&tiny, Precision::F64, TapeBackend::Cpu).unwrap();
-        let (map, _) = r.render(&opts).unwrap();
-        let normals = r.normals(&gradient, &map, &opts).unwrap();
-        let filled: Vec<usize> = (0..map.heights.len())
-            .filter(|&p| map.heights[p] > 0)
-            .collect();
-        assert_eq!(filled.len(), 4, "the four columns around the origin");
-        assert!(filled.iter().all(|&p| normals[p].is_none()), "{normals:?}");
     }
 
     #[test]

@@ -1155,7 +1155,8 @@ fn mesh_on_the_gpu_equals_the_cpu() {
 /// exactly), the colonnade, functions run by their lowering, and regions of every class
 /// (huge, the largest floats, subnormal), frame after frame on one renderer (sizes and plans
 /// that shrink and grow, each frame twice: the second takes the first's sizes as capacities);
-/// and the certified normals from the gradient on each backend, the same bits.
+/// and the certified normals, from the pruned tapes in the frame and from the gradient's
+/// program on each backend, the same bits.
 #[test]
 #[cfg_attr(
     not(feature = "gpu-tests"),
@@ -1226,6 +1227,24 @@ fn voxel_depth_maps_on_the_gpu_equal_the_cpu() {
                     assert_eq!(a.rounds, b.rounds, "{what}");
                     assert_eq!(sa, sb, "{what}: tape lengths");
                 }
+                // Normals from the pruned tapes in the frame (twice: with the buffers kept):
+                // the CPU's bits.
+                let bits = |v: &[Option<[f64; 3]>]| -> Vec<Option<[u64; 3]>> {
+                    v.iter().map(|n| n.map(|n| n.map(f64::to_bits))).collect()
+                };
+                let (ma, na, _) = cpu.render_with_normals(o).unwrap();
+                for again in 0..2 {
+                    let (mb, nb, _) = gpu.render_with_normals(o).unwrap();
+                    assert!(
+                        ma.heights == mb.heights,
+                        "{name} {p:?}: heights with normals"
+                    );
+                    assert!(
+                        bits(&na) == bits(&nb),
+                        "{name} {p:?} {:?} frame {again}: pruned normals differ",
+                        o.tiles
+                    );
+                }
                 // Normals from the gradient's program on each backend: the same bits where the
                 // expression calls no point function (not the sin/cos model).
                 if !text.contains("sin") {
@@ -1233,9 +1252,6 @@ fn voxel_depth_maps_on_the_gpu_equal_the_cpu() {
                     let on = |b| Evaluator::new(&g, p, b).unwrap();
                     let na = cpu.normals(&on(BackendChoice::Cpu), &a, o).unwrap();
                     let nb = gpu.normals(&on(BackendChoice::Gpu), &a, o).unwrap();
-                    let bits = |v: &[Option<[f64; 3]>]| -> Vec<Option<[u64; 3]>> {
-                        v.iter().map(|n| n.map(|n| n.map(f64::to_bits))).collect()
-                    };
                     assert!(
                         bits(&na) == bits(&nb),
                         "{name} {p:?} {:?}: normals differ",

@@ -169,14 +169,18 @@ enum Marks {
     Heights(Vec<u32>),
 }
 
-/// What each level of a search marked, the rounds, and their mean tape lengths.
-type Levels = (Vec<Marks>, Vec<Round2>, Vec<TapeRound>);
+/// What each level of a search marked, the rounds, their mean tape lengths, and where asked
+/// (3-D) the filled tiles of each level with the tape they ran.
+type Levels = (Vec<Marks>, Vec<Round2>, Vec<TapeRound>, Vec<Filled>);
+
+/// A level's filled tiles that share a tape: the level, the tape, the tiles.
+type Filled = (usize, Arc<Tape>, Vec<At>);
 
 pub(super) fn render<T: Bound>(
     tape: &Tape,
     plan: &Plan,
 ) -> Result<(Rendered, Vec<TapeRound>), Error> {
-    let (marks, rounds, stats) = search::<T>(tape, plan)?;
+    let (marks, rounds, stats, _) = search::<T>(tape, plan, false)?;
     let classes: Vec<Vec<u8>> = marks
         .into_iter()
         .map(|m| match m {
@@ -194,12 +198,14 @@ pub(super) fn render<T: Bound>(
 }
 
 /// The voxel search of a 3-D plan ([`crate::search::voxels`]): each column's height, the
-/// rounds and their mean tape lengths.
+/// rounds and their mean tape lengths; with `normals`, each column's certified normal from
+/// the gradient of the tape its top voxel's tile ran (see [`voxel_normals`]).
 pub(crate) fn voxels<T: Bound>(
     tape: &Tape,
     plan: &Plan,
-) -> Result<crate::search::voxels::Columns, Error> {
-    let (marks, rounds, stats) = search::<T>(tape, plan)?;
+    normals: bool,
+) -> Result<crate::search::voxels::VoxelFrame, Error> {
+    let (marks, rounds, stats, filled) = search::<T>(tape, plan, normals)?;
     let (w, h) = (plan.width as usize, plan.height as usize);
     let mut heights = crate::search::filled(w * h, 0u32, "the depth map")?;
     for (g, m) in plan.levels.iter().zip(&marks) {
@@ -214,12 +220,56 @@ pub(crate) fn voxels<T: Bound>(
             }
         }
     }
-    Ok((heights, rounds, stats))
+    let normals = normals.then(|| voxel_normals::<T>(plan, &heights, &filled));
+    Ok(((heights, rounds, stats), normals))
+}
+
+/// Each column's certified normal: the gradient ([`Tape::gradient`]) of the tape of the
+/// filled tile that holds the column's top voxel, on that voxel's box. (One evaluated filled
+/// tile holds it: a filled tile is not split, and tiles of a level are disjoint.)
+fn voxel_normals<T: Bound>(
+    plan: &Plan,
+    heights: &[u32],
+    filled: &[Filled],
+) -> Vec<Option<[f64; 3]>> {
+    let z = plan.z.expect("a 3-D plan");
+    let (w, h) = (plan.width, plan.height);
+    let found: Vec<Vec<(usize, Option<[f64; 3]>)>> = filled
+        .par_iter()
+        .map(|(l, tape, tiles)| {
+            let s = plan.levels[*l].tile;
+            let mut out = Vec::new();
+            for &(r, c, lz) in tiles {
+                let top = z.depth - lz * s;
+                for i in r * s..((r + 1) * s).min(h) {
+                    for j in c * s..((c + 1) * s).min(w) {
+                        let p = (i * w + j) as usize;
+                        if heights[p] != top {
+                            continue;
+                        }
+                        let [xl, xh, yl, yh] = plan.axes.tile_box(i, i + 1, j, j + 1);
+                        let [zl, zh] = z.layer_box(lz * s, lz * s + 1);
+                        let b = [(xl, xh), (yl, yh), (zl, zh)]
+                            .map(|(lo, hi)| (T::lo_of(lo), T::hi_of(hi)));
+                        let d = tape.gradient::<T>(&b);
+                        let partials = [1, 2, 3].map(|k| [d[k].0.to_f64(), d[k].1.to_f64()]);
+                        out.push((p, super::gradient::certified_normal(partials)));
+                    }
+                }
+            }
+            out
+        })
+        .collect();
+    let mut normals = vec![None; heights.len()];
+    for (p, n) in found.into_iter().flatten() {
+        normals[p] = n;
+    }
+    normals
 }
 
 /// The rounds of a tape search over the plan's levels (2-D or 3-D): what each level marked,
 /// the rounds and their mean tape lengths.
-fn search<T: Bound>(tape: &Tape, plan: &Plan) -> Result<Levels, Error> {
+fn search<T: Bound>(tape: &Tape, plan: &Plan, keep_filled: bool) -> Result<Levels, Error> {
     let levels = &plan.levels;
     let first = &levels[0];
     let root: Vec<At> = (0..first.rows)
@@ -229,6 +279,7 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan) -> Result<Levels, Error> {
     let mut marks = Vec::with_capacity(levels.len());
     let mut rounds = Vec::with_capacity(levels.len());
     let mut stats = Vec::with_capacity(levels.len());
+    let mut filled: Vec<Filled> = Vec::new();
     for (l, grid) in levels.iter().enumerate() {
         let next_grid = levels.get(l + 1);
         let last_but_one = l + 2 == levels.len();
@@ -309,6 +360,7 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan) -> Result<Levels, Error> {
         let top = |z: u32| plan.z.map_or(0, |a| a.depth - z * grid.tile);
         for ((tape, tiles), (found, _)) in groups.iter().zip(&found) {
             length += tape.len() * tiles.len();
+            let mut kept = Vec::new();
             for (&(r, c, z), &class) in tiles.iter().zip(found) {
                 let at = (r * grid.cols + c) as usize;
                 match &mut level {
@@ -316,6 +368,9 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan) -> Result<Levels, Error> {
                     Marks::Heights(level) => {
                         if class == INSIDE || (class == BOUNDARY && next_grid.is_none()) {
                             level[at] = level[at].max(top(z));
+                            if keep_filled {
+                                kept.push((r, c, z));
+                            }
                         }
                     }
                 }
@@ -325,6 +380,9 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan) -> Result<Levels, Error> {
                     OUTSIDE => round.outside += 1,
                     _ => round.boundary += 1,
                 }
+            }
+            if !kept.is_empty() {
+                filled.push((l, tape.clone(), kept));
             }
         }
         // Each boundary tile's children, with its pruned tape; in 3-D none for a tile below a
@@ -363,5 +421,5 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan) -> Result<Levels, Error> {
         marks.push(level);
         groups = next;
     }
-    Ok((marks, rounds, stats))
+    Ok((marks, rounds, stats, filled))
 }

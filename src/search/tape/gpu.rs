@@ -30,6 +30,7 @@ use cudarc::driver::{
 use crate::gpu::{self, Context, GpuError};
 use crate::search::render::{self, UNSET};
 use crate::search::tape::{code, Bound, Tape, TapeRound};
+use crate::search::voxels::VoxelFrame;
 use crate::search::{Plan, Round2};
 use crate::Precision;
 
@@ -39,6 +40,7 @@ struct Kernels {
     root_prune: CudaFunction,
     prune_warp: CudaFunction,
     heights: CudaFunction,
+    normals: CudaFunction,
 }
 
 /// The CUDA C source of the interpreter for precision `p`, `nslots` slots per thread and
@@ -196,6 +198,7 @@ fn kernels(
                 "ivjit_tape_root_prune",
                 "ivjit_tape_prune_warp",
                 "ivjit_tape_heights",
+                "ivjit_tape_normals",
             ],
         },
     )?;
@@ -205,6 +208,7 @@ fn kernels(
         root_prune: k[2].clone(),
         prune_warp: k[3].clone(),
         heights: k[4].clone(),
+        normals: k[5].clone(),
     }))
 }
 
@@ -236,10 +240,10 @@ impl DeviceTape {
 
     /// The voxel search of a 3-D plan: each column's height, the rounds and their mean tape
     /// lengths (one device: a voxel frame is not split).
-    pub(crate) fn voxels(&self, plan: &Plan) -> Result<crate::search::voxels::Columns, GpuError> {
+    pub(crate) fn voxels(&self, plan: &Plan, normals: bool) -> Result<VoxelFrame, GpuError> {
         match self {
-            DeviceTape::F64(d) => d.first.voxels(plan),
-            DeviceTape::F32(d) => d.first.voxels(plan),
+            DeviceTape::F64(d) => d.first.voxels(plan, normals),
+            DeviceTape::F32(d) => d.first.voxels(plan, normals),
         }
     }
 
@@ -455,6 +459,10 @@ struct Kept {
     /// A 3-D frame's column heights, level by level, and its depth map.
     heights: Option<CudaSlice<u32>>,
     depth_map: Option<CudaSlice<u32>>,
+    /// Whether the next 3-D frame computes normals, and where their partials go (six
+    /// bounds per column).
+    normals: bool,
+    partials: Option<CudaSlice<f64>>,
     /// The first level's work items, for the level grid, tape length and part they were made
     /// for.
     first: Option<(FirstKey, CudaSlice<u32>)>,
@@ -512,6 +520,8 @@ struct LevelKept {
     next_pool: Option<CudaSlice<u64>>,
     next_args: Option<CudaSlice<u32>>,
     next_work: Option<CudaSlice<u32>>,
+    /// A 3-D frame with normals: each work item's class.
+    item_cls: Option<CudaSlice<u8>>,
 }
 
 impl Kept {
@@ -521,6 +531,8 @@ impl Kept {
             classes: None,
             heights: None,
             depth_map: None,
+            normals: false,
+            partials: None,
             first: None,
             levels: Vec::new(),
             image: Default::default(),
@@ -711,6 +723,7 @@ where
         bufs: &mut LevelBuffers,
         cls: &mut cudarc::driver::CudaViewMut<'_, u8>,
         heights: &mut cudarc::driver::CudaViewMut<'_, u32>,
+        item_cls: Option<&mut CudaSlice<u8>>,
         n_dev: Option<&CudaSlice<u32>>,
     ) -> Result<(), GpuError> {
         let kcap = lv.kcap;
@@ -761,6 +774,10 @@ where
             .arg(&dd)
             .arg(&depth)
             .arg(heights);
+        match item_cls {
+            Some(c) => b.arg(c),
+            None => b.arg(&null),
+        };
         b.arg(cls)
             .arg(&g.cols)
             .arg(&mut bufs.boundary)
@@ -876,8 +893,9 @@ where
 
     /// A 3-D frame (see [`crate::search::voxels`]): the columns' heights, the rounds and
     /// their mean tape lengths.
-    fn voxels(&self, plan: &Plan) -> Result<crate::search::voxels::Columns, GpuError> {
+    fn voxels(&self, plan: &Plan, normals: bool) -> Result<VoxelFrame, GpuError> {
         self.with_kept(|kept| {
+            kept.normals = normals;
             let counted = self.frame(plan, Part::WHOLE, kept)?;
             let map = kept
                 .depth_map
@@ -888,9 +906,84 @@ where
                 .stream
                 .clone_dtoh(&map.slice(0..n))
                 .during("reading the depth map")?;
+            let normals = match normals {
+                false => None,
+                true => {
+                    let partials = kept.partials.as_ref().expect("queued with the frame");
+                    let partials = kept
+                        .stream
+                        .clone_dtoh(&partials.slice(0..6 * n))
+                        .during("reading the normals")?;
+                    Some(normals_of(&heights, &partials))
+                }
+            };
             let (rounds, stats) = rounds_of(plan, &counted);
-            Ok((heights, rounds, stats))
+            Ok(((heights, rounds, stats), normals))
         })
+    }
+
+    /// Queues `ivjit_tape_normals` on every level of the 3-D frame just searched (its work
+    /// items, tapes and item classes kept), into `kept.partials`.
+    fn queue_normals(
+        &self,
+        stream: &Arc<CudaStream>,
+        plan: &Plan,
+        needed: &[Cap],
+        kept: &mut Kept,
+    ) -> Result<(), GpuError> {
+        let n_cols = plan.width as usize * plan.height as usize;
+        kernels::grow(stream, &mut kept.partials, 6 * n_cols)?;
+        let (z1, wz_lo, wz_hi, dd, depth) = z_args(plan);
+        let null = 0u64;
+        let levels = &plan.levels;
+        for (l, g) in levels.iter().enumerate() {
+            let n = needed[l].n;
+            if n == 0 {
+                continue;
+            }
+            let (work, pool, n_dev) = if l == 0 {
+                let w = &kept.first.as_ref().expect("the first level's items").1;
+                (w, &self.pool, None)
+            } else {
+                let prev = &kept.levels[l - 1];
+                let w = prev.next_work.as_ref().expect("the level's items");
+                let p = prev.next_pool.as_ref().expect("the level's tapes");
+                (w, p, prev.counts.as_ref())
+            };
+            let item_cls = kept.levels[l]
+                .item_cls
+                .as_ref()
+                .expect("classes with normals");
+            let map = kept.depth_map.as_ref().expect("composed");
+            let partials = kept.partials.as_mut().expect("grown");
+            let (n32, last) = (n as u32, (l + 1 == levels.len()) as i32);
+            let n_view = n_dev.map(|c| c.slice(7..8));
+            let mut b = stream.launch_builder(&self.k.normals);
+            b.arg(&n32);
+            match &n_view {
+                Some(v) => b.arg(v),
+                None => b.arg(&null),
+            };
+            b.arg(work)
+                .arg(pool)
+                .arg(&self.consts)
+                .arg(item_cls)
+                .arg(&last);
+            let a = plan.axes;
+            kernels::push_grid(&mut b, &a, &g.tile, plan);
+            b.arg(&z1)
+                .arg(&wz_lo)
+                .arg(&wz_hi)
+                .arg(&dd)
+                .arg(&depth)
+                .arg(map)
+                .arg(partials);
+            // SAFETY: matches ivjit_tape_normals; `work` holds the level's n items (the first
+            // *n_dev written), their tapes in `pool`, `item_cls` n classes, `map` and
+            // `partials` a column (six bounds) per pixel.
+            unsafe { b.launch(spread(n, 128)) }.during("launching the normals")?;
+        }
+        Ok(())
     }
 
     /// Queues the depth map of a 3-D frame: per column the most of its levels' heights
@@ -1107,6 +1200,12 @@ where
             let clear = "clearing the tape render's counters";
             stream.memset_zeros(&mut bufs.counts).during(clear)?;
             stream.memset_zeros(&mut bufs.length).during(clear)?;
+            // With normals, each item's class (every item's written before it is read).
+            let with_normals = layered && kept.normals;
+            let mut item_cls = match with_normals {
+                true => Some(kernels::room(&stream, lk.item_cls, n.max(1), alloc)?),
+                false => lk.item_cls,
+            };
             let (pool, args) = match &input {
                 Some((p, a)) => (p, a),
                 None => (&self.pool, &self.args),
@@ -1131,7 +1230,10 @@ where
                 } else {
                     None
                 };
-                self.eval_level(&stream, plan, &level, &mut bufs, &mut cls, &mut hs, n_dev)?;
+                let ic = item_cls.as_mut().filter(|_| with_normals);
+                self.eval_level(
+                    &stream, plan, &level, &mut bufs, &mut cls, &mut hs, ic, n_dev,
+                )?;
             }
             profile.mark(&stream, format!("eval {}", g.tile))?;
             let nb = match caps {
@@ -1152,6 +1254,7 @@ where
                 next_pool: lk.next_pool,
                 next_args: lk.next_args,
                 next_work: lk.next_work,
+                item_cls,
                 ..LevelKept::default()
             };
             let pruned = match next {
@@ -1216,6 +1319,9 @@ where
         let (compose, image) = (&self.compose, &mut kept.image);
         if layered {
             self.compose_heights(&stream, plan, &heights, &offsets, &mut kept.depth_map)?;
+            if kept.normals {
+                self.queue_normals(&stream, plan, &needed, kept)?;
+            }
         } else if part == Part::WHOLE {
             render::gpu::compose_queued(&stream, compose, plan, &classes, &offsets, image)?;
         } else {
@@ -1256,6 +1362,21 @@ where
         }
         Ok(())
     }
+}
+
+/// Each filled column's certified normal from the six bounds of its partials.
+fn normals_of(heights: &[u32], partials: &[f64]) -> Vec<Option<[f64; 3]>> {
+    heights
+        .iter()
+        .enumerate()
+        .map(|(p, &h)| {
+            let b = &partials[6 * p..6 * p + 6];
+            let bounds = [[b[0], b[1]], [b[2], b[3]], [b[4], b[5]]];
+            (h > 0)
+                .then(|| super::gradient::certified_normal(bounds))
+                .flatten()
+        })
+        .collect()
 }
 
 /// The rounds and mean tape lengths of a frame of `plan` from each level's counters.

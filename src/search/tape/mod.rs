@@ -48,6 +48,7 @@ use crate::cpu::eval::Chunk;
 
 pub(crate) mod cpu;
 pub(crate) mod gpu;
+pub(crate) mod gradient;
 pub(crate) mod sampled;
 
 use crate::interval::Interval;
@@ -74,6 +75,10 @@ pub(crate) mod code {
     /// The generated operation after MAX: not a tape instruction (no tape is built with it),
     /// Newton's intersection of K(X) with X; numbered on so that the operations' test covers it.
     pub(crate) const INTERSECT: u16 = 12;
+    /// The generated operations after it, not tape instructions either: the interval
+    /// quotient and hull that a tape's derivatives compose ([`super::Tape::gradient`]).
+    pub(crate) const DIV: u16 = 13;
+    pub(crate) const HULL: u16 = 14;
     /// The first operation run by its lowering ([`super::Extended`]): `EXT + k` is the k-th of
     /// the tape's table, up to the low byte's 255.
     pub(crate) const EXT: u16 = 16;
@@ -921,6 +926,8 @@ macro_rules! apply {
             code::ABS => o::abs($a),
             code::MIN => o::min($a, $b),
             code::INTERSECT => o::intersect($a, $b),
+            code::DIV => o::div($a, $b),
+            code::HULL => o::hull($a, $b),
             _ => o::max($a, $b),
         }
     }};
@@ -968,6 +975,8 @@ macro_rules! apply_lanes {
             code::ABS => each!(|x, _y| o::abs(x)),
             code::MIN => each!(|x, y| o::min(x, y)),
             code::INTERSECT => each!(|x, y| o::intersect(x, y)),
+            code::DIV => each!(|x, y| o::div(x, y)),
+            code::HULL => each!(|x, y| o::hull(x, y)),
             _ => each!(|x, y| o::max(x, y)),
         }
     }};
@@ -1011,6 +1020,8 @@ macro_rules! apply_vectors {
             code::ABS => each!(|x, _y| o::abs(x)),
             code::MIN => each!(|x, y| o::min(x, y)),
             code::INTERSECT => each!(|x, y| o::intersect(x, y)),
+            code::DIV => each!(|x, y| o::div(x, y)),
+            code::HULL => each!(|x, y| o::hull(x, y)),
             _ => each!(|x, y| o::max(x, y)),
         }
         whole
@@ -1321,7 +1332,7 @@ mod tests {
                     |x: T, y: T| bits(x) == bits(y) || (x.to_f64().is_nan() && y.to_f64().is_nan());
                 eq(a.0, b.0) && eq(a.1, b.1)
             };
-            for code in code::NEG..=code::INTERSECT {
+            for code in code::NEG..=code::HULL {
                 for out_at in [2 * n, 0] {
                     // Slots: the first operands at 0, the second ones at n, the results at
                     // `out_at` (0: over the first operands).

@@ -96,6 +96,7 @@ extern "C" __global__ void ivjit_tape_eval(
     double x0, double y1, double wx_lo, double wx_hi, double wy_lo, double wy_hi,
     double w, double h, u32 tile, u32 width, u32 height,
     double z1, double wz_lo, double wz_hi, double dd, u32 depth, u32* heights,
+    unsigned char* item_cls,
     unsigned char* cls, u32 cols, u32* boundary, u32* counts, unsigned long long* length,
     u32 stage, const u32* n_dev, u32 kcap)
 {
@@ -152,6 +153,7 @@ extern "C" __global__ void ivjit_tape_eval(
             c = v.lo > (T)0 ? 0 : (v.hi < (T)0 ? 1 : 2);
             mark(c, record, r, q, lz, tile, cols, depth, cls, heights);
             if (record) n_choices[t] = k;
+            if (item_cls) item_cls[t] = c;
         }
         // One atomic per warp and class, and for the instructions run; a warp's boundary
         // tiles appended together, in order (neighbours share a tape, which the pruning's
@@ -574,6 +576,7 @@ extern "C" __global__ void ivjit_tape_root_eval(
     double x0, double y1, double wx_lo, double wx_hi, double wy_lo, double wy_hi,
     double w, double h, u32 tile, u32 width, u32 height,
     double z1, double wz_lo, double wz_hi, double dd, u32 depth, u32* heights,
+    unsigned char* item_cls,
     unsigned char* cls, u32 cols, u32* boundary, u32* counts, unsigned long long* length)
 {
     extern __shared__ unsigned char shared_bytes[];
@@ -604,6 +607,7 @@ extern "C" __global__ void ivjit_tape_root_eval(
         Iv v = val[len - 1];
         unsigned char c = v.lo > (T)0 ? 0 : (v.hi < (T)0 ? 1 : 2);
         mark(c, record, r, q, lz, tile, cols, depth, cls, heights);
+        if (item_cls) item_cls[t] = c;
         atomicAdd(&counts[1 + c], 1);
         atomicAdd(length, (unsigned long long)len);
         if (record) n_choices[t] = total_choices;
@@ -744,4 +748,119 @@ extern "C" __global__ void ivjit_tape_heights(const u32* hs, const u32* levels, 
         m = max(m, hs[off + (size_t)(i / s) * cols + j / s]);
     }
     out[p] = m;
+}
+
+// A value and its partials along variables 0, 1 and 2 (src/search/tape/gradient.rs).
+struct Dual { Iv v[4]; };
+
+// The tape's value and gradient on one box by forward differentiation: the rules of
+// src/search/tape/gradient.rs, each composed of the generated operations (the same bits as
+// the CPU's Tape::gradient).
+__device__ Dual tape_gradient(const unsigned long long* tp, u32 len, const T* consts, Iv x,
+                              Iv y, Iv z)
+{
+    Dual s[NSLOTS];
+    const Iv zero = { (T)0, (T)0 }, one = { (T)1, (T)1 };
+    const T inf = (T)__int_as_float(0x7f800000);
+    const Iv entire = { -inf, inf };
+    for (u32 i = 0; i < len; i++) {
+        unsigned long long ins = tp[i];
+        u32 op = (u32)(ins & 0xffff), o = (u32)((ins >> 16) & 0xffff);
+        u32 ia = (u32)((ins >> 32) & 0xffff), ib = (u32)(ins >> 48);
+        u32 kind = op & 0xff;
+        Dual r;
+        if (kind == OP_CONST) {
+            r.v[0].lo = consts[2 * ia]; r.v[0].hi = consts[2 * ia + 1];
+            for (int k = 1; k < 4; k++) r.v[k] = zero;
+        } else if (kind == OP_VAR) {
+            r.v[0] = ia == 0 ? x : (ia == 1 ? y : z);
+            for (int k = 1; k < 4; k++) r.v[k] = (u32)k == 1 + ia ? one : zero;
+        } else {
+            Dual a = s[ia], b = s[ib];
+#if EXTENDED > 0
+            if (kind >= OP_EXT) {
+                r.v[0] = op_ext(kind, a.v[0], b.v[0]);
+                for (int k = 1; k < 4; k++) r.v[k] = entire;
+            } else
+#endif
+            switch (kind) {
+            case OP_NEG: for (int k = 0; k < 4; k++) r.v[k] = op_neg(a.v[k]); break;
+            case OP_ADD: for (int k = 0; k < 4; k++) r.v[k] = op_add(a.v[k], b.v[k]); break;
+            case OP_SUB: for (int k = 0; k < 4; k++) r.v[k] = op_sub(a.v[k], b.v[k]); break;
+            case OP_MUL:
+                r.v[0] = op_mul(a.v[0], b.v[0]);
+                for (int k = 1; k < 4; k++)
+                    r.v[k] = op_add(op_mul(a.v[0], b.v[k]), op_mul(b.v[0], a.v[k]));
+                break;
+            case OP_SQR: {
+                Iv twice = op_add(a.v[0], a.v[0]);
+                r.v[0] = op_sqr(a.v[0]);
+                for (int k = 1; k < 4; k++) r.v[k] = op_mul(twice, a.v[k]);
+                break;
+            }
+            case OP_SQRT: {
+                Iv q = op_sqrt(a.v[0]);
+                Iv twice = op_add(q, q);
+                r.v[0] = q;
+                for (int k = 1; k < 4; k++) r.v[k] = op_div(a.v[k], twice);
+                break;
+            }
+            case OP_ABS:
+                r.v[0] = op_abs(a.v[0]);
+                for (int k = 1; k < 4; k++) {
+                    Iv minus = op_neg(a.v[k]);
+                    r.v[k] = a.v[0].lo > (T)0 ? a.v[k]
+                             : (a.v[0].hi < (T)0 ? minus : op_hull(a.v[k], minus));
+                }
+                break;
+            default: {
+                // min / max: the deciding side's partials (step's test), else the hull.
+                unsigned char ch = 0;
+                r.v[0] = step(op, a.v[0], b.v[0], &ch);
+                for (int k = 1; k < 4; k++)
+                    r.v[k] = ch == 1 ? a.v[k] : (ch == 2 ? b.v[k] : op_hull(a.v[k], b.v[k]));
+            }
+            }
+        }
+        s[o] = r;
+    }
+    return s[OUT_SLOT];
+}
+
+// Certified normals' enclosures (src/search/voxels.rs, render_with_normals): for each filled
+// tile of a level (item_cls: 1, or 2 at the last level) and each column of its footprint
+// whose height in the depth map is the tile's top, the tape's gradient on the column's top
+// voxel; its three partials' bounds into partials[6 p ..] (p the column).
+extern "C" __global__ void ivjit_tape_normals(
+    u32 n, const u32* n_dev, const u32* work, const unsigned long long* pool, const T* consts,
+    const unsigned char* item_cls, int last,
+    double x0, double y1, double wx_lo, double wx_hi, double wy_lo, double wy_hi,
+    double w, double h, u32 tile, u32 width, u32 height,
+    double z1, double wz_lo, double wz_hi, double dd, u32 depth,
+    const u32* map, double* partials)
+{
+    u32 m = n_dev ? min(*n_dev, n) : n;
+    for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < m; t += gridDim.x * blockDim.x) {
+        u32 rw = work[4 * t];
+        if (rw == 0xffffffffu) continue;
+        unsigned char c = item_cls[t];
+        if (!(c == 1 || (c == 2 && last))) continue;
+        u32 r = row_of(rw, depth), lz = layer_of(rw, depth), q = work[4 * t + 1];
+        u32 off = work[4 * t + 2], len = work[4 * t + 3];
+        u32 top = depth - lz * tile;
+        for (u32 i = r * tile; i < min((r + 1) * tile, height); i++) {
+            for (u32 j = q * tile; j < min((q + 1) * tile, width); j++) {
+                size_t p = (size_t)i * width + j;
+                if (map[p] != top) continue;
+                Iv x, y;
+                tile_box(i, j, 1, width, height, x0, y1, wx_lo, wx_hi, wy_lo, wy_hi, w, h, &x, &y);
+                Iv z = layer_box(lz * tile, 1, depth, z1, wz_lo, wz_hi, dd);
+                Dual d = tape_gradient(pool + off, len, consts, x, y, z);
+                for (int k = 0; k < 3; k++) {
+                    partials[6 * p + 2 * k] = d.v[1 + k].lo;
+                    partials[6 * p + 2 * k + 1] = d.v[1 + k].hi;
+                }
+            }
+        }
+    }
 }

@@ -1,0 +1,239 @@
+//! A tape's gradient by forward differentiation: each slot carries its value and its three
+//! partial derivatives along the tape's variables, every derivative rule composed of the
+//! generated operations (`crate::lower::interpreted`: `mul`, `add`, `div`, `hull`, ...), so the
+//! CPU here and the GPU's `ivjit_tape_normals` (`tape.cu`) run the same rules with the same
+//! bits. A pruned tape's gradient on a box inside its tile is the gradient of f there: the
+//! `min`/`max` it dropped are decided on the whole tile (f equals the kept side on it).
+//!
+//! The rules, with `da` the partials of `a`:
+//! - constant 0; variable k the unit vector e_k;
+//! - `-a`: `-da`; `a ± b`: `da ± db`; `a b`: `a db + b da`; `a²`: `(a + a) da`;
+//! - `sqrt a`: `da / (s + s)`, `s = sqrt a` (a quotient by an interval holding 0 is entire);
+//! - `|a|`: `da` where `a > 0`, `-da` where `a < 0`, else `hull(da, -da)` (the generalized
+//!   gradient of |.| at 0 is [-1, 1] da);
+//! - `min`/`max`: the deciding side's partials where one side decides it on the box (the
+//!   tape's own test, `tape/mod.rs` `choices`), else the hull of both (generalized gradient);
+//! - an operation run by its lowering (codes [`code::EXT`] on): entire partials (no rule: a
+//!   normal through it is never certified).
+//!
+//! Each rule encloses the partials of the operation at every point of the box where it is
+//! differentiable and its generalized gradient where it is not (|.|, min, max), so the result
+//! encloses every gradient of f on the box.
+
+use super::{code, decode, Bound, Iv, Tape, TapeBox, OUT};
+
+/// A value and its partials along variables 0, 1 and 2.
+pub(crate) type Dual<T> = [Iv<T>; 4];
+
+impl Tape {
+    /// f's enclosure and its three partials' on `vars` (see the module documentation): index 0
+    /// the value, 1 + k the partial along variable k. Runs the instructions on slots, so a
+    /// tape without its SSA operands (a last level's) works too.
+    pub(crate) fn gradient<T: Bound>(&self, vars: &TapeBox<T>) -> Dual<T> {
+        let zero = (T::exact(0.0), T::exact(0.0));
+        let one = (T::exact(1.0), T::exact(1.0));
+        let entire = (T::exact(f64::NEG_INFINITY), T::exact(f64::INFINITY));
+        let mut slots: Vec<Dual<T>> = vec![[zero; 4]; self.slots().max(1)];
+        let op2 = |c: u16, a: Iv<T>, b: Iv<T>| T::apply(c, a, b);
+        for &inst in &self.insts {
+            let (op, out, a, b) = decode(inst);
+            // The slot operands (CONST and VAR name a constant and a variable instead).
+            let read = |k: u16| slots.get(k as usize).copied().unwrap_or([zero; 4]);
+            let (x, y) = (read(a), read(b));
+            let r: Dual<T> = match op & 0xff {
+                code::CONST => {
+                    let c = self.consts[a as usize];
+                    [(T::lo_of(c.lo), T::hi_of(c.hi)), zero, zero, zero]
+                }
+                code::VAR => {
+                    let mut d = [vars[a as usize], zero, zero, zero];
+                    d[1 + a as usize] = one;
+                    d
+                }
+                code::NEG => x.map(|v| op2(code::NEG, v, v)),
+                c @ (code::ADD | code::SUB) => [0, 1, 2, 3].map(|k| op2(c, x[k], y[k])),
+                code::MUL => {
+                    let mut d = [op2(code::MUL, x[0], y[0]), zero, zero, zero];
+                    for k in 1..4 {
+                        let l = op2(code::MUL, x[0], y[k]);
+                        let r = op2(code::MUL, y[0], x[k]);
+                        d[k] = op2(code::ADD, l, r);
+                    }
+                    d
+                }
+                code::SQR => {
+                    let twice = op2(code::ADD, x[0], x[0]);
+                    let mut d = [op2(code::SQR, x[0], x[0]), zero, zero, zero];
+                    for k in 1..4 {
+                        d[k] = op2(code::MUL, twice, x[k]);
+                    }
+                    d
+                }
+                code::SQRT => {
+                    let s = op2(code::SQRT, x[0], x[0]);
+                    let twice = op2(code::ADD, s, s);
+                    let mut d = [s, zero, zero, zero];
+                    for k in 1..4 {
+                        d[k] = op2(code::DIV, x[k], twice);
+                    }
+                    d
+                }
+                code::ABS => {
+                    let v = op2(code::ABS, x[0], x[0]);
+                    let (lo, hi) = (x[0].0.to_f64(), x[0].1.to_f64());
+                    let mut d = [v, zero, zero, zero];
+                    for k in 1..4 {
+                        let minus = op2(code::NEG, x[k], x[k]);
+                        d[k] = if lo > 0.0 {
+                            x[k]
+                        } else if hi < 0.0 {
+                            minus
+                        } else {
+                            op2(code::HULL, x[k], minus)
+                        };
+                    }
+                    d
+                }
+                c @ (code::MIN | code::MAX) => {
+                    let v = op2(c, x[0], y[0]);
+                    let mut d = [v, zero, zero, zero];
+                    let side = decided(op, x[0], y[0]);
+                    for k in 1..4 {
+                        d[k] = match side {
+                            Some(true) => x[k],
+                            Some(false) => y[k],
+                            None => op2(code::HULL, x[k], y[k]),
+                        };
+                    }
+                    d
+                }
+                // Run by its lowering: the value as the interpreter gives it, no rule for the
+                // partials.
+                _ => {
+                    let mut one = [x[0], y[0]];
+                    self.ext.apply_lanes(op, &mut one, (0, 0, 1), 1);
+                    [one[0], entire, entire, entire]
+                }
+            };
+            slots[out as usize] = r;
+        }
+        slots[OUT as usize]
+    }
+}
+
+/// Which side decides a `min` or `max` (`op`, with its flags) of `a` and `b` on the whole box:
+/// `Some(true)` the first, `Some(false)` the second, as the interpreter's choices (an empty
+/// side decides nothing; a side that may be empty is never dropped).
+fn decided<T: Bound>(op: u16, a: Iv<T>, b: Iv<T>) -> Option<bool> {
+    let (a_wins, b_wins) = if op & 0xff == code::MIN {
+        (a.1 <= b.0, b.1 <= a.0)
+    } else {
+        (a.0 >= b.1, b.0 >= a.1)
+    };
+    if a_wins && op & code::B_MAY_BE_EMPTY == 0 {
+        Some(true)
+    } else if b_wins && op & code::A_MAY_BE_EMPTY == 0 {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// The normal an enclosure of f's partials certifies: where one partial keeps its sign, the
+/// gradient is nonzero at every point of the box and lies in the enclosure, so the unit
+/// direction of the enclosure's middle stands for the surface's normals there (pointing to
+/// where f grows). None where every partial's enclosure holds 0 (or is not finite at the
+/// middle).
+pub(crate) fn certified_normal(partials: [[f64; 2]; 3]) -> Option<[f64; 3]> {
+    if !partials.iter().any(|&[lo, hi]| lo > 0.0 || hi < 0.0) {
+        return None;
+    }
+    let m = partials.map(|[lo, hi]| 0.5 * lo + 0.5 * hi);
+    let len = (m[0] * m[0] + m[1] * m[1] + m[2] * m[2]).sqrt();
+    (len.is_finite() && len > 0.0).then(|| m.map(|t| t / len))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::tape::Chains;
+    use crate::Expression;
+
+    /// The gradient of a tape encloses the exact gradient at points, and equals the exact
+    /// partials where every operation is exact: polynomials with integer coefficients on
+    /// points of small integers, a sqrt, an abs and a min on each side of their kinks.
+    #[test]
+    fn gradients_enclose_the_exact_partials() {
+        type Exact = fn([f64; 3]) -> [f64; 3];
+        let cases: [(&str, Exact); 4] = [
+            ("x*x*y - 3*z + y", |[x, y, _]| {
+                [2.0 * x * y, x * x + 1.0, -3.0]
+            }),
+            ("sqr(x - 1) + z*y*2", |[x, y, z]| {
+                [2.0 * (x - 1.0), 2.0 * z, 2.0 * y]
+            }),
+            ("abs(x) - min(y, z)", |[x, y, z]| {
+                [
+                    x.signum(),
+                    if y < z { -1.0 } else { 0.0 },
+                    if y < z { 0.0 } else { -1.0 },
+                ]
+            }),
+            ("sqrt(x*x + y*y) - z", |[x, y, _]| {
+                let r = (x * x + y * y).sqrt();
+                [x / r, y / r, -1.0]
+            }),
+        ];
+        for (src, exact) in cases {
+            let expr = Expression::parse(src).unwrap();
+            let tape = Tape::binding(expr.ir(), &["x", "y", "z"], Chains::Balanced).unwrap();
+            for p in [[3.0, 4.0, 2.0], [-2.0, 1.0, 5.0], [1.0, -3.0, -4.0]] {
+                let b: TapeBox<f64> = p.map(|t| (t, t));
+                let d = tape.gradient::<f64>(&b);
+                let want = exact(p);
+                for k in 0..3 {
+                    let (lo, hi) = d[1 + k];
+                    assert!(
+                        lo <= want[k] && want[k] <= hi,
+                        "{src} at {p:?}: d{k} {lo}..{hi}"
+                    );
+                    assert!(
+                        hi - lo <= 1e-15 * (1.0 + want[k].abs()),
+                        "{src} {p:?}: loose"
+                    );
+                }
+            }
+            // On a box straddling the kinks: an enclosure of every point's partials.
+            let b: TapeBox<f64> = [(-0.5, 0.25), (0.5, 1.5), (0.75, 1.25)];
+            let d = tape.gradient::<f64>(&b);
+            for x in [-0.5, -0.1, 0.2, 0.25] {
+                for y in [0.5, 0.9, 1.5] {
+                    for z in [0.75, 1.0, 1.25] {
+                        let want = exact([x, y, z]);
+                        for k in 0..3 {
+                            let (lo, hi) = d[1 + k];
+                            assert!(lo <= want[k] && want[k] <= hi, "{src} at {x},{y},{z}: d{k}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A function run by its lowering has no derivative rule: its partials are entire, and no
+    /// normal is certified through it.
+    #[test]
+    fn lowered_functions_have_entire_partials() {
+        let expr = Expression::parse("sin(x) + y").unwrap();
+        let tape = Tape::binding(expr.ir(), &["x", "y", "z"], Chains::Balanced).unwrap();
+        let d = tape.gradient::<f64>(&[(0.1, 0.2), (0.0, 1.0), (0.0, 0.0)]);
+        assert_eq!(d[1], (f64::NEG_INFINITY, f64::INFINITY));
+        // y's partial keeps its sign, but x's has no middle: no direction is certified.
+        assert!(certified_normal([[d[1].0, d[1].1], [d[2].0, d[2].1], [d[3].0, d[3].1]]).is_none());
+        assert_eq!(
+            certified_normal([[2.0, 2.0], [0.0, 0.0], [0.0, 0.0]]),
+            Some([1.0, 0.0, 0.0])
+        );
+        assert!(certified_normal([[-1.0, 1.0], [0.0, 2.0], [-0.5, 0.0]]).is_none());
+    }
+}
