@@ -132,9 +132,13 @@ pub(crate) type Columns = (Vec<u32>, Vec<Round2>, Vec<TapeRound>);
 /// Each column's certified normal, row-major (see [`VoxelRenderer::render_with_normals`]).
 pub type Normals = Vec<Option<[f64; 3]>>;
 
-/// What an engine's voxel frame gives: the columns, and with normals each column's certified
-/// normal.
-pub(crate) type VoxelFrame = (Columns, Option<Normals>);
+/// The borrower of a lent voxel frame ([`VoxelRenderer::render_lent`]): each column's height,
+/// and with normals each column's unit normal as three numbers (NaN where none).
+pub type Lend<'a> = dyn FnMut(&[u32], Option<&[f64]>) + 'a;
+
+/// What the CPU's voxel frame gives: the columns, and with normals each column's certified
+/// unit normal, three numbers per column (NaN where none).
+pub(crate) type VoxelFrame = (Columns, Option<Vec<f64>>);
 
 /// A depth map, each column's certified normal (row-major; see
 /// [`VoxelRenderer::render_with_normals`]), and per level the tiles and their mean tape
@@ -208,11 +212,18 @@ impl VoxelRenderer {
         Ok((map, normals.expect("asked for"), stats))
     }
 
-    fn run(
+    /// One frame lent to `f` where it arrived (on the GPU, page-locked memory the renderer
+    /// keeps for its next frame: no copy on the host): each column's height (as
+    /// [`DepthMap::heights`]) and with `normals` each column's certified unit normal as three
+    /// numbers (as [`VoxelRenderer::render_with_normals`]'s, NaN where none). Returns the
+    /// rounds and their mean tape lengths. For frames timed to the millisecond: at 1024² the
+    /// normals are 24 MB, whose copy into fresh memory took longer than the search.
+    pub fn render_lent(
         &self,
         opts: &VoxelOptions,
         normals: bool,
-    ) -> Result<(DepthMap, Option<Normals>, Vec<TapeRound>), Error> {
+        f: &mut Lend<'_>,
+    ) -> Result<(Vec<Round2>, Vec<TapeRound>), Error> {
         opts.check()?;
         let o = opts;
         let plan = Plan::layered(
@@ -224,7 +235,7 @@ impl VoxelRenderer {
             self.vars.len(),
         );
         let ((heights, rounds, stats), normals) = match (&self.device, self.precision) {
-            (Some(d), _) => d.voxels(&plan, normals)?,
+            (Some(d), _) => return Ok(d.voxels(&plan, normals, f)?),
             (None, Precision::F64) => {
                 super::on_pool(|| super::tape::cpu::voxels::<f64>(&self.tape, &plan, normals))?
             }
@@ -232,6 +243,24 @@ impl VoxelRenderer {
                 super::on_pool(|| super::tape::cpu::voxels::<f32>(&self.tape, &plan, normals))?
             }
         };
+        f(&heights, normals.as_deref());
+        Ok((rounds, stats))
+    }
+
+    fn run(
+        &self,
+        opts: &VoxelOptions,
+        normals: bool,
+    ) -> Result<(DepthMap, Option<Normals>, Vec<TapeRound>), Error> {
+        let (mut heights, mut found) = (Vec::new(), None);
+        let (rounds, stats) = self.render_lent(opts, normals, &mut |h, n| {
+            heights = h.to_vec();
+            found = n.map(|n| {
+                n.chunks_exact(3)
+                    .map(|v| (!v[0].is_nan()).then(|| [v[0], v[1], v[2]]))
+                    .collect()
+            });
+        })?;
         let map = DepthMap {
             width: opts.width,
             height: opts.height,
@@ -239,7 +268,7 @@ impl VoxelRenderer {
             heights,
             rounds,
         };
-        Ok((map, normals, stats))
+        Ok((map, found, stats))
     }
 }
 

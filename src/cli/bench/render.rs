@@ -23,9 +23,10 @@
 //! - `voxels-colonnade-512`, `voxels-colonnade-1024`: the colonnade's depth map by voxels
 //!   (`ivjit render` with z, `ivjit::search::voxels`): N³ voxels over [-1, 1]³ through cubic
 //!   tiles of 64, 16, 4, 1 with per-tile pruned tapes on the benchmark's backend (prepared
-//!   once: the frame is the search alone, its depth map back in host memory); median of the
-//!   millisecond frames' runs. On a GPU the row says whether the CPU's voxel search gives the
-//!   same heights (it must).
+//!   once: the frame is the search alone, its depth map back in host memory where it arrived);
+//!   median of the millisecond frames' runs; and the frame with certified normals (from the
+//!   pruned tapes, `render_lent` with normals). On a GPU the row says whether the CPU's voxel
+//!   search gives the same heights and normals (it must).
 //! - `mesh-colonnade`: the colonnade meshed (`ivjit mesh`, `ivjit::search::mesh`) at depth 7
 //!   (128³ cells) on the benchmark's backend: triangles, evaluations, the elements left
 //!   uncertain, and whether the mesh is closed and consistently oriented (every directed edge
@@ -277,15 +278,30 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
         for p in [Precision::F64, Precision::F32] {
             let insts = model.scalar(p).map_err(|e| e.to_string())?.insts.len();
             let renderer = VoxelRenderer::new(&model, p, backend).map_err(|e| e.to_string())?;
-            let (secs, (map, stats)) = timed(FAST_RUNS, || {
-                renderer.render(&opts).map_err(|e| e.to_string())
-            })?;
-            // On a GPU, the CPU's voxel search of the same grid: the same heights.
+            let (map, normals, stats) = renderer
+                .render_with_normals(&opts)
+                .map_err(|e| e.to_string())?;
+            // Frames lent where they arrived (on the GPU, page-locked memory kept between
+            // frames), without and with the normals.
+            let frame = |with: bool| {
+                timed(FAST_RUNS, || {
+                    renderer
+                        .render_lent(&opts, with, &mut |_, _| {})
+                        .map_err(|e| e.to_string())
+                })
+            };
+            let (secs, _) = frame(false)?;
+            let (normals_secs, _) = frame(true)?;
+            let certified = normals.iter().filter(|n| n.is_some()).count();
+            // On a GPU, the CPU's voxel search of the same grid: the same heights and normals.
             let same = if gpu {
                 let cpu = VoxelRenderer::new(&model, p, TapeBackend::Cpu)
-                    .and_then(|r| r.render(&opts))
+                    .and_then(|r| r.render_with_normals(&opts))
                     .map_err(|e| e.to_string())?;
-                Some(cpu.0.heights == map.heights)
+                let bits = |v: &[Option<[f64; 3]>]| -> Vec<Option<[u64; 3]>> {
+                    v.iter().map(|n| n.map(|n| n.map(f64::to_bits))).collect()
+                };
+                Some(cpu.0.heights == map.heights && bits(&cpu.1) == bits(&normals))
             } else {
                 None
             };
@@ -297,6 +313,7 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
                 "model": name, "kind": "3-D depth map by voxels", "width": size,
                 "height": size, "depth": size, "precision": p.name(), "backend": backend_name,
                 "frame_ms": secs * 1e3, "boxes": tiles, "full_insts": insts,
+                "frame_with_normals_ms": normals_secs * 1e3, "certified_normals": certified,
                 "filled_columns": filled, "pruned_insts_per_box": per_level,
                 "tiles_per_level": map.rounds.iter().map(|r| r.boxes).collect::<Vec<_>>(),
                 "same_as_cpu": same,
@@ -306,13 +323,14 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
                 .map(|s| format!("{}: {:.1}", s.tile, s.mean_len))
                 .collect();
             text.push_str(&format!(
-                "| {name} | {size}³ voxels, tiles 64,16,4,1, {filled} columns filled | {} | {backend_name} | {:.2} | {tiles} | {insts} | tapes, {backend_name} | {:.2} | — | {} tape insts | {} |\n",
+                "| {name} | {size}³ voxels, tiles 64,16,4,1, {filled} columns filled; with normals ({certified} certified): {:.2} ms | {} | {backend_name} | {:.2} | {tiles} | {insts} | tapes, {backend_name} | {:.2} | — | {} tape insts | {} |\n",
+                normals_secs * 1e3,
                 p.name(),
                 secs * 1e3,
                 secs * 1e3,
                 shown.join("; "),
                 match same {
-                    Some(true) => "yes (the CPU's heights)",
+                    Some(true) => "yes (the CPU's heights and normals)",
                     Some(false) => "NO (bug!)",
                     None => "—",
                 },

@@ -224,17 +224,14 @@ pub(crate) fn voxels<T: Bound>(
     Ok(((heights, rounds, stats), normals))
 }
 
-/// Each column's certified normal: the gradient ([`Tape::gradient`]) of the tape of the
-/// filled tile that holds the column's top voxel, on that voxel's box. (One evaluated filled
-/// tile holds it: a filled tile is not split, and tiles of a level are disjoint.)
-fn voxel_normals<T: Bound>(
-    plan: &Plan,
-    heights: &[u32],
-    filled: &[Filled],
-) -> Vec<Option<[f64; 3]>> {
+/// Each column's certified normal, three numbers per column (NaN where none): the gradient
+/// ([`Tape::gradient`]) of the tape of the filled tile that holds the column's top voxel, on
+/// that voxel's box. (One evaluated filled tile holds it: a filled tile is not split, and
+/// tiles of a level are disjoint.)
+fn voxel_normals<T: Bound>(plan: &Plan, heights: &[u32], filled: &[Filled]) -> Vec<f64> {
     let z = plan.z.expect("a 3-D plan");
     let (w, h) = (plan.width, plan.height);
-    let found: Vec<Vec<(usize, Option<[f64; 3]>)>> = filled
+    let found: Vec<Vec<(usize, [f64; 3])>> = filled
         .par_iter()
         .map(|(l, tape, tiles)| {
             let s = plan.levels[*l].tile;
@@ -253,16 +250,16 @@ fn voxel_normals<T: Bound>(
                             .map(|(lo, hi)| (T::lo_of(lo), T::hi_of(hi)));
                         let d = tape.gradient::<T>(&b);
                         let partials = [1, 2, 3].map(|k| [d[k].0.to_f64(), d[k].1.to_f64()]);
-                        out.push((p, super::gradient::certified_normal(partials)));
+                        out.push((p, super::gradient::certified_or_nan(partials)));
                     }
                 }
             }
             out
         })
         .collect();
-    let mut normals = vec![None; heights.len()];
+    let mut normals = vec![f64::NAN; 3 * heights.len()];
     for (p, n) in found.into_iter().flatten() {
-        normals[p] = n;
+        normals[3 * p..3 * p + 3].copy_from_slice(&n);
     }
     normals
 }

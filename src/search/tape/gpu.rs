@@ -30,7 +30,7 @@ use cudarc::driver::{
 use crate::gpu::{self, Context, GpuError};
 use crate::search::render::{self, UNSET};
 use crate::search::tape::{code, Bound, Tape, TapeRound};
-use crate::search::voxels::VoxelFrame;
+use crate::search::voxels::Lend;
 use crate::search::{Plan, Round2};
 use crate::Precision;
 
@@ -238,12 +238,18 @@ impl DeviceTape {
         })
     }
 
-    /// The voxel search of a 3-D plan: each column's height, the rounds and their mean tape
-    /// lengths (one device: a voxel frame is not split).
-    pub(crate) fn voxels(&self, plan: &Plan, normals: bool) -> Result<VoxelFrame, GpuError> {
+    /// The voxel search of a 3-D plan, lent to `f`: each column's height and with `normals`
+    /// its certified unit normal (three numbers, NaN where none); returns the rounds and their
+    /// mean tape lengths (one device: a voxel frame is not split).
+    pub(crate) fn voxels(
+        &self,
+        plan: &Plan,
+        normals: bool,
+        f: &mut Lend<'_>,
+    ) -> Result<(Vec<Round2>, Vec<TapeRound>), GpuError> {
         match self {
-            DeviceTape::F64(d) => d.first.voxels(plan, normals),
-            DeviceTape::F32(d) => d.first.voxels(plan, normals),
+            DeviceTape::F64(d) => d.first.voxels(plan, normals, f),
+            DeviceTape::F32(d) => d.first.voxels(plan, normals, f),
         }
     }
 
@@ -459,10 +465,12 @@ struct Kept {
     /// A 3-D frame's column heights, level by level, and its depth map.
     heights: Option<CudaSlice<u32>>,
     depth_map: Option<CudaSlice<u32>>,
-    /// Whether the next 3-D frame computes normals, and where their partials go (six
-    /// bounds per column).
+    /// Whether the next 3-D frame computes normals, where they go (three numbers per
+    /// column), and the page-locked memory the depth map and the normals are lent from.
     normals: bool,
-    partials: Option<CudaSlice<f64>>,
+    normals_dev: Option<CudaSlice<f64>>,
+    heights_host: Option<cudarc::driver::PinnedHostSlice<u32>>,
+    normals_host: Option<cudarc::driver::PinnedHostSlice<f64>>,
     /// The first level's work items, for the level grid, tape length and part they were made
     /// for.
     first: Option<(FirstKey, CudaSlice<u32>)>,
@@ -532,7 +540,9 @@ impl Kept {
             heights: None,
             depth_map: None,
             normals: false,
-            partials: None,
+            normals_dev: None,
+            heights_host: None,
+            normals_host: None,
             first: None,
             levels: Vec::new(),
             image: Default::default(),
@@ -891,39 +901,64 @@ where
         Ok(())
     }
 
-    /// A 3-D frame (see [`crate::search::voxels`]): the columns' heights, the rounds and
-    /// their mean tape lengths.
-    fn voxels(&self, plan: &Plan, normals: bool) -> Result<VoxelFrame, GpuError> {
+    /// A 3-D frame (see [`crate::search::voxels`]) lent to `f` where it came back (page-locked
+    /// memory kept for the next frame): the columns' heights and with `normals` their unit
+    /// normals (three per column, NaN where none); the rounds and their mean tape lengths.
+    fn voxels(
+        &self,
+        plan: &Plan,
+        normals: bool,
+        f: &mut Lend<'_>,
+    ) -> Result<(Vec<Round2>, Vec<TapeRound>), GpuError> {
         self.with_kept(|kept| {
             kept.normals = normals;
             let counted = self.frame(plan, Part::WHOLE, kept)?;
+            let n = plan.width as usize * plan.height as usize;
+            let stream = kept.stream.clone();
             let map = kept
                 .depth_map
                 .as_ref()
                 .expect("a 3-D frame composes its depth map");
-            let n = plan.width as usize * plan.height as usize;
-            let heights = kept
-                .stream
-                .clone_dtoh(&map.slice(0..n))
+            let what = "allocating page-locked memory for the depth map";
+            // SAFETY (both): the copies below write every element lent.
+            let mut hs =
+                unsafe { kernels::pinned_room(&stream, kept.heights_host.take(), n, what) }?;
+            stream
+                .memcpy_dtoh(&map.slice(0..n), &mut hs.as_mut_slice().during(what)?[..n])
                 .during("reading the depth map")?;
-            let normals = match normals {
-                false => None,
-                true => {
-                    let partials = kept.partials.as_ref().expect("queued with the frame");
-                    let partials = kept
-                        .stream
-                        .clone_dtoh(&partials.slice(0..6 * n))
-                        .during("reading the normals")?;
-                    Some(normals_of(&heights, &partials))
-                }
+            let mut ns = None;
+            if normals {
+                let old = kept.normals_host.take();
+                let mut host = unsafe { kernels::pinned_room(&stream, old, 3 * n, what) }?;
+                let dev = kept.normals_dev.as_ref().expect("queued with the frame");
+                stream
+                    .memcpy_dtoh(
+                        &dev.slice(0..3 * n),
+                        &mut host.as_mut_slice().during(what)?[..3 * n],
+                    )
+                    .during("reading the normals")?;
+                ns = Some(host);
+            }
+            stream.synchronize().during("reading the depth map")?;
+            let lent_normals = match &ns {
+                Some(h) => Some(&h.as_slice().during("reading the normals")?[..3 * n]),
+                None => None,
             };
-            let (rounds, stats) = rounds_of(plan, &counted);
-            Ok(((heights, rounds, stats), normals))
+            f(
+                &hs.as_slice().during("reading the depth map")?[..n],
+                lent_normals,
+            );
+            kept.heights_host = Some(hs);
+            if ns.is_some() {
+                kept.normals_host = ns;
+            }
+            Ok(rounds_of(plan, &counted))
         })
     }
 
     /// Queues `ivjit_tape_normals` on every level of the 3-D frame just searched (its work
-    /// items, tapes and item classes kept), into `kept.partials`.
+    /// items, tapes and item classes kept), into `kept.normals_dev` (made NaN by the depth
+    /// map's composition).
     fn queue_normals(
         &self,
         stream: &Arc<CudaStream>,
@@ -931,8 +966,6 @@ where
         needed: &[Cap],
         kept: &mut Kept,
     ) -> Result<(), GpuError> {
-        let n_cols = plan.width as usize * plan.height as usize;
-        kernels::grow(stream, &mut kept.partials, 6 * n_cols)?;
         let (z1, wz_lo, wz_hi, dd, depth) = z_args(plan);
         let null = 0u64;
         let levels = &plan.levels;
@@ -955,7 +988,7 @@ where
                 .as_ref()
                 .expect("classes with normals");
             let map = kept.depth_map.as_ref().expect("composed");
-            let partials = kept.partials.as_mut().expect("grown");
+            let normals = kept.normals_dev.as_mut().expect("grown");
             let (n32, last) = (n as u32, (l + 1 == levels.len()) as i32);
             let n_view = n_dev.map(|c| c.slice(7..8));
             let mut b = stream.launch_builder(&self.k.normals);
@@ -977,10 +1010,10 @@ where
                 .arg(&dd)
                 .arg(&depth)
                 .arg(map)
-                .arg(partials);
+                .arg(normals);
             // SAFETY: matches ivjit_tape_normals; `work` holds the level's n items (the first
             // *n_dev written), their tapes in `pool`, `item_cls` n classes, `map` and
-            // `partials` a column (six bounds) per pixel.
+            // `normals` a column (three numbers) per pixel.
             unsafe { b.launch(spread(n, 128)) }.during("launching the normals")?;
         }
         Ok(())
@@ -995,6 +1028,7 @@ where
         heights: &CudaSlice<u32>,
         offsets: &[usize],
         out: &mut Option<CudaSlice<u32>>,
+        normals: Option<&mut CudaSlice<f64>>,
     ) -> Result<(), GpuError> {
         let table: Vec<u32> = plan
             .levels
@@ -1016,8 +1050,14 @@ where
             .arg(&plan.width)
             .arg(&plan.height)
             .arg(out);
+        let null = 0u64;
+        match normals {
+            Some(v) => b.arg(v),
+            None => b.arg(&null),
+        };
         // SAFETY: matches ivjit_tape_heights; `heights` holds every level's columns at its
-        // offset, `table` three words per level, `out` at least width x height entries.
+        // offset, `table` three words per level, `out` at least width x height entries, and
+        // `normals` (or null) three per entry.
         unsafe { b.launch(spread(n, 256)) }.during("launching the depth map's composition")?;
         Ok(())
     }
@@ -1318,7 +1358,13 @@ where
         profile.mark(&stream, "between".to_string())?;
         let (compose, image) = (&self.compose, &mut kept.image);
         if layered {
-            self.compose_heights(&stream, plan, &heights, &offsets, &mut kept.depth_map)?;
+            if kept.normals {
+                let n = plan.width as usize * plan.height as usize;
+                kernels::grow(&stream, &mut kept.normals_dev, 3 * n)?;
+            }
+            let normals = kept.normals_dev.as_mut().filter(|_| kept.normals);
+            let out = &mut kept.depth_map;
+            self.compose_heights(&stream, plan, &heights, &offsets, out, normals)?;
             if kept.normals {
                 self.queue_normals(&stream, plan, &needed, kept)?;
             }
@@ -1362,21 +1408,6 @@ where
         }
         Ok(())
     }
-}
-
-/// Each filled column's certified normal from the six bounds of its partials.
-fn normals_of(heights: &[u32], partials: &[f64]) -> Vec<Option<[f64; 3]>> {
-    heights
-        .iter()
-        .enumerate()
-        .map(|(p, &h)| {
-            let b = &partials[6 * p..6 * p + 6];
-            let bounds = [[b[0], b[1]], [b[2], b[3]], [b[4], b[5]]];
-            (h > 0)
-                .then(|| super::gradient::certified_normal(bounds))
-                .flatten()
-        })
-        .collect()
 }
 
 /// The rounds and mean tape lengths of a frame of `plan` from each level's counters.

@@ -153,6 +153,12 @@ pub(crate) fn certified_normal(partials: [[f64; 2]; 3]) -> Option<[f64; 3]> {
     (len.is_finite() && len > 0.0).then(|| m.map(|t| t / len))
 }
 
+/// [`certified_normal`] as three numbers, NaN where none is certified: the layout the voxel
+/// engines lend their normals in (three per column).
+pub(crate) fn certified_or_nan(partials: [[f64; 2]; 3]) -> [f64; 3] {
+    certified_normal(partials).unwrap_or([f64::NAN; 3])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

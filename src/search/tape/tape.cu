@@ -736,9 +736,10 @@ extern "C" __global__ void ivjit_tape_root_prune(
 
 // The depth map of a 3-D search: per column (i, j) of the width x height grid, the most of
 // the heights its tile at each level marked (levels: per level its tile size, columns and
-// the offset of its heights in hs).
+// the offset of its heights in hs); with normals (not null), each column's three set to NaN
+// (ivjit_tape_normals writes the certified ones).
 extern "C" __global__ void ivjit_tape_heights(const u32* hs, const u32* levels, u32 nlevels,
-                                              u32 width, u32 height, u32* out)
+                                              u32 width, u32 height, u32* out, double* normals)
 {
     size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= (size_t)width * height) return;
@@ -748,6 +749,8 @@ extern "C" __global__ void ivjit_tape_heights(const u32* hs, const u32* levels, 
         m = max(m, hs[off + (size_t)(i / s) * cols + j / s]);
     }
     out[p] = m;
+    if (normals)
+        for (int k = 0; k < 3; k++) normals[3 * p + k] = __longlong_as_double(-1ll);
 }
 
 // A value and its partials along variables 0, 1 and 2 (src/search/tape/gradient.rs).
@@ -827,17 +830,37 @@ __device__ Dual tape_gradient(const unsigned long long* tp, u32 len, const T* co
     return s[OUT_SLOT];
 }
 
-// Certified normals' enclosures (src/search/voxels.rs, render_with_normals): for each filled
-// tile of a level (item_cls: 1, or 2 at the last level) and each column of its footprint
-// whose height in the depth map is the tile's top, the tape's gradient on the column's top
-// voxel; its three partials' bounds into partials[6 p ..] (p the column).
+// The normal the partials' enclosures certify (src/search/tape/gradient.rs's
+// certified_normal, the same operations in the same order, each correctly rounded to nearest
+// and none contracted): the unit direction of their middle where one keeps its sign, else
+// NaN. Into out[0..3].
+__device__ void certified_normal(const Dual& d, double* out)
+{
+    bool sign = false;
+    double m[3];
+    for (int k = 0; k < 3; k++) {
+        double lo = (double)d.v[1 + k].lo, hi = (double)d.v[1 + k].hi;
+        sign |= lo > 0.0 || hi < 0.0;
+        m[k] = __dadd_rn(__dmul_rn(0.5, lo), __dmul_rn(0.5, hi));
+    }
+    double len = __dsqrt_rn(__dadd_rn(__dadd_rn(__dmul_rn(m[0], m[0]), __dmul_rn(m[1], m[1])),
+                                      __dmul_rn(m[2], m[2])));
+    bool ok = sign && isfinite(len) && len > 0.0;
+    for (int k = 0; k < 3; k++) out[k] = ok ? __ddiv_rn(m[k], len) : __longlong_as_double(-1ll);
+}
+
+// Certified normals (src/search/voxels.rs, render_with_normals): for each filled tile of a
+// level (item_cls: 1, or 2 at the last level) and each column of its footprint whose height
+// in the depth map is the tile's top, the tape's gradient on the column's top voxel and the
+// unit normal it certifies into normals[3 p ..] (p the column; ivjit_tape_heights set every
+// column's to NaN first).
 extern "C" __global__ void ivjit_tape_normals(
     u32 n, const u32* n_dev, const u32* work, const unsigned long long* pool, const T* consts,
     const unsigned char* item_cls, int last,
     double x0, double y1, double wx_lo, double wx_hi, double wy_lo, double wy_hi,
     double w, double h, u32 tile, u32 width, u32 height,
     double z1, double wz_lo, double wz_hi, double dd, u32 depth,
-    const u32* map, double* partials)
+    const u32* map, double* normals)
 {
     u32 m = n_dev ? min(*n_dev, n) : n;
     for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < m; t += gridDim.x * blockDim.x) {
@@ -856,10 +879,7 @@ extern "C" __global__ void ivjit_tape_normals(
                 tile_box(i, j, 1, width, height, x0, y1, wx_lo, wx_hi, wy_lo, wy_hi, w, h, &x, &y);
                 Iv z = layer_box(lz * tile, 1, depth, z1, wz_lo, wz_hi, dd);
                 Dual d = tape_gradient(pool + off, len, consts, x, y, z);
-                for (int k = 0; k < 3; k++) {
-                    partials[6 * p + 2 * k] = d.v[1 + k].lo;
-                    partials[6 * p + 2 * k + 1] = d.v[1 + k].hi;
-                }
+                certified_normal(d, normals + 3 * p);
             }
         }
     }
