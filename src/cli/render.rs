@@ -386,14 +386,7 @@ fn render_depth(
     }
     times.sort_by(f64::total_cmp);
     if args.stats || args.repeat.is_some() {
-        let repeated = match times.len() {
-            0 => String::new(),
-            n => format!(
-                "; again: fastest {:.3} ms, median {:.3} ms of {n}",
-                times[0] * 1e3,
-                times[n / 2] * 1e3
-            ),
-        };
+        let repeated = repeated(&times);
         eprintln!(
             "ivjit render: {width}x{height} depth map on the {} ({}): {:.3} ms \
              (with the first use's kernel loading){repeated}; {} boxes, {} rays finished on the \
@@ -473,14 +466,7 @@ fn render_voxels(
     }
     times.sort_by(f64::total_cmp);
     if args.stats || args.repeat.is_some() {
-        let repeated = match times.len() {
-            0 => String::new(),
-            n => format!(
-                "; again: fastest {:.3} ms, median {:.3} ms of {n}",
-                times[0] * 1e3,
-                times[n / 2] * 1e3
-            ),
-        };
+        let repeated = repeated(&times);
         let with = if in_frame {
             " with normals from the pruned tapes"
         } else {
@@ -542,14 +528,7 @@ fn render_voxels(
     if args.stats || args.repeat.is_some() {
         let filled = map.heights.iter().filter(|&&k| k > 0).count();
         let certain = normals.iter().filter(|n| n.is_some()).count();
-        let repeated = match times.len() {
-            0 => String::new(),
-            n => format!(
-                "; again: fastest {:.3} ms, median {:.3} ms of {n}",
-                times[0] * 1e3,
-                times[n / 2] * 1e3
-            ),
-        };
+        let repeated = repeated(&times);
         eprintln!(
             "  normals: {certain} of {filled} filled columns certified, {} uncertain; {:.3} ms \
              (with the gradient's compilation){repeated}",
@@ -558,6 +537,35 @@ fn render_voxels(
         );
     }
     write_normals(args, &heights, &normals, (width, height), (dx, dy), format)
+}
+
+/// `; again: fastest ... ms, median ... ms of n` for the sorted times of `--repeat`'s frames
+/// (nothing for none).
+fn repeated(times: &[f64]) -> String {
+    match times.len() {
+        0 => String::new(),
+        n => format!(
+            "; again: fastest {:.3} ms, median {:.3} ms of {n}",
+            times[0] * 1e3,
+            times[n / 2] * 1e3
+        ),
+    }
+}
+
+/// A float64 `.npy` array of `shape` holding `values` in order.
+fn npy_f64(shape: &[u64], values: impl Iterator<Item = f64>) -> Result<Vec<u8>, Failure> {
+    use npyz::WriterBuilder;
+    let mut out = Vec::new();
+    let fail = |e: std::io::Error| Failure::runtime(format!("cannot encode the map: {e}"));
+    let mut w = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(shape)
+        .writer(&mut out)
+        .begin_nd()
+        .map_err(fail)?;
+    w.extend(values).map_err(fail)?;
+    w.finish().map_err(fail)?;
+    Ok(out)
 }
 
 /// A light from the upper left, above: the pictures' shading of a unit normal (grey levels
@@ -580,22 +588,11 @@ fn write_normals(
 ) -> Result<(), Failure> {
     let bytes = match format {
         Format::Npy => {
-            use npyz::WriterBuilder;
-            let mut out = Vec::with_capacity(128 + 32 * depth.len());
-            let fail = |e: std::io::Error| Failure::runtime(format!("cannot encode the map: {e}"));
-            let mut w = npyz::WriteOptions::new()
-                .default_dtype()
-                .shape(&[height as u64, width as u64, 4])
-                .writer(&mut out)
-                .begin_nd()
-                .map_err(fail)?;
             let values = depth.iter().zip(normals).flat_map(|(&z, n)| {
                 let [a, b, c] = n.unwrap_or([f64::NAN; 3]);
                 [z, a, b, c]
             });
-            w.extend(values).map_err(fail)?;
-            w.finish().map_err(fail)?;
-            out
+            npy_f64(&[height as u64, width as u64, 4], values)?
         }
         Format::Png => {
             let (w, h) = (width as usize, height as usize);
@@ -648,20 +645,7 @@ fn write_depth(
     format: Format,
 ) -> Result<(), Failure> {
     let bytes = match format {
-        Format::Npy => {
-            use npyz::WriterBuilder;
-            let mut out = Vec::with_capacity(128 + 8 * depth.len());
-            let fail = |e: std::io::Error| Failure::runtime(format!("cannot encode the map: {e}"));
-            let mut w = npyz::WriteOptions::new()
-                .default_dtype()
-                .shape(&[height as u64, width as u64])
-                .writer(&mut out)
-                .begin_nd()
-                .map_err(fail)?;
-            w.extend(depth.iter().copied()).map_err(fail)?;
-            w.finish().map_err(fail)?;
-            out
-        }
+        Format::Npy => npy_f64(&[height as u64, width as u64], depth.iter().copied())?,
         Format::Png => {
             // Shaded from the height map's slopes (a light from the upper left), black for a
             // miss: a picture of the surface seen from above.
