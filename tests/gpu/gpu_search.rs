@@ -1084,8 +1084,10 @@ fn constrained_minimum_on_the_gpu_equals_the_cpu() {
 }
 
 /// Meshes with the evaluations on the GPU: the CPU's mesh bit for bit (every vertex, triangle,
-/// normal and count) where f calls no point function, f64 and f32; with sin and cos (point calls,
-/// whose last bits differ between the backends) a closed 2-manifold mesh either way.
+/// normal and count) where f calls no point function, f64 and f32, also on regions of every
+/// class (huge, subnormal, reaching f64::MAX) and where f is undefined on part of the region;
+/// with sin and cos (point calls, whose last bits differ between the backends) a closed
+/// 2-manifold mesh either way.
 #[test]
 #[cfg_attr(
     not(feature = "gpu-tests"),
@@ -1128,6 +1130,38 @@ fn mesh_on_the_gpu_equals_the_cpu() {
                 m.vertices.iter().map(|v| v.map(f64::to_bits)).collect()
             };
             assert_eq!(bits(&a), bits(&b), "{text} {p:?}");
+        }
+        // Regions of every class (huge, subnormal, reaching the largest doubles) and f
+        // undefined on part of the region, in f64: the CPU's mesh bit for bit.
+        if p == Precision::F64 {
+            let at = |region: [f64; 6]| MeshOptions {
+                depth: 3,
+                region,
+                ..base.clone()
+            };
+            let big = f64::MAX;
+            for (text, o) in [
+                (
+                    "x - 1e299",
+                    at([-1e300, 1e300, -1e300, 1e300, -1e300, 1e300]),
+                ),
+                (
+                    "x - 1e-311",
+                    at([-1e-310, 1e-310, -1e-310, 1e-310, -1e-310, 1e-310]),
+                ),
+                ("x - 1e308", at([-big, big, -1.0, 1.0, -1.0, 1.0])),
+                ("sqrt(x) - 0.5 + 0*y*z", base.clone()),
+            ] {
+                let (cpu, gpu) = pair(text, p);
+                let (a, b) = (mesh(&cpu, &o).unwrap(), mesh(&gpu, &o).unwrap());
+                assert!(!a.triangles.is_empty(), "{text}: an empty mesh");
+                assert_eq!(a.stats, b.stats, "{text}");
+                assert_eq!(a.triangles, b.triangles, "{text}");
+                let bits = |m: &ivjit::search::mesh::Mesh| -> Vec<[u64; 3]> {
+                    m.vertices.iter().map(|v| v.map(f64::to_bits)).collect()
+                };
+                assert_eq!(bits(&a), bits(&b), "{text}");
+            }
         }
         // Normals from the gradient's program on each backend: the same bits.
         let text = "x^2 + y^2 + z^2 - 0.36";
