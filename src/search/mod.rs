@@ -84,8 +84,15 @@ fn sources(p: crate::Precision, nslots: usize) -> Vec<(&'static str, String)> {
         ("minimize", minimize::gpu::minimize_source(p)),
         ("exclude", exclude::gpu::exclude_source(p)),
         ("pave", pave::gpu::source(p)),
-        ("tape", tape::gpu::source(p, nslots, 0)),
-        ("tape-extended", tape::gpu::source(p, nslots, 2)),
+        ("tape", tape::gpu::source(p, nslots, &[])),
+        (
+            "tape-extended",
+            tape::gpu::source(
+                p,
+                nslots,
+                &[tape::gradient::Rule::None, tape::gradient::Rule::Div],
+            ),
+        ),
     ];
     // The point-sampling baseline of a tape with every operation it runs (the list of names
     // the offline test expects lacks it if this ever fails).

@@ -186,11 +186,16 @@ impl VoxelRenderer {
     }
 
     /// Whether the tapes' derivative rules cover every operation of the expression, so that
-    /// [`VoxelRenderer::render_with_normals`] can certify its normals: no function run by its
-    /// lowering (sin, division, ...; their partials are entire there). Else
-    /// [`VoxelRenderer::normals`] takes f's gradient program.
+    /// [`VoxelRenderer::render_with_normals`] can certify its normals: the generated ones,
+    /// division, exp and log, but no other function run by its lowering (sin, powers, ...:
+    /// their partials are entire there). Else [`VoxelRenderer::normals`] takes f's gradient
+    /// program.
     pub fn differentiates(&self) -> bool {
-        self.tape.extended() == 0
+        self.tape
+            .ext
+            .rules()
+            .iter()
+            .all(|&r| r != super::tape::gradient::Rule::None)
     }
 
     /// One depth map of `opts` and, per level, the tiles and their mean tape length.

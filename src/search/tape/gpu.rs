@@ -44,9 +44,10 @@ struct Kernels {
 }
 
 /// The CUDA C source of the interpreter for precision `p`, `nslots` slots per thread and
-/// `extended` operations run by their lowering (the tape's [`super::Extended`] table: device
-/// functions `ivjit_tape_op_<k>(const T* in, T* out)`, the PTX emitter's, linked in).
-pub(crate) fn source(p: Precision, nslots: usize, extended: usize) -> String {
+/// operations run by their lowering with the derivative rules `rules` (the tape's
+/// [`super::Extended`] table: device functions `ivjit_tape_op_<k>(const T* in, T* out)`, the
+/// PTX emitter's, linked in).
+pub(crate) fn source(p: Precision, nslots: usize, rules: &[super::gradient::Rule]) -> String {
     let prelude = kernels::prelude(p);
     // The operation codes as the CUDA source names them: OP_CONST, OP_VAR, ...
     let codes: String = [
@@ -73,7 +74,7 @@ pub(crate) fn source(p: Precision, nslots: usize, extended: usize) -> String {
     format!(
         "{prelude}#define NSLOTS {nslots}\n#define OUT_SLOT {}\n{codes}struct Iv {{ T lo, hi; }};\n{ops}{}{}",
         crate::search::tape::OUT,
-        extended_calls(extended),
+        extended_calls(rules),
         include_str!("tape.cu")
     )
 }
@@ -84,8 +85,10 @@ fn extended_name(k: usize) -> String {
 }
 
 /// `op_ext(kind, a, b)`: the call of extended operation `kind - OP_EXT` (`#define EXTENDED`,
-/// the count, guards its use in tape.cu, so a tape without any compiles as before).
-fn extended_calls(n: usize) -> String {
+/// the count, guards its use in tape.cu, so a tape without any compiles as before), and
+/// `ext_rule(kind)`: its derivative rule (`gradient::Rule`'s number).
+fn extended_calls(rules: &[super::gradient::Rule]) -> String {
+    let n = rules.len();
     let mut s = format!("#define EXTENDED {n}\n");
     if n == 0 {
         return s;
@@ -109,6 +112,11 @@ fn extended_calls(n: usize) -> String {
         "    default: out[1] = (T)__int_as_float(0x7f800000); out[0] = -out[1];\n    }\n    \
          return Iv{ out[0], out[1] };\n}\n",
     );
+    s.push_str("__device__ u32 ext_rule(u32 kind)\n{\n    switch (kind - OP_EXT) {\n");
+    for (k, &r) in rules.iter().enumerate() {
+        s.push_str(&format!("    case {k}: return {};\n", r as u32));
+    }
+    s.push_str("    default: return 0;\n    }\n}\n");
     s
 }
 
@@ -186,7 +194,7 @@ fn kernels(
         ordinal,
         gpu::search_module::SearchModule {
             name: "tape",
-            cuda: source(p, nslots, programs.len()),
+            cuda: source(p, nslots, &extended.rules()),
             linked: programs
                 .iter()
                 .enumerate()

@@ -13,8 +13,10 @@
 //!   gradient of |.| at 0 is [-1, 1] da);
 //! - `min`/`max`: the deciding side's partials where one side decides it on the box (the
 //!   tape's own test, `tape/mod.rs` `choices`), else the hull of both (generalized gradient);
-//! - an operation run by its lowering (codes [`code::EXT`] on): entire partials (no rule: a
-//!   normal through it is never certified).
+//! - of the operations run by their lowering (codes [`code::EXT`] on), with `v` the
+//!   operation's value: `a / b`: `(da - v db) / b`; `exp a`: `v da`; `log a`: `da / a`;
+//!   every other one entire partials (no rule: a normal through it is never certified).
+//!   ([`Rule`], the table's rule per code.)
 //!
 //! Each rule encloses the partials of the operation at every point of the box where it is
 //! differentiable and its generalized gradient where it is not (|.|, min, max), so the result
@@ -24,6 +26,34 @@ use super::{code, decode, Bound, Iv, Tape, TapeBox, OUT};
 
 /// A value and its partials along variables 0, 1 and 2.
 pub(crate) type Dual<T> = [Iv<T>; 4];
+
+/// The derivative rule of an operation run by its lowering (numbered as `tape.cu`'s
+/// `ext_rule` returns them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Rule {
+    /// No rule: entire partials.
+    None = 0,
+    /// `a / b`.
+    Div = 1,
+    /// `exp a`.
+    Exp = 2,
+    /// `log a` (natural).
+    Log = 3,
+}
+
+impl Rule {
+    /// The rule of `op` (its arguments ignored).
+    pub(crate) fn of(op: crate::ir::Op) -> Rule {
+        use crate::ir::Op;
+        use crate::point::UnaryFn;
+        match op {
+            Op::Div(..) => Rule::Div,
+            Op::Elem(UnaryFn::Exp, _) => Rule::Exp,
+            Op::Elem(UnaryFn::Log, _) => Rule::Log,
+            _ => Rule::None,
+        }
+    }
+}
 
 impl Tape {
     /// f's enclosure and its three partials' on `vars` (see the module documentation): index 0
@@ -107,12 +137,26 @@ impl Tape {
                     }
                     d
                 }
-                // Run by its lowering: the value as the interpreter gives it, no rule for the
-                // partials.
+                // Run by its lowering: the value as the interpreter gives it, the partials by
+                // the operation's rule.
                 _ => {
                     let mut one = [x[0], y[0]];
                     self.ext.apply_lanes(op, &mut one, (0, 0, 1), 1);
-                    [one[0], entire, entire, entire]
+                    let v = one[0];
+                    let mut d = [v, entire, entire, entire];
+                    let rule = self.ext.rule(op);
+                    for k in 1..4 {
+                        d[k] = match rule {
+                            Rule::Div => {
+                                let t = op2(code::SUB, x[k], op2(code::MUL, v, y[k]));
+                                op2(code::DIV, t, y[0])
+                            }
+                            Rule::Exp => op2(code::MUL, v, x[k]),
+                            Rule::Log => op2(code::DIV, x[k], x[0]),
+                            Rule::None => entire,
+                        };
+                    }
+                    d
                 }
             };
             slots[out as usize] = r;
@@ -224,6 +268,44 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The rules of division, exp and log (operations run by their lowering) enclose the
+    /// exact partials, checked at points where those are exact: x/y at (3, 4) (1/4 and
+    /// -3/16), exp at 0 (1), log at 1, 2 and 4 (1, 1/2, 1/4).
+    #[test]
+    fn division_exp_and_log_have_rules() {
+        let cases: [(&str, [f64; 3], [f64; 3]); 5] = [
+            ("x / y + z", [3.0, 4.0, 1.0], [0.25, -3.0 / 16.0, 1.0]),
+            ("exp(x) * y", [0.0, 5.0, 0.0], [5.0, 1.0, 0.0]),
+            ("log(x) - z", [1.0, 0.0, 2.0], [1.0, 0.0, -1.0]),
+            ("log(x) + y / x", [2.0, 2.0, 0.0], [0.0, 0.5, 0.0]),
+            ("exp(log(x))", [4.0, 0.0, 0.0], [1.0, 0.0, 0.0]),
+        ];
+        for (src, at, want) in cases {
+            let expr = Expression::parse(src).unwrap();
+            let tape = Tape::binding(expr.ir(), &["x", "y", "z"], Chains::Balanced).unwrap();
+            assert!(tape.extended() > 0, "{src}");
+            let d = tape.gradient::<f64>(&at.map(|t| (t, t)));
+            for k in 0..3 {
+                let (lo, hi) = d[1 + k];
+                assert!(
+                    lo <= want[k] && want[k] <= hi,
+                    "{src}: d{k} {lo}..{hi}, not {}",
+                    want[k]
+                );
+                assert!(hi - lo <= 1e-12, "{src}: d{k} {lo}..{hi} loose");
+            }
+        }
+        // Through zero: the quotient's partial is entire, no normal.
+        let expr = Expression::parse("1 / x").unwrap();
+        let tape = Tape::binding(expr.ir(), &["x", "y", "z"], Chains::Balanced).unwrap();
+        let d = tape.gradient::<f64>(&[(-1.0, 1.0), (0.0, 0.0), (0.0, 0.0)]);
+        assert!(
+            d[1].0 == f64::NEG_INFINITY && d[1].1 == f64::INFINITY,
+            "{:?}",
+            d[1]
+        );
     }
 
     /// A function run by its lowering has no derivative rule: its partials are entire, and no

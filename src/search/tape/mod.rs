@@ -177,6 +177,19 @@ impl Extended {
         Ok(Some((code::EXT + k as u16) | binary))
     }
 
+    /// The derivative rule of operation `code` (of [`code::EXT`] and after; flags ignored).
+    pub(crate) fn rule(&self, code: u16) -> gradient::Rule {
+        let k = ((code & 0xff) - code::EXT) as usize;
+        self.ops
+            .get(k)
+            .map_or(gradient::Rule::None, |&op| gradient::Rule::of(op))
+    }
+
+    /// Each operation's derivative rule, in code order.
+    pub(crate) fn rules(&self) -> Vec<gradient::Rule> {
+        self.ops.iter().map(|&op| gradient::Rule::of(op)).collect()
+    }
+
     /// The lowering of each operation in precision `p`, in code order.
     pub(crate) fn programs(&self, p: Precision) -> Vec<crate::scalar::Program> {
         self.ops

@@ -782,8 +782,14 @@ __device__ Dual tape_gradient(const unsigned long long* tp, u32 len, const T* co
             Dual a = s[ia], b = s[ib];
 #if EXTENDED > 0
             if (kind >= OP_EXT) {
-                r.v[0] = op_ext(kind, a.v[0], b.v[0]);
-                for (int k = 1; k < 4; k++) r.v[k] = entire;
+                // The value by the lowering, the partials by the operation's rule.
+                Iv v = op_ext(kind, a.v[0], b.v[0]);
+                u32 rule = ext_rule(kind);
+                r.v[0] = v;
+                for (int k = 1; k < 4; k++)
+                    r.v[k] = rule == 1 ? op_div(op_sub(a.v[k], op_mul(v, b.v[k])), b.v[0])
+                             : rule == 2 ? op_mul(v, a.v[k])
+                             : rule == 3 ? op_div(a.v[k], a.v[0]) : entire;
             } else
 #endif
             switch (kind) {
