@@ -80,6 +80,20 @@ impl VoxelOptions {
             ));
         }
         let t = &self.tiles;
+        // The first level's tiles are all evaluated: the engines list them (the GPU's work
+        // lists hold at most 2^30 items).
+        if let Some(&t0) = t.first().filter(|&&t0| t0 > 0) {
+            let n = [w, h, d]
+                .iter()
+                .map(|&s| s.div_ceil(t0) as u64)
+                .product::<u64>();
+            if n >= 1 << 30 {
+                return bad(format!(
+                    "first tiles of {t0} voxels make {n} tiles of {w}x{h}x{d} voxels, more than \
+                     2^30: give a coarser first tile (e.g. --tiles 256,64,16,4,1)"
+                ));
+            }
+        }
         if t.last() != Some(&1)
             || t.contains(&0)
             || t.windows(2).any(|w| w[1] >= w[0] || w[0] % w[1] != 0)
@@ -619,6 +633,15 @@ mod tests {
         };
         assert!(err("x + w", &ok).contains("'w'"), "{}", err("x + w", &ok));
         assert!(err("x, y", &ok).contains("2 outputs"));
+        let huge = VoxelOptions {
+            tiles: vec![2, 1],
+            ..VoxelOptions::new(4096, 4096, 512, ok.region)
+        };
+        assert!(
+            err("x", &huge).contains("coarser first tile"),
+            "{}",
+            err("x", &huge)
+        );
         for bad in [
             VoxelOptions {
                 depth: 0,

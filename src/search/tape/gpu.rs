@@ -1311,6 +1311,16 @@ where
                     let kk = g.tile / ng.tile;
                     let size = nb * stride;
                     let next_n = nb * (if layered { kk.pow(3) } else { kk * kk }) as usize;
+                    // The kernels index a level's work items as 4 t in 32 bits: at most 2^30
+                    // of them (a 2-D image has at most 2^30 pixels; a voxel grid may need more,
+                    // and an item left out would leave its voxels unseen).
+                    if next_n >= 1 << 30 {
+                        return Err(GpuError::Tape(format!(
+                            "the level of tiles of {} has {next_n} tiles to evaluate, more than \
+                             the GPU's work lists hold (2^30); use a smaller grid or the CPU",
+                            ng.tile
+                        )));
+                    }
                     // Written by the pruning before the next level reads them.
                     let mut next_pool = kernels::room(&stream, here.next_pool.take(), size, alloc)?;
                     let mut next_args = kernels::room(&stream, here.next_args.take(), size, alloc)?;
