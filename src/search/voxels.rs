@@ -243,16 +243,7 @@ impl VoxelRenderer {
         normals: bool,
         f: &mut Lend<'_>,
     ) -> Result<(Vec<Round2>, Vec<TapeRound>), Error> {
-        opts.check()?;
-        let o = opts;
-        let plan = Plan::layered(
-            o.width,
-            o.height,
-            o.depth,
-            o.region,
-            &o.tiles,
-            self.vars.len(),
-        );
+        let plan = self.plan(opts)?;
         let ((heights, rounds, stats), normals) = match (&self.device, self.precision) {
             (Some(d), _) => return Ok(d.voxels(&plan, normals, f)?),
             (None, Precision::F64) => {
@@ -264,6 +255,16 @@ impl VoxelRenderer {
         };
         f(&heights, normals.as_deref());
         Ok((rounds, stats))
+    }
+
+    /// The checked options' plan.
+    fn plan(&self, opts: &VoxelOptions) -> Result<Plan, Error> {
+        opts.check()?;
+        let o = opts;
+        let n = self.vars.len();
+        Ok(Plan::layered(
+            o.width, o.height, o.depth, o.region, &o.tiles, n,
+        ))
     }
 
     fn run(
@@ -306,7 +307,7 @@ impl VoxelRenderer {
         map: &DepthMap,
         opts: &VoxelOptions,
     ) -> Result<Vec<Option<[f64; 3]>>, Error> {
-        opts.check()?;
+        let plan = self.plan(opts)?;
         let (w, h, d) = (opts.width, opts.height, opts.depth);
         if (map.width, map.height, map.depth) != (w, h, d) || map.heights.len() != (w * h) as usize
         {
@@ -318,12 +319,6 @@ impl VoxelRenderer {
             .into());
         }
         let g = super::mesh::normals::Gradient::new(gradient, &self.vars)?;
-        let [x0, x1, y0, y1, z0, z1] = opts.region;
-        let plane = super::Axes::new([x0, x1, y0, y1], w, h);
-        let z = super::render::ZAxis {
-            depth: d,
-            axes: super::Axes::new([x0, x1, z0, z1], w, d),
-        };
         // The filled columns' top voxels (layer depth - k from the top).
         let filled: Vec<usize> = (0..map.heights.len())
             .filter(|&p| map.heights[p] > 0)
@@ -332,10 +327,7 @@ impl VoxelRenderer {
             .iter()
             .map(|&p| {
                 let (i, j) = ((p / w as usize) as u32, (p % w as usize) as u32);
-                let [xl, xh, yl, yh] = plane.tile_box(i, i + 1, j, j + 1);
-                let layer = d - map.heights[p];
-                let [zl, zh] = z.layer_box(layer, layer + 1);
-                [[xl, xh], [yl, yh], [zl, zh]]
+                plan.voxel_box(i, j, d - map.heights[p])
             })
             .collect();
         let certified = g.certified(&boxes)?;

@@ -90,12 +90,8 @@ impl Gradient<'_> {
             .enclosures(boxes)?
             .iter()
             .map(|e| {
-                let middle = e.partials.map(|[lo, hi]| 0.5 * lo + 0.5 * hi);
-                if e.monotone() {
-                    unit(middle)
-                } else {
-                    None
-                }
+                let normal = crate::search::tape::gradient::certified_normal(e.partials);
+                normal.filter(|_| e.continuous)
             })
             .collect())
     }

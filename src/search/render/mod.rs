@@ -280,6 +280,14 @@ impl Plan {
         }
     }
 
+    /// The box of the voxel of a 3-D plan at row `i`, column `j` and layer `k` (from the
+    /// top): `[[xlo, xhi], [ylo, yhi], [zlo, zhi]]`, the bits the tile boxes' bounds have.
+    pub(crate) fn voxel_box(&self, i: u32, j: u32, k: u32) -> [[f64; 2]; 3] {
+        let z = self.z.expect("a 3-D plan");
+        let [xl, xh, yl, yh] = self.axes.tile_box(i, i + 1, j, j + 1);
+        [[xl, xh], [yl, yh], z.layer_box(k, k + 1)]
+    }
+
     /// The pixel rectangle of tile `(row, col)` of level `l`: rows `i0..i1`, columns `j0..j1`.
     pub(crate) fn pixels(&self, l: usize, row: u32, col: u32) -> (u32, u32, u32, u32) {
         let s = self.levels[l].tile;

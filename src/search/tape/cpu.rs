@@ -244,10 +244,9 @@ fn voxel_normals<T: Bound>(plan: &Plan, heights: &[u32], filled: &[Filled]) -> V
                         if heights[p] != top {
                             continue;
                         }
-                        let [xl, xh, yl, yh] = plan.axes.tile_box(i, i + 1, j, j + 1);
-                        let [zl, zh] = z.layer_box(lz * s, lz * s + 1);
-                        let b = [(xl, xh), (yl, yh), (zl, zh)]
-                            .map(|(lo, hi)| (T::lo_of(lo), T::hi_of(hi)));
+                        let b = plan
+                            .voxel_box(i, j, lz * s)
+                            .map(|[lo, hi]| (T::lo_of(lo), T::hi_of(hi)));
                         let d = tape.gradient::<T>(&b);
                         let partials = [1, 2, 3].map(|k| [d[k].0.to_f64(), d[k].1.to_f64()]);
                         out.push((p, super::gradient::certified_or_nan(partials)));

@@ -473,6 +473,9 @@ struct Kept {
     /// A 3-D frame's column heights, level by level, and its depth map.
     heights: Option<CudaSlice<u32>>,
     depth_map: Option<CudaSlice<u32>>,
+    /// The levels' table of the depth map's composition (tile, columns, offset per level) as
+    /// uploaded.
+    level_table: Option<(Vec<u32>, CudaSlice<u32>)>,
     /// Whether the next 3-D frame computes normals, where they go (three numbers per
     /// column), and the page-locked memory the depth map and the normals are lent from.
     normals: bool,
@@ -547,6 +550,7 @@ impl Kept {
             classes: None,
             heights: None,
             depth_map: None,
+            level_table: None,
             normals: false,
             normals_dev: None,
             heights_host: None,
@@ -1029,6 +1033,7 @@ where
 
     /// Queues the depth map of a 3-D frame: per column the most of its levels' heights
     /// (`ivjit_tape_heights`), into `out` (grown to the image).
+    #[allow(clippy::too_many_arguments)]
     fn compose_heights(
         &self,
         stream: &Arc<CudaStream>,
@@ -1037,6 +1042,7 @@ where
         offsets: &[usize],
         out: &mut Option<CudaSlice<u32>>,
         normals: Option<&mut CudaSlice<f64>>,
+        kept_table: &mut Option<(Vec<u32>, CudaSlice<u32>)>,
     ) -> Result<(), GpuError> {
         let table: Vec<u32> = plan
             .levels
@@ -1044,16 +1050,21 @@ where
             .zip(offsets)
             .flat_map(|(g, &o)| [g.tile, g.cols, o as u32])
             .collect();
-        let table = stream
-            .clone_htod(&table)
-            .during("uploading the levels' table")?;
+        // Uploaded when the plan's levels change, not every frame.
+        if kept_table.as_ref().is_none_or(|(t, _)| *t != table) {
+            let dev = stream
+                .clone_htod(&table)
+                .during("uploading the levels' table")?;
+            *kept_table = Some((table, dev));
+        }
+        let table = &kept_table.as_ref().expect("uploaded").1;
         let n = plan.width as usize * plan.height as usize;
         kernels::grow(stream, out, n)?;
         let out = out.as_mut().expect("grown");
         let nlevels = plan.levels.len() as u32;
         let mut b = stream.launch_builder(&self.k.heights);
         b.arg(heights)
-            .arg(&table)
+            .arg(table)
             .arg(&nlevels)
             .arg(&plan.width)
             .arg(&plan.height)
@@ -1381,8 +1392,8 @@ where
                 kernels::grow(&stream, &mut kept.normals_dev, 3 * n)?;
             }
             let normals = kept.normals_dev.as_mut().filter(|_| kept.normals);
-            let out = &mut kept.depth_map;
-            self.compose_heights(&stream, plan, &heights, &offsets, out, normals)?;
+            let (out, table) = (&mut kept.depth_map, &mut kept.level_table);
+            self.compose_heights(&stream, plan, &heights, &offsets, out, normals, table)?;
             if kept.normals {
                 self.queue_normals(&stream, plan, &needed, kept)?;
             }

@@ -308,6 +308,104 @@ mod tests {
         );
     }
 
+    /// The rules on boxes of every interval class in both precisions (entire, half-lines,
+    /// the largest floats, huge, subnormal, signed zeros; empty gives no normal): each
+    /// partial's enclosure holds the partial (or, at a kink, every one-sided partial) at
+    /// points of the box — ends, zero and a middle — where it is exact: y and x for x y, -2z
+    /// for -z², ±1 for |x|, 0 or 1 for min(x, y).
+    #[test]
+    fn gradients_enclose_the_partials_on_every_interval_class() {
+        fn check<T: Bound + std::fmt::Debug>() {
+            let inf = f64::INFINITY;
+            let classes: [(f64, f64); 12] = [
+                (-inf, inf),
+                (-inf, -1.0),
+                (2.0, inf),
+                (-0.0, 0.0),
+                (0.0, 1e-310),
+                (-1e-310, 1e-310),
+                (-3.0, 2.0),
+                (1e300, 1e308),
+                (-f64::MAX, -1e300),
+                (f32::MAX as f64, f64::MAX),
+                (-f32::MAX as f64, f32::MAX as f64),
+                (0.25, 0.5),
+            ];
+            // The partials (x, y, z) of each expression at a point, exact in f64 and f32 (a
+            // point of an f32 box is an f32).
+            type Exact = fn([f64; 3]) -> [Vec<f64>; 3];
+            let cases: [(&str, Exact); 4] = [
+                ("x*y", |[x, y, _]| [vec![y], vec![x], vec![0.0]]),
+                ("-(z*z)", |[_, _, z]| [vec![0.0], vec![0.0], vec![-2.0 * z]]),
+                ("abs(x)", |[x, _, _]| {
+                    let s = if x > 0.0 {
+                        vec![1.0]
+                    } else if x < 0.0 {
+                        vec![-1.0]
+                    } else {
+                        vec![-1.0, 1.0]
+                    };
+                    [s, vec![0.0], vec![0.0]]
+                }),
+                ("min(x, y)", |[x, y, _]| {
+                    let (dx, dy) = if x < y {
+                        (vec![1.0], vec![0.0])
+                    } else if y < x {
+                        (vec![0.0], vec![1.0])
+                    } else {
+                        (vec![0.0, 1.0], vec![0.0, 1.0])
+                    };
+                    [dx, dy, vec![0.0]]
+                }),
+            ];
+            let iv = |(lo, hi): (f64, f64)| (T::lo_of(lo), T::hi_of(hi));
+            let points = |(lo, hi): (T, T)| -> Vec<f64> {
+                let (lo, hi) = (lo.to_f64(), hi.to_f64());
+                let mut p: Vec<f64> = [lo, hi, 0.5 * lo + 0.5 * hi, 0.0]
+                    .into_iter()
+                    .filter(|t| t.is_finite() && lo <= *t && *t <= hi)
+                    .collect();
+                p.dedup();
+                p
+            };
+            for (src, exact) in cases {
+                let expr = Expression::parse(src).unwrap();
+                let tape = Tape::binding(expr.ir(), &["x", "y", "z"], Chains::Balanced).unwrap();
+                for (k, &a) in classes.iter().enumerate() {
+                    let (b, c) = (classes[(k + 5) % 12], classes[(k + 7) % 12]);
+                    let bx: TapeBox<T> = [iv(a), iv(b), iv(c)];
+                    let d = tape.gradient::<T>(&bx);
+                    for x in points(bx[0]) {
+                        for y in points(bx[1]) {
+                            for z in points(bx[2]) {
+                                let want = exact([x, y, z]);
+                                for axis in 0..3 {
+                                    let (lo, hi) = (d[1 + axis].0.to_f64(), d[1 + axis].1.to_f64());
+                                    for w in &want[axis] {
+                                        // x*y's partials at an f32 box's huge ends: the ends
+                                        // themselves, exact in f32.
+                                        assert!(
+                                            lo <= *w && *w <= hi,
+                                            "{:?} {src} on {bx:?} at ({x}, {y}, {z}): d{axis} {lo}..{hi} misses {w}",
+                                            T::PRECISION
+                                        );
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                // The empty box: no normal.
+                let nan = (T::nan(), T::nan());
+                let d = tape.gradient::<T>(&[nan, nan, nan]);
+                let partials = [1, 2, 3].map(|k| [d[k].0.to_f64(), d[k].1.to_f64()]);
+                assert_eq!(certified_normal(partials), None, "{src} on the empty box");
+            }
+        }
+        check::<f64>();
+        check::<f32>();
+    }
+
     /// A function run by its lowering has no derivative rule: its partials are entire, and no
     /// normal is certified through it.
     #[test]
