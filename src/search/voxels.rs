@@ -139,6 +139,64 @@ impl DepthMap {
     }
 }
 
+/// Every voxel's class: outside (f > 0 proven on it), inside (f < 0 proven) or neither, as the
+/// voxel search's tiles proved them without occlusion ([`VoxelRenderer::classify`]). Kept as
+/// the levels' tile classes (a voxel's class is that of the first tile holding it that was
+/// proven, or boundary), so proven regions take one byte per tile, not per voxel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VoxelClasses {
+    /// Columns (voxels along x).
+    pub width: u32,
+    /// Rows (voxels along y, row 0 at `y1`).
+    pub height: u32,
+    /// Layers (voxels along z, layer 0 at `z1`).
+    pub depth: u32,
+    /// Per level, coarse to fine: its tile size, and its tiles' classes by `(layer, row,
+    /// column)` (`(z rows + r) cols + c`), [`UNSET`](super::render::UNSET) where a tile was
+    /// not evaluated (an ancestor was proven).
+    levels: Vec<(u32, Vec<u8>)>,
+    /// One entry per level, coarse to fine: the tiles evaluated and their classes.
+    pub rounds: Vec<Round2>,
+}
+
+impl VoxelClasses {
+    /// The class of the voxel at row `i`, column `j` and layer `k`:
+    /// [`OUTSIDE`](super::OUTSIDE), [`INSIDE`](super::INSIDE) or
+    /// [`BOUNDARY`](super::BOUNDARY) (neither proven on any tile holding it, down to the
+    /// voxel itself).
+    pub fn class(&self, i: u32, j: u32, k: u32) -> u8 {
+        for (tile, classes) in &self.levels {
+            let (rows, cols) = (self.height.div_ceil(*tile), self.width.div_ceil(*tile));
+            let at = ((k / tile) * rows + i / tile) as usize * cols as usize + (j / tile) as usize;
+            let c = classes[at];
+            debug_assert!(c != super::render::UNSET, "a voxel below no proven tile");
+            if c != super::BOUNDARY {
+                return c;
+            }
+        }
+        super::BOUNDARY
+    }
+
+    /// The voxels neither proven, as `[row, column, layer]`, in the order layer, row, column.
+    pub fn boundary(&self) -> Vec<[u32; 3]> {
+        let Some((tile, last)) = self.levels.last() else {
+            return Vec::new();
+        };
+        debug_assert_eq!(*tile, 1);
+        let (w, h) = (self.width as usize, self.height as usize);
+        last.iter()
+            .enumerate()
+            .filter(|(_, &c)| c == super::BOUNDARY)
+            .map(|(p, _)| [((p / w) % h) as u32, (p % w) as u32, (p / (w * h)) as u32])
+            .collect()
+    }
+}
+
+/// What a voxel classification gives an engine's caller: each level's tiles' classes (by
+/// `(layer, row, column)`, `UNSET` where not evaluated), the rounds, and their mean tape
+/// lengths.
+pub(crate) type LevelClasses = (Vec<Vec<u8>>, Vec<Round2>, Vec<TapeRound>);
+
 /// What a voxel search gives an engine's caller: each column's height (row-major), the
 /// rounds, and their mean tape lengths.
 pub(crate) type Columns = (Vec<u32>, Vec<Round2>, Vec<TapeRound>);
@@ -257,6 +315,31 @@ impl VoxelRenderer {
         Ok((rounds, stats))
     }
 
+    /// Every voxel's class ([`VoxelClasses`]): the same tiles, tapes and interval operations
+    /// as [`VoxelRenderer::render`], without occlusion (every boundary tile is split down to
+    /// its voxels), on the renderer's backend; the CPU and the GPU give the same classes.
+    pub fn classify(&self, opts: &VoxelOptions) -> Result<(VoxelClasses, Vec<TapeRound>), Error> {
+        let plan = self.plan(opts)?;
+        let (levels, rounds, stats) = match (&self.device, self.precision) {
+            (Some(d), _) => d.voxel_classes(&plan)?,
+            (None, Precision::F64) => {
+                super::on_pool(|| super::tape::cpu::voxel_classes::<f64>(&self.tape, &plan))?
+            }
+            (None, Precision::F32) => {
+                super::on_pool(|| super::tape::cpu::voxel_classes::<f32>(&self.tape, &plan))?
+            }
+        };
+        let levels = opts.tiles.iter().copied().zip(levels).collect();
+        let classes = VoxelClasses {
+            width: opts.width,
+            height: opts.height,
+            depth: opts.depth,
+            levels,
+            rounds,
+        };
+        Ok((classes, stats))
+    }
+
     /// The checked options' plan.
     fn plan(&self, opts: &VoxelOptions) -> Result<Plan, Error> {
         opts.check()?;
@@ -352,6 +435,7 @@ pub fn depth_map(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::{BOUNDARY, INSIDE, OUTSIDE};
 
     /// The union of two balls, `|p|² < 0.6` and `|p - (0.5, -0.25, 0.5)|² < 0.1`, with the
     /// exact heights of its voxel grids: on regions whose voxel edges are multiples of 1/16
@@ -401,6 +485,96 @@ mod tests {
             }
         }
         out
+    }
+
+    /// The exact class of every voxel of [`BALLS`] on `opts`'s grid (voxels 1/16 a side), by
+    /// `[row, column, layer]`: outside when the voxel misses both closed balls, inside when it
+    /// lies in one open ball (its farthest corner inside), else boundary. The interval
+    /// operations are exact on these boxes, so the search proves exactly these.
+    pub(crate) fn balls_classes(opts: &VoxelOptions) -> Vec<u8> {
+        let at = |lo: f64, k: u32| (lo * 16.0) as i64 + k as i64;
+        let least = |p: i64, q: i64, c: i64| -> i64 {
+            if p <= c && c <= q {
+                0
+            } else {
+                (p - c).pow(2).min((q - c).pow(2))
+            }
+        };
+        let most = |p: i64, q: i64, c: i64| -> i64 { (p - c).pow(2).max((q - c).pow(2)) };
+        let [x0, _, _, y1, _, z1] = opts.region;
+        let mut out = Vec::new();
+        for k in 0..opts.depth {
+            for i in 0..opts.height {
+                for j in 0..opts.width {
+                    let (xp, yq, zq) = (at(x0, j), at(y1, 0) - i as i64, at(z1, 0) - k as i64);
+                    let ((x0, x1), (y0, y1), (z0, z1)) = ((xp, xp + 1), (yq - 1, yq), (zq - 1, zq));
+                    let span = |f: &dyn Fn(i64, i64, i64) -> i64, c: [i64; 3]| {
+                        f(x0, x1, c[0]) + f(y0, y1, c[1]) + f(z0, z1, c[2])
+                    };
+                    let (big, small) = ([0, 0, 0], [8, -4, 8]);
+                    // 0.6 * 256 = 153.6 and 0.1 * 256 = 25.6.
+                    out.push(if span(&most, big) <= 153 || span(&most, small) <= 25 {
+                        INSIDE
+                    } else if span(&least, big) <= 153 || span(&least, small) <= 25 {
+                        BOUNDARY
+                    } else {
+                        OUTSIDE
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Every voxel's class of `classes`, layer by layer, row by row.
+    pub(crate) fn every_class(classes: &VoxelClasses) -> Vec<u8> {
+        let mut out = Vec::new();
+        for k in 0..classes.depth {
+            for i in 0..classes.height {
+                out.extend((0..classes.width).map(|j| classes.class(i, j, k)));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_classes_of_two_balls_are_exact_on_the_cpu() {
+        let expr = Expression::parse(BALLS).unwrap();
+        for p in [Precision::F64, Precision::F32] {
+            let r = VoxelRenderer::new(&expr, p, TapeBackend::Cpu).unwrap();
+            for base in sixteenths() {
+                let want = balls_classes(&base);
+                for class in [OUTSIDE, INSIDE, BOUNDARY] {
+                    assert!(want.contains(&class));
+                }
+                for tiles in plans() {
+                    let opts = VoxelOptions {
+                        tiles: tiles.clone(),
+                        ..base.clone()
+                    };
+                    let (classes, _) = r.classify(&opts).unwrap();
+                    assert_eq!(every_class(&classes), want, "{p} {tiles:?}");
+                    // The boundary list: the boundary voxels, in the same order.
+                    let (w, h) = (opts.width as usize, opts.height as usize);
+                    let listed: Vec<usize> = classes
+                        .boundary()
+                        .iter()
+                        .map(|&[i, j, k]| (k as usize * h + i as usize) * w + j as usize)
+                        .collect();
+                    let boundary: Vec<usize> =
+                        (0..want.len()).filter(|&v| want[v] == BOUNDARY).collect();
+                    assert_eq!(listed, boundary);
+                    // No occlusion: the last level evaluates the children of every boundary
+                    // tile before it, more than the depth map's search (where a level
+                    // before it fills a tile: not the plan of 16 then voxels, whose tiles
+                    // are wider than the balls' cores).
+                    let (map, _) = r.render(&opts).unwrap();
+                    let last = |r: &[Round2]| r.last().unwrap().boxes;
+                    let (all, seen) = (last(&classes.rounds), last(&map.rounds));
+                    assert!(all > seen || (tiles[0] == 16 && all == seen), "{tiles:?}");
+                }
+            }
+        }
     }
 
     /// Tile plans for the tests: the default, a plan of 8, 2, 1 and one of 16 then voxels.

@@ -1268,6 +1268,19 @@ fn voxel_depth_maps_on_the_gpu_equal_the_cpu() {
                     assert_eq!(a.rounds, b.rounds, "{what}");
                     assert_eq!(sa, sb, "{what}: tape lengths");
                 }
+                // Every voxel's class (no occlusion; twice, then a depth map again on the
+                // same renderer): the CPU's classes, rounds and tape lengths.
+                let (ca, sa) = cpu.classify(o).unwrap();
+                for again in 0..2 {
+                    let (cb, sb) = gpu.classify(o).unwrap();
+                    let what = format!("{name} {p:?} {:?} {:?} classes {again}", o.tiles, o.region);
+                    assert!(ca == cb, "{what}: classes differ");
+                    assert_eq!(sa, sb, "{what}: tape lengths");
+                }
+                assert!(
+                    gpu.render(o).unwrap().0.heights == a.heights,
+                    "{name}: after classes"
+                );
                 // Normals from the pruned tapes in the frame (twice: with the buffers kept):
                 // the CPU's bits.
                 let bits = |v: &[Option<[f64; 3]>]| -> Vec<Option<[u64; 3]>> {
@@ -1319,11 +1332,12 @@ fn voxel_depth_maps_on_the_gpu_equal_the_cpu() {
                     );
                 }
                 println!(
-                    "{name} {p:?} {}x{}x{}: {} filled columns, {sa:?}",
+                    "{name} {p:?} {}x{}x{}: {} filled columns, {} boundary voxels",
                     o.width,
                     o.height,
                     o.depth,
-                    a.heights.iter().filter(|&&h| h > 0).count()
+                    a.heights.iter().filter(|&&h| h > 0).count(),
+                    ca.boundary().len()
                 );
             }
         }

@@ -162,11 +162,23 @@ type At = (u32, u32, u32);
 /// A level's tiles, grouped by the tape they run.
 type Groups = Vec<(Arc<Tape>, Vec<At>)>;
 
-/// What a level of a search leaves: in 2-D its tiles' classes; in 3-D, per column of its grid,
-/// the height of its highest filled tile (see [`crate::search::voxels`]; 0: none).
+/// What a level of a search leaves: its tiles' classes (in 2-D, and in 3-D for
+/// [`Mode::Classes`], `UNSET` where a tile was not evaluated; a 3-D level's tile `(r, c, z)`
+/// at `(z rows + r) cols + c`), or for a 3-D depth map, per column of its grid, the height of
+/// its highest filled tile (see [`crate::search::voxels`]; 0: none).
 enum Marks {
     Classes(Vec<u8>),
     Heights(Vec<u32>),
+}
+
+/// What a 3-D search is for (a 2-D plan always marks classes).
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// The depth map: column heights, occluded tiles not split; with `keep_filled`, the
+    /// filled tiles kept for the normals.
+    Heights { keep_filled: bool },
+    /// Every voxel's class: classes marked, no occlusion.
+    Classes,
 }
 
 /// What each level of a search marked, the rounds, their mean tape lengths, and where asked
@@ -180,7 +192,8 @@ pub(super) fn render<T: Bound>(
     tape: &Tape,
     plan: &Plan,
 ) -> Result<(Rendered, Vec<TapeRound>), Error> {
-    let (marks, rounds, stats, _) = search::<T>(tape, plan, false)?;
+    let mode = Mode::Heights { keep_filled: false };
+    let (marks, rounds, stats, _) = search::<T>(tape, plan, mode)?;
     let classes: Vec<Vec<u8>> = marks
         .into_iter()
         .map(|m| match m {
@@ -205,7 +218,10 @@ pub(crate) fn voxels<T: Bound>(
     plan: &Plan,
     normals: bool,
 ) -> Result<crate::search::voxels::VoxelFrame, Error> {
-    let (marks, rounds, stats, filled) = search::<T>(tape, plan, normals)?;
+    let mode = Mode::Heights {
+        keep_filled: normals,
+    };
+    let (marks, rounds, stats, filled) = search::<T>(tape, plan, mode)?;
     let (w, h) = (plan.width as usize, plan.height as usize);
     let mut heights = crate::search::filled(w * h, 0u32, "the depth map")?;
     for (g, m) in plan.levels.iter().zip(&marks) {
@@ -222,6 +238,23 @@ pub(crate) fn voxels<T: Bound>(
     }
     let normals = normals.then(|| voxel_normals::<T>(plan, &heights, &filled));
     Ok(((heights, rounds, stats), normals))
+}
+
+/// The voxel classes of a 3-D plan ([`crate::search::voxels::VoxelClasses`]): each level's
+/// tiles' classes (`UNSET` where not evaluated), the rounds and their mean tape lengths.
+pub(crate) fn voxel_classes<T: Bound>(
+    tape: &Tape,
+    plan: &Plan,
+) -> Result<crate::search::voxels::LevelClasses, Error> {
+    let (marks, rounds, stats, _) = search::<T>(tape, plan, Mode::Classes)?;
+    let classes = marks
+        .into_iter()
+        .map(|m| match m {
+            Marks::Classes(c) => c,
+            Marks::Heights(_) => unreachable!("classes asked for"),
+        })
+        .collect();
+    Ok((classes, rounds, stats))
 }
 
 /// Each column's certified normal, three numbers per column (NaN where none): the gradient
@@ -263,9 +296,11 @@ fn voxel_normals<T: Bound>(plan: &Plan, heights: &[u32], filled: &[Filled]) -> V
     normals
 }
 
-/// The rounds of a tape search over the plan's levels (2-D or 3-D): what each level marked,
-/// the rounds and their mean tape lengths.
-fn search<T: Bound>(tape: &Tape, plan: &Plan, keep_filled: bool) -> Result<Levels, Error> {
+/// The rounds of a tape search over the plan's levels (2-D or 3-D, in 3-D for `mode`): what
+/// each level marked, the rounds and their mean tape lengths.
+fn search<T: Bound>(tape: &Tape, plan: &Plan, mode: Mode) -> Result<Levels, Error> {
+    let keep_filled = mode == Mode::Heights { keep_filled: true };
+    let heights = plan.z.is_some() && mode != Mode::Classes;
     let levels = &plan.levels;
     let first = &levels[0];
     let root: Vec<At> = (0..first.rows)
@@ -335,13 +370,13 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan, keep_filled: bool) -> Result<Level
             })
             .collect();
         let columns = grid.rows as usize * grid.cols as usize;
-        let mut level = match plan.z {
-            None => Marks::Classes(crate::search::filled(
-                columns,
+        let mut level = match heights {
+            false => Marks::Classes(crate::search::filled(
+                columns * grid.layers as usize,
                 crate::search::render::UNSET,
-                "a level of the image's tiles",
+                "a level of the tiles' classes",
             )?),
-            Some(_) => Marks::Heights(crate::search::filled(
+            true => Marks::Heights(crate::search::filled(
                 columns,
                 0u32,
                 "a level of the voxels' columns",
@@ -360,7 +395,7 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan, keep_filled: bool) -> Result<Level
             for (&(r, c, z), &class) in tiles.iter().zip(found) {
                 let at = (r * grid.cols + c) as usize;
                 match &mut level {
-                    Marks::Classes(level) => level[at] = class,
+                    Marks::Classes(level) => level[z as usize * columns + at] = class,
                     Marks::Heights(level) => {
                         if class == INSIDE || (class == BOUNDARY && next_grid.is_none()) {
                             level[at] = level[at].max(top(z));

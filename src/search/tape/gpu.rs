@@ -261,6 +261,19 @@ impl DeviceTape {
         }
     }
 
+    /// Every voxel's class of the 3-D `plan` (no occlusion): each level's tiles' classes by
+    /// `(layer, row, column)`, `UNSET` where not evaluated; the rounds and their mean tape
+    /// lengths (see [`crate::search::voxels::VoxelClasses`]).
+    pub(crate) fn voxel_classes(
+        &self,
+        plan: &Plan,
+    ) -> Result<crate::search::voxels::LevelClasses, GpuError> {
+        match self {
+            DeviceTape::F64(d) => d.first.voxel_classes(plan),
+            DeviceTape::F32(d) => d.first.voxel_classes(plan),
+        }
+    }
+
     /// One frame: the search of `plan` with the tape, the image handed to `f` in the
     /// page-locked memory it came back to; the rounds and their mean tape lengths.
     pub(crate) fn render_with(
@@ -479,6 +492,9 @@ struct Kept {
     /// Whether the next 3-D frame computes normals, where they go (three numbers per
     /// column), and the page-locked memory the depth map and the normals are lent from.
     normals: bool,
+    /// Whether the next 3-D frame marks every voxel's class (no heights, no occlusion) into
+    /// `classes`, level by level.
+    voxel_classes: bool,
     normals_dev: Option<CudaSlice<f64>>,
     heights_host: Option<cudarc::driver::PinnedHostSlice<u32>>,
     normals_host: Option<cudarc::driver::PinnedHostSlice<f64>>,
@@ -552,6 +568,7 @@ impl Kept {
             depth_map: None,
             level_table: None,
             normals: false,
+            voxel_classes: false,
             normals_dev: None,
             heights_host: None,
             normals_host: None,
@@ -744,7 +761,7 @@ where
         lv: &Level<'_>,
         bufs: &mut LevelBuffers,
         cls: &mut cudarc::driver::CudaViewMut<'_, u8>,
-        heights: &mut cudarc::driver::CudaViewMut<'_, u32>,
+        heights: Option<&mut cudarc::driver::CudaViewMut<'_, u32>>,
         item_cls: Option<&mut CudaSlice<u8>>,
         n_dev: Option<&CudaSlice<u32>>,
     ) -> Result<(), GpuError> {
@@ -790,12 +807,11 @@ where
         let a = plan.axes;
         kernels::push_grid(&mut b, &a, &g.tile, plan);
         let (z1, wz_lo, wz_hi, dd, depth) = z_args(plan);
-        b.arg(&z1)
-            .arg(&wz_lo)
-            .arg(&wz_hi)
-            .arg(&dd)
-            .arg(&depth)
-            .arg(heights);
+        b.arg(&z1).arg(&wz_lo).arg(&wz_hi).arg(&dd).arg(&depth);
+        match heights {
+            Some(h) => b.arg(h),
+            None => b.arg(&null),
+        };
         match item_cls {
             Some(c) => b.arg(c),
             None => b.arg(&null),
@@ -847,7 +863,7 @@ where
         lv: &Level<'_>,
         nb: usize,
         bufs: &mut LevelBuffers,
-        heights: &cudarc::driver::CudaView<'_, u32>,
+        heights: Option<&cudarc::driver::CudaView<'_, u32>>,
         into: &mut Pruned<'_>,
     ) -> Result<(), GpuError> {
         let k = &self.k;
@@ -899,11 +915,13 @@ where
             .arg(&into.grid.cols);
         let g = &plan.levels[lv.l];
         let depth = z_args(plan).4;
-        b.arg(&into.grid.layers)
-            .arg(&depth)
-            .arg(heights)
-            .arg(&g.cols)
-            .arg(&g.tile);
+        let null = 0u64;
+        b.arg(&into.grid.layers).arg(&depth);
+        match heights {
+            Some(h) => b.arg(h),
+            None => b.arg(&null),
+        };
+        b.arg(&g.cols).arg(&g.tile);
         b.arg(&mut *into.work).arg(&mut bufs.counts);
         // SAFETY: matches the signature of the kernel chosen; the next pool and args hold nb
         // tapes of `stride` (the longest tape of the round, which pruning never lengthens);
@@ -911,6 +929,35 @@ where
         // thread at the first level) for each tile of a block.
         unsafe { b.launch(shape) }.during("launching the tape pruning")?;
         Ok(())
+    }
+
+    /// Every voxel's class of a 3-D plan (see [`DeviceTape::voxel_classes`]): the frame's
+    /// levels' classes copied back and cut per level.
+    fn voxel_classes(&self, plan: &Plan) -> Result<crate::search::voxels::LevelClasses, GpuError> {
+        self.with_kept(|kept| {
+            (kept.voxel_classes, kept.normals) = (true, false);
+            let out = self.frame(plan, Part::WHOLE, kept);
+            kept.voxel_classes = false;
+            let counted = out?;
+            let sizes = plan
+                .levels
+                .iter()
+                .map(|g| g.rows as usize * g.cols as usize * g.layers as usize);
+            let total = sizes.clone().sum::<usize>();
+            let dev = kept.classes.as_ref().expect("a frame keeps its classes");
+            let all = kept
+                .stream
+                .clone_dtoh(&dev.slice(0..total))
+                .during("reading the voxels' classes")?;
+            let mut levels = Vec::with_capacity(plan.levels.len());
+            let mut at = 0;
+            for n in sizes {
+                levels.push(all[at..at + n].to_vec());
+                at += n;
+            }
+            let (rounds, stats) = rounds_of(plan, &counted);
+            Ok((levels, rounds, stats))
+        })
     }
 
     /// A 3-D frame (see [`crate::search::voxels`]) lent to `f` where it came back (page-locked
@@ -1143,6 +1190,7 @@ where
     ) -> Result<Vec<([u32; 8], u64)>, GpuError> {
         let mut key = plan_key(plan);
         key.extend([part.index as u64, part.count as u64]);
+        key.push(kept.voxel_classes as u64);
         let mut caps = match &kept.caps {
             Some((k, caps)) if *k == key => Some(caps.clone()),
             _ => None,
@@ -1188,23 +1236,30 @@ where
         let alloc = "allocating the tape render's buffers";
         let mut stride = self.len;
         let mut max_choices = self.choices;
+        // A 2-D plan marks each level's classes, a 3-D one each level's column heights or
+        // (voxel classes) its tiles' classes.
+        let layered = plan.z.is_some();
+        let voxel_classes = layered && kept.voxel_classes;
         let mut offsets = Vec::with_capacity(levels.len());
         let mut total = 0usize;
+        let size = |g: &super::super::render::LevelGrid| {
+            let layers = if voxel_classes { g.layers } else { 1 };
+            g.rows as usize * g.cols as usize * layers as usize
+        };
         for g in levels {
             offsets.push(total);
-            total += g.rows as usize * g.cols as usize;
+            total += size(g);
         }
-        // Level l's classes (2-D) or column heights (3-D) in their buffer.
-        let marked = |l: usize| {
-            let g = &levels[l];
-            offsets[l]..offsets[l] + g.rows as usize * g.cols as usize
+        // Level l's classes or column heights in their buffer.
+        let marked = |l: usize| offsets[l]..offsets[l] + size(&levels[l]);
+        let (n_classes, n_heights) = if layered && !voxel_classes {
+            (1, total)
+        } else {
+            (total, 1)
         };
-        // A 2-D plan marks each level's classes, a 3-D one each level's column heights.
-        let layered = plan.z.is_some();
-        let (n_classes, n_heights) = if layered { (1, total) } else { (total, 1) };
         let mut classes = kernels::room(&stream, kept.classes.take(), n_classes, alloc)?;
         let mut heights = kernels::room(&stream, kept.heights.take(), n_heights, alloc)?;
-        if layered {
+        if layered && !voxel_classes {
             stream
                 .memset_zeros(&mut heights)
                 .during("clearing the columns' heights")?;
@@ -1281,8 +1336,10 @@ where
             };
             profile.mark(&stream, format!("setup {}", g.tile))?;
             if n > 0 {
-                let mut cls = classes.slice_mut(if layered { 0..1 } else { marked(l) });
-                let mut hs = heights.slice_mut(if layered { marked(l) } else { 0..1 });
+                let heights_mode = layered && !voxel_classes;
+                let mut cls = classes.slice_mut(if heights_mode { 0..1 } else { marked(l) });
+                let mut hs = heights.slice_mut(if heights_mode { marked(l) } else { 0..1 });
+                let hs = (!voxel_classes).then_some(&mut hs);
                 // The items are the count the pruning before wrote (below its capacity n).
                 let n_dev = if l > 0 {
                     kept.levels[l - 1].counts.as_ref()
@@ -1290,9 +1347,7 @@ where
                     None
                 };
                 let ic = item_cls.as_mut().filter(|_| with_normals);
-                self.eval_level(
-                    &stream, plan, &level, &mut bufs, &mut cls, &mut hs, ic, n_dev,
-                )?;
+                self.eval_level(&stream, plan, &level, &mut bufs, &mut cls, hs, ic, n_dev)?;
             }
             profile.mark(&stream, format!("eval {}", g.tile))?;
             let nb = match caps {
@@ -1346,8 +1401,10 @@ where
                             kk,
                             grid: *ng,
                         };
-                        let hs = heights.slice(if layered { marked(l) } else { 0..1 });
-                        self.prune_level(&stream, plan, &level, nb, &mut bufs, &hs, &mut into)?;
+                        let heights_mode = layered && !voxel_classes;
+                        let hs = heights.slice(if heights_mode { marked(l) } else { 0..1 });
+                        let hs = (!voxel_classes).then_some(&hs);
+                        self.prune_level(&stream, plan, &level, nb, &mut bufs, hs, &mut into)?;
                         profile.mark(&stream, format!("prune {}", g.tile))?;
                         if caps.is_none() {
                             let (counted, _) = kept.read(l, &bufs.counts, &bufs.length)?;
@@ -1386,7 +1443,9 @@ where
         }
         profile.mark(&stream, "between".to_string())?;
         let (compose, image) = (&self.compose, &mut kept.image);
-        if layered {
+        if voxel_classes {
+            // The levels' classes stay in `classes` for the caller.
+        } else if layered {
             if kept.normals {
                 let n = plan.width as usize * plan.height as usize;
                 kernels::grow(&stream, &mut kept.normals_dev, 3 * n)?;

@@ -77,12 +77,15 @@ __device__ Iv layer_box(u32 lz, u32 tile, u32 depth, double z1, double wz_lo, do
 }
 
 // A tile's class where it is kept: in 2-D into cls; in 3-D, a filled tile (inside, or neither
-// proven at the last level) raises its column's height (its top, in voxels from the bottom).
+// proven at the last level) raises its column's height (its top, in voxels from the bottom),
+// or with heights null (every voxel's class asked for) its class goes into cls at
+// (lz rows + r) cols + q (rows: the level's, of height voxels).
 __device__ __forceinline__ void mark(unsigned char c, int record, u32 r, u32 q, u32 lz,
-                                     u32 tile, u32 cols, u32 depth, unsigned char* cls,
-                                     u32* heights)
+                                     u32 tile, u32 cols, u32 height, u32 depth,
+                                     unsigned char* cls, u32* heights)
 {
     if (depth == 0) cls[(size_t)r * cols + q] = c;
+    else if (!heights) cls[((size_t)lz * ((height + tile - 1) / tile) + r) * cols + q] = c;
     else if (c == 1 || (c == 2 && !record))
         atomicMax(&heights[(size_t)r * cols + q], depth - lz * tile);
 }
@@ -151,7 +154,7 @@ extern "C" __global__ void ivjit_tape_eval(
             }
             Iv v = s[out];
             c = v.lo > (T)0 ? 0 : (v.hi < (T)0 ? 1 : 2);
-            mark(c, record, r, q, lz, tile, cols, depth, cls, heights);
+            mark(c, record, r, q, lz, tile, cols, height, depth, cls, heights);
             if (record) n_choices[t] = k;
             if (item_cls) item_cls[t] = c;
         }
@@ -262,11 +265,12 @@ __device__ void write_children(u32* next_work, u32 b, u32 k, u32 r, u32 q, u32 l
 }
 
 // Whether 3-D tile (r, q, lz) lies below a filled tile of the same level and column: it can
-// raise no column's height (src/search/voxels.rs), so it is not split.
+// raise no column's height (src/search/voxels.rs), so it is not split. Never where every
+// voxel's class is asked for (heights null).
 __device__ __forceinline__ bool occluded(u32 r, u32 q, u32 lz, u32 tile, u32 cols, u32 depth,
                                          const u32* heights)
 {
-    return depth && heights[(size_t)r * cols + q] > depth - lz * tile;
+    return depth && heights && heights[(size_t)r * cols + q] > depth - lz * tile;
 }
 
 // The threads that give a pruned tape its slots together (group_slots): a block (the first
@@ -606,7 +610,7 @@ extern "C" __global__ void ivjit_tape_root_eval(
     if (threadIdx.x == 0) {
         Iv v = val[len - 1];
         unsigned char c = v.lo > (T)0 ? 0 : (v.hi < (T)0 ? 1 : 2);
-        mark(c, record, r, q, lz, tile, cols, depth, cls, heights);
+        mark(c, record, r, q, lz, tile, cols, height, depth, cls, heights);
         if (item_cls) item_cls[t] = c;
         atomicAdd(&counts[1 + c], 1);
         atomicAdd(length, (unsigned long long)len);
