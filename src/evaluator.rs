@@ -66,6 +66,9 @@ pub struct Evaluator {
     choice: BackendChoice,
     /// Whether the program computes decorations, and from what ([`Expression::parse_decorated`]).
     decorated: Option<crate::DecorationInputs>,
+    /// The rewritten IR the program was lowered from, shared with the expression (None for a
+    /// program made elsewhere).
+    graph: Option<Arc<crate::ir::Graph>>,
 }
 
 impl Evaluator {
@@ -138,6 +141,7 @@ impl Evaluator {
             cpu_plan: Default::default(),
             choice,
             decorated: expr.decorations(),
+            graph: Some(expr.graph_arc()),
         })
     }
 
@@ -152,6 +156,7 @@ impl Evaluator {
             cpu_plan: Default::default(),
             choice: BackendChoice::Cpu,
             decorated: None,
+            graph: None,
         }
     }
 
@@ -166,7 +171,14 @@ impl Evaluator {
             cpu_plan: self.cpu_plan.clone(),
             choice: BackendChoice::Cpu,
             decorated: self.decorated,
+            graph: self.graph.clone(),
         }
+    }
+
+    /// The rewritten IR the program was lowered from (what a search builds its tapes from),
+    /// if the evaluator was made from an [`Expression`].
+    pub(crate) fn graph(&self) -> Option<&crate::ir::Graph> {
+        self.graph.as_deref()
     }
 
     /// The backend that was selected.

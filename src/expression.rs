@@ -18,7 +18,9 @@ use crate::{gpu, lower, rewrite, Error, Interval, Precision};
 pub struct Expression {
     source: String,
     initial: Graph,
-    graph: Graph,
+    /// Shared with the evaluators made from it (the searches that run tapes build them from
+    /// it: [`crate::Evaluator::graph`]).
+    graph: Arc<Graph>,
     /// Per precision (index [`precision_index`]), once lowered successfully; behind an `Arc` so
     /// that clones, even those made before the first use, share one memo.
     compiled: Arc<[OnceLock<Compiled>; 2]>,
@@ -128,7 +130,7 @@ impl Expression {
         let expr = Expression {
             source: source.to_string(),
             initial,
-            graph,
+            graph: Arc::new(graph),
             compiled: Default::default(),
             var_index: OnceLock::new(),
             decorated,
@@ -186,7 +188,7 @@ impl Expression {
     /// the same order (also those it no longer reads): the equalities `f_j = c_j` of a
     /// constraint set as zeros, for interval Newton (`search::system`).
     pub(crate) fn equalities(&self, which: &[(usize, f64)]) -> Result<Expression, Error> {
-        let mut g = self.graph.clone();
+        let mut g = (*self.graph).clone();
         let span = crate::syntax::ast::Span::default();
         let outputs = which
             .iter()
@@ -208,7 +210,7 @@ impl Expression {
     /// a search for the zeros of one function ([`crate::search::exclude::exclude`]) finds the
     /// common zeros of a system. Empty where any output is.
     pub(crate) fn residual(&self) -> Result<Expression, Error> {
-        let mut g = self.graph.clone();
+        let mut g = (*self.graph).clone();
         let span = crate::syntax::ast::Span::default();
         let mut acc: Option<ir::NodeId> = None;
         for o in g.outputs.clone() {
@@ -343,7 +345,7 @@ impl Expression {
         let expr = Expression {
             source: self.source.clone(),
             initial: graph,
-            graph: rewritten,
+            graph: Arc::new(rewritten),
             compiled: Default::default(),
             var_index: OnceLock::new(),
             decorated: None,
@@ -415,6 +417,11 @@ impl Expression {
     /// The IR after all rewrites.
     pub fn ir(&self) -> &Graph {
         &self.graph
+    }
+
+    /// The rewritten IR, shared.
+    pub(crate) fn graph_arc(&self) -> Arc<Graph> {
+        self.graph.clone()
     }
 
     /// The rewritten IR in text form (`ivjit ir`): one live node per line, with the sign facts

@@ -6,7 +6,7 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::octree::Cells;
-use super::{pack, sign_of, unpack, Field, MeshStats, Space};
+use super::{pack, sign_of, unpack, Field, MeshStats, Space, TapeId};
 use crate::Error;
 
 pub(crate) struct Lattice {
@@ -112,12 +112,19 @@ impl Lattice {
         &mut self,
         field: &Field,
         space: &Space,
+        cells: &Cells,
         stats: &mut MeshStats,
     ) -> Result<(), Error> {
+        use rayon::prelude::*;
         let pending = std::mem::take(&mut self.pending);
-        let points: Vec<[f64; 3]> = pending.iter().map(|&k| self.position(space, k)).collect();
-        let boxes: Vec<[[f64; 2]; 3]> = points.iter().map(|p| p.map(|t| [t, t])).collect();
-        for (k, e) in pending.into_iter().zip(field.boxes(&boxes)?) {
+        let boxes: Vec<(TapeId, [[f64; 2]; 3])> = pending
+            .par_iter()
+            .map(|&k| {
+                let at = self.position(space, k);
+                (cells.tape_for(unpack(k)), at.map(|t| [t, t]))
+            })
+            .collect();
+        for (k, e) in pending.into_iter().zip(field.boxes_on(&boxes)?) {
             let s = sign_of(e);
             if s.is_none() {
                 stats.unproven_samples += 1;
@@ -384,12 +391,26 @@ pub(crate) struct Placed {
 pub(crate) fn place(
     field: &Field,
     space: &Space,
+    cells: &Cells,
     lattice: &Lattice,
     edges: &[(u64, u64)],
     steps: u32,
 ) -> Result<Vec<Placed>, Error> {
+    use rayon::prelude::*;
+    // Each edge's tape: a boundary cell's holding both ends, where both are lattice points
+    // (a witness moved off its lattice point may leave the cells of the edge: f's own tape).
+    let tapes: Vec<TapeId> = edges
+        .par_iter()
+        .map(|&(i, o)| {
+            if lattice.moved.contains_key(&i) || lattice.moved.contains_key(&o) {
+                0
+            } else {
+                cells.tape_between(unpack(i), unpack(o))
+            }
+        })
+        .collect();
     let mut placed: Vec<Placed> = edges
-        .iter()
+        .par_iter()
         .map(|&(i, o)| {
             let bracket = (lattice.position(space, i), lattice.position(space, o));
             Placed {
@@ -401,9 +422,14 @@ pub(crate) fn place(
         .collect();
     for _ in 0..steps {
         crate::search::interrupt::check()?;
-        let mids: Vec<[f64; 3]> = placed.iter().map(|p| p.at).collect();
-        let enclosures = field.eval(mids.len(), |i| mids[i].map(|t| [t, t]))?;
-        for ((p, m), e) in placed.iter_mut().zip(mids).zip(enclosures) {
+        let mids: Vec<(TapeId, [[f64; 2]; 3])> = placed
+            .par_iter()
+            .zip(&tapes)
+            .map(|(p, &t)| (t, p.at.map(|c| [c, c])))
+            .collect();
+        let enclosures = field.boxes_on(&mids)?;
+        for ((p, (_, m)), e) in placed.iter_mut().zip(mids).zip(enclosures) {
+            let m = m.map(|c| c[0]);
             if sign_of(e) == Some(true) {
                 p.bracket.0 = m;
             } else {

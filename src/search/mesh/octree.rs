@@ -1,10 +1,12 @@
 //! Step 1 of the mesh: the region's cells classified by subdivision. A cell proven outside
 //! (f > 0) or inside (f < 0) is kept whole at its level; the others are cut in eight down to
-//! the finest level, where they are the boundary cells.
+//! the finest level, where they are the boundary cells. Where the field runs tapes, each cut
+//! cell's tape is pruned on it and its children run the pruned one: a boundary cell keeps its
+//! parent's, which every later evaluation inside it runs ([`Cells::tape_for`]).
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
 
-use super::{pack, Field, MeshStats, Space};
+use super::{pack, Field, MeshStats, Space, TapeId};
 use crate::search::classify;
 use crate::search::{BOUNDARY, INSIDE, OUTSIDE};
 use crate::Error;
@@ -17,7 +19,8 @@ pub(crate) struct Cells {
     proven: Vec<HashMap<u64, u8>>,
     /// The finest cells where nothing was proven.
     pub boundary: Vec<[u32; 3]>,
-    boundary_set: HashSet<u64>,
+    /// The boundary cells by key, with the tape they ran (valid on the cell's box).
+    boundary_set: HashMap<u64, TapeId>,
 }
 
 pub(crate) fn classify_cells(
@@ -27,48 +30,52 @@ pub(crate) fn classify_cells(
 ) -> Result<Cells, Error> {
     let (depth, n) = (space.depth, space.n);
     let mut proven: Vec<HashMap<u64, u8>> = vec![HashMap::default(); depth as usize + 1];
-    let mut level: Vec<[u32; 3]> = vec![[0, 0, 0]];
+    let mut level: Vec<([u32; 3], TapeId)> = vec![([0, 0, 0], 0)];
     let mut boundary = Vec::new();
+    let mut boundary_set = HashMap::default();
     for l in 0..=depth {
         crate::search::interrupt::check()?;
         // A cell of level l spans 2^(depth - l) finest cells: 2^(depth - l + 1) half cells.
         let side = 2u64 << (depth - l);
-        let boxes: Vec<[[f64; 2]; 3]> = level
+        let boxes: Vec<(TapeId, [[f64; 2]; 3])> = level
             .iter()
-            .map(|c| {
+            .map(|&(c, tape)| {
                 let lo = c.map(|i| i as u64 * side);
-                space.box_of(lo, lo.map(|t| t + side), 2 * n as u64)
+                (tape, space.box_of(lo, lo.map(|t| t + side), 2 * n as u64))
             })
             .collect();
-        let enclosures = field.boxes(&boxes)?;
+        let (enclosures, tapes) = field.classify(&boxes, l < depth)?;
         let mut next = Vec::new();
         let leaves = 1u64 << (3 * (depth - l));
-        for (c, [lo, hi]) in level.iter().zip(enclosures) {
+        for ((&(c, tape), [lo, hi]), child_tape) in level.iter().zip(enclosures).zip(tapes) {
             match classify(lo, hi) {
                 BOUNDARY if l < depth => {
                     for d in 0..8u32 {
-                        next.push([
+                        let child = [
                             2 * c[0] + (d & 1),
                             2 * c[1] + (d >> 1 & 1),
                             2 * c[2] + (d >> 2),
-                        ]);
+                        ];
+                        next.push((child, child_tape));
                     }
                 }
-                BOUNDARY => boundary.push(*c),
+                BOUNDARY => {
+                    boundary.push(c);
+                    boundary_set.insert(pack(c), tape);
+                }
                 class => {
                     if class == OUTSIDE {
                         stats.outside_cells += leaves;
                     } else {
                         stats.inside_cells += leaves;
                     }
-                    proven[l as usize].insert(pack(*c), class);
+                    proven[l as usize].insert(pack(c), class);
                 }
             }
         }
         level = next;
     }
     stats.boundary_cells = boundary.len() as u64;
-    let boundary_set = boundary.iter().map(|&c| pack(c)).collect::<HashSet<u64>>();
     Ok(Cells {
         depth,
         n,
@@ -81,7 +88,7 @@ pub(crate) fn classify_cells(
 impl Cells {
     /// The class of the finest cell `c` (in the grid): [`OUTSIDE`], [`INSIDE`] or [`BOUNDARY`].
     pub fn class_of(&self, c: [u32; 3]) -> u8 {
-        if self.boundary_set.contains(&pack(c)) {
+        if self.boundary_set.contains_key(&pack(c)) {
             return BOUNDARY;
         }
         // Finest first: the cells asked about are next to boundary cells, mostly in small
@@ -110,6 +117,27 @@ impl Cells {
         let [(a0, a1), (b0, b1)] = [range(v[0]), range(v[1])];
         let (c0, c1) = range(v[2]);
         (a0..=a1).flat_map(move |i| (b0..=b1).flat_map(move |j| (c0..=c1).map(move |k| [i, j, k])))
+    }
+
+    /// The tape for evaluations at lattice point `v` or inside an element centered there
+    /// (half-cell units): that of the first boundary cell holding it (in [`Cells::holding`]'s
+    /// order, so the same whoever asks), valid on that cell's box, which holds every point
+    /// and piece of the element; f's own (0) where no boundary cell holds it.
+    pub fn tape_for(&self, v: [u32; 3]) -> TapeId {
+        self.holding(v)
+            .find_map(|c| self.boundary_set.get(&pack(c)).copied())
+            .unwrap_or(0)
+    }
+
+    /// The tape for evaluations on the segment between lattice points `a` and `b` (every
+    /// point between them coordinate by coordinate): that of the first boundary cell holding
+    /// both, else f's own.
+    pub fn tape_between(&self, a: [u32; 3], b: [u32; 3]) -> TapeId {
+        let both: Vec<[u32; 3]> = self.holding(b).collect();
+        self.holding(a)
+            .filter(|c| both.contains(c))
+            .find_map(|c| self.boundary_set.get(&pack(c)).copied())
+            .unwrap_or(0)
     }
 
     /// The sign a proven cell holding `v` gives it (`true`: f < 0), if one does.

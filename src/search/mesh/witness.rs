@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use super::lattice::{center, element_vertices, Lattice};
 use super::octree::Cells;
-use super::{pack, sign_of, unpack, Field, MeshOptions, MeshStats, Space};
+use super::{pack, sign_of, unpack, Field, MeshOptions, MeshStats, Space, TapeId};
 use crate::search::BOUNDARY;
 use crate::Error;
 
@@ -74,7 +74,7 @@ pub(crate) fn search(
                     .then_some((m, s))
             })
             .collect();
-        let found = find(field, space, &agreeing, opts.witness_levels)?;
+        let found = find(field, space, cells, &agreeing, opts.witness_levels)?;
         for (&(m, s), found) in agreeing.iter().zip(found) {
             let (at, fine) = match found {
                 Found::Proven => continue,
@@ -140,11 +140,14 @@ fn around(m: [u32; 3]) -> Vec<[u32; 3]> {
 fn find(
     field: &Field,
     space: &Space,
+    cells: &Cells,
     elements: &[([u32; 3], bool)],
     levels: u32,
 ) -> Result<Vec<Found>, Error> {
     let units = (2 * space.n as u64) << levels;
     let mut found = vec![Found::Proven; elements.len()];
+    // Each element's tape: valid on the cells holding it.
+    let tapes: Vec<TapeId> = elements.par_iter().map(|e| cells.tape_for(e.0)).collect();
     // Pieces: (element, lower corner, side along the free axes), in the search's units.
     let mut pieces: Vec<(usize, [u64; 3], u64)> = elements
         .iter()
@@ -164,14 +167,14 @@ fn find(
             let hi = [0, 1, 2].map(|d| lo[d] + if f[d] { side } else { 0 });
             (lo, hi)
         };
-        let boxes: Vec<[[f64; 2]; 3]> = pieces
-            .iter()
+        let boxes: Vec<(TapeId, [[f64; 2]; 3])> = pieces
+            .par_iter()
             .map(|p| {
                 let (lo, hi) = span(p);
-                space.box_of(lo, hi, units)
+                (tapes[p.0], space.box_of(lo, hi, units))
             })
             .collect();
-        let enclosures = field.boxes(&boxes)?;
+        let enclosures = field.boxes_on(&boxes)?;
         // Pieces not decided by their enclosure: their centers are evaluated next.
         let mut open = Vec::new();
         for (p, enc) in pieces.iter().zip(enclosures) {
@@ -189,8 +192,12 @@ fn find(
                 [0, 1, 2].map(|d| (lo[d] + hi[d]) / 2)
             })
             .collect();
-        let points: Vec<[f64; 3]> = centers.iter().map(|&c| space.point(c, units)).collect();
-        let signs = field.signs(&points)?;
+        let points: Vec<(TapeId, [f64; 3])> = open
+            .par_iter()
+            .zip(&centers)
+            .map(|(p, &c)| (tapes[p.0], space.point(c, units)))
+            .collect();
+        let signs = field.signs_on(&points)?;
         let mut next = Vec::new();
         for ((p, c), s) in open.into_iter().zip(centers).zip(signs) {
             if matches!(found[p.0], Found::Witness(..)) {
