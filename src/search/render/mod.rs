@@ -160,6 +160,9 @@ pub(crate) struct Plan {
     /// at 4096²) on the development machine, before every GPU frame's first launch (a frame of
     /// 0.6-1 ms on an H200: run 44 of docs/gpu-runs.md).
     edges: std::sync::OnceLock<Edges>,
+    /// A 3-D plan's z bounds at each layer edge ([`Plan::layers_box`]), made at the first
+    /// use: computing them per tile was a quarter of a CPU depth map.
+    z_edges: std::sync::OnceLock<Edges>,
     /// The index of x and of y among the expression's variables, if it has them.
     pub var_x: Option<usize>,
     pub var_y: Option<usize>,
@@ -175,14 +178,6 @@ pub(crate) struct Plan {
 pub(crate) struct ZAxis {
     pub depth: u32,
     pub axes: Axes,
-}
-
-impl ZAxis {
-    /// `[zlo, zhi]` enclosing the layers `k0..k1`.
-    pub(crate) fn layer_box(&self, k0: u32, k1: u32) -> [f64; 2] {
-        let b = self.axes.tile_box(k0, k1, 0, 0);
-        [b[2], b[3]]
-    }
 }
 
 /// The tiles of one level: `tile` pixels square (cubes of `tile` voxels in 3-D), `cols x rows`
@@ -235,6 +230,7 @@ impl Plan {
             height: opts.height,
             levels,
             edges: std::sync::OnceLock::new(),
+            z_edges: std::sync::OnceLock::new(),
             axes,
             var_x,
             var_y,
@@ -269,6 +265,7 @@ impl Plan {
             height,
             levels,
             edges: std::sync::OnceLock::new(),
+            z_edges: std::sync::OnceLock::new(),
             axes: Axes::new([x0, x1, y0, y1], width, height),
             var_x: None,
             var_y: None,
@@ -283,9 +280,17 @@ impl Plan {
     /// The box of the voxel of a 3-D plan at row `i`, column `j` and layer `k` (from the
     /// top): `[[xlo, xhi], [ylo, yhi], [zlo, zhi]]`, the bits the tile boxes' bounds have.
     pub(crate) fn voxel_box(&self, i: u32, j: u32, k: u32) -> [[f64; 2]; 3] {
-        let z = self.z.expect("a 3-D plan");
         let [xl, xh, yl, yh] = self.axes.tile_box(i, i + 1, j, j + 1);
-        [[xl, xh], [yl, yh], z.layer_box(k, k + 1)]
+        [[xl, xh], [yl, yh], self.layers_box(k, k + 1)]
+    }
+
+    /// `[zlo, zhi]` enclosing the layers `k0..k1` of a 3-D plan: the bounds of rows `k0..k1`
+    /// on the z axis's constants ([`Axes::tile_box`] of [`ZAxis::axes`], the GPU's
+    /// `layer_box`), from the table of layer edges.
+    pub(crate) fn layers_box(&self, k0: u32, k1: u32) -> [f64; 2] {
+        let z = self.z.expect("a 3-D plan");
+        let e = self.z_edges.get_or_init(|| Edges::new(&z.axes, 0, z.depth));
+        [e.y_lo[k1 as usize], e.y_hi[k0 as usize]]
     }
 
     /// The pixel rectangle of tile `(row, col)` of level `l`: rows `i0..i1`, columns `j0..j1`.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::{code, decode, Bound, Iv, Tape, TapeBox, TapeRound, BOTH, FIRST, OUT, SECOND};
-use crate::search::{classify, Plan, Rendered, Round2, BOUNDARY, INSIDE, OUTSIDE};
+use crate::search::{classify, Plan, Rendered, Round2, BOUNDARY, INSIDE};
 use crate::Error;
 
 /// Tiles per pass over a tape: a group's children (8 x 8 with the default tiles) in one.
@@ -314,36 +314,50 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan, mode: Mode) -> Result<Levels, Erro
     for (l, grid) in levels.iter().enumerate() {
         let next_grid = levels.get(l + 1);
         let last_but_one = l + 2 == levels.len();
-        // Per group: its tiles' classes, and the pruned tapes of its boundary tiles (by index
-        // in the group) where a level follows. (Not a tape slot per tile: at the last level of
-        // Prospero that would hold 300,000 empty slots, most of the render's memory.)
-        type Found = (Vec<u8>, Vec<(usize, Tape)>);
-        // Scratch (slots, decisions, one tile's choices, boxes) made once per rayon job, not
-        // per group: the pixel level has thousands of groups.
-        let scratch = || (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        // Per group: its tiles' classes, and where a level follows its boundary tiles (by index
+        // in the group) with their `min`/`max` decisions, the tape's count per tile one after
+        // the other. (Pruned after the level's marks, only where children are evaluated: in
+        // 3-D most boundary tiles of the last level but one are occluded. Not a tape slot per
+        // tile: at the last level of Prospero that would hold 300,000 empty slots.)
+        type Found = (Vec<u8>, Vec<usize>, Vec<u8>);
+        // The level's bounds per column, row and layer (each tile's box is made of them).
+        let xs: Vec<Iv<T>> = (0..grid.cols)
+            .map(|c| {
+                let [xl, xh, _, _] = plan.tile_box(l, 0, c);
+                (T::lo_of(xl), T::hi_of(xh))
+            })
+            .collect();
+        let ys: Vec<Iv<T>> = (0..grid.rows)
+            .map(|r| {
+                let [_, _, yl, yh] = plan.tile_box(l, r, 0);
+                (T::lo_of(yl), T::hi_of(yh))
+            })
+            .collect();
+        let zs: Vec<Iv<T>> = match plan.z {
+            Some(axis) => (0..grid.layers)
+                .map(|z| {
+                    let k0 = z * grid.tile;
+                    let [zl, zh] = plan.layers_box(k0, (k0 + grid.tile).min(axis.depth));
+                    (T::lo_of(zl), T::hi_of(zh))
+                })
+                .collect(),
+            None => vec![(T::nan(), T::nan())],
+        };
+        let (xs, ys, zs) = (&xs, &ys, &zs);
+        // Scratch (slots, decisions, boxes) made once per rayon job, not per group: the pixel
+        // level has thousands of groups.
+        let scratch = || (Vec::new(), Vec::new(), Vec::new());
         let found: Vec<Found> = groups
             .par_iter()
-            .map_init(scratch, |(slots, record, choices, boxes), (tape, tiles)| {
-                let mut found: Found = (Vec::with_capacity(tiles.len()), Vec::new());
+            .map_init(scratch, |(slots, record, boxes), (tape, tiles)| {
+                let mut found: Found = (Vec::with_capacity(tiles.len()), Vec::new(), Vec::new());
                 // The group's tiles LANES at a time through one pass over the tape.
                 for part in tiles.chunks(LANES) {
                     boxes.clear();
-                    boxes.extend(part.iter().map(|&(r, c, z)| {
-                        let [xl, xh, yl, yh] = plan.tile_box(l, r, c);
-                        let zs = match plan.z {
-                            Some(axis) => {
-                                let k0 = z * grid.tile;
-                                let [zl, zh] = axis.layer_box(k0, (k0 + grid.tile).min(axis.depth));
-                                (T::lo_of(zl), T::hi_of(zh))
-                            }
-                            None => (T::nan(), T::nan()),
-                        };
-                        [
-                            (T::lo_of(xl), T::hi_of(xh)),
-                            (T::lo_of(yl), T::hi_of(yh)),
-                            zs,
-                        ]
-                    }));
+                    boxes.extend(
+                        part.iter()
+                            .map(|&(r, c, z)| [xs[c as usize], ys[r as usize], zs[z as usize]]),
+                    );
                     record.clear();
                     let recording = next_grid.is_some().then_some(&mut *record);
                     let values = tape.eval_lanes(boxes, slots, recording);
@@ -351,17 +365,8 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan, mode: Mode) -> Result<Levels, Erro
                     for (lane, (lo, hi)) in values.into_iter().enumerate() {
                         let class = classify(lo.to_f64(), hi.to_f64());
                         if class == BOUNDARY && next_grid.is_some() {
-                            choices.clear();
-                            choices.extend(record.iter().skip(lane).step_by(n));
-                            let child = tape.prune(choices);
-                            // A tape for the last level is never pruned again: its SSA
-                            // operands (a third of it) need not wait for the round to end.
-                            let child = if last_but_one {
-                                child.without_ssa()
-                            } else {
-                                child
-                            };
-                            found.1.push((found.0.len(), child));
+                            found.1.push(found.0.len());
+                            found.2.extend(record.iter().skip(lane).step_by(n));
                         }
                         found.0.push(class);
                     }
@@ -388,8 +393,10 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan, mode: Mode) -> Result<Levels, Erro
         };
         let mut length = 0usize;
         // A 3-D tile's top, counted in voxels from the bottom.
-        let top = |z: u32| plan.z.map_or(0, |a| a.depth - z * grid.tile);
-        for ((tape, tiles), (found, _)) in groups.iter().zip(&found) {
+        let depth = plan.z.map_or(0, |a| a.depth);
+        let top = |z: u32| depth - z * grid.tile;
+        let mut counts = [0u64; 3];
+        for ((tape, tiles), (found, _, _)) in groups.iter().zip(&found) {
             length += tape.len() * tiles.len();
             let mut kept = Vec::new();
             for (&(r, c, z), &class) in tiles.iter().zip(found) {
@@ -405,43 +412,54 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan, mode: Mode) -> Result<Levels, Erro
                         }
                     }
                 }
-                round.boxes += 1;
-                match class {
-                    INSIDE => round.inside += 1,
-                    OUTSIDE => round.outside += 1,
-                    _ => round.boundary += 1,
-                }
+                counts[class.min(BOUNDARY) as usize] += 1;
             }
             if !kept.is_empty() {
                 filled.push((l, tape.clone(), kept));
             }
         }
+        round.boxes = counts.iter().sum();
+        [round.outside, round.inside, round.boundary] = counts;
         // Each boundary tile's children, with its pruned tape; in 3-D none for a tile below a
-        // filled tile of its column (occluded: see the voxels module).
+        // filled tile of its column (occluded: see the voxels module). In parallel, in order.
         let mut next: Groups = Vec::new();
         if let Some(ng) = next_grid {
             let k = grid.tile / ng.tile;
             let kz = if plan.z.is_some() { k } else { 1 };
-            for ((_, tiles), (_, children)) in groups.iter().zip(found) {
-                for (i, child) in children {
-                    let (r, c, z) = tiles[i];
-                    if let Marks::Heights(level) = &level {
-                        if level[(r * grid.cols + c) as usize] > top(z) {
-                            continue;
+            let level = &level;
+            next = groups
+                .par_iter()
+                .zip(found)
+                .flat_map_iter(|((tape, tiles), (_, boundary, decided))| {
+                    let m = decided.len() / boundary.len().max(1);
+                    boundary.into_iter().enumerate().filter_map(move |(b, i)| {
+                        let (r, c, z) = tiles[i];
+                        if let Marks::Heights(level) = level {
+                            if level[(r * grid.cols + c) as usize] > top(z) {
+                                return None;
+                            }
                         }
-                    }
-                    let rows = k.min(ng.rows - r * k);
-                    let cols = k.min(ng.cols - c * k);
-                    let layers = kz.min(ng.layers - z * kz);
-                    let mut kids = Vec::with_capacity((rows * cols * layers) as usize);
-                    for a in 0..rows {
-                        for d in 0..layers {
-                            kids.extend((0..cols).map(|b| (r * k + a, c * k + b, z * kz + d)));
+                        let child = tape.prune(&decided[b * m..(b + 1) * m]);
+                        // A tape for the last level is never pruned again: its SSA operands
+                        // (a third of it) need not wait for the round to end.
+                        let child = if last_but_one {
+                            child.without_ssa()
+                        } else {
+                            child
+                        };
+                        let rows = k.min(ng.rows - r * k);
+                        let cols = k.min(ng.cols - c * k);
+                        let layers = kz.min(ng.layers - z * kz);
+                        let mut kids = Vec::with_capacity((rows * cols * layers) as usize);
+                        for a in 0..rows {
+                            for d in 0..layers {
+                                kids.extend((0..cols).map(|b| (r * k + a, c * k + b, z * kz + d)));
+                            }
                         }
-                    }
-                    next.push((Arc::new(child), kids));
-                }
-            }
+                        Some((Arc::new(child), kids))
+                    })
+                })
+                .collect();
         }
         stats.push(TapeRound {
             tile: grid.tile,

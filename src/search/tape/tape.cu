@@ -62,7 +62,7 @@ __device__ __forceinline__ u32 row_of(u32 word, u32 depth) { return depth ? word
 __device__ __forceinline__ u32 layer_of(u32 word, u32 depth) { return depth ? word >> 16 : 0; }
 
 // The z bounds of layer lz of tiles of size tile, narrowed outward to T: the CPU's
-// ZAxis::layer_box, a row's bounds on the z axis's constants (z1, the z widths rounded down
+// Plan::layers_box, a row's bounds on the z axis's constants (z1, the z widths rounded down
 // and up, depth as a double).
 __device__ Iv layer_box(u32 lz, u32 tile, u32 depth, double z1, double wz_lo, double wz_hi,
                         double dd)
