@@ -160,7 +160,39 @@ fn choices_body<T: Bound>(op: u16, a: &[Iv<T>], b: &[Iv<T>], record: &mut Vec<u8
 type At = (u32, u32, u32);
 
 /// A level's tiles, grouped by the tape they run.
-type Groups = Vec<(Arc<Tape>, Vec<At>)>;
+type Groups = Vec<(Arc<Tape>, Tiles)>;
+
+/// The tiles of a group: the first level's, listed; or a boundary tile's children, a block
+/// of `rows x layers x cols` tiles from `first` (made when read: a list per group was a
+/// tenth of a depth map in allocations).
+enum Tiles {
+    List(Vec<At>),
+    Block { first: At, rows: u32, cols: u32, layers: u32 },
+}
+
+impl Tiles {
+    fn len(&self) -> usize {
+        match self {
+            Tiles::List(v) => v.len(),
+            Tiles::Block { rows, cols, layers, .. } => (rows * cols * layers) as usize,
+        }
+    }
+
+    /// Tile `i`: the list's, or the block's in the order row, layer, column.
+    fn get(&self, i: usize) -> At {
+        match self {
+            Tiles::List(v) => v[i],
+            &Tiles::Block { first: (r, c, z), cols, layers, .. } => {
+                let (i, cols, layers) = (i as u32, cols, layers);
+                (r + i / (cols * layers), c + i % cols, z + (i / cols) % layers)
+            }
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = At> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+}
 
 /// What a level of a search leaves: its tiles' classes (in 2-D, and in 3-D for
 /// [`Mode::Classes`], `UNSET` where a tile was not evaluated; a 3-D level's tile `(r, c, z)`
@@ -306,7 +338,7 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan, mode: Mode) -> Result<Levels, Erro
     let root: Vec<At> = (0..first.rows)
         .flat_map(|r| (0..first.layers).flat_map(move |z| (0..first.cols).map(move |c| (r, c, z))))
         .collect();
-    let mut groups: Groups = vec![(Arc::new(tape.clone()), root)];
+    let mut groups: Groups = vec![(Arc::new(tape.clone()), Tiles::List(root))];
     let mut marks = Vec::with_capacity(levels.len());
     let mut rounds = Vec::with_capacity(levels.len());
     let mut stats = Vec::with_capacity(levels.len());
@@ -352,16 +384,17 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan, mode: Mode) -> Result<Levels, Erro
             .map_init(scratch, |(slots, record, boxes), (tape, tiles)| {
                 let mut found: Found = (Vec::with_capacity(tiles.len()), Vec::new(), Vec::new());
                 // The group's tiles LANES at a time through one pass over the tape.
-                for part in tiles.chunks(LANES) {
+                for from in (0..tiles.len()).step_by(LANES) {
+                    let part = from..(from + LANES).min(tiles.len());
                     boxes.clear();
-                    boxes.extend(
-                        part.iter()
-                            .map(|&(r, c, z)| [xs[c as usize], ys[r as usize], zs[z as usize]]),
-                    );
+                    boxes.extend(part.map(|i| {
+                        let (r, c, z) = tiles.get(i);
+                        [xs[c as usize], ys[r as usize], zs[z as usize]]
+                    }));
                     record.clear();
                     let recording = next_grid.is_some().then_some(&mut *record);
                     let values = tape.eval_lanes(boxes, slots, recording);
-                    let n = part.len();
+                    let n = boxes.len();
                     for (lane, (lo, hi)) in values.into_iter().enumerate() {
                         let class = classify(lo.to_f64(), hi.to_f64());
                         if class == BOUNDARY && next_grid.is_some() {
@@ -399,7 +432,7 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan, mode: Mode) -> Result<Levels, Erro
         for ((tape, tiles), (found, _, _)) in groups.iter().zip(&found) {
             length += tape.len() * tiles.len();
             let mut kept = Vec::new();
-            for (&(r, c, z), &class) in tiles.iter().zip(found) {
+            for ((r, c, z), &class) in tiles.iter().zip(found) {
                 let at = (r * grid.cols + c) as usize;
                 match &mut level {
                     Marks::Classes(level) => level[z as usize * columns + at] = class,
@@ -433,7 +466,7 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan, mode: Mode) -> Result<Levels, Erro
                 .flat_map_iter(|((tape, tiles), (_, boundary, decided))| {
                     let m = decided.len() / boundary.len().max(1);
                     boundary.into_iter().enumerate().filter_map(move |(b, i)| {
-                        let (r, c, z) = tiles[i];
+                        let (r, c, z) = tiles.get(i);
                         if let Marks::Heights(level) = level {
                             if level[(r * grid.cols + c) as usize] > top(z) {
                                 return None;
@@ -450,12 +483,13 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan, mode: Mode) -> Result<Levels, Erro
                         let rows = k.min(ng.rows - r * k);
                         let cols = k.min(ng.cols - c * k);
                         let layers = kz.min(ng.layers - z * kz);
-                        let mut kids = Vec::with_capacity((rows * cols * layers) as usize);
-                        for a in 0..rows {
-                            for d in 0..layers {
-                                kids.extend((0..cols).map(|b| (r * k + a, c * k + b, z * kz + d)));
-                            }
-                        }
+                        let first = (r * k, c * k, z * kz);
+                        let kids = Tiles::Block {
+                            first,
+                            rows,
+                            cols,
+                            layers,
+                        };
                         Some((Arc::new(child), kids))
                     })
                 })
