@@ -311,7 +311,8 @@ impl<'a> Field<'a> {
         Ok(self.classify(items, false)?.0)
     }
 
-    /// f's sign at each point (as [`Field::signs`]), by the tape named with it.
+    /// f's sign at each point, by the tape named with it: `Some(true)` proven < 0, `Some(false)`
+    /// proven > 0, `None` when the enclosure holds 0 (or is empty).
     fn signs_on(&self, points: &[(TapeId, [f64; 3])]) -> Result<Vec<Option<bool>>, Error> {
         let boxes: Vec<(TapeId, [[f64; 2]; 3])> = points
             .iter()

@@ -167,14 +167,21 @@ type Groups = Vec<(Arc<Tape>, Tiles)>;
 /// tenth of a depth map in allocations).
 enum Tiles {
     List(Vec<At>),
-    Block { first: At, rows: u32, cols: u32, layers: u32 },
+    Block {
+        first: At,
+        rows: u32,
+        cols: u32,
+        layers: u32,
+    },
 }
 
 impl Tiles {
     fn len(&self) -> usize {
         match self {
             Tiles::List(v) => v.len(),
-            Tiles::Block { rows, cols, layers, .. } => (rows * cols * layers) as usize,
+            Tiles::Block {
+                rows, cols, layers, ..
+            } => (rows * cols * layers) as usize,
         }
     }
 
@@ -182,9 +189,18 @@ impl Tiles {
     fn get(&self, i: usize) -> At {
         match self {
             Tiles::List(v) => v[i],
-            &Tiles::Block { first: (r, c, z), cols, layers, .. } => {
+            &Tiles::Block {
+                first: (r, c, z),
+                cols,
+                layers,
+                ..
+            } => {
                 let (i, cols, layers) = (i as u32, cols, layers);
-                (r + i / (cols * layers), c + i % cols, z + (i / cols) % layers)
+                (
+                    r + i / (cols * layers),
+                    c + i % cols,
+                    z + (i / cols) % layers,
+                )
             }
         }
     }
@@ -290,7 +306,7 @@ pub(crate) fn voxel_classes<T: Bound>(
 }
 
 /// Each column's certified normal, three numbers per column (NaN where none): the gradient
-/// ([`Tape::gradient`]) of the tape of the filled tile that holds the column's top voxel, on
+/// ([`Tape::gradient_in`]) of the tape of the filled tile that holds the column's top voxel, on
 /// that voxel's box. (One evaluated filled tile holds it: a filled tile is not split, and
 /// tiles of a level are disjoint.)
 fn voxel_normals<T: Bound>(plan: &Plan, heights: &[u32], filled: &[Filled]) -> Vec<f64> {
@@ -298,7 +314,7 @@ fn voxel_normals<T: Bound>(plan: &Plan, heights: &[u32], filled: &[Filled]) -> V
     let (w, h) = (plan.width, plan.height);
     let found: Vec<Vec<(usize, [f64; 3])>> = filled
         .par_iter()
-        .map(|(l, tape, tiles)| {
+        .map_init(Vec::new, |slots, (l, tape, tiles)| {
             let s = plan.levels[*l].tile;
             let mut out = Vec::new();
             for &(r, c, lz) in tiles {
@@ -312,7 +328,7 @@ fn voxel_normals<T: Bound>(plan: &Plan, heights: &[u32], filled: &[Filled]) -> V
                         let b = plan
                             .voxel_box(i, j, lz * s)
                             .map(|[lo, hi]| (T::lo_of(lo), T::hi_of(hi)));
-                        let d = tape.gradient::<T>(&b);
+                        let d = tape.gradient_in::<T>(&b, slots);
                         let partials = [1, 2, 3].map(|k| [d[k].0.to_f64(), d[k].1.to_f64()]);
                         out.push((p, super::gradient::certified_or_nan(partials)));
                     }

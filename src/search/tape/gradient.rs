@@ -56,14 +56,27 @@ impl Rule {
 }
 
 impl Tape {
-    /// f's enclosure and its three partials' on `vars` (see the module documentation): index 0
-    /// the value, 1 + k the partial along variable k. Runs the instructions on slots, so a
-    /// tape without its SSA operands (a last level's) works too.
+    /// [`Tape::gradient_in`] with slots of its own (the tests').
+    #[cfg(test)]
     pub(crate) fn gradient<T: Bound>(&self, vars: &TapeBox<T>) -> Dual<T> {
+        self.gradient_in(vars, &mut Vec::new())
+    }
+
+    /// f's enclosure and its three partials' on `vars` (see the module documentation): index 0
+    /// the value, 1 + k the partial along variable k. Runs the instructions on slots (in
+    /// `slots`, kept by a caller that differentiates on many boxes: an allocation per box was
+    /// a tenth of a depth map's normals), so a tape without its SSA operands (a last level's)
+    /// works too.
+    pub(crate) fn gradient_in<T: Bound>(
+        &self,
+        vars: &TapeBox<T>,
+        slots: &mut Vec<Dual<T>>,
+    ) -> Dual<T> {
         let zero = (T::exact(0.0), T::exact(0.0));
         let one = (T::exact(1.0), T::exact(1.0));
         let entire = (T::exact(f64::NEG_INFINITY), T::exact(f64::INFINITY));
-        let mut slots: Vec<Dual<T>> = vec![[zero; 4]; self.slots().max(1)];
+        slots.clear();
+        slots.resize(self.slots().max(1), [zero; 4]);
         let op2 = |c: u16, a: Iv<T>, b: Iv<T>| T::apply(c, a, b);
         for &inst in &self.insts {
             let (op, out, a, b) = decode(inst);

@@ -762,7 +762,7 @@ struct Dual { Iv v[4]; };
 
 // The tape's value and gradient on one box by forward differentiation: the rules of
 // src/search/tape/gradient.rs, each composed of the generated operations (the same bits as
-// the CPU's Tape::gradient).
+// the CPU's Tape::gradient_in).
 __device__ Dual tape_gradient(const unsigned long long* tp, u32 len, const T* consts, Iv x,
                               Iv y, Iv z)
 {
