@@ -280,8 +280,15 @@ impl Plan {
     /// The box of the voxel of a 3-D plan at row `i`, column `j` and layer `k` (from the
     /// top): `[[xlo, xhi], [ylo, yhi], [zlo, zhi]]`, the bits the tile boxes' bounds have.
     pub(crate) fn voxel_box(&self, i: u32, j: u32, k: u32) -> [[f64; 2]; 3] {
-        let [xl, xh, yl, yh] = self.axes.tile_box(i, i + 1, j, j + 1);
-        [[xl, xh], [yl, yh], self.layers_box(k, k + 1)]
+        let e = self
+            .edges
+            .get_or_init(|| Edges::new(&self.axes, self.width, self.height));
+        let (i, j) = (i as usize, j as usize);
+        [
+            [e.x_lo[j], e.x_hi[j + 1]],
+            [e.y_lo[i + 1], e.y_hi[i]],
+            self.layers_box(k, k + 1),
+        ]
     }
 
     /// `[zlo, zhi]` enclosing the layers `k0..k1` of a 3-D plan: the bounds of rows `k0..k1`
