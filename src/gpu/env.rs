@@ -74,6 +74,12 @@ pub(crate) fn tape_profile() -> bool {
     text("IVJIT_TAPE_PROFILE").is_some()
 }
 
+/// `IVJIT_MESH_PROFILE`: any value asks `ivjit mesh` (the library's meshes) for the time of
+/// each of its steps on stderr.
+pub(crate) fn mesh_profile() -> bool {
+    text("IVJIT_MESH_PROFILE").is_some()
+}
+
 /// `IVJIT_TAPE_NO_ROOT`: any value keeps the GPU tape render off its root-level kernel
 /// (the one that evaluates and prunes the whole image's first tile in shared memory), so
 /// tests and measurements reach the general path.

@@ -428,7 +428,8 @@ pub(crate) fn place(
             .map(|(p, &t)| (t, p.at.map(|c| [c, c])))
             .collect();
         let enclosures = field.boxes_on(&mids)?;
-        for ((p, (_, m)), e) in placed.iter_mut().zip(mids).zip(enclosures) {
+        let steps = placed.par_iter_mut().zip(mids).zip(enclosures);
+        steps.for_each(|((p, (_, m)), e)| {
             let m = m.map(|c| c[0]);
             if sign_of(e) == Some(true) {
                 p.bracket.0 = m;
@@ -437,7 +438,7 @@ pub(crate) fn place(
                 p.proven = e[0] >= 0.0;
             }
             p.at = half(p.bracket);
-        }
+        });
     }
     Ok(placed)
 }

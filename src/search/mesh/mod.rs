@@ -200,11 +200,17 @@ fn mesh_by(
         cells: 1u64 << (3 * opts.depth),
         ..MeshStats::default()
     };
+    let mut clock = Steps::new();
     let cells = octree::classify_cells(&field, &space, &mut stats)?;
+    clock.step("cells");
     let mut lattice = lattice::Lattice::new(&space, &cells);
+    clock.step("lattice");
     lattice.sample(&field, &space, &cells, &mut stats)?;
+    clock.step("samples");
     witness::search(&field, &space, &cells, &mut lattice, opts, &mut stats)?;
+    clock.step("witnesses");
     let out = lattice.march(&space, &cells, &mut stats);
+    clock.step("marching");
     let placed = lattice::place(
         &field,
         &space,
@@ -213,6 +219,7 @@ fn mesh_by(
         &out.edges,
         opts.bisections,
     )?;
+    clock.step("placement");
     let mut mesh = Mesh {
         vertices: placed.iter().map(|p| p.at).collect(),
         triangles: out.triangles,
@@ -225,12 +232,32 @@ fn mesh_by(
         stats.evaluations += g.evaluations();
     }
     stats.evaluations += field.evaluations.get();
+    clock.step("normals");
     mesh.stats = stats;
     Ok(mesh)
 }
 
 /// Which tape evaluates a box or a point: an index into [`Field`]'s tapes, 0 for f's own.
 pub(crate) type TapeId = u32;
+
+/// The time of each step of a mesh on stderr where `IVJIT_MESH_PROFILE` is set.
+struct Steps(Option<std::time::Instant>);
+
+impl Steps {
+    fn new() -> Steps {
+        Steps(crate::gpu::env::mesh_profile().then(std::time::Instant::now))
+    }
+
+    fn step(&mut self, what: &str) {
+        if let Some(t) = self.0 {
+            eprintln!(
+                "mesh step {what}: {:.1} ms",
+                t.elapsed().as_secs_f64() * 1e3
+            );
+            self.0 = Some(std::time::Instant::now());
+        }
+    }
+}
 
 /// f through the evaluator: boxes and points of space in, enclosures out. On the CPU backend
 /// (where f has a tape), through *tapes* as well: the cells' subdivision prunes f's tape on

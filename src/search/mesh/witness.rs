@@ -158,7 +158,7 @@ fn find(
             (e, lo, 2u64 << levels)
         })
         .collect();
-    let free = |e: usize| elements[e].0.map(|t| t % 2 == 1);
+    let free = move |e: usize| elements[e].0.map(|t| t % 2 == 1);
     for level in 0..=levels {
         crate::search::interrupt::check()?;
         pieces.retain(|p| !matches!(found[p.0], Found::Witness(..)));
@@ -175,18 +175,26 @@ fn find(
             })
             .collect();
         let enclosures = field.boxes_on(&boxes)?;
-        // Pieces not decided by their enclosure: their centers are evaluated next.
-        let mut open = Vec::new();
-        for (p, enc) in pieces.iter().zip(enclosures) {
-            let s = elements[p.0].1;
-            match sign_of(enc) {
-                Some(t) if t == s => {}
-                Some(_) => witness(&mut found[p.0], space, span(p), units),
-                None => open.push(*p),
-            }
+        // Each piece's enclosure: the vertices' sign (done), the other sign (its center is a
+        // witness: the first in the pieces' order per element) or neither (its center is
+        // evaluated next). Decided in parallel, the witnesses taken in order.
+        let signs: Vec<Option<bool>> = enclosures.into_par_iter().map(sign_of).collect();
+        let other = |i: usize| signs[i].is_some_and(|t| t != elements[pieces[i].0].1);
+        let boxed: Vec<usize> = (0..pieces.len())
+            .into_par_iter()
+            .filter(|&i| other(i))
+            .collect();
+        for i in boxed {
+            let p = &pieces[i];
+            witness(&mut found[p.0], space, span(p), units);
         }
+        let open: Vec<(usize, [u64; 3], u64)> = (0..pieces.len())
+            .into_par_iter()
+            .filter(|&i| signs[i].is_none())
+            .map(|i| pieces[i])
+            .collect();
         let centers: Vec<[u64; 3]> = open
-            .iter()
+            .par_iter()
             .map(|p| {
                 let (lo, hi) = span(p);
                 [0, 1, 2].map(|d| (lo[d] + hi[d]) / 2)
@@ -198,29 +206,44 @@ fn find(
             .map(|(p, &c)| (tapes[p.0], space.point(c, units)))
             .collect();
         let signs = field.signs_on(&points)?;
-        let mut next = Vec::new();
-        for ((p, c), s) in open.into_iter().zip(centers).zip(signs) {
-            if matches!(found[p.0], Found::Witness(..)) {
-                continue;
-            }
-            if s == Some(!elements[p.0].1) {
-                found[p.0] = Found::Witness(space.point(c, units), c);
-            } else if level < levels {
-                let (e, lo, side) = p;
-                let f = free(e);
-                let half = side / 2;
-                for k in 0..8u32 {
-                    // Children split only the free axes.
-                    if (0..3).any(|d| !f[d] && k >> d & 1 == 1) {
-                        continue;
-                    }
-                    let child = [0, 1, 2].map(|d| lo[d] + if k >> d & 1 == 1 { half } else { 0 });
-                    next.push((e, child, half));
-                }
-            } else {
-                found[p.0] = Found::Unknown;
+        // A center of the other sign is a witness (the first in order, unless the element has
+        // one); the other open pieces are split, or at the last level leave their element
+        // unknown where no piece found a witness. (Children of an element that gets a witness
+        // at this level are dropped by the next level's `retain`.)
+        let opposite = |k: usize| signs[k] == Some(!elements[open[k].0].1);
+        for k in 0..open.len() {
+            let e = open[k].0;
+            if opposite(k) && !matches!(found[e], Found::Witness(..)) {
+                found[e] = Found::Witness(space.point(centers[k], units), centers[k]);
             }
         }
+        let rest = (0..open.len()).filter(|&k| !opposite(k));
+        if level == levels {
+            for k in rest {
+                let e = open[k].0;
+                if !matches!(found[e], Found::Witness(..)) {
+                    found[e] = Found::Unknown;
+                }
+            }
+            break;
+        }
+        let rest: Vec<usize> = rest.collect();
+        let next: Vec<(usize, [u64; 3], u64)> = rest
+            .par_iter()
+            .flat_map_iter(|&k| {
+                let (e, lo, side) = open[k];
+                let f = free(e);
+                let half = side / 2;
+                // Children split only the free axes.
+                (0..8u32)
+                    .filter(move |&k| (0..3).all(|d| f[d] || k >> d & 1 == 0))
+                    .map(move |k| {
+                        let child =
+                            [0, 1, 2].map(|d| lo[d] + if k >> d & 1 == 1 { half } else { 0 });
+                        (e, child, half)
+                    })
+            })
+            .collect();
         pieces = next;
     }
     Ok(found)
