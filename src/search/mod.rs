@@ -84,6 +84,7 @@ fn sources(p: crate::Precision, nslots: usize) -> Vec<(&'static str, String)> {
         ("minimize", minimize::gpu::minimize_source(p)),
         ("exclude", exclude::gpu::exclude_source(p)),
         ("pave", pave::gpu::source(p)),
+        ("mesh-place", mesh::gpu::source(p)),
         ("tape", tape::gpu::source(p, nslots, &[])),
         (
             "tape-extended",

@@ -412,6 +412,7 @@ fn every_search_kernel_compiles_and_assembles() {
         seen,
         [
             "exclude",
+            "mesh-place",
             "minimize",
             "pave",
             "point-sample",

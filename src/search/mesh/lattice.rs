@@ -420,6 +420,12 @@ pub(crate) fn place(
             }
         })
         .collect();
+    // On the GPU, every step in one launch (f linked into the kernel).
+    if field.on_gpu() {
+        field.count(placed.len() as u64 * steps as u64);
+        super::gpu::place(field.eval, field.slot, &mut placed, steps)?;
+        return Ok(placed);
+    }
     for _ in 0..steps {
         crate::search::interrupt::check()?;
         let mids: Vec<(TapeId, [[f64; 2]; 3])> = placed
@@ -445,7 +451,7 @@ pub(crate) fn place(
 
 /// The middle of a segment, without overflow near the largest doubles. (Any point serves
 /// the bracket: its proven sign keeps a zero between the ends; the middle halves it.)
-fn half((a, b): ([f64; 3], [f64; 3])) -> [f64; 3] {
+pub(crate) fn half((a, b): ([f64; 3], [f64; 3])) -> [f64; 3] {
     [0, 1, 2].map(|d| {
         let sum = a[d] + b[d];
         if sum.is_finite() {

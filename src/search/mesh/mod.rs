@@ -30,6 +30,7 @@
 //! The mesh is watertight and 2-manifold by construction (every edge of the mesh is in exactly
 //! two triangles, which give it opposite directions) whatever f is; the tests check it.
 
+pub(crate) mod gpu;
 mod lattice;
 pub(crate) mod normals;
 mod octree;
@@ -241,14 +242,14 @@ fn mesh_by(
 pub(crate) type TapeId = u32;
 
 /// The time of each step of a mesh on stderr where `IVJIT_MESH_PROFILE` is set.
-struct Steps(Option<std::time::Instant>);
+pub(crate) struct Steps(Option<std::time::Instant>);
 
 impl Steps {
-    fn new() -> Steps {
+    pub(crate) fn new() -> Steps {
         Steps(crate::gpu::env::mesh_profile().then(std::time::Instant::now))
     }
 
-    fn step(&mut self, what: &str) {
+    pub(crate) fn step(&mut self, what: &str) {
         if let Some(t) = self.0 {
             eprintln!(
                 "mesh step {what}: {:.1} ms",
@@ -325,6 +326,16 @@ impl<'a> Field<'a> {
             soa: Default::default(),
             out: Default::default(),
         })
+    }
+
+    /// Whether the evaluations run on the GPU.
+    fn on_gpu(&self) -> bool {
+        self.eval.backend() == crate::Backend::Gpu
+    }
+
+    /// Counts `n` evaluations made elsewhere (a kernel's).
+    fn count(&self, n: u64) {
+        self.evaluations.set(self.evaluations.get() + n);
     }
 
     /// f's enclosure on each box (`[lo, hi]` per axis).
