@@ -1,12 +1,14 @@
-//! The mesh's placement on the GPU: every vertex's bisections in one launch, one thread per
-//! vertex, f linked into the kernel (`place.cu`). The host sent a batch of points per
-//! bisection step and read it back (colonnade.vm at depth 8: 2.3 s of a 8.8 s mesh on an H200,
-//! run 118 of docs/gpu-runs.md); the bisections are the CPU's, bit for bit.
+//! The mesh's searches on the GPU, each in one launch with f linked into the kernel
+//! (`place.cu`): the placement (one thread per vertex: its bisections) and the witness search
+//! (one thread per element: its pieces level by level). The host sent a batch per bisection
+//! step or level and read it back (colonnade.vm at depth 8: 2.3 s of placement and 4.8 s of
+//! witnesses in a 8.8 s mesh on an H200, run 118 of docs/gpu-runs.md); the kernels make the
+//! CPU's points, boxes and decisions, bit for bit.
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 
-use super::lattice::Placed;
+use super::Placed;
 use crate::gpu::{self, Context};
 use crate::{Error, Evaluator, Precision};
 
@@ -20,7 +22,104 @@ pub(crate) fn source(p: Precision) -> String {
     )
 }
 
-/// `steps` bisections of every vertex's bracket (as [`super::lattice::place`]'s), on the
+/// The kernels of the mesh on the first GPU of `eval`, and its device.
+fn mesh_kernels(
+    eval: &Evaluator,
+) -> Result<
+    (
+        std::sync::Arc<gpu::DeviceKernel>,
+        std::sync::Arc<[cudarc::driver::CudaFunction]>,
+    ),
+    Error,
+> {
+    let kernel = eval.gpu_kernel().expect("a GPU evaluator has a kernel");
+    let dk = kernel.device_kernels()[0].clone();
+    dk.ctx
+        .bind_to_thread()
+        .during("binding the device's context")?;
+    let f = gpu::search_module::load(
+        &dk.ctx,
+        dk.ordinal,
+        gpu::search_module::SearchModule {
+            name: "mesh-place",
+            cuda: source(eval.program().precision),
+            linked: vec![(eval.program(), crate::ptx::FUNCTION_NAME.to_string())],
+            kernels: &["ivjit_mesh_place", "ivjit_mesh_witnesses"],
+        },
+    )?;
+    Ok((dk, f))
+}
+
+/// The most witness levels the device searches (a level's pieces are tracked in 64-bit
+/// masks); deeper searches run on the host's batches.
+pub(crate) const WITNESS_LEVELS: u32 = 3;
+
+/// What the witness search of each element found (see `witness.rs`'s `find`): 0 proven, 1 a
+/// witness (with its point's coordinates in the search's fine units), 2 unknown; and the
+/// evaluations made. On the first GPU of `eval`, one thread per element.
+#[allow(clippy::type_complexity)]
+pub(crate) fn witnesses(
+    eval: &Evaluator,
+    slot: [Option<usize>; 3],
+    space: &super::Space,
+    elements: &[([u32; 3], bool)],
+    levels: u32,
+) -> Result<(Vec<(u8, [u64; 3])>, u64), Error> {
+    assert!((1..=WITNESS_LEVELS).contains(&levels));
+    let n = elements.len();
+    if n == 0 {
+        return Ok((Vec::new(), 0));
+    }
+    let (dk, f) = mesh_kernels(eval)?;
+    let stream = dk.ctx.new_stream().during("creating a stream")?;
+    let elems: Vec<u32> = elements
+        .par_iter()
+        .flat_map_iter(|&(m, s)| [m[0], m[1], m[2], s as u32])
+        .collect();
+    let ax: Vec<f64> = space.axes.iter().flat_map(|a| [a.x0, a.x1]).collect();
+    let units = (2 * space.n as u64) << levels;
+    let up = "uploading the mesh's elements";
+    let d_elems = stream.clone_htod(&elems).during(up)?;
+    let d_ax = stream.clone_htod(&ax).during(up)?;
+    // SAFETY: the kernel writes every element's result (and the point of each witness, the
+    // only ones read); the count is zeroed.
+    let mut d_found = unsafe { stream.alloc::<u8>(n) }.during(up)?;
+    let mut d_fine = unsafe { stream.alloc::<u64>(3 * n) }.during(up)?;
+    let mut d_count = stream.alloc_zeros::<u64>(1).during(up)?;
+    let k = |s: Option<usize>| s.map_or(-1, |k| k as i32);
+    let (kx, ky, kz) = (k(slot[0]), k(slot[1]), k(slot[2]));
+    let n32 = n as u32;
+    let mut b = stream.launch_builder(&f[1]);
+    b.arg(&n32)
+        .arg(&d_elems)
+        .arg(&levels)
+        .arg(&d_ax)
+        .arg(&units)
+        .arg(&kx)
+        .arg(&ky)
+        .arg(&kz);
+    b.arg(&mut d_found).arg(&mut d_fine).arg(&mut d_count);
+    let cfg = LaunchConfig {
+        grid_dim: (n.div_ceil(128).clamp(1, 1 << 20) as u32, 1, 1),
+        block_dim: (128, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the arguments match the kernel's signature; `d_elems` holds 4n values, `d_ax`
+    // six, `d_found` n, `d_fine` 3n, `d_count` one.
+    unsafe { b.launch(cfg) }.during("launching the mesh's witness search")?;
+    let down = "reading the witnesses";
+    let found = stream.clone_dtoh(&d_found).during(down)?;
+    let fine = stream.clone_dtoh(&d_fine).during(down)?;
+    let count = stream.clone_dtoh(&d_count).during(down)?[0];
+    let out = found
+        .par_iter()
+        .zip(fine.par_chunks_exact(3))
+        .map(|(&r, c)| (r, [c[0], c[1], c[2]]))
+        .collect();
+    Ok((out, count))
+}
+
+/// `steps` bisections of every vertex's bracket (as the CPU's `lattice::place`), on the
 /// first GPU of `eval`; `slot` places x, y and z among the program's variables.
 pub(crate) fn place(
     eval: &Evaluator,
@@ -33,22 +132,8 @@ pub(crate) fn place(
         return Ok(());
     }
     let mut clock = super::Steps::new();
-    let kernel = eval.gpu_kernel().expect("a GPU evaluator has a kernel");
-    let dk = &kernel.device_kernels()[0];
-    dk.ctx
-        .bind_to_thread()
-        .during("binding the device's context")?;
-    let f = gpu::search_module::load(
-        &dk.ctx,
-        dk.ordinal,
-        gpu::search_module::SearchModule {
-            name: "mesh-place",
-            cuda: source(eval.program().precision),
-            linked: vec![(eval.program(), crate::ptx::FUNCTION_NAME.to_string())],
-            kernels: &["ivjit_mesh_place"],
-        },
-    )?[0]
-        .clone();
+    let (dk, f) = mesh_kernels(eval)?;
+    let f = &f[0];
     clock.step("placement: kernel loaded");
     let stream = dk.ctx.new_stream().during("creating a stream")?;
     let brackets: Vec<f64> = placed
@@ -64,7 +149,7 @@ pub(crate) fn place(
     let k = |s: Option<usize>| s.map_or(-1, |k| k as i32);
     let (kx, ky, kz) = (k(slot[0]), k(slot[1]), k(slot[2]));
     let n32 = n as u32;
-    let mut b = stream.launch_builder(&f);
+    let mut b = stream.launch_builder(f);
     b.arg(&n32)
         .arg(&mut d_brackets)
         .arg(&mut d_proven)
@@ -92,7 +177,7 @@ pub(crate) fn place(
         .zip(proven)
         .for_each(|((p, b), pr)| {
             p.bracket = ([b[0], b[1], b[2]], [b[3], b[4], b[5]]);
-            p.at = super::lattice::half(p.bracket);
+            p.at = super::half(p.bracket);
             p.proven = pr != 0;
         });
     Ok(())

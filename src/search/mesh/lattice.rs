@@ -6,7 +6,7 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::octree::Cells;
-use super::{pack, sign_of, unpack, Field, MeshStats, Space, TapeId};
+use super::{half, pack, sign_of, unpack, Field, MeshStats, Placed, Space, TapeId};
 use crate::Error;
 
 pub(crate) struct Lattice {
@@ -374,18 +374,6 @@ fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
-/// A vertex of the mesh after its bisections: the midpoint of the last bracket, and the
-/// bracket's ends (inside end first).
-pub(crate) struct Placed {
-    pub at: [f64; 3],
-    pub bracket: ([f64; 3], [f64; 3]),
-    /// f < 0 at the first end and f >= 0 at the second are proven, so a zero of f lies on the
-    /// segment between them where f is continuous there; not so where the outside end is on
-    /// the region's faces (outside by definition) or a point whose enclosure reached both
-    /// sides of 0.
-    pub proven: bool,
-}
-
 /// Step 4's placement: each vertex of the mesh by `steps` bisections of f on the segment
 /// between its edge's two ends (the end with f < 0 first), all vertices a batch per step.
 pub(crate) fn place(
@@ -447,17 +435,4 @@ pub(crate) fn place(
         });
     }
     Ok(placed)
-}
-
-/// The middle of a segment, without overflow near the largest doubles. (Any point serves
-/// the bracket: its proven sign keeps a zero between the ends; the middle halves it.)
-pub(crate) fn half((a, b): ([f64; 3], [f64; 3])) -> [f64; 3] {
-    [0, 1, 2].map(|d| {
-        let sum = a[d] + b[d];
-        if sum.is_finite() {
-            0.5 * sum
-        } else {
-            0.5 * a[d] + 0.5 * b[d]
-        }
-    })
 }

@@ -549,6 +549,31 @@ fn run_tapes<T: crate::search::tape::Bound>(
     (out, pruned)
 }
 
+/// A vertex of the mesh after its bisections: the midpoint of the last bracket, and the
+/// bracket's ends (inside end first).
+pub(crate) struct Placed {
+    pub at: [f64; 3],
+    pub bracket: ([f64; 3], [f64; 3]),
+    /// f < 0 at the first end and f >= 0 at the second are proven, so a zero of f lies on the
+    /// segment between them where f is continuous there; not so where the outside end is on
+    /// the region's faces (outside by definition) or a point whose enclosure reached both
+    /// sides of 0.
+    pub proven: bool,
+}
+
+/// The middle of a segment, without overflow near the largest doubles. (Any point serves
+/// the bracket: its proven sign keeps a zero between the ends; the middle halves it.)
+pub(crate) fn half((a, b): ([f64; 3], [f64; 3])) -> [f64; 3] {
+    [0, 1, 2].map(|d| {
+        let sum = a[d] + b[d];
+        if sum.is_finite() {
+            0.5 * sum
+        } else {
+            0.5 * a[d] + 0.5 * b[d]
+        }
+    })
+}
+
 /// The sign an enclosure proves: `Some(true)` for < 0, `Some(false)` for > 0.
 fn sign_of([lo, hi]: [f64; 2]) -> Option<bool> {
     if hi < 0.0 {

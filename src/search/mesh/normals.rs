@@ -2,8 +2,8 @@
 //! gradient's enclosure on a box tells the surface's normal directions there, and a partial
 //! derivative that keeps its sign on a cell makes f strictly monotone along that axis.
 
-use super::lattice::Placed;
 use super::octree::Cells;
+use super::Placed;
 use super::{Field, Mesh, MeshStats, Space};
 use crate::error::SearchError;
 use crate::ir::diff;

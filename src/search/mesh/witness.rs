@@ -145,6 +145,19 @@ fn find(
     levels: u32,
 ) -> Result<Vec<Found>, Error> {
     let units = (2 * space.n as u64) << levels;
+    // On the GPU, every element's search in one launch.
+    if field.on_gpu() && levels <= super::gpu::WITNESS_LEVELS {
+        let (out, count) = super::gpu::witnesses(field.eval, field.slot, space, elements, levels)?;
+        field.count(count);
+        return Ok(out
+            .into_iter()
+            .map(|(r, c)| match r {
+                0 => Found::Proven,
+                1 => Found::Witness(space.point(c, units), c),
+                _ => Found::Unknown,
+            })
+            .collect());
+    }
     let mut found = vec![Found::Proven; elements.len()];
     // Each element's tape: valid on the cells holding it.
     let tapes: Vec<TapeId> = elements.par_iter().map(|e| cells.tape_for(e.0)).collect();
