@@ -188,6 +188,7 @@ impl Lattice {
     /// the threads' order).
     pub fn march(&self, space: &Space, cells: &Cells, stats: &mut MeshStats) -> Marched {
         use rayon::prelude::*;
+        let mut clock = super::Steps::new();
         let n = space.n as i64;
         let mut round: Vec<u64> = cells.boundary.iter().map(|&c| pack(c)).collect();
         round.extend(cells.inside_on_faces().into_iter().map(pack));
@@ -205,33 +206,27 @@ impl Lattice {
                 .par_iter()
                 .map(|&k| self.march_cell(unpack(k), n, cells))
                 .collect();
+            triangles.par_extend(marched.par_iter().flat_map_iter(|(t, _)| t.iter().copied()));
             let mut next = Vec::new();
-            for (t, across) in marched {
-                triangles.extend(t);
+            for (_, across) in marched {
                 next.extend(across.into_iter().filter(|k| seen.insert(*k)));
             }
             next.sort_unstable();
             round = next;
         }
-        // The vertices: every edge the triangles name, once, in the edges' order. Sorting
-        // (edge, place in the triangles) pairs numbers them and fills the triangles in one
-        // pass (a hash map of a million edges was the marching's bottleneck).
-        let mut pairs: Vec<(u64, u32)> = triangles
-            .par_iter()
-            .enumerate()
-            .flat_map_iter(|(t, k)| (0..3).map(move |j| (k[j], (3 * t + j) as u32)))
-            .collect();
-        pairs.par_sort_unstable();
-        let mut flat = vec![0u32; 3 * triangles.len()];
-        let mut edges: Vec<u64> = Vec::new();
-        for (k, slot) in pairs {
-            if edges.last() != Some(&k) {
-                edges.push(k);
-            }
-            flat[slot as usize] = (edges.len() - 1) as u32;
-        }
+        clock.step("marching: rounds");
+        // The vertices: every edge the triangles name, once, in the edges' order: the edges
+        // sorted and made unique, each triangle's vertex found there by binary search, all
+        // in parallel (a hash map of a million edges was the marching's bottleneck, then a
+        // serial pass over sorted (edge, place) pairs).
+        let mut edges: Vec<u64> = triangles.par_iter().flat_map_iter(|t| *t).collect();
+        edges.par_sort_unstable();
+        edges.dedup();
+        let index = |k: u64| edges.binary_search(&k).expect("an edge of the mesh") as u32;
+        let triangles = triangles.par_iter().map(|t| t.map(index)).collect();
+        clock.step("marching: vertices numbered");
         Marched {
-            triangles: flat.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect(),
+            triangles,
             edges: edges.into_par_iter().map(edge_ends).collect(),
         }
     }
