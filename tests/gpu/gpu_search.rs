@@ -1111,6 +1111,9 @@ fn mesh_on_the_gpu_equals_the_cpu() {
             },
         ),
         ("sqrt(sqr(y - 0.03) + sqr(z + 0.03)) - 0.02", base.clone()),
+        // A wall between the samples that 3 levels find: the device's witness search (the
+        // case above, at 4 levels, runs the host's).
+        ("abs(z - 0.013) - 0.003", base.clone()),
         (
             "max(abs(x) - 0.5, abs(y) - 0.4) - min(z, 0.2)",
             MeshOptions {
@@ -1124,6 +1127,11 @@ fn mesh_on_the_gpu_equals_the_cpu() {
             let (cpu, gpu) = pair(text, p);
             let (a, b) = (mesh(&cpu, o).unwrap(), mesh(&gpu, o).unwrap());
             assert!(!a.triangles.is_empty(), "{text} {p:?}: an empty mesh");
+            if text.starts_with("abs(z") {
+                let s = &a.stats;
+                let found = s.cell_witnesses + s.face_witnesses + s.edge_witnesses;
+                assert!(found > 0, "{text} {p:?}: the wall needs witnesses");
+            }
             assert_eq!(a.stats, b.stats, "{text} {p:?}");
             assert_eq!(a.triangles, b.triangles, "{text} {p:?}");
             let bits = |m: &ivjit::search::mesh::Mesh| -> Vec<[u64; 3]> {

@@ -5,7 +5,7 @@
 //! witnesses in a 8.8 s mesh on an H200, run 118 of docs/gpu-runs.md); the kernels make the
 //! CPU's points, boxes and decisions, bit for bit.
 
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::PushKernelArg;
 use rayon::prelude::*;
 
 use super::Placed;
@@ -86,8 +86,7 @@ pub(crate) fn witnesses(
     let mut d_found = unsafe { stream.alloc::<u8>(n) }.during(up)?;
     let mut d_fine = unsafe { stream.alloc::<u64>(3 * n) }.during(up)?;
     let mut d_count = stream.alloc_zeros::<u64>(1).during(up)?;
-    let k = |s: Option<usize>| s.map_or(-1, |k| k as i32);
-    let (kx, ky, kz) = (k(slot[0]), k(slot[1]), k(slot[2]));
+    let [kx, ky, kz] = slot.map(|s| s.map_or(-1, |k| k as i32));
     let n32 = n as u32;
     let mut b = stream.launch_builder(&f[1]);
     b.arg(&n32)
@@ -99,11 +98,7 @@ pub(crate) fn witnesses(
         .arg(&ky)
         .arg(&kz);
     b.arg(&mut d_found).arg(&mut d_fine).arg(&mut d_count);
-    let cfg = LaunchConfig {
-        grid_dim: (n.div_ceil(128).clamp(1, 1 << 20) as u32, 1, 1),
-        block_dim: (128, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = crate::search::kernels::config(n);
     // SAFETY: the arguments match the kernel's signature; `d_elems` holds 4n values, `d_ax`
     // six, `d_found` n, `d_fine` 3n, `d_count` one.
     unsafe { b.launch(cfg) }.during("launching the mesh's witness search")?;
@@ -146,8 +141,7 @@ pub(crate) fn place(
     let mut d_proven = stream.clone_htod(&proven).during(up)?;
     stream.synchronize().during(up)?;
     clock.step("placement: uploaded");
-    let k = |s: Option<usize>| s.map_or(-1, |k| k as i32);
-    let (kx, ky, kz) = (k(slot[0]), k(slot[1]), k(slot[2]));
+    let [kx, ky, kz] = slot.map(|s| s.map_or(-1, |k| k as i32));
     let n32 = n as u32;
     let mut b = stream.launch_builder(f);
     b.arg(&n32)
@@ -157,11 +151,7 @@ pub(crate) fn place(
         .arg(&kx)
         .arg(&ky)
         .arg(&kz);
-    let cfg = LaunchConfig {
-        grid_dim: (n.div_ceil(128).clamp(1, 1 << 20) as u32, 1, 1),
-        block_dim: (128, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = crate::search::kernels::config(n);
     // SAFETY: the arguments match the kernel's signature; `d_brackets` holds 6n values and
     // `d_proven` n, all written above.
     unsafe { b.launch(cfg) }.during("launching the mesh's placement")?;

@@ -133,9 +133,8 @@ impl Cells {
     /// point between them coordinate by coordinate): that of the first boundary cell holding
     /// both, else f's own.
     pub fn tape_between(&self, a: [u32; 3], b: [u32; 3]) -> TapeId {
-        let both: Vec<[u32; 3]> = self.holding(b).collect();
         self.holding(a)
-            .filter(|c| both.contains(c))
+            .filter(|c| self.holding(b).any(|d| d == *c))
             .find_map(|c| self.boundary_set.get(&pack(c)).copied())
             .unwrap_or(0)
     }

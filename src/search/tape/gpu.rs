@@ -943,16 +943,13 @@ where
                 .levels
                 .iter()
                 .map(|g| g.rows as usize * g.cols as usize * g.layers as usize);
-            let total = sizes.clone().sum::<usize>();
             let dev = kept.classes.as_ref().expect("a frame keeps its classes");
-            let all = kept
-                .stream
-                .clone_dtoh(&dev.slice(0..total))
-                .during("reading the voxels' classes")?;
             let mut levels = Vec::with_capacity(plan.levels.len());
             let mut at = 0;
             for n in sizes {
-                levels.push(all[at..at + n].to_vec());
+                let level = dev.slice(at..at + n);
+                let read = kept.stream.clone_dtoh(&level);
+                levels.push(read.during("reading the voxels' classes")?);
                 at += n;
             }
             let (rounds, stats) = rounds_of(plan, &counted);
@@ -1240,6 +1237,7 @@ where
         // (voxel classes) its tiles' classes.
         let layered = plan.z.is_some();
         let voxel_classes = layered && kept.voxel_classes;
+        let heights_mode = layered && !voxel_classes;
         let mut offsets = Vec::with_capacity(levels.len());
         let mut total = 0usize;
         let size = |g: &super::super::render::LevelGrid| {
@@ -1252,14 +1250,10 @@ where
         }
         // Level l's classes or column heights in their buffer.
         let marked = |l: usize| offsets[l]..offsets[l] + size(&levels[l]);
-        let (n_classes, n_heights) = if layered && !voxel_classes {
-            (1, total)
-        } else {
-            (total, 1)
-        };
+        let (n_classes, n_heights) = if heights_mode { (1, total) } else { (total, 1) };
         let mut classes = kernels::room(&stream, kept.classes.take(), n_classes, alloc)?;
         let mut heights = kernels::room(&stream, kept.heights.take(), n_heights, alloc)?;
-        if layered && !voxel_classes {
+        if heights_mode {
             stream
                 .memset_zeros(&mut heights)
                 .during("clearing the columns' heights")?;
@@ -1336,7 +1330,6 @@ where
             };
             profile.mark(&stream, format!("setup {}", g.tile))?;
             if n > 0 {
-                let heights_mode = layered && !voxel_classes;
                 let mut cls = classes.slice_mut(if heights_mode { 0..1 } else { marked(l) });
                 let mut hs = heights.slice_mut(if heights_mode { marked(l) } else { 0..1 });
                 let hs = (!voxel_classes).then_some(&mut hs);
@@ -1401,7 +1394,6 @@ where
                             kk,
                             grid: *ng,
                         };
-                        let heights_mode = layered && !voxel_classes;
                         let hs = heights.slice(if heights_mode { marked(l) } else { 0..1 });
                         let hs = (!voxel_classes).then_some(&hs);
                         self.prune_level(&stream, plan, &level, nb, &mut bufs, hs, &mut into)?;
