@@ -431,14 +431,10 @@ fn run_chunk_body<const N: usize, const AVX512: bool>(
                 let (x, y, z) = (lanes!(a), lanes!(b), lanes!(c));
                 // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
                 let done = AVX512 && unsafe { hardware_fma(out, x, y, z, f32p, rd) };
-                if !done {
-                    for l in 0..len {
-                        out[l] = if f32p {
-                            round::fma_f32(x[l] as f32, y[l] as f32, z[l] as f32, rd) as f64
-                        } else {
-                            round::fma_f64(x[l], y[l], z[l], rd)
-                        };
-                    }
+                if !done && f32p {
+                    lanes::fma_f32(out, x, y, z, len, rd);
+                } else if !done {
+                    lanes::fma_f64(out, x, y, z, len, rd);
                 }
             }
             Inst::Sqrt(a, rd) => {
@@ -446,13 +442,7 @@ fn run_chunk_body<const N: usize, const AVX512: bool>(
                 // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
                 let done = AVX512 && unsafe { hardware_sqrt(out, x, f32p, rd) };
                 if !done {
-                    for l in 0..len {
-                        out[l] = if f32p {
-                            round::sqrt_f32(x[l] as f32, rd) as f64
-                        } else {
-                            round::sqrt_f64(x[l], rd)
-                        };
-                    }
+                    lanes::sqrt(out, x, len, rd, f32p);
                 }
             }
             Inst::Point1(f, a, rd) => {
@@ -627,25 +617,15 @@ fn binary<const N: usize, const AVX512: bool>(
         };
         return;
     }
-    if f32p && op == Op2::Mul && rd != Round::Nearest {
-        lanes::mul_f32(out, x, y, len, rd);
-    } else if f32p {
-        let f = match op {
-            Op2::Add => round::add_f32,
-            Op2::Sub => round::sub_f32,
-            Op2::Mul => round::mul_f32,
-            Op2::Div => round::div_f32,
-        };
-        for l in 0..len {
-            out[l] = f(x[l] as f32, y[l] as f32, rd) as f64;
-        }
+    let op = match op {
+        Op2::Add => lanes::Op::Add,
+        Op2::Sub => lanes::Op::Sub,
+        Op2::Mul => lanes::Op::Mul,
+        Op2::Div => lanes::Op::Div,
+    };
+    if f32p {
+        lanes::binary_f32(out, x, y, len, rd, op);
     } else {
-        let op = match op {
-            Op2::Add => lanes::Op::Add,
-            Op2::Sub => lanes::Op::Sub,
-            Op2::Mul => lanes::Op::Mul,
-            Op2::Div => lanes::Op::Div,
-        };
         lanes::binary_f64(out, x, y, len, rd, op);
     }
 }

@@ -1,15 +1,18 @@
-//! Directed f64 add, sub, mul and div, and directed f32 products, over a whole chunk of lanes,
-//! written so that the compiler vectorizes them.
+//! Directed f64 add, sub, mul, div and fma, and directed f32 products and fmas, over a whole
+//! chunk of lanes, written so that the compiler vectorizes them.
 //!
 //! The scalar functions of [`crate::round`] branch on every special case; over a chunk that
 //! keeps each lane apart. Here each operation runs in two passes: a branch-free pass over every
 //! lane that computes the round-to-nearest result, its error term (TwoSum, or the FMA residual
-//! for products and quotients), the one-ulp step in the asked direction as an integer add on
-//! the bits, and a flag for the lanes this fast path does not cover (zero results, overflow,
-//! tiny magnitudes, infinities, NaN); then a scalar pass that recomputes only the flagged lanes
-//! with the scalar function. The fast path is the scalar functions' own first branch, so both
-//! give the same bits (`tests::lanes_equal_scalar_functions` checks it on special and random
-//! values).
+//! for products and quotients, Boldo-Melquiond's rounding to odd for the fma), the one-ulp step
+//! in the asked direction as an integer add on the bits, exact zeros with their IEEE signs, and
+//! a flag for the lanes this fast path does not cover (overflow, tiny magnitudes, infinities,
+//! NaN); then a scalar pass that recomputes only the flagged lanes with the scalar function.
+//! The fast path is the scalar functions' own first branch, so both give the same bits
+//! (`tests::lanes_equal_scalar_functions` and `tests::fma_lanes_equal_the_scalar_function`
+//! check it on special and random values). Zeros are in the fast path because boxes that touch
+//! 0 make them common (a power's mignitude, `x^4 - 5*x^2` at 0): flagged, most chunks of such
+//! a batch took the scalar pass.
 //!
 //! The FMA residual must be a real fused multiply-add: [`super::eval`] runs chunks through a
 //! copy of its loop compiled for AVX2 + FMA when the processor has them (`f64::mul_add` is
@@ -21,6 +24,9 @@ use crate::scalar::Round;
 /// 2^-960: products and dividends at least this large have an exactly representable error
 /// sign through one FMA (see [`round::mul_f64`] and [`round::div_f64`]).
 const TWO_M960: f64 = f64::from_bits(63 << 52);
+
+/// 2^1000: the bound of [`round::fma_f64`]'s fast branch on the product and the addend.
+const TWO_P1000: f64 = f64::from_bits(2023 << 52);
 
 /// The bits of `s` moved one ulp up (`e > 0`, rounding up) or down (`e < 0`, rounding down);
 /// `s` finite and nonzero, so the step never crosses zero or reaches a NaN.
@@ -204,8 +210,11 @@ fn add<const N: usize>(x: &[f64; N], y: &[f64; N], out: &mut [f64; N], up: bool)
         let bb = s - a;
         let aa = s - bb;
         let e = (a - aa) + (b - bb);
-        ok[l] = e.is_finite() && s != 0.0;
-        out[l] = step(s, e, up);
+        // A zero sum of finite operands is exact (a sum that rounds to zero is zero): -0
+        // rounding down unless both are +0, +0 rounding up unless both are -0.
+        ok[l] = e.is_finite();
+        let (zero, stepped) = (zero_sum(a, b, up), step(s, e, up));
+        out[l] = if s == 0.0 { zero } else { stepped };
     }
     slow_lanes(|l| ok[l])
 }
@@ -243,28 +252,294 @@ pub(crate) fn mul_f32<const N: usize>(
     let mut ok = [false; N];
     for l in 0..N {
         let p = x[l] * y[l];
-        let n = p as f32;
-        let back = f64::from(n);
-        ok[l] = n.is_finite() && n != 0.0;
-        let b = n.to_bits() as i32;
-        // +1 on the bits moves a nonzero value away from zero, -1 towards it.
-        let away = (b >> 31) | 1;
-        let moved = if up {
-            if back < p {
-                b + away
-            } else {
-                b
-            }
-        } else if back > p {
-            b - away
-        } else {
-            b
-        };
-        out[l] = f64::from(f32::from_bits(moved as u32));
+        let (n, fine) = narrow_step(p, up);
+        // An exact zero product (f32 products are exact in f64) is its own signed zero.
+        (out[l], ok[l]) = (n, fine | (p == 0.0));
     }
     let slow = slow_lanes(|l| ok[l]);
     let scalar = |a: f64, b: f64, r| f64::from(round::mul_f32(a as f32, b as f32, r));
     fix(out, x, y, len, r, slow, scalar);
+}
+
+/// `p` rounded to f32 in direction `up` (else down) by rounding to nearest f32 and stepping one
+/// f32 ulp on the bits when that went the wrong way, as an f64; false where the f32 result is
+/// zero, infinite or NaN (which this step does not cover).
+#[inline(always)]
+fn narrow_step(p: f64, up: bool) -> (f64, bool) {
+    let n = p as f32;
+    let back = f64::from(n);
+    let b = n.to_bits() as i32;
+    // +1 on the bits moves a nonzero value away from zero, -1 towards it.
+    let away = (b >> 31) | 1;
+    let moved = if up {
+        if back < p {
+            b + away
+        } else {
+            b
+        }
+    } else if back > p {
+        b - away
+    } else {
+        b
+    };
+    (
+        f64::from(f32::from_bits(moved as u32)),
+        n.is_finite() && n != 0.0,
+    )
+}
+
+/// The exact zero sum of finite `a + b`: -0 rounding down unless both are +0, +0 rounding up
+/// unless both are -0 (IEEE 754's signs, as [`round::add_f64`]).
+#[inline(always)]
+fn zero_sum(a: f64, b: f64, up: bool) -> f64 {
+    const SIGN: u64 = 1 << 63;
+    let (x, y) = (a.to_bits() & SIGN, b.to_bits() & SIGN);
+    f64::from_bits(if up { x & y } else { x | y })
+}
+
+/// Knuth's TwoSum error of `s = RN(a + b)`, as [`round`]'s.
+#[inline(always)]
+fn two_sum_err(a: f64, b: f64, s: f64) -> f64 {
+    let bb = s - a;
+    let aa = s - bb;
+    (a - aa) + (b - bb)
+}
+
+/// `out[l] = x[l] * y[l] + z[l]` rounded once in direction `r`, for the first `len` lanes:
+/// [`round::fma_f64`]'s Boldo-Melquiond branch over every lane (`a*b = uh + ul` by one FMA,
+/// `c + uh = th + tl` by TwoSum, `v` = `tl + ul` rounded to odd, then `th + v` rounded in the
+/// direction, which is the exact result's), taken where that function takes it: a, b, c
+/// finite and nonzero, `2^-960 <= |a*b| <= 2^1000`, `|c| <= 2^1000` (`c = 0` too: the branch
+/// then is the product's TwoProduct rounding); and a zero operand times a finite one, whose
+/// result is `c` or an exact signed zero. The other lanes (tiny or huge products, infinities,
+/// NaN) take the scalar function. The
+/// branch needs a fused multiply-add: the evaluator runs this in its AVX2 + FMA copy of the
+/// loop where the processor has them (otherwise `mul_add` is a library call, still exact).
+/// Held by `tests::fma_lanes_equal_the_scalar_function`.
+#[inline(always)]
+pub(crate) fn fma_f64<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    y: &[f64; N],
+    z: &[f64; N],
+    len: usize,
+    r: Round,
+) {
+    if r == Round::Nearest {
+        for l in 0..N {
+            out[l] = x[l].mul_add(y[l], z[l]);
+        }
+        return;
+    }
+    let up = r == Round::Up;
+    let mut ok = [false; N];
+    for l in 0..N {
+        let (a, b, c) = (x[l], y[l], z[l]);
+        let uh = a * b;
+        let ul = a.mul_add(b, -uh);
+        let th = c + uh;
+        let tl = two_sum_err(c, uh, th);
+        let v0 = tl + ul;
+        let ev = two_sum_err(tl, ul, v0);
+        // Round to odd: an inexact v0 with an even last bit moves one ulp toward the exact sum
+        // (never from zero: a sum of two floats that rounds to zero is exact).
+        let vb = v0.to_bits() as i64;
+        let away = (vb >> 63) | 1;
+        let odd = if ev != 0.0 && vb & 1 == 0 {
+            if ev > 0.0 {
+                vb + away
+            } else {
+                vb - away
+            }
+        } else {
+            vb
+        };
+        let v = f64::from_bits(odd as u64);
+        let s = th + v;
+        let e = two_sum_err(th, v, s);
+        // A zero operand with a finite other: `c` exactly, or the signed zero of an exact zero
+        // sum when c is zero too (the scalar function's `add_f64(a * b, c)`).
+        // (Non-short-circuit operators and plain choices: the loop stays vectorized.)
+        let zero_product = (uh == 0.0) & ((a == 0.0) | (b == 0.0));
+        ok[l] = ((TWO_M960..=TWO_P1000).contains(&uh.abs()) & (c.abs() <= TWO_P1000))
+            | (zero_product & c.is_finite());
+        let by_zero = if c == 0.0 { zero_sum(uh, c, up) } else { c };
+        // th + v is zero only when a*b + c is (nonzero terms): -0 down, +0 up.
+        let exact_zero = if up { 0.0 } else { -0.0 };
+        let stepped = step(s, e, up);
+        let nonzero = if s == 0.0 { exact_zero } else { stepped };
+        out[l] = if zero_product { by_zero } else { nonzero };
+    }
+    let slow: Slow<N> = slow_lanes(|l| ok[l]);
+    if slow.any {
+        for l in 0..len {
+            if slow.lane[l] {
+                out[l] = round::fma_f64(x[l], y[l], z[l], r);
+            }
+        }
+    }
+}
+
+/// `out[l] = x[l] * y[l] + z[l]` rounded once to f32 in direction `r` (`Down` or `Up`), the
+/// operands f32 values carried in f64, for the first `len` lanes: [`round::fma_f32`]'s
+/// computation (the f64 product of two f32 is exact, the sum rounded to odd at 53 bits, then
+/// once to f32) over every lane, where the sum and the f32 result are finite and nonzero; the
+/// scalar function takes the other lanes. Held by `tests::fma_lanes_equal_the_scalar_function`.
+#[inline(always)]
+pub(crate) fn fma_f32<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    y: &[f64; N],
+    z: &[f64; N],
+    len: usize,
+    r: Round,
+) {
+    if r == Round::Nearest {
+        for l in 0..len {
+            out[l] = f64::from(round::fma_f32(x[l] as f32, y[l] as f32, z[l] as f32, r));
+        }
+        return;
+    }
+    let up = r == Round::Up;
+    let mut ok = [false; N];
+    for l in 0..N {
+        let p = x[l] * y[l];
+        let s = p + z[l];
+        let e = two_sum_err(p, z[l], s);
+        let sb = s.to_bits() as i64;
+        let away = (sb >> 63) | 1;
+        let odd = if e != 0.0 && sb & 1 == 0 {
+            if e > 0.0 {
+                sb + away
+            } else {
+                sb - away
+            }
+        } else {
+            sb
+        };
+        let (n, fine) = narrow_step(f64::from_bits(odd as u64), up);
+        ok[l] = fine && s != 0.0 && s.is_finite();
+        out[l] = n;
+    }
+    let slow: Slow<N> = slow_lanes(|l| ok[l]);
+    if slow.any {
+        for l in 0..len {
+            if slow.lane[l] {
+                out[l] = f64::from(round::fma_f32(x[l] as f32, y[l] as f32, z[l] as f32, r));
+            }
+        }
+    }
+}
+
+/// `out[l] = x[l] op y[l]` rounded once to f32 in direction `r` (`Down` or `Up`), the
+/// operands f32 values carried in f64, for the first `len` lanes: the f64 result rounded in the
+/// same direction ([`binary_f64`]), then rounded to f32 in that direction. Directed roundings
+/// compose (every f32 is an f64, so rounding down to the f64 grid and then down to the f32 grid
+/// is rounding down to the f32 grid once), so this is the one rounding [`round::add_f32`] and
+/// friends compute (by rounding to odd). An f64 result of f32 operands is zero only when the
+/// exact one is (sums are multiples of 2^-149, quotients at least 2^-277 in magnitude), so a
+/// zero narrows to itself with its sign; f32 results that are zero from underflow or infinite,
+/// and NaN, take the scalar function. Held by `tests::f32_operations_equal_the_scalar_functions`.
+#[inline(always)]
+pub(crate) fn binary_f32<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    y: &[f64; N],
+    len: usize,
+    r: Round,
+    op: Op,
+) {
+    if op == Op::Mul && r != Round::Nearest {
+        return mul_f32(out, x, y, len, r);
+    }
+    type F32 = fn(f32, f32, Round) -> f32;
+    let f: F32 = match op {
+        Op::Add => round::add_f32,
+        Op::Sub => round::sub_f32,
+        Op::Mul => round::mul_f32,
+        Op::Div => round::div_f32,
+    };
+    if r == Round::Nearest {
+        for l in 0..len {
+            out[l] = f64::from(f(x[l] as f32, y[l] as f32, r));
+        }
+        return;
+    }
+    binary_f64(out, x, y, len, r, op);
+    let slow = narrow_lanes(out, r == Round::Up);
+    if slow.any {
+        for l in 0..len {
+            if slow.lane[l] {
+                out[l] = f64::from(f(x[l] as f32, y[l] as f32, r));
+            }
+        }
+    }
+}
+
+/// Each lane's f64 value rounded to f32 in direction `up` (else down) in place; the lanes whose
+/// f32 result this step does not cover (zero from underflow, infinite, NaN), flagged.
+#[inline(always)]
+fn narrow_lanes<const N: usize>(out: &mut [f64; N], up: bool) -> Slow<N> {
+    let mut ok = [false; N];
+    for l in 0..N {
+        let p = out[l];
+        let (n, fine) = narrow_step(p, up);
+        (out[l], ok[l]) = (n, fine | (p == 0.0));
+    }
+    slow_lanes(|l| ok[l])
+}
+
+/// `out[l] = sqrt(x[l])` rounded in direction `r`, f64 or (`f32`) f32 values carried in f64,
+/// for the first `len` lanes: [`round::sqrt_f64`]'s first branch (`2^-960 <= x <= MAX`: the
+/// remainder `x - s^2` by one FMA has the sign of the error), then for f32 the same one
+/// rounding to f32 as [`binary_f32`] (a square root of an f32 is zero only at zero). Other
+/// lanes take the scalar function. Held by `tests::f32_operations_equal_the_scalar_functions`
+/// (the f64 square root too).
+#[inline(always)]
+pub(crate) fn sqrt<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    len: usize,
+    r: Round,
+    f32p: bool,
+) {
+    let scalar = |v: f64| {
+        if f32p {
+            f64::from(round::sqrt_f32(v as f32, r))
+        } else {
+            round::sqrt_f64(v, r)
+        }
+    };
+    if r == Round::Nearest {
+        for l in 0..len {
+            out[l] = scalar(x[l]);
+        }
+        return;
+    }
+    let up = r == Round::Up;
+    let mut ok = [false; N];
+    for l in 0..N {
+        let a = x[l];
+        let s = a.sqrt();
+        let rem = (-s).mul_add(s, a);
+        ok[l] = (TWO_M960..=f64::MAX).contains(&a);
+        out[l] = step(s, rem, up);
+    }
+    let mut slow: Slow<N> = slow_lanes(|l| ok[l]);
+    if f32p {
+        let narrowed = narrow_lanes(out, up);
+        for l in 0..N {
+            slow.lane[l] |= narrowed.lane[l];
+        }
+        slow.any |= narrowed.any;
+    }
+    if slow.any {
+        for l in 0..len {
+            if slow.lane[l] {
+                out[l] = scalar(x[l]);
+            }
+        }
+    }
 }
 
 /// TwoProduct fast path of [`round::mul_f64`]: `2^-960 <= |a*b| <= MAX`.
@@ -276,7 +551,8 @@ fn mul<const N: usize>(x: &[f64; N], y: &[f64; N], out: &mut [f64; N], up: bool)
         let p = a * b;
         let ap = p.abs();
         let e = a.mul_add(b, -p);
-        ok[l] = (TWO_M960..=f64::MAX).contains(&ap);
+        // A zero operand times a finite one is an exact signed zero (e = 0: no step).
+        ok[l] = (TWO_M960..=f64::MAX).contains(&ap) | ((p == 0.0) & ((a == 0.0) | (b == 0.0)));
         out[l] = step(p, e, up);
     }
     slow_lanes(|l| ok[l])
@@ -294,7 +570,10 @@ fn div<const N: usize>(x: &[f64; N], y: &[f64; N], out: &mut [f64; N], up: bool)
         let aa = a.abs();
         let rem = (-q).mul_add(b, a);
         let e = if b < 0.0 { -rem } else { rem };
-        ok[l] = (TWO_M960..=f64::MAX).contains(&aa) && q.is_finite() && q != 0.0 && b.is_finite();
+        // 0 / b for b nonzero (not NaN) is an exact signed zero (e is 0 or, for an infinite
+        // b, NaN: no step either way).
+        ok[l] = ((TWO_M960..=f64::MAX).contains(&aa) & q.is_finite() & (q != 0.0) & b.is_finite())
+            | ((a == 0.0) & (q == 0.0));
         out[l] = step(q, e, up);
     }
     slow_lanes(|l| ok[l])
@@ -432,6 +711,181 @@ mod tests {
                 "max({a:e}, {b:e})"
             );
         }
+    }
+
+    /// f32 add, sub, mul, div and sqrt over chunks give the scalar functions' bits in every
+    /// direction (special values as f32 pairs: zeros, subnormals, MAX, infinities, NaN, sums
+    /// and quotients that underflow or overflow f32; cancelling sums; 64k random pairs), and
+    /// the f64 square root over chunks gives [`round::sqrt_f64`]'s.
+    #[test]
+    fn f32_operations_equal_the_scalar_functions() {
+        let n = |v: f64| f64::from(v as f32);
+        let mut sp: Vec<f64> = specials().iter().map(|&v| n(v)).collect();
+        sp.extend(
+            [
+                f32::from_bits(1),
+                f32::from_bits(3),
+                f32::MIN_POSITIVE,
+                f32::MAX,
+                2f32.powi(-75),
+                2f32.powi(64),
+                1.0 + f32::EPSILON,
+                1.0 - f32::EPSILON / 2.0,
+            ]
+            .iter()
+            .flat_map(|&v| [f64::from(v), -f64::from(v)]),
+        );
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        for &a in &sp {
+            for &b in &sp {
+                xs.push(a);
+                ys.push(b);
+            }
+        }
+        let r = randoms(2 * 65_536);
+        for i in 0..65_536 {
+            xs.push(n(r[i]));
+            ys.push(n(r[65_536 + i]));
+            xs.push(n(r[i]));
+            ys.push(-n(r[i] * (1.0 + (i % 5) as f64 * 1e-7)));
+        }
+        type F32 = fn(f32, f32, Round) -> f32;
+        let ops: [(Op, F32); 4] = [
+            (Op::Add, round::add_f32),
+            (Op::Sub, round::sub_f32),
+            (Op::Mul, round::mul_f32),
+            (Op::Div, round::div_f32),
+        ];
+        for rd in [Round::Down, Round::Up, Round::Nearest] {
+            for (c, (xc, yc)) in xs.chunks(LANES - 3).zip(ys.chunks(LANES - 3)).enumerate() {
+                let len = xc.len();
+                let (mut x, mut y, mut out) = ([0.0; LANES], [0.0; LANES], [0.0; LANES]);
+                x[..len].copy_from_slice(xc);
+                y[..len].copy_from_slice(yc);
+                for (op, f) in ops {
+                    binary_f32(&mut out, &x, &y, len, rd, op);
+                    for l in 0..len {
+                        let want = f64::from(f(x[l] as f32, y[l] as f32, rd));
+                        assert!(
+                            same(out[l], want),
+                            "{op:?} {rd:?} chunk {c} lane {l}: {:e}, {:e} -> {:e}, scalar {:e}",
+                            x[l],
+                            y[l],
+                            out[l],
+                            want
+                        );
+                    }
+                }
+                for (f32p, v) in [(true, &x), (false, &x), (false, &y)] {
+                    let v = if f32p { *v } else { v.map(|a| a * 1.000_000_1) };
+                    sqrt(&mut out, &v, len, rd, f32p);
+                    for l in 0..len {
+                        let want = if f32p {
+                            f64::from(round::sqrt_f32(v[l] as f32, rd))
+                        } else {
+                            round::sqrt_f64(v[l], rd)
+                        };
+                        assert!(
+                            same(out[l], want),
+                            "sqrt f32 {f32p} {rd:?} chunk {c} lane {l}: {:e} -> {:e}, scalar {:e}",
+                            v[l],
+                            out[l],
+                            want
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The FMA over chunks gives the scalar functions' bits, f64 and f32, in every direction:
+    /// every triple of special values, random triples of every exponent, and the triples the
+    /// fast branch is about: an addend cancelling the product to a few ulps (`c` near
+    /// `-a*b`, `a*b + c` exactly zero, of the size of the product's error), addends far below
+    /// and far above the product, and products at the branch's thresholds.
+    #[test]
+    fn fma_lanes_equal_the_scalar_function() {
+        let sp = specials();
+        let r = randoms(3 * 65_536);
+        let mut t: Vec<(f64, f64, f64)> = Vec::new();
+        for &a in &sp {
+            for &b in &sp {
+                for &c in &sp {
+                    t.push((a, b, c));
+                }
+            }
+        }
+        for i in 0..65_536 {
+            t.push((r[i], r[65_536 + i], r[131_072 + i]));
+        }
+        let (m, tiny) = (f64::EPSILON, 2f64.powi(-1000));
+        for (i, w) in r.chunks(2).take(20_000).enumerate() {
+            let (a, b) = (w[0], w[1]);
+            let p = a * b;
+            let e = a.mul_add(b, -p);
+            let k = (i % 9) as f64 - 4.0;
+            t.push((a, b, -p));
+            t.push((a, b, -p * (1.0 + k * m)));
+            t.push((a, b, -p - e));
+            t.push((a, b, e * k));
+            t.push((a, b, p * k * m * m));
+            t.push((a, b, p * 2f64.powi(60 + i as i32 % 40)));
+            t.push((a, b, tiny * k));
+            t.push((TWO_M960 * (1.0 + k * m), 1.0 + m * i as f64, w[0]));
+            t.push((TWO_P1000 * (1.0 - k * m), 1.0 - m * i as f64, w[1]));
+            // Where only the rounding to odd keeps the direction: `a*b` halfway between two
+            // floats (a = 1 + j*2^-52 with j odd, b = 3, so ul = +-ulp(uh)/2), and c just inside
+            // ul: then c + uh = uh + c exactly (tl = c), tl + ul rounds to +-ulp(uh) as a tie
+            // (inexact), and th + v would be a float: the lost bits decide the direction.
+            let j = (2 * i + 1) as f64;
+            let scale = 2f64.powi((i % 200) as i32 - 100) * if i % 2 == 0 { 1.0 } else { -1.0 };
+            let (a, b) = ((1.0 + j * m) * scale, 3.0);
+            let ul = a.mul_add(b, -(a * b));
+            t.push((a, b, ul * (1.0 - m / 2.0)));
+            t.push((a, b, ul * (1.0 + m)));
+        }
+        let check = |f32p: bool, t: &[(f64, f64, f64)]| {
+            for rd in [Round::Down, Round::Up, Round::Nearest] {
+                for (k, c) in t.chunks(LANES - 5).enumerate() {
+                    let len = c.len();
+                    let (mut x, mut y, mut z) = ([0.0; LANES], [0.0; LANES], [0.0; LANES]);
+                    for (l, &(a, b, cc)) in c.iter().enumerate() {
+                        (x[l], y[l], z[l]) = (a, b, cc);
+                    }
+                    let mut out = [0.0; LANES];
+                    if f32p {
+                        fma_f32(&mut out, &x, &y, &z, len, rd);
+                    } else {
+                        fma_f64(&mut out, &x, &y, &z, len, rd);
+                    }
+                    for l in 0..len {
+                        let want = if f32p {
+                            f64::from(round::fma_f32(x[l] as f32, y[l] as f32, z[l] as f32, rd))
+                        } else {
+                            round::fma_f64(x[l], y[l], z[l], rd)
+                        };
+                        assert!(
+                            same(out[l], want),
+                            "f32 {f32p} {rd:?} chunk {k} lane {l}: fma({:e}, {:e}, {:e}) -> {:e}, scalar {:e}",
+                            x[l],
+                            y[l],
+                            z[l],
+                            out[l],
+                            want
+                        );
+                    }
+                }
+            }
+        };
+        check(false, &t);
+        let f32s: Vec<(f64, f64, f64)> = t
+            .iter()
+            .map(|&(a, b, c)| {
+                let n = |v: f64| f64::from(v as f32);
+                (n(a), n(b), n(c))
+            })
+            .collect();
+        check(true, &f32s);
     }
 
     /// Every pair of special values and 64k random pairs, every op and direction, ragged

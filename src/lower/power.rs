@@ -695,13 +695,18 @@ impl Lowering {
         if f.nonneg {
             return self.power_bound(x, n, r);
         }
-        let nx = self.b.neg(x);
-        let neg_branch = self.power_bound(nx, n, other(r));
-        let neg_branch = self.b.neg(neg_branch);
         if f.nonpos {
-            return neg_branch;
+            let nx = self.b.neg(x);
+            let neg_branch = self.power_bound(nx, n, other(r));
+            return self.b.neg(neg_branch);
         }
-        let pos_branch = self.power_bound(x, n, r);
+        // Both branches start from |x|, so the one not taken still computes a power of a
+        // nonnegative number (of -x it would be a chain on a negative value, whose products
+        // overflow: the CPU's software FMA then takes its slow path on every lane).
+        let ax = self.b.abs(x);
+        let neg_branch = self.power_bound(ax, n, other(r));
+        let neg_branch = self.b.neg(neg_branch);
+        let pos_branch = self.power_bound(ax, n, r);
         let nonneg = self.ge0(x, false);
         self.b.select(nonneg, pos_branch, neg_branch)
     }
