@@ -109,30 +109,39 @@ macro_rules! directed {
 
 impl Ops for f64 {
     type Mask = bool;
+    #[inline]
     fn exact(x: f64) -> f64 {
         x
     }
+    #[inline]
     fn mask(b: bool) -> bool {
         b
     }
+    #[inline]
     fn is_nan(self) -> bool {
         f64::is_nan(self)
     }
+    #[inline]
     fn less(self, b: f64) -> bool {
         self < b
     }
+    #[inline]
     fn less_eq(self, b: f64) -> bool {
         self <= b
     }
+    #[inline]
     fn greater(self, b: f64) -> bool {
         self > b
     }
+    #[inline]
     fn greater_eq(self, b: f64) -> bool {
         self >= b
     }
+    #[inline]
     fn equal(self, b: f64) -> bool {
         self == b
     }
+    #[inline]
     fn select(m: bool, a: f64, b: f64) -> f64 {
         if m {
             a
@@ -140,27 +149,35 @@ impl Ops for f64 {
             b
         }
     }
+    #[inline]
     fn add(self, b: f64, r: Round) -> f64 {
         directed!(add_f64(self, b; r))
     }
+    #[inline]
     fn sub(self, b: f64, r: Round) -> f64 {
         directed!(sub_f64(self, b; r))
     }
+    #[inline]
     fn mul(self, b: f64, r: Round) -> f64 {
         directed!(mul_f64(self, b; r))
     }
+    #[inline]
     fn div(self, b: f64, r: Round) -> f64 {
         directed!(div_f64(self, b; r))
     }
+    #[inline]
     fn sqrt(self, r: Round) -> f64 {
         directed!(sqrt_f64(self; r))
     }
+    #[inline]
     fn neg(self) -> f64 {
         -self
     }
+    #[inline]
     fn min(self, b: f64) -> f64 {
         crate::round::min_f64(self, b)
     }
+    #[inline]
     fn max(self, b: f64) -> f64 {
         crate::round::max_f64(self, b)
     }
@@ -168,30 +185,39 @@ impl Ops for f64 {
 
 impl Ops for f32 {
     type Mask = bool;
+    #[inline]
     fn exact(x: f64) -> f32 {
         x as f32
     }
+    #[inline]
     fn mask(b: bool) -> bool {
         b
     }
+    #[inline]
     fn is_nan(self) -> bool {
         f32::is_nan(self)
     }
+    #[inline]
     fn less(self, b: f32) -> bool {
         self < b
     }
+    #[inline]
     fn less_eq(self, b: f32) -> bool {
         self <= b
     }
+    #[inline]
     fn greater(self, b: f32) -> bool {
         self > b
     }
+    #[inline]
     fn greater_eq(self, b: f32) -> bool {
         self >= b
     }
+    #[inline]
     fn equal(self, b: f32) -> bool {
         self == b
     }
+    #[inline]
     fn select(m: bool, a: f32, b: f32) -> f32 {
         if m {
             a
@@ -199,27 +225,35 @@ impl Ops for f32 {
             b
         }
     }
+    #[inline]
     fn add(self, b: f32, r: Round) -> f32 {
         directed!(add_f32(self, b; r))
     }
+    #[inline]
     fn sub(self, b: f32, r: Round) -> f32 {
         directed!(sub_f32(self, b; r))
     }
+    #[inline]
     fn mul(self, b: f32, r: Round) -> f32 {
         directed!(mul_f32(self, b; r))
     }
+    #[inline]
     fn div(self, b: f32, r: Round) -> f32 {
         directed!(div_f32(self, b; r))
     }
+    #[inline]
     fn sqrt(self, r: Round) -> f32 {
         directed!(sqrt_f32(self; r))
     }
+    #[inline]
     fn neg(self) -> f32 {
         -self
     }
+    #[inline]
     fn min(self, b: f32) -> f32 {
         crate::round::min_f32(self, b)
     }
+    #[inline]
     fn max(self, b: f32) -> f32 {
         crate::round::max_f32(self, b)
     }

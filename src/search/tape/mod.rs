@@ -1079,6 +1079,15 @@ macro_rules! vector_lanes {
     }};
 }
 
+/// Whether the processor has AVX2 and FMA (detected once).
+#[cfg(target_arch = "x86_64")]
+fn fused_available() -> bool {
+    static FUSED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FUSED.get_or_init(|| {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    })
+}
+
 impl Bound for f64 {
     const PRECISION: Precision = Precision::F64;
     fn nan() -> f64 {
@@ -1106,6 +1115,35 @@ impl Bound for f64 {
             (out, a, b),
             n
         );
+        /// The lanes left, compiled for AVX2 + FMA where the processor has them and not
+        /// AVX-512: the software directed operations' `mul_add` is then one instruction, not a
+        /// library call.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma")]
+        fn fused(
+            code: u16,
+            slots: &mut [Iv<f64>],
+            at: (usize, usize, usize),
+            done: usize,
+            n: usize,
+        ) {
+            let (out, a, b) = at;
+            apply_lanes!(
+                crate::lower::generated::f64_ops,
+                code,
+                slots,
+                out,
+                a,
+                b,
+                done,
+                n
+            )
+        }
+        #[cfg(target_arch = "x86_64")]
+        if done < n && fused_available() {
+            // SAFETY: the processor has AVX2 and FMA (fused_available).
+            return unsafe { fused(code, slots, (out, a, b), done, n) };
+        }
         apply_lanes!(
             crate::lower::generated::f64_ops,
             code,
