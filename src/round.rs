@@ -123,7 +123,7 @@ pub fn next_down_f32(x: f32) -> f32 {
 /// Error of `s = RN(a + b)` (Knuth's TwoSum): `a + b = s + e` exactly unless an
 /// intermediate overflows (then `e` is not finite).
 #[inline(always)]
-fn two_sum_err(a: f64, b: f64, s: f64) -> f64 {
+pub(crate) fn two_sum_err(a: f64, b: f64, s: f64) -> f64 {
     let bb = s - a;
     let aa = s - bb;
     (a - aa) + (b - bb)

@@ -19,6 +19,7 @@
 //! then one instruction; without them it is a library call, still exact).
 
 use crate::round;
+use crate::round::two_sum_err;
 use crate::scalar::Round;
 
 /// 2^-960: products and dividends at least this large have an exactly representable error
@@ -297,12 +298,24 @@ fn zero_sum(a: f64, b: f64, up: bool) -> f64 {
     f64::from_bits(if up { x & y } else { x | y })
 }
 
-/// Knuth's TwoSum error of `s = RN(a + b)`, as [`round`]'s.
+/// `v` rounded to odd at 53 bits given `e`, the sign of the exact value minus `v` (a round-to-
+/// nearest result): an inexact `v` with an even last bit moves one ulp toward the exact value
+/// ([`round`]'s `round_to_odd` without branches; never from zero: a sum of two floats that
+/// rounds to zero is exact).
 #[inline(always)]
-fn two_sum_err(a: f64, b: f64, s: f64) -> f64 {
-    let bb = s - a;
-    let aa = s - bb;
-    (a - aa) + (b - bb)
+fn odd(v: f64, e: f64) -> f64 {
+    let b = v.to_bits() as i64;
+    let away = (b >> 63) | 1;
+    let moved = if e != 0.0 && b & 1 == 0 {
+        if e > 0.0 {
+            b + away
+        } else {
+            b - away
+        }
+    } else {
+        b
+    };
+    f64::from_bits(moved as u64)
 }
 
 /// `out[l] = x[l] * y[l] + z[l]` rounded once in direction `r`, for the first `len` lanes:
@@ -341,20 +354,7 @@ pub(crate) fn fma_f64<const N: usize>(
         let tl = two_sum_err(c, uh, th);
         let v0 = tl + ul;
         let ev = two_sum_err(tl, ul, v0);
-        // Round to odd: an inexact v0 with an even last bit moves one ulp toward the exact sum
-        // (never from zero: a sum of two floats that rounds to zero is exact).
-        let vb = v0.to_bits() as i64;
-        let away = (vb >> 63) | 1;
-        let odd = if ev != 0.0 && vb & 1 == 0 {
-            if ev > 0.0 {
-                vb + away
-            } else {
-                vb - away
-            }
-        } else {
-            vb
-        };
-        let v = f64::from_bits(odd as u64);
+        let v = odd(v0, ev);
         let s = th + v;
         let e = two_sum_err(th, v, s);
         // A zero operand with a finite other: `c` exactly, or the signed zero of an exact zero
@@ -406,19 +406,8 @@ pub(crate) fn fma_f32<const N: usize>(
         let p = x[l] * y[l];
         let s = p + z[l];
         let e = two_sum_err(p, z[l], s);
-        let sb = s.to_bits() as i64;
-        let away = (sb >> 63) | 1;
-        let odd = if e != 0.0 && sb & 1 == 0 {
-            if e > 0.0 {
-                sb + away
-            } else {
-                sb - away
-            }
-        } else {
-            sb
-        };
-        let (n, fine) = narrow_step(f64::from_bits(odd as u64), up);
-        ok[l] = fine && s != 0.0 && s.is_finite();
+        let (n, fine) = narrow_step(odd(s, e), up);
+        ok[l] = fine & (s != 0.0) & s.is_finite();
         out[l] = n;
     }
     let slow: Slow<N> = slow_lanes(|l| ok[l]);

@@ -1115,12 +1115,9 @@ impl Bound for f64 {
             (out, a, b),
             n
         );
-        /// The lanes left, compiled for AVX2 + FMA where the processor has them and not
-        /// AVX-512: the software directed operations' `mul_add` is then one instruction, not a
-        /// library call.
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2,fma")]
-        fn fused(
+        /// The lanes left, one at a time.
+        #[inline(always)]
+        fn rest(
             code: u16,
             slots: &mut [Iv<f64>],
             at: (usize, usize, usize),
@@ -1139,21 +1136,25 @@ impl Bound for f64 {
                 n
             )
         }
+        /// [`rest`] compiled for AVX2 + FMA where the processor has them and not AVX-512: the
+        /// software directed operations' `mul_add` is then one instruction, not a library call.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma")]
+        fn fused(
+            code: u16,
+            slots: &mut [Iv<f64>],
+            at: (usize, usize, usize),
+            done: usize,
+            n: usize,
+        ) {
+            rest(code, slots, at, done, n)
+        }
         #[cfg(target_arch = "x86_64")]
         if done < n && fused_available() {
             // SAFETY: the processor has AVX2 and FMA (fused_available).
             return unsafe { fused(code, slots, (out, a, b), done, n) };
         }
-        apply_lanes!(
-            crate::lower::generated::f64_ops,
-            code,
-            slots,
-            out,
-            a,
-            b,
-            done,
-            n
-        )
+        rest(code, slots, (out, a, b), done, n)
     }
 }
 
