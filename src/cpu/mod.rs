@@ -3,6 +3,8 @@
 //! once; point functions are bound by [`crate::point`]'s reference bounds.
 
 #[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2;
+#[cfg(target_arch = "x86_64")]
 mod avx512;
 pub mod eval;
 mod lanes;

@@ -268,7 +268,7 @@ impl Ops for F32x16 {
 /// minNum / maxNum from their parts: `a` where `a_wins`, `b` where `b_wins`, `tie` (the
 /// bitwise or / and) where they are equal; where one operand is NaN, the other.
 #[inline(always)]
-fn min_max<T: Ops>(a: T, b: T, a_wins: T::Mask, b_wins: T::Mask, tie: T) -> T {
+pub(crate) fn min_max<T: Ops>(a: T, b: T, a_wins: T::Mask, b_wins: T::Mask, tie: T) -> T {
     let r = T::select(a_wins, a, tie);
     let r = T::select(b_wins, b, r);
     let r = T::select(b.is_nan(), a, r);
@@ -285,12 +285,14 @@ pub(crate) trait Pairs: Ops {
     /// `WIDTH` pairs from `p` (which holds `2 * WIDTH` scalars).
     ///
     /// # Safety
-    /// `p` points to `2 * WIDTH` readable scalars; the processor has AVX-512F.
+    /// `p` points to `2 * WIDTH` readable scalars; the processor has the vector type's
+    /// instructions (AVX-512F; AVX2 and FMA for [`crate::cpu::avx2::F64x4`]).
     unsafe fn load(p: *const Self::Scalar) -> (Self, Self);
     /// The inverse of [`Pairs::load`].
     ///
     /// # Safety
-    /// `p` points to `2 * WIDTH` writable scalars; the processor has AVX-512F.
+    /// `p` points to `2 * WIDTH` writable scalars; the processor has the vector type's
+    /// instructions.
     unsafe fn store(p: *mut Self::Scalar, v: (Self, Self));
 }
 

@@ -996,8 +996,8 @@ macro_rules! apply_lanes {
 }
 
 /// [`apply_lanes!`] on the first whole vectors of lanes (`$v`: [`crate::cpu::simd::F64x8`] or
-/// `F32x16`, the generated operations run on vectors); how many lanes it did. The caller is
-/// compiled for AVX-512F.
+/// `F32x16`, or [`crate::cpu::avx2::F64x4`]: the generated operations run on vectors); how many
+/// lanes it did. The caller is compiled for the vector type's instructions.
 #[cfg(target_arch = "x86_64")]
 macro_rules! apply_vectors {
     ($ops:path, $v:ty, $code:expr, $slots:expr, $out:expr, $a:expr, $b:expr, $n:expr) => {{
@@ -1079,15 +1079,6 @@ macro_rules! vector_lanes {
     }};
 }
 
-/// Whether the processor has AVX2 and FMA (detected once).
-#[cfg(target_arch = "x86_64")]
-fn fused_available() -> bool {
-    static FUSED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *FUSED.get_or_init(|| {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-    })
-}
-
 impl Bound for f64 {
     const PRECISION: Precision = Precision::F64;
     fn nan() -> f64 {
@@ -1136,22 +1127,35 @@ impl Bound for f64 {
                 n
             )
         }
-        /// [`rest`] compiled for AVX2 + FMA where the processor has them and not AVX-512: the
-        /// software directed operations' `mul_add` is then one instruction, not a library call.
+        /// The lanes left on a processor with AVX2 and FMA: whole vectors of four
+        /// ([`crate::cpu::avx2::F64x4`]: the software directed operations four lanes at a time,
+        /// the bits of the scalar rows), then [`rest`] compiled for them (the directed
+        /// operations' `mul_add` one instruction, not a library call).
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2,fma")]
         fn fused(
             code: u16,
             slots: &mut [Iv<f64>],
-            at: (usize, usize, usize),
+            (out, a, b): (usize, usize, usize),
             done: usize,
             n: usize,
         ) {
-            rest(code, slots, at, done, n)
+            let (o, x, y) = (out + done, a + done, b + done);
+            let quads = apply_vectors!(
+                crate::lower::generated::f64_ops,
+                crate::cpu::avx2::F64x4,
+                code,
+                &mut *slots,
+                o,
+                x,
+                y,
+                n - done
+            );
+            rest(code, slots, (out, a, b), done + quads, n)
         }
         #[cfg(target_arch = "x86_64")]
-        if done < n && fused_available() {
-            // SAFETY: the processor has AVX2 and FMA (fused_available).
+        if done < n && crate::cpu::avx2::available() {
+            // SAFETY: the processor has AVX2 and FMA (available).
             return unsafe { fused(code, slots, (out, a, b), done, n) };
         }
         rest(code, slots, (out, a, b), done, n)

@@ -1,0 +1,538 @@
+//! Four f64 lanes of one AVX2 register as an [`Ops`] value ([`F64x4`]): the tape interpreter's
+//! vectors on processors with AVX2 and FMA but not AVX-512 (most x86-64 processors before 2022;
+//! with AVX-512 the interpreter runs [`super::simd::F64x8`], rounding by embedded rounding).
+//!
+//! AVX2 has no directed rounding that does not switch the MXCSR mode, so each directed
+//! operation is [`super::lanes`]' software fast path on four lanes at once: the round-to-nearest
+//! result, its error term (TwoSum for sums, the FMA residual for products, quotients and square
+//! roots), and a one-ulp step on the bits in the asked direction where the error says the
+//! nearest result went the wrong way; exact zeros with their IEEE signs. A lane the fast path
+//! does not cover (overflow, magnitudes below 2^-960, infinities, NaN) is recomputed by the
+//! scalar row ([`Ops`] for f64, `crate::round`): the fast path is that row's own first branch,
+//! so every lane has the scalar row's bits (`tests::vector_operations_equal_the_scalar_rows`
+//! checks it on special and random values). Comparisons are ordered (false on NaN) and
+//! `min`/`max` follow [`crate::round::min_f64`]'s rules, as in `simd`.
+//!
+//! # Safety
+//! Every method executes AVX, AVX2 and FMA instructions. The type is used only inside functions
+//! compiled for them (`#[target_feature(enable = "avx2,fma")]`) that are called after the
+//! processor was found to have them; the methods are `#[inline(always)]` so that they compile
+//! into those functions.
+
+use std::arch::x86_64::*;
+
+use crate::round::Round;
+use crate::scalar::emit::Ops;
+
+/// Four f64 values.
+#[derive(Clone, Copy)]
+pub(crate) struct F64x4(pub(crate) __m256d);
+
+/// A comparison's outcome per lane: all bits set where it holds, none elsewhere.
+#[derive(Clone, Copy)]
+pub(crate) struct Mask4(__m256d);
+
+/// 2^-960: the magnitude from which `crate::round`'s fast paths know the error's sign from one
+/// FMA (as `lanes::TWO_M960`).
+const TWO_M960: f64 = f64::from_bits(63 << 52);
+
+impl std::ops::BitAnd for Mask4 {
+    type Output = Mask4;
+    #[inline(always)]
+    fn bitand(self, b: Mask4) -> Mask4 {
+        // SAFETY: AVX (module docs).
+        unsafe { Mask4(_mm256_and_pd(self.0, b.0)) }
+    }
+}
+
+impl std::ops::BitOr for Mask4 {
+    type Output = Mask4;
+    #[inline(always)]
+    fn bitor(self, b: Mask4) -> Mask4 {
+        // SAFETY: AVX (module docs).
+        unsafe { Mask4(_mm256_or_pd(self.0, b.0)) }
+    }
+}
+
+impl std::ops::Not for Mask4 {
+    type Output = Mask4;
+    #[inline(always)]
+    fn not(self) -> Mask4 {
+        // SAFETY: AVX (module docs).
+        unsafe {
+            Mask4(_mm256_xor_pd(
+                self.0,
+                _mm256_castsi256_pd(_mm256_set1_epi64x(-1)),
+            ))
+        }
+    }
+}
+
+/// `v` compared with `w` by predicate `P` (an `_CMP_*` constant), as a vector of masks.
+#[inline(always)]
+fn cmp<const P: i32>(v: __m256d, w: __m256d) -> __m256d {
+    // SAFETY: AVX (module docs).
+    unsafe { _mm256_cmp_pd::<P>(v, w) }
+}
+
+/// The bits of `s` moved one ulp up where `e > 0` (`up`) or down where `e < 0`: `lanes`' step
+/// on four lanes (+1 on the bits moves a positive value away from zero, -1 a negative one).
+/// Lanes where `s` is zero or not finite are taken care of by the caller.
+#[inline(always)]
+fn step(s: __m256d, e: __m256d, up: bool) -> __m256d {
+    // SAFETY: AVX and AVX2 (module docs).
+    unsafe {
+        let b = _mm256_castpd_si256(s);
+        // -1 where the sign bit is set, +1 elsewhere.
+        let negative = _mm256_cmpgt_epi64(_mm256_setzero_si256(), b);
+        let away = _mm256_or_si256(negative, _mm256_set1_epi64x(1));
+        let zero = _mm256_setzero_pd();
+        let moved = if up {
+            let wrong = _mm256_castpd_si256(_mm256_cmp_pd::<_CMP_GT_OQ>(e, zero));
+            _mm256_add_epi64(b, _mm256_and_si256(wrong, away))
+        } else {
+            let wrong = _mm256_castpd_si256(_mm256_cmp_pd::<_CMP_LT_OQ>(e, zero));
+            _mm256_sub_epi64(b, _mm256_and_si256(wrong, away))
+        };
+        _mm256_castsi256_pd(moved)
+    }
+}
+
+/// `|v|`.
+#[inline(always)]
+fn abs(v: __m256d) -> __m256d {
+    // SAFETY: AVX (module docs).
+    unsafe { _mm256_andnot_pd(_mm256_set1_pd(-0.0), v) }
+}
+
+/// Where `lo <= v <= hi` (false on NaN).
+#[inline(always)]
+fn within(v: __m256d, lo: f64, hi: f64) -> __m256d {
+    // SAFETY: AVX (module docs).
+    unsafe {
+        _mm256_and_pd(
+            _mm256_cmp_pd::<_CMP_GE_OQ>(v, _mm256_set1_pd(lo)),
+            _mm256_cmp_pd::<_CMP_LE_OQ>(v, _mm256_set1_pd(hi)),
+        )
+    }
+}
+
+/// `fast` where `ok` holds; the lanes where it does not, recomputed by the scalar row `row` of
+/// the operands `x` and `y` (only when there are such lanes).
+#[inline(always)]
+fn fixed(fast: __m256d, ok: __m256d, x: __m256d, y: __m256d, row: fn(f64, f64) -> f64) -> F64x4 {
+    // SAFETY: AVX (module docs); the arrays hold four f64 each.
+    unsafe {
+        let bad = !_mm256_movemask_pd(ok) & 0xf;
+        if bad == 0 {
+            return F64x4(fast);
+        }
+        let (mut out, mut a, mut b) = ([0.0; 4], [0.0; 4], [0.0; 4]);
+        _mm256_storeu_pd(out.as_mut_ptr(), fast);
+        _mm256_storeu_pd(a.as_mut_ptr(), x);
+        _mm256_storeu_pd(b.as_mut_ptr(), y);
+        slow_lanes(&mut out, &a, &b, bad, row);
+        F64x4(_mm256_loadu_pd(out.as_ptr()))
+    }
+}
+
+/// The lanes of `bad` (a bit per lane) recomputed by `row`: rare, kept out of the vector code.
+#[cold]
+#[inline(never)]
+fn slow_lanes(out: &mut [f64; 4], a: &[f64; 4], b: &[f64; 4], bad: i32, row: fn(f64, f64) -> f64) {
+    for l in 0..4 {
+        if bad >> l & 1 != 0 {
+            out[l] = row(a[l], b[l]);
+        }
+    }
+}
+
+/// The scalar row of a directed operation as a function of two operands.
+macro_rules! row {
+    ($f:ident, $r:expr) => {
+        match $r {
+            Round::Down => |a: f64, b: f64| <f64 as Ops>::$f(a, b, Round::Down),
+            _ => |a: f64, b: f64| <f64 as Ops>::$f(a, b, Round::Up),
+        }
+    };
+}
+
+impl F64x4 {
+    /// `a + b` rounded in direction `up` (else down): [`crate::round::add_f64`]'s TwoSum branch
+    /// (a finite error: finite operands, no overflow) and its exact zero sums.
+    #[inline(always)]
+    fn directed_add(a: __m256d, b: __m256d, up: bool) -> __m256d {
+        // SAFETY: AVX (module docs).
+        unsafe {
+            let s = _mm256_add_pd(a, b);
+            let bb = _mm256_sub_pd(s, a);
+            let aa = _mm256_sub_pd(s, bb);
+            let e = _mm256_add_pd(_mm256_sub_pd(a, aa), _mm256_sub_pd(b, bb));
+            // A zero sum of finite operands is exact: -0 rounding down unless both are +0,
+            // +0 rounding up unless both are -0.
+            let sign = _mm256_set1_pd(-0.0);
+            let zero = if up {
+                _mm256_and_pd(_mm256_and_pd(a, b), sign)
+            } else {
+                _mm256_and_pd(_mm256_or_pd(a, b), sign)
+            };
+            let is_zero = cmp::<_CMP_EQ_OQ>(s, _mm256_setzero_pd());
+            _mm256_blendv_pd(step(s, e, up), zero, is_zero)
+        }
+    }
+
+    /// Where the error of [`F64x4::directed_add`] is finite (the lanes it covers).
+    #[inline(always)]
+    fn add_covered(a: __m256d, b: __m256d) -> __m256d {
+        // SAFETY: AVX (module docs).
+        unsafe {
+            let s = _mm256_add_pd(a, b);
+            let bb = _mm256_sub_pd(s, a);
+            let aa = _mm256_sub_pd(s, bb);
+            let e = _mm256_add_pd(_mm256_sub_pd(a, aa), _mm256_sub_pd(b, bb));
+            within(abs(e), 0.0, f64::MAX)
+        }
+    }
+}
+
+impl Ops for F64x4 {
+    type Mask = Mask4;
+    #[inline(always)]
+    fn exact(x: f64) -> F64x4 {
+        // SAFETY: AVX (module docs).
+        unsafe { F64x4(_mm256_set1_pd(x)) }
+    }
+    #[inline(always)]
+    fn mask(b: bool) -> Mask4 {
+        // SAFETY: AVX (module docs).
+        unsafe { Mask4(_mm256_castsi256_pd(_mm256_set1_epi64x(-i64::from(b)))) }
+    }
+    #[inline(always)]
+    fn is_nan(self) -> Mask4 {
+        Mask4(cmp::<_CMP_UNORD_Q>(self.0, self.0))
+    }
+    #[inline(always)]
+    fn less(self, b: F64x4) -> Mask4 {
+        Mask4(cmp::<_CMP_LT_OQ>(self.0, b.0))
+    }
+    #[inline(always)]
+    fn less_eq(self, b: F64x4) -> Mask4 {
+        Mask4(cmp::<_CMP_LE_OQ>(self.0, b.0))
+    }
+    #[inline(always)]
+    fn greater(self, b: F64x4) -> Mask4 {
+        Mask4(cmp::<_CMP_GT_OQ>(self.0, b.0))
+    }
+    #[inline(always)]
+    fn greater_eq(self, b: F64x4) -> Mask4 {
+        Mask4(cmp::<_CMP_GE_OQ>(self.0, b.0))
+    }
+    #[inline(always)]
+    fn equal(self, b: F64x4) -> Mask4 {
+        Mask4(cmp::<_CMP_EQ_OQ>(self.0, b.0))
+    }
+    #[inline(always)]
+    fn select(m: Mask4, a: F64x4, b: F64x4) -> F64x4 {
+        // SAFETY: AVX (module docs). The blend takes its second operand where m is set.
+        unsafe { F64x4(_mm256_blendv_pd(b.0, a.0, m.0)) }
+    }
+    #[inline(always)]
+    fn add(self, b: F64x4, r: Round) -> F64x4 {
+        if r == Round::Nearest {
+            // SAFETY: AVX (module docs).
+            return unsafe { F64x4(_mm256_add_pd(self.0, b.0)) };
+        }
+        let fast = F64x4::directed_add(self.0, b.0, r == Round::Up);
+        let ok = F64x4::add_covered(self.0, b.0);
+        fixed(fast, ok, self.0, b.0, row!(add, r))
+    }
+    #[inline(always)]
+    fn sub(self, b: F64x4, r: Round) -> F64x4 {
+        if r == Round::Nearest {
+            // SAFETY: AVX (module docs).
+            return unsafe { F64x4(_mm256_sub_pd(self.0, b.0)) };
+        }
+        // `a - b` as `a + (-b)`, as `round::sub_f64`.
+        let minus_b = b.neg().0;
+        let fast = F64x4::directed_add(self.0, minus_b, r == Round::Up);
+        let ok = F64x4::add_covered(self.0, minus_b);
+        fixed(fast, ok, self.0, b.0, row!(sub, r))
+    }
+    #[inline(always)]
+    fn mul(self, b: F64x4, r: Round) -> F64x4 {
+        let (x, y) = (self.0, b.0);
+        // SAFETY: AVX and FMA (module docs).
+        unsafe {
+            let p = _mm256_mul_pd(x, y);
+            if r == Round::Nearest {
+                return F64x4(p);
+            }
+            // TwoProduct: the residual's sign is exact for 2^-960 <= |p| <= MAX; a zero
+            // operand times a finite one is an exact signed zero (residual 0: no step).
+            let e = _mm256_fmsub_pd(x, y, p);
+            let zero = _mm256_setzero_pd();
+            let zero_factor = _mm256_or_pd(cmp::<_CMP_EQ_OQ>(x, zero), cmp::<_CMP_EQ_OQ>(y, zero));
+            let ok = _mm256_or_pd(
+                within(abs(p), TWO_M960, f64::MAX),
+                _mm256_and_pd(cmp::<_CMP_EQ_OQ>(p, zero), zero_factor),
+            );
+            fixed(step(p, e, r == Round::Up), ok, x, y, row!(mul, r))
+        }
+    }
+    #[inline(always)]
+    fn div(self, b: F64x4, r: Round) -> F64x4 {
+        let (x, y) = (self.0, b.0);
+        // SAFETY: AVX and FMA (module docs).
+        unsafe {
+            let q = _mm256_div_pd(x, y);
+            if r == Round::Nearest {
+                return F64x4(q);
+            }
+            // The remainder x - q*y by one FMA has an exact sign for 2^-960 <= |x| <= MAX, a
+            // finite y and a finite nonzero q; x - q has the sign of remainder / y. 0 / y
+            // (y not NaN) is an exact signed zero.
+            let rem = _mm256_fnmadd_pd(q, y, x);
+            let zero = _mm256_setzero_pd();
+            let e = _mm256_blendv_pd(rem, _mm256_sub_pd(zero, rem), cmp::<_CMP_LT_OQ>(y, zero));
+            let finite_nonzero_q =
+                _mm256_and_pd(within(abs(q), 0.0, f64::MAX), cmp::<_CMP_NEQ_UQ>(q, zero));
+            let covered = _mm256_and_pd(
+                _mm256_and_pd(within(abs(x), TWO_M960, f64::MAX), finite_nonzero_q),
+                within(abs(y), 0.0, f64::MAX),
+            );
+            let zero_quotient =
+                _mm256_and_pd(cmp::<_CMP_EQ_OQ>(x, zero), cmp::<_CMP_EQ_OQ>(q, zero));
+            let ok = _mm256_or_pd(covered, zero_quotient);
+            fixed(step(q, e, r == Round::Up), ok, x, y, row!(div, r))
+        }
+    }
+    #[inline(always)]
+    fn sqrt(self, r: Round) -> F64x4 {
+        let x = self.0;
+        // SAFETY: AVX and FMA (module docs).
+        unsafe {
+            let s = _mm256_sqrt_pd(x);
+            if r == Round::Nearest {
+                return F64x4(s);
+            }
+            // sqrt(x) - s has the sign of x - s^2, exact by one FMA for 2^-960 <= x <= MAX.
+            let rem = _mm256_fnmadd_pd(s, s, x);
+            let ok = within(x, TWO_M960, f64::MAX);
+            let row = match r {
+                Round::Down => |a: f64, _: f64| <f64 as Ops>::sqrt(a, Round::Down),
+                _ => |a: f64, _: f64| <f64 as Ops>::sqrt(a, Round::Up),
+            };
+            fixed(step(s, rem, r == Round::Up), ok, x, x, row)
+        }
+    }
+    #[inline(always)]
+    fn neg(self) -> F64x4 {
+        // SAFETY: AVX (module docs).
+        unsafe { F64x4(_mm256_xor_pd(self.0, _mm256_set1_pd(-0.0))) }
+    }
+    #[inline(always)]
+    fn min(self, b: F64x4) -> F64x4 {
+        // SAFETY: AVX (module docs).
+        let either = unsafe { F64x4(_mm256_or_pd(self.0, b.0)) };
+        super::simd::min_max(self, b, self.less(b), b.less(self), either)
+    }
+    #[inline(always)]
+    fn max(self, b: F64x4) -> F64x4 {
+        // SAFETY: AVX (module docs).
+        let both = unsafe { F64x4(_mm256_and_pd(self.0, b.0)) };
+        super::simd::min_max(self, b, self.greater(b), b.greater(self), both)
+    }
+}
+
+impl super::simd::Pairs for F64x4 {
+    const WIDTH: usize = 4;
+    type Scalar = f64;
+    /// The pairs of boxes 0, 2, 1, 3 in lanes 0 to 3 (the unpacks stay inside 128-bit halves;
+    /// every operation is lane by lane and [`super::simd::Pairs::store`] undoes the order).
+    #[inline(always)]
+    unsafe fn load(p: *const f64) -> (F64x4, F64x4) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let (a, b) = (_mm256_loadu_pd(p), _mm256_loadu_pd(p.add(4)));
+            (
+                F64x4(_mm256_unpacklo_pd(a, b)),
+                F64x4(_mm256_unpackhi_pd(a, b)),
+            )
+        }
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f64, (lo, hi): (F64x4, F64x4)) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            _mm256_storeu_pd(p, _mm256_unpacklo_pd(lo.0, hi.0));
+            _mm256_storeu_pd(p.add(4), _mm256_unpackhi_pd(lo.0, hi.0));
+        }
+    }
+}
+
+/// Whether the processor has AVX2 and FMA (detected once).
+pub(crate) fn available() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::simd::Pairs;
+
+    /// Special values (zeros, subnormals, the 2^-960 threshold, near-overflow, infinities,
+    /// NaN) and random bits of every exponent.
+    fn values() -> Vec<f64> {
+        let t = TWO_M960;
+        let mut v = vec![
+            0.0,
+            f64::from_bits(1),
+            f64::MIN_POSITIVE,
+            t,
+            f64::from_bits(t.to_bits() - 1),
+            f64::from_bits(t.to_bits() + 1),
+            1.0,
+            1.0 + f64::EPSILON,
+            3.0,
+            0.1,
+            0.7,
+            1e300,
+            f64::MAX,
+            f64::INFINITY,
+            f64::NAN,
+            2f64.powi(-500),
+            2f64.powi(-520),
+            2f64.powi(512),
+            1e-310,
+        ];
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        for k in 0..40 {
+            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            // Every fourth of moderate range, the others any bits (and so any exponent).
+            v.push(if k % 4 == 0 {
+                (z >> 11) as f64 / (1u64 << 40) as f64
+            } else {
+                f64::from_bits(z)
+            });
+        }
+        let negatives: Vec<f64> = v.iter().map(|x| -x).collect();
+        v.extend(negatives);
+        v
+    }
+
+    /// `f` over four lanes at a time, in a function compiled for AVX2 + FMA.
+    #[target_feature(enable = "avx2,fma")]
+    fn four(a: [f64; 4], b: [f64; 4], f: fn(F64x4, F64x4) -> F64x4) -> [f64; 4] {
+        let mut out = [0.0; 4];
+        // SAFETY: the arrays hold four f64.
+        unsafe {
+            let v = f(
+                F64x4(_mm256_loadu_pd(a.as_ptr())),
+                F64x4(_mm256_loadu_pd(b.as_ptr())),
+            );
+            _mm256_storeu_pd(out.as_mut_ptr(), v.0);
+        }
+        out
+    }
+
+    /// Every operation of the vector type gives the scalar row's bits on every pair of values
+    /// (NaN: any NaN), in every rounding; the pairs are spread over the lanes so that slow and
+    /// fast lanes share vectors.
+    #[test]
+    fn vector_operations_equal_the_scalar_rows() {
+        if !available() {
+            eprintln!("skipped: this processor has no AVX2 + FMA");
+            return;
+        }
+        type Row = (&'static str, fn(F64x4, F64x4) -> F64x4, fn(f64, f64) -> f64);
+        macro_rules! rows {
+            ($($name:literal: |$a:ident, $b:ident| $e:expr;)*) => {
+                vec![$((
+                    $name,
+                    (|$a: F64x4, $b: F64x4| $e) as fn(F64x4, F64x4) -> F64x4,
+                    (|$a: f64, $b: f64| $e) as fn(f64, f64) -> f64,
+                )),*]
+            };
+        }
+        let rows: Vec<Row> = rows! {
+            "add down": |a, b| Ops::add(a, b, Round::Down);
+            "add up": |a, b| Ops::add(a, b, Round::Up);
+            "add nearest": |a, b| Ops::add(a, b, Round::Nearest);
+            "sub down": |a, b| Ops::sub(a, b, Round::Down);
+            "sub up": |a, b| Ops::sub(a, b, Round::Up);
+            "mul down": |a, b| Ops::mul(a, b, Round::Down);
+            "mul up": |a, b| Ops::mul(a, b, Round::Up);
+            "mul nearest": |a, b| Ops::mul(a, b, Round::Nearest);
+            "div down": |a, b| Ops::div(a, b, Round::Down);
+            "div up": |a, b| Ops::div(a, b, Round::Up);
+            "sqrt down": |a, _b| Ops::sqrt(a, Round::Down);
+            "sqrt up": |a, _b| Ops::sqrt(a, Round::Up);
+            "min": |a, b| Ops::min(a, b);
+            "max": |a, b| Ops::max(a, b);
+            "neg": |a, _b| Ops::neg(a);
+            "select less": |a, b| Ops::select(Ops::less(a, b), a, b);
+            "select not greater or nan": |a, b| Ops::select(!Ops::greater(a, b) | Ops::is_nan(a), a, b);
+        };
+        let v = values();
+        let pairs: Vec<(f64, f64)> = v
+            .iter()
+            .flat_map(|&a| v.iter().map(move |&b| (a, b)))
+            .collect();
+        let mut checked = 0;
+        for (name, vector, scalar) in rows {
+            // Rotate so that each vector mixes pairs of different rows of the table.
+            for (k, quad) in pairs.chunks_exact(4).enumerate() {
+                let a = [quad[0].0, quad[1].0, quad[2].0, quad[3].0];
+                let b = [quad[0].1, quad[1].1, quad[2].1, quad[3].1];
+                // SAFETY: the processor has AVX2 and FMA (checked above).
+                let got = unsafe { four(a, b, vector) };
+                for l in 0..4 {
+                    let want = scalar(a[l], b[l]);
+                    let same =
+                        got[l].to_bits() == want.to_bits() || got[l].is_nan() && want.is_nan();
+                    assert!(
+                        same,
+                        "{name}({:e}, {:e}): {:e}, the scalar row {:e} (vector {k})",
+                        a[l], b[l], got[l], want
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 100_000, "{checked} lanes checked");
+    }
+
+    /// Loading and storing pairs gives back the pairs, and the lanes of a vector hold the
+    /// lower and upper bounds of the same boxes.
+    #[test]
+    fn pairs_round_trip() {
+        if !available() {
+            eprintln!("skipped: this processor has no AVX2 + FMA");
+            return;
+        }
+        #[target_feature(enable = "avx2,fma")]
+        fn widths(p: &[f64; 8]) -> ([f64; 8], [f64; 4]) {
+            let mut back = [0.0; 8];
+            let mut width = [0.0; 4];
+            // SAFETY: eight f64 read and written; the processor has AVX2 (the caller checked).
+            unsafe {
+                let (lo, hi) = F64x4::load(p.as_ptr());
+                _mm256_storeu_pd(width.as_mut_ptr(), hi.sub(lo, Round::Up).0);
+                F64x4::store(back.as_mut_ptr(), (lo, hi));
+            }
+            (back, width)
+        }
+        let p = [1.0, 2.0, 10.0, 14.0, 100.0, 108.0, 1000.0, 1016.0];
+        // SAFETY: the processor has AVX2 and FMA (checked above).
+        let (back, width) = unsafe { widths(&p) };
+        assert_eq!(back, p);
+        let mut width = width.to_vec();
+        width.sort_by(f64::total_cmp);
+        assert_eq!(width, vec![1.0, 4.0, 8.0, 16.0]);
+    }
+}
