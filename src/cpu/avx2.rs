@@ -36,6 +36,9 @@ pub(crate) struct Mask4(__m256d);
 /// FMA (as `lanes::TWO_M960`).
 const TWO_M960: f64 = f64::from_bits(63 << 52);
 
+/// 2^1000: the bound of [`crate::round::fma_f64`]'s fast branch on the product and the addend.
+const TWO_P1000: f64 = f64::from_bits(2023 << 52);
+
 impl std::ops::BitAnd for Mask4 {
     type Output = Mask4;
     #[inline(always)]
@@ -118,20 +121,27 @@ fn within(v: __m256d, lo: f64, hi: f64) -> __m256d {
 }
 
 /// `fast` where `ok` holds; the lanes where it does not, recomputed by the scalar row `row` of
-/// the operands `x` and `y` (only when there are such lanes).
+/// the operands `x` (only when there are such lanes).
 #[inline(always)]
-fn fixed(fast: __m256d, ok: __m256d, x: __m256d, y: __m256d, row: fn(f64, f64) -> f64) -> F64x4 {
+fn fixed<const K: usize>(
+    fast: __m256d,
+    ok: __m256d,
+    x: [__m256d; K],
+    row: fn([f64; K]) -> f64,
+) -> F64x4 {
     // SAFETY: AVX (module docs); the arrays hold four f64 each.
     unsafe {
         let bad = !_mm256_movemask_pd(ok) & 0xf;
         if bad == 0 {
             return F64x4(fast);
         }
-        let (mut out, mut a, mut b) = ([0.0; 4], [0.0; 4], [0.0; 4]);
+        let mut out = [0.0; 4];
+        let mut operands = [[0.0; 4]; K];
         _mm256_storeu_pd(out.as_mut_ptr(), fast);
-        _mm256_storeu_pd(a.as_mut_ptr(), x);
-        _mm256_storeu_pd(b.as_mut_ptr(), y);
-        slow_lanes(&mut out, &a, &b, bad, row);
+        for (o, v) in operands.iter_mut().zip(x) {
+            _mm256_storeu_pd(o.as_mut_ptr(), v);
+        }
+        slow_lanes(&mut out, &operands, bad, row);
         F64x4(_mm256_loadu_pd(out.as_ptr()))
     }
 }
@@ -139,10 +149,15 @@ fn fixed(fast: __m256d, ok: __m256d, x: __m256d, y: __m256d, row: fn(f64, f64) -
 /// The lanes of `bad` (a bit per lane) recomputed by `row`: rare, kept out of the vector code.
 #[cold]
 #[inline(never)]
-fn slow_lanes(out: &mut [f64; 4], a: &[f64; 4], b: &[f64; 4], bad: i32, row: fn(f64, f64) -> f64) {
-    for l in 0..4 {
+fn slow_lanes<const K: usize>(
+    out: &mut [f64; 4],
+    operands: &[[f64; 4]; K],
+    bad: i32,
+    row: fn([f64; K]) -> f64,
+) {
+    for (l, o) in out.iter_mut().enumerate() {
         if bad >> l & 1 != 0 {
-            out[l] = row(a[l], b[l]);
+            *o = row(std::array::from_fn(|k| operands[k][l]));
         }
     }
 }
@@ -151,8 +166,8 @@ fn slow_lanes(out: &mut [f64; 4], a: &[f64; 4], b: &[f64; 4], bad: i32, row: fn(
 macro_rules! row {
     ($f:ident, $r:expr) => {
         match $r {
-            Round::Down => |a: f64, b: f64| <f64 as Ops>::$f(a, b, Round::Down),
-            _ => |a: f64, b: f64| <f64 as Ops>::$f(a, b, Round::Up),
+            Round::Down => |[a, b]: [f64; 2]| <f64 as Ops>::$f(a, b, Round::Down),
+            _ => |[a, b]: [f64; 2]| <f64 as Ops>::$f(a, b, Round::Up),
         }
     };
 }
@@ -192,6 +207,98 @@ impl F64x4 {
             let e = _mm256_add_pd(_mm256_sub_pd(a, aa), _mm256_sub_pd(b, bb));
             within(abs(e), 0.0, f64::MAX)
         }
+    }
+}
+
+impl F64x4 {
+    /// `self * b + c` rounded once in direction `r`: [`crate::round::fma_f64`]'s
+    /// Boldo-Melquiond branch on four lanes, as `lanes::fma_f64` (`a*b = uh + ul` by one FMA,
+    /// `c + uh = th + tl` by TwoSum, `tl + ul` rounded to odd, then `th` plus that rounded in
+    /// the direction), where that function takes it (finite nonzero operands with
+    /// `2^-960 <= |a*b| <= 2^1000` and `|c| <= 2^1000`), and a zero factor times a finite one;
+    /// the scalar function elsewhere.
+    #[inline(always)]
+    pub(crate) fn fma(self, b: F64x4, c: F64x4, r: Round) -> F64x4 {
+        let (x, y, z) = (self.0, b.0, c.0);
+        // SAFETY: AVX, AVX2 and FMA (module docs).
+        unsafe {
+            if r == Round::Nearest {
+                return F64x4(_mm256_fmadd_pd(x, y, z));
+            }
+            let up = r == Round::Up;
+            let uh = _mm256_mul_pd(x, y);
+            let ul = _mm256_fmsub_pd(x, y, uh);
+            let th = _mm256_add_pd(z, uh);
+            let tl = two_sum_err(z, uh, th);
+            let v0 = _mm256_add_pd(tl, ul);
+            let v = odd(v0, two_sum_err(tl, ul, v0));
+            let s = _mm256_add_pd(th, v);
+            let e = two_sum_err(th, v, s);
+            let zero = _mm256_setzero_pd();
+            let zero_factor = _mm256_or_pd(cmp::<_CMP_EQ_OQ>(x, zero), cmp::<_CMP_EQ_OQ>(y, zero));
+            let zero_product = _mm256_and_pd(cmp::<_CMP_EQ_OQ>(uh, zero), zero_factor);
+            let finite_c = within(abs(z), 0.0, f64::MAX);
+            let ok = _mm256_or_pd(
+                _mm256_and_pd(
+                    within(abs(uh), TWO_M960, TWO_P1000),
+                    within(abs(z), 0.0, TWO_P1000),
+                ),
+                _mm256_and_pd(zero_product, finite_c),
+            );
+            // A zero factor with a finite other: `c` exactly, or the signed zero of an exact
+            // zero sum when c is zero too.
+            let sign = _mm256_set1_pd(-0.0);
+            let zero_sum = if up {
+                _mm256_and_pd(_mm256_and_pd(uh, z), sign)
+            } else {
+                _mm256_and_pd(_mm256_or_pd(uh, z), sign)
+            };
+            let by_zero = _mm256_blendv_pd(z, zero_sum, cmp::<_CMP_EQ_OQ>(z, zero));
+            // th + v is zero only when a*b + c is (nonzero terms): -0 down, +0 up.
+            let exact_zero = _mm256_set1_pd(if up { 0.0 } else { -0.0 });
+            let nonzero = _mm256_blendv_pd(step(s, e, up), exact_zero, cmp::<_CMP_EQ_OQ>(s, zero));
+            let fast = _mm256_blendv_pd(nonzero, by_zero, zero_product);
+            let row = match r {
+                Round::Down => |[a, b, c]: [f64; 3]| crate::round::fma_f64(a, b, c, Round::Down),
+                _ => |[a, b, c]: [f64; 3]| crate::round::fma_f64(a, b, c, Round::Up),
+            };
+            fixed(fast, ok, [x, y, z], row)
+        }
+    }
+}
+
+/// The error of `s = a + b` (TwoSum, as [`crate::round::two_sum_err`]).
+#[inline(always)]
+fn two_sum_err(a: __m256d, b: __m256d, s: __m256d) -> __m256d {
+    // SAFETY: AVX (module docs).
+    unsafe {
+        let bb = _mm256_sub_pd(s, a);
+        let aa = _mm256_sub_pd(s, bb);
+        _mm256_add_pd(_mm256_sub_pd(a, aa), _mm256_sub_pd(b, bb))
+    }
+}
+
+/// `v` rounded to odd at 53 bits given `e`, the sign of the exact value minus `v`: an inexact
+/// `v` with an even last bit moves one ulp toward the exact value (`lanes`' `odd`).
+#[inline(always)]
+fn odd(v: __m256d, e: __m256d) -> __m256d {
+    // SAFETY: AVX and AVX2 (module docs).
+    unsafe {
+        let b = _mm256_castpd_si256(v);
+        let one = _mm256_set1_epi64x(1);
+        let negative = _mm256_cmpgt_epi64(_mm256_setzero_si256(), b);
+        let away = _mm256_or_si256(negative, one);
+        let zero = _mm256_setzero_pd();
+        // Toward the exact value: away from zero where e has v's sign, else toward it.
+        let toward = _mm256_blendv_pd(
+            _mm256_castsi256_pd(_mm256_sub_epi64(_mm256_setzero_si256(), away)),
+            _mm256_castsi256_pd(away),
+            cmp::<_CMP_GT_OQ>(e, zero),
+        );
+        let even = _mm256_cmpeq_epi64(_mm256_and_si256(b, one), _mm256_setzero_si256());
+        let inexact = _mm256_castpd_si256(cmp::<_CMP_NEQ_UQ>(e, zero));
+        let moves = _mm256_and_si256(_mm256_and_si256(even, inexact), _mm256_castpd_si256(toward));
+        _mm256_castsi256_pd(_mm256_add_epi64(b, moves))
     }
 }
 
@@ -244,7 +351,7 @@ impl Ops for F64x4 {
         }
         let fast = F64x4::directed_add(self.0, b.0, r == Round::Up);
         let ok = F64x4::add_covered(self.0, b.0);
-        fixed(fast, ok, self.0, b.0, row!(add, r))
+        fixed(fast, ok, [self.0, b.0], row!(add, r))
     }
     #[inline(always)]
     fn sub(self, b: F64x4, r: Round) -> F64x4 {
@@ -256,7 +363,7 @@ impl Ops for F64x4 {
         let minus_b = b.neg().0;
         let fast = F64x4::directed_add(self.0, minus_b, r == Round::Up);
         let ok = F64x4::add_covered(self.0, minus_b);
-        fixed(fast, ok, self.0, b.0, row!(sub, r))
+        fixed(fast, ok, [self.0, b.0], row!(sub, r))
     }
     #[inline(always)]
     fn mul(self, b: F64x4, r: Round) -> F64x4 {
@@ -276,7 +383,7 @@ impl Ops for F64x4 {
                 within(abs(p), TWO_M960, f64::MAX),
                 _mm256_and_pd(cmp::<_CMP_EQ_OQ>(p, zero), zero_factor),
             );
-            fixed(step(p, e, r == Round::Up), ok, x, y, row!(mul, r))
+            fixed(step(p, e, r == Round::Up), ok, [x, y], row!(mul, r))
         }
     }
     #[inline(always)]
@@ -303,7 +410,7 @@ impl Ops for F64x4 {
             let zero_quotient =
                 _mm256_and_pd(cmp::<_CMP_EQ_OQ>(x, zero), cmp::<_CMP_EQ_OQ>(q, zero));
             let ok = _mm256_or_pd(covered, zero_quotient);
-            fixed(step(q, e, r == Round::Up), ok, x, y, row!(div, r))
+            fixed(step(q, e, r == Round::Up), ok, [x, y], row!(div, r))
         }
     }
     #[inline(always)]
@@ -319,10 +426,10 @@ impl Ops for F64x4 {
             let rem = _mm256_fnmadd_pd(s, s, x);
             let ok = within(x, TWO_M960, f64::MAX);
             let row = match r {
-                Round::Down => |a: f64, _: f64| <f64 as Ops>::sqrt(a, Round::Down),
-                _ => |a: f64, _: f64| <f64 as Ops>::sqrt(a, Round::Up),
+                Round::Down => |[a]: [f64; 1]| <f64 as Ops>::sqrt(a, Round::Down),
+                _ => |[a]: [f64; 1]| <f64 as Ops>::sqrt(a, Round::Up),
             };
-            fixed(step(s, rem, r == Round::Up), ok, x, x, row)
+            fixed(step(s, rem, r == Round::Up), ok, [x], row)
         }
     }
     #[inline(always)]
@@ -366,6 +473,84 @@ impl super::simd::Pairs for F64x4 {
         unsafe {
             _mm256_storeu_pd(p, _mm256_unpacklo_pd(lo.0, hi.0));
             _mm256_storeu_pd(p.add(4), _mm256_unpackhi_pd(lo.0, hi.0));
+        }
+    }
+}
+
+/// `out[l] = x[l] op y[l]` rounded in direction `r`, every lane, four at a time by [`F64x4`]
+/// (the evaluator's chunks on AVX2 + FMA; the bits of `lanes::binary_f64`, which are the
+/// scalar rows'). Lanes past a last chunk's end hold earlier values and are computed too.
+///
+/// # Safety
+/// The processor has AVX2 and FMA; the caller is compiled for them.
+#[inline(always)]
+pub(crate) unsafe fn binary<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    y: &[f64; N],
+    r: Round,
+    op: super::lanes::Op,
+) {
+    use super::lanes::Op;
+    const { assert!(N.is_multiple_of(4), "whole vectors") };
+    macro_rules! each {
+        (|$a:ident, $b:ident| $e:expr) => {
+            for l in (0..N).step_by(4) {
+                // SAFETY: lanes l..l + 4 lie inside the arrays (N is a multiple of 4); AVX
+                // (this function's contract).
+                unsafe {
+                    let $a = F64x4(_mm256_loadu_pd(x.as_ptr().add(l)));
+                    let $b = F64x4(_mm256_loadu_pd(y.as_ptr().add(l)));
+                    _mm256_storeu_pd(out.as_mut_ptr().add(l), $e.0);
+                }
+            }
+        };
+    }
+    match op {
+        Op::Add => each!(|a, b| a.add(b, r)),
+        Op::Sub => each!(|a, b| a.sub(b, r)),
+        Op::Mul => each!(|a, b| a.mul(b, r)),
+        Op::Div => each!(|a, b| a.div(b, r)),
+    }
+}
+
+/// `out[l] = x[l] * y[l] + z[l]` rounded once in direction `r`, every lane, four at a time
+/// ([`F64x4::fma`]; the evaluator's chunks on AVX2 + FMA, as [`binary`]).
+///
+/// # Safety
+/// As [`binary`].
+#[inline(always)]
+pub(crate) unsafe fn fma<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    y: &[f64; N],
+    z: &[f64; N],
+    r: Round,
+) {
+    const { assert!(N.is_multiple_of(4), "whole vectors") };
+    for l in (0..N).step_by(4) {
+        // SAFETY: lanes l..l + 4 lie inside the arrays; AVX (this function's contract).
+        unsafe {
+            let a = F64x4(_mm256_loadu_pd(x.as_ptr().add(l)));
+            let b = F64x4(_mm256_loadu_pd(y.as_ptr().add(l)));
+            let c = F64x4(_mm256_loadu_pd(z.as_ptr().add(l)));
+            _mm256_storeu_pd(out.as_mut_ptr().add(l), a.fma(b, c, r).0);
+        }
+    }
+}
+
+/// `out[l] = sqrt(x[l])` rounded in direction `r`, every lane, four at a time (as [`binary`]).
+///
+/// # Safety
+/// As [`binary`].
+#[inline(always)]
+pub(crate) unsafe fn sqrt<const N: usize>(out: &mut [f64; N], x: &[f64; N], r: Round) {
+    const { assert!(N.is_multiple_of(4), "whole vectors") };
+    for l in (0..N).step_by(4) {
+        // SAFETY: lanes l..l + 4 lie inside the arrays; AVX (this function's contract).
+        unsafe {
+            let a = F64x4(_mm256_loadu_pd(x.as_ptr().add(l)));
+            _mm256_storeu_pd(out.as_mut_ptr().add(l), a.sqrt(r).0);
         }
     }
 }

@@ -275,7 +275,7 @@ fn run_chunk(
         unsafe { run_chunk_avx2_fma(p, plan, inputs, start, len, regs, outs) };
         return;
     }
-    by_width::<false>(p, plan, inputs, start, len, regs, outs)
+    by_width::<PORTABLE>(p, plan, inputs, start, len, regs, outs)
 }
 
 /// [`run_chunk_body`] compiled for AVX-512F, with the directed operations (f64 and f32) rounded
@@ -295,10 +295,11 @@ unsafe fn run_chunk_avx512(
     regs: &mut [f64],
     outs: &mut [&mut [f64]],
 ) {
-    by_width::<true>(p, plan, inputs, start, len, regs, outs)
+    by_width::<AVX512>(p, plan, inputs, start, len, regs, outs)
 }
 
-/// [`run_chunk_body`] compiled for AVX2 and FMA.
+/// [`run_chunk_body`] compiled for AVX2 and FMA, the f64 directed operations on
+/// [`super::avx2::F64x4`] vectors.
 ///
 /// # Safety
 /// The processor must support AVX2 and FMA.
@@ -314,8 +315,17 @@ unsafe fn run_chunk_avx2_fma(
     regs: &mut [f64],
     outs: &mut [&mut [f64]],
 ) {
-    by_width::<false>(p, plan, inputs, start, len, regs, outs)
+    by_width::<AVX2>(p, plan, inputs, start, len, regs, outs)
 }
+
+/// The instruction set a copy of [`run_chunk_body`] is compiled for: none beyond the target's
+/// ([`PORTABLE`]), AVX2 + FMA (f64 directed operations by [`super::avx2`]'s vectors), or
+/// AVX-512F (directed operations by embedded rounding, [`super::avx512`]).
+const PORTABLE: u8 = 0;
+/// See [`PORTABLE`].
+const AVX2: u8 = 1;
+/// See [`PORTABLE`].
+const AVX512: u8 = 2;
 
 /// Lanes of a narrow chunk: a chunk of at most this many boxes runs every instruction over
 /// this many lanes instead of [`LANES`] (a small search's rounds and a descent's steps are a
@@ -325,7 +335,7 @@ const NARROW: usize = 32;
 /// [`run_chunk_body`] over [`NARROW`] lanes where the chunk fits them, else over [`LANES`].
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn by_width<const AVX512: bool>(
+fn by_width<const ISA: u8>(
     p: &Program,
     plan: &Plan,
     inputs: &[&[f64]],
@@ -335,18 +345,18 @@ fn by_width<const AVX512: bool>(
     outs: &mut [&mut [f64]],
 ) {
     if len <= NARROW {
-        run_chunk_body::<NARROW, AVX512>(p, plan, inputs, start, len, regs, outs)
+        run_chunk_body::<NARROW, ISA>(p, plan, inputs, start, len, regs, outs)
     } else {
-        run_chunk_body::<LANES, AVX512>(p, plan, inputs, start, len, regs, outs)
+        run_chunk_body::<LANES, ISA>(p, plan, inputs, start, len, regs, outs)
     }
 }
 
 /// One chunk of `len <= N` boxes, each instruction over `N` lanes of its slot (slots are
-/// [`LANES`] apart whatever `N`); `AVX512`: the caller is compiled for AVX-512F and the
-/// directed operations use its embedded rounding.
+/// [`LANES`] apart whatever `N`); `ISA`: the instruction set the caller is compiled for, which
+/// the directed operations use ([`PORTABLE`]).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn run_chunk_body<const N: usize, const AVX512: bool>(
+fn run_chunk_body<const N: usize, const ISA: u8>(
     p: &Program,
     plan: &Plan,
     inputs: &[&[f64]],
@@ -408,7 +418,7 @@ fn run_chunk_body<const N: usize, const AVX512: bool>(
                     } else {
                         Round::Up
                     };
-                    narrow_f32::<N, AVX512>(out, r);
+                    narrow_f32::<N, ISA>(out, r);
                 }
             }
             // Written once per register file (`Plan::fill_constants`).
@@ -416,21 +426,26 @@ fn run_chunk_body<const N: usize, const AVX512: bool>(
             Inst::Const(c) => out.fill(c),
             Inst::Bool(b) => out.fill(if b { 1.0 } else { 0.0 }),
             Inst::Add(a, b, rd) => {
-                binary::<N, AVX512>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Add)
+                binary::<N, ISA>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Add)
             }
             Inst::Sub(a, b, rd) => {
-                binary::<N, AVX512>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Sub)
+                binary::<N, ISA>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Sub)
             }
             Inst::Mul(a, b, rd) => {
-                binary::<N, AVX512>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Mul)
+                binary::<N, ISA>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Mul)
             }
             Inst::Div(a, b, rd) => {
-                binary::<N, AVX512>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Div)
+                binary::<N, ISA>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Div)
             }
             Inst::Fma(a, b, c, rd) => {
                 let (x, y, z) = (lanes!(a), lanes!(b), lanes!(c));
-                // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
-                let done = AVX512 && unsafe { hardware_fma(out, x, y, z, f32p, rd) };
+                // SAFETY: ISA is AVX512 only in run_chunk_avx512 (AVX-512F), AVX2 only in
+                // run_chunk_avx2_fma (AVX2 and FMA).
+                let done = match ISA {
+                    AVX512 => unsafe { hardware_fma(out, x, y, z, f32p, rd) },
+                    AVX2 => unsafe { vector_fma(out, x, y, z, f32p, rd) },
+                    _ => false,
+                };
                 if !done && f32p {
                     lanes::fma_f32(out, x, y, z, len, rd);
                 } else if !done {
@@ -439,8 +454,12 @@ fn run_chunk_body<const N: usize, const AVX512: bool>(
             }
             Inst::Sqrt(a, rd) => {
                 let x = lanes!(a);
-                // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
-                let done = AVX512 && unsafe { hardware_sqrt(out, x, f32p, rd) };
+                // SAFETY: as for the fma.
+                let done = match ISA {
+                    AVX512 => unsafe { hardware_sqrt(out, x, f32p, rd) },
+                    AVX2 => unsafe { vector_sqrt(out, x, f32p, rd) },
+                    _ => false,
+                };
                 if !done {
                     lanes::sqrt(out, x, len, rd, f32p);
                 }
@@ -512,11 +531,11 @@ fn run_chunk_body<const N: usize, const AVX512: bool>(
 
 /// `x` rounded in direction `r` to f32 in place, every lane.
 #[inline(always)]
-fn narrow_f32<const N: usize, const AVX512: bool>(x: &mut [f64; N], r: Round) {
+fn narrow_f32<const N: usize, const ISA: u8>(x: &mut [f64; N], r: Round) {
     let copy = *x;
     #[cfg(target_arch = "x86_64")]
-    if AVX512 {
-        // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
+    if ISA == AVX512 {
+        // SAFETY: ISA is AVX512 only in run_chunk_avx512 (AVX-512F).
         unsafe { super::avx512::narrow_f32(x, &copy, r) };
         return;
     }
@@ -581,6 +600,51 @@ unsafe fn hardware_sqrt<const N: usize>(
     false
 }
 
+/// A directed f64 fma over the chunk on AVX2 vectors ([`super::avx2::fma`]); false (nothing
+/// done) for f32, round-to-nearest or off x86-64.
+///
+/// # Safety
+/// The processor must support AVX2 and FMA (the caller is [`run_chunk_avx2_fma`]'s body).
+#[inline(always)]
+unsafe fn vector_fma<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    y: &[f64; N],
+    z: &[f64; N],
+    f32p: bool,
+    rd: Round,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if rd != Round::Nearest && !f32p {
+        // SAFETY: the processor supports AVX2 and FMA (this function's contract).
+        unsafe { super::avx2::fma(out, x, y, z, rd) };
+        return true;
+    }
+    let _ = (out, x, y, z, f32p, rd);
+    false
+}
+
+/// A directed f64 square root over the chunk on AVX2 vectors; false as [`vector_fma`].
+///
+/// # Safety
+/// As [`vector_fma`].
+#[inline(always)]
+unsafe fn vector_sqrt<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    f32p: bool,
+    rd: Round,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if rd != Round::Nearest && !f32p {
+        // SAFETY: the processor supports AVX2 and FMA (this function's contract).
+        unsafe { super::avx2::sqrt(out, x, rd) };
+        return true;
+    }
+    let _ = (out, x, f32p, rd);
+    false
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Op2 {
     Add,
@@ -590,7 +654,7 @@ enum Op2 {
 }
 
 #[inline(always)]
-fn binary<const N: usize, const AVX512: bool>(
+fn binary<const N: usize, const ISA: u8>(
     out: &mut [f64; N],
     x: &[f64; N],
     y: &[f64; N],
@@ -600,14 +664,14 @@ fn binary<const N: usize, const AVX512: bool>(
     op: Op2,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if AVX512 && rd != Round::Nearest {
+    if ISA == AVX512 && rd != Round::Nearest {
         let op = match op {
             Op2::Add => super::avx512::Op::Add,
             Op2::Sub => super::avx512::Op::Sub,
             Op2::Mul => super::avx512::Op::Mul,
             Op2::Div => super::avx512::Op::Div,
         };
-        // SAFETY: AVX512 is true only in run_chunk_avx512 (AVX-512F).
+        // SAFETY: ISA is AVX512 only in run_chunk_avx512 (AVX-512F).
         unsafe {
             if f32p {
                 super::avx512::binary_f32(out, x, y, rd, op)
@@ -615,6 +679,18 @@ fn binary<const N: usize, const AVX512: bool>(
                 super::avx512::binary(out, x, y, rd, op)
             }
         };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if ISA == AVX2 && !f32p && rd != Round::Nearest {
+        let op = match op {
+            Op2::Add => lanes::Op::Add,
+            Op2::Sub => lanes::Op::Sub,
+            Op2::Mul => lanes::Op::Mul,
+            Op2::Div => lanes::Op::Div,
+        };
+        // SAFETY: ISA is AVX2 only in run_chunk_avx2_fma (AVX2 and FMA).
+        unsafe { super::avx2::binary(out, x, y, rd, op) };
         return;
     }
     let op = match op {

@@ -626,6 +626,53 @@ mod tests {
             .collect()
     }
 
+    /// [`crate::cpu::avx2::binary`] on a chunk where the processor has AVX2 and FMA.
+    fn avx2_binary(x: &[f64; LANES], y: &[f64; LANES], r: Round, op: Op) -> Option<[f64; LANES]> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx2,fma")]
+            fn run(x: &[f64; LANES], y: &[f64; LANES], r: Round, op: Op) -> [f64; LANES] {
+                let mut out = [0.0; LANES];
+                // SAFETY: compiled for AVX2 + FMA, called where the processor has them.
+                unsafe { crate::cpu::avx2::binary(&mut out, x, y, r, op) };
+                out
+            }
+            // SAFETY: the processor has AVX2 and FMA (available).
+            crate::cpu::avx2::available().then(|| unsafe { run(x, y, r, op) })
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (x, y, r, op);
+            None
+        }
+    }
+
+    /// [`crate::cpu::avx2::fma`] on a chunk where the processor has AVX2 and FMA.
+    fn avx2_fma(
+        x: &[f64; LANES],
+        y: &[f64; LANES],
+        z: &[f64; LANES],
+        r: Round,
+    ) -> Option<[f64; LANES]> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx2,fma")]
+            fn run(x: &[f64; LANES], y: &[f64; LANES], z: &[f64; LANES], r: Round) -> [f64; LANES] {
+                let mut out = [0.0; LANES];
+                // SAFETY: compiled for AVX2 + FMA, called where the processor has them.
+                unsafe { crate::cpu::avx2::fma(&mut out, x, y, z, r) };
+                out
+            }
+            // SAFETY: the processor has AVX2 and FMA (available).
+            crate::cpu::avx2::available().then(|| unsafe { run(x, y, z, r) })
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (x, y, z, r);
+            None
+        }
+    }
+
     fn same(a: f64, b: f64) -> bool {
         a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
     }
@@ -847,6 +894,20 @@ mod tests {
                     } else {
                         fma_f64(&mut out, &x, &y, &z, len, rd);
                     }
+                    // The AVX2 vectors' fma too, where the processor has them.
+                    let vectors = (!f32p && rd != Round::Nearest)
+                        .then(|| avx2_fma(&x, &y, &z, rd))
+                        .flatten();
+                    for (l, v) in vectors.iter().flat_map(|v| v[..len].iter().enumerate()) {
+                        let want = round::fma_f64(x[l], y[l], z[l], rd);
+                        assert!(
+                            same(*v, want),
+                            "avx2 {rd:?} chunk {k} lane {l}: fma({:e}, {:e}, {:e}) -> {v:e}, scalar {want:e}",
+                            x[l],
+                            y[l],
+                            z[l],
+                        );
+                    }
                     for l in 0..len {
                         let want = if f32p {
                             f64::from(round::fma_f32(x[l] as f32, y[l] as f32, z[l] as f32, rd))
@@ -915,16 +976,21 @@ mod tests {
                     y[..len].copy_from_slice(yc);
                     let mut out = [0.0; LANES];
                     binary_f64(&mut out, &x, &y, len, r, op);
-                    for l in 0..len {
-                        let want = f(x[l], y[l], r);
-                        assert!(
-                            same(out[l], want),
-                            "{op:?} {r:?} chunk {c} lane {l}: {:e} , {:e} -> {:e}, scalar {:e}",
-                            x[l],
-                            y[l],
-                            out[l],
-                            want
-                        );
+                    // The AVX2 vectors' chunk function too, where the processor has them.
+                    let vectors = (r != Round::Nearest).then(|| avx2_binary(&x, &y, r, op));
+                    for (name, out) in [("lanes", Some(out)), ("avx2", vectors.flatten())] {
+                        let Some(out) = out else { continue };
+                        for l in 0..len {
+                            let want = f(x[l], y[l], r);
+                            assert!(
+                                same(out[l], want),
+                                "{name} {op:?} {r:?} chunk {c} lane {l}: {:e} , {:e} -> {:e}, scalar {:e}",
+                                x[l],
+                                y[l],
+                                out[l],
+                                want
+                            );
+                        }
                     }
                 }
             }
