@@ -451,6 +451,173 @@ impl Ops for F64x4 {
     }
 }
 
+/// Four f32 values carried exactly in the f64 lanes of one AVX2 register: the f32 tape's
+/// vectors. Each directed operation is [`F64x4`]'s in the same direction (exact for products),
+/// then rounded to f32 in that direction by [`narrow_step`] (directed roundings compose: every
+/// f32 is an f64), as `lanes::binary_f32`; round-to-nearest ones are the f64 result rounded to
+/// nearest f32 (the f64 result of two f32 rounds to f32 as the f32 operation would: 53 >= 2 *
+/// 24 + 2 bits). A lane whose f32 result this does not cover (zero from underflow, overflow,
+/// NaN) is recomputed by the scalar f32 row. Comparisons, choices, `neg`, `min` and `max` are
+/// [`F64x4`]'s (exact on f32 values, signed zeros and NaN kept by the conversions).
+#[derive(Clone, Copy)]
+pub(crate) struct F32x4(pub(crate) __m256d);
+
+impl F32x4 {
+    /// `wide`, a directed f64 result of the f32 operands `x`, rounded to f32 in direction `r`;
+    /// the lanes not covered by the scalar f32 row `row`.
+    #[inline(always)]
+    fn narrowed<const K: usize>(
+        wide: __m256d,
+        r: Round,
+        x: [__m256d; K],
+        row: fn([f64; K]) -> f64,
+    ) -> F32x4 {
+        // SAFETY: AVX (module docs).
+        unsafe {
+            if r == Round::Nearest {
+                return F32x4(_mm256_cvtps_pd(_mm256_cvtpd_ps(wide)));
+            }
+            let (narrow, fine) = narrow_step(wide, r == Round::Up);
+            // An f64 result of f32 operands is zero only where the exact one is (sums are
+            // multiples of 2^-149, quotients at least 2^-277, square roots of nonzero f32 at
+            // least 2^-75 in magnitude): its own signed zero.
+            let zero = cmp::<_CMP_EQ_OQ>(wide, _mm256_setzero_pd());
+            let fast = _mm256_blendv_pd(narrow, wide, zero);
+            F32x4(fixed(fast, _mm256_or_pd(fine, zero), x, row).0)
+        }
+    }
+}
+
+/// The scalar f32 row of a directed operation of two operands carried in f64.
+macro_rules! f32_row {
+    ($f:ident, $r:expr) => {
+        match $r {
+            Round::Down => {
+                |[a, b]: [f64; 2]| f64::from(<f32 as Ops>::$f(a as f32, b as f32, Round::Down))
+            }
+            Round::Up => {
+                |[a, b]: [f64; 2]| f64::from(<f32 as Ops>::$f(a as f32, b as f32, Round::Up))
+            }
+            Round::Nearest => {
+                |[a, b]: [f64; 2]| f64::from(<f32 as Ops>::$f(a as f32, b as f32, Round::Nearest))
+            }
+        }
+    };
+}
+
+impl Ops for F32x4 {
+    type Mask = Mask4;
+    #[inline(always)]
+    fn exact(x: f64) -> F32x4 {
+        F32x4(F64x4::exact(f64::from(x as f32)).0)
+    }
+    #[inline(always)]
+    fn mask(b: bool) -> Mask4 {
+        F64x4::mask(b)
+    }
+    #[inline(always)]
+    fn is_nan(self) -> Mask4 {
+        F64x4(self.0).is_nan()
+    }
+    #[inline(always)]
+    fn less(self, b: F32x4) -> Mask4 {
+        F64x4(self.0).less(F64x4(b.0))
+    }
+    #[inline(always)]
+    fn less_eq(self, b: F32x4) -> Mask4 {
+        F64x4(self.0).less_eq(F64x4(b.0))
+    }
+    #[inline(always)]
+    fn greater(self, b: F32x4) -> Mask4 {
+        F64x4(self.0).greater(F64x4(b.0))
+    }
+    #[inline(always)]
+    fn greater_eq(self, b: F32x4) -> Mask4 {
+        F64x4(self.0).greater_eq(F64x4(b.0))
+    }
+    #[inline(always)]
+    fn equal(self, b: F32x4) -> Mask4 {
+        F64x4(self.0).equal(F64x4(b.0))
+    }
+    #[inline(always)]
+    fn select(m: Mask4, a: F32x4, b: F32x4) -> F32x4 {
+        F32x4(F64x4::select(m, F64x4(a.0), F64x4(b.0)).0)
+    }
+    #[inline(always)]
+    fn add(self, b: F32x4, r: Round) -> F32x4 {
+        let wide = F64x4(self.0).add(F64x4(b.0), r);
+        F32x4::narrowed(wide.0, r, [self.0, b.0], f32_row!(add, r))
+    }
+    #[inline(always)]
+    fn sub(self, b: F32x4, r: Round) -> F32x4 {
+        let wide = F64x4(self.0).sub(F64x4(b.0), r);
+        F32x4::narrowed(wide.0, r, [self.0, b.0], f32_row!(sub, r))
+    }
+    #[inline(always)]
+    fn mul(self, b: F32x4, r: Round) -> F32x4 {
+        // The f64 product of two f32 is exact.
+        let wide = F64x4(self.0).mul(F64x4(b.0), Round::Nearest);
+        F32x4::narrowed(wide.0, r, [self.0, b.0], f32_row!(mul, r))
+    }
+    #[inline(always)]
+    fn div(self, b: F32x4, r: Round) -> F32x4 {
+        let wide = F64x4(self.0).div(F64x4(b.0), r);
+        F32x4::narrowed(wide.0, r, [self.0, b.0], f32_row!(div, r))
+    }
+    #[inline(always)]
+    fn sqrt(self, r: Round) -> F32x4 {
+        let wide = F64x4(self.0).sqrt(r);
+        let row = match r {
+            Round::Down => |[a]: [f64; 1]| f64::from(<f32 as Ops>::sqrt(a as f32, Round::Down)),
+            Round::Up => |[a]: [f64; 1]| f64::from(<f32 as Ops>::sqrt(a as f32, Round::Up)),
+            Round::Nearest => {
+                |[a]: [f64; 1]| f64::from(<f32 as Ops>::sqrt(a as f32, Round::Nearest))
+            }
+        };
+        F32x4::narrowed(wide.0, r, [self.0], row)
+    }
+    #[inline(always)]
+    fn neg(self) -> F32x4 {
+        F32x4(F64x4(self.0).neg().0)
+    }
+    #[inline(always)]
+    fn min(self, b: F32x4) -> F32x4 {
+        F32x4(F64x4(self.0).min(F64x4(b.0)).0)
+    }
+    #[inline(always)]
+    fn max(self, b: F32x4) -> F32x4 {
+        F32x4(F64x4(self.0).max(F64x4(b.0)).0)
+    }
+}
+
+impl super::simd::Pairs for F32x4 {
+    const WIDTH: usize = 4;
+    type Scalar = f32;
+    /// Four f32 pairs, the lower bounds and the upper ones each widened to f64 (exact).
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> (F32x4, F32x4) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let v = _mm256_loadu_ps(p);
+            // lo0 hi0 lo1 hi1 ... -> lo0 lo1 lo2 lo3 hi0 hi1 hi2 hi3.
+            let s = _mm256_permutevar8x32_ps(v, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+            (
+                F32x4(_mm256_cvtps_pd(_mm256_castps256_ps128(s))),
+                F32x4(_mm256_cvtps_pd(_mm256_extractf128_ps::<1>(s))),
+            )
+        }
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f32, (lo, hi): (F32x4, F32x4)) {
+        // SAFETY: the caller's contract. The lanes hold f32 values: the conversions are exact.
+        unsafe {
+            let s = _mm256_set_m128(_mm256_cvtpd_ps(hi.0), _mm256_cvtpd_ps(lo.0));
+            let v = _mm256_permutevar8x32_ps(s, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+            _mm256_storeu_ps(p, v);
+        }
+    }
+}
+
 impl super::simd::Pairs for F64x4 {
     const WIDTH: usize = 4;
     type Scalar = f64;
@@ -511,6 +678,107 @@ pub(crate) unsafe fn binary<const N: usize>(
         Op::Sub => each!(|a, b| a.sub(b, r)),
         Op::Mul => each!(|a, b| a.mul(b, r)),
         Op::Div => each!(|a, b| a.div(b, r)),
+    }
+}
+
+/// `p` rounded to f32 in direction `up` (else down), as f64, four lanes: rounded to nearest f32
+/// and stepped one f32 ulp on the bits where that went the wrong way (`lanes`' `narrow_step`);
+/// and where that covers the lane: an f32 result finite and nonzero.
+#[inline(always)]
+fn narrow_step(p: __m256d, up: bool) -> (__m256d, __m256d) {
+    // SAFETY: AVX and AVX2 (module docs).
+    unsafe {
+        let n = _mm256_cvtpd_ps(p);
+        let back = _mm256_cvtps_pd(n);
+        let b = _mm_castps_si128(n);
+        // +1 on the bits moves a nonzero value away from zero, -1 towards it.
+        let away = _mm_or_si128(_mm_srai_epi32::<31>(b), _mm_set1_epi32(1));
+        let wrong = if up {
+            cmp::<_CMP_LT_OQ>(back, p)
+        } else {
+            cmp::<_CMP_GT_OQ>(back, p)
+        };
+        // The f64 lanes' masks as four 32-bit masks (the low half of each).
+        let pick = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+        let wrong = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+            _mm256_castpd_si256(wrong),
+            pick,
+        ));
+        let step = _mm_and_si128(wrong, away);
+        let moved = if up {
+            _mm_add_epi32(b, step)
+        } else {
+            _mm_sub_epi32(b, step)
+        };
+        let magnitude = _mm_andnot_ps(_mm_set1_ps(-0.0), n);
+        let fine = _mm_and_ps(
+            _mm_cmp_ps::<_CMP_LE_OQ>(magnitude, _mm_set1_ps(f32::MAX)),
+            _mm_cmp_ps::<_CMP_NEQ_UQ>(n, _mm_setzero_ps()),
+        );
+        let fine = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm_castps_si128(fine)));
+        (_mm256_cvtps_pd(_mm_castsi128_ps(moved)), fine)
+    }
+}
+
+/// `out[l] = x[l] op y[l]` rounded once to f32 in direction `r` (`Down` or `Up`), the operands
+/// f32 values carried in f64, every lane, four at a time: `lanes::binary_f32`'s computation (the
+/// f64 result rounded in the same direction — exact for products —, then to f32 in that
+/// direction: directed roundings compose), the lanes it does not cover (an f32 result that
+/// underflows to zero, overflows, NaN) by the scalar f32 row.
+///
+/// # Safety
+/// As [`binary`].
+#[inline(always)]
+pub(crate) unsafe fn binary_f32<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    y: &[f64; N],
+    r: Round,
+    op: super::lanes::Op,
+) {
+    use super::lanes::Op;
+    const { assert!(N.is_multiple_of(4), "whole vectors") };
+    let up = r == Round::Up;
+    type Row = fn([f64; 2]) -> f64;
+    macro_rules! f32_row {
+        ($f:ident) => {
+            match r {
+                Round::Down => {
+                    (|[a, b]: [f64; 2]| {
+                        f64::from(crate::round::$f(a as f32, b as f32, Round::Down))
+                    }) as Row
+                }
+                _ => |[a, b]: [f64; 2]| f64::from(crate::round::$f(a as f32, b as f32, Round::Up)),
+            }
+        };
+    }
+    let row: Row = match op {
+        Op::Add => f32_row!(add_f32),
+        Op::Sub => f32_row!(sub_f32),
+        Op::Mul => f32_row!(mul_f32),
+        Op::Div => f32_row!(div_f32),
+    };
+    for l in (0..N).step_by(4) {
+        // SAFETY: lanes l..l + 4 lie inside the arrays (N is a multiple of 4); AVX (this
+        // function's contract).
+        unsafe {
+            let a = F64x4(_mm256_loadu_pd(x.as_ptr().add(l)));
+            let b = F64x4(_mm256_loadu_pd(y.as_ptr().add(l)));
+            // The f64 result in the direction: a product of two f32 is exact in f64.
+            let wide = match op {
+                Op::Add => a.add(b, r),
+                Op::Sub => a.sub(b, r),
+                Op::Mul => F64x4(_mm256_mul_pd(a.0, b.0)),
+                Op::Div => a.div(b, r),
+            };
+            let (narrow, fine) = narrow_step(wide.0, up);
+            // An f64 result of f32 operands is zero only where the exact one is (sums are
+            // multiples of 2^-149, quotients at least 2^-277 in magnitude): its own signed zero.
+            let zero = cmp::<_CMP_EQ_OQ>(wide.0, _mm256_setzero_pd());
+            let fast = _mm256_blendv_pd(narrow, wide.0, zero);
+            let ok = _mm256_or_pd(fine, zero);
+            _mm256_storeu_pd(out.as_mut_ptr().add(l), fixed(fast, ok, [a.0, b.0], row).0);
+        }
     }
 }
 
@@ -690,6 +958,125 @@ mod tests {
             }
         }
         assert!(checked > 100_000, "{checked} lanes checked");
+    }
+
+    /// `f` over four f32 lanes at a time, in a function compiled for AVX2 + FMA.
+    #[target_feature(enable = "avx2,fma")]
+    fn four_f32(a: [f32; 4], b: [f32; 4], f: fn(F32x4, F32x4) -> F32x4) -> [f32; 4] {
+        let mut out = [0.0; 4];
+        // SAFETY: the arrays hold four values.
+        unsafe {
+            let wide = |v: [f32; 4]| F32x4(_mm256_cvtps_pd(_mm_loadu_ps(v.as_ptr())));
+            let v = f(wide(a), wide(b));
+            _mm_storeu_ps(out.as_mut_ptr(), _mm256_cvtpd_ps(v.0));
+        }
+        out
+    }
+
+    /// Every operation of the f32 vector type gives the scalar f32 row's bits on every pair of
+    /// f32 values (the f64 values rounded to f32, and f32's own specials: subnormals, MAX,
+    /// sums and quotients that underflow or overflow f32), in every rounding.
+    #[test]
+    fn f32_vector_operations_equal_the_scalar_rows() {
+        if !available() {
+            eprintln!("skipped: this processor has no AVX2 + FMA");
+            return;
+        }
+        type Row = (&'static str, fn(F32x4, F32x4) -> F32x4, fn(f32, f32) -> f32);
+        macro_rules! rows {
+            ($($name:literal: |$a:ident, $b:ident| $e:expr;)*) => {
+                vec![$((
+                    $name,
+                    (|$a: F32x4, $b: F32x4| $e) as fn(F32x4, F32x4) -> F32x4,
+                    (|$a: f32, $b: f32| $e) as fn(f32, f32) -> f32,
+                )),*]
+            };
+        }
+        let rows: Vec<Row> = rows! {
+            "add down": |a, b| Ops::add(a, b, Round::Down);
+            "add up": |a, b| Ops::add(a, b, Round::Up);
+            "add nearest": |a, b| Ops::add(a, b, Round::Nearest);
+            "sub down": |a, b| Ops::sub(a, b, Round::Down);
+            "sub up": |a, b| Ops::sub(a, b, Round::Up);
+            "mul down": |a, b| Ops::mul(a, b, Round::Down);
+            "mul up": |a, b| Ops::mul(a, b, Round::Up);
+            "mul nearest": |a, b| Ops::mul(a, b, Round::Nearest);
+            "div down": |a, b| Ops::div(a, b, Round::Down);
+            "div up": |a, b| Ops::div(a, b, Round::Up);
+            "div nearest": |a, b| Ops::div(a, b, Round::Nearest);
+            "sqrt down": |a, _b| Ops::sqrt(a, Round::Down);
+            "sqrt up": |a, _b| Ops::sqrt(a, Round::Up);
+            "min": |a, b| Ops::min(a, b);
+            "max": |a, b| Ops::max(a, b);
+            "neg": |a, _b| Ops::neg(a);
+            "select less": |a, b| Ops::select(Ops::less(a, b), a, b);
+        };
+        let mut v: Vec<f32> = values().iter().map(|&x| x as f32).collect();
+        for x in [
+            f32::from_bits(1),
+            f32::from_bits(3),
+            f32::MIN_POSITIVE,
+            f32::MAX,
+            2f32.powi(-75),
+            2f32.powi(64),
+            1.0 + f32::EPSILON,
+            1.0 - f32::EPSILON / 2.0,
+        ] {
+            v.extend([x, -x]);
+        }
+        let pairs: Vec<(f32, f32)> = v
+            .iter()
+            .flat_map(|&a| v.iter().map(move |&b| (a, b)))
+            .collect();
+        let mut checked = 0;
+        for (name, vector, scalar) in rows {
+            for (k, quad) in pairs.chunks_exact(4).enumerate() {
+                let a = [quad[0].0, quad[1].0, quad[2].0, quad[3].0];
+                let b = [quad[0].1, quad[1].1, quad[2].1, quad[3].1];
+                // SAFETY: the processor has AVX2 and FMA (checked above).
+                let got = unsafe { four_f32(a, b, vector) };
+                for l in 0..4 {
+                    let want = scalar(a[l], b[l]);
+                    let same =
+                        got[l].to_bits() == want.to_bits() || got[l].is_nan() && want.is_nan();
+                    assert!(
+                        same,
+                        "{name}({:e}, {:e}): {:e}, the scalar row {:e} (vector {k})",
+                        a[l], b[l], got[l], want
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 100_000, "{checked} lanes checked");
+    }
+
+    /// f32 pairs load as f64 lanes and store back unchanged.
+    #[test]
+    fn f32_pairs_round_trip() {
+        if !available() {
+            eprintln!("skipped: this processor has no AVX2 + FMA");
+            return;
+        }
+        #[target_feature(enable = "avx2,fma")]
+        fn widths(p: &[f32; 8]) -> ([f32; 8], [f64; 4]) {
+            let mut back = [0.0; 8];
+            let mut width = [0.0; 4];
+            // SAFETY: eight f32 read and written; the processor has AVX2 (the caller checked).
+            unsafe {
+                let (lo, hi) = F32x4::load(p.as_ptr());
+                _mm256_storeu_pd(width.as_mut_ptr(), hi.sub(lo, Round::Up).0);
+                F32x4::store(back.as_mut_ptr(), (lo, hi));
+            }
+            (back, width)
+        }
+        let p = [1.0, 2.0, 10.0, 14.0, 100.0, 108.0, -0.0, 16.0];
+        // SAFETY: the processor has AVX2 and FMA (checked above).
+        let (back, width) = unsafe { widths(&p) };
+        assert_eq!(back.map(f32::to_bits), p.map(f32::to_bits));
+        let mut width = width.to_vec();
+        width.sort_by(f64::total_cmp);
+        assert_eq!(width, vec![1.0, 4.0, 8.0, 16.0]);
     }
 
     /// Loading and storing pairs gives back the pairs, and the lanes of a vector hold the

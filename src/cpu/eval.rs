@@ -682,7 +682,7 @@ fn binary<const N: usize, const ISA: u8>(
         return;
     }
     #[cfg(target_arch = "x86_64")]
-    if ISA == AVX2 && !f32p && rd != Round::Nearest {
+    if ISA == AVX2 && rd != Round::Nearest {
         let op = match op {
             Op2::Add => lanes::Op::Add,
             Op2::Sub => lanes::Op::Sub,
@@ -690,7 +690,13 @@ fn binary<const N: usize, const ISA: u8>(
             Op2::Div => lanes::Op::Div,
         };
         // SAFETY: ISA is AVX2 only in run_chunk_avx2_fma (AVX2 and FMA).
-        unsafe { super::avx2::binary(out, x, y, rd, op) };
+        unsafe {
+            if f32p {
+                super::avx2::binary_f32(out, x, y, rd, op)
+            } else {
+                super::avx2::binary(out, x, y, rd, op)
+            }
+        };
         return;
     }
     let op = match op {

@@ -647,6 +647,32 @@ mod tests {
         }
     }
 
+    /// [`crate::cpu::avx2::binary_f32`] on a chunk where the processor has AVX2 and FMA.
+    fn avx2_binary_f32(
+        x: &[f64; LANES],
+        y: &[f64; LANES],
+        r: Round,
+        op: Op,
+    ) -> Option<[f64; LANES]> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx2,fma")]
+            fn run(x: &[f64; LANES], y: &[f64; LANES], r: Round, op: Op) -> [f64; LANES] {
+                let mut out = [0.0; LANES];
+                // SAFETY: compiled for AVX2 + FMA, called where the processor has them.
+                unsafe { crate::cpu::avx2::binary_f32(&mut out, x, y, r, op) };
+                out
+            }
+            // SAFETY: the processor has AVX2 and FMA (available).
+            crate::cpu::avx2::available().then(|| unsafe { run(x, y, r, op) })
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (x, y, r, op);
+            None
+        }
+    }
+
     /// [`crate::cpu::avx2::fma`] on a chunk where the processor has AVX2 and FMA.
     fn avx2_fma(
         x: &[f64; LANES],
@@ -800,16 +826,23 @@ mod tests {
                 y[..len].copy_from_slice(yc);
                 for (op, f) in ops {
                     binary_f32(&mut out, &x, &y, len, rd, op);
-                    for l in 0..len {
-                        let want = f64::from(f(x[l] as f32, y[l] as f32, rd));
-                        assert!(
-                            same(out[l], want),
-                            "{op:?} {rd:?} chunk {c} lane {l}: {:e}, {:e} -> {:e}, scalar {:e}",
-                            x[l],
-                            y[l],
-                            out[l],
-                            want
-                        );
+                    // The AVX2 vectors' chunk function too, where the processor has them.
+                    let vectors = (rd != Round::Nearest)
+                        .then(|| avx2_binary_f32(&x, &y, rd, op))
+                        .flatten();
+                    for (name, out) in [("lanes", Some(out)), ("avx2", vectors)] {
+                        let Some(out) = out else { continue };
+                        for l in 0..len {
+                            let want = f64::from(f(x[l] as f32, y[l] as f32, rd));
+                            assert!(
+                                same(out[l], want),
+                                "{name} {op:?} {rd:?} chunk {c} lane {l}: {:e}, {:e} -> {:e}, scalar {:e}",
+                                x[l],
+                                y[l],
+                                out[l],
+                                want
+                            );
+                        }
                     }
                 }
                 for (f32p, v) in [(true, &x), (false, &x), (false, &y)] {

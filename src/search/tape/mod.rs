@@ -1189,16 +1189,58 @@ impl Bound for f32 {
             (out, a, b),
             n
         );
-        apply_lanes!(
-            crate::lower::generated::f32_ops,
-            code,
-            slots,
-            out,
-            a,
-            b,
-            done,
-            n
-        )
+        /// The lanes left, one at a time.
+        #[inline(always)]
+        fn rest(
+            code: u16,
+            slots: &mut [Iv<f32>],
+            at: (usize, usize, usize),
+            done: usize,
+            n: usize,
+        ) {
+            let (out, a, b) = at;
+            apply_lanes!(
+                crate::lower::generated::f32_ops,
+                code,
+                slots,
+                out,
+                a,
+                b,
+                done,
+                n
+            )
+        }
+        /// The lanes left on a processor with AVX2 and FMA: whole vectors of four
+        /// ([`crate::cpu::avx2::F32x4`]: f32 values carried in f64, the software directed
+        /// operations then one rounding to f32, the bits of the scalar rows), then [`rest`].
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma")]
+        fn fused(
+            code: u16,
+            slots: &mut [Iv<f32>],
+            (out, a, b): (usize, usize, usize),
+            done: usize,
+            n: usize,
+        ) {
+            let (o, x, y) = (out + done, a + done, b + done);
+            let quads = apply_vectors!(
+                crate::lower::generated::f32_ops,
+                crate::cpu::avx2::F32x4,
+                code,
+                &mut *slots,
+                o,
+                x,
+                y,
+                n - done
+            );
+            rest(code, slots, (out, a, b), done + quads, n)
+        }
+        #[cfg(target_arch = "x86_64")]
+        if done < n && crate::cpu::avx2::available() {
+            // SAFETY: the processor has AVX2 and FMA (available).
+            return unsafe { fused(code, slots, (out, a, b), done, n) };
+        }
+        rest(code, slots, (out, a, b), done, n)
     }
 }
 
