@@ -342,6 +342,16 @@ impl<'a> Builder<'a> {
             "mulRev" => Op::Rev2(Rev2Fn::Mul, a[0], a[1], a[2]),
             "powRev1" => Op::Rev2(Rev2Fn::Pow1, a[0], a[1], a[2]),
             "powRev2" => Op::Rev2(Rev2Fn::Pow2, a[0], a[1], a[2]),
+            "mulRevToPair1" | "mulRevToPair2" => {
+                // IEEE 1788's mulRevToPair has no x: its pieces are met with [entire].
+                let entire = g.constant(Interval::ENTIRE);
+                let f = if name == "mulRevToPair1" {
+                    Rev2Fn::MulPair1
+                } else {
+                    Rev2Fn::MulPair2
+                };
+                Op::Rev2(f, a[0], a[1], entire)
+            }
             "pownRev" => {
                 let n = integer_constant(g, a[2]).ok_or_else(|| {
                     Diagnostic::new(

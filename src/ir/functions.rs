@@ -329,6 +329,22 @@ const OTHERS: &[FunctionInfo] = &[
         accuracy: "mulRev(log(a), log(c), x): quotients of the logarithms' outward bounds (a few ulps)",
         derivative: Cow::Borrowed(REVERSE_DERIVATIVE),
     },
+    FunctionInfo {
+        name: "mulRevToPair1",
+        arity: 2,
+        semantics: "IEEE 1788 mulRevToPair(b, c)'s first interval: the set of the t with t*b' in c for some b' in b is c/b (0 not in b), entire (0 in b and in c), empty, or up to two unbounded pieces; the first of them (the only one where there is one)",
+        domain: Cow::Borrowed(REVERSE_DOMAIN),
+        accuracy: "tightest (correctly rounded quotients)",
+        derivative: Cow::Borrowed(REVERSE_DERIVATIVE),
+    },
+    FunctionInfo {
+        name: "mulRevToPair2",
+        arity: 2,
+        semantics: "IEEE 1788 mulRevToPair(b, c)'s second interval: the upper of two pieces, else empty (write `mulRevToPair1(b, c), mulRevToPair2(b, c)` for the pair)",
+        domain: Cow::Borrowed(REVERSE_DOMAIN),
+        accuracy: "tightest (correctly rounded quotients)",
+        derivative: Cow::Borrowed(REVERSE_DERIVATIVE),
+    },
 ];
 
 /// The domain of the reverse operations (`src/lower/reverse.rs`).

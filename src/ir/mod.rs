@@ -144,6 +144,11 @@ pub enum Rev2Fn {
     Pow1,
     /// `powRev2(a, c, x)`: t with a'^t in c for some a' in a (a' > 0, or a' = 0 with t > 0).
     Pow2,
+    /// `mulRevToPair1(b, c)`: the first interval of IEEE 1788's `mulRevToPair(b, c)` (the
+    /// pieces of the t with t * b' in c for some b' in b; x is `[entire]`).
+    MulPair1,
+    /// `mulRevToPair2(b, c)`: its second interval (empty unless the set has two pieces).
+    MulPair2,
 }
 
 impl Rev2Fn {
@@ -153,6 +158,8 @@ impl Rev2Fn {
             Rev2Fn::Mul => "mulRev",
             Rev2Fn::Pow1 => "powRev1",
             Rev2Fn::Pow2 => "powRev2",
+            Rev2Fn::MulPair1 => "mulRevToPair1",
+            Rev2Fn::MulPair2 => "mulRevToPair2",
         }
     }
 }

@@ -289,6 +289,21 @@ impl Lowering {
         )
     }
 
+    /// IEEE 1788's `mulRevToPair(b, c)` met with x: [`Lowering::mul_rev_pieces`] with a lone
+    /// second piece moved first (the standard's order: a single interval is the first result,
+    /// the second empty).
+    fn mul_rev_to_pair(&mut self, b: Iv, c: Iv, x: Iv) -> (Iv, Iv) {
+        let (first, second) = self.mul_rev_pieces(b, c, x);
+        let none_first = self.b.is_nan(first.lo);
+        let pick = |me: &mut Self, a: Iv, b: Iv| Iv {
+            lo: me.b.select(none_first, a.lo, b.lo),
+            hi: me.b.select(none_first, a.hi, b.hi),
+        };
+        let moved = pick(self, second, first);
+        let rest = pick(self, first, second);
+        (moved, rest)
+    }
+
     /// What `mulRev` is made of: the quotient c / b met with x (for 0 not in b), the two pieces
     /// of `mulRevToPair` met with x (for 0 in b, not in c), whether 0 is in b and in c, and
     /// whether b or c is empty.
@@ -352,6 +367,8 @@ impl Lowering {
             Rev2Fn::Mul => self.mul_rev(b, c, x),
             Rev2Fn::Pow1 => self.pow_rev1(b, c, x),
             Rev2Fn::Pow2 => self.pow_rev2(b, c, x),
+            Rev2Fn::MulPair1 => self.mul_rev_to_pair(b, c, x).0,
+            Rev2Fn::MulPair2 => self.mul_rev_to_pair(b, c, x).1,
         }
     }
 

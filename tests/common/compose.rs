@@ -81,6 +81,8 @@ pub const LEFT_OUT: &[(&str, &str)] = &[
     ("cosRev", REVERSE),
     ("tanRev", REVERSE),
     ("powRev1", REVERSE),
+    ("mulRevToPair1", REVERSE),
+    ("mulRevToPair2", REVERSE),
     ("powRev2", REVERSE),
 ];
 

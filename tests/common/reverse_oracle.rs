@@ -26,8 +26,18 @@ use super::real_oracle as ro;
 
 /// The reverse operations of the language.
 pub const OPERATIONS: &[&str] = &[
-    "sqrRev", "absRev", "coshRev", "pownRev", "mulRev", "sinRev", "cosRev", "tanRev", "powRev1",
+    "sqrRev",
+    "absRev",
+    "coshRev",
+    "pownRev",
+    "mulRev",
+    "sinRev",
+    "cosRev",
+    "tanRev",
+    "powRev1",
     "powRev2",
+    "mulRevToPair1",
+    "mulRevToPair2",
 ];
 
 /// Whether `name` is one of [`OPERATIONS`].
@@ -164,6 +174,14 @@ pub fn inner(name: &str, n: i64, args: &[(f64, f64)]) -> Option<Span> {
     }
     if name.starts_with("powRev") {
         return pow_rev(name, args[0], args[1], args[2]);
+    }
+    if let Some(k) = name.strip_prefix("mulRevToPair") {
+        // IEEE 1788's pair: the pieces in order, x being [entire].
+        let k = if k == "1" { 0 } else { 1 };
+        let entire = (f64::NEG_INFINITY, f64::INFINITY);
+        return mul_rev_pieces(args[0], args[1])
+            .get(k)
+            .and_then(|piece| inner_hull(entire, std::slice::from_ref(piece)));
     }
     let (c, x) = match name {
         "mulRev" => (args[1], args[2]),
@@ -340,7 +358,16 @@ fn pown_rev(c: (f64, f64), x: (f64, f64), n: i64) -> Option<Span> {
 }
 
 fn mul_rev(b: (f64, f64), c: (f64, f64), x: (f64, f64)) -> Option<Span> {
+    inner_hull(x, &mul_rev_pieces(b, c))
+}
+
+/// The pieces of the set of the t with t * b' in c for some b' in b (IEEE 1788's
+/// `mulRevToPair`), in order, each by enclosures of its ends: the quotient set c / b (0 not in
+/// b), the whole line (0 in b and in c), or up to two unbounded pieces.
+fn mul_rev_pieces(b: (f64, f64), c: (f64, f64)) -> Vec<(Enc, Enc)> {
     let zero_in_b = b.0 <= 0.0 && b.1 >= 0.0;
+    let ninf = Enc::exact(f64::NEG_INFINITY);
+    let pinf = Enc::exact(f64::INFINITY);
     if !zero_in_b {
         // The quotient set c / b: its hull's ends are among the corners.
         let corners: Vec<Enc> = [(c.0, b.0), (c.0, b.1), (c.1, b.0), (c.1, b.1)]
@@ -350,28 +377,26 @@ fn mul_rev(b: (f64, f64), c: (f64, f64), x: (f64, f64)) -> Option<Span> {
         let lo = corners
             .iter()
             .map(|e| e.hi.clone())
-            .reduce(|a, b| if le(&a, &b) { a } else { b })?;
+            .reduce(|a, b| if le(&a, &b) { a } else { b });
         let hi = corners
             .iter()
             .map(|e| e.lo.clone())
-            .reduce(|a, b| if le(&a, &b) { b } else { a })?;
+            .reduce(|a, b| if le(&a, &b) { b } else { a });
         // (lo is the least corner's upper enclosure: at least the exact least corner.)
-        return inner_hull(
-            x,
-            &[(
+        return match (lo, hi) {
+            (Some(lo), Some(hi)) => vec![(
                 Enc {
                     lo: lo.clone(),
                     hi: lo,
                 },
                 Enc { lo: hi.clone(), hi },
             )],
-        );
+            _ => Vec::new(),
+        };
     }
     if c.0 <= 0.0 && c.1 >= 0.0 {
-        return Some(span(x.0, x.1));
+        return vec![(ninf, pinf)];
     }
-    let ninf = Enc::exact(f64::NEG_INFINITY);
-    let pinf = Enc::exact(f64::INFINITY);
     let mut pieces = Vec::new();
     let (num, l_den, u_den, l_has, u_has) = if c.0 > 0.0 {
         (c.0, b.0, b.1, b.0 < 0.0, b.1 > 0.0)
@@ -388,7 +413,7 @@ fn mul_rev(b: (f64, f64), c: (f64, f64), x: (f64, f64)) -> Option<Span> {
             pieces.push((q, pinf.clone()));
         }
     }
-    inner_hull(x, &pieces)
+    pieces
 }
 
 /// Whether the float interval `r` (`(NaN, NaN)` for empty) holds `s`.

@@ -36,9 +36,11 @@ fn prec(fmt: Fmt) -> Precision {
 }
 
 /// The operations the tape interpreter runs: all of one or two arguments (its generated
-/// set, and the rest by their lowering).
-fn on_tape(op: &Op) -> bool {
-    op.arity <= 2
+/// set, and the rest by their lowering) — in the IR: `mulRevToPair1(b, c)` is the reverse
+/// operation of three, x = [entire] added.
+fn on_tape(op: &Op, expr: &Expression) -> bool {
+    let ir = expr.ir();
+    op.arity <= 2 && ir.outputs.iter().all(|&o| ir.op(o).args().len() <= 2)
 }
 
 /// The engines' results on the cells of one operation: (engine name, results).
@@ -71,7 +73,7 @@ fn run_engines(
         .map(|(b, _)| ivjit::internals::scalar::interp::eval(&program, b).unwrap()[0])
         .collect();
     out.push(("reference interpreter", interp));
-    if on_tape(op) {
+    if on_tape(op, &expr) {
         let tape = Tape::new(expr.ir()).unwrap_or_else(|e| panic!("{}: {e}", op.src));
         let iv = |(lo, hi): (f64, f64)| Interval { lo, hi };
         let res: Vec<(f64, f64)> = cells

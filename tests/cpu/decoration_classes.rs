@@ -195,7 +195,7 @@ fn local(op: &str, b: &[(f64, f64)]) -> Local {
         "hull" | "intersect" => Undefined, // trv by the standard
         "cancelMinus" | "cancelPlus" => Undefined, // trv by the standard
         "sqrRev" | "absRev" | "coshRev" | "mulRev" | "sinRev" | "cosRev" | "tanRev" | "powRev1"
-        | "powRev2" => Undefined, // trv (the vectors)
+        | "powRev2" | "mulRevToPair1" | "mulRevToPair2" => Undefined, // trv (the vectors)
         o if o.starts_with("pownRev:") => Undefined,
         // ivjit's rule for a number of the enclosure: a constant on the box, com where finite.
         "inf" | "sup" | "mid" | "rad" | "wid" | "mag" | "mig" => Continuous,
