@@ -174,15 +174,14 @@ macro_rules! row {
 
 impl F64x4 {
     /// `a + b` rounded in direction `up` (else down): [`crate::round::add_f64`]'s TwoSum branch
-    /// (a finite error: finite operands, no overflow) and its exact zero sums.
+    /// and its exact zero sums; and where that covers the lane (a finite error: finite
+    /// operands, no overflow).
     #[inline(always)]
-    fn directed_add(a: __m256d, b: __m256d, up: bool) -> __m256d {
+    fn directed_add(a: __m256d, b: __m256d, up: bool) -> (__m256d, __m256d) {
         // SAFETY: AVX (module docs).
         unsafe {
             let s = _mm256_add_pd(a, b);
-            let bb = _mm256_sub_pd(s, a);
-            let aa = _mm256_sub_pd(s, bb);
-            let e = _mm256_add_pd(_mm256_sub_pd(a, aa), _mm256_sub_pd(b, bb));
+            let e = two_sum_err(a, b, s);
             // A zero sum of finite operands is exact: -0 rounding down unless both are +0,
             // +0 rounding up unless both are -0.
             let sign = _mm256_set1_pd(-0.0);
@@ -192,25 +191,11 @@ impl F64x4 {
                 _mm256_and_pd(_mm256_or_pd(a, b), sign)
             };
             let is_zero = cmp::<_CMP_EQ_OQ>(s, _mm256_setzero_pd());
-            _mm256_blendv_pd(step(s, e, up), zero, is_zero)
+            let value = _mm256_blendv_pd(step(s, e, up), zero, is_zero);
+            (value, within(abs(e), 0.0, f64::MAX))
         }
     }
 
-    /// Where the error of [`F64x4::directed_add`] is finite (the lanes it covers).
-    #[inline(always)]
-    fn add_covered(a: __m256d, b: __m256d) -> __m256d {
-        // SAFETY: AVX (module docs).
-        unsafe {
-            let s = _mm256_add_pd(a, b);
-            let bb = _mm256_sub_pd(s, a);
-            let aa = _mm256_sub_pd(s, bb);
-            let e = _mm256_add_pd(_mm256_sub_pd(a, aa), _mm256_sub_pd(b, bb));
-            within(abs(e), 0.0, f64::MAX)
-        }
-    }
-}
-
-impl F64x4 {
     /// `self * b + c` rounded once in direction `r`: [`crate::round::fma_f64`]'s
     /// Boldo-Melquiond branch on four lanes, as `lanes::fma_f64` (`a*b = uh + ul` by one FMA,
     /// `c + uh = th + tl` by TwoSum, `tl + ul` rounded to odd, then `th` plus that rounded in
@@ -349,8 +334,7 @@ impl Ops for F64x4 {
             // SAFETY: AVX (module docs).
             return unsafe { F64x4(_mm256_add_pd(self.0, b.0)) };
         }
-        let fast = F64x4::directed_add(self.0, b.0, r == Round::Up);
-        let ok = F64x4::add_covered(self.0, b.0);
+        let (fast, ok) = F64x4::directed_add(self.0, b.0, r == Round::Up);
         fixed(fast, ok, [self.0, b.0], row!(add, r))
     }
     #[inline(always)]
@@ -361,8 +345,7 @@ impl Ops for F64x4 {
         }
         // `a - b` as `a + (-b)`, as `round::sub_f64`.
         let minus_b = b.neg().0;
-        let fast = F64x4::directed_add(self.0, minus_b, r == Round::Up);
-        let ok = F64x4::add_covered(self.0, minus_b);
+        let (fast, ok) = F64x4::directed_add(self.0, minus_b, r == Round::Up);
         fixed(fast, ok, [self.0, b.0], row!(sub, r))
     }
     #[inline(always)]
@@ -644,9 +627,10 @@ impl super::simd::Pairs for F64x4 {
     }
 }
 
-/// `out[l] = x[l] op y[l]` rounded in direction `r`, every lane, four at a time by [`F64x4`]
-/// (the evaluator's chunks on AVX2 + FMA; the bits of `lanes::binary_f64`, which are the
-/// scalar rows'). Lanes past a last chunk's end hold earlier values and are computed too.
+/// `out[l] = x[l] op y[l]` rounded in direction `r`, every lane, four at a time by [`F64x4`],
+/// or for `f32` values carried in f64 by [`F32x4`] (rounded once to f32): the evaluator's
+/// chunks on AVX2 + FMA, with the bits of `lanes::binary_f64` and `lanes::binary_f32`, which
+/// are the scalar rows'. Lanes past a last chunk's end hold earlier values and are computed too.
 ///
 /// # Safety
 /// The processor has AVX2 and FMA; the caller is compiled for them.
@@ -657,27 +641,37 @@ pub(crate) unsafe fn binary<const N: usize>(
     y: &[f64; N],
     r: Round,
     op: super::lanes::Op,
+    f32: bool,
 ) {
     use super::lanes::Op;
     const { assert!(N.is_multiple_of(4), "whole vectors") };
     macro_rules! each {
-        (|$a:ident, $b:ident| $e:expr) => {
+        ($v:ident, |$a:ident, $b:ident| $e:expr) => {
             for l in (0..N).step_by(4) {
                 // SAFETY: lanes l..l + 4 lie inside the arrays (N is a multiple of 4); AVX
                 // (this function's contract).
                 unsafe {
-                    let $a = F64x4(_mm256_loadu_pd(x.as_ptr().add(l)));
-                    let $b = F64x4(_mm256_loadu_pd(y.as_ptr().add(l)));
+                    let $a = $v(_mm256_loadu_pd(x.as_ptr().add(l)));
+                    let $b = $v(_mm256_loadu_pd(y.as_ptr().add(l)));
                     _mm256_storeu_pd(out.as_mut_ptr().add(l), $e.0);
                 }
             }
         };
     }
-    match op {
-        Op::Add => each!(|a, b| a.add(b, r)),
-        Op::Sub => each!(|a, b| a.sub(b, r)),
-        Op::Mul => each!(|a, b| a.mul(b, r)),
-        Op::Div => each!(|a, b| a.div(b, r)),
+    macro_rules! by_op {
+        ($v:ident) => {
+            match op {
+                Op::Add => each!($v, |a, b| a.add(b, r)),
+                Op::Sub => each!($v, |a, b| a.sub(b, r)),
+                Op::Mul => each!($v, |a, b| a.mul(b, r)),
+                Op::Div => each!($v, |a, b| a.div(b, r)),
+            }
+        };
+    }
+    if f32 {
+        by_op!(F32x4)
+    } else {
+        by_op!(F64x4)
     }
 }
 
@@ -717,68 +711,6 @@ fn narrow_step(p: __m256d, up: bool) -> (__m256d, __m256d) {
         );
         let fine = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm_castps_si128(fine)));
         (_mm256_cvtps_pd(_mm_castsi128_ps(moved)), fine)
-    }
-}
-
-/// `out[l] = x[l] op y[l]` rounded once to f32 in direction `r` (`Down` or `Up`), the operands
-/// f32 values carried in f64, every lane, four at a time: `lanes::binary_f32`'s computation (the
-/// f64 result rounded in the same direction — exact for products —, then to f32 in that
-/// direction: directed roundings compose), the lanes it does not cover (an f32 result that
-/// underflows to zero, overflows, NaN) by the scalar f32 row.
-///
-/// # Safety
-/// As [`binary`].
-#[inline(always)]
-pub(crate) unsafe fn binary_f32<const N: usize>(
-    out: &mut [f64; N],
-    x: &[f64; N],
-    y: &[f64; N],
-    r: Round,
-    op: super::lanes::Op,
-) {
-    use super::lanes::Op;
-    const { assert!(N.is_multiple_of(4), "whole vectors") };
-    let up = r == Round::Up;
-    type Row = fn([f64; 2]) -> f64;
-    macro_rules! f32_row {
-        ($f:ident) => {
-            match r {
-                Round::Down => {
-                    (|[a, b]: [f64; 2]| {
-                        f64::from(crate::round::$f(a as f32, b as f32, Round::Down))
-                    }) as Row
-                }
-                _ => |[a, b]: [f64; 2]| f64::from(crate::round::$f(a as f32, b as f32, Round::Up)),
-            }
-        };
-    }
-    let row: Row = match op {
-        Op::Add => f32_row!(add_f32),
-        Op::Sub => f32_row!(sub_f32),
-        Op::Mul => f32_row!(mul_f32),
-        Op::Div => f32_row!(div_f32),
-    };
-    for l in (0..N).step_by(4) {
-        // SAFETY: lanes l..l + 4 lie inside the arrays (N is a multiple of 4); AVX (this
-        // function's contract).
-        unsafe {
-            let a = F64x4(_mm256_loadu_pd(x.as_ptr().add(l)));
-            let b = F64x4(_mm256_loadu_pd(y.as_ptr().add(l)));
-            // The f64 result in the direction: a product of two f32 is exact in f64.
-            let wide = match op {
-                Op::Add => a.add(b, r),
-                Op::Sub => a.sub(b, r),
-                Op::Mul => F64x4(_mm256_mul_pd(a.0, b.0)),
-                Op::Div => a.div(b, r),
-            };
-            let (narrow, fine) = narrow_step(wide.0, up);
-            // An f64 result of f32 operands is zero only where the exact one is (sums are
-            // multiples of 2^-149, quotients at least 2^-277 in magnitude): its own signed zero.
-            let zero = cmp::<_CMP_EQ_OQ>(wide.0, _mm256_setzero_pd());
-            let fast = _mm256_blendv_pd(narrow, wide.0, zero);
-            let ok = _mm256_or_pd(fine, zero);
-            _mm256_storeu_pd(out.as_mut_ptr().add(l), fixed(fast, ok, [a.0, b.0], row).0);
-        }
     }
 }
 
@@ -893,70 +825,99 @@ mod tests {
         out
     }
 
-    /// Every operation of the vector type gives the scalar row's bits on every pair of values
-    /// (NaN: any NaN), in every rounding; the pairs are spread over the lanes so that slow and
-    /// fast lanes share vectors.
+    /// The operations the vector types are checked on: (name, the vector type's, the scalar
+    /// type's), each the same expression over [`Ops`].
+    macro_rules! rows {
+        ($v:ty, $s:ty) => {{
+            macro_rules! row {
+                ($name:literal, |$a:ident, $b:ident| $e:expr) => {
+                    (
+                        $name,
+                        (|$a: $v, $b: $v| $e) as fn($v, $v) -> $v,
+                        (|$a: $s, $b: $s| $e) as fn($s, $s) -> $s,
+                    )
+                };
+            }
+            vec![
+                row!("add down", |a, b| Ops::add(a, b, Round::Down)),
+                row!("add up", |a, b| Ops::add(a, b, Round::Up)),
+                row!("add nearest", |a, b| Ops::add(a, b, Round::Nearest)),
+                row!("sub down", |a, b| Ops::sub(a, b, Round::Down)),
+                row!("sub up", |a, b| Ops::sub(a, b, Round::Up)),
+                row!("mul down", |a, b| Ops::mul(a, b, Round::Down)),
+                row!("mul up", |a, b| Ops::mul(a, b, Round::Up)),
+                row!("mul nearest", |a, b| Ops::mul(a, b, Round::Nearest)),
+                row!("div down", |a, b| Ops::div(a, b, Round::Down)),
+                row!("div up", |a, b| Ops::div(a, b, Round::Up)),
+                row!("div nearest", |a, b| Ops::div(a, b, Round::Nearest)),
+                row!("sqrt down", |a, _b| Ops::sqrt(a, Round::Down)),
+                row!("sqrt up", |a, _b| Ops::sqrt(a, Round::Up)),
+                row!("min", |a, b| Ops::min(a, b)),
+                row!("max", |a, b| Ops::max(a, b)),
+                row!("neg", |a, _b| Ops::neg(a)),
+                row!("select less", |a, b| Ops::select(Ops::less(a, b), a, b)),
+                row!("select not greater or nan", |a, b| {
+                    Ops::select(!Ops::greater(a, b) | Ops::is_nan(a), a, b)
+                }),
+            ]
+        }};
+    }
+
+    /// A row: its name, the vector type's operation and the scalar type's.
+    type Row<S, V> = (&'static str, V, fn(S, S) -> S);
+
+    /// Each row's vector operation, run by `four` on every pair of `values` spread over the
+    /// lanes (so that slow and fast lanes share vectors), gives the scalar row's bits (NaN: any
+    /// NaN); the number of lanes checked.
+    fn check_rows<S, V>(
+        rows: Vec<Row<S, V>>,
+        values: &[S],
+        four: impl Fn([S; 4], [S; 4], V) -> [S; 4],
+        same: impl Fn(S, S) -> bool,
+    ) -> usize
+    where
+        S: Copy + std::fmt::LowerExp,
+        V: Copy,
+    {
+        let pairs: Vec<(S, S)> = values
+            .iter()
+            .flat_map(|&a| values.iter().map(move |&b| (a, b)))
+            .collect();
+        let mut checked = 0;
+        for (name, vector, scalar) in rows {
+            for (k, quad) in pairs.chunks_exact(4).enumerate() {
+                let a = [quad[0].0, quad[1].0, quad[2].0, quad[3].0];
+                let b = [quad[0].1, quad[1].1, quad[2].1, quad[3].1];
+                let got = four(a, b, vector);
+                for l in 0..4 {
+                    let want = scalar(a[l], b[l]);
+                    assert!(
+                        same(got[l], want),
+                        "{name}({:e}, {:e}): {:e}, the scalar row {:e} (vector {k})",
+                        a[l],
+                        b[l],
+                        got[l],
+                        want
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        checked
+    }
+
+    /// Every operation of the f64 vector type gives the scalar row's bits on every pair of
+    /// [`values`], in every rounding.
     #[test]
     fn vector_operations_equal_the_scalar_rows() {
         if !available() {
             eprintln!("skipped: this processor has no AVX2 + FMA");
             return;
         }
-        type Row = (&'static str, fn(F64x4, F64x4) -> F64x4, fn(f64, f64) -> f64);
-        macro_rules! rows {
-            ($($name:literal: |$a:ident, $b:ident| $e:expr;)*) => {
-                vec![$((
-                    $name,
-                    (|$a: F64x4, $b: F64x4| $e) as fn(F64x4, F64x4) -> F64x4,
-                    (|$a: f64, $b: f64| $e) as fn(f64, f64) -> f64,
-                )),*]
-            };
-        }
-        let rows: Vec<Row> = rows! {
-            "add down": |a, b| Ops::add(a, b, Round::Down);
-            "add up": |a, b| Ops::add(a, b, Round::Up);
-            "add nearest": |a, b| Ops::add(a, b, Round::Nearest);
-            "sub down": |a, b| Ops::sub(a, b, Round::Down);
-            "sub up": |a, b| Ops::sub(a, b, Round::Up);
-            "mul down": |a, b| Ops::mul(a, b, Round::Down);
-            "mul up": |a, b| Ops::mul(a, b, Round::Up);
-            "mul nearest": |a, b| Ops::mul(a, b, Round::Nearest);
-            "div down": |a, b| Ops::div(a, b, Round::Down);
-            "div up": |a, b| Ops::div(a, b, Round::Up);
-            "sqrt down": |a, _b| Ops::sqrt(a, Round::Down);
-            "sqrt up": |a, _b| Ops::sqrt(a, Round::Up);
-            "min": |a, b| Ops::min(a, b);
-            "max": |a, b| Ops::max(a, b);
-            "neg": |a, _b| Ops::neg(a);
-            "select less": |a, b| Ops::select(Ops::less(a, b), a, b);
-            "select not greater or nan": |a, b| Ops::select(!Ops::greater(a, b) | Ops::is_nan(a), a, b);
-        };
-        let v = values();
-        let pairs: Vec<(f64, f64)> = v
-            .iter()
-            .flat_map(|&a| v.iter().map(move |&b| (a, b)))
-            .collect();
-        let mut checked = 0;
-        for (name, vector, scalar) in rows {
-            // Rotate so that each vector mixes pairs of different rows of the table.
-            for (k, quad) in pairs.chunks_exact(4).enumerate() {
-                let a = [quad[0].0, quad[1].0, quad[2].0, quad[3].0];
-                let b = [quad[0].1, quad[1].1, quad[2].1, quad[3].1];
-                // SAFETY: the processor has AVX2 and FMA (checked above).
-                let got = unsafe { four(a, b, vector) };
-                for l in 0..4 {
-                    let want = scalar(a[l], b[l]);
-                    let same =
-                        got[l].to_bits() == want.to_bits() || got[l].is_nan() && want.is_nan();
-                    assert!(
-                        same,
-                        "{name}({:e}, {:e}): {:e}, the scalar row {:e} (vector {k})",
-                        a[l], b[l], got[l], want
-                    );
-                    checked += 1;
-                }
-            }
-        }
+        let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || a.is_nan() && b.is_nan();
+        // SAFETY: the processor has AVX2 and FMA (checked above).
+        let four = |a, b, f| unsafe { four(a, b, f) };
+        let checked = check_rows(rows!(F64x4, f64), &values(), four, same);
         assert!(checked > 100_000, "{checked} lanes checked");
     }
 
@@ -982,35 +943,6 @@ mod tests {
             eprintln!("skipped: this processor has no AVX2 + FMA");
             return;
         }
-        type Row = (&'static str, fn(F32x4, F32x4) -> F32x4, fn(f32, f32) -> f32);
-        macro_rules! rows {
-            ($($name:literal: |$a:ident, $b:ident| $e:expr;)*) => {
-                vec![$((
-                    $name,
-                    (|$a: F32x4, $b: F32x4| $e) as fn(F32x4, F32x4) -> F32x4,
-                    (|$a: f32, $b: f32| $e) as fn(f32, f32) -> f32,
-                )),*]
-            };
-        }
-        let rows: Vec<Row> = rows! {
-            "add down": |a, b| Ops::add(a, b, Round::Down);
-            "add up": |a, b| Ops::add(a, b, Round::Up);
-            "add nearest": |a, b| Ops::add(a, b, Round::Nearest);
-            "sub down": |a, b| Ops::sub(a, b, Round::Down);
-            "sub up": |a, b| Ops::sub(a, b, Round::Up);
-            "mul down": |a, b| Ops::mul(a, b, Round::Down);
-            "mul up": |a, b| Ops::mul(a, b, Round::Up);
-            "mul nearest": |a, b| Ops::mul(a, b, Round::Nearest);
-            "div down": |a, b| Ops::div(a, b, Round::Down);
-            "div up": |a, b| Ops::div(a, b, Round::Up);
-            "div nearest": |a, b| Ops::div(a, b, Round::Nearest);
-            "sqrt down": |a, _b| Ops::sqrt(a, Round::Down);
-            "sqrt up": |a, _b| Ops::sqrt(a, Round::Up);
-            "min": |a, b| Ops::min(a, b);
-            "max": |a, b| Ops::max(a, b);
-            "neg": |a, _b| Ops::neg(a);
-            "select less": |a, b| Ops::select(Ops::less(a, b), a, b);
-        };
         let mut v: Vec<f32> = values().iter().map(|&x| x as f32).collect();
         for x in [
             f32::from_bits(1),
@@ -1024,30 +956,10 @@ mod tests {
         ] {
             v.extend([x, -x]);
         }
-        let pairs: Vec<(f32, f32)> = v
-            .iter()
-            .flat_map(|&a| v.iter().map(move |&b| (a, b)))
-            .collect();
-        let mut checked = 0;
-        for (name, vector, scalar) in rows {
-            for (k, quad) in pairs.chunks_exact(4).enumerate() {
-                let a = [quad[0].0, quad[1].0, quad[2].0, quad[3].0];
-                let b = [quad[0].1, quad[1].1, quad[2].1, quad[3].1];
-                // SAFETY: the processor has AVX2 and FMA (checked above).
-                let got = unsafe { four_f32(a, b, vector) };
-                for l in 0..4 {
-                    let want = scalar(a[l], b[l]);
-                    let same =
-                        got[l].to_bits() == want.to_bits() || got[l].is_nan() && want.is_nan();
-                    assert!(
-                        same,
-                        "{name}({:e}, {:e}): {:e}, the scalar row {:e} (vector {k})",
-                        a[l], b[l], got[l], want
-                    );
-                    checked += 1;
-                }
-            }
-        }
+        let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || a.is_nan() && b.is_nan();
+        // SAFETY: the processor has AVX2 and FMA (checked above).
+        let four = |a, b, f| unsafe { four_f32(a, b, f) };
+        let checked = check_rows(rows!(F32x4, f32), &v, four, same);
         assert!(checked > 100_000, "{checked} lanes checked");
     }
 

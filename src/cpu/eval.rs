@@ -441,11 +441,7 @@ fn run_chunk_body<const N: usize, const ISA: u8>(
                 let (x, y, z) = (lanes!(a), lanes!(b), lanes!(c));
                 // SAFETY: ISA is AVX512 only in run_chunk_avx512 (AVX-512F), AVX2 only in
                 // run_chunk_avx2_fma (AVX2 and FMA).
-                let done = match ISA {
-                    AVX512 => unsafe { hardware_fma(out, x, y, z, f32p, rd) },
-                    AVX2 => unsafe { vector_fma(out, x, y, z, f32p, rd) },
-                    _ => false,
-                };
+                let done = unsafe { isa_fma::<N, ISA>(out, x, y, z, f32p, rd) };
                 if !done && f32p {
                     lanes::fma_f32(out, x, y, z, len, rd);
                 } else if !done {
@@ -455,11 +451,7 @@ fn run_chunk_body<const N: usize, const ISA: u8>(
             Inst::Sqrt(a, rd) => {
                 let x = lanes!(a);
                 // SAFETY: as for the fma.
-                let done = match ISA {
-                    AVX512 => unsafe { hardware_sqrt(out, x, f32p, rd) },
-                    AVX2 => unsafe { vector_sqrt(out, x, f32p, rd) },
-                    _ => false,
-                };
+                let done = unsafe { isa_sqrt::<N, ISA>(out, x, f32p, rd) };
                 if !done {
                     lanes::sqrt(out, x, len, rd, f32p);
                 }
@@ -542,13 +534,15 @@ fn narrow_f32<const N: usize, const ISA: u8>(x: &mut [f64; N], r: Round) {
     lanes::map(x, &copy, |v| f64::from(round::narrow_f32(v, r)));
 }
 
-/// A directed fma over the chunk by AVX-512's embedded rounding; false (nothing done) for
-/// round-to-nearest or off x86-64.
+/// A directed fma over the chunk by the instruction set `ISA`: AVX-512's embedded rounding (f64
+/// and f32), or AVX2 vectors ([`super::avx2::fma`], f64); false (nothing done: `lanes` does it)
+/// for round-to-nearest, the portable copy, f32 on AVX2, or off x86-64.
 ///
 /// # Safety
-/// The processor must support AVX-512F (the caller is [`run_chunk_avx512`]'s body).
+/// The processor has `ISA`'s instructions (the caller is the copy of [`run_chunk_body`]
+/// compiled for them).
 #[inline(always)]
-unsafe fn hardware_fma<const N: usize>(
+unsafe fn isa_fma<const N: usize, const ISA: u8>(
     out: &mut [f64; N],
     x: &[f64; N],
     y: &[f64; N],
@@ -558,12 +552,13 @@ unsafe fn hardware_fma<const N: usize>(
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
     if rd != Round::Nearest {
-        // SAFETY: the processor supports AVX-512F (this function's contract).
+        // SAFETY: the processor has ISA's instructions (this function's contract).
         unsafe {
-            if f32p {
-                super::avx512::fma_f32(out, x, y, z, rd)
-            } else {
-                super::avx512::fma(out, x, y, z, rd)
+            match (ISA, f32p) {
+                (AVX512, true) => super::avx512::fma_f32(out, x, y, z, rd),
+                (AVX512, false) => super::avx512::fma(out, x, y, z, rd),
+                (AVX2, false) => super::avx2::fma(out, x, y, z, rd),
+                _ => return false,
             }
         };
         return true;
@@ -572,13 +567,12 @@ unsafe fn hardware_fma<const N: usize>(
     false
 }
 
-/// A directed square root over the chunk by AVX-512's embedded rounding; false as
-/// [`hardware_fma`].
+/// A directed square root over the chunk by `ISA`; false as [`isa_fma`].
 ///
 /// # Safety
-/// As [`hardware_fma`].
+/// As [`isa_fma`].
 #[inline(always)]
-unsafe fn hardware_sqrt<const N: usize>(
+unsafe fn isa_sqrt<const N: usize, const ISA: u8>(
     out: &mut [f64; N],
     x: &[f64; N],
     f32p: bool,
@@ -586,59 +580,15 @@ unsafe fn hardware_sqrt<const N: usize>(
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
     if rd != Round::Nearest {
-        // SAFETY: the processor supports AVX-512F (this function's contract).
+        // SAFETY: the processor has ISA's instructions (this function's contract).
         unsafe {
-            if f32p {
-                super::avx512::sqrt_f32(out, x, rd)
-            } else {
-                super::avx512::sqrt(out, x, rd)
+            match (ISA, f32p) {
+                (AVX512, true) => super::avx512::sqrt_f32(out, x, rd),
+                (AVX512, false) => super::avx512::sqrt(out, x, rd),
+                (AVX2, false) => super::avx2::sqrt(out, x, rd),
+                _ => return false,
             }
         };
-        return true;
-    }
-    let _ = (out, x, f32p, rd);
-    false
-}
-
-/// A directed f64 fma over the chunk on AVX2 vectors ([`super::avx2::fma`]); false (nothing
-/// done) for f32, round-to-nearest or off x86-64.
-///
-/// # Safety
-/// The processor must support AVX2 and FMA (the caller is [`run_chunk_avx2_fma`]'s body).
-#[inline(always)]
-unsafe fn vector_fma<const N: usize>(
-    out: &mut [f64; N],
-    x: &[f64; N],
-    y: &[f64; N],
-    z: &[f64; N],
-    f32p: bool,
-    rd: Round,
-) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if rd != Round::Nearest && !f32p {
-        // SAFETY: the processor supports AVX2 and FMA (this function's contract).
-        unsafe { super::avx2::fma(out, x, y, z, rd) };
-        return true;
-    }
-    let _ = (out, x, y, z, f32p, rd);
-    false
-}
-
-/// A directed f64 square root over the chunk on AVX2 vectors; false as [`vector_fma`].
-///
-/// # Safety
-/// As [`vector_fma`].
-#[inline(always)]
-unsafe fn vector_sqrt<const N: usize>(
-    out: &mut [f64; N],
-    x: &[f64; N],
-    f32p: bool,
-    rd: Round,
-) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if rd != Round::Nearest && !f32p {
-        // SAFETY: the processor supports AVX2 and FMA (this function's contract).
-        unsafe { super::avx2::sqrt(out, x, rd) };
         return true;
     }
     let _ = (out, x, f32p, rd);
@@ -690,13 +640,7 @@ fn binary<const N: usize, const ISA: u8>(
             Op2::Div => lanes::Op::Div,
         };
         // SAFETY: ISA is AVX2 only in run_chunk_avx2_fma (AVX2 and FMA).
-        unsafe {
-            if f32p {
-                super::avx2::binary_f32(out, x, y, rd, op)
-            } else {
-                super::avx2::binary(out, x, y, rd, op)
-            }
-        };
+        unsafe { super::avx2::binary(out, x, y, rd, op, f32p) };
         return;
     }
     let op = match op {

@@ -626,49 +626,36 @@ mod tests {
             .collect()
     }
 
-    /// [`crate::cpu::avx2::binary`] on a chunk where the processor has AVX2 and FMA.
-    fn avx2_binary(x: &[f64; LANES], y: &[f64; LANES], r: Round, op: Op) -> Option<[f64; LANES]> {
-        #[cfg(target_arch = "x86_64")]
-        {
-            #[target_feature(enable = "avx2,fma")]
-            fn run(x: &[f64; LANES], y: &[f64; LANES], r: Round, op: Op) -> [f64; LANES] {
-                let mut out = [0.0; LANES];
-                // SAFETY: compiled for AVX2 + FMA, called where the processor has them.
-                unsafe { crate::cpu::avx2::binary(&mut out, x, y, r, op) };
-                out
-            }
-            // SAFETY: the processor has AVX2 and FMA (available).
-            crate::cpu::avx2::available().then(|| unsafe { run(x, y, r, op) })
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            let _ = (x, y, r, op);
-            None
-        }
-    }
-
-    /// [`crate::cpu::avx2::binary_f32`] on a chunk where the processor has AVX2 and FMA.
-    fn avx2_binary_f32(
+    /// [`crate::cpu::avx2::binary`] on a chunk (f32 values with `f32`) where the processor has
+    /// AVX2 and FMA.
+    fn avx2_binary(
         x: &[f64; LANES],
         y: &[f64; LANES],
         r: Round,
         op: Op,
+        f32: bool,
     ) -> Option<[f64; LANES]> {
         #[cfg(target_arch = "x86_64")]
         {
             #[target_feature(enable = "avx2,fma")]
-            fn run(x: &[f64; LANES], y: &[f64; LANES], r: Round, op: Op) -> [f64; LANES] {
+            fn run(
+                x: &[f64; LANES],
+                y: &[f64; LANES],
+                r: Round,
+                op: Op,
+                f32: bool,
+            ) -> [f64; LANES] {
                 let mut out = [0.0; LANES];
                 // SAFETY: compiled for AVX2 + FMA, called where the processor has them.
-                unsafe { crate::cpu::avx2::binary_f32(&mut out, x, y, r, op) };
+                unsafe { crate::cpu::avx2::binary(&mut out, x, y, r, op, f32) };
                 out
             }
             // SAFETY: the processor has AVX2 and FMA (available).
-            crate::cpu::avx2::available().then(|| unsafe { run(x, y, r, op) })
+            crate::cpu::avx2::available().then(|| unsafe { run(x, y, r, op, f32) })
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            let _ = (x, y, r, op);
+            let _ = (x, y, r, op, f32);
             None
         }
     }
@@ -828,7 +815,7 @@ mod tests {
                     binary_f32(&mut out, &x, &y, len, rd, op);
                     // The AVX2 vectors' chunk function too, where the processor has them.
                     let vectors = (rd != Round::Nearest)
-                        .then(|| avx2_binary_f32(&x, &y, rd, op))
+                        .then(|| avx2_binary(&x, &y, rd, op, true))
                         .flatten();
                     for (name, out) in [("lanes", Some(out)), ("avx2", vectors)] {
                         let Some(out) = out else { continue };
@@ -1010,7 +997,7 @@ mod tests {
                     let mut out = [0.0; LANES];
                     binary_f64(&mut out, &x, &y, len, r, op);
                     // The AVX2 vectors' chunk function too, where the processor has them.
-                    let vectors = (r != Round::Nearest).then(|| avx2_binary(&x, &y, r, op));
+                    let vectors = (r != Round::Nearest).then(|| avx2_binary(&x, &y, r, op, false));
                     for (name, out) in [("lanes", Some(out)), ("avx2", vectors.flatten())] {
                         let Some(out) = out else { continue };
                         for l in 0..len {

@@ -1079,6 +1079,46 @@ macro_rules! vector_lanes {
     }};
 }
 
+/// [`Bound::apply_lanes`] of bound type `$t`: the whole AVX-512 vectors `$wide` where the
+/// processor rounds by AVX-512 ([`vector_lanes!`]); the lanes left, on a processor with AVX2
+/// and FMA, as whole vectors of four (`$quad`: [`crate::cpu::avx2::F64x4`] or `F32x4`, the
+/// software directed operations four lanes at a time, the bits of the scalar rows), then one at
+/// a time in the same copy compiled for AVX2 + FMA (the directed operations' `mul_add` one
+/// instruction, not a library call); elsewhere one at a time.
+macro_rules! bound_lanes {
+    ($ops:path, $wide:ty, $quad:ty, $t:ty, $code:expr, $slots:expr, $at:expr, $n:expr) => {{
+        let (code, slots, (out, a, b), n): (u16, &mut [Iv<$t>], (usize, usize, usize), usize) =
+            ($code, $slots, $at, $n);
+        let done = vector_lanes!($ops, $wide, $t, code, slots, (out, a, b), n);
+        /// The lanes left, one at a time.
+        #[inline(always)]
+        fn rest(code: u16, slots: &mut [Iv<$t>], at: (usize, usize, usize), done: usize, n: usize) {
+            let (out, a, b) = at;
+            apply_lanes!($ops, code, slots, out, a, b, done, n)
+        }
+        /// The lanes left on a processor with AVX2 and FMA.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma")]
+        fn fused(
+            code: u16,
+            slots: &mut [Iv<$t>],
+            (out, a, b): (usize, usize, usize),
+            done: usize,
+            n: usize,
+        ) {
+            let (o, x, y) = (out + done, a + done, b + done);
+            let quads = apply_vectors!($ops, $quad, code, &mut *slots, o, x, y, n - done);
+            rest(code, slots, (out, a, b), done + quads, n)
+        }
+        #[cfg(target_arch = "x86_64")]
+        if done < n && crate::cpu::avx2::available() {
+            // SAFETY: the processor has AVX2 and FMA (available).
+            return unsafe { fused(code, slots, (out, a, b), done, n) };
+        }
+        rest(code, slots, (out, a, b), done, n)
+    }};
+}
+
 impl Bound for f64 {
     const PRECISION: Precision = Precision::F64;
     fn nan() -> f64 {
@@ -1096,69 +1136,17 @@ impl Bound for f64 {
     fn apply(code: u16, a: Iv<f64>, b: Iv<f64>) -> Iv<f64> {
         apply!(crate::lower::generated::f64_ops, code, a, b)
     }
-    fn apply_lanes(code: u16, slots: &mut [Iv<f64>], (out, a, b): (usize, usize, usize), n: usize) {
-        let done = vector_lanes!(
+    fn apply_lanes(code: u16, slots: &mut [Iv<f64>], at: (usize, usize, usize), n: usize) {
+        bound_lanes!(
             crate::lower::generated::f64_ops,
             crate::cpu::simd::F64x8,
+            crate::cpu::avx2::F64x4,
             f64,
             code,
             slots,
-            (out, a, b),
+            at,
             n
-        );
-        /// The lanes left, one at a time.
-        #[inline(always)]
-        fn rest(
-            code: u16,
-            slots: &mut [Iv<f64>],
-            at: (usize, usize, usize),
-            done: usize,
-            n: usize,
-        ) {
-            let (out, a, b) = at;
-            apply_lanes!(
-                crate::lower::generated::f64_ops,
-                code,
-                slots,
-                out,
-                a,
-                b,
-                done,
-                n
-            )
-        }
-        /// The lanes left on a processor with AVX2 and FMA: whole vectors of four
-        /// ([`crate::cpu::avx2::F64x4`]: the software directed operations four lanes at a time,
-        /// the bits of the scalar rows), then [`rest`] compiled for them (the directed
-        /// operations' `mul_add` one instruction, not a library call).
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2,fma")]
-        fn fused(
-            code: u16,
-            slots: &mut [Iv<f64>],
-            (out, a, b): (usize, usize, usize),
-            done: usize,
-            n: usize,
-        ) {
-            let (o, x, y) = (out + done, a + done, b + done);
-            let quads = apply_vectors!(
-                crate::lower::generated::f64_ops,
-                crate::cpu::avx2::F64x4,
-                code,
-                &mut *slots,
-                o,
-                x,
-                y,
-                n - done
-            );
-            rest(code, slots, (out, a, b), done + quads, n)
-        }
-        #[cfg(target_arch = "x86_64")]
-        if done < n && crate::cpu::avx2::available() {
-            // SAFETY: the processor has AVX2 and FMA (available).
-            return unsafe { fused(code, slots, (out, a, b), done, n) };
-        }
-        rest(code, slots, (out, a, b), done, n)
+        )
     }
 }
 
@@ -1179,68 +1167,17 @@ impl Bound for f32 {
     fn apply(code: u16, a: Iv<f32>, b: Iv<f32>) -> Iv<f32> {
         apply!(crate::lower::generated::f32_ops, code, a, b)
     }
-    fn apply_lanes(code: u16, slots: &mut [Iv<f32>], (out, a, b): (usize, usize, usize), n: usize) {
-        let done = vector_lanes!(
+    fn apply_lanes(code: u16, slots: &mut [Iv<f32>], at: (usize, usize, usize), n: usize) {
+        bound_lanes!(
             crate::lower::generated::f32_ops,
             crate::cpu::simd::F32x16,
+            crate::cpu::avx2::F32x4,
             f32,
             code,
             slots,
-            (out, a, b),
+            at,
             n
-        );
-        /// The lanes left, one at a time.
-        #[inline(always)]
-        fn rest(
-            code: u16,
-            slots: &mut [Iv<f32>],
-            at: (usize, usize, usize),
-            done: usize,
-            n: usize,
-        ) {
-            let (out, a, b) = at;
-            apply_lanes!(
-                crate::lower::generated::f32_ops,
-                code,
-                slots,
-                out,
-                a,
-                b,
-                done,
-                n
-            )
-        }
-        /// The lanes left on a processor with AVX2 and FMA: whole vectors of four
-        /// ([`crate::cpu::avx2::F32x4`]: f32 values carried in f64, the software directed
-        /// operations then one rounding to f32, the bits of the scalar rows), then [`rest`].
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2,fma")]
-        fn fused(
-            code: u16,
-            slots: &mut [Iv<f32>],
-            (out, a, b): (usize, usize, usize),
-            done: usize,
-            n: usize,
-        ) {
-            let (o, x, y) = (out + done, a + done, b + done);
-            let quads = apply_vectors!(
-                crate::lower::generated::f32_ops,
-                crate::cpu::avx2::F32x4,
-                code,
-                &mut *slots,
-                o,
-                x,
-                y,
-                n - done
-            );
-            rest(code, slots, (out, a, b), done + quads, n)
-        }
-        #[cfg(target_arch = "x86_64")]
-        if done < n && crate::cpu::avx2::available() {
-            // SAFETY: the processor has AVX2 and FMA (available).
-            return unsafe { fused(code, slots, (out, a, b), done, n) };
-        }
-        rest(code, slots, (out, a, b), done, n)
+        )
     }
 }
 
