@@ -84,8 +84,8 @@ pub(super) unsafe fn pinned_room<T: cudarc::driver::DeviceRepr>(
 }
 
 /// Pushes the arguments every tile-box kernel takes, in its order: the region's rounded
-/// constants (`x0, y1, wx_lo, wx_hi, wy_lo, wy_hi, w, h`), the tile size, the image's width
-/// and height.
+/// constants ([`crate::search::Axes::constants`]), the tile size, the image's width and
+/// height.
 pub(super) fn push_grid<'a>(
     b: &mut cudarc::driver::LaunchArgs<'a>,
     a: &'a crate::search::Axes,
@@ -93,17 +93,10 @@ pub(super) fn push_grid<'a>(
     plan: &'a crate::search::Plan,
 ) {
     use cudarc::driver::PushKernelArg;
-    b.arg(&a.x0)
-        .arg(&a.y1)
-        .arg(&a.wx_lo)
-        .arg(&a.wx_hi)
-        .arg(&a.wy_lo)
-        .arg(&a.wy_hi);
-    b.arg(&a.w)
-        .arg(&a.h)
-        .arg(tile)
-        .arg(&plan.width)
-        .arg(&plan.height);
+    for v in a.x_lo.iter().chain(&a.x_hi).chain(&a.y_lo).chain(&a.y_hi) {
+        b.arg(v);
+    }
+    b.arg(tile).arg(&plan.width).arg(&plan.height);
 }
 
 /// Grows `buf` to hold at least `len` elements (a power of two, so that a search's lists grow

@@ -93,6 +93,50 @@ fn render_on_the_gpu_equals_the_cpu() {
 /// CPU tape render's classes, rounds and mean tape lengths, and the plain GPU render's classes,
 /// on Prospero and min/max models with a sqrt that may be empty, f64 and f32, three tile plans
 /// (one with clipped tiles).
+/// Renders over the largest floats of each precision (the width of `[-MAX, MAX]` overflows;
+/// the pixel edges are weighted means of the region's ends, `Axes`): plain and pruned, the
+/// GPU gives the CPU's classes and rounds, and most pixels are decided (the CPU's unit test
+/// `renders_over_the_largest_floats_classify_their_pixels` checks them against exact ones).
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
+fn renders_over_the_largest_floats_on_the_gpu_equal_the_cpu() {
+    use ivjit::search::tape::{self, TapeBackend};
+    crate::common::gpu::require_gpu("renders_over_the_largest_floats_on_the_gpu_equal_the_cpu");
+    let text = "min(x - y, 2*x*x + 1)";
+    let expr = Expression::parse(text).unwrap();
+    for (p, m) in [
+        (Precision::F64, f64::MAX),
+        (Precision::F32, f32::MAX as f64),
+    ] {
+        let (cpu, gpu) = pair(text, p);
+        for region in [[-m, m, -m, m], [-m, m / 2.0, -m / 3.0, m]] {
+            for (w, h, tiles) in [(333, 250, vec![16, 4, 1]), (256, 256, vec![64, 8, 1])] {
+                let opts = RenderOptions {
+                    tiles,
+                    ..RenderOptions::new(w, h, region)
+                };
+                let at = format!("{p:?} {region:?} {w}x{h}");
+                let a = render(&cpu, &opts).unwrap();
+                let b = render(&gpu, &opts).unwrap();
+                assert!(a.classes == b.classes, "{at}: plain classes differ");
+                assert_eq!(a.rounds, b.rounds, "{at}");
+                let (c, sc) = tape::render(&expr, p, TapeBackend::Cpu, &opts).unwrap();
+                let (d, sd) = tape::render(&expr, p, TapeBackend::Gpu, &opts).unwrap();
+                assert!(c.classes == d.classes, "{at}: pruned classes differ");
+                assert_eq!((c.rounds, sc), (d.rounds, sd), "{at}: pruned");
+                let undecided = b.classes.iter().filter(|&&c| c == BOUNDARY).count();
+                assert!(
+                    undecided < (w * h / 20) as usize,
+                    "{at}: {undecided} undecided"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 #[cfg_attr(
     not(feature = "gpu-tests"),

@@ -5,7 +5,7 @@
 //! renders (`super::prune`, `super::tape`) reuse the plan, the axes and the classes.
 
 use super::{filled, SearchError};
-use crate::round::{add_f64, div_f64, mul_f64, sub_f64, Round};
+use crate::round::{add_f64, div_f64, mul_f64, Round};
 use crate::{Backend, Error, Evaluator};
 
 pub(crate) mod cpu;
@@ -352,47 +352,70 @@ impl Edges {
     }
 }
 
-/// The region's constants, rounded once: `x0`, `y1`, the widths rounded down and up, and the
-/// image size. The GPU kernels receive exactly these values.
+/// The region's constants, rounded once: each end of each axis divided by the image's size
+/// in pixels along it, rounded down and up. The GPU kernels receive exactly these values
+/// (`tile_bounds` in src/search/tile.cu).
+///
+/// A pixel edge is the weighted mean of the region's ends, `x(j) = x0 (W - j) / W + x1 j / W`
+/// (and `y(i) = y1 (H - i) / H + y0 i / H`, rows from the top): two products and a sum, each
+/// rounded in the bound's direction, from `x0 / W` and `x1 / W` rounded the same way. Every
+/// weight (`W - j`, `j`) is a nonnegative integer, so each step keeps the bound whatever the
+/// signs of the ends. Unlike `x0 + j (x1 - x0) / W`, no intermediate exceeds the region's
+/// largest end in magnitude, so a region as wide as `[-MAX, MAX]` (whose width overflows to
+/// infinity) still gets pixels of their true size. A rounded sum can step one ulp past MAX
+/// and overflow; the real edge lies within the (finite) region, so the bounds are clamped to
+/// `[-MAX, MAX]`. Each bound is within a few ulps of the largest end in magnitude (two
+/// roundings of each product, one of the sum) plus, where the ends are subnormal, one quantum
+/// per pixel (`x0 / W` rounded, multiplied by up to W).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Axes {
-    pub x0: f64,
-    pub y1: f64,
-    pub wx_lo: f64,
-    pub wx_hi: f64,
-    pub wy_lo: f64,
-    pub wy_hi: f64,
-    pub w: f64,
-    pub h: f64,
+    /// `[x0 / W, x1 / W]` rounded down, then the same rounded up.
+    pub x_lo: [f64; 2],
+    pub x_hi: [f64; 2],
+    /// `[y1 / H, y0 / H]` (top first, as rows count from the top) rounded down, then up.
+    pub y_lo: [f64; 2],
+    pub y_hi: [f64; 2],
+    pub w: u32,
+    pub h: u32,
 }
 
 impl Axes {
     pub(crate) fn new([x0, x1, y0, y1]: [f64; 4], width: u32, height: u32) -> Axes {
+        let (w, h) = (width.max(1) as f64, height.max(1) as f64);
+        let (d, u) = (Round::Down, Round::Up);
         Axes {
-            x0,
-            y1,
-            wx_lo: sub_f64(x1, x0, Round::Down),
-            wx_hi: sub_f64(x1, x0, Round::Up),
-            wy_lo: sub_f64(y1, y0, Round::Down),
-            wy_hi: sub_f64(y1, y0, Round::Up),
-            w: width as f64,
-            h: height as f64,
+            x_lo: [div_f64(x0, w, d), div_f64(x1, w, d)],
+            x_hi: [div_f64(x0, w, u), div_f64(x1, w, u)],
+            y_lo: [div_f64(y1, h, d), div_f64(y0, h, d)],
+            y_hi: [div_f64(y1, h, u), div_f64(y0, h, u)],
+            w: width,
+            h: height,
         }
     }
 
-    /// `[xlo, xhi, ylo, yhi]` enclosing the pixels `i0..i1` x `j0..j1`. Every quantity below is
-    /// non-negative, so rounding each step down (up) bounds the real value from below (above):
-    /// `x0 + j0 (x1 - x0) / W >= RD(x0 + RD(RD(j0 RD(x1 - x0)) / W))`, and so on.
+    /// The eight constants in the order the GPU kernels take them: x's down, x's up, y's
+    /// down, y's up.
+    pub(crate) fn constants(&self) -> [f64; 8] {
+        let [a, b, c, e] = [self.x_lo, self.x_hi, self.y_lo, self.y_hi];
+        [a[0], a[1], b[0], b[1], c[0], c[1], e[0], e[1]]
+    }
+
+    /// `[xlo, xhi, ylo, yhi]` enclosing the pixels `i0..i1` x `j0..j1` (see [`Axes`]).
     pub(crate) fn tile_box(&self, i0: u32, i1: u32, j0: u32, j1: u32) -> [f64; 4] {
-        let (d, u) = (Round::Down, Round::Up);
-        let a = self;
         [
-            add_f64(a.x0, div_f64(mul_f64(j0 as f64, a.wx_lo, d), a.w, d), d),
-            add_f64(a.x0, div_f64(mul_f64(j1 as f64, a.wx_hi, u), a.w, u), u),
-            sub_f64(a.y1, div_f64(mul_f64(i1 as f64, a.wy_hi, u), a.h, u), d),
-            sub_f64(a.y1, div_f64(mul_f64(i0 as f64, a.wy_lo, d), a.h, d), u),
+            edge(self.x_lo, self.w, j0, Round::Down),
+            edge(self.x_hi, self.w, j1, Round::Up),
+            edge(self.y_lo, self.h, i1, Round::Down),
+            edge(self.y_hi, self.h, i0, Round::Up),
         ]
     }
+}
+
+/// `a0 (n - k) + a1 k` with every step rounded `r`, clamped to the finite floats (see
+/// [`Axes`]).
+fn edge([a0, a1]: [f64; 2], n: u32, k: u32, r: Round) -> f64 {
+    let s = add_f64(mul_f64(a0, (n - k) as f64, r), mul_f64(a1, k as f64, r), r);
+    s.clamp(-f64::MAX, f64::MAX)
 }
 
 /// The class of an enclosure `[lo, hi]` of f (NaN bounds, the empty set, give [`BOUNDARY`]:
@@ -460,26 +483,108 @@ mod tests {
         .unwrap()
     }
 
-    /// Pixel boxes contain the exact real pixel: checked with exact rational arithmetic on
-    /// a region whose bounds are not representable sums.
+    /// Pixel boxes contain the exact real pixel, and are tight (each bound within 8 ulps of
+    /// the region's largest end, plus one subnormal quantum per pixel of the axis, as
+    /// `x0 / W` rounded is multiplied by up to W): checked with exact rational arithmetic on regions whose
+    /// bounds are not representable sums, on one of the largest floats and on `[-MAX, MAX]`,
+    /// whose width overflows (the old `x0 + j (x1 - x0) / W` gave every pixel `[.., inf]`).
     #[test]
     fn pixel_boxes_enclose_the_real_pixels() {
         use num_rational::BigRational;
         let q = |x: f64| BigRational::from_float(x).unwrap();
-        let region = [-1.1, 0.7, -0.3, 2.9];
-        let (w, h) = (37u32, 23u32);
-        let axes = Axes::new(region, w, h);
-        for i in 0..h {
-            for j in 0..w {
-                let [xl, xh, yl, yh] = axes.tile_box(i, i + 1, j, j + 1);
+        let m = f64::MAX;
+        let regions = [
+            [-1.1, 0.7, -0.3, 2.9],
+            [-m, m, -m, m],
+            [-m, -m / 3.0, 0.5 * m, m],
+            [1e300, 1.0000001e300, -5e-324, 1e-310],
+        ];
+        for region in regions {
+            let (w, h) = (37u32, 23u32);
+            let axes = Axes::new(region, w, h);
+            // 8 ulps of the larger end of each axis, as a rational.
+            let tol = |a: f64, b: f64, n: u32| {
+                q(a.abs().max(b.abs()) * f64::EPSILON * 8.0) + q(n as f64 * 5e-324)
+            };
+            let (tx, ty) = (tol(region[0], region[1], w), tol(region[2], region[3], h));
+            for i in 0..h {
+                for j in 0..w {
+                    let [xl, xh, yl, yh] = axes.tile_box(i, i + 1, j, j + 1);
+                    let dx = (q(region[1]) - q(region[0])) / q(w as f64);
+                    let dy = (q(region[3]) - q(region[2])) / q(h as f64);
+                    let rx0 = q(region[0]) + q(j as f64) * &dx;
+                    let rx1 = q(region[0]) + q((j + 1) as f64) * &dx;
+                    let ry0 = q(region[3]) - q((i + 1) as f64) * &dy;
+                    let ry1 = q(region[3]) - q(i as f64) * &dy;
+                    let at = format!("pixel ({i}, {j}) of {region:?}");
+                    assert!(q(xl) <= rx0 && rx1 <= q(xh), "{at}: x");
+                    assert!(q(yl) <= ry0 && ry1 <= q(yh), "{at}: y");
+                    assert!(&rx0 - q(xl) <= tx && q(xh) - &rx1 <= tx, "{at}: x tight");
+                    assert!(&ry0 - q(yl) <= ty && q(yh) - &ry1 <= ty, "{at}: y tight");
+                }
+            }
+        }
+    }
+
+    /// Renders over regions of the largest floats (the width of `[-MAX, MAX]` overflows):
+    /// plain and pruned, f64 and f32, every proven class agrees with the exact class of the
+    /// real pixel (rational arithmetic; f = x - y, whose sign on a box is decided by its
+    /// corners), and only pixels next to the diagonal are left undecided. Before the
+    /// weighted-mean edges every pixel of `[-MAX, MAX]^2` was undecided.
+    #[test]
+    fn renders_over_the_largest_floats_classify_their_pixels() {
+        use crate::search::tape::{self, TapeBackend};
+        use crate::{BackendChoice, Expression, Precision};
+        use num_rational::BigRational;
+        let q = |x: f64| BigRational::from_float(x).unwrap();
+        let (w, h) = (40u32, 30u32);
+        // Each precision on its own largest floats (f64's overflow f32's boxes: entire).
+        for (p, m) in [
+            (Precision::F64, f64::MAX),
+            (Precision::F32, f32::MAX as f64),
+        ] {
+            for region in [[-m, m, -m, m], [-m, m / 2.0, -m / 3.0, m]] {
+                let opts = RenderOptions {
+                    tiles: vec![8, 2, 1],
+                    ..RenderOptions::new(w, h, region)
+                };
                 let dx = (q(region[1]) - q(region[0])) / q(w as f64);
                 let dy = (q(region[3]) - q(region[2])) / q(h as f64);
-                let rx0 = q(region[0]) + q(j as f64) * &dx;
-                let rx1 = q(region[0]) + q((j + 1) as f64) * &dx;
-                let ry0 = q(region[3]) - q((i + 1) as f64) * &dy;
-                let ry1 = q(region[3]) - q(i as f64) * &dy;
-                assert!(q(xl) <= rx0 && rx1 <= q(xh), "pixel ({i}, {j}) x");
-                assert!(q(yl) <= ry0 && ry1 <= q(yh), "pixel ({i}, {j}) y");
+                let mut exact = Vec::new();
+                for i in 0..h {
+                    for j in 0..w {
+                        let x_lo = q(region[0]) + q(j as f64) * &dx;
+                        let x_hi = &x_lo + &dx;
+                        let y_hi = q(region[3]) - q(i as f64) * &dy;
+                        let y_lo = &y_hi - &dy;
+                        exact.push(if x_lo > y_hi {
+                            OUTSIDE
+                        } else if x_hi < y_lo {
+                            INSIDE
+                        } else {
+                            BOUNDARY
+                        });
+                    }
+                }
+                let undecided = exact.iter().filter(|&&c| c == BOUNDARY).count();
+                // The min's second side is positive on the whole region's boxes: pruned away.
+                let text = "min(x - y, 2*x*x + 1)";
+                let expr = Expression::parse(text).unwrap();
+                let eval = Evaluator::new(&expr, p, BackendChoice::Cpu).unwrap();
+                let plain = render(&eval, &opts).unwrap().classes;
+                let pruned = tape::render(&expr, p, TapeBackend::Cpu, &opts)
+                    .unwrap()
+                    .0
+                    .classes;
+                for (name, got) in [("plain", &plain), ("pruned", &pruned)] {
+                    let at = format!("{name} {p} {region:?}");
+                    for (k, (&g, &e)) in got.iter().zip(&exact).enumerate() {
+                        assert!(g == BOUNDARY || g == e, "{at}: pixel {k} is {g}, not {e}");
+                    }
+                    let left = got.iter().filter(|&&c| c == BOUNDARY).count();
+                    let most = undecided + 2 * (w + h) as usize;
+                    assert!(left <= most, "{at}: {left} undecided, {undecided} exactly");
+                }
             }
         }
     }

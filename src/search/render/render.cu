@@ -6,14 +6,13 @@
 // inputs: variable k's lower bounds at in[2k*n + t], upper bounds at in[(2k+1)*n + t].
 extern "C" __global__ void ivjit_search_boxes(
     u32 n, const u32* tiles, T* in,
-    double x0, double y1, double wx_lo, double wx_hi, double wy_lo, double wy_hi,
-    double w, double h, u32 tile, u32 width, u32 height, int kx, int ky)
+    GRID_PARAMS, u32 tile, u32 width, u32 height, int kx, int ky)
 {
     for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += gridDim.x * blockDim.x) {
         u32 i0 = tiles[2 * t] * tile, j0 = tiles[2 * t + 1] * tile;
         u32 i1 = min(i0 + tile, height), j1 = min(j0 + tile, width);
         double b[4];
-        tile_bounds(i0, i1, j0, j1, x0, y1, wx_lo, wx_hi, wy_lo, wy_hi, w, h, b);
+        tile_bounds(i0, i1, j0, j1, width, height, GRID_ARGS, b);
         if (kx >= 0) {
             in[(size_t)(2 * kx) * n + t] = lo_of(b[0]);
             in[(size_t)(2 * kx + 1) * n + t] = hi_of(b[1]);

@@ -220,14 +220,23 @@ fn kernels(
     }))
 }
 
-/// The z axis's arguments of the interpreter's kernels: `z1`, the z widths rounded down and
-/// up, the depth as a double (the constants of [`crate::search::render::ZAxis`]) and the
-/// depth (0 for a 2-D plan: no layers).
-fn z_args(plan: &Plan) -> (f64, f64, f64, f64, u32) {
+/// The z axis's arguments of the interpreter's kernels: its four constants (`z1 / D` and
+/// `z0 / D` rounded down, then up: [`crate::search::render::ZAxis`]'s y constants) and the
+/// depth D (0 for a 2-D plan: no layers).
+fn z_args(plan: &Plan) -> ([f64; 4], u32) {
     match plan.z {
-        Some(z) => (z.axes.y1, z.axes.wy_lo, z.axes.wy_hi, z.axes.h, z.depth),
-        None => (0.0, 0.0, 0.0, 1.0, 0),
+        Some(z) => {
+            let c = z.axes.constants();
+            ([c[4], c[5], c[6], c[7]], z.depth)
+        }
+        None => ([0.0; 4], 0),
     }
+}
+
+/// Pushes [`z_args`] in the kernels' order.
+fn push_z<'a>(b: &mut cudarc::driver::LaunchArgs<'a>, zc: &'a [f64; 4], depth: &'a u32) {
+    use cudarc::driver::PushKernelArg;
+    b.arg(&zc[0]).arg(&zc[1]).arg(&zc[2]).arg(&zc[3]).arg(depth);
 }
 
 /// A tape ready to render frames on the GPUs (`IVJIT_DEVICES`, else every visible one): on
@@ -536,9 +545,9 @@ fn plan_key(plan: &Plan) -> Vec<u64> {
             g.layers as u64,
         ]
     }));
-    key.extend([a.x0, a.y1, a.wx_lo, a.wx_hi, a.wy_lo, a.wy_hi, a.w, a.h].map(f64::to_bits));
-    let (z1, wz_lo, wz_hi, dd, depth) = z_args(plan);
-    key.extend([z1, wz_lo, wz_hi, dd].map(f64::to_bits));
+    key.extend(a.constants().map(f64::to_bits));
+    let (zc, depth) = z_args(plan);
+    key.extend(zc.map(f64::to_bits));
     key.push(depth as u64);
     key
 }
@@ -806,8 +815,8 @@ where
             .arg(&record);
         let a = plan.axes;
         kernels::push_grid(&mut b, &a, &g.tile, plan);
-        let (z1, wz_lo, wz_hi, dd, depth) = z_args(plan);
-        b.arg(&z1).arg(&wz_lo).arg(&wz_hi).arg(&dd).arg(&depth);
+        let (zc, depth) = z_args(plan);
+        push_z(&mut b, &zc, &depth);
         match heights {
             Some(h) => b.arg(h),
             None => b.arg(&null),
@@ -914,7 +923,7 @@ where
             .arg(&into.grid.rows)
             .arg(&into.grid.cols);
         let g = &plan.levels[lv.l];
-        let depth = z_args(plan).4;
+        let depth = z_args(plan).1;
         let null = 0u64;
         b.arg(&into.grid.layers).arg(&depth);
         match heights {
@@ -1022,7 +1031,7 @@ where
         needed: &[Cap],
         kept: &mut Kept,
     ) -> Result<(), GpuError> {
-        let (z1, wz_lo, wz_hi, dd, depth) = z_args(plan);
+        let (zc, depth) = z_args(plan);
         let null = 0u64;
         let levels = &plan.levels;
         for (l, g) in levels.iter().enumerate() {
@@ -1060,13 +1069,8 @@ where
                 .arg(&last);
             let a = plan.axes;
             kernels::push_grid(&mut b, &a, &g.tile, plan);
-            b.arg(&z1)
-                .arg(&wz_lo)
-                .arg(&wz_hi)
-                .arg(&dd)
-                .arg(&depth)
-                .arg(map)
-                .arg(normals);
+            push_z(&mut b, &zc, &depth);
+            b.arg(map).arg(normals);
             // SAFETY: matches ivjit_tape_normals; `work` holds the level's n items (the first
             // *n_dev written), their tapes in `pool`, `item_cls` n classes, `map` and
             // `normals` a column (three numbers) per pixel.

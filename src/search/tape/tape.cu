@@ -42,14 +42,12 @@ __device__ __forceinline__ bool is_choice(u32 op) {
 }
 
 // The box of tile (r, q) of size tile (tile_bounds), narrowed outward to T.
-__device__ void tile_box(u32 r, u32 q, u32 tile, u32 width, u32 height, double x0, double y1,
-                         double wx_lo, double wx_hi, double wy_lo, double wy_hi, double w,
-                         double h, Iv* x, Iv* y)
+__device__ void tile_box(u32 r, u32 q, u32 tile, u32 width, u32 height, GRID_PARAMS, Iv* x, Iv* y)
 {
     u32 i0 = r * tile, j0 = q * tile;
     u32 i1 = min(i0 + tile, height), j1 = min(j0 + tile, width);
     double b[4];
-    tile_bounds(i0, i1, j0, j1, x0, y1, wx_lo, wx_hi, wy_lo, wy_hi, w, h, b);
+    tile_bounds(i0, i1, j0, j1, width, height, GRID_ARGS, b);
     x->lo = lo_of(b[0]);
     x->hi = hi_of(b[1]);
     y->lo = lo_of(b[2]);
@@ -62,14 +60,14 @@ __device__ __forceinline__ u32 row_of(u32 word, u32 depth) { return depth ? word
 __device__ __forceinline__ u32 layer_of(u32 word, u32 depth) { return depth ? word >> 16 : 0; }
 
 // The z bounds of layer lz of tiles of size tile, narrowed outward to T: the CPU's
-// Plan::layers_box, a row's bounds on the z axis's constants (z1, the z widths rounded down
-// and up, depth as a double).
-__device__ Iv layer_box(u32 lz, u32 tile, u32 depth, double z1, double wz_lo, double wz_hi,
-                        double dd)
+// Plan::layers_box, a row's bounds on the z axis's constants ({z1/D, z0/D} rounded down,
+// then up, D the depth: ZAxis::axes' y constants).
+__device__ Iv layer_box(u32 lz, u32 tile, u32 depth, double az1_lo, double az0_lo,
+                        double az1_hi, double az0_hi)
 {
     u32 k0 = lz * tile, k1 = min(k0 + tile, depth);
     double b[4];
-    tile_bounds(k0, k1, 0, 0, 0.0, z1, 0.0, 0.0, wz_lo, wz_hi, 1.0, dd, b);
+    tile_bounds(k0, k1, 0, 0, 1, depth, 0.0, 0.0, 0.0, 0.0, az1_lo, az0_lo, az1_hi, az0_hi, b);
     Iv z;
     z.lo = lo_of(b[2]);
     z.hi = hi_of(b[3]);
@@ -96,9 +94,8 @@ __device__ __forceinline__ void mark(unsigned char c, int record, u32 r, u32 q, 
 extern "C" __global__ void ivjit_tape_eval(
     u32 n, const u32* work, const unsigned long long* pool, const T* consts, u32 out,
     unsigned char* choices, u32* n_choices, int record,
-    double x0, double y1, double wx_lo, double wx_hi, double wy_lo, double wy_hi,
-    double w, double h, u32 tile, u32 width, u32 height,
-    double z1, double wz_lo, double wz_hi, double dd, u32 depth, u32* heights,
+    GRID_PARAMS, u32 tile, u32 width, u32 height,
+    double az1_lo, double az0_lo, double az1_hi, double az0_hi, u32 depth, u32* heights,
     unsigned char* item_cls,
     unsigned char* cls, u32 cols, u32* boundary, u32* counts, unsigned long long* length,
     u32 stage, const u32* n_dev, u32 kcap)
@@ -128,8 +125,8 @@ extern "C" __global__ void ivjit_tape_eval(
         unsigned char c = 3;
         if (valid) {
             Iv x, y;
-            tile_box(r, q, tile, width, height, x0, y1, wx_lo, wx_hi, wy_lo, wy_hi, w, h, &x, &y);
-            Iv z = depth ? layer_box(lz, tile, depth, z1, wz_lo, wz_hi, dd) : y;
+            tile_box(r, q, tile, width, height, GRID_ARGS, &x, &y);
+            Iv z = depth ? layer_box(lz, tile, depth, az1_lo, az0_lo, az1_hi, az0_hi) : y;
             Iv s[NSLOTS];
             u32 k = 0;
             const unsigned long long* tp = stage > 0 && off == s_off && len <= s_len
@@ -577,9 +574,8 @@ extern "C" __global__ void ivjit_tape_root_eval(
     u32 n, const u32* work, const unsigned long long* pool, const u32* args, const T* consts,
     const u32* order, const u32* lv, u32 nlv, const u32* cix, u32 total_choices,
     unsigned char* choices, u32* n_choices, int record,
-    double x0, double y1, double wx_lo, double wx_hi, double wy_lo, double wy_hi,
-    double w, double h, u32 tile, u32 width, u32 height,
-    double z1, double wz_lo, double wz_hi, double dd, u32 depth, u32* heights,
+    GRID_PARAMS, u32 tile, u32 width, u32 height,
+    double az1_lo, double az0_lo, double az1_hi, double az0_hi, u32 depth, u32* heights,
     unsigned char* item_cls,
     unsigned char* cls, u32 cols, u32* boundary, u32* counts, unsigned long long* length)
 {
@@ -590,8 +586,8 @@ extern "C" __global__ void ivjit_tape_root_eval(
     u32 rw = work[4 * t], q = work[4 * t + 1], len = work[4 * t + 3];
     u32 r = row_of(rw, depth), lz = layer_of(rw, depth);
     Iv x, y;
-    tile_box(r, q, tile, width, height, x0, y1, wx_lo, wx_hi, wy_lo, wy_hi, w, h, &x, &y);
-    Iv z = depth ? layer_box(lz, tile, depth, z1, wz_lo, wz_hi, dd) : y;
+    tile_box(r, q, tile, width, height, GRID_ARGS, &x, &y);
+    Iv z = depth ? layer_box(lz, tile, depth, az1_lo, az0_lo, az1_hi, az0_hi) : y;
     for (u32 d = 0; d < nlv; d++) {
         for (u32 j = lv[d] + threadIdx.x; j < lv[d + 1]; j += blockDim.x) {
             u32 i = order[j];
@@ -867,9 +863,8 @@ __device__ void certified_normal(const Dual& d, double* out)
 extern "C" __global__ void ivjit_tape_normals(
     u32 n, const u32* n_dev, const u32* work, const unsigned long long* pool, const T* consts,
     const unsigned char* item_cls, int last,
-    double x0, double y1, double wx_lo, double wx_hi, double wy_lo, double wy_hi,
-    double w, double h, u32 tile, u32 width, u32 height,
-    double z1, double wz_lo, double wz_hi, double dd, u32 depth,
+    GRID_PARAMS, u32 tile, u32 width, u32 height,
+    double az1_lo, double az0_lo, double az1_hi, double az0_hi, u32 depth,
     const u32* map, double* normals)
 {
     u32 m = n_dev ? min(*n_dev, n) : n;
@@ -886,8 +881,8 @@ extern "C" __global__ void ivjit_tape_normals(
                 size_t p = (size_t)i * width + j;
                 if (map[p] != top) continue;
                 Iv x, y;
-                tile_box(i, j, 1, width, height, x0, y1, wx_lo, wx_hi, wy_lo, wy_hi, w, h, &x, &y);
-                Iv z = layer_box(lz * tile, 1, depth, z1, wz_lo, wz_hi, dd);
+                tile_box(i, j, 1, width, height, GRID_ARGS, &x, &y);
+                Iv z = layer_box(lz * tile, 1, depth, az1_lo, az0_lo, az1_hi, az0_hi);
                 Dual d = tape_gradient(pool + off, len, consts, x, y, z);
                 certified_normal(d, normals + 3 * p);
             }
