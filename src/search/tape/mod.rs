@@ -828,27 +828,32 @@ impl Tape {
     /// `min`/`max` is replaced by its winner wherever it is used, what only the losers used is
     /// dropped, and the rest is renumbered and given slots again.
     pub(crate) fn prune(&self, choices: &[u8]) -> Tape {
-        const DEAD: u8 = 0;
         const KEPT: u8 = 1;
         const REPLACED: u8 = 2;
+        /// `live`, `state`, `m` and `reached` below.
+        type Scratch = (Vec<u64>, Vec<u8>, Vec<u16>, Vec<u16>);
         thread_local! {
-            // `state`, `m` and `reached` below, kept between calls: a render prunes thousands
-            // of tapes.
-            static SCRATCH: std::cell::RefCell<(Vec<u8>, Vec<u16>, Vec<u16>)> =
-                Default::default();
+            // Kept between calls: a render prunes thousands of tapes.
+            static SCRATCH: std::cell::RefCell<Scratch> = Default::default();
         }
         let n = self.len();
         let mut scratch = SCRATCH.take();
-        let (state, m, reached) = &mut scratch;
-        // Backward: which instructions the result needs; m[i] the winner of a replaced one;
-        // `reached` the needed and the replaced ones, last first (most of a tape is dead on a
-        // small tile: the forward pass visits only these).
-        state.clear();
-        state.resize(n, DEAD);
-        m.clear();
+        let (live, state, m, reached) = &mut scratch;
+        // Backward: which instructions the result needs (`live`, one bit each: most of a tape
+        // is dead on a small tile, and a scan of one flag per instruction was a third of the
+        // pruning; the bits are visited highest first, 64 dead ones per word test); state[i]
+        // whether a needed one is kept or replaced, m[i] the winner of a replaced one;
+        // `reached` the needed and the replaced ones, last first (the forward pass visits only
+        // these). Operands come before their users, so a bit set while visiting instruction i
+        // is below i and is visited after it. `state` and `m` are written before they are
+        // read, for the reached instructions only: no clearing.
+        live.clear();
+        live.resize(n.div_ceil(64), 0);
+        state.resize(n, 0);
         m.resize(n, 0);
         reached.clear();
-        state[n - 1] = KEPT;
+        let mark = |live: &mut [u64], j: usize| live[j >> 6] |= 1u64 << (j & 63);
+        mark(live, n - 1);
         let mut kept = 0usize;
         let index = self.choice_index.0.get_or_init(|| {
             let mut k = 0u16;
@@ -859,31 +864,34 @@ impl Tape {
             });
             index.collect()
         });
-        for i in (0..n).rev() {
-            if state[i] == DEAD {
-                continue;
-            }
-            let op = self.insts[i] as u16;
-            reached.push(i as u16);
-            let choice = if is_choice(self.insts[i]) {
-                choices[index[i] as usize]
-            } else {
-                BOTH
-            };
-            let (a, b) = (self.args[i] as u16 as usize, (self.args[i] >> 16) as usize);
-            if choice == FIRST || choice == SECOND {
-                let w = if choice == FIRST { a } else { b };
-                state[i] = REPLACED;
-                m[i] = w as u16;
-                state[w] = state[w].max(KEPT);
-                continue;
-            }
-            kept += 1;
-            if arity(op) >= 1 {
-                state[a] = state[a].max(KEPT);
-            }
-            if arity(op) == 2 {
-                state[b] = state[b].max(KEPT);
+        for w in (0..live.len()).rev() {
+            while live[w] != 0 {
+                let bit = 63 - live[w].leading_zeros() as usize;
+                live[w] &= !(1u64 << bit);
+                let i = w * 64 + bit;
+                let op = self.insts[i] as u16;
+                reached.push(i as u16);
+                let choice = if is_choice(self.insts[i]) {
+                    choices[index[i] as usize]
+                } else {
+                    BOTH
+                };
+                let (a, b) = (self.args[i] as u16 as usize, (self.args[i] >> 16) as usize);
+                if choice == FIRST || choice == SECOND {
+                    let winner = if choice == FIRST { a } else { b };
+                    state[i] = REPLACED;
+                    m[i] = winner as u16;
+                    mark(live, winner);
+                    continue;
+                }
+                kept += 1;
+                state[i] = KEPT;
+                if arity(op) >= 1 {
+                    mark(live, a);
+                }
+                if arity(op) == 2 {
+                    mark(live, b);
+                }
             }
         }
         // Forward: new indices (a replaced instruction takes its winner's), the SSA tape.
