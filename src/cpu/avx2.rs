@@ -944,16 +944,7 @@ mod tests {
             return;
         }
         let mut v: Vec<f32> = values().iter().map(|&x| x as f32).collect();
-        for x in [
-            f32::from_bits(1),
-            f32::from_bits(3),
-            f32::MIN_POSITIVE,
-            f32::MAX,
-            2f32.powi(-75),
-            2f32.powi(64),
-            1.0 + f32::EPSILON,
-            1.0 - f32::EPSILON / 2.0,
-        ] {
+        for x in super::super::lanes::f32_specials() {
             v.extend([x, -x]);
         }
         let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || a.is_nan() && b.is_nan();
@@ -963,60 +954,46 @@ mod tests {
         assert!(checked > 100_000, "{checked} lanes checked");
     }
 
-    /// f32 pairs load as f64 lanes and store back unchanged.
-    #[test]
-    fn f32_pairs_round_trip() {
-        if !available() {
-            eprintln!("skipped: this processor has no AVX2 + FMA");
-            return;
-        }
-        #[target_feature(enable = "avx2,fma")]
-        fn widths(p: &[f32; 8]) -> ([f32; 8], [f64; 4]) {
-            let mut back = [0.0; 8];
-            let mut width = [0.0; 4];
-            // SAFETY: eight f32 read and written; the processor has AVX2 (the caller checked).
-            unsafe {
-                let (lo, hi) = F32x4::load(p.as_ptr());
-                _mm256_storeu_pd(width.as_mut_ptr(), hi.sub(lo, Round::Up).0);
-                F32x4::store(back.as_mut_ptr(), (lo, hi));
+    /// Loading and storing four pairs of `$v` (bounds `$s`, the pairs `$p`) gives back the
+    /// pairs bit for bit, and the lanes of a vector hold the lower and upper bounds of the
+    /// same boxes (the widths `hi - lo` are the pairs').
+    macro_rules! round_trip {
+        ($v:ty, $s:ty, $p:expr) => {{
+            #[target_feature(enable = "avx2,fma")]
+            fn widths(p: &[$s; 8]) -> ([$s; 8], [f64; 4]) {
+                let mut back = [0.0; 8];
+                let mut width = [0.0; 4];
+                // SAFETY: eight values read and written; the processor has AVX2 (the caller
+                // checked).
+                unsafe {
+                    let (lo, hi) = <$v>::load(p.as_ptr());
+                    _mm256_storeu_pd(width.as_mut_ptr(), hi.sub(lo, Round::Up).0);
+                    <$v>::store(back.as_mut_ptr(), (lo, hi));
+                }
+                (back, width)
             }
-            (back, width)
-        }
-        let p = [1.0, 2.0, 10.0, 14.0, 100.0, 108.0, -0.0, 16.0];
-        // SAFETY: the processor has AVX2 and FMA (checked above).
-        let (back, width) = unsafe { widths(&p) };
-        assert_eq!(back.map(f32::to_bits), p.map(f32::to_bits));
-        let mut width = width.to_vec();
-        width.sort_by(f64::total_cmp);
-        assert_eq!(width, vec![1.0, 4.0, 8.0, 16.0]);
+            let p: [$s; 8] = $p;
+            // SAFETY: the processor has AVX2 and FMA (checked by the caller).
+            let (back, width) = unsafe { widths(&p) };
+            assert_eq!(back.map(<$s>::to_bits), p.map(<$s>::to_bits));
+            let mut width = width.to_vec();
+            width.sort_by(f64::total_cmp);
+            assert_eq!(width, vec![1.0, 4.0, 8.0, 16.0]);
+        }};
     }
 
-    /// Loading and storing pairs gives back the pairs, and the lanes of a vector hold the
-    /// lower and upper bounds of the same boxes.
+    /// [`round_trip!`] for f64 pairs and for f32 pairs (loaded as f64 lanes).
     #[test]
     fn pairs_round_trip() {
         if !available() {
             eprintln!("skipped: this processor has no AVX2 + FMA");
             return;
         }
-        #[target_feature(enable = "avx2,fma")]
-        fn widths(p: &[f64; 8]) -> ([f64; 8], [f64; 4]) {
-            let mut back = [0.0; 8];
-            let mut width = [0.0; 4];
-            // SAFETY: eight f64 read and written; the processor has AVX2 (the caller checked).
-            unsafe {
-                let (lo, hi) = F64x4::load(p.as_ptr());
-                _mm256_storeu_pd(width.as_mut_ptr(), hi.sub(lo, Round::Up).0);
-                F64x4::store(back.as_mut_ptr(), (lo, hi));
-            }
-            (back, width)
-        }
-        let p = [1.0, 2.0, 10.0, 14.0, 100.0, 108.0, 1000.0, 1016.0];
-        // SAFETY: the processor has AVX2 and FMA (checked above).
-        let (back, width) = unsafe { widths(&p) };
-        assert_eq!(back, p);
-        let mut width = width.to_vec();
-        width.sort_by(f64::total_cmp);
-        assert_eq!(width, vec![1.0, 4.0, 8.0, 16.0]);
+        round_trip!(
+            F64x4,
+            f64,
+            [1.0, 2.0, 10.0, 14.0, 100.0, 108.0, 1000.0, 1016.0]
+        );
+        round_trip!(F32x4, f32, [1.0, 2.0, 10.0, 14.0, 100.0, 108.0, -0.0, 16.0]);
     }
 }

@@ -568,6 +568,23 @@ fn div<const N: usize>(x: &[f64; N], y: &[f64; N], out: &mut [f64; N], up: bool)
     slow_lanes(|l| ok[l])
 }
 
+/// f32's own special values for the tests of the f32 operations over lanes and vectors (the
+/// tests add their negatives): subnormals, the smallest normal, MAX, 2^-75 and 2^64 (whose
+/// squares underflow and overflow f32), and the neighbours of 1.
+#[cfg(test)]
+pub(super) fn f32_specials() -> [f32; 8] {
+    [
+        f32::from_bits(1),
+        f32::from_bits(3),
+        f32::MIN_POSITIVE,
+        f32::MAX,
+        2f32.powi(-75),
+        2f32.powi(64),
+        1.0 + f32::EPSILON,
+        1.0 - f32::EPSILON / 2.0,
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -771,18 +788,9 @@ mod tests {
         let n = |v: f64| f64::from(v as f32);
         let mut sp: Vec<f64> = specials().iter().map(|&v| n(v)).collect();
         sp.extend(
-            [
-                f32::from_bits(1),
-                f32::from_bits(3),
-                f32::MIN_POSITIVE,
-                f32::MAX,
-                2f32.powi(-75),
-                2f32.powi(64),
-                1.0 + f32::EPSILON,
-                1.0 - f32::EPSILON / 2.0,
-            ]
-            .iter()
-            .flat_map(|&v| [f64::from(v), -f64::from(v)]),
+            super::f32_specials()
+                .iter()
+                .flat_map(|&v| [f64::from(v), -f64::from(v)]),
         );
         let (mut xs, mut ys) = (Vec::new(), Vec::new());
         for &a in &sp {
