@@ -701,7 +701,8 @@ pub(crate) fn cuda_runtime_source(p: Precision, fns: &[PointFn]) -> String {
 // next float below +inf is MAX, which is <= +inf; the next above -inf is -MAX, which is >= -inf).
 // The CPU evaluator and the scalar IR's reference interpreter both use these.
 
-fn step_f64(v: f64, r: Round) -> f64 {
+/// A rigorous bound from the correctly rounded value `v` of a function: one float outward.
+pub(crate) fn step_f64(v: f64, r: Round) -> f64 {
     match r {
         Round::Down => next_down(v),
         Round::Up => next_up(v),
@@ -709,7 +710,8 @@ fn step_f64(v: f64, r: Round) -> f64 {
     }
 }
 
-fn step_f32(v: f32, r: Round) -> f32 {
+/// [`step_f64`] in f32.
+pub(crate) fn step_f32(v: f32, r: Round) -> f32 {
     match r {
         Round::Down => next_down_f32(v),
         Round::Up => next_up_f32(v),
@@ -717,24 +719,45 @@ fn step_f32(v: f32, r: Round) -> f32 {
     }
 }
 
+/// A unary `f` at x rounded to nearest, correctly (CORE-MATH), in f64: [`step_f64`] makes it a
+/// bound, as [`bound_f64`] does.
+pub(crate) fn nearest_f64(f: UnaryFn, x: f64) -> f64 {
+    (f.row().cpu_f64)(x)
+}
+
+/// [`nearest_f64`] in f32.
+pub(crate) fn nearest_f32(f: UnaryFn, x: f32) -> f32 {
+    (f.row().cpu_f32)(x)
+}
+
+/// A binary `f` at (x, y) rounded to nearest, correctly, in f64 (see [`nearest_f64`]).
+pub(crate) fn nearest2_f64(f: BinaryFn, x: f64, y: f64) -> f64 {
+    (f.row().cpu_f64)(x, y)
+}
+
+/// [`nearest2_f64`] in f32.
+pub(crate) fn nearest2_f32(f: BinaryFn, x: f32, y: f32) -> f32 {
+    (f.row().cpu_f32)(x, y)
+}
+
 /// A rigorous bound of a unary `f` at x in f64 (see [`crate::scalar::Inst::Point1`]).
 pub(crate) fn bound_f64(f: UnaryFn, x: f64, r: Round) -> f64 {
-    step_f64((f.row().cpu_f64)(x), r)
+    step_f64(nearest_f64(f, x), r)
 }
 
 /// A rigorous bound of a unary `f` at x in f32.
 pub(crate) fn bound_f32(f: UnaryFn, x: f32, r: Round) -> f32 {
-    step_f32((f.row().cpu_f32)(x), r)
+    step_f32(nearest_f32(f, x), r)
 }
 
 /// A rigorous bound of a binary `f` at (x, y) in f64.
 pub(crate) fn bound2_f64(f: BinaryFn, x: f64, y: f64, r: Round) -> f64 {
-    step_f64((f.row().cpu_f64)(x, y), r)
+    step_f64(nearest2_f64(f, x, y), r)
 }
 
 /// A rigorous bound of a binary `f` at (x, y) in f32.
 pub(crate) fn bound2_f32(f: BinaryFn, x: f32, y: f32, r: Round) -> f32 {
-    step_f32((f.row().cpu_f32)(x, y), r)
+    step_f32(nearest2_f32(f, x, y), r)
 }
 
 #[cfg(test)]

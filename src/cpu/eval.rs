@@ -385,6 +385,7 @@ fn run_chunk_body<const N: usize, const ISA: u8>(
             unsafe { base.add(plan.slot[v] as usize * LANES) }
         }
     };
+    let mut last_point = LastPoint::<N>::new();
     for (i, inst) in p.insts.iter().enumerate() {
         let dst = plan.slot[i] as usize * LANES;
         // Operands and the result are read and written in place, in the register file: the
@@ -458,23 +459,25 @@ fn run_chunk_body<const N: usize, const ISA: u8>(
             }
             Inst::Point1(f, a, rd) => {
                 let x = lanes!(a);
-                for l in 0..len {
-                    out[l] = if f32p {
-                        point::bound_f32(f, x[l] as f32, rd) as f64
+                let nearest = last_point.get(*inst, len, |l| {
+                    if f32p {
+                        point::nearest_f32(f, x[l] as f32) as f64
                     } else {
-                        point::bound_f64(f, x[l], rd)
-                    };
-                }
+                        point::nearest_f64(f, x[l])
+                    }
+                });
+                step_lanes(out, nearest, len, f32p, rd);
             }
             Inst::Point2(f, a, b, rd) => {
                 let (x, y) = (lanes!(a), lanes!(b));
-                for l in 0..len {
-                    out[l] = if f32p {
-                        point::bound2_f32(f, x[l] as f32, y[l] as f32, rd) as f64
+                let nearest = last_point.get(*inst, len, |l| {
+                    if f32p {
+                        point::nearest2_f32(f, x[l] as f32, y[l] as f32) as f64
                     } else {
-                        point::bound2_f64(f, x[l], y[l], rd)
-                    };
-                }
+                        point::nearest2_f64(f, x[l], y[l])
+                    }
+                });
+                step_lanes(out, nearest, len, f32p, rd);
             }
             Inst::RoundInt(k, a) => {
                 let x = lanes!(a);
@@ -653,5 +656,150 @@ fn binary<const N: usize, const ISA: u8>(
         lanes::binary_f32(out, x, y, len, rd, op);
     } else {
         lanes::binary_f64(out, x, y, len, rd, op);
+    }
+}
+
+/// The last point function a chunk computed, rounded to nearest, lane by lane: a
+/// non-monotone function's lowering asks for both bounds at the same argument (`sin.rd %0`
+/// then `sin.ru %0`), and the CPU's bounds are one correctly rounded value stepped down or up
+/// ([`crate::point`]), so the second bound reuses the first's library calls instead of
+/// repeating them (half of the calls of `sin`, `cos`, `tan`, ...).
+struct LastPoint<const N: usize> {
+    /// The point instruction the values belong to, its rounding set to `Nearest` (its
+    /// operands are SSA values, so the same instruction has the same arguments in a chunk).
+    key: Option<Inst>,
+    nearest: [f64; N],
+}
+
+impl<const N: usize> LastPoint<N> {
+    fn new() -> Self {
+        LastPoint {
+            key: None,
+            nearest: [0.0; N],
+        }
+    }
+
+    /// The nearest values of point instruction `inst` over `len` lanes: `compute(l)` for each
+    /// lane unless the last instruction asked for had the same function and operands.
+    fn get(&mut self, inst: Inst, len: usize, compute: impl Fn(usize) -> f64) -> &[f64; N] {
+        let key = match inst {
+            Inst::Point1(f, a, _) => Inst::Point1(f, a, Round::Nearest),
+            Inst::Point2(f, a, b, _) => Inst::Point2(f, a, b, Round::Nearest),
+            _ => unreachable!("only point instructions are cached"),
+        };
+        if self.key != Some(key) {
+            for (l, v) in self.nearest[..len].iter_mut().enumerate() {
+                *v = compute(l);
+            }
+            self.key = Some(key);
+        }
+        &self.nearest
+    }
+}
+
+/// `out = nearest` stepped one float in `rd`'s direction, in the program's precision: a point
+/// function's rigorous bound from its correctly rounded value ([`point::step_f64`]), in
+/// branch-free loops that compile to vector code ([`lanes::next_up_f64`]).
+fn step_lanes<const N: usize>(
+    out: &mut [f64; N],
+    nearest: &[f64; N],
+    len: usize,
+    f32p: bool,
+    rd: Round,
+) {
+    let (out, nearest) = (&mut out[..len], &nearest[..len]);
+    match (rd, f32p) {
+        (Round::Nearest, _) => out.copy_from_slice(nearest),
+        (Round::Up, false) => {
+            for (o, &v) in out.iter_mut().zip(nearest) {
+                *o = lanes::next_up_f64(v);
+            }
+        }
+        (Round::Down, false) => {
+            for (o, &v) in out.iter_mut().zip(nearest) {
+                *o = lanes::next_down_f64(v);
+            }
+        }
+        (Round::Up, true) => {
+            for (o, &v) in out.iter_mut().zip(nearest) {
+                *o = lanes::next_up_f32(v as f32) as f64;
+            }
+        }
+        (Round::Down, true) => {
+            for (o, &v) in out.iter_mut().zip(nearest) {
+                *o = lanes::next_down_f32(v as f32) as f64;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scalar::interp;
+    use crate::Expression;
+
+    /// Point functions whose lowering asks for both bounds at one argument (and several
+    /// arguments in a row, so that a bound taken from the wrong argument shows), over a full
+    /// chunk, a narrow one and a short last one: the chunked evaluator, with its reuse of the
+    /// last point call ([`LastPoint`]), gives the reference interpreter's bits.
+    #[test]
+    fn point_bounds_equal_the_reference_interpreter() {
+        let boxes: Vec<(f64, f64)> = [
+            (0.5, 2.0),
+            (-3.0, 1e-3),
+            (-0.0, 0.0),
+            (1e300, f64::MAX),
+            (f64::NEG_INFINITY, 2.0),
+            (-1e-310, 4e-320),
+            (7.0, 7.0),
+            (-100.0, -99.0),
+            (1.0, 40.0),
+        ]
+        .into_iter()
+        .cycle()
+        .take(LANES + 7)
+        .collect();
+        for src in [
+            "sin(x) + cos(y)",
+            "sin(x) * sin(y) - cos(x) * cos(y)",
+            "tan(y) + atan2(y, x) + atan2(x, y)",
+            "sinpi(y) * cospi(x) + cosh(x - y)",
+        ] {
+            let expr = Expression::parse(src).unwrap();
+            for precision in [Precision::F64, Precision::F32] {
+                let p = expr.scalar(precision).unwrap();
+                for n in [boxes.len(), NARROW - 3, 3] {
+                    // y runs over the boxes backwards, so x's and y's arguments differ.
+                    // The interpreter reads f32 inputs as they are: they are given in f32.
+                    let given = |(lo, hi): (f64, f64)| match precision {
+                        Precision::F32 => (
+                            round::narrow_f32(lo, Round::Down) as f64,
+                            round::narrow_f32(hi, Round::Up) as f64,
+                        ),
+                        Precision::F64 => (lo, hi),
+                    };
+                    let pairs: Vec<[(f64, f64); 2]> = (0..n)
+                        .map(|i| [given(boxes[i]), given(boxes[n - 1 - i])])
+                        .collect();
+                    let mut soa = vec![0.0; 4 * n];
+                    for (i, [x, y]) in pairs.iter().enumerate() {
+                        for (k, v) in [x.0, x.1, y.0, y.1].into_iter().enumerate() {
+                            soa[k * n + i] = v;
+                        }
+                    }
+                    let got = eval_soa(&p, &soa, n);
+                    for (i, b) in pairs.iter().enumerate() {
+                        let (lo, hi) = interp::eval(&p, b).unwrap()[0];
+                        let (glo, ghi) = (got[i], got[n + i]);
+                        assert!(
+                            glo.to_bits() == lo.to_bits() && ghi.to_bits() == hi.to_bits()
+                                || (glo.is_nan() && lo.is_nan() && ghi.is_nan() && hi.is_nan()),
+                            "{src} {precision:?} on {b:?}: [{glo:e}, {ghi:e}], interpreter [{lo:e}, {hi:e}]"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

@@ -161,6 +161,71 @@ pub(crate) fn max(a: f64, b: f64) -> f64 {
     }
 }
 
+/// `f64::next_up` without branches (so that a loop of it compiles to vector code): the same
+/// bits for every input, NaN and the infinities included.
+#[inline(always)]
+pub(crate) fn next_up_f64(x: f64) -> f64 {
+    let bits = x.to_bits();
+    let stepped = if (bits as i64) < 0 {
+        bits.wrapping_sub(1)
+    } else {
+        bits.wrapping_add(1)
+    };
+    let r = if bits << 1 == 0 { 1 } else { stepped };
+    let keep = x.is_nan() | (x == f64::INFINITY);
+    f64::from_bits(if keep { bits } else { r })
+}
+
+/// `f64::next_down` without branches (see [`next_up_f64`]).
+#[inline(always)]
+pub(crate) fn next_down_f64(x: f64) -> f64 {
+    let bits = x.to_bits();
+    let stepped = if (bits as i64) < 0 {
+        bits.wrapping_add(1)
+    } else {
+        bits.wrapping_sub(1)
+    };
+    let r = if bits << 1 == 0 {
+        (1 << 63) | 1
+    } else {
+        stepped
+    };
+    let keep = x.is_nan() | (x == f64::NEG_INFINITY);
+    f64::from_bits(if keep { bits } else { r })
+}
+
+/// `f32::next_up` without branches (see [`next_up_f64`]).
+#[inline(always)]
+pub(crate) fn next_up_f32(x: f32) -> f32 {
+    let bits = x.to_bits();
+    let stepped = if (bits as i32) < 0 {
+        bits.wrapping_sub(1)
+    } else {
+        bits.wrapping_add(1)
+    };
+    let r = if bits << 1 == 0 { 1 } else { stepped };
+    let keep = x.is_nan() | (x == f32::INFINITY);
+    f32::from_bits(if keep { bits } else { r })
+}
+
+/// `f32::next_down` without branches (see [`next_up_f64`]).
+#[inline(always)]
+pub(crate) fn next_down_f32(x: f32) -> f32 {
+    let bits = x.to_bits();
+    let stepped = if (bits as i32) < 0 {
+        bits.wrapping_add(1)
+    } else {
+        bits.wrapping_sub(1)
+    };
+    let r = if bits << 1 == 0 {
+        (1 << 31) | 1
+    } else {
+        stepped
+    };
+    let keep = x.is_nan() | (x == f32::NEG_INFINITY);
+    f32::from_bits(if keep { bits } else { r })
+}
+
 /// Recomputes with the scalar function the lanes `slow` flags (only when there are any).
 #[inline(always)]
 fn fix<const N: usize>(
@@ -622,6 +687,43 @@ mod tests {
         let more: Vec<f64> = v.iter().map(|x| -x).collect();
         v.extend(more);
         v
+    }
+
+    #[test]
+    fn branch_free_steps_equal_the_standard_ones() {
+        for x in specials().into_iter().chain(randoms(4000)) {
+            assert_eq!(
+                next_up_f64(x).to_bits(),
+                x.next_up().to_bits(),
+                "next_up({x:e})"
+            );
+            assert_eq!(
+                next_down_f64(x).to_bits(),
+                x.next_down().to_bits(),
+                "next_down({x:e})"
+            );
+            let y = x as f32;
+            for y in [y, f32::from_bits(x.to_bits() as u32)] {
+                assert_eq!(
+                    next_up_f32(y).to_bits(),
+                    y.next_up().to_bits(),
+                    "next_up({y:e})"
+                );
+                let down = next_down_f32(y).to_bits();
+                assert_eq!(down, y.next_down().to_bits(), "next_down({y:e})");
+            }
+        }
+        for y in f32_specials() {
+            for y in [y, -y] {
+                assert_eq!(
+                    next_up_f32(y).to_bits(),
+                    y.next_up().to_bits(),
+                    "next_up({y:e})"
+                );
+                let down = next_down_f32(y).to_bits();
+                assert_eq!(down, y.next_down().to_bits(), "next_down({y:e})");
+            }
+        }
     }
 
     /// splitmix64 bits as f64 values of every exponent, and values of moderate range.
