@@ -176,22 +176,11 @@ pub(crate) fn next_up_f64(x: f64) -> f64 {
     f64::from_bits(if keep { bits } else { r })
 }
 
-/// `f64::next_down` without branches (see [`next_up_f64`]).
+/// `f64::next_down` without branches: `-next_up(-x)`, bit for bit (negation flips the sign
+/// bit only, NaN's included).
 #[inline(always)]
 pub(crate) fn next_down_f64(x: f64) -> f64 {
-    let bits = x.to_bits();
-    let stepped = if (bits as i64) < 0 {
-        bits.wrapping_add(1)
-    } else {
-        bits.wrapping_sub(1)
-    };
-    let r = if bits << 1 == 0 {
-        (1 << 63) | 1
-    } else {
-        stepped
-    };
-    let keep = x.is_nan() | (x == f64::NEG_INFINITY);
-    f64::from_bits(if keep { bits } else { r })
+    -next_up_f64(-x)
 }
 
 /// `f32::next_up` without branches (see [`next_up_f64`]).
@@ -208,22 +197,10 @@ pub(crate) fn next_up_f32(x: f32) -> f32 {
     f32::from_bits(if keep { bits } else { r })
 }
 
-/// `f32::next_down` without branches (see [`next_up_f64`]).
+/// `f32::next_down` without branches (see [`next_down_f64`]).
 #[inline(always)]
 pub(crate) fn next_down_f32(x: f32) -> f32 {
-    let bits = x.to_bits();
-    let stepped = if (bits as i32) < 0 {
-        bits.wrapping_add(1)
-    } else {
-        bits.wrapping_sub(1)
-    };
-    let r = if bits << 1 == 0 {
-        (1 << 31) | 1
-    } else {
-        stepped
-    };
-    let keep = x.is_nan() | (x == f32::NEG_INFINITY);
-    f32::from_bits(if keep { bits } else { r })
+    -next_up_f32(-x)
 }
 
 /// Recomputes with the scalar function the lanes `slow` flags (only when there are any).
