@@ -33,7 +33,7 @@ use super::{Iv, LowerError, Lowering};
 use crate::decoration::{Decoration, DecorationInputs};
 use crate::interval::Interval;
 use crate::ir::sign::{Fact, Facts};
-use crate::ir::{Graph, NumericFn, Op};
+use crate::ir::{Graph, NumericFn, Op, Rev2Fn};
 use crate::point::{BinaryFn, UnaryFn};
 use crate::scalar::{Bound, Builder, Cmp, Precision, Program, RoundInt, Value};
 
@@ -96,6 +96,9 @@ pub fn lower_decorated(
                 let implied = unbounded_passes_on(g, op);
                 let mut tight = true;
                 for (k, a) in op.args().into_iter().enumerate() {
+                    if !counts_argument(op, k) {
+                        continue;
+                    }
                     let arg = &vals[a.index()].as_ref().expect("arguments precede users").1;
                     if own_flag && implied[k] && arg.tight {
                         // This result is bounded only where the argument and everything its
@@ -159,7 +162,7 @@ fn lower_one_output(
         let op = g.op(id);
         let passes = unbounded_passes_on(g, op);
         for (k, a) in op.args().into_iter().enumerate() {
-            if matches!(op, Op::Decorated(..)) && k == 0 {
+            if !counts_argument(op, k) {
                 continue;
             }
             counted[a.index()] = true;
@@ -239,6 +242,17 @@ fn may_be_nai(g: &Graph, inputs: DecorationInputs) -> bool {
             .any(|id| matches!(g.op(id), Op::DecoratedConst(_, Decoration::Ill)))
 }
 
+/// Whether argument `k` of `op` counts in its decoration: not a [`Op::Decorated`] node's value
+/// (its witness's decoration is the node's) nor the `[entire]` that mulRevToPair's pieces are
+/// met with (the user's function has no such argument, so it may not weaken the result).
+fn counts_argument(op: Op, k: usize) -> bool {
+    match op {
+        Op::Decorated(..) => k != 0,
+        Op::Rev2(Rev2Fn::MulPair1 | Rev2Fn::MulPair2, ..) => k != 2,
+        _ => true,
+    }
+}
+
 /// Whether a node tests its own result's boundedness (its decoration is `com` only where the
 /// result is bounded): the operations continuous on their domain whose range is unbounded,
 /// the variables and the derived functions; not the ones whose rule gives their code outright
@@ -263,7 +277,10 @@ fn tests_bound(op: Op) -> bool {
                 | Op::Pow(..)
                 | Op::CancelMinus(..)
                 | Op::Rev(..)
-                | Op::Rev2(..)
+                | Op::Rev2(
+                    Rev2Fn::Mul | Rev2Fn::Pow1 | Rev2Fn::Pow2 | Rev2Fn::MulPair2,
+                    ..
+                )
         )
 }
 
@@ -366,7 +383,10 @@ const LAZY_LIMIT: usize = 16;
 pub fn fold_decorated(op: &Op, args: &[Interval]) -> Option<Interval> {
     let (mut l, ivs, out) = super::lower_on_constants(op, args)?;
     let mut d = l.local_decoration(*op, &ivs, out);
-    for c in args {
+    for (k, c) in args.iter().enumerate() {
+        if !counts_argument(*op, k) {
+            continue;
+        }
         let a = l.decoration(Decoration::of(*c));
         d = l.b.min(d, a);
     }
@@ -685,9 +705,20 @@ impl Lowering {
             | Op::DecoratedConst(..)
             | Op::Pow(..)
             | Op::CancelMinus(..)
-            // A reverse operation gives a set, decorated trv (as the ITF1788 vectors say).
+            // A reverse operation gives a set, decorated trv (as the ITF1788 vectors say)...
             | Op::Rev(..)
-            | Op::Rev2(..) => Local::Explicit(self.decoration(Decoration::Trv)),
+            | Op::Rev2(Rev2Fn::Mul | Rev2Fn::Pow1 | Rev2Fn::Pow2 | Rev2Fn::MulPair2, ..) => {
+                Local::Explicit(self.decoration(Decoration::Trv))
+            }
+            // ... but mulRevToPair's first interval where 0 is not in b is the quotient c / b
+            // (IEEE 1788 §10.5.5 and the ITF1788 vectors): decorated as the division is, from
+            // b and c only (its x, [entire], is not an argument of the function:
+            // [`counts_argument`]). Where b holds 0 it is a set again: trv.
+            Op::Rev2(Rev2Fn::MulPair1, ..) => {
+                let pole = self.holds_zero(a[0]);
+                let defined = self.b.not(pole);
+                Local::Defined(defined)
+            }
             // A number computed from the argument's enclosure: a constant on the box, `com`
             // where it is finite (its boundedness test), and no stronger than the argument's.
             Op::Numeric(..) => Local::Continuous,
@@ -754,6 +785,42 @@ mod tests {
     use super::*;
     use crate::ir::build::build_decorated;
     use crate::syntax::parser::parse;
+
+    /// mulRevToPair's first interval is decorated as the quotient where b does not hold 0,
+    /// from b and c only (not its implied x = [entire], which is dac), as one output, as the
+    /// first of two, and folded on constants; the second interval and a b holding 0 give trv.
+    #[test]
+    fn mul_rev_to_pair_is_decorated_as_the_quotient() {
+        use Decoration::{Com, Dac, Trv};
+        let code = |d: Decoration| f64::from(d.code());
+        let iv = Interval::from_bounds;
+        let c = "[-2.1, -0.4]";
+        for (b, dec, want) in [
+            (iv(-2.0, -0.1), Com, Com),
+            (iv(f64::NEG_INFINITY, -0.1), Com, Dac),
+            (iv(0.01, 1.1), Dac, Dac),
+            (iv(-2.0, 1.1), Com, Trv),
+        ] {
+            let one = format!("mulRevToPair1(x, {c})");
+            assert_eq!(eval1(&one, b, dec).1, code(want), "{one} on {b:?}");
+            let src = format!("mulRevToPair1(x, {c}), mulRevToPair2(x, {c})");
+            let g = build_decorated(&parse(&src).unwrap(), Some(fold_decorated)).unwrap();
+            let p = lower_decorated(&g, Precision::F64, DecorationInputs::Given).unwrap();
+            let d = f64::from(dec.code());
+            let out = crate::scalar::interp::eval(&p, &[(b.lo, b.hi), (d, d)]).unwrap();
+            assert_eq!(
+                (out[2].0, out[3].0),
+                (code(want), code(Trv)),
+                "{src} on {b:?}"
+            );
+        }
+        let folded = eval1(
+            "mulRevToPair1([-2, -0.1], [-2.1, -0.4])",
+            Interval::EMPTY,
+            Com,
+        );
+        assert_eq!(folded.1, code(Com));
+    }
 
     /// Decorated result of a one-variable expression on one decorated box, by the reference
     /// interpreter.
