@@ -161,40 +161,36 @@ pub(crate) fn max(a: f64, b: f64) -> f64 {
     }
 }
 
-/// `f64::next_up` without branches (so that a loop of it compiles to vector code): the same
-/// bits for every input, NaN and the infinities included.
-#[inline(always)]
-pub(crate) fn next_up_f64(x: f64) -> f64 {
-    let bits = x.to_bits();
-    let stepped = if (bits as i64) < 0 {
-        bits.wrapping_sub(1)
-    } else {
-        bits.wrapping_add(1)
+/// `next_up` of a float type without branches (so that a loop of it compiles to vector
+/// code): the same bits as the standard library's for every input, NaN and the infinities
+/// included. Written once for f64 and f32: `$int` is the signed integer of the float's width.
+macro_rules! branch_free_next_up {
+    ($name:ident, $float:ty, $int:ty) => {
+        #[doc = concat!("`", stringify!($float), "::next_up` without branches.")]
+        #[inline(always)]
+        pub(crate) fn $name(x: $float) -> $float {
+            let bits = x.to_bits();
+            let stepped = if (bits as $int) < 0 {
+                bits.wrapping_sub(1)
+            } else {
+                bits.wrapping_add(1)
+            };
+            // ±0 steps to the smallest positive subnormal.
+            let r = if bits << 1 == 0 { 1 } else { stepped };
+            let keep = x.is_nan() | (x == <$float>::INFINITY);
+            <$float>::from_bits(if keep { bits } else { r })
+        }
     };
-    let r = if bits << 1 == 0 { 1 } else { stepped };
-    let keep = x.is_nan() | (x == f64::INFINITY);
-    f64::from_bits(if keep { bits } else { r })
 }
+
+branch_free_next_up!(next_up_f64, f64, i64);
+branch_free_next_up!(next_up_f32, f32, i32);
 
 /// `f64::next_down` without branches: `-next_up(-x)`, bit for bit (negation flips the sign
 /// bit only, NaN's included).
 #[inline(always)]
 pub(crate) fn next_down_f64(x: f64) -> f64 {
     -next_up_f64(-x)
-}
-
-/// `f32::next_up` without branches (see [`next_up_f64`]).
-#[inline(always)]
-pub(crate) fn next_up_f32(x: f32) -> f32 {
-    let bits = x.to_bits();
-    let stepped = if (bits as i32) < 0 {
-        bits.wrapping_sub(1)
-    } else {
-        bits.wrapping_add(1)
-    };
-    let r = if bits << 1 == 0 { 1 } else { stepped };
-    let keep = x.is_nan() | (x == f32::INFINITY);
-    f32::from_bits(if keep { bits } else { r })
 }
 
 /// `f32::next_down` without branches (see [`next_down_f64`]).
