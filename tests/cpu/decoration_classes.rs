@@ -195,7 +195,9 @@ fn local(op: &str, b: &[(f64, f64)]) -> Local {
         "hull" | "intersect" => Undefined, // trv by the standard
         "cancelMinus" | "cancelPlus" => Undefined, // trv by the standard
         "sqrRev" | "absRev" | "coshRev" | "mulRev" | "sinRev" | "cosRev" | "tanRev" | "powRev1"
-        | "powRev2" | "mulRevToPair1" | "mulRevToPair2" => Undefined, // trv (the vectors)
+        | "powRev2" | "mulRevToPair2" => Undefined, // trv (the vectors)
+        // The quotient y / x where x does not hold 0 (IEEE 1788 and the vectors), else a set.
+        "mulRevToPair1" => domain(!holds(lo, hi, 0.0)),
         o if o.starts_with("pownRev:") => Undefined,
         // ivjit's rule for a number of the enclosure: a constant on the box, com where finite.
         "inf" | "sup" | "mid" | "rad" | "wid" | "mag" | "mig" => Continuous,
