@@ -12,16 +12,8 @@
 
 use std::arch::x86_64::*;
 
+use super::lanes::Op;
 use crate::scalar::Round;
-
-/// Which binary operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Op {
-    Add,
-    Sub,
-    Mul,
-    Div,
-}
 
 const DOWN: i32 = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
 const UP: i32 = _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC;
@@ -220,278 +212,51 @@ pub(crate) fn sqrt_f32<const N: usize>(out: &mut [f64; N], x: &[f64; N], r: Roun
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::LANES;
-    use crate::round;
+    use crate::cpu::same_bits;
 
-    /// Special values (zeros of both signs, subnormals, the extremes of the normal range,
-    /// infinities, NaN, values whose sums and products are exact, tie cases) and random ones.
-    fn values() -> Vec<f64> {
-        let mut v = vec![
-            0.0,
-            -0.0,
-            f64::from_bits(1),
-            -f64::from_bits(1),
-            f64::MIN_POSITIVE,
-            -f64::MIN_POSITIVE,
-            f64::MIN_POSITIVE / 3.0,
-            f64::MAX,
-            -f64::MAX,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::NAN,
-            1.0,
-            -1.0,
-            0.1,
-            -0.1,
-            3.0,
-            1.0 + f64::EPSILON,
-            1e308,
-            -1e-308,
-            2f64.powi(-1000),
-            2f64.powi(1000),
-            2f64.powi(-537),
-        ];
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..3000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            // Random bits: every exponent, sign and payload, including subnormals and NaNs.
-            v.push(f64::from_bits(state));
+    /// Whether the processor has AVX-512F; where it has not, the evaluator must take another
+    /// path, and there is nothing to compare.
+    fn present() -> bool {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return true;
         }
-        v
+        assert!(!super::super::hardware_rounding());
+        println!("skipped: this processor has no AVX-512F");
+        false
     }
 
-    /// The values as f32 values (special f32 values, and random f32 bit patterns), widened.
-    fn values_f32() -> Vec<f64> {
-        let mut v: Vec<f64> = vec![
-            0.0,
-            -0.0,
-            f32::from_bits(1) as f64,
-            -(f32::from_bits(1) as f64),
-            f32::MIN_POSITIVE as f64,
-            f32::MAX as f64,
-            -(f32::MAX as f64),
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::NAN,
-            1.0,
-            -1.0,
-            0.1f32 as f64,
-            3.0,
-            (1.0 + f32::EPSILON) as f64,
-            2f32.powi(-120) as f64,
-            2f32.powi(100) as f64,
-        ];
-        let mut state = 0x9e37_79b9u32;
-        for _ in 0..3000 {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            v.push(f32::from_bits(state) as f64);
-        }
-        v
-    }
-
-    /// The narrowing to f32 by embedded rounding gives `round::narrow_f32`'s bits: special
-    /// values (NaN, infinities, f32::MAX and the f64 values around and beyond it, f32
-    /// subnormals and values below them, signed zeros) and random bit patterns, both
-    /// directions.
+    /// The narrowing to f32 by embedded rounding gives `round::narrow_f32`'s bits.
     #[test]
     fn embedded_narrowing_equals_the_software_path() {
-        if !crate::round::hardware() {
-            eprintln!("skipped: the processor has no AVX-512F");
-            return;
-        }
-        let m = f32::MAX as f64;
-        let tiny = f32::from_bits(1) as f64;
-        let mut xs = vec![
-            0.0,
-            -0.0,
-            f64::NAN,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            m,
-            f64::from_bits(m.to_bits() + 1),
-            f64::from_bits(m.to_bits() - 1),
-            m * 1.5,
-            f64::MAX,
-            tiny,
-            tiny / 2.0,
-            tiny * 1.5,
-            1e-50,
-            f32::MIN_POSITIVE as f64,
-            0.1,
-            1.0 / 3.0,
-            1e30,
-        ];
-        let more: Vec<f64> = xs.iter().map(|x| -x).collect();
-        xs.extend(more);
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        for _ in 0..4096 {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            // Bit patterns, half of them with exponents near f32's range.
-            let x = f64::from_bits(s);
-            xs.push(x);
-            xs.push(x.clamp(-1e40, 1e40) * 1e-30);
-        }
-        for r in [Round::Down, Round::Up] {
-            for chunk in xs.chunks(LANES) {
-                let mut x = [0.0; LANES];
-                x[..chunk.len()].copy_from_slice(chunk);
-                let mut out = [0.0; LANES];
-                // SAFETY: hardware() says the processor has AVX-512F.
-                unsafe { narrow_f32(&mut out, &x, r) };
-                for l in 0..chunk.len() {
-                    let want = crate::round::narrow_f32(x[l], r) as f64;
-                    assert!(
-                        out[l].to_bits() == want.to_bits() || (out[l].is_nan() && want.is_nan()),
-                        "{r:?} {:e}: {:e} embedded, {:e} software",
-                        x[l],
-                        out[l],
-                        want
-                    );
-                }
-            }
+        if present() {
+            // SAFETY (each call): the processor has AVX-512F (checked above).
+            same_bits::narrowing(&|out, x, r| unsafe { narrow_f32(out, x, r) });
         }
     }
 
-    /// The f32 operations in both directions give the software path's bits (the scalar f32
-    /// functions, widened) on pairs and triples of special and random f32 values.
+    /// The f32 operations in both directions give the software path's bits.
     #[test]
     fn embedded_f32_rounding_equals_the_software_path() {
-        if !std::arch::is_x86_feature_detected!("avx512f") {
-            // Nothing to compare here; the evaluator must then take the software path.
-            assert!(!super::super::hardware_rounding());
-            println!("skipped: this processor has no AVX-512F");
-            return;
-        }
-        let v = values_f32();
-        let n = v.len();
-        let f = |x: f64| x as f32;
-        for r in [Round::Down, Round::Up] {
-            for (op, soft) in [
-                (Op::Add, round::add_f32 as fn(f32, f32, Round) -> f32),
-                (Op::Sub, round::sub_f32),
-                (Op::Mul, round::mul_f32),
-                (Op::Div, round::div_f32),
-            ] {
-                for s in 0..n {
-                    let (mut x, mut y, mut out) = ([0.0; LANES], [0.0; LANES], [0.0; LANES]);
-                    for l in 0..LANES {
-                        x[l] = v[(s + l) % n];
-                        y[l] = v[(s * 7 + 3 * l) % n];
-                    }
-                    // SAFETY: the processor has AVX-512F (checked above).
-                    unsafe { binary_f32(&mut out, &x, &y, r, op) };
-                    for l in 0..LANES {
-                        let want = soft(f(x[l]), f(y[l]), r) as f64;
-                        assert!(same(out[l], want), "{op:?} {r:?} f32 {:e} {:e}", x[l], y[l]);
-                    }
-                }
-            }
-            for s in 0..n {
-                let (mut x, mut y, mut z, mut out) =
-                    ([0.0; LANES], [0.0; LANES], [0.0; LANES], [0.0; LANES]);
-                for l in 0..LANES {
-                    x[l] = v[(s + l) % n];
-                    y[l] = v[(s * 5 + l) % n];
-                    z[l] = v[(s * 11 + 2 * l) % n];
-                }
-                // SAFETY: as above.
-                unsafe { fma_f32(&mut out, &x, &y, &z, r) };
-                for l in 0..LANES {
-                    let want = round::fma_f32(f(x[l]), f(y[l]), f(z[l]), r) as f64;
-                    assert!(
-                        same(out[l], want),
-                        "fma {r:?} f32 {:e} {:e} {:e}",
-                        x[l],
-                        y[l],
-                        z[l]
-                    );
-                }
-                // SAFETY: as above.
-                unsafe { sqrt_f32(&mut out, &x, r) };
-                for l in 0..LANES {
-                    let want = round::sqrt_f32(f(x[l]), r) as f64;
-                    assert!(same(out[l], want), "sqrt {r:?} f32 {:e}", x[l]);
-                }
-            }
+        if present() {
+            // SAFETY (each call): the processor has AVX-512F (checked above).
+            same_bits::operations_f32(
+                &|out, x, y, r, op| unsafe { binary_f32(out, x, y, r, op) },
+                &|out, x, y, z, r| unsafe { fma_f32(out, x, y, z, r) },
+                &|out, x, r| unsafe { sqrt_f32(out, x, r) },
+            );
         }
     }
 
-    fn same(a: f64, b: f64) -> bool {
-        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
-    }
-
-    /// Every operation in both directions gives the software path's bits on pairs (and
-    /// triples) of special and random values.
+    /// Every f64 operation in both directions gives the software path's bits.
     #[test]
     fn embedded_rounding_equals_the_software_path() {
-        if !std::arch::is_x86_feature_detected!("avx512f") {
-            // Nothing to compare here; the evaluator must then take the software path.
-            assert!(!super::super::hardware_rounding());
-            println!("skipped: this processor has no AVX-512F");
-            return;
-        }
-        let v = values();
-        let n = v.len();
-        for r in [Round::Down, Round::Up] {
-            for (op, soft) in [
-                (Op::Add, round::add_f64 as fn(f64, f64, Round) -> f64),
-                (Op::Sub, round::sub_f64),
-                (Op::Mul, round::mul_f64),
-                (Op::Div, round::div_f64),
-            ] {
-                for s in 0..n {
-                    let (mut x, mut y, mut out) = ([0.0; LANES], [0.0; LANES], [0.0; LANES]);
-                    for l in 0..LANES {
-                        x[l] = v[(s + l) % n];
-                        y[l] = v[(s * 7 + 3 * l) % n];
-                    }
-                    // SAFETY: the processor has AVX-512F (checked above).
-                    unsafe { binary(&mut out, &x, &y, r, op) };
-                    for l in 0..LANES {
-                        let want = soft(x[l], y[l], r);
-                        assert!(
-                            same(out[l], want),
-                            "{op:?} {r:?} {:e} {:e}: {:e} against {want:e}",
-                            x[l],
-                            y[l],
-                            out[l]
-                        );
-                    }
-                }
-            }
-            for s in 0..n {
-                let (mut x, mut y, mut z, mut out) =
-                    ([0.0; LANES], [0.0; LANES], [0.0; LANES], [0.0; LANES]);
-                for l in 0..LANES {
-                    x[l] = v[(s + l) % n];
-                    y[l] = v[(s * 5 + l) % n];
-                    z[l] = v[(s * 11 + 2 * l) % n];
-                }
-                // SAFETY: as above.
-                unsafe { fma(&mut out, &x, &y, &z, r) };
-                for l in 0..LANES {
-                    let want = round::fma_f64(x[l], y[l], z[l], r);
-                    assert!(
-                        same(out[l], want),
-                        "fma {r:?} {:e} {:e} {:e}",
-                        x[l],
-                        y[l],
-                        z[l]
-                    );
-                }
-                // SAFETY: as above.
-                unsafe { sqrt(&mut out, &x, r) };
-                for l in 0..LANES {
-                    let want = round::sqrt_f64(x[l], r);
-                    assert!(same(out[l], want), "sqrt {r:?} {:e}", x[l]);
-                }
-            }
+        if present() {
+            // SAFETY (each call): the processor has AVX-512F (checked above).
+            same_bits::operations_f64(
+                &|out, x, y, r, op| unsafe { binary(out, x, y, r, op) },
+                &|out, x, y, z, r| unsafe { fma(out, x, y, z, r) },
+                &|out, x, r| unsafe { sqrt(out, x, r) },
+            );
         }
     }
 }

@@ -263,6 +263,10 @@ fn run_chunk(
     regs: &mut [f64],
     outs: &mut [&mut [f64]],
 ) {
+    #[cfg(test)]
+    if let Some(isa) = tests::FORCED_ISA.get() {
+        return tests::run_chunk_as(isa, p, plan, inputs, start, len, regs, outs);
+    }
     #[cfg(target_arch = "x86_64")]
     if super::hardware_rounding() {
         // SAFETY: hardware_rounding() holds only where the processor has AVX-512F.
@@ -270,7 +274,13 @@ fn run_chunk(
         return;
     }
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+    if crate::round::mode_switching() {
+        // SAFETY: mode_switching() holds only where the processor has AVX2 and FMA.
+        unsafe { run_chunk_mxcsr(p, plan, inputs, start, len, regs, outs) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if super::avx2::available() {
         // SAFETY: the processor has the features the copy is compiled for (checked above).
         unsafe { run_chunk_avx2_fma(p, plan, inputs, start, len, regs, outs) };
         return;
@@ -318,6 +328,26 @@ unsafe fn run_chunk_avx2_fma(
     by_width::<AVX2>(p, plan, inputs, start, len, regs, outs)
 }
 
+/// [`run_chunk_body`] compiled for AVX2 and FMA, the directed operations (f64 and f32) rounded
+/// by the hardware under a switched MXCSR mode (`super::mxcsr`).
+///
+/// # Safety
+/// The processor must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_chunk_mxcsr(
+    p: &Program,
+    plan: &Plan,
+    inputs: &[&[f64]],
+    start: usize,
+    len: usize,
+    regs: &mut [f64],
+    outs: &mut [&mut [f64]],
+) {
+    by_width::<MXCSR>(p, plan, inputs, start, len, regs, outs)
+}
+
 /// The instruction set a copy of [`run_chunk_body`] is compiled for: none beyond the target's
 /// ([`PORTABLE`]), AVX2 + FMA (f64 directed operations by [`super::avx2`]'s vectors), or
 /// AVX-512F (directed operations by embedded rounding, [`super::avx512`]).
@@ -326,6 +356,8 @@ const PORTABLE: u8 = 0;
 const AVX2: u8 = 1;
 /// See [`PORTABLE`].
 const AVX512: u8 = 2;
+/// AVX2 + FMA with the directed operations rounded by a switched MXCSR mode ([`super::mxcsr`]).
+const MXCSR: u8 = 3;
 
 /// Lanes of a narrow chunk: a chunk of at most this many boxes runs every instruction over
 /// this many lanes instead of [`LANES`] (a small search's rounds and a descent's steps are a
@@ -427,16 +459,16 @@ fn run_chunk_body<const N: usize, const ISA: u8>(
             Inst::Const(c) => out.fill(c),
             Inst::Bool(b) => out.fill(if b { 1.0 } else { 0.0 }),
             Inst::Add(a, b, rd) => {
-                binary::<N, ISA>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Add)
+                binary::<N, ISA>(out, lanes!(a), lanes!(b), len, f32p, rd, lanes::Op::Add)
             }
             Inst::Sub(a, b, rd) => {
-                binary::<N, ISA>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Sub)
+                binary::<N, ISA>(out, lanes!(a), lanes!(b), len, f32p, rd, lanes::Op::Sub)
             }
             Inst::Mul(a, b, rd) => {
-                binary::<N, ISA>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Mul)
+                binary::<N, ISA>(out, lanes!(a), lanes!(b), len, f32p, rd, lanes::Op::Mul)
             }
             Inst::Div(a, b, rd) => {
-                binary::<N, ISA>(out, lanes!(a), lanes!(b), len, f32p, rd, Op2::Div)
+                binary::<N, ISA>(out, lanes!(a), lanes!(b), len, f32p, rd, lanes::Op::Div)
             }
             Inst::Fma(a, b, c, rd) => {
                 let (x, y, z) = (lanes!(a), lanes!(b), lanes!(c));
@@ -534,6 +566,12 @@ fn narrow_f32<const N: usize, const ISA: u8>(x: &mut [f64; N], r: Round) {
         unsafe { super::avx512::narrow_f32(x, &copy, r) };
         return;
     }
+    #[cfg(target_arch = "x86_64")]
+    if ISA == MXCSR {
+        // SAFETY: ISA is MXCSR only in run_chunk_mxcsr (AVX2 and FMA).
+        unsafe { super::mxcsr::narrow_f32(x, &copy, r) };
+        return;
+    }
     lanes::map(x, &copy, |v| f64::from(round::narrow_f32(v, r)));
 }
 
@@ -560,6 +598,8 @@ unsafe fn isa_fma<const N: usize, const ISA: u8>(
             match (ISA, f32p) {
                 (AVX512, true) => super::avx512::fma_f32(out, x, y, z, rd),
                 (AVX512, false) => super::avx512::fma(out, x, y, z, rd),
+                (MXCSR, true) => super::mxcsr::fma_f32(out, x, y, z, rd),
+                (MXCSR, false) => super::mxcsr::fma(out, x, y, z, rd),
                 (AVX2, false) => super::avx2::fma(out, x, y, z, rd),
                 _ => return false,
             }
@@ -588,6 +628,8 @@ unsafe fn isa_sqrt<const N: usize, const ISA: u8>(
             match (ISA, f32p) {
                 (AVX512, true) => super::avx512::sqrt_f32(out, x, rd),
                 (AVX512, false) => super::avx512::sqrt(out, x, rd),
+                (MXCSR, true) => super::mxcsr::sqrt_f32(out, x, rd),
+                (MXCSR, false) => super::mxcsr::sqrt(out, x, rd),
                 (AVX2, false) => super::avx2::sqrt(out, x, rd),
                 _ => return false,
             }
@@ -598,14 +640,7 @@ unsafe fn isa_sqrt<const N: usize, const ISA: u8>(
     false
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Op2 {
-    Add,
-    Sub,
-    Mul,
-    Div,
-}
-
+/// A directed binary operation over the chunk by the instruction set `ISA`, else by `lanes`.
 #[inline(always)]
 fn binary<const N: usize, const ISA: u8>(
     out: &mut [f64; N],
@@ -614,44 +649,38 @@ fn binary<const N: usize, const ISA: u8>(
     len: usize,
     f32p: bool,
     rd: Round,
-    op: Op2,
+    op: lanes::Op,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if ISA == AVX512 && rd != Round::Nearest {
-        let op = match op {
-            Op2::Add => super::avx512::Op::Add,
-            Op2::Sub => super::avx512::Op::Sub,
-            Op2::Mul => super::avx512::Op::Mul,
-            Op2::Div => super::avx512::Op::Div,
-        };
-        // SAFETY: ISA is AVX512 only in run_chunk_avx512 (AVX-512F).
+    if rd != Round::Nearest {
+        // SAFETY: ISA is AVX512 only in run_chunk_avx512 (AVX-512F), AVX2 and MXCSR only in
+        // copies compiled for AVX2 and FMA, called where the processor has them.
         unsafe {
-            if f32p {
-                super::avx512::binary_f32(out, x, y, rd, op)
-            } else {
-                super::avx512::binary(out, x, y, rd, op)
+            match (ISA, f32p) {
+                (AVX512, true) => super::avx512::binary_f32(out, x, y, rd, op),
+                (AVX512, false) => super::avx512::binary(out, x, y, rd, op),
+                (MXCSR, true) => super::mxcsr::binary_f32(out, x, y, rd, op),
+                (MXCSR, false) => super::mxcsr::binary(out, x, y, rd, op),
+                (AVX2, _) => super::avx2::binary(out, x, y, rd, op, f32p),
+                _ => return lanes_binary(out, x, y, len, f32p, rd, op),
             }
-        };
+        }
         return;
     }
-    #[cfg(target_arch = "x86_64")]
-    if ISA == AVX2 && rd != Round::Nearest {
-        let op = match op {
-            Op2::Add => lanes::Op::Add,
-            Op2::Sub => lanes::Op::Sub,
-            Op2::Mul => lanes::Op::Mul,
-            Op2::Div => lanes::Op::Div,
-        };
-        // SAFETY: ISA is AVX2 only in run_chunk_avx2_fma (AVX2 and FMA).
-        unsafe { super::avx2::binary(out, x, y, rd, op, f32p) };
-        return;
-    }
-    let op = match op {
-        Op2::Add => lanes::Op::Add,
-        Op2::Sub => lanes::Op::Sub,
-        Op2::Mul => lanes::Op::Mul,
-        Op2::Div => lanes::Op::Div,
-    };
+    lanes_binary(out, x, y, len, f32p, rd, op)
+}
+
+/// [`binary`] by `lanes`, the portable path.
+#[inline(always)]
+fn lanes_binary<const N: usize>(
+    out: &mut [f64; N],
+    x: &[f64; N],
+    y: &[f64; N],
+    len: usize,
+    f32p: bool,
+    rd: Round,
+    op: lanes::Op,
+) {
     if f32p {
         lanes::binary_f32(out, x, y, len, rd, op);
     } else {
@@ -739,12 +768,78 @@ mod tests {
     use crate::scalar::interp;
     use crate::Expression;
 
-    /// Point functions whose lowering asks for both bounds at one argument (and several
-    /// arguments in a row, so that a bound taken from the wrong argument shows), over a full
-    /// chunk, a narrow one and a short last one: the chunked evaluator, with its reuse of the
-    /// last point call ([`LastPoint`]), gives the reference interpreter's bits.
+    thread_local! {
+        /// The copy of the chunk loop a test asks for on its thread (`None`: the one
+        /// `run_chunk` picks for the processor).
+        pub(super) static FORCED_ISA: std::cell::Cell<Option<u8>> = const { std::cell::Cell::new(None) };
+    }
+
+    /// The copies of the chunk loop this processor can run: the portable one always; the AVX2
+    /// ones (software vectors, switched mode) and the AVX-512 one where it has them.
+    fn runnable_isas() -> Vec<u8> {
+        let mut isas = vec![PORTABLE];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if super::super::avx2::available() {
+                isas.extend([AVX2, MXCSR]);
+            }
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                isas.push(AVX512);
+            }
+        }
+        isas
+    }
+
+    /// `run_chunk` by the copy for `isa`, which the processor must have ([`runnable_isas`]).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn run_chunk_as(
+        isa: u8,
+        p: &Program,
+        plan: &Plan,
+        inputs: &[&[f64]],
+        start: usize,
+        len: usize,
+        regs: &mut [f64],
+        outs: &mut [&mut [f64]],
+    ) {
+        assert!(
+            runnable_isas().contains(&isa),
+            "the processor runs copy {isa}"
+        );
+        // SAFETY (each call): the processor has the copy's instructions (asserted above).
+        #[cfg(target_arch = "x86_64")]
+        match isa {
+            AVX512 => return unsafe { run_chunk_avx512(p, plan, inputs, start, len, regs, outs) },
+            MXCSR => return unsafe { run_chunk_mxcsr(p, plan, inputs, start, len, regs, outs) },
+            AVX2 => return unsafe { run_chunk_avx2_fma(p, plan, inputs, start, len, regs, outs) },
+            _ => {}
+        }
+        by_width::<PORTABLE>(p, plan, inputs, start, len, regs, outs)
+    }
+
+    /// Every copy of the chunk loop the processor runs (portable; AVX2 with software vectors
+    /// and with the switched rounding mode; AVX-512) gives the reference interpreter's bits on
+    /// programs of every directed operation (sums, sign-case products, quotients, square roots,
+    /// the double-word power's fmas) and on point functions whose lowering asks for both bounds
+    /// at one argument (and several arguments in a row, so that a bound taken from the wrong
+    /// argument shows; [`LastPoint`]), over a full chunk, a narrow one and a short last one, in
+    /// f64 and f32 (whose inputs the evaluator narrows outward, the interpreter given them
+    /// narrowed). The boxes hold the interval classes: unbounded ends, the largest floats,
+    /// subnormals, signed zeros, a point, and huge arguments with many periods.
     #[test]
-    fn point_bounds_equal_the_reference_interpreter() {
+    fn every_chunk_loop_equals_the_reference_interpreter() {
+        for isa in runnable_isas() {
+            FORCED_ISA.set(Some(isa));
+            let done = std::panic::catch_unwind(chunk_loop_equals_the_reference_interpreter);
+            FORCED_ISA.set(None);
+            if let Err(e) = done {
+                eprintln!("the chunk loop copy {isa} differs");
+                std::panic::resume_unwind(e);
+            }
+        }
+    }
+
+    fn chunk_loop_equals_the_reference_interpreter() {
         let boxes: Vec<(f64, f64)> = [
             (0.5, 2.0),
             (-3.0, 1e-3),
@@ -755,6 +850,11 @@ mod tests {
             (7.0, 7.0),
             (-100.0, -99.0),
             (1.0, 40.0),
+            (f64::NEG_INFINITY, f64::INFINITY),
+            (2.0, f64::INFINITY),
+            (0.1, 0.7),
+            (-f64::MAX, -1e-300),
+            (1e-41, 3e-39),
         ]
         .into_iter()
         .cycle()
@@ -765,6 +865,8 @@ mod tests {
             "sin(x) * sin(y) - cos(x) * cos(y)",
             "tan(y) + atan2(y, x) + atan2(x, y)",
             "sinpi(y) * cospi(x) + cosh(x - y)",
+            "x^4 - 5*x^2 + y*y - x*y + x/y + sqrt(y) + 1/3",
+            "y^7 + x^3 * (x - y) / (y*y + 1/7) - sqrt(x*x + y*y)",
         ] {
             let expr = Expression::parse(src).unwrap();
             for precision in [Precision::F64, Precision::F32] {
@@ -782,8 +884,10 @@ mod tests {
                     let pairs: Vec<[(f64, f64); 2]> = (0..n)
                         .map(|i| [given(boxes[i]), given(boxes[n - 1 - i])])
                         .collect();
+                    // The evaluator is given the boxes as they are (it narrows f32 inputs).
                     let mut soa = vec![0.0; 4 * n];
-                    for (i, [x, y]) in pairs.iter().enumerate() {
+                    let raw = (0..n).map(|i| [boxes[i], boxes[n - 1 - i]]);
+                    for (i, [x, y]) in raw.enumerate() {
                         for (k, v) in [x.0, x.1, y.0, y.1].into_iter().enumerate() {
                             soa[k * n + i] = v;
                         }

@@ -1,6 +1,9 @@
 //! The CPU backend: a rigorous evaluator of the scalar IR, the embedded default when no GPU can
-//! be used. Directed rounding is emulated exactly ([`crate::round`]); f32 results are rounded
-//! once; point functions are bound by [`crate::point`]'s reference bounds.
+//! be used. Directed rounding is the hardware's where the processor has it (AVX-512's embedded
+//! rounding, [`avx512`]; on AVX2 + FMA the MXCSR rounding mode switched around each
+//! instruction's lanes, `mxcsr`), else emulated exactly ([`crate::round`], `lanes`, [`avx2`]),
+//! always with the same bits; f32 results are rounded once; point functions are bound by
+//! [`crate::point`]'s reference bounds.
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx2;
@@ -8,6 +11,10 @@ pub(crate) mod avx2;
 mod avx512;
 pub mod eval;
 mod lanes;
+#[cfg(target_arch = "x86_64")]
+mod mxcsr;
+#[cfg(all(test, target_arch = "x86_64"))]
+mod same_bits;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod simd;
 
