@@ -862,8 +862,9 @@ pub(crate) fn hardware() -> bool {
 
 /// Whether the CPU evaluator rounds its directed operations by switching the processor's
 /// rounding mode around each instruction's lanes (`crate::cpu::mxcsr`): the processor has AVX2
-/// and FMA but not AVX-512F (where [`hardware`] holds instead), and `IVJIT_CPU_ROUNDING` is
-/// not `software`. Read once per process.
+/// and FMA but not AVX-512F (where [`hardware`] holds instead), `IVJIT_CPU_ROUNDING` is not
+/// `software`, and the mode was seen to round as asked (`crate::cpu::mxcsr::works`). Decided
+/// once per process.
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) fn mode_switching() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -874,6 +875,8 @@ pub(crate) fn mode_switching() -> bool {
                 && !hardware()
                 && std::arch::is_x86_feature_detected!("avx2")
                 && std::arch::is_x86_feature_detected!("fma")
+                // SAFETY: the processor has AVX2 and FMA (checked just before).
+                && unsafe { crate::cpu::mxcsr::works() }
         })
     }
     #[cfg(not(target_arch = "x86_64"))]

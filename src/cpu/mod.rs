@@ -12,7 +12,7 @@ mod avx512;
 pub mod eval;
 mod lanes;
 #[cfg(target_arch = "x86_64")]
-mod mxcsr;
+pub(crate) mod mxcsr;
 #[cfg(all(test, target_arch = "x86_64"))]
 mod same_bits;
 #[cfg(target_arch = "x86_64")]

@@ -20,7 +20,8 @@
 //! narrowed (exactly) and widened (exactly) around the f32 instruction.
 //!
 //! [`super::eval`] uses these where [`crate::round::mode_switching`] holds: the processor has
-//! AVX2 and FMA, not AVX-512F, and `IVJIT_CPU_ROUNDING` is not `software`.
+//! AVX2 and FMA, not AVX-512F, `IVJIT_CPU_ROUNDING` is not `software`, and a check at start-up
+//! ([`works`]) saw the mode round as asked (an emulator may ignore it: then the software path).
 
 use std::arch::asm;
 
@@ -289,6 +290,46 @@ pub(crate) fn narrow_f32<const N: usize>(out: &mut [f64; N], x: &[f64; N], r: Ro
     )
 }
 
+/// Whether the switched mode rounds as asked here: a check made once before the evaluator
+/// relies on it, on results that differ by direction (f64 and f32 sums, a product, an fma, a
+/// square root, the narrowing to f32). On a processor that is what it says it is this holds;
+/// an emulator or instrumentation tool may run the instructions in round-to-nearest whatever
+/// MXCSR says (Valgrind does), and there the evaluator keeps the software path.
+///
+/// # Safety
+/// The processor has AVX2 and FMA.
+pub(crate) unsafe fn works() -> bool {
+    let tiny = 2f64.powi(-60);
+    let (one, up, down) = ([1.0; 8], Round::Up, Round::Down);
+    let mut out = [0.0; 8];
+    let mut ok = true;
+    let all = |got: &[f64; 8], want: f64| got.iter().all(|&g| g == want);
+    // SAFETY (each call): this function's contract.
+    unsafe {
+        binary(&mut out, &one, &[tiny; 8], up, Op::Add);
+        ok &= all(&out, 1.0 + f64::EPSILON);
+        binary(&mut out, &[-1.0; 8], &[tiny; 8], down, Op::Sub);
+        ok &= all(&out, -1.0 - f64::EPSILON);
+        // (1 + 2^-52)(1 - 2^-53) = 1 + 2^-53 - 2^-105: 1 down, 1 + 2^-52 up.
+        let (a, b) = ([1.0 + f64::EPSILON; 8], [1.0 - f64::EPSILON / 2.0; 8]);
+        binary(&mut out, &a, &b, down, Op::Mul);
+        ok &= all(&out, 1.0);
+        fma(&mut out, &one, &one, &[tiny; 8], up);
+        ok &= all(&out, 1.0 + f64::EPSILON);
+        sqrt(&mut out, &[2.0; 8], down);
+        let root_down = out[0];
+        sqrt(&mut out, &[2.0; 8], up);
+        ok &= out[0] == root_down.next_up();
+        binary_f32(&mut out, &one, &[tiny; 8], up, Op::Add);
+        ok &= all(&out, f64::from(1.0 + f32::EPSILON));
+        narrow_f32(&mut out, &[0.1; 8], down);
+        let tenth_down = out[0];
+        narrow_f32(&mut out, &[0.1; 8], up);
+        ok &= out[0] == f64::from((tenth_down as f32).next_up()) && tenth_down < 0.1;
+    }
+    ok
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,6 +376,15 @@ mod tests {
                 &|out, x, y, z, r| unsafe { fma(out, x, y, z, r) },
                 &|out, x, r| unsafe { sqrt(out, x, r) },
             );
+        }
+    }
+
+    /// The start-up check passes on this processor (it has AVX2 and FMA and rounds as told).
+    #[test]
+    fn the_start_up_check_passes() {
+        if present() {
+            // SAFETY: the processor has AVX2 and FMA (checked above).
+            assert!(unsafe { works() });
         }
     }
 
