@@ -14,6 +14,10 @@
 //! ns against about 20 ns for 128 lanes of `vaddpd` (measured on the development machine, a
 //! Zen 4 class AMD EPYC without AVX-512), where the software path takes about ten times that.
 //!
+//! MXCSR belongs to the thread: the operating system saves it with the thread's other
+//! registers when the thread is switched out, and Linux starts a signal handler with the default
+//! mode, so neither another thread nor a handler sees the directed mode.
+//!
 //! The mode written is the whole register: every exception masked, flush-to-zero and
 //! denormals-are-zero off (so subnormals are kept, as the software path keeps them), and the
 //! rounding direction. An f32 program's values are f32 values stored as f64: they are
