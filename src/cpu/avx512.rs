@@ -2,7 +2,7 @@
 //! one instruction per operation and direction over eight lanes, with no change of the
 //! floating-point mode. Each gives the IEEE 754 result rounded in the asked direction, which is
 //! what the software path ([`super::lanes`], [`crate::round`]) computes by error-free
-//! transformations: the same bits (`tests::embedded_rounding_equals_the_software_path`).
+//! transformations: the same bits (`tests::rounding_equals_the_software_path` and its f32 and narrowing forms).
 //! Subnormals are kept: Rust leaves MXCSR's flush-to-zero and denormals-are-zero off, and
 //! embedded rounding changes only the rounding. An f32 program's values are f32 values stored
 //! as f64: they are narrowed and widened exactly around the f32 instruction.
@@ -225,38 +225,5 @@ mod tests {
         false
     }
 
-    /// The narrowing to f32 by embedded rounding gives `round::narrow_f32`'s bits.
-    #[test]
-    fn embedded_narrowing_equals_the_software_path() {
-        if present() {
-            // SAFETY (each call): the processor has AVX-512F (checked above).
-            same_bits::narrowing(&|out, x, r| unsafe { narrow_f32(out, x, r) });
-        }
-    }
-
-    /// The f32 operations in both directions give the software path's bits.
-    #[test]
-    fn embedded_f32_rounding_equals_the_software_path() {
-        if present() {
-            // SAFETY (each call): the processor has AVX-512F (checked above).
-            same_bits::operations_f32(
-                &|out, x, y, r, op| unsafe { binary_f32(out, x, y, r, op) },
-                &|out, x, y, z, r| unsafe { fma_f32(out, x, y, z, r) },
-                &|out, x, r| unsafe { sqrt_f32(out, x, r) },
-            );
-        }
-    }
-
-    /// Every f64 operation in both directions gives the software path's bits.
-    #[test]
-    fn embedded_rounding_equals_the_software_path() {
-        if present() {
-            // SAFETY (each call): the processor has AVX-512F (checked above).
-            same_bits::operations_f64(
-                &|out, x, y, r, op| unsafe { binary(out, x, y, r, op) },
-                &|out, x, y, z, r| unsafe { fma(out, x, y, z, r) },
-                &|out, x, r| unsafe { sqrt(out, x, r) },
-            );
-        }
-    }
+    same_bits::tests_against_the_software_path!(present);
 }

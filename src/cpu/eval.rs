@@ -288,65 +288,52 @@ fn run_chunk(
     by_width::<PORTABLE>(p, plan, inputs, start, len, regs, outs)
 }
 
-/// [`run_chunk_body`] compiled for AVX-512F, with the directed operations (f64 and f32) rounded
-/// by the hardware (`super::avx512`).
-///
-/// # Safety
-/// The processor must support AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2,fma")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn run_chunk_avx512(
-    p: &Program,
-    plan: &Plan,
-    inputs: &[&[f64]],
-    start: usize,
-    len: usize,
-    regs: &mut [f64],
-    outs: &mut [&mut [f64]],
-) {
-    by_width::<AVX512>(p, plan, inputs, start, len, regs, outs)
+/// A copy of [`run_chunk_body`] compiled for the target features `$features`, its directed
+/// operations by the instruction set `$isa`.
+macro_rules! chunk_copy {
+    ($(#[doc = $doc:expr])* $name:ident, $features:literal, $isa:ident) => {
+        $(#[doc = $doc])*
+        ///
+        /// # Safety
+        #[doc = concat!("The processor must support ", $features, ".")]
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $name(
+            p: &Program,
+            plan: &Plan,
+            inputs: &[&[f64]],
+            start: usize,
+            len: usize,
+            regs: &mut [f64],
+            outs: &mut [&mut [f64]],
+        ) {
+            by_width::<$isa>(p, plan, inputs, start, len, regs, outs)
+        }
+    };
 }
 
-/// [`run_chunk_body`] compiled for AVX2 and FMA, the f64 directed operations on
-/// [`super::avx2::F64x4`] vectors.
-///
-/// # Safety
-/// The processor must support AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn run_chunk_avx2_fma(
-    p: &Program,
-    plan: &Plan,
-    inputs: &[&[f64]],
-    start: usize,
-    len: usize,
-    regs: &mut [f64],
-    outs: &mut [&mut [f64]],
-) {
-    by_width::<AVX2>(p, plan, inputs, start, len, regs, outs)
-}
-
-/// [`run_chunk_body`] compiled for AVX2 and FMA, the directed operations (f64 and f32) rounded
-/// by the hardware under a switched MXCSR mode (`super::mxcsr`).
-///
-/// # Safety
-/// The processor must support AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn run_chunk_mxcsr(
-    p: &Program,
-    plan: &Plan,
-    inputs: &[&[f64]],
-    start: usize,
-    len: usize,
-    regs: &mut [f64],
-    outs: &mut [&mut [f64]],
-) {
-    by_width::<MXCSR>(p, plan, inputs, start, len, regs, outs)
-}
+chunk_copy!(
+    /// [`run_chunk_body`] with the directed operations (f64 and f32) rounded by AVX-512's
+    /// embedded rounding (`super::avx512`).
+    run_chunk_avx512,
+    "avx512f,avx2,fma",
+    AVX512
+);
+chunk_copy!(
+    /// [`run_chunk_body`] with the f64 directed operations in software on
+    /// [`super::avx2::F64x4`] vectors.
+    run_chunk_avx2_fma,
+    "avx2,fma",
+    AVX2
+);
+chunk_copy!(
+    /// [`run_chunk_body`] with the directed operations (f64 and f32) rounded by the hardware
+    /// under a switched MXCSR mode (`super::mxcsr`).
+    run_chunk_mxcsr,
+    "avx2,fma",
+    MXCSR
+);
 
 /// The instruction set a copy of [`run_chunk_body`] is compiled for: none beyond the target's
 /// ([`PORTABLE`]), AVX2 + FMA (f64 directed operations by [`super::avx2`]'s vectors), or

@@ -348,40 +348,7 @@ mod tests {
         false
     }
 
-    /// The narrowing to f32 under the switched mode gives `round::narrow_f32`'s bits.
-    #[test]
-    fn switched_narrowing_equals_the_software_path() {
-        if present() {
-            // SAFETY (each call): the processor has AVX2 and FMA (checked above).
-            same_bits::narrowing(&|out, x, r| unsafe { narrow_f32(out, x, r) });
-        }
-    }
-
-    /// The f32 operations in both directions give the software path's bits.
-    #[test]
-    fn switched_f32_rounding_equals_the_software_path() {
-        if present() {
-            // SAFETY (each call): the processor has AVX2 and FMA (checked above).
-            same_bits::operations_f32(
-                &|out, x, y, r, op| unsafe { binary_f32(out, x, y, r, op) },
-                &|out, x, y, z, r| unsafe { fma_f32(out, x, y, z, r) },
-                &|out, x, r| unsafe { sqrt_f32(out, x, r) },
-            );
-        }
-    }
-
-    /// Every f64 operation in both directions gives the software path's bits.
-    #[test]
-    fn switched_rounding_equals_the_software_path() {
-        if present() {
-            // SAFETY (each call): the processor has AVX2 and FMA (checked above).
-            same_bits::operations_f64(
-                &|out, x, y, r, op| unsafe { binary(out, x, y, r, op) },
-                &|out, x, y, z, r| unsafe { fma(out, x, y, z, r) },
-                &|out, x, r| unsafe { sqrt(out, x, r) },
-            );
-        }
-    }
+    same_bits::tests_against_the_software_path!(present);
 
     /// The start-up check passes on this processor (it has AVX2 and FMA and rounds as told).
     #[test]

@@ -236,3 +236,46 @@ fn operations(v: &[f64], rows: &Rows, binary: Binary, fma: Fma, sqrt: Unary) {
         }
     }
 }
+
+/// The three tests of a module whose `narrow_f32`, `binary`, `binary_f32`, `fma`, `fma_f32`,
+/// `sqrt` and `sqrt_f32` round over a chunk's lanes (AVX-512's embedded rounding, the switched
+/// MXCSR mode), run where `$present()` says the processor has the module's instructions.
+macro_rules! tests_against_the_software_path {
+    ($present:ident) => {
+        /// The narrowing to f32 gives `round::narrow_f32`'s bits.
+        #[test]
+        fn narrowing_equals_the_software_path() {
+            if $present() {
+                // SAFETY (each call): the processor has the instructions (checked above).
+                same_bits::narrowing(&|out, x, r| unsafe { narrow_f32(out, x, r) });
+            }
+        }
+
+        /// The f32 operations in both directions give the software path's bits.
+        #[test]
+        fn f32_rounding_equals_the_software_path() {
+            if $present() {
+                // SAFETY (each call): as above.
+                same_bits::operations_f32(
+                    &|out, x, y, r, op| unsafe { binary_f32(out, x, y, r, op) },
+                    &|out, x, y, z, r| unsafe { fma_f32(out, x, y, z, r) },
+                    &|out, x, r| unsafe { sqrt_f32(out, x, r) },
+                );
+            }
+        }
+
+        /// Every f64 operation in both directions gives the software path's bits.
+        #[test]
+        fn rounding_equals_the_software_path() {
+            if $present() {
+                // SAFETY (each call): as above.
+                same_bits::operations_f64(
+                    &|out, x, y, r, op| unsafe { binary(out, x, y, r, op) },
+                    &|out, x, y, z, r| unsafe { fma(out, x, y, z, r) },
+                    &|out, x, r| unsafe { sqrt(out, x, r) },
+                );
+            }
+        }
+    };
+}
+pub(super) use tests_against_the_software_path;
