@@ -860,35 +860,10 @@ pub(crate) fn hardware() -> bool {
     }
 }
 
-/// Whether the CPU evaluator rounds its directed operations by switching the processor's
-/// rounding mode around each instruction's lanes (`crate::cpu::mxcsr`): the processor has AVX2
-/// and FMA but not AVX-512F (where [`hardware`] holds instead), `IVJIT_CPU_ROUNDING` is not
-/// `software`, and the mode was seen to round as asked (`crate::cpu::mxcsr::works`). Decided
-/// once per process.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-pub(crate) fn mode_switching() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        *ON.get_or_init(|| {
-            !forced_software()
-                && !hardware()
-                && std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma")
-                // SAFETY: the processor has AVX2 and FMA (checked just before).
-                && unsafe { crate::cpu::mxcsr::works() }
-        })
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
 /// Whether `IVJIT_CPU_ROUNDING=software` asks for the software directed rounding (for tests
 /// and comparisons: the path every processor can run).
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-fn forced_software() -> bool {
+pub(crate) fn forced_software() -> bool {
     std::env::var("IVJIT_CPU_ROUNDING").is_ok_and(|v| v.trim().eq_ignore_ascii_case("software"))
 }
 

@@ -274,7 +274,7 @@ fn run_chunk(
         return;
     }
     #[cfg(target_arch = "x86_64")]
-    if crate::round::mode_switching() {
+    if super::mode_switching() {
         // SAFETY: mode_switching() holds only where the processor has AVX2 and FMA.
         unsafe { run_chunk_mxcsr(p, plan, inputs, start, len, regs, outs) };
         return;

@@ -12,7 +12,7 @@ mod avx512;
 pub mod eval;
 mod lanes;
 #[cfg(target_arch = "x86_64")]
-pub(crate) mod mxcsr;
+mod mxcsr;
 #[cfg(all(test, target_arch = "x86_64"))]
 mod same_bits;
 #[cfg(target_arch = "x86_64")]
@@ -29,4 +29,28 @@ pub(crate) const LANES: usize = 128;
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) fn hardware_rounding() -> bool {
     crate::round::hardware()
+}
+
+/// Whether the evaluator rounds its directed operations by switching the processor's rounding
+/// mode around each instruction's lanes (`mxcsr`): the processor has AVX2 and FMA but not
+/// AVX-512F (where [`hardware_rounding`] holds instead), `IVJIT_CPU_ROUNDING` is not
+/// `software`, and the mode was seen to round as asked (`mxcsr::works`). Decided once per
+/// process.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(crate) fn mode_switching() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *ON.get_or_init(|| {
+            !crate::round::forced_software()
+                && !hardware_rounding()
+                && avx2::available()
+                // SAFETY: the processor has AVX2 and FMA (checked just before).
+                && unsafe { mxcsr::works() }
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
 }

@@ -23,7 +23,7 @@
 //! rounding direction. An f32 program's values are f32 values stored as f64: they are
 //! narrowed (exactly) and widened (exactly) around the f32 instruction.
 //!
-//! [`super::eval`] uses these where [`crate::round::mode_switching`] holds: the processor has
+//! [`super::eval`] uses these where [`super::mode_switching`] holds: the processor has
 //! AVX2 and FMA, not AVX-512F, `IVJIT_CPU_ROUNDING` is not `software`, and a check at start-up
 //! ([`works`]) saw the mode round as asked (an emulator may ignore it: then the software path).
 
