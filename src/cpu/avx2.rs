@@ -2,11 +2,15 @@
 //! vectors on processors with AVX2 and FMA but not AVX-512 (most x86-64 processors before 2022;
 //! with AVX-512 the interpreter runs [`super::simd::F64x8`], rounding by embedded rounding).
 //!
-//! AVX2 has no directed rounding that does not switch the MXCSR mode, so each directed
-//! operation is [`super::lanes`]' software fast path on four lanes at once: the round-to-nearest
-//! result, its error term (TwoSum for sums, the FMA residual for products, quotients and square
-//! roots), and a one-ulp step on the bits in the asked direction where the error says the
-//! nearest result went the wrong way; exact zeros with their IEEE signs. A lane the fast path
+//! AVX2 has no directed rounding that does not switch the MXCSR mode, and these vectors are
+//! values that Rust code computes with (the tape interpreter's generated interval operations),
+//! which must run in round-to-nearest; so each directed operation is [`super::lanes`]' software
+//! fast path on four lanes at once. (The chunked evaluator, whose instructions each run over a
+//! whole chunk, switches the mode inside one assembly block per instruction instead,
+//! `super::mxcsr`, and runs these vectors only where that is not used.) The fast path: the
+//! round-to-nearest result, its error term (TwoSum for sums, the FMA residual for products,
+//! quotients and square roots), and a one-ulp step on the bits in the asked direction where the
+//! error says the nearest result went the wrong way; exact zeros with their IEEE signs. A lane the fast path
 //! does not cover (overflow, magnitudes below 2^-960, infinities, NaN) is recomputed by the
 //! scalar row ([`Ops`] for f64, `crate::round`): the fast path is that row's own first branch,
 //! so every lane has the scalar row's bits (`tests::vector_operations_equal_the_scalar_rows`
