@@ -251,8 +251,8 @@ impl Chunk {
     }
 }
 
-/// Runs one chunk; on x86-64 processors with AVX2 and FMA through a copy of the loop compiled
-/// for them (wider vectors, and `f64::mul_add` as one instruction instead of a library call).
+/// Runs one chunk through the copy of the loop [`chosen_copy`] picks for the processor (in
+/// tests, the one a test forces).
 #[allow(clippy::too_many_arguments)]
 fn run_chunk(
     p: &Program,
@@ -264,27 +264,59 @@ fn run_chunk(
     outs: &mut [&mut [f64]],
 ) {
     #[cfg(test)]
-    if let Some(isa) = tests::FORCED_ISA.get() {
-        return tests::run_chunk_as(isa, p, plan, inputs, start, len, regs, outs);
-    }
+    let isa = tests::FORCED_ISA.get().unwrap_or_else(chosen_copy);
+    #[cfg(not(test))]
+    let isa = chosen_copy();
+    run_copy(isa, p, plan, inputs, start, len, regs, outs)
+}
+
+/// The copy of the chunk loop this process runs, decided once: AVX-512's embedded rounding
+/// where the processor has AVX-512F ([`super::hardware_rounding`]), else the switched MXCSR
+/// mode where it has AVX2 and FMA ([`super::mode_switching`]), else AVX2's software vectors
+/// (`IVJIT_CPU_ROUNDING=software`, or a mode that did not round as asked), else the portable
+/// loop. The copies compiled for AVX2 and FMA also make `f64::mul_add` one instruction.
+fn chosen_copy() -> u8 {
+    static ISA: std::sync::OnceLock<u8> = std::sync::OnceLock::new();
+    *ISA.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if super::hardware_rounding() {
+                return AVX512;
+            }
+            if super::mode_switching() {
+                return MXCSR;
+            }
+            if super::avx2::available() {
+                return AVX2;
+            }
+        }
+        PORTABLE
+    })
+}
+
+/// Runs one chunk through the copy of the loop for `isa`, which the processor must be able to
+/// run: [`chosen_copy`]'s, or in tests one of `tests::runnable_isas`.
+#[allow(clippy::too_many_arguments)]
+fn run_copy(
+    isa: u8,
+    p: &Program,
+    plan: &Plan,
+    inputs: &[&[f64]],
+    start: usize,
+    len: usize,
+    regs: &mut [f64],
+    outs: &mut [&mut [f64]],
+) {
+    // SAFETY (each call): `isa` names a copy whose features the processor has (this
+    // function's contract: chosen_copy checks them, and the tests force only runnable ones).
     #[cfg(target_arch = "x86_64")]
-    if super::hardware_rounding() {
-        // SAFETY: hardware_rounding() holds only where the processor has AVX-512F.
-        unsafe { run_chunk_avx512(p, plan, inputs, start, len, regs, outs) };
-        return;
+    match isa {
+        AVX512 => return unsafe { run_chunk_avx512(p, plan, inputs, start, len, regs, outs) },
+        MXCSR => return unsafe { run_chunk_mxcsr(p, plan, inputs, start, len, regs, outs) },
+        AVX2 => return unsafe { run_chunk_avx2_fma(p, plan, inputs, start, len, regs, outs) },
+        _ => {}
     }
-    #[cfg(target_arch = "x86_64")]
-    if super::mode_switching() {
-        // SAFETY: mode_switching() holds only where the processor has AVX2 and FMA.
-        unsafe { run_chunk_mxcsr(p, plan, inputs, start, len, regs, outs) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if super::avx2::available() {
-        // SAFETY: the processor has the features the copy is compiled for (checked above).
-        unsafe { run_chunk_avx2_fma(p, plan, inputs, start, len, regs, outs) };
-        return;
-    }
+    let _ = isa;
     by_width::<PORTABLE>(p, plan, inputs, start, len, regs, outs)
 }
 
@@ -775,33 +807,6 @@ mod tests {
             }
         }
         isas
-    }
-
-    /// `run_chunk` by the copy for `isa`, which the processor must have ([`runnable_isas`]).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn run_chunk_as(
-        isa: u8,
-        p: &Program,
-        plan: &Plan,
-        inputs: &[&[f64]],
-        start: usize,
-        len: usize,
-        regs: &mut [f64],
-        outs: &mut [&mut [f64]],
-    ) {
-        assert!(
-            runnable_isas().contains(&isa),
-            "the processor runs copy {isa}"
-        );
-        // SAFETY (each call): the processor has the copy's instructions (asserted above).
-        #[cfg(target_arch = "x86_64")]
-        match isa {
-            AVX512 => return unsafe { run_chunk_avx512(p, plan, inputs, start, len, regs, outs) },
-            MXCSR => return unsafe { run_chunk_mxcsr(p, plan, inputs, start, len, regs, outs) },
-            AVX2 => return unsafe { run_chunk_avx2_fma(p, plan, inputs, start, len, regs, outs) },
-            _ => {}
-        }
-        by_width::<PORTABLE>(p, plan, inputs, start, len, regs, outs)
     }
 
     /// Every copy of the chunk loop the processor runs (portable; AVX2 with software vectors
