@@ -81,6 +81,7 @@ const CORPUS: &[(&str, &str)] = &[
     ),
     ("periodic_reverse", "sinRev(x, y), cosRev(x, y), tanRev(x, y)"),
     ("power_reverse", "powRev1(x, y, z), powRev2(x, y, z)"),
+    ("atan2_reverse", "atan2Rev1(x, y, z), atan2Rev2(x, y, z)"),
     ("mul_rev_pair", "mulRevToPair1(x, y), mulRevToPair2(x, y)"),
     ("sign_known_exp", "exp(x) * y + sqrt(cosh(y))"),
     ("trig_heavy", "sin(x)*cos(y) + exp(-x*y)*atan(z)"),

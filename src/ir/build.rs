@@ -342,6 +342,8 @@ impl<'a> Builder<'a> {
             "mulRev" => Op::Rev2(Rev2Fn::Mul, a[0], a[1], a[2]),
             "powRev1" => Op::Rev2(Rev2Fn::Pow1, a[0], a[1], a[2]),
             "powRev2" => Op::Rev2(Rev2Fn::Pow2, a[0], a[1], a[2]),
+            "atan2Rev1" => Op::Rev2(Rev2Fn::Atan2Y, a[0], a[1], a[2]),
+            "atan2Rev2" => Op::Rev2(Rev2Fn::Atan2X, a[0], a[1], a[2]),
             "mulRevToPair1" | "mulRevToPair2" => {
                 // IEEE 1788's mulRevToPair has no x: its pieces are met with [entire].
                 let entire = g.constant(Interval::ENTIRE);

@@ -312,6 +312,24 @@ impl Contract {
                 ));
                 narrow(self, narrowed, b, p);
             }
+            // n = atan2(y, x): y is a t with atan2(t, x') in n for some x' of x, x an x' with
+            // atan2(y', x') in n for some y'.
+            Op::Elem2(BinaryFn::Atan2, y, x) => {
+                let p = self.op(Op::Rev2(
+                    Rev2Fn::Atan2Y,
+                    cur(narrowed, x),
+                    n,
+                    cur(narrowed, y),
+                ));
+                narrow(self, narrowed, y, p);
+                let p = self.op(Op::Rev2(
+                    Rev2Fn::Atan2X,
+                    cur(narrowed, y),
+                    n,
+                    cur(narrowed, x),
+                ));
+                narrow(self, narrowed, x, p);
+            }
             Op::Sqr(a) => {
                 let p = self.op(Op::Rev(RevFn::Sqr, n, cur(narrowed, a)));
                 narrow(self, narrowed, a, p);

@@ -330,6 +330,22 @@ const OTHERS: &[FunctionInfo] = &[
         derivative: Cow::Borrowed(REVERSE_DERIVATIVE),
     },
     FunctionInfo {
+        name: "atan2Rev1",
+        arity: 3,
+        semantics: "IEEE 1788 atan2Rev1(b, c, x): the hull of the y in x with atan2(y, x') in c for some x' in b ((y, x') != (0, 0))",
+        domain: Cow::Borrowed(REVERSE_DOMAIN),
+        accuracy: "products of b's parts with tan at c's ends (outward; a few ulps)",
+        derivative: Cow::Borrowed(REVERSE_DERIVATIVE),
+    },
+    FunctionInfo {
+        name: "atan2Rev2",
+        arity: 3,
+        semantics: "IEEE 1788 atan2Rev2(a, c, x): the hull of the x' in x with atan2(y, x') in c for some y in a ((y, x') != (0, 0))",
+        domain: Cow::Borrowed(REVERSE_DOMAIN),
+        accuracy: "products of a's parts with 1/tan at c's ends (outward; a few ulps)",
+        derivative: Cow::Borrowed(REVERSE_DERIVATIVE),
+    },
+    FunctionInfo {
         name: "mulRevToPair1",
         arity: 2,
         semantics: "IEEE 1788 mulRevToPair(b, c)'s first interval: the set of the t with t*b' in c for some b' in b is c/b (0 not in b), entire (0 in b and in c), empty, or up to two unbounded pieces; the first of them (the only one where there is one)",

@@ -129,7 +129,7 @@ pub enum Op {
     Rev(RevFn, NodeId, NodeId),
     /// IEEE 1788's reverse-mode function of a binary operation, `f_rev(b, c, x)` ([`Rev2Fn`]):
     /// the hull of the points t of x with f(t, b') (or f(b', t)) in c for some b' of b,
-    /// outward rounded (`mulRev`, `powRev1`, `powRev2`).
+    /// outward rounded (`mulRev`, `powRev1`, `powRev2`, `atan2Rev1`, `atan2Rev2`).
     Rev2(Rev2Fn, NodeId, NodeId, NodeId),
 }
 
@@ -149,6 +149,10 @@ pub enum Rev2Fn {
     MulPair1,
     /// `mulRevToPair2(b, c)`: its second interval (empty unless the set has two pieces).
     MulPair2,
+    /// `atan2Rev1(b, c, x)`: y with atan2(y, x') in c for some x' in b.
+    Atan2Y,
+    /// `atan2Rev2(a, c, x)`: x' with atan2(y, x') in c for some y in a.
+    Atan2X,
 }
 
 impl Rev2Fn {
@@ -160,6 +164,8 @@ impl Rev2Fn {
             Rev2Fn::Pow2 => "powRev2",
             Rev2Fn::MulPair1 => "mulRevToPair1",
             Rev2Fn::MulPair2 => "mulRevToPair2",
+            Rev2Fn::Atan2Y => "atan2Rev1",
+            Rev2Fn::Atan2X => "atan2Rev2",
         }
     }
 }

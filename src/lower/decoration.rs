@@ -278,7 +278,12 @@ fn tests_bound(op: Op) -> bool {
                 | Op::CancelMinus(..)
                 | Op::Rev(..)
                 | Op::Rev2(
-                    Rev2Fn::Mul | Rev2Fn::Pow1 | Rev2Fn::Pow2 | Rev2Fn::MulPair2,
+                    Rev2Fn::Mul
+                        | Rev2Fn::Pow1
+                        | Rev2Fn::Pow2
+                        | Rev2Fn::MulPair2
+                        | Rev2Fn::Atan2Y
+                        | Rev2Fn::Atan2X,
                     ..
                 )
         )
@@ -707,7 +712,15 @@ impl Lowering {
             | Op::CancelMinus(..)
             // A reverse operation gives a set, decorated trv (as the ITF1788 vectors say)...
             | Op::Rev(..)
-            | Op::Rev2(Rev2Fn::Mul | Rev2Fn::Pow1 | Rev2Fn::Pow2 | Rev2Fn::MulPair2, ..) => {
+            | Op::Rev2(
+                Rev2Fn::Mul
+                | Rev2Fn::Pow1
+                | Rev2Fn::Pow2
+                | Rev2Fn::MulPair2
+                | Rev2Fn::Atan2Y
+                | Rev2Fn::Atan2X,
+                ..,
+            ) => {
                 Local::Explicit(self.decoration(Decoration::Trv))
             }
             // ... but mulRevToPair's first interval where 0 is not in b is the quotient c / b

@@ -32,6 +32,20 @@ struct MulRevParts {
     empty: Value,
 }
 
+/// pi/2 and pi enclosed by consecutive floats of the program's precision
+/// ([`Lowering::angle_constants`]), and their negatives (`neg_half_pi_lo` is `-half_pi_lo`, the
+/// upper end of -pi/2's enclosure).
+struct AngleConstants {
+    half_pi_lo: Value,
+    half_pi_hi: Value,
+    pi_lo: Value,
+    pi_hi: Value,
+    neg_half_pi_lo: Value,
+    neg_half_pi_hi: Value,
+    neg_pi_lo: Value,
+    neg_pi_hi: Value,
+}
+
 /// The periodic reverse operations: how their pieces are laid out (see
 /// [`Lowering::periodic_rev`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -369,7 +383,202 @@ impl Lowering {
             Rev2Fn::Pow2 => self.pow_rev2(b, c, x),
             Rev2Fn::MulPair1 => self.mul_rev_to_pair(b, c, x).0,
             Rev2Fn::MulPair2 => self.mul_rev_to_pair(b, c, x).1,
+            Rev2Fn::Atan2Y => self.atan2_rev_y(b, c, x),
+            Rev2Fn::Atan2X => self.atan2_rev_x(b, c, x),
         }
+    }
+
+    /// `atan2Rev1(b, c, x)`: the hull of the y in x with atan2(y, x') in c for some x' in b
+    /// ((y, x') != (0, 0); atan2's range is (-pi, pi]).
+    ///
+    /// A point (x', y) has the angle t in (-pi/2, pi/2) where x' > 0 and y = x' tan(t), the
+    /// angle pi/2 (-pi/2) where x' = 0 and y > 0 (< 0), and an angle in (pi/2, pi] or
+    /// (-pi, -pi/2) where x' < 0 and y = x' tan(t) again. So the set is made of five pieces, one
+    /// per angle range that c meets: the products of b's positive (negative) part with tan over
+    /// c's part of that range — an interval, tan being increasing there, with c's ends' tan as
+    /// its ends or the range's limits (±inf at ±pi/2, 0 at ±pi) — and the half-lines of the
+    /// two vertical angles. Each is met with x before they are joined. The closures add one
+    /// limit that is no point of the set: y = 0 as x' -> 0 or t -> ±pi; a piece that x meets
+    /// there alone is dropped unless 0 is a point of it (angle 0, or pi). c's ends are compared
+    /// with the outward enclosures of pi/2 and pi so that the comparisons are exact for floats
+    /// and a doubt (none arises for floats of the program's precision) keeps a piece or a
+    /// limit: sound.
+    fn atan2_rev_y(&mut self, b: Iv, c: Iv, x: Iv) -> Iv {
+        let u = Fact::UNKNOWN;
+        let k = self.angle_constants();
+        let z = self.b.zero();
+        let pinf = self.b.constant(f64::INFINITY);
+        let ninf = self.b.constant(f64::NEG_INFINITY);
+        // tan at c's ends (used only where that end lies inside the piece's angle range).
+        let t_lo = self.elementary(UnaryFn::Tan, Iv { lo: c.lo, hi: c.lo }, u);
+        let t_hi = self.elementary(UnaryFn::Tan, Iv { lo: c.hi, hi: c.hi }, u);
+        let b_pos = self.b.cmp(Cmp::Gt, b.hi, z);
+        let b_neg = self.b.cmp(Cmp::Lt, b.lo, z);
+        let b_plus = Iv {
+            lo: self.b.max(b.lo, z),
+            hi: b.hi,
+        };
+        let b_minus = Iv {
+            lo: b.lo,
+            hi: self.b.min(b.hi, z),
+        };
+        let zero_in_c = self.holds(c, z);
+        let pi_in_c = self.may_hold(c, k.pi_lo, k.pi_hi);
+        let never = self.b.bool(false);
+        // t in (-pi/2, pi/2), x' > 0.
+        let meets = self.angles_meet(c, k.neg_half_pi_hi, k.half_pi_hi);
+        let exists = self.b.and(b_pos, meets);
+        let above = self.b.cmp(Cmp::Ge, c.lo, k.neg_half_pi_lo);
+        let lo = self.b.select(above, t_lo.lo, ninf);
+        let below = self.b.cmp(Cmp::Le, c.hi, k.half_pi_lo);
+        let hi = self.b.select(below, t_hi.hi, pinf);
+        let right = self.product_piece(b_plus, Iv { lo, hi }, x, exists);
+        let right = self.drop_lone_point(right, z, zero_in_c);
+        // t in (pi/2, pi], x' < 0: tan from tan(c.lo) (or -inf) to tan(c.hi) (or 0, at pi).
+        let meets = self.angles_meet(c, k.half_pi_lo, k.pi_hi);
+        let exists = self.b.and(b_neg, meets);
+        let above = self.b.cmp(Cmp::Ge, c.lo, k.half_pi_hi);
+        let lo = self.b.select(above, t_lo.lo, ninf);
+        let below = self.b.cmp(Cmp::Le, c.hi, k.pi_lo);
+        let hi = self.b.select(below, t_hi.hi, z);
+        let upper_left = self.product_piece(b_minus, Iv { lo, hi }, x, exists);
+        let upper_left = self.drop_lone_point(upper_left, z, pi_in_c);
+        // t in (-pi, -pi/2), x' < 0: tan from tan(c.lo) (or 0, at -pi) to tan(c.hi) (or inf).
+        let meets = self.angles_meet(c, k.neg_pi_hi, k.neg_half_pi_lo);
+        let exists = self.b.and(b_neg, meets);
+        let above = self.b.cmp(Cmp::Ge, c.lo, k.neg_pi_lo);
+        let lo = self.b.select(above, t_lo.lo, z);
+        let below = self.b.cmp(Cmp::Le, c.hi, k.neg_half_pi_hi);
+        let hi = self.b.select(below, t_hi.hi, pinf);
+        let lower_left = self.product_piece(b_minus, Iv { lo, hi }, x, exists);
+        let lower_left = self.drop_lone_point(lower_left, z, never);
+        // t = pi/2 (t = -pi/2): x' = 0, every y > 0 (y < 0) of x.
+        let zero_in_b = self.holds(b, z);
+        let up = self.may_hold(c, k.half_pi_lo, k.half_pi_hi);
+        let up = self.b.and(zero_in_b, up);
+        let pos = self.positive_part(x);
+        let no = self.b.not(up);
+        let up = self.empty_if(no, pos);
+        let down = self.may_hold(c, k.neg_half_pi_hi, k.neg_half_pi_lo);
+        let down = self.b.and(zero_in_b, down);
+        let neg = self.negative_part(x);
+        let no = self.b.not(down);
+        let down = self.empty_if(no, neg);
+        let r = self.join(right, upper_left);
+        let r = self.join(r, lower_left);
+        let r = self.join(r, up);
+        self.join(r, down)
+    }
+
+    /// `atan2Rev2(a, c, x)`: the hull of the x' in x with atan2(y, x') in c for some y in a.
+    ///
+    /// The mirror of [`Self::atan2_rev_y`] with cot for tan: a point (x', y) has an angle t in
+    /// (0, pi) where y > 0 and x' = y cot(t), the angle 0 (pi) where y = 0 and x' > 0 (< 0), and
+    /// an angle in (-pi, 0) where y < 0 and x' = y cot(t); cot decreases on both ranges (from
+    /// +inf to -inf). cot at c's ends is 1 / tan, rounded outward. The limit that is no point of
+    /// the set: x' = 0 as y -> 0 or t -> 0, ±pi; it is a point of the set at the angles ±pi/2.
+    fn atan2_rev_x(&mut self, a: Iv, c: Iv, x: Iv) -> Iv {
+        let u = Fact::UNKNOWN;
+        let k = self.angle_constants();
+        let z = self.b.zero();
+        let pinf = self.b.constant(f64::INFINITY);
+        let ninf = self.b.constant(f64::NEG_INFINITY);
+        let one = self.b.constant(1.0);
+        let one = Iv { lo: one, hi: one };
+        let t_lo = self.elementary(UnaryFn::Tan, Iv { lo: c.lo, hi: c.lo }, u);
+        let t_hi = self.elementary(UnaryFn::Tan, Iv { lo: c.hi, hi: c.hi }, u);
+        let cot_lo = self.div(one, t_lo, u, u);
+        let cot_hi = self.div(one, t_hi, u, u);
+        let a_pos = self.b.cmp(Cmp::Gt, a.hi, z);
+        let a_neg = self.b.cmp(Cmp::Lt, a.lo, z);
+        let a_plus = Iv {
+            lo: self.b.max(a.lo, z),
+            hi: a.hi,
+        };
+        let a_minus = Iv {
+            lo: a.lo,
+            hi: self.b.min(a.hi, z),
+        };
+        let up_in_c = self.may_hold(c, k.half_pi_lo, k.half_pi_hi);
+        let down_in_c = self.may_hold(c, k.neg_half_pi_hi, k.neg_half_pi_lo);
+        // t in (0, pi), y > 0: cot from cot(c.hi) (or -inf, at pi) to cot(c.lo) (or inf, at 0).
+        let meets = self.angles_meet(c, z, k.pi_hi);
+        let exists = self.b.and(a_pos, meets);
+        let below = self.b.cmp(Cmp::Le, c.hi, k.pi_lo);
+        let lo = self.b.select(below, cot_hi.lo, ninf);
+        let above = self.b.cmp(Cmp::Gt, c.lo, z);
+        let hi = self.b.select(above, cot_lo.hi, pinf);
+        let upper = self.product_piece(a_plus, Iv { lo, hi }, x, exists);
+        let upper = self.drop_lone_point(upper, z, up_in_c);
+        // t in (-pi, 0), y < 0: cot from cot(c.hi) (or -inf, at 0) to cot(c.lo) (or inf, at -pi).
+        let meets = self.angles_meet(c, k.neg_pi_hi, z);
+        let exists = self.b.and(a_neg, meets);
+        let below = self.b.cmp(Cmp::Lt, c.hi, z);
+        let lo = self.b.select(below, cot_hi.lo, ninf);
+        let above = self.b.cmp(Cmp::Ge, c.lo, k.neg_pi_lo);
+        let hi = self.b.select(above, cot_lo.hi, pinf);
+        let lower = self.product_piece(a_minus, Iv { lo, hi }, x, exists);
+        let lower = self.drop_lone_point(lower, z, down_in_c);
+        // t = 0 (t = pi): y = 0, every x' > 0 (x' < 0) of x.
+        let zero_in_a = self.holds(a, z);
+        let zero_in_c = self.holds(c, z);
+        let right = self.b.and(zero_in_a, zero_in_c);
+        let pos = self.positive_part(x);
+        let no = self.b.not(right);
+        let right = self.empty_if(no, pos);
+        let pi_in_c = self.may_hold(c, k.pi_lo, k.pi_hi);
+        let left = self.b.and(zero_in_a, pi_in_c);
+        let neg = self.negative_part(x);
+        let no = self.b.not(left);
+        let left = self.empty_if(no, neg);
+        let r = self.join(upper, lower);
+        let r = self.join(r, right);
+        self.join(r, left)
+    }
+
+    /// The outward enclosures of pi/2 and pi in the program's precision, and their negatives.
+    fn angle_constants(&mut self) -> AngleConstants {
+        let h = half_pi();
+        let half_pi_lo = self.const_down(h.lo);
+        let half_pi_hi = self.const_up(h.hi);
+        let pi_lo = self.const_down(2.0 * h.lo); // doubling is exact
+        let pi_hi = self.const_up(2.0 * h.hi);
+        AngleConstants {
+            half_pi_lo,
+            half_pi_hi,
+            pi_lo,
+            pi_hi,
+            neg_half_pi_lo: self.b.neg(half_pi_lo),
+            neg_half_pi_hi: self.b.neg(half_pi_hi),
+            neg_pi_lo: self.b.neg(pi_lo),
+            neg_pi_hi: self.b.neg(pi_hi),
+        }
+    }
+
+    /// Whether the angles of c may meet the open range (from, to): c.hi > from and c.lo < to,
+    /// with `from` an enclosure's lower (outer) end and `to` its upper one where the range's
+    /// ends are irrational, so that a doubt says yes (false where c is empty).
+    fn angles_meet(&mut self, c: Iv, from: Value, to: Value) -> Value {
+        let a = self.b.cmp(Cmp::Gt, c.hi, from);
+        let b = self.b.cmp(Cmp::Lt, c.lo, to);
+        self.b.and(a, b)
+    }
+
+    /// Whether c may hold the irrational point enclosed by (lo, hi): c.lo < hi and c.hi > lo
+    /// (exact for floats: no float lies between the two consecutive ends of the enclosure).
+    fn may_hold(&mut self, c: Iv, lo: Value, hi: Value) -> Value {
+        let a = self.b.cmp(Cmp::Lt, c.lo, hi);
+        let b = self.b.cmp(Cmp::Gt, c.hi, lo);
+        self.b.and(a, b)
+    }
+
+    /// `x ∩ (p * t)` (the forward product, outward), empty unless `exists`.
+    fn product_piece(&mut self, p: Iv, t: Iv, x: Iv, exists: Value) -> Iv {
+        let u = Fact::UNKNOWN;
+        let range = self.mul(p, t, u, u, None);
+        let piece = self.meet(x, range);
+        let none = self.b.not(exists);
+        self.empty_if(none, piece)
     }
 
     /// `powRev1(b, c, x)`: the hull of the t in x with t^b' in c for some b' in b, pow's
@@ -505,6 +714,17 @@ impl Lowering {
         let x_empty = self.b.is_nan(x.lo);
         let none = self.b.or(none, x_empty);
         self.empty_if(none, Iv { lo, hi: x.hi })
+    }
+
+    /// The closure of `x ∩ (-inf, 0)`: `[x.lo, min(x.hi, 0)]` where x.lo < 0, else empty.
+    fn negative_part(&mut self, x: Iv) -> Iv {
+        let z = self.b.zero();
+        let hi = self.b.min(x.hi, z);
+        let reaches = self.b.cmp(Cmp::Lt, x.lo, z);
+        let none = self.b.not(reaches);
+        let x_empty = self.b.is_nan(x.lo);
+        let none = self.b.or(none, x_empty);
+        self.empty_if(none, Iv { lo: x.lo, hi })
     }
 
     /// The hull of `x ∩ r` and `x ∩ -r`: the points of x whose absolute value lies in `r`

@@ -84,6 +84,8 @@ pub const LEFT_OUT: &[(&str, &str)] = &[
     ("mulRevToPair1", REVERSE),
     ("mulRevToPair2", REVERSE),
     ("powRev2", REVERSE),
+    ("atan2Rev1", REVERSE),
+    ("atan2Rev2", REVERSE),
 ];
 
 /// Why the reverse operations are left out: a set of points of x, not a function of its

@@ -38,6 +38,8 @@ pub const OPERATIONS: &[&str] = &[
     "powRev2",
     "mulRevToPair1",
     "mulRevToPair2",
+    "atan2Rev1",
+    "atan2Rev2",
 ];
 
 /// Whether `name` is one of [`OPERATIONS`].
@@ -174,6 +176,9 @@ pub fn inner(name: &str, n: i64, args: &[(f64, f64)]) -> Option<Span> {
     }
     if name.starts_with("powRev") {
         return pow_rev(name, args[0], args[1], args[2]);
+    }
+    if name.starts_with("atan2Rev") {
+        return atan2_rev(name == "atan2Rev1", args[0], args[1], args[2]);
     }
     if let Some(k) = name.strip_prefix("mulRevToPair") {
         // IEEE 1788's pair: the pieces in order, x being [entire].
@@ -549,6 +554,78 @@ fn pow_rev(name: &str, ab: (f64, f64), c: (f64, f64), x: (f64, f64)) -> Option<S
         }
     };
     // The least and the greatest proven candidate (proofs are costly: scanned from each end).
+    candidates.sort_by(f64::total_cmp);
+    candidates.dedup();
+    let lo = candidates.iter().copied().find(|&t| proven(t))?;
+    let hi = candidates.iter().rev().copied().find(|&t| proven(t))?;
+    Some(span(lo, hi))
+}
+
+/// Whether atan2(y, x) (floats, not both 0) is certainly in `c`: its real-oracle enclosure
+/// lies inside c.
+fn atan2_in(y: f64, x: f64, c: (f64, f64)) -> bool {
+    if !y.is_finite() || !x.is_finite() || (y == 0.0 && x == 0.0) {
+        return false;
+    }
+    match ro::value("atan2", &[bf(y), bf(x)], P) {
+        Val::In(v) => le(&bf(c.0), &v.lo) && le(&v.hi, &bf(c.1)),
+        Val::Out => false,
+    }
+}
+
+/// The inner hull of `atan2Rev1(b, c, x)` (`first`: the y of x with atan2(y, x') in c for some
+/// x' of b) or `atan2Rev2(a, c, x)` (the x' of x with atan2(y, x') in c for some y of a): the
+/// hull of floats proven to be points of the exact set, each with a witness of the other
+/// argument whose atan2 the real oracle encloses inside c. The candidates are the values the
+/// set's ends can take (b's ends times tan of c's ends; a's ends over tan of c's ends), a few
+/// ulps around them, 0, x's ends and extreme floats, as for [`pow_rev`].
+fn atan2_rev(first: bool, other: (f64, f64), c: (f64, f64), x: (f64, f64)) -> Option<Span> {
+    let ends = |i: (f64, f64)| [i.0, i.1];
+    let mut candidates: Vec<f64> = Vec::new();
+    candidates.extend(ends(x));
+    candidates.extend([
+        0.0,
+        1.0,
+        -1.0,
+        f64::MAX,
+        -f64::MAX,
+        1e300,
+        -1e300,
+        1e-300,
+        -1e-300,
+        f64::MIN_POSITIVE,
+        -f64::MIN_POSITIVE,
+    ]);
+    let finite = |v: f64| if v.is_finite() { Some(v) } else { None };
+    for e in ends(other) {
+        let e = e.clamp(-f64::MAX, f64::MAX);
+        for ce in ends(c) {
+            let t = ce.clamp(-std::f64::consts::PI, std::f64::consts::PI).tan();
+            let v = if first { e * t } else { e / t };
+            if let Some(v) = finite(v) {
+                candidates.extend(around(v, 4));
+            }
+        }
+    }
+    candidates.retain(|t| t.is_finite() && x.0 <= *t && *t <= x.1);
+    let holds0 = |i: (f64, f64), v: f64| i.0 <= v && v <= i.1;
+    let proven = |t: f64| -> bool {
+        let mut witnesses: Vec<f64> = ends(other).to_vec();
+        witnesses.extend([0.0, 1.0, -1.0, f64::MAX, -f64::MAX]);
+        for ce in ends(c) {
+            let tn = ce.clamp(-std::f64::consts::PI, std::f64::consts::PI).tan();
+            // The other coordinate on the ray at angle ce through t.
+            let w = if first { t / tn } else { t * tn };
+            if !w.is_nan() {
+                let w = w.clamp(other.0, other.1).clamp(-f64::MAX, f64::MAX);
+                witnesses.extend(around(w, 2));
+            }
+        }
+        witnesses.into_iter().any(|w| {
+            let (y, xx) = if first { (t, w) } else { (w, t) };
+            holds0(other, w) && roughly_in(y.atan2(xx), c) && atan2_in(y, xx, c)
+        })
+    };
     candidates.sort_by(f64::total_cmp);
     candidates.dedup();
     let lo = candidates.iter().copied().find(|&t| proven(t))?;

@@ -444,3 +444,97 @@ fn pow_projects_through_its_reverse_operations() {
         got[0]
     );
 }
+
+/// `atan2(y, x)` projects through `atan2Rev1` and `atan2Rev2`: on random boxes of [-3, 3]²
+/// (both precisions) every point whose atan2 the real oracle encloses inside the range (a
+/// certainly feasible point) stays in the narrowed box, for ranges in each quadrant and across
+/// the cut at ±pi; and `atan2(y, x) in [0.5, 1]` on y in [0, 2], x in [1, 2] narrows y to an
+/// outward enclosure of [tan(0.5), 2] (y = x tan(t) with x >= 1, t >= 0.5; its upper end
+/// 2 tan(1) is beyond 2) and leaves x (y cot(t) reaches below 1 and above 2).
+#[test]
+fn atan2_projects_through_its_reverse_operations() {
+    use crate::common::elem_oracle::{bf, le, Val};
+    use crate::common::real_oracle as ro;
+    let in_range = |y: f64, x: f64, r: (f64, f64)| -> bool {
+        if y == 0.0 && x == 0.0 {
+            return false;
+        }
+        match ro::value("atan2", &[bf(y), bf(x)], 256) {
+            Val::In(e) => le(&bf(r.0), &e.lo) && le(&e.hi, &bf(r.1)),
+            Val::Out => false,
+        }
+    };
+    let mut state = 0x0a7a_2c07_u64;
+    let mut feasible = 0usize;
+    let mut narrowed = 0usize;
+    for range in [
+        (0.5, 1.0),
+        (2.0, 4.0),
+        (-3.0, -2.0),
+        (-0.25, 0.25),
+        (1.5, 1.6),
+    ] {
+        let expr = Expression::parse("atan2(y, x)").unwrap();
+        let r = Interval::new(range.0, range.1).unwrap();
+        let contractor = expr.contractor(&[r], 1).unwrap();
+        for p in [Precision::F64, Precision::F32] {
+            let eval = Evaluator::new(&contractor, p, BackendChoice::Cpu).unwrap();
+            // The contractor's variables in its order (y, x: by first use).
+            assert_eq!(eval.program().var_names, ["y", "x"]);
+            let boxes: Vec<Vec<Interval>> = (0..300)
+                .map(|_| vec![random_box(&mut state, p), random_box(&mut state, p)])
+                .collect();
+            let out = eval.eval_many(&boxes).unwrap();
+            for (b, got) in boxes.iter().zip(&out) {
+                if got.iter().zip(b).any(|(g, x)| *g != *x) {
+                    narrowed += 1;
+                }
+                for _ in 0..20 {
+                    let (y, x) = (
+                        point(&mut state, b[0].lo, b[0].hi, p),
+                        point(&mut state, b[1].lo, b[1].hi, p),
+                    );
+                    if !in_range(y, x, range) {
+                        continue;
+                    }
+                    feasible += 1;
+                    assert!(
+                        got[0].contains(y) && got[1].contains(x),
+                        "atan2(y, x) in {r} ({p:?}) on {b:?}: the feasible point ({y}, {x}) \
+                         left the narrowed box {got:?}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(feasible > 1_000, "only {feasible} feasible points");
+    assert!(narrowed > 300, "only {narrowed} boxes narrowed");
+    let c = Expression::parse("atan2(y, x)")
+        .unwrap()
+        .contractor(&[Interval::new(0.5, 1.0).unwrap()], 1)
+        .unwrap();
+    let eval = Evaluator::new(&c, Precision::F64, BackendChoice::Cpu).unwrap();
+    let got = eval
+        .eval(&[
+            Interval::new(0.0, 2.0).unwrap(),
+            Interval::new(1.0, 2.0).unwrap(),
+        ])
+        .unwrap();
+    let tan_half = match ro::value("tan", &[bf(0.5)], 256) {
+        Val::In(v) => v,
+        Val::Out => unreachable!("tan(0.5) is defined"),
+    };
+    // y: [tan(0.5), 2], its lower end within 1e-15 outside the exact one; x untouched.
+    assert!(
+        le(&bf(got[0].lo), &tan_half.lo) && le(&tan_half.hi, &bf(got[0].lo + 1e-15)),
+        "y narrowed to {}: its lower end is not tan(0.5)",
+        got[0]
+    );
+    assert_eq!(got[0].hi, 2.0, "y narrowed to {}", got[0]);
+    assert_eq!(
+        (got[1].lo, got[1].hi),
+        (1.0, 2.0),
+        "x narrowed to {}",
+        got[1]
+    );
+}

@@ -196,6 +196,7 @@ fn local(op: &str, b: &[(f64, f64)]) -> Local {
         "cancelMinus" | "cancelPlus" => Undefined, // trv by the standard
         "sqrRev" | "absRev" | "coshRev" | "mulRev" | "sinRev" | "cosRev" | "tanRev" | "powRev1"
         | "powRev2" | "mulRevToPair2" => Undefined, // trv (the vectors)
+        "atan2Rev1" | "atan2Rev2" => Undefined, // trv, as every other set of points of x
         // The quotient y / x where x does not hold 0 (IEEE 1788 and the vectors), else a set.
         "mulRevToPair1" => domain(!holds(lo, hi, 0.0)),
         o if o.starts_with("pownRev:") => Undefined,

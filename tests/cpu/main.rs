@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod atan2_rev;
 mod class_fuzz;
 mod classes;
 mod compile_time;
