@@ -338,11 +338,6 @@ impl<'a> Field<'a> {
         self.evaluations.set(self.evaluations.get() + n);
     }
 
-    /// f's enclosure on each box (`[lo, hi]` per axis).
-    fn boxes(&self, boxes: &[[[f64; 2]; 3]]) -> Result<Vec<[f64; 2]>, Error> {
-        self.eval(boxes.len(), |i| boxes[i])
-    }
-
     /// f's enclosure on each box, by the tape named with it (a tape valid on a region that
     /// holds the box), or by the evaluator where the field has no tapes.
     fn boxes_on(&self, items: &[(TapeId, [[f64; 2]; 3])]) -> Result<Vec<[f64; 2]>, Error> {
@@ -368,8 +363,8 @@ impl<'a> Field<'a> {
         prune: bool,
     ) -> Result<(Vec<[f64; 2]>, Vec<TapeId>), Error> {
         let Some(tapes) = &self.tapes else {
-            let boxes: Vec<[[f64; 2]; 3]> = items.iter().map(|i| i.1).collect();
-            return Ok((self.boxes(&boxes)?, items.iter().map(|i| i.0).collect()));
+            let out = self.eval(items.len(), |i| items[i].1)?;
+            return Ok((out, items.iter().map(|i| i.0).collect()));
         };
         let mut ids: Vec<TapeId> = items.iter().map(|i| i.0).collect();
         if !prune {
@@ -377,9 +372,13 @@ impl<'a> Field<'a> {
             // interpreted); the pruned tapes by the interpreter.
             let (own, pruned): (Vec<usize>, Vec<usize>) =
                 (0..items.len()).partition(|&i| items[i].0 == 0);
+            if pruned.is_empty() {
+                // Every item by f's program (a shape that prunes nothing: the sphere's
+                // placement, ten batches of a million points, spent most of its time copying).
+                return Ok((self.eval(items.len(), |i| items[i].1)?, ids));
+            }
             let mut out = vec![[0.0; 2]; items.len()];
-            let boxes: Vec<[[f64; 2]; 3]> = own.iter().map(|&i| items[i].1).collect();
-            for (&i, e) in own.iter().zip(self.boxes(&boxes)?) {
+            for (&i, e) in own.iter().zip(self.eval(own.len(), |k| items[own[k]].1)?) {
                 out[i] = e;
             }
             let rest: Vec<(TapeId, [[f64; 2]; 3])> = pruned.iter().map(|&i| items[i]).collect();
