@@ -425,45 +425,37 @@ impl Lowering {
         let zero_in_c = self.holds(c, z);
         let pi_in_c = self.may_hold(c, k.pi_lo, k.pi_hi);
         let never = self.b.bool(false);
-        // t in (-pi/2, pi/2), x' > 0.
-        let meets = self.angles_meet(c, k.neg_half_pi_hi, k.half_pi_hi);
-        let exists = self.b.and(b_pos, meets);
-        let above = self.b.cmp(Cmp::Ge, c.lo, k.neg_half_pi_lo);
-        let lo = self.b.select(above, t_lo.lo, ninf);
-        let below = self.b.cmp(Cmp::Le, c.hi, k.half_pi_lo);
-        let hi = self.b.select(below, t_hi.hi, pinf);
-        let right = self.product_piece(b_plus, Iv { lo, hi }, x, exists);
-        let right = self.drop_lone_point(right, z, zero_in_c);
+        // t in (-pi/2, pi/2), x' > 0: tan from tan(c.lo) (or -inf) to tan(c.hi) (or inf).
+        let t = Iv {
+            lo: self.end_or_limit(Cmp::Ge, c.lo, k.neg_half_pi_lo, t_lo.lo, ninf),
+            hi: self.end_or_limit(Cmp::Le, c.hi, k.half_pi_lo, t_hi.hi, pinf),
+        };
+        let range = (k.neg_half_pi_hi, k.half_pi_hi);
+        let right = self.angle_piece(c, range, b_plus, b_pos, t, x, zero_in_c);
         // t in (pi/2, pi], x' < 0: tan from tan(c.lo) (or -inf) to tan(c.hi) (or 0, at pi).
-        let meets = self.angles_meet(c, k.half_pi_lo, k.pi_hi);
-        let exists = self.b.and(b_neg, meets);
-        let above = self.b.cmp(Cmp::Ge, c.lo, k.half_pi_hi);
-        let lo = self.b.select(above, t_lo.lo, ninf);
-        let below = self.b.cmp(Cmp::Le, c.hi, k.pi_lo);
-        let hi = self.b.select(below, t_hi.hi, z);
-        let upper_left = self.product_piece(b_minus, Iv { lo, hi }, x, exists);
-        let upper_left = self.drop_lone_point(upper_left, z, pi_in_c);
+        let t = Iv {
+            lo: self.end_or_limit(Cmp::Ge, c.lo, k.half_pi_hi, t_lo.lo, ninf),
+            hi: self.end_or_limit(Cmp::Le, c.hi, k.pi_lo, t_hi.hi, z),
+        };
+        let range = (k.half_pi_lo, k.pi_hi);
+        let upper_left = self.angle_piece(c, range, b_minus, b_neg, t, x, pi_in_c);
         // t in (-pi, -pi/2), x' < 0: tan from tan(c.lo) (or 0, at -pi) to tan(c.hi) (or inf).
-        let meets = self.angles_meet(c, k.neg_pi_hi, k.neg_half_pi_lo);
-        let exists = self.b.and(b_neg, meets);
-        let above = self.b.cmp(Cmp::Ge, c.lo, k.neg_pi_lo);
-        let lo = self.b.select(above, t_lo.lo, z);
-        let below = self.b.cmp(Cmp::Le, c.hi, k.neg_half_pi_hi);
-        let hi = self.b.select(below, t_hi.hi, pinf);
-        let lower_left = self.product_piece(b_minus, Iv { lo, hi }, x, exists);
-        let lower_left = self.drop_lone_point(lower_left, z, never);
+        let t = Iv {
+            lo: self.end_or_limit(Cmp::Ge, c.lo, k.neg_pi_lo, t_lo.lo, z),
+            hi: self.end_or_limit(Cmp::Le, c.hi, k.neg_half_pi_hi, t_hi.hi, pinf),
+        };
+        let range = (k.neg_pi_hi, k.neg_half_pi_lo);
+        let lower_left = self.angle_piece(c, range, b_minus, b_neg, t, x, never);
         // t = pi/2 (t = -pi/2): x' = 0, every y > 0 (y < 0) of x.
         let zero_in_b = self.holds(b, z);
         let up = self.may_hold(c, k.half_pi_lo, k.half_pi_hi);
         let up = self.b.and(zero_in_b, up);
         let pos = self.positive_part(x);
-        let no = self.b.not(up);
-        let up = self.empty_if(no, pos);
+        let up = self.only_if(up, pos);
         let down = self.may_hold(c, k.neg_half_pi_hi, k.neg_half_pi_lo);
         let down = self.b.and(zero_in_b, down);
         let neg = self.negative_part(x);
-        let no = self.b.not(down);
-        let down = self.empty_if(no, neg);
+        let down = self.only_if(down, neg);
         let r = self.join(right, upper_left);
         let r = self.join(r, lower_left);
         let r = self.join(r, up);
@@ -502,35 +494,27 @@ impl Lowering {
         let up_in_c = self.may_hold(c, k.half_pi_lo, k.half_pi_hi);
         let down_in_c = self.may_hold(c, k.neg_half_pi_hi, k.neg_half_pi_lo);
         // t in (0, pi), y > 0: cot from cot(c.hi) (or -inf, at pi) to cot(c.lo) (or inf, at 0).
-        let meets = self.angles_meet(c, z, k.pi_hi);
-        let exists = self.b.and(a_pos, meets);
-        let below = self.b.cmp(Cmp::Le, c.hi, k.pi_lo);
-        let lo = self.b.select(below, cot_hi.lo, ninf);
-        let above = self.b.cmp(Cmp::Gt, c.lo, z);
-        let hi = self.b.select(above, cot_lo.hi, pinf);
-        let upper = self.product_piece(a_plus, Iv { lo, hi }, x, exists);
-        let upper = self.drop_lone_point(upper, z, up_in_c);
+        let t = Iv {
+            lo: self.end_or_limit(Cmp::Le, c.hi, k.pi_lo, cot_hi.lo, ninf),
+            hi: self.end_or_limit(Cmp::Gt, c.lo, z, cot_lo.hi, pinf),
+        };
+        let upper = self.angle_piece(c, (z, k.pi_hi), a_plus, a_pos, t, x, up_in_c);
         // t in (-pi, 0), y < 0: cot from cot(c.hi) (or -inf, at 0) to cot(c.lo) (or inf, at -pi).
-        let meets = self.angles_meet(c, k.neg_pi_hi, z);
-        let exists = self.b.and(a_neg, meets);
-        let below = self.b.cmp(Cmp::Lt, c.hi, z);
-        let lo = self.b.select(below, cot_hi.lo, ninf);
-        let above = self.b.cmp(Cmp::Ge, c.lo, k.neg_pi_lo);
-        let hi = self.b.select(above, cot_lo.hi, pinf);
-        let lower = self.product_piece(a_minus, Iv { lo, hi }, x, exists);
-        let lower = self.drop_lone_point(lower, z, down_in_c);
+        let t = Iv {
+            lo: self.end_or_limit(Cmp::Lt, c.hi, z, cot_hi.lo, ninf),
+            hi: self.end_or_limit(Cmp::Ge, c.lo, k.neg_pi_lo, cot_lo.hi, pinf),
+        };
+        let lower = self.angle_piece(c, (k.neg_pi_hi, z), a_minus, a_neg, t, x, down_in_c);
         // t = 0 (t = pi): y = 0, every x' > 0 (x' < 0) of x.
         let zero_in_a = self.holds(a, z);
         let zero_in_c = self.holds(c, z);
         let right = self.b.and(zero_in_a, zero_in_c);
         let pos = self.positive_part(x);
-        let no = self.b.not(right);
-        let right = self.empty_if(no, pos);
+        let right = self.only_if(right, pos);
         let pi_in_c = self.may_hold(c, k.pi_lo, k.pi_hi);
         let left = self.b.and(zero_in_a, pi_in_c);
         let neg = self.negative_part(x);
-        let no = self.b.not(left);
-        let left = self.empty_if(no, neg);
+        let left = self.only_if(left, neg);
         let r = self.join(upper, lower);
         let r = self.join(r, right);
         self.join(r, left)
@@ -572,13 +556,52 @@ impl Lowering {
         self.b.and(a, b)
     }
 
-    /// `x ∩ (p * t)` (the forward product, outward), empty unless `exists`.
-    fn product_piece(&mut self, p: Iv, t: Iv, x: Iv, exists: Value) -> Iv {
+    /// One angle range's piece of an atan2 reverse operation: `x ∩ (part * t)` (the forward
+    /// product, outward), `part` the other argument's part of the sign this range needs (which
+    /// exists where `sign`) and t the range of tan (cot) over c's angles in the open range
+    /// `range` (whose ends are enclosures' outer ends: see [`Self::angles_meet`]); empty where
+    /// either is missing. A result that is the limit 0 alone is dropped unless `keep` (0 is a
+    /// point of the piece).
+    #[allow(clippy::too_many_arguments)]
+    fn angle_piece(
+        &mut self,
+        c: Iv,
+        range: (Value, Value),
+        part: Iv,
+        sign: Value,
+        t: Iv,
+        x: Iv,
+        keep: Value,
+    ) -> Iv {
         let u = Fact::UNKNOWN;
-        let range = self.mul(p, t, u, u, None);
-        let piece = self.meet(x, range);
+        let meets = self.angles_meet(c, range.0, range.1);
+        let exists = self.b.and(sign, meets);
+        let product = self.mul(part, t, u, u, None);
+        let piece = self.meet(x, product);
         let none = self.b.not(exists);
-        self.empty_if(none, piece)
+        let piece = self.empty_if(none, piece);
+        let z = self.b.zero();
+        self.drop_lone_point(piece, z, keep)
+    }
+
+    /// `r` where `cond`, else empty.
+    fn only_if(&mut self, cond: Value, r: Iv) -> Iv {
+        let no = self.b.not(cond);
+        self.empty_if(no, r)
+    }
+
+    /// `value` where `e cmp bound` (c's end lies inside the angle range, where the function
+    /// of it bounds the piece), else the range's `limit`.
+    fn end_or_limit(
+        &mut self,
+        cmp: Cmp,
+        e: Value,
+        bound: Value,
+        value: Value,
+        limit: Value,
+    ) -> Value {
+        let inside = self.b.cmp(cmp, e, bound);
+        self.b.select(inside, value, limit)
     }
 
     /// `powRev1(b, c, x)`: the hull of the t in x with t^b' in c for some b' in b, pow's
