@@ -370,51 +370,18 @@ fn pow_projects_through_its_reverse_operations() {
         }
     };
     let mut state = 0x0907_75e7_u64;
-    let mut feasible = 0usize;
-    let mut narrowed = 0usize;
-    for range in [(0.5, 2.0), (3.0, 10.0), (0.0, 0.25)] {
-        let expr = Expression::parse("x^y").unwrap();
-        let r = Interval::new(range.0, range.1).unwrap();
-        let contractor = expr.contractor(&[r], 1).unwrap();
-        for p in [Precision::F64, Precision::F32] {
-            let eval = Evaluator::new(&contractor, p, BackendChoice::Cpu).unwrap();
-            let boxes: Vec<Vec<Interval>> = (0..300)
-                .map(|_| {
-                    let a = point(&mut state, 0.0, 4.0, p);
-                    let b = point(&mut state, 0.0, 4.0, p);
-                    let c = point(&mut state, -3.0, 3.0, p);
-                    let d = point(&mut state, -3.0, 3.0, p);
-                    vec![
-                        Interval::new(a.min(b), a.max(b)).unwrap(),
-                        Interval::new(c.min(d), c.max(d)).unwrap(),
-                    ]
-                })
-                .collect();
-            let out = eval.eval_many(&boxes).unwrap();
-            for (b, got) in boxes.iter().zip(&out) {
-                if got.iter().zip(b).any(|(g, x)| *g != *x) {
-                    narrowed += 1;
-                }
-                for _ in 0..20 {
-                    let (x, y) = (
-                        point(&mut state, b[0].lo, b[0].hi, p),
-                        point(&mut state, b[1].lo, b[1].hi, p),
-                    );
-                    if !in_range(x, y, range) {
-                        continue;
-                    }
-                    feasible += 1;
-                    assert!(
-                        got[0].contains(x) && got[1].contains(y),
-                        "x^y in {r} ({p:?}) on {b:?}: the feasible point ({x}, {y}) left the \
-                         narrowed box {got:?}"
-                    );
-                }
-            }
-        }
-    }
-    assert!(feasible > 1_000, "only {feasible} feasible points");
-    assert!(narrowed > 300, "only {narrowed} boxes narrowed");
+    let ranges = [(0.5, 2.0), (3.0, 10.0), (0.0, 0.25)];
+    let pow_box = |state: &mut u64, p: Precision| {
+        let a = point(state, 0.0, 4.0, p);
+        let b = point(state, 0.0, 4.0, p);
+        let c = point(state, -3.0, 3.0, p);
+        let d = point(state, -3.0, 3.0, p);
+        vec![
+            Interval::new(a.min(b), a.max(b)).unwrap(),
+            Interval::new(c.min(d), c.max(d)).unwrap(),
+        ]
+    };
+    feasible_points_stay("x^y", ["x", "y"], &ranges, &mut state, pow_box, in_range);
     let c = Expression::parse("x^y")
         .unwrap()
         .contractor(&[Interval::new(8.0, 8.0).unwrap()], 1)
@@ -465,50 +432,23 @@ fn atan2_projects_through_its_reverse_operations() {
         }
     };
     let mut state = 0x0a7a_2c07_u64;
-    let mut feasible = 0usize;
-    let mut narrowed = 0usize;
-    for range in [
+    let ranges = [
         (0.5, 1.0),
         (2.0, 4.0),
         (-3.0, -2.0),
         (-0.25, 0.25),
         (1.5, 1.6),
-    ] {
-        let expr = Expression::parse("atan2(y, x)").unwrap();
-        let r = Interval::new(range.0, range.1).unwrap();
-        let contractor = expr.contractor(&[r], 1).unwrap();
-        for p in [Precision::F64, Precision::F32] {
-            let eval = Evaluator::new(&contractor, p, BackendChoice::Cpu).unwrap();
-            // The contractor's variables in its order (y, x: by first use).
-            assert_eq!(eval.program().var_names, ["y", "x"]);
-            let boxes: Vec<Vec<Interval>> = (0..300)
-                .map(|_| vec![random_box(&mut state, p), random_box(&mut state, p)])
-                .collect();
-            let out = eval.eval_many(&boxes).unwrap();
-            for (b, got) in boxes.iter().zip(&out) {
-                if got.iter().zip(b).any(|(g, x)| *g != *x) {
-                    narrowed += 1;
-                }
-                for _ in 0..20 {
-                    let (y, x) = (
-                        point(&mut state, b[0].lo, b[0].hi, p),
-                        point(&mut state, b[1].lo, b[1].hi, p),
-                    );
-                    if !in_range(y, x, range) {
-                        continue;
-                    }
-                    feasible += 1;
-                    assert!(
-                        got[0].contains(y) && got[1].contains(x),
-                        "atan2(y, x) in {r} ({p:?}) on {b:?}: the feasible point ({y}, {x}) \
-                         left the narrowed box {got:?}"
-                    );
-                }
-            }
-        }
-    }
-    assert!(feasible > 1_000, "only {feasible} feasible points");
-    assert!(narrowed > 300, "only {narrowed} boxes narrowed");
+    ];
+    let two_boxes =
+        |state: &mut u64, p: Precision| vec![random_box(state, p), random_box(state, p)];
+    feasible_points_stay(
+        "atan2(y, x)",
+        ["y", "x"],
+        &ranges,
+        &mut state,
+        two_boxes,
+        in_range,
+    );
     let c = Expression::parse("atan2(y, x)")
         .unwrap()
         .contractor(&[Interval::new(0.5, 1.0).unwrap()], 1)
@@ -537,4 +477,53 @@ fn atan2_projects_through_its_reverse_operations() {
         "x narrowed to {}",
         got[1]
     );
+}
+
+/// The check both projections above share: for each range r, the contractor of `src` in r
+/// (variables in the order `vars`) on 300 boxes from `make_box` in each precision keeps every
+/// one of 20 random points of each box that `in_range` proves feasible (its value certainly
+/// in r); over all, more than 1,000 feasible points are checked and more than 300 boxes
+/// narrowed (so the test cannot pass by never narrowing or never finding a point).
+fn feasible_points_stay(
+    src: &str,
+    vars: [&str; 2],
+    ranges: &[(f64, f64)],
+    state: &mut u64,
+    mut make_box: impl FnMut(&mut u64, Precision) -> Vec<Interval>,
+    in_range: impl Fn(f64, f64, (f64, f64)) -> bool,
+) {
+    let mut feasible = 0usize;
+    let mut narrowed = 0usize;
+    for &range in ranges {
+        let r = Interval::new(range.0, range.1).unwrap();
+        let contractor = Expression::parse(src).unwrap().contractor(&[r], 1).unwrap();
+        for p in [Precision::F64, Precision::F32] {
+            let eval = Evaluator::new(&contractor, p, BackendChoice::Cpu).unwrap();
+            assert_eq!(eval.program().var_names, vars, "{src}'s variables");
+            let boxes: Vec<Vec<Interval>> = (0..300).map(|_| make_box(state, p)).collect();
+            let out = eval.eval_many(&boxes).unwrap();
+            for (b, got) in boxes.iter().zip(&out) {
+                if got.iter().zip(b).any(|(g, x)| *g != *x) {
+                    narrowed += 1;
+                }
+                for _ in 0..20 {
+                    let (u, v) = (
+                        point(state, b[0].lo, b[0].hi, p),
+                        point(state, b[1].lo, b[1].hi, p),
+                    );
+                    if !in_range(u, v, range) {
+                        continue;
+                    }
+                    feasible += 1;
+                    assert!(
+                        got[0].contains(u) && got[1].contains(v),
+                        "{src} in {r} ({p:?}) on {b:?}: the feasible point ({u}, {v}) left \
+                         the narrowed box {got:?}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(feasible > 1_000, "{src}: only {feasible} feasible points");
+    assert!(narrowed > 300, "{src}: only {narrowed} boxes narrowed");
 }
