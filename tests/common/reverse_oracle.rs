@@ -435,6 +435,22 @@ pub fn describe(s: &Span) -> String {
     .describe()
 }
 
+/// Candidates for the ends of a set that reaches far out or close to 0 (the limits of the
+/// candidates-and-witnesses oracles below).
+const EXTREMES: [f64; 11] = [
+    0.0,
+    1.0,
+    -1.0,
+    f64::MAX,
+    -f64::MAX,
+    1e300,
+    -1e300,
+    1e-300,
+    -1e-300,
+    f64::MIN_POSITIVE,
+    -f64::MIN_POSITIVE,
+];
+
 /// Whether `base^e` (floats, base >= 0) is certainly in `c`: pow's domain (base > 0, or base = 0
 /// with e > 0) and its enclosure inside c.
 fn pow_in(base: f64, e: f64, c: (f64, f64)) -> bool {
@@ -485,18 +501,7 @@ fn pow_rev(name: &str, ab: (f64, f64), c: (f64, f64), x: (f64, f64)) -> Option<S
     let ends = |i: (f64, f64)| [i.0, i.1];
     let mut candidates: Vec<f64> = Vec::new();
     candidates.extend(ends(x));
-    candidates.extend([
-        0.0,
-        1.0,
-        -1.0,
-        f64::MAX,
-        -f64::MAX,
-        1e300,
-        -1e300,
-        1e-300,
-        -1e-300,
-        f64::MIN_POSITIVE,
-    ]);
+    candidates.extend(EXTREMES);
     for ce in ends(c) {
         for e in ends(ab) {
             let v = if first {
@@ -583,19 +588,7 @@ fn atan2_rev(first: bool, other: (f64, f64), c: (f64, f64), x: (f64, f64)) -> Op
     let ends = |i: (f64, f64)| [i.0, i.1];
     let mut candidates: Vec<f64> = Vec::new();
     candidates.extend(ends(x));
-    candidates.extend([
-        0.0,
-        1.0,
-        -1.0,
-        f64::MAX,
-        -f64::MAX,
-        1e300,
-        -1e300,
-        1e-300,
-        -1e-300,
-        f64::MIN_POSITIVE,
-        -f64::MIN_POSITIVE,
-    ]);
+    candidates.extend(EXTREMES);
     let finite = |v: f64| if v.is_finite() { Some(v) } else { None };
     for e in ends(other) {
         let e = e.clamp(-f64::MAX, f64::MAX);
