@@ -409,8 +409,8 @@ pub(crate) fn place(
         super::gpu::place(field.eval, field.slot, &mut placed, steps)?;
         return Ok(placed);
     }
-    // The midpoints' batch, refilled in place each step (a fresh one per step cost more in
-    // page faults than its evaluation: sphere at depth 8, 1.1 M vertices).
+    // The midpoints' batch, refilled in place each step rather than collected anew (a
+    // million of them at depth 8; fresh lists cost page faults).
     let mut mids: Vec<(TapeId, [[f64; 2]; 3])> = vec![(0, [[0.0; 2]; 3]); placed.len()];
     for _ in 0..steps {
         crate::search::interrupt::check()?;
