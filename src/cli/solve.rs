@@ -52,6 +52,11 @@ pub struct MinimizeArgs {
     /// With --subject-to: boxes this narrow are no longer split.
     #[arg(long, default_value_t = 1e-9)]
     pub eps: f64,
+    /// With --subject-to: bound f on each box by the interval bounds alone, without the box's
+    /// linear relaxation (one small linear program per box, solved with a certified bound:
+    /// docs/constraints.md)
+    #[arg(long)]
+    pub no_relaxation: bool,
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendArg,
     #[arg(long, value_enum, default_value = "text")]
@@ -353,6 +358,7 @@ fn minimize_subject_to(
         eps: args.eps,
         eq_tol: args.eq_tol,
         max_boxes: args.max_boxes.min(usize::MAX as u64) as usize,
+        linear_relaxation: !args.no_relaxation,
     };
     let start = Instant::now();
     let m = constrained::minimize_subject_to(

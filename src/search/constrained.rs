@@ -9,13 +9,15 @@
 //!    [`crate::Expression::contractor`]; the objective's range is the whole line, so it is not
 //!    projected): an emptied box holds no feasible point and is dropped.
 //! 2. **Bound** f on the contracted box (the lower bound of its mean-value form met with the
-//!    natural extension) and drop the box where it exceeds the best upper bound U, or where f
-//!    is nowhere defined.
-//! 3. **Upper bounds from proven-feasible points**: the contracted box's midpoint, evaluated
-//!    as a point box with IEEE 1788 decorations: where every constraint's enclosure lies in
-//!    its range and every function, f included, is `def` or better (defined at the point,
-//!    which a range test alone cannot show near a domain's edge), the point is feasible and
-//!    f's upper bound there is an upper bound of the minimum.
+//!    natural extension, and where a constraint may be violated on the box, the certified
+//!    bound of its linear relaxation, [`super::relax`]) and drop the box where it exceeds the
+//!    best upper bound U, where f is nowhere defined, or where the relaxation proves that no
+//!    point of the box is feasible.
+//! 3. **Upper bounds from proven-feasible points**: the contracted box's midpoint and the
+//!    relaxation's minimizer, each evaluated as a point box with IEEE 1788 decorations: where
+//!    every constraint's enclosure lies in its range and every function, f included, is `def`
+//!    or better (defined at the point, which a range test alone cannot show near a domain's
+//!    edge), the point is feasible and f's upper bound there is an upper bound of the minimum.
 //! 4. **Bisect** the rest across their widest side; a box narrower than `eps` is kept, not
 //!    split, and only bounds the minimum from below.
 //!
@@ -28,7 +30,10 @@
 //! [`ConstrainedMinimum::relaxation`] says so; with `eq_tol` 0 the equalities stay exact and U
 //! is found only at points where they hold exactly.
 
+use rayon::prelude::*;
+
 use super::pave::{check_root, cut, soa_of, Constraints};
+use super::relax::{Relaxation, Verdict};
 use crate::decoration::{Decoration, DecorationInputs};
 use crate::{BackendChoice, Error, Evaluator, Expression, Interval, Precision};
 
@@ -43,6 +48,9 @@ pub struct ConstrainedOptions {
     pub eq_tol: f64,
     /// Evaluate at most this many boxes.
     pub max_boxes: usize,
+    /// Bound f on each box by its linear relaxation as well (one linear program per box,
+    /// [`crate::search::relax`]), which also drops boxes it proves infeasible.
+    pub linear_relaxation: bool,
 }
 
 impl Default for ConstrainedOptions {
@@ -52,6 +60,7 @@ impl Default for ConstrainedOptions {
             eps: 1e-9,
             eq_tol: 1e-6,
             max_boxes: 1 << 22,
+            linear_relaxation: true,
         }
     }
 }
@@ -151,6 +160,11 @@ pub fn minimize_subject_to(
     // boxes the overestimation shrinks like the square of the width: without it the boxes
     // around a minimizer multiply, the "cluster effect").
     let bound = Evaluator::new(&expr.mean_value_form()?, precision, choice)?;
+    // The linear relaxation's data: f's and the g_j's values at each box's lower corner, and
+    // their gradients (with the flags that they are continuous and defined) over the box.
+    let (jacobian, layout) = expr.jacobian()?;
+    let slopes = Evaluator::new(&jacobian, precision, choice)?;
+    let plain = Evaluator::new(&expr, precision, choice)?;
     let no = m + 1;
     let defined = f64::from(Decoration::Def.code());
     let round = |x: f64| match precision {
@@ -178,6 +192,10 @@ pub fn minimize_subject_to(
     let mut work_lower: Vec<f64> = vec![f64::NEG_INFINITY];
     // Boxes narrower than eps, with their lower bounds.
     let mut kept: Vec<(Vec<f64>, f64)> = Vec::new();
+    // Rounds to go without the linear relaxation, and the length of the next such pause: a
+    // round where it dropped under 1 in 20 of the boxes it was run on pauses it (1, 2, 4, ...
+    // up to 16 rounds; it costs about as much as the rest of a round), a useful one resets it.
+    let (mut pause, mut next_pause) = (0usize, 1usize);
     loop {
         let mk = work.len() / (2 * n);
         // The enclosure so far: the least lower bound of every box that may hold a minimizer.
@@ -235,9 +253,30 @@ pub fn minimize_subject_to(
             work_lower.clear();
             continue;
         }
-        // 2. Bound f on the boxes; 3. evaluate at their midpoints (point boxes).
+        // 2. Bound f on the boxes (and by their linear relaxations); 3. evaluate at their
+        // midpoints and the relaxations' minimizers (point boxes).
         let values = bound.eval_soa(&soa_of(boxes.chunks_exact(2 * n), n, live), live)?;
-        let mids: Vec<f64> = boxes
+        let relax_now = options.linear_relaxation && pause == 0;
+        pause = pause.saturating_sub(1);
+        let verdicts = if relax_now {
+            // Only where the interval bound keeps the box, and a constraint may be violated on
+            // it: elsewhere the program has no rows, and its bound (f's linearization at a
+            // corner) is rarely above the mean-value form's.
+            let undecided: Vec<bool> = (0..live)
+                .map(|i| {
+                    values[i] <= out.upper
+                        && ranges.iter().enumerate().any(|(j, r)| {
+                            let o = j + 1;
+                            !(values[2 * o * live + i] >= r.lo
+                                && values[(2 * o + 1) * live + i] <= r.hi)
+                        })
+                })
+                .collect();
+            relaxations(&boxes, &undecided, n, &slopes, layout, &plain, &ranges)?
+        } else {
+            vec![(None, None); live]
+        };
+        let mut mids: Vec<f64> = boxes
             .chunks_exact(2 * n)
             .flat_map(|b| {
                 (0..n).flat_map(move |k| {
@@ -252,17 +291,28 @@ pub fn minimize_subject_to(
                 })
             })
             .collect();
-        let at_mid = forward.eval_soa(&soa_of(mids.chunks_exact(2 * n), n, live), live)?;
-        for i in 0..live {
-            let feasible = (0..no).all(|j| at_mid[2 * (no + j) * live + i] >= defined)
+        // The relaxations' minimizers, after the midpoints: x = lo + d inside the box.
+        for (b, (_, d)) in boxes.chunks_exact(2 * n).zip(&verdicts) {
+            if let Some(d) = d {
+                for k in 0..n {
+                    let (lo, hi) = (b[2 * k], b[2 * k + 1]);
+                    let x = round(lo + d[k]).clamp(lo, hi);
+                    mids.extend([x, x]);
+                }
+            }
+        }
+        let points = mids.len() / (2 * n);
+        let at_mid = forward.eval_soa(&soa_of(mids.chunks_exact(2 * n), n, points), points)?;
+        for i in 0..points {
+            let feasible = (0..no).all(|j| at_mid[2 * (no + j) * points + i] >= defined)
                 && ranges.iter().enumerate().all(|(j, r)| {
                     let (lo, hi) = (
-                        at_mid[2 * (j + 1) * live + i],
-                        at_mid[(2 * (j + 1) + 1) * live + i],
+                        at_mid[2 * (j + 1) * points + i],
+                        at_mid[(2 * (j + 1) + 1) * points + i],
                     );
                     lo >= r.lo && hi <= r.hi
                 });
-            let f_hi = at_mid[live + i];
+            let f_hi = at_mid[points + i];
             if feasible && f_hi < out.upper {
                 out.upper = f_hi;
                 out.argmin = Some((0..n).map(|k| mids[2 * (i * n + k)]).collect());
@@ -271,12 +321,28 @@ pub fn minimize_subject_to(
         // 4. Drop, keep or bisect.
         let mut next: Vec<f64> = Vec::with_capacity(2 * boxes.len());
         let mut next_lower: Vec<f64> = Vec::with_capacity(2 * live);
+        let (mut relaxed_boxes, mut dropped_by_relaxation) = (0usize, 0usize);
+        // The least lower bound of the boxes kept, with and without the relaxation's bounds.
+        let (mut least, mut least_interval) = (f64::INFINITY, f64::INFINITY);
         for (i, b) in boxes.chunks_exact(2 * n).enumerate() {
-            let f_lo = values[i];
+            relaxed_boxes += usize::from(verdicts[i].0.is_some());
+            let f_lo = match verdicts[i].0 {
+                Some(Verdict::Infeasible) => {
+                    dropped_by_relaxation += 1;
+                    continue;
+                }
+                Some(Verdict::Lower(v)) if !values[i].is_nan() => {
+                    dropped_by_relaxation += usize::from(v > out.upper && values[i] <= out.upper);
+                    values[i].max(v)
+                }
+                _ => values[i],
+            };
             // f nowhere defined on the box (empty), or above the best feasible value.
             if f_lo.is_nan() || f_lo > out.upper {
                 continue;
             }
+            least = least.min(f_lo);
+            least_interval = least_interval.min(values[i]);
             let widest = (0..n)
                 .max_by(|&p, &q| (b[2 * p + 1] - b[2 * p]).total_cmp(&(b[2 * q + 1] - b[2 * q])))
                 .unwrap_or(0);
@@ -294,11 +360,97 @@ pub fn minimize_subject_to(
             }
         }
         kept.retain(|(_, l)| *l <= out.upper);
+        if relax_now {
+            if dropped_by_relaxation * 5 < relaxed_boxes && least <= least_interval {
+                pause = next_pause;
+                next_pause = (2 * next_pause).min(16);
+            } else {
+                next_pause = 1;
+            }
+        }
         work = next;
         work_lower = next_lower;
     }
     out.remaining = work.len() / (2 * n) + kept.len();
     Ok(out)
+}
+
+/// A box's relaxation: what it proves, and its minimizer (offsets from the lower corner).
+type Solved = (Option<Verdict>, Option<Vec<f64>>);
+
+/// What each box's linear relaxation at its lower corner proves (`boxes`: `n` (lo, hi) pairs
+/// each, those where `wanted` holds; `slopes` evaluates `f, g_1, ..., g_m`'s gradients laid out as `layout`, `plain` their
+/// values; `ranges`: the constraints' ranges).
+fn relaxations(
+    boxes: &[f64],
+    wanted: &[bool],
+    n: usize,
+    slopes: &Evaluator,
+    layout: crate::ir::diff::Gradient,
+    plain: &Evaluator,
+    ranges: &[Interval],
+) -> Result<Vec<Solved>, Error> {
+    let all = boxes.len() / (2 * n);
+    // Boxes with a side not bounded have no relaxation (its widths must be finite).
+    let bounded: Vec<usize> = (0..all)
+        .filter(|&i| {
+            wanted[i]
+                && boxes[2 * n * i..2 * n * (i + 1)]
+                    .iter()
+                    .all(|x| x.is_finite())
+        })
+        .collect();
+    let live = bounded.len();
+    if live == 0 {
+        return Ok(vec![(None, None); all]);
+    }
+    let boxes: Vec<f64> = bounded
+        .iter()
+        .flat_map(|&i| boxes[2 * n * i..2 * n * (i + 1)].iter().copied())
+        .collect();
+    let over_box = slopes.eval_soa(&soa_of(boxes.chunks_exact(2 * n), n, live), live)?;
+    let corners: Vec<f64> = boxes
+        .chunks_exact(2 * n)
+        .flat_map(|b| (0..n).flat_map(move |k| [b[2 * k], b[2 * k]]))
+        .collect();
+    let at_corners = plain.eval_soa(&soa_of(corners.chunks_exact(2 * n), n, live), live)?;
+    let outputs = ranges.len() + 1;
+    let iv = |values: &[f64], o: usize, i: usize| Interval {
+        lo: values[2 * o * live + i],
+        hi: values[(2 * o + 1) * live + i],
+    };
+    let found: Vec<Solved> = (0..live)
+        .into_par_iter()
+        .map(|i| {
+            let b = &boxes[2 * n * i..2 * n * (i + 1)];
+            let lo: Vec<f64> = (0..n).map(|k| b[2 * k]).collect();
+            let hi: Vec<f64> = (0..n).map(|k| b[2 * k + 1]).collect();
+            let at_corner: Vec<Interval> = (0..outputs).map(|j| iv(&at_corners, j, i)).collect();
+            let over: Vec<Interval> = (0..outputs)
+                .map(|j| iv(&over_box, layout.value(j), i))
+                .collect();
+            let Some(relaxation) = Relaxation::at_lower_corner(
+                &lo,
+                &hi,
+                &at_corner,
+                &over,
+                |j, k| iv(&over_box, layout.partial(j, k), i),
+                |j| {
+                    let flag = iv(&over_box, layout.defined(j), i);
+                    flag.lo == 1.0 && flag.hi == 1.0
+                },
+                ranges,
+            ) else {
+                return (None, None);
+            };
+            relaxation.solve()
+        })
+        .collect();
+    let mut verdicts = vec![(None, None); all];
+    for (i, v) in bounded.into_iter().zip(found) {
+        verdicts[i] = v;
+    }
+    Ok(verdicts)
 }
 
 /// The one expression of the objective and the constraint functions, in that order.
