@@ -43,7 +43,8 @@ pub struct MinimizeArgs {
     pub no_descent: bool,
     /// Constraints the minimum is subject to, comma-separated as for `ivjit pave`: f <= g,
     /// f >= g, f == g, f in [a, b] (e.g. 'x^2 + y^2 <= 1, x + y == 1'). --form and
-    /// --no-descent do not apply: bounds come from the contracted boxes and their midpoints.
+    /// --no-descent do not apply: bounds come from the contracted boxes, their linear
+    /// relaxations and the points proven feasible (midpoints, the relaxations' minimizers).
     #[arg(long = "subject-to", value_name = "CONSTRAINTS")]
     pub subject_to: Option<String>,
     /// With --subject-to: equalities h == c are relaxed to |h - c| <= EQ_TOL (0: exact).
