@@ -136,6 +136,14 @@ pub fn minimize_subject_to(
             }
         })
         .collect();
+    // The equalities (output index, value), for the Newton steps onto them.
+    let equalities: Vec<(usize, f64)> = constraints
+        .ranges
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.lo == r.hi)
+        .map(|(j, r)| (j + 1, r.lo))
+        .collect();
     let mut all_ranges = vec![Interval::ENTIRE];
     all_ranges.extend(&ranges);
     let contract = Evaluator::new(&expr.contractor(&all_ranges, 1)?, precision, choice)?;
@@ -301,6 +309,23 @@ pub fn minimize_subject_to(
                 }
             }
         }
+        // Newton steps onto the equalities from the midpoints of the boxes whose lower bounds
+        // are least, after those.
+        if !equalities.is_empty() {
+            let mut order: Vec<usize> = (0..live).filter(|&i| !values[i].is_nan()).collect();
+            order.sort_by(|&a, &b| values[a].total_cmp(&values[b]).then(a.cmp(&b)));
+            order.truncate(NEWTON_STARTS);
+            let mut xs: Vec<Vec<f64>> = order
+                .iter()
+                .map(|&i| (0..n).map(|k| mids[2 * (i * n + k)]).collect())
+                .collect();
+            for _ in 0..NEWTON_STEPS {
+                xs = newton_steps(&xs, &slopes, layout, &equalities, &root, round)?;
+            }
+            for x in &xs {
+                mids.extend(x.iter().flat_map(|&v| [v, v]));
+            }
+        }
         let points = mids.len() / (2 * n);
         let at_mid = forward.eval_soa(&soa_of(mids.chunks_exact(2 * n), n, points), points)?;
         for i in 0..points {
@@ -373,6 +398,58 @@ pub fn minimize_subject_to(
     }
     out.remaining = work.len() / (2 * n) + kept.len();
     Ok(out)
+}
+
+/// Boxes a round whose midpoints start Newton steps onto the equalities, and the steps.
+const NEWTON_STARTS: usize = 16;
+/// See [`NEWTON_STARTS`].
+const NEWTON_STEPS: usize = 4;
+
+/// One Newton step onto the equalities (`(output, value)`) from each point of `xs` (those that
+/// take one: [`super::feasible::newton_step`]), through the gradient program `slopes` at the
+/// points; each new point clamped to `root` and rounded to the program's precision.
+fn newton_steps(
+    xs: &[Vec<f64>],
+    slopes: &Evaluator,
+    layout: crate::ir::diff::Gradient,
+    equalities: &[(usize, f64)],
+    root: &[Interval],
+    round: impl Fn(f64) -> f64,
+) -> Result<Vec<Vec<f64>>, Error> {
+    let k = xs.len();
+    if k == 0 {
+        return Ok(Vec::new());
+    }
+    let n = root.len();
+    let flat: Vec<f64> = xs
+        .iter()
+        .flat_map(|x| x.iter().flat_map(|&v| [v, v]))
+        .collect();
+    let at = slopes.eval_soa(&soa_of(flat.chunks_exact(2 * n), n, k), k)?;
+    // An output's value at point p: its enclosure's midpoint.
+    let mid = |o: usize, p: usize| at[2 * o * k + p] / 2.0 + at[(2 * o + 1) * k + p] / 2.0;
+    Ok(xs
+        .iter()
+        .enumerate()
+        .filter_map(|(p, x)| {
+            let residual: Vec<f64> = equalities
+                .iter()
+                .map(|&(o, c)| mid(layout.value(o), p) - c)
+                .collect();
+            let jacobian: Vec<f64> = equalities
+                .iter()
+                .flat_map(|&(o, _)| (0..n).map(move |v| (o, v)))
+                .map(|(o, v)| mid(layout.partial(o, v), p))
+                .collect();
+            let next = super::feasible::newton_step(x, &residual, &jacobian)?;
+            Some(
+                next.iter()
+                    .zip(root)
+                    .map(|(&v, r)| round(v).clamp(r.lo, r.hi))
+                    .collect(),
+            )
+        })
+        .collect())
 }
 
 /// A box's relaxation: what it proves, and its minimizer (offsets from the lower corner).

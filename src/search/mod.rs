@@ -34,6 +34,7 @@
 mod budget;
 pub mod constrained;
 pub mod exclude;
+mod feasible;
 mod handover;
 mod interrupt;
 mod kernels;

@@ -143,6 +143,44 @@ fn an_equality_is_relaxed_and_the_relaxed_minimum_enclosed() {
 }
 
 #[test]
+fn newton_steps_find_feasible_points_on_an_equality() {
+    // min x + y + z on the sphere x^2 + y^2 + z^2 = 1, relaxed to |x^2 + y^2 + z^2 - 1| <= d:
+    // -sqrt(3 (1 + d)), at x = y = z. Box midpoints almost never land in the shell, so
+    // without a point proven feasible `upper` stays +inf (the search ran out of 200,000 boxes
+    // that way); Newton steps from the best boxes' midpoints reach it.
+    let d = 1e-6;
+    for p in [Precision::F64, Precision::F32] {
+        let m = solve(
+            "x + y + z",
+            "x^2 + y^2 + z^2 == 1",
+            2.0,
+            p,
+            ConstrainedOptions {
+                tol: tol(p),
+                eq_tol: d,
+                max_boxes: 20_000,
+                ..ConstrainedOptions::default()
+            },
+        );
+        assert_eq!(m.stopped, Stopped::Converged, "{p:?}: {m:?}");
+        // lower <= -sqrt(3 (1 + d)) <= upper < 0.
+        let bound = Q::from_integer(3.into()) * (Q::one() + q_of(d));
+        let (l, u) = (q_of(m.lower), q_of(m.upper));
+        assert!(l < Q::zero() && &l * &l >= bound, "{p:?}: {m:?}");
+        assert!(u < Q::zero() && &u * &u <= bound, "{p:?}: {m:?}");
+        // The best point is inside the relaxation, exactly, and gives the upper bound.
+        let x = qs(m.argmin.as_ref().unwrap());
+        let h = &x[0] * &x[0] + &x[1] * &x[1] + &x[2] * &x[2] - Q::one();
+        let h_abs = if h < Q::zero() { -h } else { h };
+        assert!(
+            h_abs <= q_of(d),
+            "{p:?}: the best point is outside the relaxation"
+        );
+        assert!(&x[0] + &x[1] + &x[2] <= u, "{p:?}");
+    }
+}
+
+#[test]
 fn an_infeasible_problem_is_proven_so() {
     let m = solve(
         "x + y",
