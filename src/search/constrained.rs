@@ -13,11 +13,13 @@
 //!    bound of its linear relaxation, [`super::relax`]) and drop the box where it exceeds the
 //!    best upper bound U, where f is nowhere defined, or where the relaxation proves that no
 //!    point of the box is feasible.
-//! 3. **Upper bounds from proven-feasible points**: the contracted box's midpoint and the
-//!    relaxation's minimizer, each evaluated as a point box with IEEE 1788 decorations: where
-//!    every constraint's enclosure lies in its range and every function, f included, is `def`
-//!    or better (defined at the point, which a range test alone cannot show near a domain's
-//!    edge), the point is feasible and f's upper bound there is an upper bound of the minimum.
+//! 3. **Upper bounds from proven-feasible points**: the contracted box's midpoint, the
+//!    relaxation's minimizer, and the points Newton steps onto the equalities reach from the
+//!    best boxes' midpoints ([`super::feasible`]), each evaluated as a point box with IEEE
+//!    1788 decorations: where every constraint's enclosure lies in its range and every
+//!    function, f included, is `def` or better (defined at the point, which a range test alone
+//!    cannot show near a domain's edge), the point is feasible and f's upper bound there is an
+//!    upper bound of the minimum.
 //! 4. **Bisect** the rest across their widest side; a box narrower than `eps` is kept, not
 //!    split, and only bounds the minimum from below.
 //!
