@@ -203,8 +203,9 @@ pub fn minimize_subject_to(
     // Boxes narrower than eps, with their lower bounds.
     let mut kept: Vec<(Vec<f64>, f64)> = Vec::new();
     // Rounds to go without the linear relaxation, and the length of the next such pause: a
-    // round where it dropped under 1 in 20 of the boxes it was run on pauses it (1, 2, 4, ...
-    // up to 16 rounds; it costs about as much as the rest of a round), a useful one resets it.
+    // round where it dropped under 1 in 5 of the boxes it was run on and did not raise the
+    // round's least lower bound pauses it (1, 2, 4, ... up to 16 rounds; it costs about as
+    // much as the rest of a round), a useful one resets it.
     let (mut pause, mut next_pause) = (0usize, 1usize);
     loop {
         let mk = work.len() / (2 * n);
@@ -286,7 +287,7 @@ pub fn minimize_subject_to(
         } else {
             vec![(None, None); live]
         };
-        let mut mids: Vec<f64> = boxes
+        let mut candidates: Vec<f64> = boxes
             .chunks_exact(2 * n)
             .flat_map(|b| {
                 (0..n).flat_map(move |k| {
@@ -307,7 +308,7 @@ pub fn minimize_subject_to(
                 for k in 0..n {
                     let (lo, hi) = (b[2 * k], b[2 * k + 1]);
                     let x = round(lo + d[k]).clamp(lo, hi);
-                    mids.extend([x, x]);
+                    candidates.extend([x, x]);
                 }
             }
         }
@@ -319,30 +320,31 @@ pub fn minimize_subject_to(
             order.truncate(NEWTON_STARTS);
             let mut xs: Vec<Vec<f64>> = order
                 .iter()
-                .map(|&i| (0..n).map(|k| mids[2 * (i * n + k)]).collect())
+                .map(|&i| (0..n).map(|k| candidates[2 * (i * n + k)]).collect())
                 .collect();
             for _ in 0..NEWTON_STEPS {
                 xs = newton_steps(&xs, &slopes, layout, &equalities, &root, round)?;
             }
             for x in &xs {
-                mids.extend(x.iter().flat_map(|&v| [v, v]));
+                candidates.extend(x.iter().flat_map(|&v| [v, v]));
             }
         }
-        let points = mids.len() / (2 * n);
-        let at_mid = forward.eval_soa(&soa_of(mids.chunks_exact(2 * n), n, points), points)?;
+        let points = candidates.len() / (2 * n);
+        let at_points =
+            forward.eval_soa(&soa_of(candidates.chunks_exact(2 * n), n, points), points)?;
         for i in 0..points {
-            let feasible = (0..no).all(|j| at_mid[2 * (no + j) * points + i] >= defined)
+            let feasible = (0..no).all(|j| at_points[2 * (no + j) * points + i] >= defined)
                 && ranges.iter().enumerate().all(|(j, r)| {
                     let (lo, hi) = (
-                        at_mid[2 * (j + 1) * points + i],
-                        at_mid[(2 * (j + 1) + 1) * points + i],
+                        at_points[2 * (j + 1) * points + i],
+                        at_points[(2 * (j + 1) + 1) * points + i],
                     );
                     lo >= r.lo && hi <= r.hi
                 });
-            let f_hi = at_mid[points + i];
+            let f_hi = at_points[points + i];
             if feasible && f_hi < out.upper {
                 out.upper = f_hi;
-                out.argmin = Some((0..n).map(|k| mids[2 * (i * n + k)]).collect());
+                out.argmin = Some((0..n).map(|k| candidates[2 * (i * n + k)]).collect());
             }
         }
         // 4. Drop, keep or bisect.
@@ -458,8 +460,8 @@ fn newton_steps(
 type Solved = (Option<Verdict>, Option<Vec<f64>>);
 
 /// What each box's linear relaxation at its lower corner proves (`boxes`: `n` (lo, hi) pairs
-/// each, those where `wanted` holds; `slopes` evaluates `f, g_1, ..., g_m`'s gradients laid out as `layout`, `plain` their
-/// values; `ranges`: the constraints' ranges).
+/// each, those where `wanted` holds; `slopes` evaluates `f, g_1, ..., g_m`'s gradients laid
+/// out as `layout`, `plain` their values; `ranges`: the constraints' ranges).
 fn relaxations(
     boxes: &[f64],
     wanted: &[bool],

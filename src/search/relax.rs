@@ -88,29 +88,32 @@ impl Relaxation {
         let objective =
             usable(0).then(|| (at_corner[0].lo, (0..n).map(|k| slope(0, k).lo).collect()));
         let (mut rows, mut rhs) = (Vec::new(), Vec::new());
+        // A right-hand side that overflows to +inf is no constraint: such a row is left out.
+        let mut row = |coefficients: Vec<f64>, bound: f64| {
+            if bound.is_finite() {
+                rows.extend(coefficients);
+                rhs.push(bound);
+            }
+        };
         for (j, range) in ranges.iter().enumerate().map(|(i, r)| (i + 1, r)) {
             if !usable(j) {
                 continue;
             }
             if over_box[j].hi > range.hi {
                 // g_j(x̲).lo + G_j.lo · d <= g_j(x) <= b_j.
-                rows.extend((0..n).map(|k| slope(j, k).lo));
-                rhs.push(sub_f64(range.hi, at_corner[j].lo, Round::Up));
+                row(
+                    (0..n).map(|k| slope(j, k).lo).collect(),
+                    sub_f64(range.hi, at_corner[j].lo, Round::Up),
+                );
             }
             if over_box[j].lo < range.lo {
                 // a_j <= g_j(x) <= g_j(x̲).hi + G_j.hi · d.
-                rows.extend((0..n).map(|k| -slope(j, k).hi));
-                rhs.push(sub_f64(at_corner[j].hi, range.lo, Round::Up));
+                row(
+                    (0..n).map(|k| -slope(j, k).hi).collect(),
+                    sub_f64(at_corner[j].hi, range.lo, Round::Up),
+                );
             }
         }
-        // A right-hand side that overflowed to +inf is no constraint.
-        let n_rows = rhs.len();
-        let keep: Vec<usize> = (0..n_rows).filter(|&i| rhs[i].is_finite()).collect();
-        let rows = keep
-            .iter()
-            .flat_map(|&i| rows[i * n..(i + 1) * n].iter().copied())
-            .collect();
-        let rhs = keep.iter().map(|&i| rhs[i]).collect();
         Some(Relaxation {
             objective,
             rows,
@@ -302,6 +305,69 @@ mod tests {
             infeasible * 20 <= proven,
             "{proven} proven infeasible, {infeasible} not"
         );
+    }
+
+    #[test]
+    fn boxes_and_constraints_outside_the_guard_give_no_relaxation_or_no_row() {
+        let unit = |lo: f64, hi: f64| Interval { lo, hi };
+        let point = |v: f64| unit(v, v);
+        let relax = |lo: [f64; 2], hi: [f64; 2], corner: [Interval; 2], smooth: bool| {
+            Relaxation::at_lower_corner(
+                &lo,
+                &hi,
+                &corner,
+                &[unit(-1.0, 5.0), unit(-1.0, 5.0)],
+                |_, _| unit(1.0, 2.0),
+                |j| j == 0 || smooth,
+                &[unit(f64::NEG_INFINITY, 1.0)],
+            )
+        };
+        let corner = [point(0.0), point(0.5)];
+        // An unbounded side, or widths that overflow (the largest floats): no relaxation.
+        for (lo, hi) in [
+            ([f64::NEG_INFINITY, 0.0], [0.0, 1.0]),
+            ([0.0, 0.0], [f64::INFINITY, 1.0]),
+            ([-f64::MAX, 0.0], [f64::MAX, 1.0]),
+        ] {
+            assert_eq!(relax(lo, hi, corner, true), None, "{lo:?} {hi:?}");
+        }
+        // A bounded box with signed zeros and subnormal widths: one row, g <= 1.
+        let tiny = f64::from_bits(1);
+        let r = relax([-0.0, 0.0], [tiny, 3.0 * tiny], corner, true).unwrap();
+        assert_eq!((r.rhs.len(), r.widths.clone()), (1, vec![tiny, 3.0 * tiny]));
+        // A constraint not proven continuous and defined gives no row; one whose corner value
+        // is not finite neither, and an objective whose corner value is not finite is unused.
+        assert!(relax([0.0, 0.0], [1.0, 1.0], corner, false)
+            .unwrap()
+            .rhs
+            .is_empty());
+        let r = relax(
+            [0.0, 0.0],
+            [1.0, 1.0],
+            [point(0.0), unit(f64::NEG_INFINITY, 0.5)],
+            true,
+        );
+        assert!(r.unwrap().rhs.is_empty());
+        let r = relax(
+            [0.0, 0.0],
+            [1.0, 1.0],
+            [unit(f64::NEG_INFINITY, 0.0), point(0.5)],
+            true,
+        );
+        assert!(r.unwrap().objective.is_none());
+        // A right-hand side that overflows (b - g(x̲).lo = MAX - (-MAX), rounded up) gives no
+        // row.
+        let r = Relaxation::at_lower_corner(
+            &[0.0],
+            &[1.0],
+            &[point(0.0), point(-f64::MAX)],
+            &[unit(-1.0, 5.0), unit(-f64::MAX, f64::INFINITY)],
+            |_, _| unit(1.0, 2.0),
+            |_| true,
+            &[unit(f64::NEG_INFINITY, f64::MAX)],
+        )
+        .unwrap();
+        assert!(r.rhs.is_empty(), "{r:?}");
     }
 
     #[test]

@@ -214,6 +214,29 @@ fn the_budget_leaves_a_wider_enclosure_that_still_holds() {
 }
 
 #[test]
+fn a_variable_over_the_whole_line_gets_no_relaxation_and_the_search_runs() {
+    // x in [-inf, inf], y in [-1, 1], min x^4 + 6 y^2 subject to x y <= 1 (undecided on the
+    // root box, and no contractor narrows x: y holds 0). Boxes with an unbounded side have no
+    // corner to linearize at; once evaluated at such a corner, the search failed with an
+    // invalid box (as IBEX's test_infinity2 did).
+    for p in [Precision::F64, Precision::F32] {
+        let constraints = Constraints::parse("x*y <= 1").unwrap();
+        let root = [iv(f64::NEG_INFINITY, f64::INFINITY), iv(-1.0, 1.0)];
+        let m = minimize_subject_to(
+            "x^4 + 6*y^2",
+            &constraints,
+            &root,
+            options(tol(p)),
+            p,
+            BackendChoice::Cpu,
+        )
+        .unwrap();
+        assert_eq!(m.stopped, Stopped::Converged, "{p:?}: {m:?}");
+        assert!(m.lower <= 0.0 && 0.0 <= m.upper, "{p:?}: {m:?}");
+    }
+}
+
+#[test]
 fn objective_and_constraints_share_variables_in_order_of_appearance() {
     let c = Constraints::parse("z >= x, y^2 <= 1").unwrap();
     let e = problem_expression("x - z", &c).unwrap();
