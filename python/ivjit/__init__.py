@@ -420,12 +420,13 @@ class Paving(NamedTuple):
     truncated: bool  # the budget ran out (the undecided boxes are then in `boundary`)
 
 
-def pave(constraints, box, eps=1e-2, max_boxes=10_000_000, precision="f64", backend="auto"):
+def pave(constraints, box, eps=1e-2, max_boxes=10_000_000, precision="f64", backend="auto", ratio=0.0):
     """Paves `box` (a dict {variable: (lo, hi)} or one (lo, hi) per variable in the order of
     the constraints' variables) for comma-separated constraints `f <= g`, `f >= g`, `f == g`,
     `f in [a, b]` (e.g. `"x^2 + y^2 <= 1, y >= x^3"`): every box ends inner (proven inside the
     set), outer (proven outside) or boundary (at most `eps` wide), as `ivjit pave` does
-    (docs/constraints.md)."""
+    (docs/constraints.md). `ratio` in [0, 1): a box that one contraction narrows by more than
+    this fraction of a side is contracted again before it is cut (0: once per cut)."""
     names = _constraint_vars(constraints)
 
     class _Vars:
@@ -433,7 +434,7 @@ def pave(constraints, box, eps=1e-2, max_boxes=10_000_000, precision="f64", back
 
     root = _root_box(_Vars, box)
     inner, boundary, outer, evaluated, truncated = _pave(
-        constraints, root, float(eps), int(max_boxes), precision, backend
+        constraints, root, float(eps), int(max_boxes), precision, backend, float(ratio)
     )
     return Paving(names, inner, boundary, outer, evaluated, truncated)
 

@@ -1396,7 +1396,7 @@ fn boxes_array<'py, 'a>(
 /// Paving (`ivjit::search::pave::pave`): the inner, boundary and outer boxes as (count, vars,
 /// 2) arrays, the boxes evaluated, and whether the budget ran out.
 #[pyfunction]
-#[allow(clippy::type_complexity)] // the tuple `ivjit.pave` unpacks
+#[allow(clippy::type_complexity, clippy::too_many_arguments)] // the tuple and the keywords of `ivjit.pave`
 fn _pave<'py>(
     py: Python<'py>,
     constraints: &str,
@@ -1405,6 +1405,7 @@ fn _pave<'py>(
     max_boxes: usize,
     precision: &str,
     backend: &str,
+    ratio: f64,
 ) -> PyResult<(
     pyo3::Bound<'py, PyAny>,
     pyo3::Bound<'py, PyAny>,
@@ -1412,16 +1413,23 @@ fn _pave<'py>(
     usize,
     bool,
 )> {
-    use ivjit::search::pave::pave;
+    use ivjit::search::pave::Paver;
     let (c, root) = constraints_and_root(constraints, &root)?;
     if eps.is_nan() || eps <= 0.0 {
         return Err(InputError::new_err(format!(
             "eps must be positive, not {eps}"
         )));
     }
+    if !(0.0..1.0).contains(&ratio) {
+        return Err(InputError::new_err(format!(
+            "ratio must be in [0, 1) (0 turns the fixpoint off), not {ratio}"
+        )));
+    }
     let (precision, choice) = (precision_of(precision)?, backend_of(backend)?);
     let p = search(py, &c.source, || {
-        pave(&c, &root, eps, max_boxes, precision, choice)
+        Paver::new(&c, precision, choice)?
+            .with_ratio(ratio)
+            .pave(&root, eps, max_boxes)
     })?;
     let nv = root.len();
     let array = |list: &[Vec<ivjit::Interval>]| boxes_array(py, list.iter().map(Vec::as_slice), nv);

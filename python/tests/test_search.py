@@ -348,6 +348,16 @@ def test_pave_partitions_the_box_and_proves_its_inner_boxes():
     assert all((b[:, 1] - b[:, 0]).max() <= 0.02 for b in p.boundary)
 
 
+def test_pave_with_a_fixpoint_ratio_contracts_again_before_cutting():
+    # Two curves meeting twice: contracting again takes fewer boxes, the same two solutions.
+    once = ivjit.pave("y == x^2, x == y^2 - 0.5", {"x": (-2, 2), "y": (-2, 2)}, eps=1e-6, backend="cpu")
+    again = ivjit.pave("y == x^2, x == y^2 - 0.5", {"x": (-2, 2), "y": (-2, 2)}, eps=1e-6, backend="cpu", ratio=0.1)
+    assert len(once.boundary) == len(again.boundary) == 2
+    assert again.evaluated < once.evaluated
+    with pytest.raises(ivjit.InputError, match="ratio"):
+        ivjit.pave("x <= 1", {"x": (0, 2)}, ratio=1.0)
+
+
 def test_pave_names_a_bad_constraint():
     with pytest.raises(ivjit.InputError, match="constraint 2"):
         ivjit.pave("x <= 1, x + 1", {"x": (0, 2)})

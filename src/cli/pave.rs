@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::{failure, Failure};
 use crate::{BackendArg, FormatArg, PrecisionArg};
-use ivjit::search::pave::{pave, Constraints, Paving};
+use ivjit::search::pave::{Constraints, Paver, Paving};
 use ivjit::{BackendChoice, Expression, Interval, Precision};
 use serde_json::json;
 
@@ -34,6 +34,10 @@ pub struct PaveArgs {
     /// Evaluate at most this many boxes (the undecided rest is reported as boundary).
     #[arg(long, default_value_t = 1 << 22)]
     pub max_boxes: usize,
+    /// Contract a box again, uncut, while one round narrows one of its sides by more than this
+    /// fraction (a fixpoint ratio in [0, 1); 0: one contraction per cut, as Codac).
+    #[arg(long, default_value_t = ivjit::search::pave::RATIO)]
+    pub ratio: f64,
     /// text: counts and volumes; json: every box ({"vars", "inner", "boundary", "outer"},
     /// a box a list of [lo, hi] per variable, bounds as `eval` prints them).
     #[arg(long, value_enum, default_value = "text")]
@@ -181,12 +185,13 @@ pub fn contract_command(args: ContractArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// The volume of a list of boxes.
+/// The volume of a list of boxes (0 for none: an empty sum of floats is -0, printed
+/// "-0.000000").
 fn volume(boxes: &[Vec<Interval>]) -> f64 {
     boxes
         .iter()
         .map(|b| b.iter().map(|iv| iv.hi - iv.lo).product::<f64>())
-        .sum()
+        .fold(0.0, |a, v| a + v)
 }
 
 fn json_of(p: &Paving, precision: Precision) -> serde_json::Value {
@@ -224,19 +229,22 @@ pub fn pave_command(args: PaveArgs) -> Result<(), Failure> {
             args.eps
         )));
     }
+    if !(0.0..1.0).contains(&args.ratio) {
+        return Err(Failure::input(format!(
+            "--ratio {}: the fixpoint ratio must be in [0, 1) (0 turns it off)",
+            args.ratio
+        )));
+    }
     let (precision, choice) = (
         precision_of(args.problem.precision),
         choice_of(args.problem.backend),
     );
-    let paving = pave(
-        &constraints,
-        &root,
-        args.eps,
-        args.max_boxes,
-        precision,
-        choice,
-    )
-    .map_err(|e| failure(e, &constraints.source))?;
+    let paving = Paver::new(&constraints, precision, choice)
+        .and_then(|p| {
+            p.with_ratio(args.ratio)
+                .pave(&root, args.eps, args.max_boxes)
+        })
+        .map_err(|e| failure(e, &constraints.source))?;
     let text = match args.format {
         FormatArg::Json => format!("{}\n", json_of(&paving, precision)),
         FormatArg::Text => format!(

@@ -8,7 +8,7 @@
 
 use crate::common::oracle::{q_of, Q};
 use crate::common::rng::splitmix64;
-use ivjit::search::pave::{pave, ConstraintError, Constraints};
+use ivjit::search::pave::{pave, ConstraintError, Constraints, Paver};
 use ivjit::{BackendChoice, Interval, Precision};
 use num_traits::{One, Zero};
 
@@ -65,12 +65,20 @@ fn disk_and_cubic(x: &[Q]) -> bool {
 fn check_paving(text: &str, feasible: fn(&[Q]) -> bool, root: &[Interval], eps: f64) {
     let c = Constraints::parse(text).unwrap();
     let mut state = 0x9a7e_u64;
-    for p in [Precision::F64, Precision::F32] {
-        let paving = pave(&c, root, eps, 1 << 20, p, BackendChoice::Cpu).unwrap();
-        assert!(!paving.truncated, "{text} {p:?}");
+    // (Ratio 0.2: boxes narrowed by more than a fifth of a side are contracted again, uncut.)
+    for (p, ratio) in [Precision::F64, Precision::F32]
+        .into_iter()
+        .flat_map(|p| [(p, 0.0), (p, 0.2)])
+    {
+        let paving = Paver::new(&c, p, BackendChoice::Cpu)
+            .unwrap()
+            .with_ratio(ratio)
+            .pave(root, eps, 1 << 20)
+            .unwrap();
+        assert!(!paving.truncated, "{text} {p:?} ratio {ratio}");
         assert!(
             !paving.inner.is_empty() && !paving.outer.is_empty() && !paving.boundary.is_empty(),
-            "{text} {p:?}: {} inner, {} boundary, {} outer",
+            "{text} {p:?} ratio {ratio}: {} inner, {} boundary, {} outer",
             paving.inner.len(),
             paving.boundary.len(),
             paving.outer.len()
@@ -86,11 +94,14 @@ fn check_paving(text: &str, feasible: fn(&[Q]) -> bool, root: &[Interval], eps: 
         assert_eq!(
             total,
             volume(root),
-            "{text} {p:?}: the volumes add up to the root box's"
+            "{text} {p:?} ratio {ratio}: the volumes add up to the root box's"
         );
         for (i, a) in all.iter().enumerate() {
             for b in &all[i + 1..] {
-                assert!(!overlap(a, b), "{text} {p:?}: {a:?} and {b:?} overlap");
+                assert!(
+                    !overlap(a, b),
+                    "{text} {p:?} ratio {ratio}: {a:?} and {b:?} overlap"
+                );
             }
         }
         for b in &paving.inner {
@@ -98,7 +109,7 @@ fn check_paving(text: &str, feasible: fn(&[Q]) -> bool, root: &[Interval], eps: 
                 let q: Vec<Q> = x.iter().map(|&v| q_of(v)).collect();
                 assert!(
                     feasible(&q),
-                    "{text} {p:?}: inner box {b:?} holds {x:?}, infeasible"
+                    "{text} {p:?} ratio {ratio}: inner box {b:?} holds {x:?}, infeasible"
                 );
             }
         }
@@ -108,14 +119,14 @@ fn check_paving(text: &str, feasible: fn(&[Q]) -> bool, root: &[Interval], eps: 
                 // (Corners lie on faces shared with other boxes: only interior points count.)
                 assert!(
                     !feasible(&q),
-                    "{text} {p:?}: outer box {b:?} holds {x:?}, feasible"
+                    "{text} {p:?} ratio {ratio}: outer box {b:?} holds {x:?}, feasible"
                 );
             }
         }
         for b in &paving.boundary {
             assert!(
                 b.iter().all(|i| i.hi - i.lo <= eps),
-                "{text} {p:?}: boundary box {b:?} wider than {eps}"
+                "{text} {p:?} ratio {ratio}: boundary box {b:?} wider than {eps}"
             );
         }
     }
@@ -163,6 +174,43 @@ fn a_band_behind_a_square_root_is_paved_soundly() {
         &[iv(0.0, 2.0), iv(0.0, 2.0)],
         0.02,
     );
+}
+
+#[test]
+fn a_fixpoint_ratio_contracts_boxes_again_before_cutting() {
+    // Two curves meeting at two points: each box the contractor narrows a lot is contracted
+    // again instead of cut, which takes fewer boxes here; the two solutions' boxes (within
+    // eps) stay, and the lists still partition the root (check_paving runs both ratios).
+    let c = Constraints::parse("y == x^2, x == y^2 - 0.5").unwrap();
+    let root = [iv(-2.0, 2.0), iv(-2.0, 2.0)]; // (x and y alike)
+    let run = |ratio: f64| {
+        Paver::new(&c, Precision::F64, BackendChoice::Cpu)
+            .unwrap()
+            .with_ratio(ratio)
+            .pave(&root, 1e-6, 1 << 20)
+            .unwrap()
+    };
+    let (once, again) = (run(0.0), run(0.1));
+    assert_eq!(once.boundary.len(), 2);
+    assert_eq!(again.boundary.len(), 2);
+    assert!(
+        again.evaluated < once.evaluated,
+        "{} boxes with the ratio, {} without",
+        again.evaluated,
+        once.evaluated
+    );
+    // x = x^4 - 1/2 has two real roots; each box's x side brackets one.
+    let at = again.vars.iter().position(|v| v == "x").unwrap();
+    let mut xs: Vec<Interval> = again.boundary.iter().map(|b| b[at]).collect();
+    xs.sort_by(|a, b| a.lo.total_cmp(&b.lo));
+    let f = |x: f64| {
+        let q = q_of(x);
+        &q * &q * &q * &q - &q - Q::new(1.into(), 2.into())
+    };
+    for x in xs {
+        assert!(x.hi - x.lo <= 1e-6);
+        assert!(f(x.lo) * f(x.hi) <= Q::zero(), "{x:?} brackets a root");
+    }
 }
 
 #[test]

@@ -978,6 +978,10 @@ fn paving_on_the_gpu_equals_the_cpu() {
             assert!(want.truncated);
             let got = gpu.pave(&root, eps, budget).unwrap();
             assert_same_paving(want, got, &format!("{text} {p:?} budget {budget}"));
+            // A fixpoint ratio: the same boxes go round again uncut on both.
+            let want = cpu.with_ratio(0.2).pave(&root, eps, 1 << 22).unwrap();
+            let got = gpu.with_ratio(0.2).pave(&root, eps, 1 << 22).unwrap();
+            assert_same_paving(want, got, &format!("{text} {p:?} ratio 0.2"));
         }
     }
 }

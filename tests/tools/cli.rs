@@ -822,6 +822,27 @@ fn pave_writes_the_three_lists_and_names_a_bad_constraint() {
         "{}",
         stdout(&o)
     );
+    // An empty list's volume is 0, not -0 (an empty float sum); a fixpoint ratio outside
+    // [0, 1) is a usage error naming the flag.
+    let o = ivjit(&[
+        "pave",
+        "x^2 <= -1",
+        "--box",
+        "x=[-2,2]",
+        "--backend",
+        "cpu",
+        "--ratio",
+        "0.1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("inner: 0 boxes, volume 0.000000\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = ivjit(&["pave", "x <= 1", "--box", "x=[0,2]", "--ratio", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--ratio 1"), "{}", stderr(&o));
     // A picture of a 2-D paving: inner black, outer white.
     let dir = tempfile::tempdir().unwrap();
     let png_path = dir.path().join("pave.png");

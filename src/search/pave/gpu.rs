@@ -150,6 +150,8 @@ where
     };
     let defined = f64::from(Decoration::Def.code());
     let (a, r) = (1.0 - SPLIT, SPLIT);
+    // (The fixpoint ratio as the fraction of a side that must stay for the box to be cut.)
+    let keep = 1.0 - paver.ratio;
     // The decorated functions' arrays on the device: lo and hi of each function, then each
     // one's decoration code as one array (`Program::output_arrays`).
     let program = paver.forward.program();
@@ -230,7 +232,12 @@ where
             .arg(values.as_ref().expect("grown"))
             .arg(complements.as_ref().expect("grown"))
             .arg(ranges.as_ref().expect("grown"));
-        b.arg(&defined).arg(&eps).arg(&a).arg(&r).arg(&maxf);
+        b.arg(&defined)
+            .arg(&eps)
+            .arg(&a)
+            .arg(&r)
+            .arg(&maxf)
+            .arg(&keep);
         b.arg(&mut *counters)
             .arg(next.as_mut().expect("grown"))
             .arg(&next_cap);

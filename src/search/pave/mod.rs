@@ -23,6 +23,9 @@ use crate::{BackendChoice, Error, Evaluator, Expression, Interval, Precision};
 /// and the trigonometric one, whose boundary meets the cuts at 0 and ±2 of [-4, 4]).
 pub(super) const SPLIT: f64 = 0.49;
 
+/// The default fixpoint ratio of [`Paver::with_ratio`].
+pub const RATIO: f64 = 0.0;
+
 /// A set of constraints `g_j(x) ∈ ranges[j]`, read from `f <= g`, `f >= g`, `f == g` (or
 /// `f = g`) and `f in [a, b]`, comma-separated.
 #[derive(Clone, Debug, PartialEq)]
@@ -220,6 +223,9 @@ pub struct Paver {
     contract: Evaluator,
     forward: Evaluator,
     complements: Vec<Evaluator>,
+    /// Boxes the contractors narrow by more than this fraction of a side go round again
+    /// uncut ([`Paver::with_ratio`]).
+    ratio: f64,
 }
 
 /// A paving's programs on one backend (a [`Paver`]'s, or their CPU twins for the rounds an
@@ -285,7 +291,18 @@ impl Paver {
             contract,
             forward,
             complements,
+            ratio: RATIO,
         })
+    }
+
+    /// The same paver with another fixpoint ratio: a box that one round's contractors
+    /// narrow by more than `ratio` of some side's width goes back to the work list uncut, to
+    /// be contracted again before it is cut (IBEX's `CtcFixPoint` ratio, iterated across
+    /// rounds so that the device's rounds do it too). 0 turns it off: one contraction per
+    /// cut, as Codac's `pave`. Default [`RATIO`].
+    pub fn with_ratio(mut self, ratio: f64) -> Paver {
+        self.ratio = ratio;
+        self
     }
 
     /// Every program: the contractor, the decorated functions, the complement's contractors.
@@ -404,6 +421,8 @@ impl Paver {
         // functions on them (outputs: each function's bounds, then each one's decoration
         // code as [c, c]).
         let mut kept: Vec<f64> = Vec::with_capacity(work.len());
+        // The index in `work` of each kept box (the box before this round's contraction).
+        let mut kept_from: Vec<usize> = Vec::with_capacity(m);
         let mut c = vec![0.0; 2 * n];
         for (i, b) in work.chunks_exact(2 * n).enumerate() {
             for k in 0..2 * n {
@@ -415,6 +434,7 @@ impl Paver {
             }
             slabs(&to_box(b), &to_box(&c), &mut out.outer);
             kept.extend_from_slice(&c);
+            kept_from.push(i);
         }
         let mk = kept.len() / (2 * n);
         if mk == 0 {
@@ -426,6 +446,7 @@ impl Paver {
         let defined = f64::from(Decoration::Def.code());
         // Undecided boxes, and whether every function is defined on all of each.
         let mut undecided: Vec<f64> = Vec::with_capacity(kept.len());
+        let mut undecided_from: Vec<usize> = Vec::new();
         let mut everywhere: Vec<bool> = Vec::new();
         for (i, b) in kept.chunks_exact(2 * n).enumerate() {
             let is_defined = (0..no).all(|j| values[2 * (no + j) * mk + i] >= defined);
@@ -438,13 +459,14 @@ impl Paver {
                 out.inner.push(to_box(b));
             } else {
                 undecided.extend_from_slice(b);
+                undecided_from.push(kept_from[i]);
                 everywhere.push(is_defined);
             }
         }
         // Where every function is defined on the box, the complement's contractors: a point
         // outside every one's result violates no constraint, so the slabs they cut off are
         // inside, and only the hull of their results stays undecided.
-        let remaining = inner_slabs(
+        let (remaining, remaining_from) = inner_slabs(
             &programs.complements,
             &undecided,
             &everywhere,
@@ -452,7 +474,7 @@ impl Paver {
             &mut out.inner,
         )?;
         let mut next: Vec<f64> = Vec::with_capacity(2 * remaining.len());
-        for b in remaining.chunks_exact(2 * n) {
+        for (b, &u) in remaining.chunks_exact(2 * n).zip(&remaining_from) {
             // The last widest side (as the GPU's kernel picks it).
             let mut widest = 0;
             for k in 0..n {
@@ -464,6 +486,12 @@ impl Paver {
             let mid = cut(lo, hi, SPLIT, self.precision);
             if hi - lo <= eps || !(lo < mid && mid < hi) {
                 out.boundary.push(to_box(b));
+                continue;
+            }
+            // Narrowed by more than the ratio this round: contracted again, uncut.
+            let before = &work[2 * n * undecided_from[u]..][..2 * n];
+            if shrank(before, b, self.ratio) {
+                next.extend_from_slice(b);
                 continue;
             }
             let at = next.len();
@@ -517,7 +545,8 @@ pub(super) fn cut(lo: f64, hi: f64, ratio: f64, precision: Precision) -> f64 {
 /// The boxes of `undecided` (flat bounds, 2n per box) narrowed by the complement's
 /// contractors where `everywhere` says every constraint function is defined on the box: each
 /// box's parts outside the hull of the contractors' results are pushed to `inner` (a box the
-/// contractors empty entirely), and the hulls, with the other boxes unchanged, are returned.
+/// contractors empty entirely), and the hulls, with the other boxes unchanged, are returned
+/// with the index in `undecided` each comes from.
 /// (Where a function may be undefined the contractors, which drop points outside domains,
 /// would drop infeasible points: those boxes are not narrowed.)
 fn inner_slabs(
@@ -526,12 +555,12 @@ fn inner_slabs(
     everywhere: &[bool],
     n: usize,
     inner: &mut Vec<IntervalBox>,
-) -> Result<Vec<f64>, Error> {
+) -> Result<(Vec<f64>, Vec<usize>), Error> {
     let boxes: Vec<&[f64]> = undecided.chunks_exact(2 * n).collect();
     let chosen: Vec<usize> = (0..boxes.len()).filter(|&i| everywhere[i]).collect();
     let m = chosen.len();
     if complements.is_empty() || m == 0 {
-        return Ok(undecided.to_vec());
+        return Ok((undecided.to_vec(), (0..boxes.len()).collect()));
     }
     let soa = soa_of(chosen.iter().map(|&i| boxes[i]), n, m);
     // The hull of the complement contractors' results, per chosen box (NaN: empty so far).
@@ -556,10 +585,12 @@ fn inner_slabs(
         }
     }
     let mut out = Vec::with_capacity(undecided.len());
+    let mut from = Vec::with_capacity(boxes.len());
     let mut row = 0;
     for (i, b) in boxes.iter().enumerate() {
         if !everywhere[i] {
             out.extend_from_slice(b);
+            from.push(i);
             continue;
         }
         let r = row;
@@ -571,8 +602,21 @@ fn inner_slabs(
         }
         slabs(&to_box(b), &to_box(&h), inner);
         out.extend_from_slice(&h);
+        from.push(i);
     }
-    Ok(out)
+    Ok((out, from))
+}
+
+/// Whether the contractors narrowed box `b` (flat bounds) to `h` by more than `ratio` of
+/// some side's width: `width(h_k) < (1 - ratio) width(b_k)` for some k (a side that was
+/// unbounded and is now bounded counts). Never with `ratio <= 0`. Widths and the product
+/// rounded to nearest, as the GPU's kernel computes them (`pv_shrank`), so that both backends
+/// requeue the same boxes.
+pub(super) fn shrank(b: &[f64], h: &[f64], ratio: f64) -> bool {
+    ratio > 0.0
+        && b.chunks_exact(2)
+            .zip(h.chunks_exact(2))
+            .any(|(b, h)| h[1] - h[0] < (1.0 - ratio) * (b[1] - b[0]))
 }
 
 /// A box given as flat bounds (lo, hi per variable) as an [`IntervalBox`].

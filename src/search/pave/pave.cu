@@ -65,6 +65,19 @@ __device__ double pv_cut(double lo, double hi, double a, double r, double maxf)
     return m;
 }
 
+// Whether the round narrowed box b to h by more than the ratio of some side (shrank() in
+// pave/mod.rs): width(h_k) < keep * width(b_k), keep = 1 - ratio (0 < keep < 1), rounded
+// to nearest as the CPU computes it; never when keep >= 1 (ratio 0).
+__device__ bool pv_shrank(const double* b, const double* h, u32 nv, double keep)
+{
+    if (!(keep < 1.0)) return false;
+    for (u32 k = 0; k < nv; k++)
+        if (__dadd_rn(h[2 * k + 1], -h[2 * k]) <
+            __dmul_rn(keep, __dadd_rn(b[2 * k + 1], -b[2 * k])))
+            return true;
+    return false;
+}
+
 __device__ void pv_copy(double* to, const double* from, u32 nv)
 {
     for (u32 k = 0; k < 2 * nv; k++) to[k] = from[k];
@@ -75,13 +88,14 @@ __device__ void pv_copy(double* to, const double* from, u32 nv)
 // nc complement contractors) sorted into the lists: outer (the contractor's slabs, a box it empties),
 // inner (a contracted box inside every range where every function is defined, the slabs
 // the complement's contractors cut off), boundary (at eps or not cuttable) and next (the
-// two parts of the rest, cut across its last widest side at a lo + r hi). Each list is
+// two parts of the rest, cut across its last widest side at a lo + r hi; or the rest uncut
+// where the round narrowed the box by more than the ratio, keep = 1 - ratio). Each list is
 // written after its base (the boxes earlier rounds wrote); st[0..4] count this round's
 // next, inner, outer and boundary boxes, st[4] is set if a list had no room.
 extern "C" __global__ void ivjit_pv_sort(
     u32 n, u32 nv, u32 no, u32 nc, u32 codes, const double* list, const T* cout, const T* fout,
     const T* comp, const double* rg, double defined, double eps, double a, double r,
-    double maxf, u64* st, double* next, u64 next_cap, double* inner, u64 inner_base,
+    double maxf, double keep, u64* st, double* next, u64 next_cap, double* inner, u64 inner_base,
     u64 inner_cap, double* outer, u64 outer_base, u64 outer_cap, double* bnd, u64 bnd_base,
     u64 bnd_cap)
 {
@@ -95,6 +109,7 @@ extern "C" __global__ void ivjit_pv_sort(
         bool empty = false, c_inner = false, h_slabs = false;
         u32 w = 0;
         double mid = 0;
+        bool again = false;
         if (i < n) {
             pv_copy(b, list + 2 * i * nv, nv);
             for (u32 k = 0; k < 2 * nv; k++) {
@@ -150,6 +165,7 @@ extern "C" __global__ void ivjit_pv_sort(
                     double lo = h[2 * w], hi = h[2 * w + 1];
                     mid = pv_cut(lo, hi, a, r, maxf);
                     if (__dadd_rn(hi, -lo) <= eps || !(lo < mid && mid < hi)) n_bnd = 1;
+                    else if (pv_shrank(b, h, nv, keep)) again = true, n_next = 1;
                     else n_next = 2;
                 }
             }
@@ -169,7 +185,9 @@ extern "C" __global__ void ivjit_pv_sort(
         if (c_inner) pv_copy(inner + 2 * at_inner * nv, c, nv);
         else if (h_slabs) pv_slabs(c, h, nv, inner + 2 * at_inner * nv);
         if (n_bnd) pv_copy(bnd + 2 * at_bnd * nv, h, nv);
-        if (n_next) {
+        if (again) {
+            pv_copy(next + 2 * at_next * nv, h, nv);
+        } else if (n_next) {
             double* left = next + 2 * at_next * nv;
             double* right = left + 2 * nv;
             pv_copy(left, h, nv);
