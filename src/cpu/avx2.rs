@@ -1,6 +1,9 @@
 //! Four f64 lanes of one AVX2 register as an [`Ops`] value ([`F64x4`]): the tape interpreter's
 //! vectors on processors with AVX2 and FMA but not AVX-512 (most x86-64 processors before 2022;
-//! with AVX-512 the interpreter runs [`super::simd::F64x8`], rounding by embedded rounding).
+//! with AVX-512 the interpreter runs [`super::simd::F64x8`], rounding by embedded rounding)
+//! where the rounding mode is not switched (`IVJIT_CPU_ROUNDING=software`, or the start-up
+//! check failed), and for f32 programs; where it is, f64 tapes run [`super::upward::F64x4Up`]
+//! inside an upward-rounding region per instruction instead.
 //!
 //! AVX2 has no directed rounding that does not switch the MXCSR mode, and these vectors are
 //! values that Rust code computes with (the tape interpreter's generated interval operations),
@@ -923,6 +926,59 @@ mod tests {
         let four = |a, b, f| unsafe { four(a, b, f) };
         let checked = check_rows(rows!(F64x4, f64), &values(), four, same);
         assert!(checked > 100_000, "{checked} lanes checked");
+    }
+
+    /// `f` over four lanes at a time inside an upward-rounding region, in a function compiled
+    /// for AVX2 + FMA.
+    #[target_feature(enable = "avx2,fma")]
+    fn four_up(
+        a: [f64; 4],
+        b: [f64; 4],
+        f: fn(
+            super::super::upward::F64x4Up,
+            super::super::upward::F64x4Up,
+        ) -> super::super::upward::F64x4Up,
+    ) -> [f64; 4] {
+        use super::super::upward::{F64x4Up, Upward};
+        let mut out = [0.0; 4];
+        // SAFETY: the arrays hold four f64; in the region only `f` runs (the rows: the
+        // vector type's operations).
+        unsafe {
+            let (x, y) = (_mm256_loadu_pd(a.as_ptr()), _mm256_loadu_pd(b.as_ptr()));
+            let region = Upward::enter();
+            let v = f(F64x4Up(x), F64x4Up(y));
+            drop(region);
+            _mm256_storeu_pd(out.as_mut_ptr(), v.0);
+        }
+        out
+    }
+
+    /// Every operation of the upward-region vector type gives the scalar row's bits on every
+    /// pair of [`values`], in every rounding (directed by the mode and by mirroring, to nearest
+    /// by a switch inside the operation); and the thread's mode is round-to-nearest again
+    /// after each region (an f64 sum that rounds differently upward).
+    #[test]
+    fn upward_operations_equal_the_scalar_rows() {
+        if !available() {
+            eprintln!("skipped: this processor has no AVX2 + FMA");
+            return;
+        }
+        let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || a.is_nan() && b.is_nan();
+        // SAFETY: the processor has AVX2 and FMA (checked above).
+        let four = |a, b, f| unsafe { four_up(a, b, f) };
+        let checked = check_rows(
+            rows!(super::super::upward::F64x4Up, f64),
+            &values(),
+            four,
+            same,
+        );
+        assert!(checked > 100_000, "{checked} lanes checked");
+        let tiny = std::hint::black_box(2f64.powi(-60));
+        assert_eq!(
+            std::hint::black_box(1.0) + tiny,
+            1.0,
+            "round-to-nearest after the regions"
+        );
     }
 
     /// `f` over four f32 lanes at a time, in a function compiled for AVX2 + FMA.

@@ -1,7 +1,7 @@
 //! The CPU backend: a rigorous evaluator of the scalar IR, the embedded default when no GPU can
 //! be used. Directed rounding is the hardware's where the processor has it (AVX-512's embedded
 //! rounding, [`avx512`]; on AVX2 + FMA the MXCSR rounding mode switched around each
-//! instruction's lanes, `mxcsr`), else emulated exactly ([`crate::round`], `lanes`, [`avx2`]),
+//! instruction's lanes, `mxcsr`, or upward around a tape instruction's lanes, [`upward`]), else emulated exactly ([`crate::round`], `lanes`, [`avx2`]),
 //! always with the same bits; f32 results are rounded once; point functions are bound by
 //! [`crate::point`]'s reference bounds.
 
@@ -17,6 +17,8 @@ mod mxcsr;
 mod same_bits;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod simd;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod upward;
 
 /// Boxes per chunk: the evaluator runs each instruction over this many boxes at a time, and
 /// `lanes` vectorizes over them.
