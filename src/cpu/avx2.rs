@@ -1014,6 +1014,49 @@ mod tests {
         assert!(checked > 100_000, "{checked} lanes checked");
     }
 
+    /// [`four_up`] for f32 values carried in f64 lanes.
+    #[target_feature(enable = "avx2,fma")]
+    fn four_up_f32(
+        a: [f32; 4],
+        b: [f32; 4],
+        f: fn(
+            super::super::upward::F32x4Up,
+            super::super::upward::F32x4Up,
+        ) -> super::super::upward::F32x4Up,
+    ) -> [f32; 4] {
+        use super::super::upward::{F32x4Up, Upward};
+        let mut out = [0.0; 4];
+        // SAFETY: the arrays hold four values; in the region only `f` runs.
+        unsafe {
+            let wide = |v: [f32; 4]| _mm256_cvtps_pd(_mm_loadu_ps(v.as_ptr()));
+            let (x, y) = (wide(a), wide(b));
+            let region = Upward::enter();
+            let v = f(F32x4Up(x), F32x4Up(y));
+            drop(region);
+            _mm_storeu_ps(out.as_mut_ptr(), _mm256_cvtpd_ps(v.0));
+        }
+        out
+    }
+
+    /// Every operation of the upward-region f32 vector type gives the scalar f32 row's bits
+    /// on the f32 values of [`f32_vector_operations_equal_the_scalar_rows`], in every rounding.
+    #[test]
+    fn upward_f32_operations_equal_the_scalar_rows() {
+        if !available() {
+            eprintln!("skipped: this processor has no AVX2 + FMA");
+            return;
+        }
+        let mut v: Vec<f32> = values().iter().map(|&x| x as f32).collect();
+        for x in super::super::lanes::f32_specials() {
+            v.extend([x, -x]);
+        }
+        let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || a.is_nan() && b.is_nan();
+        // SAFETY: the processor has AVX2 and FMA (checked above).
+        let four = |a, b, f| unsafe { four_up_f32(a, b, f) };
+        let checked = check_rows(rows!(super::super::upward::F32x4Up, f32), &v, four, same);
+        assert!(checked > 100_000, "{checked} lanes checked");
+    }
+
     /// Loading and storing four pairs of `$v` (bounds `$s`, the pairs `$p`) gives back the
     /// pairs bit for bit, and the lanes of a vector hold the lower and upper bounds of the
     /// same boxes (the widths `hi - lo` are the pairs').

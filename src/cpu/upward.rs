@@ -1,4 +1,6 @@
-//! Four f64 lanes evaluated while the processor rounds upward ([`F64x4Up`]): the tape
+//! Four f64 lanes evaluated while the processor rounds upward ([`F64x4Up`]), and four f32
+//! values carried in f64 lanes likewise ([`F32x4Up`]: each rounded operation narrows its
+//! operands to f32 exactly, runs the f32 instruction, and widens the result exactly): the tape
 //! interpreter's vectors on processors with AVX2 and FMA but not AVX-512, where
 //! [`super::mode_switching`] holds. One tape instruction over its lanes (up to 64 boxes) runs
 //! inside one [`Upward`] region: MXCSR is set to round upward once when the region starts and
@@ -34,7 +36,7 @@
 use std::arch::asm;
 use std::arch::x86_64::*;
 
-use super::avx2::{F64x4, Mask4};
+use super::avx2::{F32x4, F64x4, Mask4};
 use crate::round::Round;
 use crate::scalar::emit::Ops;
 
@@ -263,6 +265,255 @@ impl Ops for F64x4Up {
     }
 }
 
+/// Functions of one rounded f32 instruction each on f32 values carried in f64 lanes: the
+/// operands narrowed (exact), `op` in the current mode (`$up`) or to nearest (`$near`), the
+/// result widened (exact).
+macro_rules! rounded_f32 {
+    ($insn:literal, $up:ident, $near:ident) => {
+        #[target_feature(enable = "avx2,fma")]
+        #[inline]
+        fn $up(a: __m256d, b: __m256d) -> __m256d {
+            let out: __m256d;
+            // SAFETY: register operands only.
+            unsafe {
+                asm!(
+                    "vcvtpd2ps {x:x}, {a}",
+                    "vcvtpd2ps {y:x}, {b}",
+                    concat!($insn, " {x:x}, {x:x}, {y:x}"),
+                    "vcvtps2pd {out}, {x:x}",
+                    out = lateout(ymm_reg) out,
+                    a = in(ymm_reg) a,
+                    b = in(ymm_reg) b,
+                    x = out(ymm_reg) _,
+                    y = out(ymm_reg) _,
+                    options(nomem, nostack, preserves_flags),
+                );
+            }
+            out
+        }
+
+        #[target_feature(enable = "avx2,fma")]
+        #[inline]
+        fn $near(a: __m256d, b: __m256d) -> __m256d {
+            let out: __m256d;
+            let (mut saved, near): (u32, u32) = (0, NEAREST);
+            // SAFETY: the control word saved and put back.
+            unsafe {
+                asm!(
+                    "stmxcsr dword ptr [{saved}]",
+                    "ldmxcsr dword ptr [{near}]",
+                    "vcvtpd2ps {x:x}, {a}",
+                    "vcvtpd2ps {y:x}, {b}",
+                    concat!($insn, " {x:x}, {x:x}, {y:x}"),
+                    "vcvtps2pd {out}, {x:x}",
+                    "ldmxcsr dword ptr [{saved}]",
+                    saved = in(reg) &raw mut saved,
+                    near = in(reg) &raw const near,
+                    out = out(ymm_reg) out,
+                    a = in(ymm_reg) a,
+                    b = in(ymm_reg) b,
+                    x = out(ymm_reg) _,
+                    y = out(ymm_reg) _,
+                    options(nostack),
+                );
+            }
+            out
+        }
+    };
+}
+
+rounded_f32!("vaddps", add_up_f32, add_near_f32);
+rounded_f32!("vsubps", sub_up_f32, sub_near_f32);
+rounded_f32!("vmulps", mul_up_f32, mul_near_f32);
+rounded_f32!("vdivps", div_up_f32, div_near_f32);
+
+/// Four f32 values carried exactly in f64 lanes, computed with inside an [`Upward`] region
+/// (the f32 tape's vectors there; [`F32x4`]'s layout).
+#[derive(Clone, Copy)]
+pub(crate) struct F32x4Up(pub(crate) __m256d);
+
+/// [`directed!`] for [`F32x4Up`].
+macro_rules! directed_f32 {
+    ($up:ident, $near:ident, $a:expr, $b:expr, $r:expr, $both:expr) => {{
+        let (a, b) = ($a, $b);
+        // SAFETY: AVX2 and FMA (module docs).
+        F32x4Up(unsafe {
+            match $r {
+                Round::Up => $up(a, b),
+                Round::Down => {
+                    let b = if $both { F64x4Up::flip(b) } else { b };
+                    F64x4Up::flip($up(F64x4Up::flip(a), b))
+                }
+                Round::Nearest => $near(a, b),
+            }
+        })
+    }};
+}
+
+impl F32x4Up {
+    /// The software f32 vector type's view of the lanes, for the operations that do not round.
+    #[inline(always)]
+    fn plain(self) -> F32x4 {
+        F32x4(self.0)
+    }
+}
+
+impl Ops for F32x4Up {
+    type Mask = Mask4;
+    #[inline(always)]
+    fn exact(x: f64) -> F32x4Up {
+        F32x4Up(F32x4::exact(x).0)
+    }
+    #[inline(always)]
+    fn mask(b: bool) -> Mask4 {
+        F32x4::mask(b)
+    }
+    #[inline(always)]
+    fn is_nan(self) -> Mask4 {
+        self.plain().is_nan()
+    }
+    #[inline(always)]
+    fn less(self, b: F32x4Up) -> Mask4 {
+        self.plain().less(b.plain())
+    }
+    #[inline(always)]
+    fn less_eq(self, b: F32x4Up) -> Mask4 {
+        self.plain().less_eq(b.plain())
+    }
+    #[inline(always)]
+    fn greater(self, b: F32x4Up) -> Mask4 {
+        self.plain().greater(b.plain())
+    }
+    #[inline(always)]
+    fn greater_eq(self, b: F32x4Up) -> Mask4 {
+        self.plain().greater_eq(b.plain())
+    }
+    #[inline(always)]
+    fn equal(self, b: F32x4Up) -> Mask4 {
+        self.plain().equal(b.plain())
+    }
+    #[inline(always)]
+    fn select(m: Mask4, a: F32x4Up, b: F32x4Up) -> F32x4Up {
+        F32x4Up(F32x4::select(m, a.plain(), b.plain()).0)
+    }
+    #[inline(always)]
+    fn add(self, b: F32x4Up, r: Round) -> F32x4Up {
+        directed_f32!(add_up_f32, add_near_f32, self.0, b.0, r, true)
+    }
+    #[inline(always)]
+    fn sub(self, b: F32x4Up, r: Round) -> F32x4Up {
+        directed_f32!(sub_up_f32, sub_near_f32, self.0, b.0, r, true)
+    }
+    #[inline(always)]
+    fn mul(self, b: F32x4Up, r: Round) -> F32x4Up {
+        directed_f32!(mul_up_f32, mul_near_f32, self.0, b.0, r, false)
+    }
+    #[inline(always)]
+    fn div(self, b: F32x4Up, r: Round) -> F32x4Up {
+        directed_f32!(div_up_f32, div_near_f32, self.0, b.0, r, false)
+    }
+    #[inline(always)]
+    fn sqrt(self, r: Round) -> F32x4Up {
+        let x = self.0;
+        // SAFETY: AVX2 and FMA (module docs).
+        F32x4Up(unsafe {
+            match r {
+                Round::Nearest => sqrt_near_f32(x),
+                Round::Up => sqrt_up_f32(x),
+                Round::Down => sqrt_down_f32(x),
+            }
+        })
+    }
+    #[inline(always)]
+    fn neg(self) -> F32x4Up {
+        F32x4Up(F64x4Up::flip(self.0))
+    }
+    #[inline(always)]
+    fn min(self, b: F32x4Up) -> F32x4Up {
+        F32x4Up(self.plain().min(b.plain()).0)
+    }
+    #[inline(always)]
+    fn max(self, b: F32x4Up) -> F32x4Up {
+        F32x4Up(self.plain().max(b.plain()).0)
+    }
+}
+
+/// The f32 square root of f32 values in f64 lanes, in the current mode.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn sqrt_up_f32(x: __m256d) -> __m256d {
+    let out: __m256d;
+    // SAFETY: register operands only.
+    unsafe {
+        asm!(
+            "vcvtpd2ps {s:x}, {x}",
+            "vsqrtps {s:x}, {s:x}",
+            "vcvtps2pd {out}, {s:x}",
+            out = lateout(ymm_reg) out,
+            x = in(ymm_reg) x,
+            s = out(ymm_reg) _,
+            options(nomem, nostack, preserves_flags),
+        );
+    }
+    out
+}
+
+/// [`sqrt_down`] in f32: the f32 root rounded up, one f32 ulp less where the f32 FMA
+/// remainder `s * s - x` rounded up is positive.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn sqrt_down_f32(x: __m256d) -> __m256d {
+    let out: __m256d;
+    // SAFETY: register operands only.
+    unsafe {
+        asm!(
+            "vcvtpd2ps {x4:x}, {x}",
+            "vsqrtps {s:x}, {x4:x}",
+            "vmovaps {rem:x}, {s:x}",
+            "vfmsub213ps {rem:x}, {s:x}, {x4:x}",
+            "vxorps {zero:x}, {zero:x}, {zero:x}",
+            "vcmpgtps {rem:x}, {rem:x}, {zero:x}",
+            // All bits set (-1) where the remainder is positive: adding it takes one off.
+            "vpaddd {s:x}, {s:x}, {rem:x}",
+            "vcvtps2pd {out}, {s:x}",
+            out = lateout(ymm_reg) out,
+            x = in(ymm_reg) x,
+            x4 = out(ymm_reg) _,
+            s = out(ymm_reg) _,
+            rem = out(ymm_reg) _,
+            zero = out(ymm_reg) _,
+            options(nomem, nostack, preserves_flags),
+        );
+    }
+    out
+}
+
+/// The f32 square root rounded to nearest (the mode switched and back in one block).
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+fn sqrt_near_f32(x: __m256d) -> __m256d {
+    let out: __m256d;
+    let (mut saved, near): (u32, u32) = (0, NEAREST);
+    // SAFETY: the control word saved and put back.
+    unsafe {
+        asm!(
+            "stmxcsr dword ptr [{saved}]",
+            "ldmxcsr dword ptr [{near}]",
+            "vcvtpd2ps {s:x}, {x}",
+            "vsqrtps {s:x}, {s:x}",
+            "vcvtps2pd {out}, {s:x}",
+            "ldmxcsr dword ptr [{saved}]",
+            saved = in(reg) &raw mut saved,
+            near = in(reg) &raw const near,
+            out = out(ymm_reg) out,
+            x = in(ymm_reg) x,
+            s = out(ymm_reg) _,
+            options(nostack),
+        );
+    }
+    out
+}
+
 /// `vsqrtpd` in the current mode.
 #[target_feature(enable = "avx2,fma")]
 #[inline]
@@ -326,6 +577,23 @@ fn sqrt_near(x: __m256d) -> __m256d {
         );
     }
     out
+}
+
+impl super::simd::Pairs for F32x4Up {
+    const WIDTH: usize = 4;
+    type Scalar = f32;
+    /// As [`F32x4`]'s (shuffles and exact conversions of f32 values: no rounding).
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> (F32x4Up, F32x4Up) {
+        // SAFETY: the caller's contract.
+        let (lo, hi) = unsafe { <F32x4 as super::simd::Pairs>::load(p) };
+        (F32x4Up(lo.0), F32x4Up(hi.0))
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut f32, (lo, hi): (F32x4Up, F32x4Up)) {
+        // SAFETY: the caller's contract.
+        unsafe { <F32x4 as super::simd::Pairs>::store(p, (lo.plain(), hi.plain())) }
+    }
 }
 
 impl super::simd::Pairs for F64x4Up {
