@@ -120,30 +120,51 @@ pub(crate) fn compose(plan: &Plan, classes: &[Vec<u8>]) -> Result<Vec<u8>, Error
         BOUNDARY,
         &format!("a {}x{} image", plan.width, plan.height),
     )?;
-    // Per level, the tile column of each pixel column (no division per pixel).
-    let columns: Vec<Vec<u32>> = plan
-        .levels
-        .iter()
-        .map(|g| (0..plan.width).map(|j| j / g.tile).collect())
-        .collect();
-    image.par_chunks_mut(w).enumerate().for_each(|(i, row)| {
-        let rows: Vec<u32> = plan
-            .levels
-            .iter()
-            .map(|g| i as u32 / g.tile * g.cols)
-            .collect();
-        for (j, px) in row.iter_mut().enumerate() {
-            for ((cls, base), cols) in classes.iter().zip(&rows).zip(&columns) {
-                let k = cls[(base + cols[j]) as usize];
-                if k != BOUNDARY {
-                    if k != UNSET {
-                        *px = k;
-                    }
-                    break;
+    // Each row walks the levels by spans: a tile of the row's level decided over the span
+    // fills it, a boundary tile hands its part of the span to the next level, an unset one
+    // leaves it boundary — the first level that is not boundary decides, as per pixel, with
+    // one look-up per tile instead of one per pixel and level (a per-pixel walk was 8 % of a
+    // 1-thread Prospero render).
+    let levels = classes.len().min(plan.levels.len());
+    fn span(
+        plan: &Plan,
+        classes: &[Vec<u8>],
+        levels: usize,
+        (i, level): (u32, usize),
+        (from, to): (usize, usize),
+        row: &mut [u8],
+    ) {
+        let g = &plan.levels[level];
+        let (base, t) = ((i / g.tile * g.cols) as usize, g.tile as usize);
+        let tiles = &classes[level][base..];
+        if t == 1 {
+            // Pixels: each its own class (a loop the compiler vectorizes, no fill calls).
+            for (px, &k) in row[from..to].iter_mut().zip(&tiles[from..to]) {
+                if k != BOUNDARY && k != UNSET {
+                    *px = k;
                 }
             }
+            return;
         }
-    });
+        let (mut j, mut c) = (from, from / t);
+        while j < to {
+            let end = ((c + 1) * t).min(to);
+            match tiles[c] {
+                BOUNDARY if level + 1 < levels => {
+                    span(plan, classes, levels, (i, level + 1), (j, end), row)
+                }
+                BOUNDARY | UNSET => {}
+                k => row[j..end].fill(k),
+            }
+            (j, c) = (end, c + 1);
+        }
+    }
+    if levels > 0 {
+        image
+            .par_chunks_mut(w)
+            .enumerate()
+            .for_each(|(i, row)| span(plan, classes, levels, (i as u32, 0), (0, w), row));
+    }
     Ok(image)
 }
 
