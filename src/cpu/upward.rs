@@ -96,24 +96,24 @@ impl Drop for Upward {
 #[derive(Clone, Copy)]
 pub(crate) struct F64x4Up(pub(crate) __m256d);
 
-/// Functions of one rounded AVX instruction each: `$up(a, b)` runs `op {out}, {a}, {b}` in the
-/// current mode (upward, in a region); `$near(a, b)` rounded to nearest, the mode switched to
-/// nearest and back around it in one block. (Functions compiled for AVX2 and FMA, as the
-/// intrinsics are, so that the `ymm` registers exist; they inline into the callers, which
-/// are compiled for them too.)
+/// A pair of functions over the `ymm` operands `$arg`, compiled for AVX2 and FMA as the
+/// intrinsics are (they inline into callers compiled for them): `$up` runs the assembly lines
+/// in the current mode (upward, in a region), `$near` the same lines with the mode switched
+/// to nearest and back around them in one block. The lines write `{out}` last and may use the
+/// scratch registers `$temp`.
 macro_rules! rounded {
-    ($insn:literal, $up:ident, $near:ident) => {
+    ($up:ident, $near:ident, ($($arg:ident),*), [$($line:expr),* $(,)?] $(, $temp:ident)*) => {
         #[target_feature(enable = "avx2,fma")]
         #[inline]
-        fn $up(a: __m256d, b: __m256d) -> __m256d {
+        fn $up($($arg: __m256d),*) -> __m256d {
             let out: __m256d;
             // SAFETY: register operands only.
             unsafe {
                 asm!(
-                    concat!($insn, " {out}, {a}, {b}"),
+                    $($line,)*
                     out = lateout(ymm_reg) out,
-                    a = in(ymm_reg) a,
-                    b = in(ymm_reg) b,
+                    $($arg = in(ymm_reg) $arg,)*
+                    $($temp = out(ymm_reg) _,)*
                     options(nomem, nostack, preserves_flags),
                 );
             }
@@ -122,7 +122,7 @@ macro_rules! rounded {
 
         #[target_feature(enable = "avx2,fma")]
         #[inline]
-        fn $near(a: __m256d, b: __m256d) -> __m256d {
+        fn $near($($arg: __m256d),*) -> __m256d {
             let out: __m256d;
             let (mut saved, near): (u32, u32) = (0, NEAREST);
             // SAFETY: the control word saved and put back.
@@ -130,13 +130,13 @@ macro_rules! rounded {
                 asm!(
                     "stmxcsr dword ptr [{saved}]",
                     "ldmxcsr dword ptr [{near}]",
-                    concat!($insn, " {out}, {a}, {b}"),
+                    $($line,)*
                     "ldmxcsr dword ptr [{saved}]",
                     saved = in(reg) &raw mut saved,
                     near = in(reg) &raw const near,
                     out = out(ymm_reg) out,
-                    a = in(ymm_reg) a,
-                    b = in(ymm_reg) b,
+                    $($arg = in(ymm_reg) $arg,)*
+                    $($temp = out(ymm_reg) _,)*
                     options(nostack),
                 );
             }
@@ -145,317 +145,78 @@ macro_rules! rounded {
     };
 }
 
-rounded!("vaddpd", add_up, add_near);
-rounded!("vsubpd", sub_up, sub_near);
-rounded!("vmulpd", mul_up, mul_near);
-rounded!("vdivpd", div_up, div_near);
-
-impl F64x4Up {
-    /// The software vector type's view of the lanes, for the operations that do not round.
-    #[inline(always)]
-    fn plain(self) -> F64x4 {
-        F64x4(self.0)
-    }
-
-    /// `-v` (the sign bit flipped).
-    #[inline(always)]
-    fn flip(v: __m256d) -> __m256d {
-        // SAFETY: AVX (module docs).
-        unsafe { _mm256_xor_pd(v, _mm256_set1_pd(-0.0)) }
-    }
+/// [`rounded!`] for one f64 instruction `op {out}, {a}, {b}`.
+macro_rules! rounded_f64 {
+    ($insn:literal, $up:ident, $near:ident) => {
+        rounded!($up, $near, (a, b), [concat!($insn, " {out}, {a}, {b}")]);
+    };
 }
 
-/// A binary operation: upward by the instruction `$up`, downward mirrored on the negated
-/// first operand (`$both`: and on the negated second, for sums and differences), to nearest by
-/// `$near`.
-macro_rules! directed {
-    ($up:ident, $near:ident, $a:expr, $b:expr, $r:expr, $both:expr) => {{
-        let (a, b) = ($a, $b);
-        // SAFETY: AVX2 and FMA (module docs).
-        F64x4Up(unsafe {
-            match $r {
-                Round::Up => $up(a, b),
-                Round::Down => {
-                    let b = if $both { F64x4Up::flip(b) } else { b };
-                    F64x4Up::flip($up(F64x4Up::flip(a), b))
-                }
-                Round::Nearest => $near(a, b),
-            }
-        })
-    }};
-}
-
-impl Ops for F64x4Up {
-    type Mask = Mask4;
-    #[inline(always)]
-    fn exact(x: f64) -> F64x4Up {
-        F64x4Up(F64x4::exact(x).0)
-    }
-    #[inline(always)]
-    fn mask(b: bool) -> Mask4 {
-        F64x4::mask(b)
-    }
-    #[inline(always)]
-    fn is_nan(self) -> Mask4 {
-        self.plain().is_nan()
-    }
-    #[inline(always)]
-    fn less(self, b: F64x4Up) -> Mask4 {
-        self.plain().less(b.plain())
-    }
-    #[inline(always)]
-    fn less_eq(self, b: F64x4Up) -> Mask4 {
-        self.plain().less_eq(b.plain())
-    }
-    #[inline(always)]
-    fn greater(self, b: F64x4Up) -> Mask4 {
-        self.plain().greater(b.plain())
-    }
-    #[inline(always)]
-    fn greater_eq(self, b: F64x4Up) -> Mask4 {
-        self.plain().greater_eq(b.plain())
-    }
-    #[inline(always)]
-    fn equal(self, b: F64x4Up) -> Mask4 {
-        self.plain().equal(b.plain())
-    }
-    #[inline(always)]
-    fn select(m: Mask4, a: F64x4Up, b: F64x4Up) -> F64x4Up {
-        F64x4Up(F64x4::select(m, a.plain(), b.plain()).0)
-    }
-    #[inline(always)]
-    fn add(self, b: F64x4Up, r: Round) -> F64x4Up {
-        directed!(add_up, add_near, self.0, b.0, r, true)
-    }
-    #[inline(always)]
-    fn sub(self, b: F64x4Up, r: Round) -> F64x4Up {
-        directed!(sub_up, sub_near, self.0, b.0, r, true)
-    }
-    #[inline(always)]
-    fn mul(self, b: F64x4Up, r: Round) -> F64x4Up {
-        directed!(mul_up, mul_near, self.0, b.0, r, false)
-    }
-    #[inline(always)]
-    fn div(self, b: F64x4Up, r: Round) -> F64x4Up {
-        directed!(div_up, div_near, self.0, b.0, r, false)
-    }
-    #[inline(always)]
-    fn sqrt(self, r: Round) -> F64x4Up {
-        let x = self.0;
-        // SAFETY: AVX2 and FMA (module docs).
-        F64x4Up(unsafe {
-            match r {
-                Round::Nearest => sqrt_near(x),
-                Round::Up => sqrt_up(x),
-                Round::Down => sqrt_down(x),
-            }
-        })
-    }
-    #[inline(always)]
-    fn neg(self) -> F64x4Up {
-        F64x4Up(F64x4Up::flip(self.0))
-    }
-    #[inline(always)]
-    fn min(self, b: F64x4Up) -> F64x4Up {
-        F64x4Up(self.plain().min(b.plain()).0)
-    }
-    #[inline(always)]
-    fn max(self, b: F64x4Up) -> F64x4Up {
-        F64x4Up(self.plain().max(b.plain()).0)
-    }
-}
-
-/// Functions of one rounded f32 instruction each on f32 values carried in f64 lanes: the
-/// operands narrowed (exact), `op` in the current mode (`$up`) or to nearest (`$near`), the
-/// result widened (exact).
+/// [`rounded!`] for one f32 instruction on f32 values carried in f64 lanes: the operands
+/// narrowed (exact), the instruction, the result widened (exact).
 macro_rules! rounded_f32 {
     ($insn:literal, $up:ident, $near:ident) => {
-        #[target_feature(enable = "avx2,fma")]
-        #[inline]
-        fn $up(a: __m256d, b: __m256d) -> __m256d {
-            let out: __m256d;
-            // SAFETY: register operands only.
-            unsafe {
-                asm!(
-                    "vcvtpd2ps {x:x}, {a}",
-                    "vcvtpd2ps {y:x}, {b}",
-                    concat!($insn, " {x:x}, {x:x}, {y:x}"),
-                    "vcvtps2pd {out}, {x:x}",
-                    out = lateout(ymm_reg) out,
-                    a = in(ymm_reg) a,
-                    b = in(ymm_reg) b,
-                    x = out(ymm_reg) _,
-                    y = out(ymm_reg) _,
-                    options(nomem, nostack, preserves_flags),
-                );
-            }
-            out
-        }
-
-        #[target_feature(enable = "avx2,fma")]
-        #[inline]
-        fn $near(a: __m256d, b: __m256d) -> __m256d {
-            let out: __m256d;
-            let (mut saved, near): (u32, u32) = (0, NEAREST);
-            // SAFETY: the control word saved and put back.
-            unsafe {
-                asm!(
-                    "stmxcsr dword ptr [{saved}]",
-                    "ldmxcsr dword ptr [{near}]",
-                    "vcvtpd2ps {x:x}, {a}",
-                    "vcvtpd2ps {y:x}, {b}",
-                    concat!($insn, " {x:x}, {x:x}, {y:x}"),
-                    "vcvtps2pd {out}, {x:x}",
-                    "ldmxcsr dword ptr [{saved}]",
-                    saved = in(reg) &raw mut saved,
-                    near = in(reg) &raw const near,
-                    out = out(ymm_reg) out,
-                    a = in(ymm_reg) a,
-                    b = in(ymm_reg) b,
-                    x = out(ymm_reg) _,
-                    y = out(ymm_reg) _,
-                    options(nostack),
-                );
-            }
-            out
-        }
+        rounded!(
+            $up,
+            $near,
+            (a, b),
+            [
+                "vcvtpd2ps {x:x}, {a}",
+                "vcvtpd2ps {y:x}, {b}",
+                concat!($insn, " {x:x}, {x:x}, {y:x}"),
+                "vcvtps2pd {out}, {x:x}",
+            ],
+            x,
+            y
+        );
     };
 }
+
+rounded_f64!("vaddpd", add_up, add_near);
+rounded_f64!("vsubpd", sub_up, sub_near);
+rounded_f64!("vmulpd", mul_up, mul_near);
+rounded_f64!("vdivpd", div_up, div_near);
+rounded!(sqrt_up, sqrt_near, (x), ["vsqrtpd {out}, {x}"]);
 
 rounded_f32!("vaddps", add_up_f32, add_near_f32);
 rounded_f32!("vsubps", sub_up_f32, sub_near_f32);
 rounded_f32!("vmulps", mul_up_f32, mul_near_f32);
 rounded_f32!("vdivps", div_up_f32, div_near_f32);
+rounded!(
+    sqrt_up_f32,
+    sqrt_near_f32,
+    (x),
+    [
+        "vcvtpd2ps {s:x}, {x}",
+        "vsqrtps {s:x}, {s:x}",
+        "vcvtps2pd {out}, {s:x}"
+    ],
+    s
+);
 
-/// Four f32 values carried exactly in f64 lanes, computed with inside an [`Upward`] region
-/// (the f32 tape's vectors there; [`F32x4`]'s layout).
-#[derive(Clone, Copy)]
-pub(crate) struct F32x4Up(pub(crate) __m256d);
-
-/// [`directed!`] for [`F32x4Up`].
-macro_rules! directed_f32 {
-    ($up:ident, $near:ident, $a:expr, $b:expr, $r:expr, $both:expr) => {{
-        let (a, b) = ($a, $b);
-        // SAFETY: AVX2 and FMA (module docs).
-        F32x4Up(unsafe {
-            match $r {
-                Round::Up => $up(a, b),
-                Round::Down => {
-                    let b = if $both { F64x4Up::flip(b) } else { b };
-                    F64x4Up::flip($up(F64x4Up::flip(a), b))
-                }
-                Round::Nearest => $near(a, b),
-            }
-        })
-    }};
-}
-
-impl F32x4Up {
-    /// The software f32 vector type's view of the lanes, for the operations that do not round.
-    #[inline(always)]
-    fn plain(self) -> F32x4 {
-        F32x4(self.0)
-    }
-}
-
-impl Ops for F32x4Up {
-    type Mask = Mask4;
-    #[inline(always)]
-    fn exact(x: f64) -> F32x4Up {
-        F32x4Up(F32x4::exact(x).0)
-    }
-    #[inline(always)]
-    fn mask(b: bool) -> Mask4 {
-        F32x4::mask(b)
-    }
-    #[inline(always)]
-    fn is_nan(self) -> Mask4 {
-        self.plain().is_nan()
-    }
-    #[inline(always)]
-    fn less(self, b: F32x4Up) -> Mask4 {
-        self.plain().less(b.plain())
-    }
-    #[inline(always)]
-    fn less_eq(self, b: F32x4Up) -> Mask4 {
-        self.plain().less_eq(b.plain())
-    }
-    #[inline(always)]
-    fn greater(self, b: F32x4Up) -> Mask4 {
-        self.plain().greater(b.plain())
-    }
-    #[inline(always)]
-    fn greater_eq(self, b: F32x4Up) -> Mask4 {
-        self.plain().greater_eq(b.plain())
-    }
-    #[inline(always)]
-    fn equal(self, b: F32x4Up) -> Mask4 {
-        self.plain().equal(b.plain())
-    }
-    #[inline(always)]
-    fn select(m: Mask4, a: F32x4Up, b: F32x4Up) -> F32x4Up {
-        F32x4Up(F32x4::select(m, a.plain(), b.plain()).0)
-    }
-    #[inline(always)]
-    fn add(self, b: F32x4Up, r: Round) -> F32x4Up {
-        directed_f32!(add_up_f32, add_near_f32, self.0, b.0, r, true)
-    }
-    #[inline(always)]
-    fn sub(self, b: F32x4Up, r: Round) -> F32x4Up {
-        directed_f32!(sub_up_f32, sub_near_f32, self.0, b.0, r, true)
-    }
-    #[inline(always)]
-    fn mul(self, b: F32x4Up, r: Round) -> F32x4Up {
-        directed_f32!(mul_up_f32, mul_near_f32, self.0, b.0, r, false)
-    }
-    #[inline(always)]
-    fn div(self, b: F32x4Up, r: Round) -> F32x4Up {
-        directed_f32!(div_up_f32, div_near_f32, self.0, b.0, r, false)
-    }
-    #[inline(always)]
-    fn sqrt(self, r: Round) -> F32x4Up {
-        let x = self.0;
-        // SAFETY: AVX2 and FMA (module docs).
-        F32x4Up(unsafe {
-            match r {
-                Round::Nearest => sqrt_near_f32(x),
-                Round::Up => sqrt_up_f32(x),
-                Round::Down => sqrt_down_f32(x),
-            }
-        })
-    }
-    #[inline(always)]
-    fn neg(self) -> F32x4Up {
-        F32x4Up(F64x4Up::flip(self.0))
-    }
-    #[inline(always)]
-    fn min(self, b: F32x4Up) -> F32x4Up {
-        F32x4Up(self.plain().min(b.plain()).0)
-    }
-    #[inline(always)]
-    fn max(self, b: F32x4Up) -> F32x4Up {
-        F32x4Up(self.plain().max(b.plain()).0)
-    }
-}
-
-/// The f32 square root of f32 values in f64 lanes, in the current mode.
+/// The square root rounded down, in an upward region: s = RU(sqrt(x)) is exact where s * s
+/// == x, else one ulp above RD(sqrt(x)). RU(s * s - x) by one FMA is positive exactly where
+/// s * s > x (a positive exact value rounds up to a positive one): there s steps down (s is
+/// then positive and finite; NaN, infinities and zeros give no positive remainder).
 #[target_feature(enable = "avx2,fma")]
 #[inline]
-fn sqrt_up_f32(x: __m256d) -> __m256d {
-    let out: __m256d;
+fn sqrt_down(x: __m256d) -> __m256d {
+    let s = sqrt_up(x);
+    let rem: __m256d;
     // SAFETY: register operands only.
     unsafe {
         asm!(
-            "vcvtpd2ps {s:x}, {x}",
-            "vsqrtps {s:x}, {s:x}",
-            "vcvtps2pd {out}, {s:x}",
-            out = lateout(ymm_reg) out,
+            "vmovapd {rem}, {s}",
+            "vfmsub213pd {rem}, {s}, {x}",
+            rem = out(ymm_reg) rem,
+            s = in(ymm_reg) s,
             x = in(ymm_reg) x,
-            s = out(ymm_reg) _,
             options(nomem, nostack, preserves_flags),
         );
     }
-    out
+    let above = _mm256_castpd_si256(_mm256_cmp_pd::<_CMP_GT_OQ>(rem, _mm256_setzero_pd()));
+    // All bits set (-1) where above: adding it takes one off the bits.
+    _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(s), above))
 }
 
 /// [`sqrt_down`] in f32: the f32 root rounded up, one f32 ulp less where the f32 FMA
@@ -488,127 +249,175 @@ fn sqrt_down_f32(x: __m256d) -> __m256d {
     out
 }
 
-/// The f32 square root rounded to nearest (the mode switched and back in one block).
-#[target_feature(enable = "avx2,fma")]
-#[inline]
-fn sqrt_near_f32(x: __m256d) -> __m256d {
-    let out: __m256d;
-    let (mut saved, near): (u32, u32) = (0, NEAREST);
-    // SAFETY: the control word saved and put back.
-    unsafe {
-        asm!(
-            "stmxcsr dword ptr [{saved}]",
-            "ldmxcsr dword ptr [{near}]",
-            "vcvtpd2ps {s:x}, {x}",
-            "vsqrtps {s:x}, {s:x}",
-            "vcvtps2pd {out}, {s:x}",
-            "ldmxcsr dword ptr [{saved}]",
-            saved = in(reg) &raw mut saved,
-            near = in(reg) &raw const near,
-            out = out(ymm_reg) out,
-            x = in(ymm_reg) x,
-            s = out(ymm_reg) _,
-            options(nostack),
-        );
-    }
-    out
+/// Four f32 values carried exactly in f64 lanes, computed with inside an [`Upward`] region
+/// (the f32 tape's vectors there; [`F32x4`]'s layout).
+#[derive(Clone, Copy)]
+pub(crate) struct F32x4Up(pub(crate) __m256d);
+
+/// `-v` (the sign bit flipped).
+#[inline(always)]
+fn flip(v: __m256d) -> __m256d {
+    // SAFETY: AVX (module docs).
+    unsafe { _mm256_xor_pd(v, _mm256_set1_pd(-0.0)) }
 }
 
-/// `vsqrtpd` in the current mode.
-#[target_feature(enable = "avx2,fma")]
-#[inline]
-fn sqrt_up(x: __m256d) -> __m256d {
-    let out: __m256d;
-    // SAFETY: register operands only.
-    unsafe {
-        asm!(
-            "vsqrtpd {out}, {x}",
-            out = lateout(ymm_reg) out,
-            x = in(ymm_reg) x,
-            options(nomem, nostack, preserves_flags),
-        );
-    }
-    out
+/// [`Ops`] and [`super::simd::Pairs`] for an upward vector type `$v` whose lanes are laid out
+/// as the software type `$plain`'s (scalar `$s`): what does not round is `$plain`'s; a binary
+/// operation is upward by its instruction (`$up` functions), downward mirrored on the negated
+/// first operand (and the negated second, for sums and differences), to nearest by its
+/// `$near` function; the square root by `$sqrt` (up, down, nearest).
+macro_rules! upward_vector {
+    ($v:ident, $plain:ident, $s:ty,
+     [$add:ident, $add_n:ident, $sub:ident, $sub_n:ident, $mul:ident, $mul_n:ident,
+      $div:ident, $div_n:ident], [$sqrt_up:ident, $sqrt_down:ident, $sqrt_n:ident]) => {
+        impl $v {
+            /// The software vector type's view of the lanes, for what does not round.
+            #[inline(always)]
+            fn plain(self) -> $plain {
+                $plain(self.0)
+            }
+
+            /// `a op b` in direction `r` by the upward instruction `up` (`both`: negate both
+            /// operands to mirror, else the first).
+            #[inline(always)]
+            fn directed(
+                a: $v,
+                b: $v,
+                r: Round,
+                both: bool,
+                up: unsafe fn(__m256d, __m256d) -> __m256d,
+                near: unsafe fn(__m256d, __m256d) -> __m256d,
+            ) -> $v {
+                let (a, b) = (a.0, b.0);
+                // SAFETY: AVX2 and FMA (module docs).
+                $v(unsafe {
+                    match r {
+                        Round::Up => up(a, b),
+                        Round::Down => flip(up(flip(a), if both { flip(b) } else { b })),
+                        Round::Nearest => near(a, b),
+                    }
+                })
+            }
+        }
+
+        impl Ops for $v {
+            type Mask = Mask4;
+            #[inline(always)]
+            fn exact(x: f64) -> $v {
+                $v($plain::exact(x).0)
+            }
+            #[inline(always)]
+            fn mask(b: bool) -> Mask4 {
+                $plain::mask(b)
+            }
+            #[inline(always)]
+            fn is_nan(self) -> Mask4 {
+                self.plain().is_nan()
+            }
+            #[inline(always)]
+            fn less(self, b: $v) -> Mask4 {
+                self.plain().less(b.plain())
+            }
+            #[inline(always)]
+            fn less_eq(self, b: $v) -> Mask4 {
+                self.plain().less_eq(b.plain())
+            }
+            #[inline(always)]
+            fn greater(self, b: $v) -> Mask4 {
+                self.plain().greater(b.plain())
+            }
+            #[inline(always)]
+            fn greater_eq(self, b: $v) -> Mask4 {
+                self.plain().greater_eq(b.plain())
+            }
+            #[inline(always)]
+            fn equal(self, b: $v) -> Mask4 {
+                self.plain().equal(b.plain())
+            }
+            #[inline(always)]
+            fn select(m: Mask4, a: $v, b: $v) -> $v {
+                $v($plain::select(m, a.plain(), b.plain()).0)
+            }
+            #[inline(always)]
+            fn add(self, b: $v, r: Round) -> $v {
+                $v::directed(self, b, r, true, $add, $add_n)
+            }
+            #[inline(always)]
+            fn sub(self, b: $v, r: Round) -> $v {
+                $v::directed(self, b, r, true, $sub, $sub_n)
+            }
+            #[inline(always)]
+            fn mul(self, b: $v, r: Round) -> $v {
+                $v::directed(self, b, r, false, $mul, $mul_n)
+            }
+            #[inline(always)]
+            fn div(self, b: $v, r: Round) -> $v {
+                $v::directed(self, b, r, false, $div, $div_n)
+            }
+            #[inline(always)]
+            fn sqrt(self, r: Round) -> $v {
+                // SAFETY: AVX2 and FMA (module docs).
+                $v(unsafe {
+                    match r {
+                        Round::Nearest => $sqrt_n(self.0),
+                        Round::Up => $sqrt_up(self.0),
+                        Round::Down => $sqrt_down(self.0),
+                    }
+                })
+            }
+            #[inline(always)]
+            fn neg(self) -> $v {
+                $v(flip(self.0))
+            }
+            #[inline(always)]
+            fn min(self, b: $v) -> $v {
+                $v(self.plain().min(b.plain()).0)
+            }
+            #[inline(always)]
+            fn max(self, b: $v) -> $v {
+                $v(self.plain().max(b.plain()).0)
+            }
+        }
+
+        impl super::simd::Pairs for $v {
+            const WIDTH: usize = 4;
+            type Scalar = $s;
+            /// As the software type's (shuffles, and for f32 exact conversions: no rounding).
+            #[inline(always)]
+            unsafe fn load(p: *const $s) -> ($v, $v) {
+                // SAFETY: the caller's contract.
+                let (lo, hi) = unsafe { <$plain as super::simd::Pairs>::load(p) };
+                ($v(lo.0), $v(hi.0))
+            }
+            #[inline(always)]
+            unsafe fn store(p: *mut $s, (lo, hi): ($v, $v)) {
+                // SAFETY: the caller's contract.
+                unsafe { <$plain as super::simd::Pairs>::store(p, (lo.plain(), hi.plain())) }
+            }
+        }
+    };
 }
 
-/// The square root rounded down, in an upward region: s = RU(sqrt(x)) is exact where s * s
-/// == x, else one ulp above RD(sqrt(x)). RU(s * s - x) by one FMA is positive exactly where
-/// s * s > x (a positive exact value rounds up to a positive one): there s steps down (s is
-/// then positive and finite; NaN, infinities and zeros give no positive remainder).
-#[target_feature(enable = "avx2,fma")]
-#[inline]
-fn sqrt_down(x: __m256d) -> __m256d {
-    let s = sqrt_up(x);
-    let rem: __m256d;
-    // SAFETY: register operands only.
-    unsafe {
-        asm!(
-            "vmovapd {rem}, {s}",
-            "vfmsub213pd {rem}, {s}, {x}",
-            rem = out(ymm_reg) rem,
-            s = in(ymm_reg) s,
-            x = in(ymm_reg) x,
-            options(nomem, nostack, preserves_flags),
-        );
-    }
-    let above = _mm256_castpd_si256(_mm256_cmp_pd::<_CMP_GT_OQ>(rem, _mm256_setzero_pd()));
-    // All bits set (-1) where above: adding it takes one off the bits.
-    _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(s), above))
-}
-
-/// `vsqrtpd` rounded to nearest (the mode switched and back in one block).
-#[target_feature(enable = "avx2,fma")]
-#[inline]
-fn sqrt_near(x: __m256d) -> __m256d {
-    let out: __m256d;
-    let (mut saved, near): (u32, u32) = (0, NEAREST);
-    // SAFETY: the control word saved and put back.
-    unsafe {
-        asm!(
-            "stmxcsr dword ptr [{saved}]",
-            "ldmxcsr dword ptr [{near}]",
-            "vsqrtpd {out}, {x}",
-            "ldmxcsr dword ptr [{saved}]",
-            saved = in(reg) &raw mut saved,
-            near = in(reg) &raw const near,
-            out = out(ymm_reg) out,
-            x = in(ymm_reg) x,
-            options(nostack),
-        );
-    }
-    out
-}
-
-impl super::simd::Pairs for F32x4Up {
-    const WIDTH: usize = 4;
-    type Scalar = f32;
-    /// As [`F32x4`]'s (shuffles and exact conversions of f32 values: no rounding).
-    #[inline(always)]
-    unsafe fn load(p: *const f32) -> (F32x4Up, F32x4Up) {
-        // SAFETY: the caller's contract.
-        let (lo, hi) = unsafe { <F32x4 as super::simd::Pairs>::load(p) };
-        (F32x4Up(lo.0), F32x4Up(hi.0))
-    }
-    #[inline(always)]
-    unsafe fn store(p: *mut f32, (lo, hi): (F32x4Up, F32x4Up)) {
-        // SAFETY: the caller's contract.
-        unsafe { <F32x4 as super::simd::Pairs>::store(p, (lo.plain(), hi.plain())) }
-    }
-}
-
-impl super::simd::Pairs for F64x4Up {
-    const WIDTH: usize = 4;
-    type Scalar = f64;
-    /// As [`F64x4`]'s (shuffles: no rounding).
-    #[inline(always)]
-    unsafe fn load(p: *const f64) -> (F64x4Up, F64x4Up) {
-        // SAFETY: the caller's contract.
-        let (lo, hi) = unsafe { <F64x4 as super::simd::Pairs>::load(p) };
-        (F64x4Up(lo.0), F64x4Up(hi.0))
-    }
-    #[inline(always)]
-    unsafe fn store(p: *mut f64, (lo, hi): (F64x4Up, F64x4Up)) {
-        // SAFETY: the caller's contract.
-        unsafe { <F64x4 as super::simd::Pairs>::store(p, (lo.plain(), hi.plain())) }
-    }
-}
+upward_vector!(
+    F64x4Up,
+    F64x4,
+    f64,
+    [add_up, add_near, sub_up, sub_near, mul_up, mul_near, div_up, div_near],
+    [sqrt_up, sqrt_down, sqrt_near]
+);
+upward_vector!(
+    F32x4Up,
+    F32x4,
+    f32,
+    [
+        add_up_f32,
+        add_near_f32,
+        sub_up_f32,
+        sub_near_f32,
+        mul_up_f32,
+        mul_near_f32,
+        div_up_f32,
+        div_near_f32
+    ],
+    [sqrt_up_f32, sqrt_down_f32, sqrt_near_f32]
+);
