@@ -20,11 +20,12 @@
 //! - a result rounded to nearest switches the mode to nearest and back inside its own
 //!   assembly block;
 //! - the Rust code between them only compares, selects, masks, negates (a sign-bit `xor`),
-//!   loads and stores: operations whose results do not depend on the rounding mode.
+//!   shuffles, loads and stores, and (for f32 pairs) converts f32 values to f64 and back,
+//!   which is exact: operations whose results do not depend on the rounding mode.
 //!
 //! So each lane is the IEEE 754 result in the asked direction, the bits of the software path
-//! (`tests::upward_operations_equal_the_scalar_rows` checks every row on special and random
-//! values). Why MXCSR may be switched at all, and that it belongs to the thread, is in
+//! (`upward_operations_equal_the_scalar_rows` and `upward_f32_operations_equal_the_scalar_rows`
+//! in [`super::avx2`]'s tests check every row on special and random values, inside a region). Why MXCSR may be switched at all, and that it belongs to the thread, is in
 //! `super::mxcsr`.
 //!
 //! # Safety
