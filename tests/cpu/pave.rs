@@ -214,6 +214,44 @@ fn a_fixpoint_ratio_contracts_boxes_again_before_cutting() {
 }
 
 #[test]
+fn a_fixpoint_ratio_over_the_whole_plane_is_sound() {
+    // Unbounded sides: the first contraction makes them bounded (a shrink), the boxes go round
+    // again and are then cut; the paving ends, every inner box is bounded and inside the disk
+    // (exact corners), and the inner volume is below the set's area and near it, with and
+    // without.
+    let c = Constraints::parse("x^2 + y^2 <= 1").unwrap();
+    let root = [Interval::ENTIRE, iv(f64::NEG_INFINITY, 0.5)];
+    for ratio in [0.0, 0.2] {
+        let p = Paver::new(&c, Precision::F64, BackendChoice::Cpu)
+            .unwrap()
+            .with_ratio(ratio)
+            .pave(&root, 0.01, 1 << 20)
+            .unwrap();
+        assert!(!p.truncated && !p.inner.is_empty(), "ratio {ratio}");
+        let mut inner = Q::zero();
+        for b in &p.inner {
+            let (x, y) = (b[0], b[1]);
+            for (a, b) in [(x.lo, y.lo), (x.lo, y.hi), (x.hi, y.lo), (x.hi, y.hi)] {
+                let (a, b) = (q_of(a), q_of(b));
+                assert!(&a * &a + &b * &b <= Q::one(), "ratio {ratio}: {x:?} {y:?}");
+            }
+            inner += volume(b);
+        }
+        // The part of the disk below y = 0.5 has area 2 pi / 3 + sqrt(3) / 4 = 2.52740...
+        assert!(
+            inner > q_of(2.5) && inner < q_of(2.5275),
+            "ratio {ratio}: {inner}"
+        );
+        for b in &p.boundary {
+            assert!(
+                b.iter().all(|i| i.hi - i.lo <= 0.01),
+                "ratio {ratio}: {b:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn the_disk_volumes_bracket_pi() {
     let c = Constraints::parse("x^2 + y^2 <= 1").unwrap();
     let paving = pave(

@@ -1016,6 +1016,20 @@ fn unbounded_paving_with_the_centered_step_on_the_gpu_equals_the_cpu() {
         );
         assert!(!gpu.inner.is_empty() && !gpu.boundary.is_empty());
         assert_same_paving(cpu, gpu, &format!("{p:?}"));
+        // A fixpoint ratio over the unbounded side (it becomes bounded: a shrink, so the box
+        // goes round again uncut) on both.
+        let with = |b| {
+            ivjit::search::pave::Paver::new(&c, p, b)
+                .unwrap()
+                .with_ratio(0.2)
+                .pave(&root, 0.01, 1 << 20)
+                .unwrap()
+        };
+        let (cpu, gpu) = (
+            with(ivjit::BackendChoice::Cpu),
+            with(ivjit::BackendChoice::Gpu),
+        );
+        assert_same_paving(cpu, gpu, &format!("{p:?} ratio 0.2"));
     }
 }
 

@@ -656,3 +656,35 @@ fn slabs(b: &[Interval], c: &[Interval], out: &mut Vec<IntervalBox>) {
         rest[k] = c[k];
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::shrank;
+
+    /// The fixpoint test on the interval classes of a side: an unbounded side that becomes
+    /// bounded has shrunk, one that stays unbounded (entire or a half-line) has not; a point
+    /// (zero width, signed zeros) never shrinks; subnormal and the largest widths compare as
+    /// any others; ratio 0, a negative one and NaN turn it off; one side suffices.
+    #[test]
+    fn shrank_on_the_interval_classes() {
+        let (inf, max, tiny) = (f64::INFINITY, f64::MAX, f64::from_bits(1));
+        let side = |b: [f64; 2], h: [f64; 2], r: f64| shrank(&b, &h, r);
+        assert!(side([-inf, inf], [-3.0, 2.0], 0.1));
+        assert!(side([-inf, 5.0], [-7.0, 5.0], 0.1));
+        assert!(!side([-inf, inf], [-inf, 2.0], 0.1));
+        assert!(!side([2.0, inf], [3.0, inf], 0.1));
+        assert!(!side([-max, max], [-max, max], 0.1)); // width inf, unchanged
+        assert!(side([-max, max], [0.0, max], 0.1));
+        assert!(!side([0.0, 0.0], [0.0, 0.0], 0.1));
+        assert!(!side([-0.0, 0.0], [0.0, 0.0], 0.1));
+        assert!(side([0.0, 4.0 * tiny], [0.0, tiny], 0.1));
+        assert!(!side([0.0, 4.0 * tiny], [tiny, 4.0 * tiny], 0.5)); // 3/4 kept, not < 1/2
+        assert!(side([0.0, 1.0], [0.0, 0.89], 0.1));
+        assert!(!side([0.0, 1.0], [0.0, 0.9], 0.1)); // exactly 1 - ratio: not below
+        for r in [0.0, -0.5, f64::NAN] {
+            assert!(!side([-inf, inf], [0.0, 1.0], r), "ratio {r}");
+        }
+        assert!(shrank(&[0.0, 1.0, 0.0, 1.0], &[0.0, 1.0, 0.0, 0.5], 0.1));
+        assert!(!shrank(&[0.0, 1.0, 0.0, 1.0], &[0.0, 0.95, 0.0, 0.95], 0.1));
+    }
+}

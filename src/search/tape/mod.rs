@@ -1089,15 +1089,15 @@ macro_rules! vector_lanes {
 
 /// [`Bound::apply_lanes`] of bound type `$t`: the whole AVX-512 vectors `$wide` where the
 /// processor rounds by AVX-512 ([`vector_lanes!`]); the lanes left, on a processor with AVX2
-/// and FMA, as whole vectors of four — `$up` ([`crate::cpu::upward::F64x4Up`]) inside one
-/// upward-rounding region where the evaluator switches MXCSR
-/// ([`crate::cpu::mode_switching`]; `$up_ok` says the bound type has such a vector), else
+/// and FMA, as whole vectors of four — `$up` ([`crate::cpu::upward::F64x4Up`] or `F32x4Up`)
+/// inside one upward-rounding region where the evaluator switches MXCSR
+/// ([`crate::cpu::mode_switching`]), else
 /// `$quad` ([`crate::cpu::avx2::F64x4`] or `F32x4`, the software directed operations four
 /// lanes at a time), the bits of the scalar rows either way — then one at a time in the same
 /// copy compiled for AVX2 + FMA (the directed operations' `mul_add` one instruction, not a
 /// library call); elsewhere one at a time.
 macro_rules! bound_lanes {
-    ($ops:path, $wide:ty, $quad:ty, $up:ty, $up_ok:expr, $t:ty, $code:expr, $slots:expr, $at:expr, $n:expr) => {{
+    ($ops:path, $wide:ty, $quad:ty, $up:ty, $t:ty, $code:expr, $slots:expr, $at:expr, $n:expr) => {{
         let (code, slots, (out, a, b), n): (u16, &mut [Iv<$t>], (usize, usize, usize), usize) =
             ($code, $slots, $at, $n);
         let done = vector_lanes!($ops, $wide, $t, code, slots, (out, a, b), n);
@@ -1118,7 +1118,7 @@ macro_rules! bound_lanes {
             n: usize,
         ) {
             let (o, x, y) = (out + done, a + done, b + done);
-            let quads = if $up_ok && crate::cpu::mode_switching() {
+            let quads = if crate::cpu::mode_switching() {
                 // SAFETY: between here and the region's drop only the generated operation runs
                 // on `$up` vectors (rounded operations by assembly, the rest compares,
                 // selects, loads and stores: `upward`'s contract).
@@ -1163,7 +1163,6 @@ impl Bound for f64 {
             crate::cpu::simd::F64x8,
             crate::cpu::avx2::F64x4,
             crate::cpu::upward::F64x4Up,
-            true,
             f64,
             code,
             slots,
@@ -1196,7 +1195,6 @@ impl Bound for f32 {
             crate::cpu::simd::F32x16,
             crate::cpu::avx2::F32x4,
             crate::cpu::upward::F32x4Up,
-            true,
             f32,
             code,
             slots,
