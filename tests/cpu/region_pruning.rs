@@ -574,3 +574,217 @@ fn a_lent_image_is_the_returned_image() {
         }
     }
 }
+
+/// A random tree whose top `depth` levels are `min`, `max` and `neg` (where sign demand
+/// applies) over random subtrees.
+fn sign_tree(g: &mut Gen, depth: u32) -> Tree {
+    if depth == 0 {
+        return g.tree(4);
+    }
+    match g.below(7) {
+        0 => Tree::Neg(Box::new(sign_tree(g, depth - 1))),
+        1 => g.tree(4),
+        k => {
+            let (a, b) = (
+                Box::new(sign_tree(g, depth - 1)),
+                Box::new(sign_tree(g, depth - 1)),
+            );
+            if k % 2 == 0 {
+                Tree::Min(a, b)
+            } else {
+                Tree::Max(a, b)
+            }
+        }
+    }
+}
+
+/// Sign demand (`Tape::signs_only`, what the renders and voxel searches run): on random trees
+/// of min, max and neg over random subtrees, a tape pruned on a region R, and pruned again on
+/// a region R2 inside it, gives on every box inside R2 enclosures whose bounds have the signs
+/// (< 0, = 0, > 0, empty) of the full tape's — so every class (outside: lower bound > 0;
+/// inside: upper bound < 0) is the full tape's — on regions of every class (unbounded, entire,
+/// half-lines, signed zeros, the largest floats, points); its classes hold at exact points;
+/// and it drops more than value pruning alone.
+#[test]
+fn sign_demand_keeps_every_class_and_drops_more() {
+    use ivjit::search::tape::Tape;
+    let mut g = Gen(0x5167_0001);
+    let sign = |v: f64| -> i8 {
+        if v.is_nan() {
+            2
+        } else if v > 0.0 {
+            1
+        } else if v < 0.0 {
+            -1
+        } else {
+            0
+        }
+    };
+    let (inf, max) = (f64::INFINITY, f64::MAX);
+    let iv = |lo: f64, hi: f64| Interval { lo, hi };
+    // Regions of every class, each with boxes inside it.
+    let special = [
+        iv(-inf, inf),
+        iv(-inf, 0.0),
+        iv(-0.0, inf),
+        iv(max, inf),
+        iv(-inf, -max),
+        iv(-0.0, 0.0),
+        iv(-5e-324, 5e-324),
+        iv(0.25, 0.25),
+    ];
+    // A box inside `r`: all of it, or a finite part where it has one.
+    let inside_any = |g: &mut Gen, r: Interval| -> Interval {
+        if r.lo.is_finite() && r.hi.is_finite() && (r.hi - r.lo).is_finite() {
+            return inside(g, r);
+        }
+        match g.below(3) {
+            0 => r,
+            _ => {
+                let lo = if r.lo.is_finite() {
+                    r.lo
+                } else {
+                    -(2.0 + g.unit()) * 1e3
+                };
+                let hi = if r.hi.is_finite() {
+                    r.hi
+                } else {
+                    (2.0 + g.unit()) * 1e3
+                };
+                if lo <= hi {
+                    iv(lo.max(r.lo), hi.min(r.hi))
+                } else {
+                    r
+                }
+            }
+        }
+    };
+    let (mut checked, mut exact_points) = (0usize, 0usize);
+    let (mut by_value, mut by_sign, mut fewer) = (0usize, 0usize, 0usize);
+    for case in 0..250 {
+        let t = sign_tree(&mut g, 4);
+        let src = text(&t).replace("exp(", "abs(");
+        let expr = Expression::parse(&src).unwrap();
+        let tape = Tape::new(expr.ir()).unwrap();
+        let signs = tape.clone().signs_only();
+        for p in [Precision::F64, Precision::F32] {
+            for k in 0..6 {
+                let region: [Interval; 2] = if k < 2 {
+                    [0, 1].map(|_| special[g.below(special.len() as u64) as usize])
+                } else {
+                    [0, 1].map(|_| {
+                        let c = -3.0 + 6.0 * g.unit();
+                        let h = 2f64.powi(-(g.below(10) as i32)) * (0.5 + g.unit());
+                        iv(c - h, c + h)
+                    })
+                };
+                let inner = region.map(|r| inside_any(&mut g, r));
+                let (value1, sign1) = (
+                    tape.pruned(p, region[0], region[1]),
+                    signs.pruned(p, region[0], region[1]),
+                );
+                let (value2, sign2) = (
+                    value1.pruned(p, inner[0], inner[1]),
+                    sign1.pruned(p, inner[0], inner[1]),
+                );
+                by_value += value2.len();
+                by_sign += sign2.len();
+                fewer += usize::from(sign2.len() < value2.len());
+                // One pruning keeps a subset: the values' decisions, and more by the signs.
+                assert!(sign1.len() <= value1.len(), "case {case}: {src}");
+                for _ in 0..8 {
+                    let b = inner.map(|r| inside_any(&mut g, r));
+                    let b = match p {
+                        Precision::F64 => b,
+                        Precision::F32 => b.map(|r| r.to_f32_enclosure()),
+                    };
+                    let full = tape.enclosure(p, b[0], b[1]);
+                    for cut in [&sign1, &sign2] {
+                        let got = cut.enclosure(p, b[0], b[1]);
+                        assert_eq!(
+                            (sign(got.lo), sign(got.hi)),
+                            (sign(full.lo), sign(full.hi)),
+                            "case {case} {p}: {src}\nregions {region:?} {inner:?} box {b:?}: \
+                             full {full:?}, sign-pruned {got:?}"
+                        );
+                        checked += 1;
+                    }
+                    // The class at exact points of the box.
+                    let got = sign2.enclosure(p, b[0], b[1]);
+                    if !b.iter().all(|r| r.lo.is_finite() && r.hi.is_finite()) {
+                        continue;
+                    }
+                    for _ in 0..4 {
+                        let pt = b.map(|r| (r.lo + g.unit() * (r.hi - r.lo)).clamp(r.lo, r.hi));
+                        let Some(v) = exact(&t, &rational(pt[0]), &rational(pt[1])) else {
+                            continue;
+                        };
+                        let zero = BigRational::from_integer(BigInt::from(0));
+                        if got.lo > 0.0 {
+                            assert!(v > zero, "case {case} {p}: {src} at {pt:?}: {got:?}");
+                        }
+                        if got.hi < 0.0 {
+                            assert!(v < zero, "case {case} {p}: {src} at {pt:?}: {got:?}");
+                        }
+                        exact_points += 1;
+                    }
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{checked} boxes, {exact_points} exact points; after two prunings {by_value} \
+         instructions by value, {by_sign} with sign demand ({fewer} tapes shorter)"
+    );
+    assert!(
+        checked > 40_000 && exact_points > 4_000,
+        "{checked} {exact_points}"
+    );
+    assert!(
+        by_sign * 10 < by_value * 9 && fewer > 300,
+        "{by_sign} {by_value} {fewer}"
+    );
+}
+
+/// Sign demand reaches the `min`s and `max`s whose value matters only by its sign — through
+/// `min`, `max` and `neg` from the result — and no others: on x in [0, 0.25], y in [2, 3],
+/// `min(x + 2, y)` drops its positive side x + 2 (neither side is below the other there), and
+/// so do the same `min` under `neg` and `max`; under a subtraction it must not, since
+/// `min(x + 2, y) - 2.5` is proven < 0 on the region while `y - 2.5` is not.
+#[test]
+fn sign_demand_reaches_through_min_max_and_neg_only() {
+    let region = [
+        Interval { lo: 0.0, hi: 0.25 },
+        Interval { lo: 2.0, hi: 3.0 },
+    ];
+    let len = |src: &str, signs: bool, p: Precision| {
+        let tape = Tape::new(Expression::parse(src).unwrap().ir()).unwrap();
+        let tape = if signs { tape.signs_only() } else { tape };
+        let cut = tape.pruned(p, region[0], region[1]);
+        (cut.len(), cut.enclosure(p, region[0], region[1]))
+    };
+    for p in [Precision::F64, Precision::F32] {
+        for (src, shorter) in [
+            ("min(x + 2, y)", true),
+            ("-min(x + 2, y)", true),
+            ("max(-min(x + 2, y), -4)", true),
+            ("min(x + 2, y) - 2.5", false),
+            ("-2.5 + min(x + 2, y)", false),
+            ("2 * min(x + 2, y)", false),
+            ("abs(min(x + 2, y) - 2.5)", false),
+        ] {
+            let (by_value, full) = len(src, false, p);
+            let (by_sign, cut) = len(src, true, p);
+            assert_eq!(
+                by_sign < by_value,
+                shorter,
+                "{src} {p}: {by_value} -> {by_sign}"
+            );
+            if !shorter {
+                assert_eq!((cut.lo, cut.hi), (full.lo, full.hi), "{src} {p}");
+            }
+        }
+        let (_, f) = len("min(x + 2, y) - 2.5", true, p);
+        assert!(f.hi < 0.0, "{p}: {f:?}");
+    }
+}

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::{code, decode, Bound, Iv, Tape, TapeBox, TapeRound, BOTH, FIRST, OUT, SECOND};
+use super::{choice, code, decode, Bound, Iv, Tape, TapeBox, TapeRound, BOTH, OUT};
 use crate::search::{classify, Plan, Rendered, Round2, BOUNDARY, INSIDE};
 use crate::Error;
 
@@ -16,8 +16,8 @@ const LANES: usize = 64;
 
 impl Tape {
     /// The tape evaluated on a box in `T`'s precision; with `record`, each `min`/`max`'s
-    /// outcome appended in order ([`FIRST`], [`SECOND`] or [`BOTH`]). (The result is the last
-    /// instruction's value; the tape needs its SSA operands.)
+    /// outcome appended in order ([`super::FIRST`], [`super::SECOND`] or [`BOTH`]). (The
+    /// result is the last instruction's value; the tape needs its SSA operands.)
     pub(crate) fn eval<T: Bound>(&self, vars: &TapeBox<T>, record: Option<&mut Vec<u8>>) -> Iv<T> {
         *self
             .values(vars, record)
@@ -115,10 +115,9 @@ impl Tape {
 }
 
 /// Which side decides each lane's `min` or `max` (`op`) of `a[l]` and `b[l]` on every box
-/// inside the lane's box, appended to `record`: [`FIRST`] where `a` lies below `b` (above, for a
-/// max) and `b` cannot be empty on a smaller box, else [`SECOND`] likewise, else [`BOTH`]. (An
-/// empty side, NaN, decides nothing.) One box is a lane of one. The operation's tests are made
-/// once, each lane's without branches.
+/// inside the lane's box ([`choice`]: [`super::FIRST`], [`super::SECOND`] or [`BOTH`]), appended to
+/// `record`. (An empty side, NaN, decides nothing.) One box is a lane of one. Each lane's tests
+/// run without branches.
 fn choices<T: Bound>(op: u16, a: &[Iv<T>], b: &[Iv<T>], record: &mut Vec<u8>) {
     /// The same loop compiled for AVX-512F (wider vector compares).
     #[cfg(target_arch = "x86_64")]
@@ -147,23 +146,10 @@ fn choices<T: Bound>(op: u16, a: &[Iv<T>], b: &[Iv<T>], record: &mut Vec<u8>) {
 
 #[inline(always)]
 fn choices_body<T: Bound>(op: u16, a: &[Iv<T>], b: &[Iv<T>], record: &mut Vec<u8>) {
-    // FIRST where a wins and b cannot be empty, else SECOND where b wins and a cannot be.
-    let first_ok = u8::from(op & code::B_MAY_BE_EMPTY == 0);
-    let second_ok = u8::from(op & code::A_MAY_BE_EMPTY == 0);
-    const { assert!(BOTH == 0 && FIRST == 1 && SECOND == 2) };
     let start = record.len();
     record.resize(start + a.len(), BOTH);
-    let out = &mut record[start..];
-    let is_min = op & 0xff == code::MIN;
-    for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
-        let (a_wins, b_wins) = if is_min {
-            (x.1 <= y.0, y.1 <= x.0)
-        } else {
-            (x.0 >= y.1, y.0 >= x.1)
-        };
-        let first = u8::from(a_wins) & first_ok;
-        let second = u8::from(b_wins) & second_ok & (first ^ 1);
-        *o = first | second << 1;
+    for ((o, x), y) in record[start..].iter_mut().zip(a).zip(b) {
+        *o = choice(op, *x, *y);
     }
 }
 

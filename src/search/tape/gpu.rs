@@ -64,6 +64,7 @@ pub(crate) fn source(p: Precision, nslots: usize, rules: &[super::gradient::Rule
         ("MAX", code::MAX),
         ("A_MAY_BE_EMPTY", code::A_MAY_BE_EMPTY),
         ("B_MAY_BE_EMPTY", code::B_MAY_BE_EMPTY),
+        ("SIGN_ONLY", code::SIGN_ONLY),
         ("EXT", code::EXT),
         ("BINARY", code::BINARY),
     ]

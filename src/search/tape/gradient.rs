@@ -21,6 +21,14 @@
 //! Each rule encloses the partials of the operation at every point of the box where it is
 //! differentiable and its generalized gradient where it is not (|.|, min, max), so the result
 //! encloses every gradient of f on the box.
+//!
+//! With sign demand (the voxel search's tapes, [`Tape::signs_only`]) a `min` whose side `a` is
+//! proven > 0 on the box (a `max`'s side proven < 0) takes the other side's partials, here and
+//! in the pruning of the tiles above: then the result encloses f's gradients at the points of
+//! the box where f = 0, which is what a surface normal needs. By induction from the result: a
+//! node whose value matters only by its sign gets partials that hold where it is 0 (there,
+//! `min(a, b) = 0` with `a > 0` means `b = 0` and `b < a` nearby, so the min *is* b near the
+//! point; an undecided min's hull holds every active side's partials; `neg` keeps the zeros).
 
 use super::{code, decode, Bound, Iv, Tape, TapeBox, OUT};
 
@@ -179,20 +187,13 @@ impl Tape {
 }
 
 /// Which side decides a `min` or `max` (`op`, with its flags) of `a` and `b` on the whole box:
-/// `Some(true)` the first, `Some(false)` the second, as the interpreter's choices (an empty
-/// side decides nothing; a side that may be empty is never dropped).
+/// `Some(true)` the first, `Some(false)` the second: the interpreter's choice
+/// ([`super::choice`], sign demand included).
 fn decided<T: Bound>(op: u16, a: Iv<T>, b: Iv<T>) -> Option<bool> {
-    let (a_wins, b_wins) = if op & 0xff == code::MIN {
-        (a.1 <= b.0, b.1 <= a.0)
-    } else {
-        (a.0 >= b.1, b.0 >= a.1)
-    };
-    if a_wins && op & code::B_MAY_BE_EMPTY == 0 {
-        Some(true)
-    } else if b_wins && op & code::A_MAY_BE_EMPTY == 0 {
-        Some(false)
-    } else {
-        None
+    match super::choice(op, a, b) {
+        super::FIRST => Some(true),
+        super::SECOND => Some(false),
+        _ => None,
     }
 }
 

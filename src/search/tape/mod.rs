@@ -88,6 +88,10 @@ pub(crate) mod code {
     pub(crate) const A_MAY_BE_EMPTY: u16 = 0x100;
     /// Flag on MIN/MAX: the second argument may be empty.
     pub(crate) const B_MAY_BE_EMPTY: u16 = 0x200;
+    /// Flag on MIN/MAX: only the sign of the value matters ([`super::Tape::signs_only`]), so a
+    /// side whose sign is known on a tile is dropped (a `min`'s positive side, a `max`'s
+    /// negative one).
+    pub(crate) const SIGN_ONLY: u16 = 0x800;
 }
 
 /// A `min`/`max`'s outcome on a tile: both sides may matter.
@@ -695,6 +699,52 @@ impl Tape {
         crate::lower::lower_with(&graph, T::PRECISION, Some(&facts))
     }
 
+    /// The tape for a search that asks only for the sign of the result on each box (a render's
+    /// and a voxel search's classes: outside where the lower bound is > 0, inside where the
+    /// upper bound is < 0): every `min`/`max` whose value reaches the result only through
+    /// `min`, `max` and `neg` gets [`code::SIGN_ONLY`], and its choice on a tile may also drop
+    /// a side by its sign alone (*sign demand*). The instructions and values are unchanged; the
+    /// tapes pruned from it differ.
+    ///
+    /// Why the classes do not change: where `lo(a) > 0` on a tile, on every box inside it
+    /// (isotonicity, as for today's choices) `min(a, b)`'s bounds `min(lo a, lo b)` and
+    /// `min(hi a, hi b)` are each < 0, = 0 or > 0 exactly where `lo b` and `hi b` are, so `b`
+    /// may stand for the `min` wherever only those signs matter; likewise `max(a, b)` where
+    /// `hi(a) < 0`, and `neg` maps the signs of the bounds onto each other. By induction from
+    /// the result, each flagged instruction's bounds keep their signs in every pruned tape, and
+    /// so does the result: the same class on every box. And sound without isotonicity: where
+    /// `a > 0` is proven on the tile, the real `min(a, b)` has `b`'s sign at each of its
+    /// points. A side that may be empty is never dropped, as before. The flags survive
+    /// pruning: a replaced `min`'s users become its winner's, and those were the result or
+    /// flagged `min`/`max`/`neg`.
+    pub fn signs_only(mut self) -> Tape {
+        let n = self.len();
+        if self.args.len() != n {
+            return self;
+        }
+        // sign[i]: every user of instruction i seen so far (all of them by the time the
+        // backward walk reaches i: users come after) is a flagged min/max or a neg whose own
+        // value matters by its sign only; the result's sign is all that matters.
+        let mut sign = vec![true; n];
+        for i in (0..n).rev() {
+            let op = self.insts[i] as u16;
+            let passes = sign[i] && matches!(op & 0xff, code::MIN | code::MAX | code::NEG);
+            if sign[i] && is_choice(self.insts[i]) {
+                self.insts[i] |= u64::from(code::SIGN_ONLY);
+            }
+            let (a, b) = (self.args[i] as u16 as usize, (self.args[i] >> 16) as usize);
+            match arity(op) {
+                0 => {}
+                1 => sign[a] &= passes,
+                _ => {
+                    sign[a] &= passes;
+                    sign[b] &= passes;
+                }
+            }
+        }
+        self
+    }
+
     /// Instructions.
     pub fn len(&self) -> usize {
         self.insts.len()
@@ -926,6 +976,33 @@ pub(crate) fn boxed<T: Bound>(vars: &[Interval]) -> TapeBox<T> {
         b[k] = (T::lo_of(v.lo), T::hi_of(v.hi));
     }
     b
+}
+
+/// Which side decides a `min` or `max` (`op`, with its flags) of `x` and `y` on every box
+/// inside this one (the CPU interpreter's rule for each lane, `cpu.rs` `choices`, and the
+/// gradient's min/max rule): [`FIRST`] where `x` lies below `y` (above, for a max) and `y`
+/// cannot be empty, else [`SECOND`] likewise; where neither, with [`code::SIGN_ONLY`] (sign
+/// demand, [`Tape::signs_only`]), FIRST where `y` is > 0 (< 0, for a max: a side that cannot
+/// change the result's sign) and cannot be empty, else SECOND likewise; else [`BOTH`]. The
+/// same tests as `step` in tape.cu, without branches.
+#[inline(always)]
+pub(crate) fn choice<T: Bound>(op: u16, x: Iv<T>, y: Iv<T>) -> u8 {
+    let first_ok = u8::from(op & code::B_MAY_BE_EMPTY == 0);
+    let second_ok = u8::from(op & code::A_MAY_BE_EMPTY == 0);
+    let sign = u8::from(op & code::SIGN_ONLY != 0);
+    const { assert!(BOTH == 0 && FIRST == 1 && SECOND == 2) };
+    let zero = T::lo_of(0.0);
+    let (a_wins, b_wins, a_by_sign, b_by_sign) = if op & 0xff == code::MIN {
+        (x.1 <= y.0, y.1 <= x.0, y.0 > zero, x.0 > zero)
+    } else {
+        (x.0 >= y.1, y.0 >= x.1, y.1 < zero, x.1 < zero)
+    };
+    let first = u8::from(a_wins) & first_ok;
+    let second = u8::from(b_wins) & second_ok & (first ^ 1);
+    let open = sign & ((first | second) ^ 1);
+    let first_s = u8::from(a_by_sign) & first_ok & open;
+    let second_s = u8::from(b_by_sign) & second_ok & open & (first_s ^ 1);
+    (first | first_s) | (second | second_s) << 1
 }
 
 fn is_choice(i: Inst) -> bool {
@@ -1276,6 +1353,8 @@ impl TapeRenderer {
         if graph.outputs.len() != 1 {
             return Err(super::SearchError::Outputs(graph.outputs.len()).into());
         }
+        // A render asks for classes only: sign demand (the same classes, shorter tapes).
+        let tape = tape.signs_only();
         let device = match backend {
             TapeBackend::Cpu => None,
             TapeBackend::Gpu => Some(gpu::DeviceTape::new(&tape, precision)?),

@@ -32,6 +32,15 @@ __device__ __forceinline__ Iv step(u32 op, Iv a, Iv b, unsigned char* choice)
         }
         if (a_wins && !(op & OP_B_MAY_BE_EMPTY)) *choice = 1;
         else if (b_wins && !(op & OP_A_MAY_BE_EMPTY)) *choice = 2;
+        // Sign demand (Tape::signs_only), where the values decide nothing: a side of known
+        // sign that cannot change the result's sign leaves the decision to the other (a min's
+        // positive side, a max's negative one).
+        else if (op & OP_SIGN_ONLY) {
+            bool a_by_sign = is_min ? b.lo > (T)0 : b.hi < (T)0;
+            bool b_by_sign = is_min ? a.lo > (T)0 : a.hi < (T)0;
+            if (a_by_sign && !(op & OP_B_MAY_BE_EMPTY)) *choice = 1;
+            else if (b_by_sign && !(op & OP_A_MAY_BE_EMPTY)) *choice = 2;
+        }
         return v;
     }
     }
