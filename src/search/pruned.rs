@@ -67,14 +67,17 @@ impl PrunedRender {
 
     /// The tile sizes a W x H frame of this render takes by default. On the CPU 64, 8, 1 (its
     /// cost is its total work: Prospero at 2048² on the 2-core development machine, medians of
-    /// 5, 52.7-55.8 ms against 79.6-80.1 ms with 128, 16, 2, 1). On the GPU first tiles of 64 pixels up to 1024 pixels
-    /// along the longer side, doubled with each doubling of the size beyond (at most 512:
-    /// about 16 first tiles a side), then each level 8 times finer down to 8 pixels or fewer,
-    /// then pixels — 64, 8, 1 up to 1024²; 128, 16, 2, 1 up to 2048; 256, 32, 4, 1 up to 4096;
-    /// 512, 64, 8, 1 beyond: every first tile runs the whole tape, one block each, so their
-    /// count sets the first level's time. Prospero on an H200 (run 43 of docs/gpu-runs.md),
-    /// f64 / f32: 4096², 3.82 / 2.82 ms with 64, 8, 1 against 1.99 / 2.55 ms; at 1024², 64, 8,
-    /// 1 was the fastest plan tried. The classes do not depend on the plan (a pixel's class
+    /// 5, 52.7-55.8 ms against 79.6-80.1 ms with 128, 16, 2, 1). On the GPU first tiles of 64
+    /// pixels up to 1024 pixels along the longer side, doubled with each doubling of the size
+    /// beyond (at most 512: about 16 first tiles a side), then each level 8 times finer down to
+    /// 16 pixels or fewer, then pixels — 64, 8, 1 up to 1024²; 128, 16, 1 up to 2048; 256, 32,
+    /// 4, 1 up to 4096; 512, 64, 8, 1 beyond: every first tile runs the whole tape, one block
+    /// each, so their count sets the first level's time. Prospero on an H200 (run 43 of
+    /// docs/gpu-runs.md), f64 / f32: 4096², 3.82 / 2.82 ms with 64, 8, 1 against 1.99 / 2.55
+    /// ms. With sign demand (runs 141-142, medians): at 512² and 1024², 64, 8, 1 is the
+    /// fastest of seven plans (0.33 / 0.38 ms at 1024²); at 2048², 128, 16, 1 (0.50 / 0.54
+    /// ms against 0.60 / 0.67 with 128, 16, 2, 1); at 4096², 256, 32, 4, 1 (0.93-0.96 ms;
+    /// 256, 64, 8, 1 and 512, 64, 8, 1 within 3 %). The classes do not depend on the plan (a pixel's class
     /// is its own box's wherever a level reaches it, and a tile's proof holds for its pixels).
     pub fn default_tiles(&self, width: u32, height: u32) -> Vec<u32> {
         pruned_tiles(self.backend, width, height)
@@ -109,7 +112,7 @@ pub fn pruned_tiles(backend: Backend, width: u32, height: u32) -> Vec<u32> {
         tile *= 2;
     }
     let mut tiles = vec![tile];
-    while tile > 8 {
+    while tile > 16 {
         tile /= 8;
         tiles.push(tile);
     }
@@ -173,7 +176,7 @@ mod tests {
         assert_eq!(t(1024, 1024), [64, 8, 1]);
         assert_eq!(t(333, 250), [64, 8, 1]);
         assert_eq!(t(1, 1), [64, 8, 1]);
-        assert_eq!(t(2048, 100), [128, 16, 2, 1]);
+        assert_eq!(t(2048, 100), [128, 16, 1]);
         assert_eq!(t(4096, 4096), [256, 32, 4, 1]);
         assert_eq!(t(1 << 20, 8192), [512, 64, 8, 1]);
         assert_eq!(pruned_tiles(Backend::Cpu, 4096, 4096), [64, 8, 1]);
@@ -192,7 +195,8 @@ mod tests {
         let (b, _) = r
             .render(&RenderOptions::new(1100, 40, opts.region))
             .unwrap();
-        assert!(a.classes == b.classes && a.rounds.len() == 4 && b.rounds.len() == 3);
+        assert_eq!(opts.tiles, [128, 16, 1]);
+        assert!(a.classes == b.classes && a.rounds.len() == 3 && b.rounds.len() == 3);
     }
 
     /// The default prunes on the CPU wherever a min or max may be decided, never without one;

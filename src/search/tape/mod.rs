@@ -716,7 +716,9 @@ impl Tape {
     /// `a > 0` is proven on the tile, the real `min(a, b)` has `b`'s sign at each of its
     /// points. A side that may be empty is never dropped, as before. The flags survive
     /// pruning: a replaced `min`'s users become its winner's, and those were the result or
-    /// flagged `min`/`max`/`neg`.
+    /// flagged `min`/`max`/`neg`. Only exact operations pass the demand on: a rounded one such
+    /// as `sqr` or a product may turn a tiny positive bound into 0, so the signs of its bounds
+    /// are not a function of its argument's.
     pub fn signs_only(mut self) -> Tape {
         let n = self.len();
         if self.args.len() != n {
