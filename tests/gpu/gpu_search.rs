@@ -184,8 +184,8 @@ fn tape_render_on_the_gpu_equals_the_cpu() {
         }
     }
     // The first level one thread per tile, as for a tape whose values do not fit a block's
-    // shared memory: the same classes and tapes. (Only this test prepares tapes on the GPU,
-    // so the variable does not reach another test of this binary.)
+    // shared memory: the same classes and tapes. (Other tests preparing tapes on the GPU
+    // meanwhile take that way too: the same results.)
     std::env::set_var("IVJIT_TAPE_NO_ROOT", "1");
     let expr = Expression::parse(&cases[0]).unwrap();
     for p in [Precision::F64, Precision::F32] {
@@ -1412,4 +1412,28 @@ fn voxel_depth_maps_on_the_gpu_equal_the_cpu() {
             }
         }
     }
+    // Capacities too short (halved: the 64^3 frame's one first-level boundary tile becomes a
+    // capacity of none, so no pruning runs to flag it): the frame is rendered again reading
+    // its counters — the same heights and voxel classes. Before the host checked the counts
+    // itself, such a frame's columns came back too low. (Other tests rendering tapes meanwhile
+    // take the reading pass too: the same results.)
+    std::env::set_var("IVJIT_TAPE_SHORT_CAPS", "1");
+    let expr = Expression::parse(&cases[0].0).unwrap();
+    for p in [Precision::F64, Precision::F32] {
+        let cpu = VoxelRenderer::new(&expr, p, TapeBackend::Cpu).unwrap();
+        let gpu = VoxelRenderer::new(&expr, p, TapeBackend::Gpu).unwrap();
+        for o in &frames(unit) {
+            let (a, sa) = cpu.render(o).unwrap();
+            let (ca, _) = cpu.classify(o).unwrap();
+            for again in 0..3 {
+                let what = format!("{p:?} {:?} frame {again}, short capacities", o.tiles);
+                let (b, sb) = gpu.render(o).unwrap();
+                assert!(a.heights == b.heights, "{what}: heights differ");
+                assert_eq!((&a.rounds, &sa), (&b.rounds, &sb), "{what}");
+                let (cb, _) = gpu.classify(o).unwrap();
+                assert!(ca == cb, "{what}: classes differ");
+            }
+        }
+    }
+    std::env::remove_var("IVJIT_TAPE_SHORT_CAPS");
 }

@@ -239,14 +239,14 @@ impl Device {
     /// latency, ivjit kernel, end to end, baseline kernel.
     /// `inputs` are `2 * n_vars * n` bounds (exact values of the precision). A program the
     /// library compiles as stages is timed through the library's launch (its stages); the
-    /// others through their kernel launched here.
+    /// others through their kernel launched here. The output buffers are sized from the
+    /// program's own output arrays (a caller's count once wrote past a 2^24-box buffer: run 143).
     pub fn row(
         &self,
         text: &str,
         p: Precision,
         inputs: &[f64],
         n: usize,
-        n_out_arrays: usize,
         RowFlags {
             baseline: with_baseline,
             variant,
@@ -255,6 +255,15 @@ impl Device {
         let t0 = Instant::now();
         let expr = variant.expression(text)?;
         let parse_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let program = expr.program(p).map_err(|e| e.to_string())?;
+        let n_out_arrays = program.n_output_arrays();
+        if inputs.len() != 2 * expr.vars().len() * n {
+            return Err(format!(
+                "{} input bounds for {n} boxes of {} variables",
+                inputs.len(),
+                expr.vars().len()
+            ));
+        }
         let eval = Evaluator::new(&expr, p, BackendChoice::Gpu).map_err(|e| e.to_string())?;
         let cold = t0.elapsed().as_secs_f64() * 1e3;
         let tiers = match eval.gpu_kernel() {

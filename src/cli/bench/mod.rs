@@ -419,9 +419,6 @@ fn run_gpu(
                 p,
                 &inputs,
                 n,
-                expr.program(p)
-                    .map_err(|e| e.to_string())?
-                    .n_output_arrays(),
                 gpu::RowFlags {
                     baseline: has_baseline(case) && variant == Variant::Plain,
                     variant,

@@ -433,7 +433,6 @@ fn flat_rate(device: Option<&Device>, s: &Search, ev: &Evaluator) -> Result<f64,
                 Precision::F64,
                 &inputs,
                 n,
-                1,
                 RowFlags::default(),
             )?;
             Ok(n as f64 / (row.kernel_ms * 1e-3))

@@ -575,14 +575,51 @@ extern "C" __global__ void ivjit_tape_prune_warp(
                    next_layers, depth, b * stride, cnt, lane, 32);
 }
 
+// The first level's tape by depth, for a block: f(rec[j]) for this thread's records j of
+// each depth d (lv[d] + rank, + size, ... below lv[d + 1]), the depths in order (or backward),
+// a barrier after each. A record is an instruction in depth order: its index, operation,
+// SSA operands and choice index (Prepared::new in tape/gpu.rs). Each record is loaded before
+// the one before it is used, and a depth's first before the barrier that ends the depth
+// before: one memory latency per depth hidden behind the work, not two in its way.
+template <typename F>
+__device__ __forceinline__ void by_depth(const uint4* __restrict__ rec, const u32* lv, u32 nlv,
+                                         bool backward, F f)
+{
+    u32 tid = threadIdx.x, nt = blockDim.x;
+    const uint4 none = make_uint4(0, 0, 0, 0);
+    if (nlv == 0) return;
+    u32 d = backward ? nlv - 1 : 0;
+    u32 lo = lv[d], hi = lv[d + 1];
+    uint4 r = lo + tid < hi ? __ldg(&rec[lo + tid]) : none;
+    for (u32 e = 0; e < nlv; e++) {
+        u32 nlo = 0, nhi = 0;
+        if (e + 1 < nlv) {
+            u32 dn = backward ? d - 1 : d + 1;
+            nlo = lv[dn];
+            nhi = lv[dn + 1];
+            d = dn;
+        }
+        uint4 next = nlo + tid < nhi ? __ldg(&rec[nlo + tid]) : none;
+        for (u32 j = lo + tid; j < hi; j += nt) {
+            uint4 rn = j + nt < hi ? __ldg(&rec[j + nt]) : none;
+            f(r);
+            r = rn;
+        }
+        __syncthreads();
+        lo = nlo;
+        hi = nhi;
+        r = next;
+    }
+}
+
 // The first level, where every tile runs the whole tape: one block per tile (work item
-// blockIdx.x), the tape evaluated depth by depth (order[lv[d]..lv[d + 1]] is depth d), each
-// value in shared memory at its instruction's index (SSA), choices recorded at their index
-// cix[i] in tape order, as ivjit_tape_eval records them. The same operations, the same bits.
+// blockIdx.x), the tape evaluated depth by depth (by_depth: rec in depth order, lv[d] where
+// depth d starts), each value in shared memory at its instruction's index (SSA), choices
+// recorded at their index in tape order, as ivjit_tape_eval records them. The same
+// operations, the same bits.
 extern "C" __global__ void ivjit_tape_root_eval(
-    u32 n, const u32* work, const unsigned long long* pool, const u32* args, const T* consts,
-    const u32* order, const u32* lv, u32 nlv, const u32* cix, u32 total_choices,
-    unsigned char* choices, u32* n_choices, int record,
+    u32 n, const u32* work, const u32* recs, const T* consts, const u32* lv, u32 nlv,
+    u32 total_choices, unsigned char* choices, u32* n_choices, int record,
     GRID_PARAMS, u32 tile, u32 width, u32 height,
     double az1_lo, double az0_lo, double az1_hi, double az0_hi, u32 depth, u32* heights,
     unsigned char* item_cls,
@@ -597,21 +634,17 @@ extern "C" __global__ void ivjit_tape_root_eval(
     Iv x, y;
     tile_box(r, q, tile, width, height, GRID_ARGS, &x, &y);
     Iv z = depth ? layer_box(lz, tile, depth, az1_lo, az0_lo, az1_hi, az0_hi) : y;
-    for (u32 d = 0; d < nlv; d++) {
-        for (u32 j = lv[d] + threadIdx.x; j < lv[d + 1]; j += blockDim.x) {
-            u32 i = order[j];
-            u32 op = (u32)(pool[i] & 0xffff), kind = op & 0xff;
-            u32 ia = args[i] & 0xffff, ib = args[i] >> 16;
-            unsigned char ch = 0;
-            Iv v;
-            if (kind == OP_CONST) { v.lo = consts[2 * ia]; v.hi = consts[2 * ia + 1]; }
-            else if (kind == OP_VAR) v = ia == 0 ? x : (ia == 1 ? y : z);
-            else v = step(op, val[ia], val[arity(op) == 2 ? ib : ia], &ch);
-            if (record && is_choice(op)) choices[(size_t)cix[i] * n + t] = ch;
-            val[i] = v;
-        }
-        __syncthreads();
-    }
+    by_depth((const uint4*)recs, lv, nlv, false, [&](uint4 e) {
+        u32 i = e.x, op = e.y, kind = op & 0xff;
+        u32 ia = e.z & 0xffff, ib = e.z >> 16;
+        unsigned char ch = 0;
+        Iv v;
+        if (kind == OP_CONST) { v.lo = consts[2 * ia]; v.hi = consts[2 * ia + 1]; }
+        else if (kind == OP_VAR) v = ia == 0 ? x : (ia == 1 ? y : z);
+        else v = step(op, val[ia], val[arity(op) == 2 ? ib : ia], &ch);
+        if (record && is_choice(op)) choices[(size_t)e.w * n + t] = ch;
+        val[i] = v;
+    });
     if (threadIdx.x == 0) {
         Iv v = val[len - 1];
         unsigned char c = v.lo > (T)0 ? 0 : (v.hi < (T)0 ? 1 : 2);
@@ -630,14 +663,14 @@ extern "C" __global__ void ivjit_tape_root_eval(
 // (group_slots).
 extern "C" __global__ void ivjit_tape_root_prune(
     u32 nb, const u32* boundary, u32 n, const u32* work, const unsigned long long* pool,
-    const u32* args, const u32* order, const u32* lv, u32 nlv, const u32* cix,
+    const u32* args, const u32* recs, const u32* lv, u32 nlv, u32 total_choices,
     const unsigned char* choices, u32 stride, unsigned long long* next_pool, u32* next_args,
     u32 k, u32 next_rows, u32 next_cols, u32 next_layers, u32 depth, const u32* heights,
     u32 cols, u32 tile, u32* next_work, u32* counts)
 {
     const u32 KEPT = 1u << 16, REPLACED = 2u << 16;
     extern __shared__ unsigned char shared_bytes[];
-    u32* part = (u32*)shared_bytes;          // blockDim.x + 1 partial counts
+    u32* part = (u32*)shared_bytes;          // the block scans' scratch (blockDim.x + 1 words)
     u32* sc = part + blockDim.x + 1;         // state << 16 | index, per instruction
     u32 b = blockIdx.x;
     u32 nbr = capacity_of(counts, nb, children(k, depth));
@@ -653,46 +686,42 @@ extern "C" __global__ void ivjit_tape_root_prune(
     u32* nop = sc + len;                     // scratch of the slots: len + 1 words,
     u32* narg = nop + len + 1;               // and len words
     u32 tid = threadIdx.x, nt = blockDim.x;
+    // The tile's choices, gathered into shared memory first (nop's words: free until the
+    // slots; a tape has no more choices than instructions), all loads in flight at once.
+    unsigned char* ch_of = (unsigned char*)nop;
+    for (u32 k = tid; k < total_choices; k += nt) ch_of[k] = choices[(size_t)k * n + t];
     for (u32 i = tid; i < len; i += nt) sc[i] = 0;
     __syncthreads();
     if (tid == 0) sc[len - 1] = KEPT;
     __syncthreads();
+    const uint4* rec = (const uint4*)recs;
     // Backward by depth: an instruction's users are deeper, so its state is final here.
-    for (u32 d = nlv; d-- > 0;) {
-        for (u32 j = lv[d] + tid; j < lv[d + 1]; j += nt) {
-            u32 i = order[j];
-            if (sc[i] == 0) continue;
-            u32 op = (u32)(pool[i] & 0xffff);
-            u32 a = args[i] & 0xffff, c = args[i] >> 16;
-            unsigned char ch = is_choice(op) ? choices[(size_t)cix[i] * n + t] : 0;
-            if (ch == 1 || ch == 2) {
-                u32 wv = ch == 1 ? a : c;
-                sc[i] = REPLACED | wv;
-                sc[wv] = sc[wv] == 0 ? KEPT : sc[wv];
-                continue;
-            }
-            u32 ar = arity(op);
-            if (ar >= 1 && sc[a] == 0) sc[a] = KEPT;
-            if (ar == 2 && sc[c] == 0) sc[c] = KEPT;
+    by_depth(rec, lv, nlv, true, [&](uint4 e) {
+        u32 i = e.x;
+        if (sc[i] == 0) return;
+        u32 op = e.y, a = e.z & 0xffff, c = e.z >> 16;
+        unsigned char ch = is_choice(op) ? ch_of[e.w] : 0;
+        if (ch == 1 || ch == 2) {
+            u32 wv = ch == 1 ? a : c;
+            sc[i] = REPLACED | wv;
+            sc[wv] = sc[wv] == 0 ? KEPT : sc[wv];
+            return;
         }
-        __syncthreads();
-    }
+        u32 ar = arity(op);
+        if (ar >= 1 && sc[a] == 0) sc[a] = KEPT;
+        if (ar == 2 && sc[c] == 0) sc[c] = KEPT;
+    });
     // New indices: kept instructions in tape order, by a prefix sum over thread chunks.
     u32 chunk = (len + nt - 1) / nt, lo = min(tid * chunk, len), hi = min(lo + chunk, len);
     u32 mine = 0, my_choices = 0;
     for (u32 i = lo; i < hi; i++)
         if (sc[i] == KEPT) { mine++; my_choices += is_choice((u32)(pool[i] & 0xffff)); }
-    part[tid + 1] = mine;
-    __syncthreads();
-    if (tid == 0) {
-        part[0] = 0;
-        for (u32 u = 1; u <= nt; u++) part[u] += part[u - 1];
-    }
-    __syncthreads();
-    u32 base = part[tid];
+    // (Block-wide scans: one thread summing 512 partial counts took microseconds.)
+    BlockGroup block{part};
+    u32 cnt;
+    u32 base = block.excl_scan(mine, &cnt);
     for (u32 i = lo; i < hi; i++)
         if (sc[i] == KEPT) sc[i] = KEPT | base++;
-    u32 cnt = part[nt];
     __syncthreads();
     if (cnt > stride) {
         // A replayed frame's capacity was short (the block's return is uniform): no children.
@@ -701,13 +730,10 @@ extern "C" __global__ void ivjit_tape_root_prune(
         return;
     }
     // Replaced instructions take their winner's new index, shallow first.
-    for (u32 d = 0; d < nlv; d++) {
-        for (u32 j = lv[d] + tid; j < lv[d + 1]; j += nt) {
-            u32 i = order[j], v = sc[i];
-            if (v >= REPLACED) sc[i] = REPLACED | (sc[v & 0xffff] & 0xffff);
-        }
-        __syncthreads();
-    }
+    by_depth(rec, lv, nlv, false, [&](uint4 e) {
+        u32 i = e.x, v = sc[i];
+        if (v >= REPLACED) sc[i] = REPLACED | (sc[v & 0xffff] & 0xffff);
+    });
     // The new SSA tape.
     unsigned long long* dst = next_pool + (size_t)b * stride;
     u32* dargs = next_args + (size_t)b * stride;
@@ -724,12 +750,8 @@ extern "C" __global__ void ivjit_tape_root_prune(
     }
     // The choices kept, summed over the threads.
     __syncthreads();
-    part[tid] = my_choices;
-    __syncthreads();
-    u32 kept = 0;
-    if (tid == 0)
-        for (u32 u = 0; u < nt; u++) kept += part[u];
-    __syncthreads();
+    u32 kept;
+    block.excl_scan(my_choices, &kept);
     // Slots by the whole block (the new tape is in dst and dargs, visible to the block after
     // the barrier; sc, nop and narg are free again).
     u32 used = group_slots(BlockGroup{part}, cnt, dst, dargs, sc, nop, (unsigned short*)narg);
