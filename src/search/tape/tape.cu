@@ -615,8 +615,9 @@ __device__ __forceinline__ void by_depth(const uint4* __restrict__ rec, const u3
 // The first level, where every tile runs the whole tape: one block per tile (work item
 // blockIdx.x), the tape evaluated depth by depth (by_depth: rec in depth order, lv[d] where
 // depth d starts), each value in shared memory at its instruction's index (SSA), choices
-// recorded at their index in tape order, as ivjit_tape_eval records them. The same
-// operations, the same bits.
+// recorded at their index in tape order, tile by tile (tile t's row of total_choices bytes
+// from t * total_choices, which ivjit_tape_root_prune reads whole; ivjit_tape_eval's lists
+// are choice by choice). The same operations, the same bits.
 extern "C" __global__ void ivjit_tape_root_eval(
     u32 n, const u32* work, const u32* recs, const T* consts, const u32* lv, u32 nlv,
     u32 total_choices, unsigned char* choices, u32* n_choices, int record,
@@ -642,7 +643,7 @@ extern "C" __global__ void ivjit_tape_root_eval(
         if (kind == OP_CONST) { v.lo = consts[2 * ia]; v.hi = consts[2 * ia + 1]; }
         else if (kind == OP_VAR) v = ia == 0 ? x : (ia == 1 ? y : z);
         else v = step(op, val[ia], val[arity(op) == 2 ? ib : ia], &ch);
-        if (record && is_choice(op)) choices[(size_t)e.w * n + t] = ch;
+        if (record && is_choice(op)) choices[(size_t)t * total_choices + e.w] = ch;
         val[i] = v;
     });
     if (threadIdx.x == 0) {
@@ -686,10 +687,12 @@ extern "C" __global__ void ivjit_tape_root_prune(
     u32* nop = sc + len;                     // scratch of the slots: len + 1 words,
     u32* narg = nop + len + 1;               // and len words
     u32 tid = threadIdx.x, nt = blockDim.x;
-    // The tile's choices, gathered into shared memory first (nop's words: free until the
-    // slots; a tape has no more choices than instructions), all loads in flight at once.
+    // The tile's choices (one row of total_choices bytes: ivjit_tape_root_eval's layout),
+    // gathered into shared memory first (nop's words: free until the slots; a tape has no
+    // more choices than instructions), the loads coalesced and all in flight at once.
     unsigned char* ch_of = (unsigned char*)nop;
-    for (u32 k = tid; k < total_choices; k += nt) ch_of[k] = choices[(size_t)k * n + t];
+    const unsigned char* row = choices + (size_t)t * total_choices;
+    for (u32 k = tid; k < total_choices; k += nt) ch_of[k] = row[k];
     for (u32 i = tid; i < len; i += nt) sc[i] = 0;
     __syncthreads();
     if (tid == 0) sc[len - 1] = KEPT;
