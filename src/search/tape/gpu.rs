@@ -515,9 +515,14 @@ struct Kept {
     first: Option<(FirstKey, CudaSlice<u32>)>,
     levels: Vec<LevelKept>,
     image: crate::search::render::gpu::ImageBuffers,
-    /// Host copies of each level's counters and instructions run (page-locked).
-    counts: Vec<cudarc::driver::PinnedHostSlice<u32>>,
-    length: Vec<cudarc::driver::PinnedHostSlice<u64>>,
+    /// Every level's counters ([`COUNTER_WORDS`] words a level, [`Kept::counter`]), in one
+    /// buffer: one clear a frame, and one copy back where the frame reads nothing before its
+    /// end (each had been two small operations per level, which a frame's timeline pays).
+    counters: Option<CudaSlice<u32>>,
+    /// Their host copy (page-locked).
+    counters_host: Option<cudarc::driver::PinnedHostSlice<u32>>,
+    /// The device address of `counters` (set where a frame clears them).
+    counters_at: u64,
     /// The sizes the last frame read level by level, for the plan it rendered: a frame of
     /// the same plan takes them as capacities and reads no counter before its end.
     caps: Option<(Vec<u64>, Vec<Cap>)>,
@@ -559,8 +564,6 @@ fn plan_key(plan: &Plan) -> Vec<u64> {
 /// writes for the next level.
 #[derive(Default)]
 struct LevelKept {
-    counts: Option<CudaSlice<u32>>,
-    length: Option<CudaSlice<u64>>,
     choices: Option<CudaSlice<u8>>,
     n_choices: Option<CudaSlice<u32>>,
     boundary: Option<CudaSlice<u32>>,
@@ -587,57 +590,73 @@ impl Kept {
             first: None,
             levels: Vec::new(),
             image: Default::default(),
-            counts: Vec::new(),
-            length: Vec::new(),
+            counters: None,
+            counters_host: None,
+            counters_at: 0,
             caps: None,
         })
     }
 
-    /// Queues the copy of level `l`'s counters and instructions run into page-locked memory.
-    fn queue_read(
-        &mut self,
-        l: usize,
-        counts: &CudaSlice<u32>,
-        length: &CudaSlice<u64>,
-    ) -> Result<(), GpuError> {
-        let ctx = self.stream.context().clone();
-        let pinned = "allocating page-locked memory for the counters";
-        while self.counts.len() <= l {
-            // SAFETY (both): read only after a copy has written them. Flags 0: the host reads
-            // them (`alloc_pinned`'s write-combined memory is slow to read).
-            let c = unsafe { ctx.alloc_pinned_with_flags::<u32>(8, 0) }.during(pinned)?;
-            let n = unsafe { ctx.alloc_pinned_with_flags::<u64>(1, 0) }.during(pinned)?;
-            self.counts.push(c);
-            self.length.push(n);
-        }
-        let what = "reading the tape render's counters";
-        let stream = &self.stream;
-        stream
-            .memcpy_dtoh(counts, &mut self.counts[l])
-            .during(what)?;
-        stream
-            .memcpy_dtoh(length, &mut self.length[l])
-            .during(what)?;
+    /// The device address of word `word` of level `l`'s counters: words 0-7 the counts
+    /// (boundary tiles, the three classes, then what the pruning writes: the longest pruned
+    /// tape, the most choices, the overflow flags, the next level's items), words
+    /// [`LENGTH_WORD`] and the next the instructions run (a u64). The kernels take them as
+    /// pointers.
+    fn counter(&self, l: usize, word: usize) -> u64 {
+        debug_assert!(self.counters_at != 0, "a frame's counters");
+        self.counters_at + (4 * (COUNTER_WORDS * l + word)) as u64
+    }
+
+    /// Clears the counters of `levels` levels for a frame (made or grown first).
+    fn clear_counters(&mut self, levels: usize) -> Result<(), GpuError> {
+        let words = COUNTER_WORDS * levels;
+        kernels::grow(&self.stream, &mut self.counters, words)?;
+        let what = "allocating page-locked memory for the counters";
+        // SAFETY: read only after a copy has written them.
+        let host =
+            unsafe { kernels::pinned_room(&self.stream, self.counters_host.take(), words, what) }?;
+        self.counters_host = Some(host);
+        let dev = self.counters.as_mut().expect("grown");
+        self.stream
+            .memset_zeros(&mut dev.slice_mut(0..words))
+            .during("clearing the tape render's counters")?;
+        // The kernels write them through this address, on this stream only (so in order
+        // with the clear and the copies back, which go through the slice).
+        use cudarc::driver::DevicePtr;
+        let (at, _record) = dev.device_ptr(&self.stream);
+        self.counters_at = at;
         Ok(())
     }
 
-    /// Level `l`'s counters and instructions run, copied by [`Kept::queue_read`] (waiting
-    /// for the copy if the stream was not synchronized).
-    fn counted(&self, l: usize) -> Result<([u32; 8], u64), GpuError> {
+    /// Queues the copy of levels `levels`' counters into page-locked memory.
+    fn queue_read(&mut self, levels: std::ops::Range<usize>) -> Result<(), GpuError> {
         let what = "reading the tape render's counters";
-        let mut c = [0u32; 8];
-        c.copy_from_slice(&self.counts[l].as_slice().during(what)?[..8]);
-        Ok((c, self.length[l].as_slice().during(what)?[0]))
+        let words = COUNTER_WORDS * levels.start..COUNTER_WORDS * levels.end;
+        let dev = self.counters.as_ref().expect("a frame's counters");
+        let host = self.counters_host.as_mut().expect("a frame's counters");
+        let host = &mut host.as_mut_slice().during(what)?[words.clone()];
+        self.stream
+            .memcpy_dtoh(&dev.slice(words), host)
+            .during(what)
     }
 
-    /// [`Kept::queue_read`], then the stream synchronized and the values read.
-    fn read(
-        &mut self,
-        l: usize,
-        counts: &CudaSlice<u32>,
-        length: &CudaSlice<u64>,
-    ) -> Result<([u32; 8], u64), GpuError> {
-        self.queue_read(l, counts, length)?;
+    /// Level `l`'s counters and instructions run, copied by [`Kept::queue_read`] (the stream
+    /// synchronized since).
+    fn counted(&self, l: usize) -> Result<([u32; 8], u64), GpuError> {
+        let what = "reading the tape render's counters";
+        let host = self.counters_host.as_ref().expect("a frame's counters");
+        let w = &host.as_slice().during(what)?[COUNTER_WORDS * l..COUNTER_WORDS * (l + 1)];
+        let mut c = [0u32; 8];
+        c.copy_from_slice(&w[..8]);
+        Ok((
+            c,
+            u64::from(w[LENGTH_WORD]) | u64::from(w[LENGTH_WORD + 1]) << 32,
+        ))
+    }
+
+    /// [`Kept::queue_read`] of level `l`, then the stream synchronized and the values read.
+    fn read(&mut self, l: usize) -> Result<([u32; 8], u64), GpuError> {
+        self.queue_read(l..l + 1)?;
         self.stream
             .synchronize()
             .during("reading the tape render's counters")?;
@@ -645,12 +664,22 @@ impl Kept {
     }
 }
 
-/// One level's device buffers: its counters (boundary tiles, the three classes, then what
-/// the pruning writes: the longest pruned tape, the most choices, slot overflow), the
-/// instructions run, each tile's `min`/`max` outcomes, and the boundary list.
+/// Words of a level's counters ([`Kept::counter`]): eight counts, then a u64 at
+/// [`LENGTH_WORD`]; each level's 4 KB apart, its counts 2 KB from its u64. Every warp of a
+/// level adds to both with atomics, and packed close they contended: at 256 bytes a level
+/// (the counts and the u64 in their own 128-byte lines) the colonnade's voxel frames took
+/// 0.99 / 2.70 ms at 512³ / 1024³ with normals against 0.92 / 2.41 with a buffer each, at 4 KB
+/// 0.86 / 2.30 (run 156; which part of the memory system they met in was not isolated).
+const COUNTER_WORDS: usize = 1024;
+
+/// Where a level's instructions-run counter starts, in words.
+const LENGTH_WORD: usize = 512;
+
+/// One level's device buffers: the addresses of its counters and instructions run
+/// ([`Kept::counter`]), each tile's `min`/`max` outcomes, and the boundary list.
 struct LevelBuffers {
-    counts: CudaSlice<u32>,
-    length: CudaSlice<u64>,
+    counts: u64,
+    length: u64,
     choices: CudaSlice<u8>,
     n_choices: CudaSlice<u32>,
     boundary: CudaSlice<u32>,
@@ -789,13 +818,13 @@ where
         cls: &mut cudarc::driver::CudaViewMut<'_, u8>,
         heights: Option<&mut cudarc::driver::CudaViewMut<'_, u32>>,
         item_cls: Option<&mut CudaSlice<u8>>,
-        n_dev: Option<&CudaSlice<u32>>,
+        n_dev: Option<u64>,
     ) -> Result<(), GpuError> {
         let kcap = lv.kcap;
         let (k, levels) = (&self.k, &plan.levels);
         // The level's item count as the pruning before it wrote it (its counters' word 7),
         // or none (a null pointer: the launch's n).
-        let n_view = n_dev.map(|c| c.slice(7..8));
+        let n_dev = n_dev.unwrap_or(0);
         let null = 0u64;
         let g = &levels[lv.l];
         let record: i32 = (lv.l + 1 < levels.len()) as i32;
@@ -845,15 +874,10 @@ where
         b.arg(cls)
             .arg(&g.cols)
             .arg(&mut bufs.boundary)
-            .arg(&mut bufs.counts)
-            .arg(&mut bufs.length);
+            .arg(&bufs.counts)
+            .arg(&bufs.length);
         if !first {
-            b.arg(&stage);
-            match &n_view {
-                Some(v) => b.arg(v),
-                None => b.arg(&null),
-            };
-            b.arg(&kcap);
+            b.arg(&stage).arg(&n_dev).arg(&kcap);
         }
         let shape = if first {
             LaunchConfig {
@@ -949,7 +973,7 @@ where
             None => b.arg(&null),
         };
         b.arg(&g.cols).arg(&g.tile);
-        b.arg(&mut *into.work).arg(&mut bufs.counts);
+        b.arg(&mut *into.work).arg(&bufs.counts);
         // SAFETY: matches the signature of the kernel chosen; the next pool and args hold nb
         // tapes of `stride` (the longest tape of the round, which pruning never lengthens);
         // the next work list nb k^2 items; shared memory holds a word per instruction (and per
@@ -1050,7 +1074,6 @@ where
         kept: &mut Kept,
     ) -> Result<(), GpuError> {
         let (zc, depth) = z_args(plan);
-        let null = 0u64;
         let levels = &plan.levels;
         for (l, g) in levels.iter().enumerate() {
             let n = needed[l].n;
@@ -1059,12 +1082,12 @@ where
             }
             let (work, pool, n_dev) = if l == 0 {
                 let w = &kept.first.as_ref().expect("the first level's items").1;
-                (w, &self.pool, None)
+                (w, &self.pool, 0u64)
             } else {
                 let prev = &kept.levels[l - 1];
                 let w = prev.next_work.as_ref().expect("the level's items");
                 let p = prev.next_pool.as_ref().expect("the level's tapes");
-                (w, p, prev.counts.as_ref())
+                (w, p, kept.counter(l - 1, 7))
             };
             let item_cls = kept.levels[l]
                 .item_cls
@@ -1073,13 +1096,8 @@ where
             let map = kept.depth_map.as_ref().expect("composed");
             let normals = kept.normals_dev.as_mut().expect("grown");
             let (n32, last) = (n as u32, (l + 1 == levels.len()) as i32);
-            let n_view = n_dev.map(|c| c.slice(7..8));
             let mut b = stream.launch_builder(&self.k.normals);
-            b.arg(&n32);
-            match &n_view {
-                Some(v) => b.arg(v),
-                None => b.arg(&null),
-            };
+            b.arg(&n32).arg(&n_dev);
             b.arg(work)
                 .arg(pool)
                 .arg(&self.consts)
@@ -1307,6 +1325,7 @@ where
         if kept.levels.len() < levels.len() {
             kept.levels.resize_with(levels.len(), LevelKept::default);
         }
+        kept.clear_counters(levels.len())?;
         // The round's tapes: the prepared one first, then each round's pruned ones.
         let mut input: Option<(CudaSlice<u64>, CudaSlice<u32>)> = None;
         let mut counted_all = Vec::with_capacity(levels.len());
@@ -1319,17 +1338,14 @@ where
             }
             let rec = if next.is_some() { n.max(1) } else { 1 };
             let lk = std::mem::take(&mut kept.levels[l]);
-            // Every element is written before it is read but the counters, cleared here.
+            // Every element is written before it is read (the counters were cleared above).
             let mut bufs = LevelBuffers {
-                counts: kernels::room(&stream, lk.counts, 8, alloc)?,
-                length: kernels::room(&stream, lk.length, 1, alloc)?,
+                counts: kept.counter(l, 0),
+                length: kept.counter(l, LENGTH_WORD),
                 choices: kernels::room(&stream, lk.choices, rec * max_choices, alloc)?,
                 n_choices: kernels::room(&stream, lk.n_choices, rec, alloc)?,
                 boundary: kernels::room(&stream, lk.boundary, rec, alloc)?,
             };
-            let clear = "clearing the tape render's counters";
-            stream.memset_zeros(&mut bufs.counts).during(clear)?;
-            stream.memset_zeros(&mut bufs.length).during(clear)?;
             // With normals, each item's class (every item's written before it is read).
             let with_normals = layered && kept.normals;
             let mut item_cls = match with_normals {
@@ -1356,11 +1372,7 @@ where
                 let mut hs = heights.slice_mut(if heights_mode { marked(l) } else { 0..1 });
                 let hs = (!voxel_classes).then_some(&mut hs);
                 // The items are the count the pruning before wrote (below its capacity n).
-                let n_dev = if l > 0 {
-                    kept.levels[l - 1].counts.as_ref()
-                } else {
-                    None
-                };
+                let n_dev = (l > 0).then(|| kept.counter(l - 1, 7));
                 let ic = item_cls.as_mut().filter(|_| with_normals);
                 self.eval_level(&stream, plan, &level, &mut bufs, &mut cls, hs, ic, n_dev)?;
             }
@@ -1368,7 +1380,7 @@ where
             let nb = match caps {
                 Some(caps) => caps[l].nb,
                 None => {
-                    let (counted, ran) = kept.read(l, &bufs.counts, &bufs.length)?;
+                    let (counted, ran) = kept.read(l)?;
                     counted_all.push((counted, ran));
                     counted[0] as usize
                 }
@@ -1421,7 +1433,7 @@ where
                         self.prune_level(&stream, plan, &level, nb, &mut bufs, hs, &mut into)?;
                         profile.mark(&stream, format!("prune {}", g.tile))?;
                         if caps.is_none() {
-                            let (counted, _) = kept.read(l, &bufs.counts, &bufs.length)?;
+                            let (counted, _) = kept.read(l)?;
                             self.check_slots(&counted)?;
                             stride = counted[4] as usize;
                             max_choices = counted[5] as usize;
@@ -1430,11 +1442,7 @@ where
                     Some((next_pool, next_args, next_work, next_n))
                 }
             };
-            if caps.is_some() {
-                kept.queue_read(l, &bufs.counts, &bufs.length)?;
-            }
-            (here.counts, here.length, here.choices) =
-                (Some(bufs.counts), Some(bufs.length), Some(bufs.choices));
+            here.choices = Some(bufs.choices);
             (here.n_choices, here.boundary) = (Some(bufs.n_choices), Some(bufs.boundary));
             kept.levels[l] = here;
             // This level's tapes and work items go back where they came from (the stream
@@ -1482,6 +1490,10 @@ where
         }
         kept.classes = Some(classes);
         kept.heights = Some(heights);
+        if caps.is_some() {
+            // Every level's counters, in one copy.
+            kept.queue_read(0..levels.len())?;
+        }
         stream.synchronize().during("waiting for the tape render")?;
         profile.mark(&stream, "compose".to_string())?;
         profile.print();
