@@ -521,7 +521,8 @@ struct Kept {
     counters: Option<CudaSlice<u32>>,
     /// Their host copy (page-locked).
     counters_host: Option<cudarc::driver::PinnedHostSlice<u32>>,
-    /// The device address of `counters` (set where a frame clears them).
+    /// The device address of `counters` (set where a frame clears them), kept rather than
+    /// asked of the slice at each use: each `device_ptr` call queues a wait on its last write.
     counters_at: u64,
     /// The sizes the last frame read level by level, for the plan it rendered: a frame of
     /// the same plan takes them as capacities and reads no counter before its end.
@@ -672,6 +673,10 @@ impl Kept {
 /// 0.86 / 2.30 (run 156; which part of the memory system they met in was not isolated).
 const COUNTER_WORDS: usize = 1024;
 
+/// The word of a level's counters where its pruning writes the next level's item count
+/// (`capacity_of` in tape.cu), which the next level's kernels read.
+const ITEMS_WORD: usize = 7;
+
 /// Where a level's instructions-run counter starts, in words.
 const LENGTH_WORD: usize = 512;
 
@@ -710,10 +715,9 @@ struct Pruned<'a> {
     grid: crate::search::render::LevelGrid,
 }
 
-/// Threads of a block of the first level.
 /// Threads of a first-level block. Prospero's widest depths hold 1,231-1,337 instructions:
-/// 512 threads measured 0-5 % faster than 256 at 512² to 4096², 1,024 10-20 % slower (run 146,
-/// one H200; the kernels use at most 53 registers).
+/// against 256 threads, 512 measured from 2 % slower to 5 % faster at 512² to 4096², 1,024
+/// 2-25 % slower (run 146, one H200, medians; the kernels use at most 53 registers).
 const ROOT_BLOCK: u32 = 512;
 
 impl<T> Prepared<T>
@@ -1087,7 +1091,7 @@ where
                 let prev = &kept.levels[l - 1];
                 let w = prev.next_work.as_ref().expect("the level's items");
                 let p = prev.next_pool.as_ref().expect("the level's tapes");
-                (w, p, kept.counter(l - 1, 7))
+                (w, p, kept.counter(l - 1, ITEMS_WORD))
             };
             let item_cls = kept.levels[l]
                 .item_cls
@@ -1372,7 +1376,7 @@ where
                 let mut hs = heights.slice_mut(if heights_mode { marked(l) } else { 0..1 });
                 let hs = (!voxel_classes).then_some(&mut hs);
                 // The items are the count the pruning before wrote (below its capacity n).
-                let n_dev = (l > 0).then(|| kept.counter(l - 1, 7));
+                let n_dev = (l > 0).then(|| kept.counter(l - 1, ITEMS_WORD));
                 let ic = item_cls.as_mut().filter(|_| with_normals);
                 self.eval_level(&stream, plan, &level, &mut bufs, &mut cls, hs, ic, n_dev)?;
             }
