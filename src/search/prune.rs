@@ -179,12 +179,11 @@ fn search<T: Bound>(
                     record.clear();
                     let values = tape.eval_lanes(&regions, &mut slots, Some(&mut record));
                     let n = part.len();
-                    for (lane, (lo, hi)) in values.into_iter().enumerate() {
-                        out.push(may_vanish(lo.to_f64(), hi.to_f64()).then(|| {
-                            let choices: Vec<u8> =
-                                record.iter().skip(lane).step_by(n).copied().collect();
-                            tape.prune(&choices)
-                        }));
+                    for (lane, (lo, hi)) in values.iter().enumerate() {
+                        out.push(
+                            may_vanish(lo.to_f64(), hi.to_f64())
+                                .then(|| tape.prune_lane(&record, lane, n, true)),
+                        );
                     }
                 }
                 out

@@ -504,10 +504,10 @@ fn run_tapes<T: crate::search::tape::Bound>(
         .chunk_by(|&a, &b| items[a].0 == items[b].0)
         .flat_map(|run| run.chunks(LANES))
         .collect();
-    let scratch = || (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let scratch = || (Vec::new(), Vec::new(), Vec::new());
     let done: Vec<Vec<(usize, [f64; 2], Option<Tape>)>> = runs
         .par_iter()
-        .map_init(scratch, |(slots, record, choices, boxes), run| {
+        .map_init(scratch, |(slots, record, boxes), run| {
             let tape = &tapes[items[run[0]].0 as usize];
             boxes.clear();
             boxes.extend(
@@ -525,11 +525,7 @@ fn run_tapes<T: crate::search::tape::Bound>(
                     // A pruning that decided nothing gives the same tape: the box's own
                     // (its id) serves, and its runs stay long.
                     let child = (prune && sign_of(e).is_none())
-                        .then(|| {
-                            choices.clear();
-                            choices.extend(record.iter().skip(lane).step_by(n));
-                            tape.prune(choices)
-                        })
+                        .then(|| tape.prune_lane(record, lane, n, true))
                         .filter(|t| t.len() < tape.len());
                     (i, e, child)
                 })

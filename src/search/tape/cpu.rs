@@ -66,12 +66,12 @@ impl Tape {
     /// `slots[s * n + l]`. With `record`, each `min`/`max`'s outcomes are appended box by box
     /// (the k-th decision of box `l` at `record[k * n + l]`). Box for box the bits of
     /// [`Tape::eval`]: the same operations in the same order.
-    pub(crate) fn eval_lanes<T: Bound>(
+    pub(crate) fn eval_lanes<'s, T: Bound>(
         &self,
         boxes: &[TapeBox<T>],
-        slots: &mut Vec<Iv<T>>,
+        slots: &'s mut Vec<Iv<T>>,
         mut record: Option<&mut Vec<u8>>,
-    ) -> Vec<Iv<T>> {
+    ) -> &'s [Iv<T>] {
         let n = boxes.len();
         // Grown, not cleared: every instruction writes its slot before a later one reads it
         // (the slots are given to SSA values), so what an earlier pass left is never read; a
@@ -110,7 +110,7 @@ impl Tape {
             }
         }
         let o = OUT as usize * n;
-        slots[o..o + n].to_vec()
+        &slots[o..o + n]
     }
 }
 
@@ -202,23 +202,64 @@ impl Tiles {
         }
     }
 
-    fn iter(&self) -> impl Iterator<Item = At> + '_ {
-        (0..self.len()).map(|i| self.get(i))
+    /// The tiles' boxes in order into `out` (cleared first), from the level's bounds per
+    /// column, row and layer.
+    fn boxes<T: Bound>(&self, xs: &[Iv<T>], ys: &[Iv<T>], zs: &[Iv<T>], out: &mut Vec<TapeBox<T>>) {
+        out.clear();
+        self.runs(|(r, c, z), _, len| {
+            let (y, z) = (ys[r as usize], zs[z as usize]);
+            out.extend(xs[c as usize..][..len].iter().map(|&x| [x, y, z]));
+        });
+    }
+
+    /// The tiles in runs of consecutive columns, in order: `f(first tile, its index in the
+    /// group, tiles in the run)`; a block's a run per row and layer, a list's a run per tile.
+    /// (Per tile, [`Tiles::get`]'s divisions were 8 % of a Prospero render.)
+    fn runs(&self, mut f: impl FnMut(At, usize, usize)) {
+        match self {
+            Tiles::List(v) => {
+                for (i, &at) in v.iter().enumerate() {
+                    f(at, i, 1);
+                }
+            }
+            &Tiles::Block {
+                first: (r0, c, z0),
+                rows,
+                cols,
+                layers,
+            } => {
+                let mut i = 0;
+                for r in r0..r0 + rows {
+                    for z in z0..z0 + layers {
+                        f((r, c, z), i, cols as usize);
+                        i += cols as usize;
+                    }
+                }
+            }
+        }
     }
 }
 
-/// What a level of a search leaves: its tiles' classes (in 2-D, and in 3-D for
-/// [`Mode::Classes`], `UNSET` where a tile was not evaluated; a 3-D level's tile `(r, c, z)`
-/// at `(z rows + r) cols + c`), or for a 3-D depth map, per column of its grid, the height of
-/// its highest filled tile (see [`crate::search::voxels`]; 0: none).
+/// What a level of a search leaves: its tiles' classes (in 3-D for [`Mode::Classes`],
+/// `UNSET` where a tile was not evaluated; a 3-D level's tile `(r, c, z)` at
+/// `(z rows + r) cols + c`), or for a 3-D depth map, per column of its grid, the height of
+/// its highest filled tile (see [`crate::search::voxels`]; 0: none); in 2-D nothing of its
+/// own: its decided tiles are written into the image.
 enum Marks {
     Classes(Vec<u8>),
     Heights(Vec<u32>),
+    Image,
 }
 
-/// What a 3-D search is for (a 2-D plan always marks classes).
+/// What a search is for.
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
+    /// A 2-D image: each pixel's class, written by the level that decides it (the first
+    /// whose tile over it is not boundary; the last level writes boundary too). Every pixel
+    /// is written once, and no level keeps classes of its own: composing the image from
+    /// levels of classes afterwards, and filling the pixel level's with `UNSET`, was 8 % of
+    /// a 1-thread Prospero render.
+    Image,
     /// The depth map: column heights, occluded tiles not split; with `keep_filled`, the
     /// filled tiles kept for the normals.
     Heights { keep_filled: bool },
@@ -230,6 +271,16 @@ enum Mode {
 /// (3-D) the filled tiles of each level with the tape they ran.
 type Levels = (Vec<Marks>, Vec<Round2>, Vec<TapeRound>, Vec<Filled>);
 
+/// A boundary tile of a group whose children are evaluated: its index in the group, and
+/// where its decisions are in the group's recordings: the k-th of the tile at
+/// `record[at + k * n + lane]` (its pass over the tape had `n` lanes).
+struct Decided {
+    tile: usize,
+    at: usize,
+    lane: usize,
+    n: usize,
+}
+
 /// A level's filled tiles that share a tape: the level, the tape, the tiles.
 type Filled = (usize, Arc<Tape>, Vec<At>);
 
@@ -237,19 +288,15 @@ pub(super) fn render<T: Bound>(
     tape: &Tape,
     plan: &Plan,
 ) -> Result<(Rendered, Vec<TapeRound>), Error> {
-    let mode = Mode::Heights { keep_filled: false };
-    let (marks, rounds, stats, _) = search::<T>(tape, plan, mode)?;
-    let classes: Vec<Vec<u8>> = marks
-        .into_iter()
-        .map(|m| match m {
-            Marks::Classes(c) => c,
-            Marks::Heights(_) => unreachable!("a 2-D plan marks classes"),
-        })
-        .collect();
+    assert!(plan.z.is_none(), "a 2-D plan");
+    let (w, h) = (plan.width as usize, plan.height as usize);
+    let what = format!("a {w}x{h} image");
+    let mut image = crate::search::filled(w * h, BOUNDARY, &what)?;
+    let (_, rounds, stats, _) = search::<T>(tape, plan, Mode::Image, &mut image)?;
     let rendered = Rendered {
         width: plan.width,
         height: plan.height,
-        classes: crate::search::render::cpu::compose(plan, &classes)?,
+        classes: image,
         rounds,
     };
     Ok((rendered, stats))
@@ -266,7 +313,7 @@ pub(crate) fn voxels<T: Bound>(
     let mode = Mode::Heights {
         keep_filled: normals,
     };
-    let (marks, rounds, stats, filled) = search::<T>(tape, plan, mode)?;
+    let (marks, rounds, stats, filled) = search::<T>(tape, plan, mode, &mut [])?;
     let (w, h) = (plan.width as usize, plan.height as usize);
     let mut heights = crate::search::filled(w * h, 0u32, "the depth map")?;
     for (g, m) in plan.levels.iter().zip(&marks) {
@@ -291,12 +338,12 @@ pub(crate) fn voxel_classes<T: Bound>(
     tape: &Tape,
     plan: &Plan,
 ) -> Result<crate::search::voxels::LevelClasses, Error> {
-    let (marks, rounds, stats, _) = search::<T>(tape, plan, Mode::Classes)?;
+    let (marks, rounds, stats, _) = search::<T>(tape, plan, Mode::Classes, &mut [])?;
     let classes = marks
         .into_iter()
         .map(|m| match m {
             Marks::Classes(c) => c,
-            Marks::Heights(_) => unreachable!("classes asked for"),
+            _ => unreachable!("classes asked for"),
         })
         .collect();
     Ok((classes, rounds, stats))
@@ -341,9 +388,14 @@ fn voxel_normals<T: Bound>(plan: &Plan, heights: &[u32], filled: &[Filled]) -> V
     normals
 }
 
-/// The rounds of a tape search over the plan's levels (2-D or 3-D, in 3-D for `mode`): what
-/// each level marked, the rounds and their mean tape lengths.
-fn search<T: Bound>(tape: &Tape, plan: &Plan, mode: Mode) -> Result<Levels, Error> {
+/// The rounds of a tape search over the plan's levels (2-D for [`Mode::Image`], which writes
+/// `image`, else 3-D): what each level marked, the rounds and their mean tape lengths.
+fn search<T: Bound>(
+    tape: &Tape,
+    plan: &Plan,
+    mode: Mode,
+    image: &mut [u8],
+) -> Result<Levels, Error> {
     let keep_filled = mode == Mode::Heights { keep_filled: true };
     let heights = plan.z.is_some() && mode != Mode::Classes;
     let levels = &plan.levels;
@@ -359,12 +411,13 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan, mode: Mode) -> Result<Levels, Erro
     for (l, grid) in levels.iter().enumerate() {
         let next_grid = levels.get(l + 1);
         let last_but_one = l + 2 == levels.len();
-        // Per group: its tiles' classes, and where a level follows its boundary tiles (by index
-        // in the group) with their `min`/`max` decisions, the tape's count per tile one after
-        // the other. (Pruned after the level's marks, only where children are evaluated: in
-        // 3-D most boundary tiles of the last level but one are occluded. Not a tape slot per
-        // tile: at the last level of Prospero that would hold 300,000 empty slots.)
-        type Found = (Vec<u8>, Vec<usize>, Vec<u8>);
+        // Per group: its tiles' classes, and where a level follows, its boundary tiles and
+        // the `min`/`max` decisions of the passes that had one: each pass's recording kept
+        // whole (read in place by the pruning, not gathered per tile; pruned after the level's
+        // marks, only where children are evaluated: in 3-D most boundary tiles of the last
+        // level but one are occluded. Not a tape slot per tile: at the last level of Prospero
+        // that would hold 300,000 empty slots.)
+        type Found = (Vec<u8>, Vec<Decided>, Vec<u8>);
         // The level's bounds per column, row and layer (each tile's box is made of them).
         let xs: Vec<Iv<T>> = (0..grid.cols)
             .map(|c| {
@@ -389,50 +442,60 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan, mode: Mode) -> Result<Levels, Erro
             None => vec![(T::nan(), T::nan())],
         };
         let (xs, ys, zs) = (&xs, &ys, &zs);
-        // Scratch (slots, decisions, boxes) made once per rayon job, not per group: the pixel
-        // level has thousands of groups.
-        let scratch = || (Vec::new(), Vec::new(), Vec::new());
+        // Scratch (slots, boxes) made once per rayon job, not per group: the pixel level has
+        // thousands of groups.
+        let scratch = || (Vec::new(), Vec::new());
         let found: Vec<Found> = groups
             .par_iter()
-            .map_init(scratch, |(slots, record, boxes), (tape, tiles)| {
+            .map_init(scratch, |(slots, boxes), (tape, tiles)| {
                 let mut found: Found = (Vec::with_capacity(tiles.len()), Vec::new(), Vec::new());
+                let (classes, boundary, record) = &mut found;
+                tiles.boxes(xs, ys, zs, boxes);
                 // The group's tiles LANES at a time through one pass over the tape.
-                for from in (0..tiles.len()).step_by(LANES) {
-                    let part = from..(from + LANES).min(tiles.len());
-                    boxes.clear();
-                    boxes.extend(part.map(|i| {
-                        let (r, c, z) = tiles.get(i);
-                        [xs[c as usize], ys[r as usize], zs[z as usize]]
-                    }));
-                    record.clear();
+                for boxes in boxes.chunks(LANES) {
+                    let (n, at) = (boxes.len(), record.len());
                     let recording = next_grid.is_some().then_some(&mut *record);
                     let values = tape.eval_lanes(boxes, slots, recording);
-                    let n = boxes.len();
-                    for (lane, (lo, hi)) in values.into_iter().enumerate() {
+                    let before = boundary.len();
+                    for (lane, &(lo, hi)) in values.iter().enumerate() {
                         let class = classify(lo.to_f64(), hi.to_f64());
                         if class == BOUNDARY && next_grid.is_some() {
-                            found.1.push(found.0.len());
-                            found.2.extend(record.iter().skip(lane).step_by(n));
+                            boundary.push(Decided {
+                                tile: classes.len(),
+                                at,
+                                lane,
+                                n,
+                            });
                         }
-                        found.0.push(class);
+                        classes.push(class);
+                    }
+                    if boundary.len() == before {
+                        // No tile of this pass is pruned: its recording is not kept.
+                        record.truncate(at);
                     }
                 }
                 found
             })
             .collect();
         let columns = grid.rows as usize * grid.cols as usize;
-        let mut level = match heights {
-            false => Marks::Classes(crate::search::filled(
+        let mut level = match (mode, heights) {
+            (Mode::Image, _) => Marks::Image,
+            (_, false) => Marks::Classes(crate::search::filled(
                 columns * grid.layers as usize,
                 crate::search::render::UNSET,
                 "a level of the tiles' classes",
             )?),
-            true => Marks::Heights(crate::search::filled(
+            (_, true) => Marks::Heights(crate::search::filled(
                 columns,
                 0u32,
                 "a level of the voxels' columns",
             )?),
         };
+        let (t, w, h) = (
+            grid.tile as usize,
+            plan.width as usize,
+            plan.height as usize,
+        );
         let mut round = Round2 {
             tile: grid.tile,
             ..Round2::default()
@@ -445,19 +508,43 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan, mode: Mode) -> Result<Levels, Erro
         for ((tape, tiles), (found, _, _)) in groups.iter().zip(&found) {
             length += tape.len() * tiles.len();
             let mut kept = Vec::new();
-            for ((r, c, z), &class) in tiles.iter().zip(found) {
+            tiles.runs(|(r, c, z), from, len| {
                 let at = (r * grid.cols + c) as usize;
+                let found = &found[from..from + len];
                 match &mut level {
-                    Marks::Classes(level) => level[z as usize * columns + at] = class,
+                    Marks::Classes(level) => {
+                        let at = z as usize * columns + at;
+                        level[at..at + len].copy_from_slice(found);
+                    }
+                    Marks::Image if t == 1 && next_grid.is_none() => {
+                        let at = r as usize * w + c as usize;
+                        image[at..at + len].copy_from_slice(found);
+                    }
+                    Marks::Image => {
+                        let (y0, x0) = (r as usize * t, c as usize * t);
+                        for (j, &class) in found.iter().enumerate() {
+                            if class == BOUNDARY && next_grid.is_some() {
+                                continue; // its children decide
+                            }
+                            let (x0, x1) = (x0 + j * t, (x0 + (j + 1) * t).min(w));
+                            for row in image.chunks_exact_mut(w).take(h).skip(y0).take(t) {
+                                row[x0..x1].fill(class);
+                            }
+                        }
+                    }
                     Marks::Heights(level) => {
-                        if class == INSIDE || (class == BOUNDARY && next_grid.is_none()) {
-                            level[at] = level[at].max(top(z));
-                            if keep_filled {
-                                kept.push((r, c, z));
+                        for (j, &class) in found.iter().enumerate() {
+                            if class == INSIDE || (class == BOUNDARY && next_grid.is_none()) {
+                                level[at + j] = level[at + j].max(top(z));
+                                if keep_filled {
+                                    kept.push((r, c + j as u32, z));
+                                }
                             }
                         }
                     }
                 }
+            });
+            for &class in found {
                 counts[class.min(BOUNDARY) as usize] += 1;
             }
             if !kept.is_empty() {
@@ -476,23 +563,17 @@ fn search<T: Bound>(tape: &Tape, plan: &Plan, mode: Mode) -> Result<Levels, Erro
             next = groups
                 .par_iter()
                 .zip(found)
-                .flat_map_iter(|((tape, tiles), (_, boundary, decided))| {
-                    let m = decided.len() / boundary.len().max(1);
-                    boundary.into_iter().enumerate().filter_map(move |(b, i)| {
-                        let (r, c, z) = tiles.get(i);
+                .flat_map_iter(|((tape, tiles), (_, boundary, record))| {
+                    boundary.into_iter().filter_map(move |d| {
+                        let (r, c, z) = tiles.get(d.tile);
                         if let Marks::Heights(level) = level {
                             if level[(r * grid.cols + c) as usize] > top(z) {
                                 return None;
                             }
                         }
-                        let child = tape.prune(&decided[b * m..(b + 1) * m]);
                         // A tape for the last level is never pruned again: its SSA operands
-                        // (a third of it) need not wait for the round to end.
-                        let child = if last_but_one {
-                            child.without_ssa()
-                        } else {
-                            child
-                        };
+                        // (a third of it) are not kept.
+                        let child = tape.prune_lane(&record[d.at..], d.lane, d.n, !last_but_one);
                         let rows = k.min(ng.rows - r * k);
                         let cols = k.min(ng.cols - c * k);
                         let layers = kz.min(ng.layers - z * kz);

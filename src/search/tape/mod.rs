@@ -615,7 +615,7 @@ impl Tape {
     /// The tape as an IR graph over the variables `names` (variable k of the tape named
     /// `names[k]`), to be lowered whole and compiled where a pruned tape runs on many boxes (a
     /// block of rays' searches): the same operations, so the same sets. Needs the SSA
-    /// operands (not a tape made [`Tape::without_ssa`]).
+    /// operands (not a tape pruned without them: [`Tape::prune_lane`]).
     ///
     /// Returns the graph and the node of each instruction.
     fn graph(&self, names: &[&str]) -> (Graph, Vec<NodeId>) {
@@ -752,13 +752,6 @@ impl Tape {
         self.insts.len()
     }
 
-    /// The tape without its SSA operands: it runs as before, and cannot be pruned or depth-
-    /// analysed (for tapes that never are: the last level of a CPU render).
-    pub(crate) fn without_ssa(mut self) -> Tape {
-        self.args = Vec::new();
-        self
-    }
-
     /// Whether the tape has no instructions (never: the output is one).
     pub fn is_empty(&self) -> bool {
         self.insts.is_empty()
@@ -880,17 +873,26 @@ impl Tape {
     /// `min`/`max` is replaced by its winner wherever it is used, what only the losers used is
     /// dropped, and the rest is renumbered and given slots again.
     pub(crate) fn prune(&self, choices: &[u8]) -> Tape {
+        self.prune_lane(choices, 0, 1, true)
+    }
+
+    /// [`Tape::prune`] with the decisions of lane `lane` of a recording of `lanes` lanes
+    /// ([`Tape::eval_lanes`]: the k-th at `record[k * lanes + lane]`), read where they are;
+    /// without `ssa`, the tape has no SSA operands: it runs as before and cannot be pruned or
+    /// depth-analysed (for tapes that never are: the last level of a CPU render).
+    pub(crate) fn prune_lane(&self, record: &[u8], lane: usize, lanes: usize, ssa: bool) -> Tape {
         const KEPT: u8 = 1;
         const REPLACED: u8 = 2;
-        /// `live`, `state`, `m` and `reached` below.
-        type Scratch = (Vec<u64>, Vec<u8>, Vec<u16>, Vec<u16>);
+        /// `live`, `state`, `m`, `reached`, `ops` and `args` below.
+        type Scratch = (Vec<u64>, Vec<u8>, Vec<u16>, Vec<u16>, Vec<u16>, Vec<u32>);
         thread_local! {
-            // Kept between calls: a render prunes thousands of tapes.
+            // Kept between calls: a render prunes thousands of tapes (and the SSA tape is
+            // copied out only where it is kept: the last level's tapes hold none).
             static SCRATCH: std::cell::RefCell<Scratch> = Default::default();
         }
         let n = self.len();
         let mut scratch = SCRATCH.take();
-        let (live, state, m, reached) = &mut scratch;
+        let (live, state, m, reached, ops, args) = &mut scratch;
         // Backward: which instructions the result needs (`live`, one bit each: most of a tape
         // is dead on a small tile, and a scan of one flag per instruction was a third of the
         // pruning; the bits are visited highest first, 64 dead ones per word test); state[i]
@@ -924,7 +926,7 @@ impl Tape {
                 let op = self.insts[i] as u16;
                 reached.push(i as u16);
                 let choice = if is_choice(self.insts[i]) {
-                    choices[index[i] as usize]
+                    record[index[i] as usize * lanes + lane]
                 } else {
                     BOTH
                 };
@@ -947,7 +949,10 @@ impl Tape {
             }
         }
         // Forward: new indices (a replaced instruction takes its winner's), the SSA tape.
-        let (mut ops, mut args) = (Vec::with_capacity(kept), Vec::with_capacity(kept));
+        ops.clear();
+        args.clear();
+        ops.reserve(kept);
+        args.reserve(kept);
         for &i in reached.iter().rev() {
             let i = i as usize;
             if state[i] == REPLACED {
@@ -965,9 +970,18 @@ impl Tape {
             ops.push(op);
             args.push(a as u32 | (b as u32) << 16);
         }
+        let (insts, slots) =
+            allocate(ops, args).expect("a pruned tape needs no more slots than its parent");
+        let args = if ssa { args.clone() } else { Vec::new() };
         SCRATCH.set(scratch);
-        Tape::from_ssa(ops, args, self.consts.clone(), self.ext.clone())
-            .expect("a pruned tape needs no more slots than its parent")
+        Tape {
+            insts,
+            args,
+            consts: self.consts.clone(),
+            ext: self.ext.clone(),
+            slots,
+            choice_index: ChoiceIndex::default(),
+        }
     }
 }
 
