@@ -233,8 +233,9 @@ def render(f, width, height, region, tiles=None, precision="f64", backend="auto"
     """Classifies every pixel of a `width` x `height` image over `region = (x0, x1, y0, y1)`
     as `OUTSIDE` (f > 0 on the whole pixel, proven), `INSIDE` (f < 0, proven) or `BOUNDARY`
     (neither), by subdivision through tiles of `tiles` pixels (default 64, 8, 1; a pruned
-    render on the GPU takes a coarser first level beyond 1024 pixels a side: 128, 16, 1 up
-    to 2048, 256, 32, 4, 1 up to 4096), on the function's backend. `f`: a compiled function of x and y, or its source. Returns a uint8
+    render takes a coarser first level for larger images: on the CPU 128, 16, 1 from 1024
+    pixels a side, on the GPU beyond 1024: 128, 16, 1 up to 2048, 256, 32, 4, 1 up to
+    4096), on the function's backend. `f`: a compiled function of x and y, or its source. Returns a uint8
     array of shape (height, width), row 0 at the top (y = y1). Pruning: each boundary tile's
     children run the program pruned for it (docs/render.md) — tapes run by an interpreter on
     the function's backend (every operation and function of x and y): the same classes for

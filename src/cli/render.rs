@@ -22,8 +22,9 @@ pub struct RenderArgs {
     #[arg(long, default_value = "-1,1,-1,1", allow_hyphen_values = true)]
     pub region: String,
     /// Tile sizes of the subdivision, coarse to fine, ending with 1 [default: 64,8,1; a 2-D
-    /// pruned render on the GPU takes a coarser first level beyond 1024 pixels a side:
-    /// 128,16,1 up to 2048, 256,32,4,1 up to 4096, 512,64,8,1 beyond]
+    /// pruned render takes a coarser first level for larger images: on the CPU 128,16,1 from
+    /// 1024 pixels a side, on the GPU beyond 1024: 128,16,1 up to 2048, 256,32,4,1 up to
+    /// 4096, 512,64,8,1 beyond]
     #[arg(long, value_delimiter = ',')]
     pub tiles: Option<Vec<u32>>,
     /// .npy: the classes as a uint8 array (height, width), 0 outside, 1 inside, 2 boundary;

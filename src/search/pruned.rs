@@ -65,9 +65,13 @@ impl PrunedRender {
         "tape instructions"
     }
 
-    /// The tile sizes a W x H frame of this render takes by default. On the CPU 64, 8, 1 (its
-    /// cost is its total work: Prospero at 2048² on the 2-core development machine, medians of
-    /// 5, 52.7-55.8 ms against 79.6-80.1 ms with 128, 16, 2, 1). On the GPU first tiles of 64
+    /// The tile sizes a W x H frame of this render takes by default. On the CPU 64, 8, 1 below
+    /// 1024 pixels along the longer side, 128, 16, 1 from there (its cost is its work and,
+    /// since that fell, what each pruned tape costs: Prospero on 1 thread of the 2-core
+    /// development machine, medians, 1024² 26-30 ms against 30-33 ms with 64, 8, 1, 2048² 59-60
+    /// against 69-72, 4096² 125-140 against 143-197 with 256, 32, 4, 1; at 512² 64, 8, 1 wins,
+    /// 14-16 ms against 17-19; 128, 16, 2, 1 and 64, 8, 2, 1 were slower everywhere: each
+    /// level prunes a tape per boundary tile). On the GPU first tiles of 64
     /// pixels up to 1024 pixels along the longer side, doubled with each doubling of the size
     /// beyond (at most 512: about 16 first tiles a side), then each level 8 times finer down to
     /// 16 pixels or fewer, then pixels — 64, 8, 1 up to 1024²; 128, 16, 1 up to 2048; 256, 32,
@@ -103,10 +107,13 @@ impl PrunedRender {
 
 /// [`PrunedRender::default_tiles`] of a pruned render on `backend`.
 pub fn pruned_tiles(backend: Backend, width: u32, height: u32) -> Vec<u32> {
-    if backend == Backend::Cpu {
-        return vec![64, 8, 1];
-    }
     let side = width.max(height);
+    if backend == Backend::Cpu {
+        return match side {
+            ..1024 => vec![64, 8, 1],
+            _ => vec![128, 16, 1],
+        };
+    }
     let mut tile = 64u32;
     while tile < 512 && side > tile * 16 {
         tile *= 2;
@@ -168,7 +175,8 @@ mod tests {
     use super::*;
 
     /// The default plans: on the GPU 64, 8, 1 up to 1024 pixels a side and a coarser first
-    /// level beyond, on the CPU always 64, 8, 1; every plan a valid one (each size divides
+    /// level beyond, on the CPU 64, 8, 1 below 1024 and 128, 16, 1 from there; every plan a
+    /// valid one (each size divides
     /// the one before, the last is 1), with the classes of 64, 8, 1 where they differ.
     #[test]
     fn default_tiles_grow_with_the_image_on_the_gpu() {
@@ -179,7 +187,9 @@ mod tests {
         assert_eq!(t(2048, 100), [128, 16, 1]);
         assert_eq!(t(4096, 4096), [256, 32, 4, 1]);
         assert_eq!(t(1 << 20, 8192), [512, 64, 8, 1]);
-        assert_eq!(pruned_tiles(Backend::Cpu, 4096, 4096), [64, 8, 1]);
+        assert_eq!(pruned_tiles(Backend::Cpu, 1023, 1023), [64, 8, 1]);
+        assert_eq!(pruned_tiles(Backend::Cpu, 1024, 10), [128, 16, 1]);
+        assert_eq!(pruned_tiles(Backend::Cpu, 4096, 4096), [128, 16, 1]);
         for side in [1u32, 7, 1000, 1025, 3000, 5000, 70000] {
             let plan = t(side, 3);
             assert_eq!(plan.last(), Some(&1));
