@@ -3,8 +3,6 @@
 //! instruction decoded once for up to 64 tiles), and the render's rounds over it, groups in
 //! parallel (rayon), each boundary tile's children grouped under the tape it pruned.
 
-use std::sync::Arc;
-
 use rayon::prelude::*;
 
 use super::{choice, code, decode, Bound, Iv, Tape, TapeBox, TapeRound, BOTH, OUT};
@@ -157,7 +155,7 @@ fn choices_body<T: Bound>(op: u16, a: &[Iv<T>], b: &[Iv<T>], record: &mut Vec<u8
 type At = (u32, u32, u32);
 
 /// A level's tiles, grouped by the tape they run.
-type Groups = Vec<(Arc<Tape>, Tiles)>;
+type Groups = Vec<(Tape, Tiles)>;
 
 /// The tiles of a group: the first level's, listed; or a boundary tile's children, a block
 /// of `rows x layers x cols` tiles from `first` (made when read: a list per group was a
@@ -282,7 +280,7 @@ struct Decided {
 }
 
 /// A level's filled tiles that share a tape: the level, the tape, the tiles.
-type Filled = (usize, Arc<Tape>, Vec<At>);
+type Filled = (usize, Tape, Vec<At>);
 
 pub(super) fn render<T: Bound>(
     tape: &Tape,
@@ -403,7 +401,7 @@ fn search<T: Bound>(
     let root: Vec<At> = (0..first.rows)
         .flat_map(|r| (0..first.layers).flat_map(move |z| (0..first.cols).map(move |c| (r, c, z))))
         .collect();
-    let mut groups: Groups = vec![(Arc::new(tape.clone()), Tiles::List(root))];
+    let mut groups: Groups = vec![(tape.clone(), Tiles::List(root))];
     let mut marks = Vec::with_capacity(levels.len());
     let mut rounds = Vec::with_capacity(levels.len());
     let mut stats = Vec::with_capacity(levels.len());
@@ -417,7 +415,7 @@ fn search<T: Bound>(
         // marks, only where children are evaluated: in 3-D most boundary tiles of the last
         // level but one are occluded. Not a tape slot per tile: at the last level of Prospero
         // that would hold 300,000 empty slots.)
-        type Found = (Vec<u8>, Vec<Decided>, Vec<u8>);
+        type Found = (Vec<Decided>, Vec<u8>);
         // The level's bounds per column, row and layer (each tile's box is made of them).
         let xs: Vec<Iv<T>> = (0..grid.cols)
             .map(|c| {
@@ -442,32 +440,52 @@ fn search<T: Bound>(
             None => vec![(T::nan(), T::nan())],
         };
         let (xs, ys, zs) = (&xs, &ys, &zs);
-        // Scratch (slots, boxes) made once per rayon job, not per group: the pixel level has
-        // thousands of groups.
+        // The level's classes, group after group (one buffer, not one per group: the pixel
+        // level has thousands of groups), and each group's part of it.
+        let mut starts = Vec::with_capacity(groups.len() + 1);
+        starts.push(0);
+        for (_, tiles) in &groups {
+            starts.push(starts[starts.len() - 1] + tiles.len());
+        }
+        let mut classes = vec![0u8; starts[groups.len()]];
+        let mut parts = Vec::with_capacity(groups.len());
+        let mut rest = &mut classes[..];
+        for (_, tiles) in &groups {
+            let (part, after) = rest.split_at_mut(tiles.len());
+            parts.push(part);
+            rest = after;
+        }
+        // Scratch (slots, boxes) made once per rayon job, not per group.
         let scratch = || (Vec::new(), Vec::new());
         let found: Vec<Found> = groups
             .par_iter()
-            .map_init(scratch, |(slots, boxes), (tape, tiles)| {
-                let mut found: Found = (Vec::with_capacity(tiles.len()), Vec::new(), Vec::new());
-                let (classes, boundary, record) = &mut found;
+            .zip(parts)
+            .map_init(scratch, |(slots, boxes), ((tape, tiles), classes)| {
+                let mut found: Found = (Vec::new(), Vec::new());
+                let (boundary, record) = &mut found;
+                if next_grid.is_some() {
+                    // The recordings' bytes: without it the vector grows by copies.
+                    record.reserve(tape.choices() * tiles.len());
+                }
                 tiles.boxes(xs, ys, zs, boxes);
                 // The group's tiles LANES at a time through one pass over the tape.
-                for boxes in boxes.chunks(LANES) {
+                for (k, boxes) in boxes.chunks(LANES).enumerate() {
                     let (n, at) = (boxes.len(), record.len());
                     let recording = next_grid.is_some().then_some(&mut *record);
                     let values = tape.eval_lanes(boxes, slots, recording);
                     let before = boundary.len();
-                    for (lane, &(lo, hi)) in values.iter().enumerate() {
+                    let out = &mut classes[k * LANES..k * LANES + n];
+                    for (lane, (&(lo, hi), out)) in values.iter().zip(out).enumerate() {
                         let class = classify(lo.to_f64(), hi.to_f64());
                         if class == BOUNDARY && next_grid.is_some() {
                             boundary.push(Decided {
-                                tile: classes.len(),
+                                tile: k * LANES + lane,
                                 at,
                                 lane,
                                 n,
                             });
                         }
-                        classes.push(class);
+                        *out = class;
                     }
                     if boundary.len() == before {
                         // No tile of this pass is pruned: its recording is not kept.
@@ -505,8 +523,9 @@ fn search<T: Bound>(
         let depth = plan.z.map_or(0, |a| a.depth);
         let top = |z: u32| depth - z * grid.tile;
         let mut counts = [0u64; 3];
-        for ((tape, tiles), (found, _, _)) in groups.iter().zip(&found) {
+        for ((tape, tiles), start) in groups.iter().zip(&starts) {
             length += tape.len() * tiles.len();
+            let found = &classes[*start..*start + tiles.len()];
             let mut kept = Vec::new();
             tiles.runs(|(r, c, z), from, len| {
                 let at = (r * grid.cols + c) as usize;
@@ -563,7 +582,7 @@ fn search<T: Bound>(
             next = groups
                 .par_iter()
                 .zip(found)
-                .flat_map_iter(|((tape, tiles), (_, boundary, record))| {
+                .flat_map_iter(|((tape, tiles), (boundary, record))| {
                     boundary.into_iter().filter_map(move |d| {
                         let (r, c, z) = tiles.get(d.tile);
                         if let Marks::Heights(level) = level {
@@ -584,7 +603,7 @@ fn search<T: Bound>(
                             cols,
                             layers,
                         };
-                        Some((Arc::new(child), kids))
+                        Some((child, kids))
                     })
                 })
                 .collect();
