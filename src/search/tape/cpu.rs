@@ -409,12 +409,12 @@ fn search<T: Bound>(
     for (l, grid) in levels.iter().enumerate() {
         let next_grid = levels.get(l + 1);
         let last_but_one = l + 2 == levels.len();
-        // Per group: its tiles' classes, and where a level follows, its boundary tiles and
-        // the `min`/`max` decisions of the passes that had one: each pass's recording kept
-        // whole (read in place by the pruning, not gathered per tile; pruned after the level's
-        // marks, only where children are evaluated: in 3-D most boundary tiles of the last
-        // level but one are occluded. Not a tape slot per tile: at the last level of Prospero
-        // that would hold 300,000 empty slots.)
+        // Per group, where a level follows: its boundary tiles and the `min`/`max` decisions
+        // of the passes that had one, each pass's recording kept whole (read in place by the
+        // pruning, not gathered per tile; pruned after the level's marks, only where children
+        // are evaluated: in 3-D most boundary tiles of the last level but one are occluded.
+        // Not a tape slot per tile: at the last level of Prospero that would hold 300,000
+        // empty slots.)
         type Found = (Vec<Decided>, Vec<u8>);
         // The level's bounds per column, row and layer (each tile's box is made of them).
         let xs: Vec<Iv<T>> = (0..grid.cols)
