@@ -70,8 +70,8 @@ impl PrunedRender {
     /// since that fell, what each pruned tape costs: Prospero on 1 thread of the 2-core
     /// development machine, medians, 1024² 26-30 ms against 30-33 ms with 64, 8, 1, 2048² 59-60
     /// against 69-72, 4096² 125-140 against 143-197 with 256, 32, 4, 1; at 512² 64, 8, 1 wins,
-    /// 14-16 ms against 17-19; 128, 16, 2, 1 and 64, 8, 2, 1 were slower everywhere: each
-    /// level prunes a tape per boundary tile). On the GPU first tiles of 64
+    /// 14-16 ms against 17-19; at 1024² 64, 8, 2, 1, 64, 16, 2, 1 and 32, 4, 1 were slower
+    /// still: each level prunes a tape per boundary tile). On the GPU first tiles of 64
     /// pixels up to 1024 pixels along the longer side, doubled with each doubling of the size
     /// beyond (at most 512: about 16 first tiles a side), then each level 8 times finer down to
     /// 16 pixels or fewer, then pixels — 64, 8, 1 up to 1024²; 128, 16, 1 up to 2048; 256, 32,

@@ -1,6 +1,6 @@
 //! The tape rule's CPU half: this module's interpreter (the generated interval operations of
 //! `crate::lower::generated`), one box per call or a group's tiles per call (lanes: each
-//! instruction decoded once for up to 64 tiles), and the render's rounds over it, groups in
+//! instruction decoded once for up to [`LANES`] tiles), and the render's rounds over it, groups in
 //! parallel (rayon), each boundary tile's children grouped under the tape it pruned.
 
 use rayon::prelude::*;
@@ -510,11 +510,7 @@ fn search<T: Bound>(
                 "a level of the voxels' columns",
             )?),
         };
-        let (t, w, h) = (
-            grid.tile as usize,
-            plan.width as usize,
-            plan.height as usize,
-        );
+        let (t, w) = (grid.tile as usize, plan.width as usize);
         let mut round = Round2 {
             tile: grid.tile,
             ..Round2::default()
@@ -547,7 +543,7 @@ fn search<T: Bound>(
                                 continue; // its children decide
                             }
                             let (x0, x1) = (x0 + j * t, (x0 + (j + 1) * t).min(w));
-                            for row in image.chunks_exact_mut(w).take(h).skip(y0).take(t) {
+                            for row in image.chunks_exact_mut(w).skip(y0).take(t) {
                                 row[x0..x1].fill(class);
                             }
                         }

@@ -592,19 +592,22 @@ impl Tape {
         let out = index_of[graph.outputs[0].index()] as usize;
         ops.truncate(out + 1);
         args.truncate(out + 1);
-        Tape::from_ssa(ops, args, consts.into(), Arc::new(ext))
+        Tape::from_ssa(&ops, &args, true, consts.into(), Arc::new(ext))
     }
 
+    /// The tape of an SSA program, given slots; without `ssa`, its SSA operands are not kept
+    /// (see [`Tape::prune_lane`]).
     fn from_ssa(
-        ops: Vec<u16>,
-        args: Vec<u32>,
+        ops: &[u16],
+        args: &[u32],
+        ssa: bool,
         consts: Arc<[Interval]>,
         ext: Arc<Extended>,
     ) -> Result<Tape, TapeError> {
-        let (insts, slots) = allocate(&ops, &args)?;
+        let (insts, slots) = allocate(ops, args)?;
         Ok(Tape {
             insts,
-            args,
+            args: if ssa { args.to_vec() } else { Vec::new() },
             consts,
             ext,
             slots,
@@ -970,18 +973,10 @@ impl Tape {
             ops.push(op);
             args.push(a as u32 | (b as u32) << 16);
         }
-        let (insts, slots) =
-            allocate(ops, args).expect("a pruned tape needs no more slots than its parent");
-        let args = if ssa { args.clone() } else { Vec::new() };
+        let tape = Tape::from_ssa(ops, args, ssa, self.consts.clone(), self.ext.clone())
+            .expect("a pruned tape needs no more slots than its parent");
         SCRATCH.set(scratch);
-        Tape {
-            insts,
-            args,
-            consts: self.consts.clone(),
-            ext: self.ext.clone(),
-            slots,
-            choice_index: ChoiceIndex::default(),
-        }
+        tape
     }
 }
 
@@ -1556,6 +1551,15 @@ mod tests {
                     );
                     let lane: Vec<u8> = record.iter().skip(l).step_by(64).copied().collect();
                     assert_eq!(choices, lane, "box {l}: decisions");
+                    // The pruning that reads the lane in place is the one of its decisions;
+                    // without SSA operands, the same instructions.
+                    let pruned = tape.prune(&choices);
+                    assert_eq!(tape.prune_lane(&record, l, 64, true), pruned, "box {l}");
+                    let bare = tape.prune_lane(&record, l, 64, false);
+                    assert!(
+                        bare.insts == pruned.insts && bare.args.is_empty(),
+                        "box {l}"
+                    );
                 }
             }
         }
