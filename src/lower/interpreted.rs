@@ -12,7 +12,7 @@ use crate::scalar::Precision;
 /// The operations host-side and tape interpreters run: each one's name and the graph
 /// operation it is the lowering of (the tape's codes `NEG` to `MAX` in this order, then
 /// `intersect`, which Newton's step runs and no tape holds, then `div` and `hull`, which the
-/// tapes' derivatives compose: `search::tape::Tape::gradient_in`).
+/// tapes' derivatives compose: `search::tape::Tape::gradient_lanes`).
 pub(crate) const OPERATIONS: [(&str, Op); 12] = {
     let (x, y) = (NodeId(0), NodeId(1));
     [

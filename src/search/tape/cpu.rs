@@ -349,36 +349,55 @@ pub(crate) fn voxel_classes<T: Bound>(
 }
 
 /// Each column's certified normal, three numbers per column (NaN where none): the gradient
-/// ([`Tape::gradient_in`]) of the tape of the filled tile that holds the column's top voxel, on
-/// that voxel's box. (One evaluated filled tile holds it: a filled tile is not split, and
-/// tiles of a level are disjoint.)
+/// ([`Tape::gradient_lanes`]) of the tape of the filled tile that holds the column's top voxel,
+/// on that voxel's box, the top voxels of a tape's tiles in passes of up to [`LANES`] (one
+/// voxel per call, by the scalar operations, was half of a colonnade frame with normals).
+/// (One evaluated filled tile holds it: a filled tile is not split, and tiles of a level are
+/// disjoint.)
 fn voxel_normals<T: Bound>(plan: &Plan, heights: &[u32], filled: &[Filled]) -> Vec<f64> {
     let z = plan.z.expect("a 3-D plan");
     let (w, h) = (plan.width, plan.height);
     let found: Vec<Vec<(usize, [f64; 3])>> = filled
         .par_iter()
-        .map_init(Vec::new, |slots, (l, tape, tiles)| {
-            let s = plan.levels[*l].tile;
-            let mut out = Vec::new();
-            for &(r, c, lz) in tiles {
-                let top = z.depth - lz * s;
-                for i in r * s..((r + 1) * s).min(h) {
-                    for j in c * s..((c + 1) * s).min(w) {
-                        let p = (i * w + j) as usize;
-                        if heights[p] != top {
-                            continue;
-                        }
-                        let b = plan
-                            .voxel_box(i, j, lz * s)
-                            .map(|[lo, hi]| (T::lo_of(lo), T::hi_of(hi)));
-                        let d = tape.gradient_in::<T>(&b, slots);
+        .map_init(
+            || (Vec::new(), Vec::new(), Vec::new(), Vec::new()),
+            |(slots, duals, boxes, columns), (l, tape, tiles)| {
+                let s = plan.levels[*l].tile;
+                let mut out = Vec::new();
+                let mut pass = |boxes: &mut Vec<TapeBox<T>>, columns: &mut Vec<usize>| {
+                    tape.gradient_lanes::<T>(boxes, slots, duals);
+                    for (&p, d) in columns.iter().zip(duals.iter()) {
                         let partials = [1, 2, 3].map(|k| [d[k].0.to_f64(), d[k].1.to_f64()]);
                         out.push((p, super::gradient::certified_or_nan(partials)));
                     }
+                    boxes.clear();
+                    columns.clear();
+                };
+                for &(r, c, lz) in tiles {
+                    let top = z.depth - lz * s;
+                    for i in r * s..((r + 1) * s).min(h) {
+                        for j in c * s..((c + 1) * s).min(w) {
+                            let p = (i * w + j) as usize;
+                            if heights[p] != top {
+                                continue;
+                            }
+                            let b = plan
+                                .voxel_box(i, j, lz * s)
+                                .map(|[lo, hi]| (T::lo_of(lo), T::hi_of(hi)));
+                            boxes.push(b);
+                            columns.push(p);
+                            if boxes.len() == LANES {
+                                pass(boxes, columns);
+                            }
+                        }
+                    }
                 }
-            }
-            out
-        })
+                if !boxes.is_empty() {
+                    pass(boxes, columns);
+                }
+                out
+            },
+        )
         .collect();
     let mut normals = vec![f64::NAN; 3 * heights.len()];
     for (p, n) in found.into_iter().flatten() {

@@ -76,7 +76,7 @@ pub(crate) mod code {
     /// Newton's intersection of K(X) with X; numbered on so that the operations' test covers it.
     pub(crate) const INTERSECT: u16 = 12;
     /// The generated operations after it, not tape instructions either: the interval
-    /// quotient and hull that a tape's derivatives compose ([`super::Tape::gradient_in`]).
+    /// quotient and hull that a tape's derivatives compose ([`super::Tape::gradient_lanes`]).
     pub(crate) const DIV: u16 = 13;
     pub(crate) const HULL: u16 = 14;
     /// The first operation run by its lowering ([`super::Extended`]): `EXT + k` is the k-th of

@@ -792,7 +792,7 @@ struct Dual { Iv v[4]; };
 
 // The tape's value and gradient on one box by forward differentiation: the rules of
 // src/search/tape/gradient.rs, each composed of the generated operations (the same bits as
-// the CPU's Tape::gradient_in).
+// the CPU's Tape::gradient_lanes).
 __device__ Dual tape_gradient(const unsigned long long* tp, u32 len, const T* consts, Iv x,
                               Iv y, Iv z)
 {
