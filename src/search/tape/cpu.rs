@@ -539,6 +539,8 @@ fn search<T: Bound>(
         let depth = plan.z.map_or(0, |a| a.depth);
         let top = |z: u32| depth - z * grid.tile;
         let mut counts = [0u64; 3];
+        // Per group, its tiles that raised their column's height (for the normals).
+        let mut kept_by_group: Vec<Vec<At>> = Vec::new();
         for ((tape, tiles), start) in groups.iter().zip(&starts) {
             length += tape.len() * tiles.len();
             let found = &classes[*start..*start + tiles.len()];
@@ -569,8 +571,13 @@ fn search<T: Bound>(
                     }
                     Marks::Heights(level) => {
                         for (j, &class) in found.iter().enumerate() {
-                            if class == INSIDE || (class == BOUNDARY && next_grid.is_none()) {
-                                level[at + j] = level[at + j].max(top(z));
+                            let filled =
+                                class == INSIDE || (class == BOUNDARY && next_grid.is_none());
+                            // Only a tile that raises its column can hold a pixel's top voxel
+                            // (every tile of this level covers the column's every pixel, and a
+                            // column's tiles come top first): the normals need no other.
+                            if filled && top(z) > level[at + j] {
+                                level[at + j] = top(z);
                                 if keep_filled {
                                     kept.push((r, c + j as u32, z));
                                 }
@@ -582,8 +589,8 @@ fn search<T: Bound>(
             for &class in found {
                 counts[class.min(BOUNDARY) as usize] += 1;
             }
-            if !kept.is_empty() {
-                filled.push((l, tape.clone(), kept));
+            if keep_filled {
+                kept_by_group.push(kept);
             }
         }
         round.boxes = counts.iter().sum();
@@ -623,6 +630,13 @@ fn search<T: Bound>(
                     })
                 })
                 .collect();
+        }
+        // The tapes of groups with kept tiles move to the normals (not cloned: a clone per
+        // group was a tenth of a colonnade frame with normals).
+        for ((tape, _), kept) in groups.into_iter().zip(kept_by_group) {
+            if !kept.is_empty() {
+                filled.push((l, tape, kept));
+            }
         }
         stats.push(TapeRound {
             tile: grid.tile,
