@@ -1014,28 +1014,38 @@ mod tests {
         assert!(checked > 100_000, "{checked} lanes checked");
     }
 
-    /// [`four_up`] for f32 values carried in f64 lanes.
+    /// [`four_up`] for f32 lanes: the four values in lanes 0-3 and, reversed, in lanes 4-7
+    /// (both halves of the register checked: the two results must agree).
     #[target_feature(enable = "avx2,fma")]
     fn four_up_f32(
         a: [f32; 4],
         b: [f32; 4],
         f: fn(
-            super::super::upward::F32x4Up,
-            super::super::upward::F32x4Up,
-        ) -> super::super::upward::F32x4Up,
+            super::super::upward::F32x8Up,
+            super::super::upward::F32x8Up,
+        ) -> super::super::upward::F32x8Up,
     ) -> [f32; 4] {
-        use super::super::upward::{F32x4Up, Upward};
-        let mut out = [0.0; 4];
-        // SAFETY: the arrays hold four values; in the region only `f` runs.
+        use super::super::upward::{F32x8Up, Upward};
+        let mut out = [0.0f32; 8];
+        // SAFETY: the arrays hold eight values; in the region only `f` runs.
         unsafe {
-            let wide = |v: [f32; 4]| _mm256_cvtps_pd(_mm_loadu_ps(v.as_ptr()));
-            let (x, y) = (wide(a), wide(b));
+            let eight =
+                |v: [f32; 4]| _mm256_setr_ps(v[0], v[1], v[2], v[3], v[3], v[2], v[1], v[0]);
+            let (x, y) = (eight(a), eight(b));
             let region = Upward::enter();
-            let v = f(F32x4Up(x), F32x4Up(y));
+            let v = f(F32x8Up(x), F32x8Up(y));
             drop(region);
-            _mm_storeu_ps(out.as_mut_ptr(), _mm256_cvtpd_ps(v.0));
+            _mm256_storeu_ps(out.as_mut_ptr(), v.0);
         }
-        out
+        let low = [out[0], out[1], out[2], out[3]];
+        let high = [out[7], out[6], out[5], out[4]];
+        assert!(
+            low.iter()
+                .zip(&high)
+                .all(|(x, y)| x.to_bits() == y.to_bits() || x.is_nan() && y.is_nan()),
+            "the register's halves differ: {low:?} {high:?}"
+        );
+        low
     }
 
     /// Every operation of the upward-region f32 vector type gives the scalar f32 row's bits
@@ -1053,7 +1063,7 @@ mod tests {
         let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || a.is_nan() && b.is_nan();
         // SAFETY: the processor has AVX2 and FMA (checked above).
         let four = |a, b, f| unsafe { four_up_f32(a, b, f) };
-        let checked = check_rows(rows!(super::super::upward::F32x4Up, f32), &v, four, same);
+        let checked = check_rows(rows!(super::super::upward::F32x8Up, f32), &v, four, same);
         assert!(checked > 100_000, "{checked} lanes checked");
     }
 
@@ -1098,5 +1108,32 @@ mod tests {
             [1.0, 2.0, 10.0, 14.0, 100.0, 108.0, 1000.0, 1016.0]
         );
         round_trip!(F32x4, f32, [1.0, 2.0, 10.0, 14.0, 100.0, 108.0, -0.0, 16.0]);
+        // Eight f32 pairs in one register: back bit for bit, and each box's bounds in the
+        // same lane (widths 1, 2, ..., 8, each once).
+        #[target_feature(enable = "avx2,fma")]
+        fn widths_f32(p: &[f32; 16]) -> ([f32; 16], [f32; 8]) {
+            use super::super::simd::Pairs;
+            use super::super::upward::F32x8Up;
+            let (mut back, mut width) = ([0.0; 16], [0.0; 8]);
+            // SAFETY: sixteen values read and written; the processor has AVX2 (checked).
+            unsafe {
+                let (lo, hi) = F32x8Up::load(p.as_ptr());
+                _mm256_storeu_ps(width.as_mut_ptr(), _mm256_sub_ps(hi.0, lo.0));
+                F32x8Up::store(back.as_mut_ptr(), (lo, hi));
+            }
+            (back, width)
+        }
+        let mut p = [0.0f32; 16];
+        for k in 0..8 {
+            p[2 * k] = (100 * k) as f32;
+            p[2 * k + 1] = (100 * k + k + 1) as f32;
+        }
+        p[0] = -0.0;
+        // SAFETY: the processor has AVX2 and FMA (checked above).
+        let (back, width) = unsafe { widths_f32(&p) };
+        assert_eq!(back.map(f32::to_bits), p.map(f32::to_bits));
+        let mut width = width.to_vec();
+        width.sort_by(f32::total_cmp);
+        assert_eq!(width, (1..=8).map(|k| k as f32).collect::<Vec<_>>());
     }
 }

@@ -1177,8 +1177,8 @@ macro_rules! vector_lanes {
 
 /// [`Bound::apply_lanes`] of bound type `$t`: the whole AVX-512 vectors `$wide` where the
 /// processor rounds by AVX-512 ([`vector_lanes!`]); the lanes left, on a processor with AVX2
-/// and FMA, as whole vectors of four — `$up` ([`crate::cpu::upward::F64x4Up`] or `F32x4Up`)
-/// inside one upward-rounding region where the evaluator switches MXCSR
+/// and FMA, as whole vectors — `$up` ([`crate::cpu::upward::F64x4Up`], four lanes, or
+/// `F32x8Up`, eight) inside one upward-rounding region where the evaluator switches MXCSR
 /// ([`crate::cpu::mode_switching`]), else
 /// `$quad` ([`crate::cpu::avx2::F64x4`] or `F32x4`, the software directed operations four
 /// lanes at a time), the bits of the scalar rows either way — then one at a time in the same
@@ -1282,7 +1282,7 @@ impl Bound for f32 {
             crate::lower::generated::f32_ops,
             crate::cpu::simd::F32x16,
             crate::cpu::avx2::F32x4,
-            crate::cpu::upward::F32x4Up,
+            crate::cpu::upward::F32x8Up,
             f32,
             code,
             slots,
