@@ -2,7 +2,7 @@
 //! vectors on processors with AVX2 and FMA but not AVX-512 (most x86-64 processors before 2022;
 //! with AVX-512 the interpreter runs [`super::simd::F64x8`], rounding by embedded rounding)
 //! where the rounding mode is not switched (`IVJIT_CPU_ROUNDING=software`, or the start-up
-//! check failed); where it is, f64 tapes run [`super::upward::F64x4Up`] and f32 tapes
+//! check failed), and [`F32x4`] likewise for f32 programs; where it is, f64 tapes run [`super::upward::F64x4Up`] and f32 tapes
 //! [`super::upward::F32x8Up`] inside an upward-rounding region per instruction instead.
 //!
 //! AVX2 has no directed rounding that does not switch the MXCSR mode, and these vectors are
