@@ -463,14 +463,14 @@ mod tests {
     /// The lanes give, box for box, the bits of one box at a time: many boxes in one pass run
     /// the rules by whole vectors (AVX-512, or AVX2 in the upward region), one box by the
     /// scalar operations (the enclosure tests above hold those on exact partials). Tapes with every rule (products, squares, roots, |.|, min and max
-    /// with and without sign demand, division, exp, log, a function with no rule) on 100
-    /// boxes of every class (entire, half-lines, [MAX, inf], subnormal, signed zeros, points,
+    /// with and without sign demand, division, exp, log, a function with no rule) on 300
+    /// boxes (more than the evaluator's chunk of 128) of every class (entire, half-lines, [MAX, inf], subnormal, signed zeros, points,
     /// empty), both precisions, with slots left by another pass.
     #[test]
     fn lanes_give_the_one_box_gradient() {
         fn check<T: Bound + std::fmt::Debug>(tape: &Tape, sides: &[(f64, f64)], src: &str) {
             let iv = |(lo, hi): (f64, f64)| (T::lo_of(lo), T::hi_of(hi));
-            let boxes: Vec<TapeBox<T>> = (0..100)
+            let boxes: Vec<TapeBox<T>> = (0..300)
                 .map(|k| {
                     [
                         iv(sides[k % sides.len()]),

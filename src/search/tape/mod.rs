@@ -209,7 +209,10 @@ impl Extended {
     }
 
     /// Operation `code` (of [`code::EXT`] and after) on `n` boxes: `slots[out + l] =
-    /// op(slots[a + l], slots[b + l])`, as [`Bound::apply_lanes`] (`n <= 64`).
+    /// op(slots[a + l], slots[b + l])`, as [`Bound::apply_lanes`]; by the evaluator's chunks,
+    /// [`crate::cpu::LANES`] boxes at a time (a tape pass has up to 256: the fortieth
+    /// session's wider passes handed them to one chunk, which panicked, on every CPU render of
+    /// 1024 pixels a side or more with a function run by its lowering).
     pub(crate) fn apply_lanes<T: Bound>(
         &self,
         code: u16,
@@ -224,16 +227,19 @@ impl Extended {
         let chunk = &self.chunks(T::PRECISION)[((code & 0xff) - code::EXT) as usize];
         SCRATCH.with(|s| {
             let (inputs, regs, res) = &mut *s.borrow_mut();
-            inputs.clear();
-            for at in [a, b] {
-                inputs.extend(slots[at..at + n].iter().map(|v| v.0.to_f64()));
-                inputs.extend(slots[at..at + n].iter().map(|v| v.1.to_f64()));
-            }
-            res.resize(2 * n, 0.0);
-            let columns: Vec<&[f64]> = inputs.chunks(n).collect();
-            chunk.run(&columns, n, regs, res);
-            for l in 0..n {
-                slots[out + l] = (T::exact(res[l]), T::exact(res[n + l]));
+            for first in (0..n).step_by(crate::cpu::LANES) {
+                let m = crate::cpu::LANES.min(n - first);
+                inputs.clear();
+                for at in [a + first, b + first] {
+                    inputs.extend(slots[at..at + m].iter().map(|v| v.0.to_f64()));
+                    inputs.extend(slots[at..at + m].iter().map(|v| v.1.to_f64()));
+                }
+                res.resize(2 * m, 0.0);
+                let columns: Vec<&[f64]> = inputs.chunks(m).collect();
+                chunk.run(&columns, m, regs, res);
+                for l in 0..m {
+                    slots[out + first + l] = (T::exact(res[l]), T::exact(res[m + l]));
+                }
             }
         });
     }
@@ -1502,6 +1508,47 @@ mod tests {
         }
         check::<f64>(&classes());
         check::<f32>(&classes());
+    }
+
+    /// Operations run by their lowering (sin, exp, a quotient, a power) over a pass of more
+    /// lanes than the evaluator's chunk holds (a tape pass has up to 256 tiles, a chunk 128:
+    /// the fortieth session's passes of 256 panicked there) give each box the one-box bits,
+    /// on boxes of every class, both precisions.
+    #[test]
+    fn lowered_operations_over_a_whole_pass_give_the_one_box_bits() {
+        fn check<T: Bound + std::fmt::Debug>(tape: &Tape, classes: &[(f64, f64)]) {
+            let iv = |(lo, hi): (f64, f64)| (T::lo_of(lo), T::hi_of(hi));
+            let boxes: Vec<TapeBox<T>> = (0..300)
+                .map(|k| {
+                    let c = |j: usize| iv(classes[j % classes.len()]);
+                    [c(k), c(k * 7 + 3), c(k * 5 + 1)]
+                })
+                .collect();
+            let bits = |v: T| {
+                let v = v.to_f64();
+                if v.is_nan() {
+                    u64::MAX
+                } else {
+                    v.to_bits()
+                }
+            };
+            let mut slots = Vec::new();
+            let lanes = tape.eval_lanes(&boxes, &mut slots, None);
+            for (l, b) in boxes.iter().enumerate() {
+                let one = tape.eval(b, None);
+                assert!(
+                    bits(one.0) == bits(lanes[l].0) && bits(one.1) == bits(lanes[l].1),
+                    "{:?} box {l} {b:?}: {one:?} alone, {:?} in lanes",
+                    T::PRECISION,
+                    lanes[l]
+                );
+            }
+        }
+        let expr = Expression::parse("sin(x) * exp(y) + x / (y - 1) - min(x^3, y)").unwrap();
+        let tape = Tape::binding(expr.ir(), &["x", "y", "z"], Chains::Balanced).unwrap();
+        assert!(tape.extended() >= 3, "operations run by their lowering");
+        check::<f64>(&tape, &classes());
+        check::<f32>(&tape, &classes());
     }
 
     /// The tape render gives the plain render's classes and rounds on min/max models, in both
