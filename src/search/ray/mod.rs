@@ -65,11 +65,14 @@ pub fn first_hits(eval: &Evaluator, rays: &[Ray], split: u32) -> Result<Hits, Er
         ))
         .into());
     }
-    if let Some((i, r)) = rays
-        .iter()
-        .enumerate()
-        .find(|(_, r)| !(r.t0 <= r.t1 && r.t0.is_finite() && r.t1.is_finite()))
-    {
+    // In parallel: one thread's scan of a million rays was 5-7 ms of a GPU depth map's 44
+    // (docs/gpu-runs.md, run 161); the first bad ray is reported, as by a scan.
+    let bad = |r: &Ray| !(r.t0 <= r.t1 && r.t0.is_finite() && r.t1.is_finite());
+    let first_bad = super::on_pool(|| {
+        use rayon::prelude::*;
+        rays.par_iter().position_first(bad)
+    });
+    if let Some((i, r)) = first_bad.map(|i| (i, &rays[i])) {
         return Err(SearchError::Options(format!(
             "ray {i}: the segment [{}, {}] needs finite ends with t0 <= t1",
             r.t0, r.t1
