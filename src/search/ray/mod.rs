@@ -65,8 +65,9 @@ pub fn first_hits(eval: &Evaluator, rays: &[Ray], split: u32) -> Result<Hits, Er
         ))
         .into());
     }
-    // In parallel: one thread's scan of a million rays was 5-7 ms of a GPU depth map's 44
-    // (docs/gpu-runs.md, run 161); the first bad ray is reported, as by a scan.
+    // In parallel: one thread's scan of a million rays was most of the 6-8 ms a 1024² GPU
+    // depth map spent outside its search (docs/gpu-runs.md, runs 161-162); the first bad ray
+    // is reported, as by a scan.
     let bad = |r: &Ray| !(r.t0 <= r.t1 && r.t0.is_finite() && r.t1.is_finite());
     let first_bad = super::on_pool(|| {
         use rayon::prelude::*;

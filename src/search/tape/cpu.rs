@@ -573,9 +573,11 @@ fn search<T: Bound>(
                         for (j, &class) in found.iter().enumerate() {
                             let filled =
                                 class == INSIDE || (class == BOUNDARY && next_grid.is_none());
-                            // Only a tile that raises its column can hold a pixel's top voxel
-                            // (every tile of this level covers the column's every pixel, and a
-                            // column's tiles come top first): the normals need no other.
+                            // Only a tile that raises its column can hold a pixel's top voxel:
+                            // every tile of this level covers all the column's pixels, so the
+                            // column's highest filled tile raises it when it comes (no tile
+                            // before it is higher). The normals need no other; a group's tiles
+                            // come top first, so few others are kept.
                             if filled && top(z) > level[at + j] {
                                 level[at + j] = top(z);
                                 if keep_filled {
