@@ -468,28 +468,9 @@ mod tests {
     /// empty), both precisions, with slots left by another pass.
     #[test]
     fn lanes_give_the_one_box_gradient() {
+        use crate::search::tape::tests::{lane_boxes, lane_sides, same_bits};
         fn check<T: Bound + std::fmt::Debug>(tape: &Tape, sides: &[(f64, f64)], src: &str) {
-            let iv = |(lo, hi): (f64, f64)| (T::lo_of(lo), T::hi_of(hi));
-            let boxes: Vec<TapeBox<T>> = (0..300)
-                .map(|k| {
-                    [
-                        iv(sides[k % sides.len()]),
-                        iv(sides[(k * 7 + 3) % sides.len()]),
-                        iv(sides[(k * 5 + 1) % sides.len()]),
-                    ]
-                })
-                .collect();
-            // Bit for bit, NaN (the empty set's bounds) for any NaN: its payload and sign
-            // may differ between vector and scalar instructions and mean nothing.
-            let bits = |x: T| {
-                let x = x.to_f64();
-                if x.is_nan() {
-                    u64::MAX
-                } else {
-                    x.to_bits()
-                }
-            };
-            let same = |a: Iv<T>, b: Iv<T>| bits(a.0) == bits(b.0) && bits(a.1) == bits(b.1);
+            let boxes: Vec<TapeBox<T>> = lane_boxes(300, sides);
             let mut slots = vec![(T::lo_of(1.0), T::hi_of(-1.0)); 5000];
             let mut duals = Vec::new();
             tape.gradient_lanes(&boxes, &mut slots, &mut duals);
@@ -498,7 +479,7 @@ mod tests {
                 let one = tape.gradient(b);
                 for k in 0..4 {
                     assert!(
-                        same(one[k], duals[l][k]),
+                        same_bits(one[k], duals[l][k]),
                         "{src} {:?} box {l} {b:?} component {k}: {:?} one by one, {:?} in lanes",
                         T::PRECISION,
                         one[k],
@@ -507,23 +488,7 @@ mod tests {
                 }
             }
         }
-        let (inf, max, tiny) = (f64::INFINITY, f64::MAX, 5e-324);
-        let sides = [
-            (-0.5, -0.25),
-            (0.1, 0.1),
-            (-1.0, 1.0),
-            (-inf, inf),
-            (-inf, 0.0),
-            (0.0, inf),
-            (max, inf),
-            (-tiny, tiny),
-            (-0.0, 0.0),
-            (f64::NAN, f64::NAN),
-            (0.3, 0.30000000000000004),
-            (1.5, 2.5),
-            (-3.0, -2.0),
-            (1e300, 1e308),
-        ];
+        let sides = lane_sides();
         for src in [
             "x*y - z*x + y*y",
             "sqr(x - 1) + sqrt(y) * z",

@@ -1510,6 +1510,54 @@ mod tests {
         check::<f32>(&classes());
     }
 
+    /// Sides of the lane tests' boxes: ordinary tiles, a point, entire, half-lines, [MAX, inf],
+    /// subnormal, signed zeros, empty, one ulp wide, huge.
+    pub(super) fn lane_sides() -> Vec<(f64, f64)> {
+        let (inf, max, tiny) = (f64::INFINITY, f64::MAX, 5e-324);
+        vec![
+            (-0.5, -0.25),
+            (0.1, 0.1),
+            (-1.0, 1.0),
+            (-inf, inf),
+            (-inf, 0.0),
+            (0.0, inf),
+            (max, inf),
+            (-tiny, tiny),
+            (-0.0, 0.0),
+            (f64::NAN, f64::NAN),
+            (0.3, 0.30000000000000004),
+            (1.5, 2.5),
+            (-3.0, -2.0),
+            (1e300, 1e308),
+        ]
+    }
+
+    /// `n` boxes in `T` whose three sides run through `sides` at different strides (each
+    /// bound rounded outward).
+    pub(super) fn lane_boxes<T: Bound>(n: usize, sides: &[(f64, f64)]) -> Vec<TapeBox<T>> {
+        let iv = |k: usize| {
+            let (lo, hi) = sides[k % sides.len()];
+            (T::lo_of(lo), T::hi_of(hi))
+        };
+        (0..n)
+            .map(|k| [iv(k), iv(k * 7 + 3), iv(k * 5 + 1)])
+            .collect()
+    }
+
+    /// Bit for bit, NaN (the empty set's bounds) for any NaN: its payload and sign may differ
+    /// between vector and scalar instructions and mean nothing.
+    pub(super) fn same_bits<T: Bound>(a: Iv<T>, b: Iv<T>) -> bool {
+        let bits = |x: T| {
+            let x = x.to_f64();
+            if x.is_nan() {
+                u64::MAX
+            } else {
+                x.to_bits()
+            }
+        };
+        bits(a.0) == bits(b.0) && bits(a.1) == bits(b.1)
+    }
+
     /// Operations run by their lowering (sin, exp, a quotient, a power) over a pass of more
     /// lanes than the evaluator's chunk holds (a tape pass has up to 256 tiles, a chunk 128:
     /// the fortieth session's passes of 256 panicked there) give each box the one-box bits,
@@ -1517,27 +1565,13 @@ mod tests {
     #[test]
     fn lowered_operations_over_a_whole_pass_give_the_one_box_bits() {
         fn check<T: Bound + std::fmt::Debug>(tape: &Tape, classes: &[(f64, f64)]) {
-            let iv = |(lo, hi): (f64, f64)| (T::lo_of(lo), T::hi_of(hi));
-            let boxes: Vec<TapeBox<T>> = (0..300)
-                .map(|k| {
-                    let c = |j: usize| iv(classes[j % classes.len()]);
-                    [c(k), c(k * 7 + 3), c(k * 5 + 1)]
-                })
-                .collect();
-            let bits = |v: T| {
-                let v = v.to_f64();
-                if v.is_nan() {
-                    u64::MAX
-                } else {
-                    v.to_bits()
-                }
-            };
+            let boxes: Vec<TapeBox<T>> = lane_boxes(300, classes);
             let mut slots = Vec::new();
             let lanes = tape.eval_lanes(&boxes, &mut slots, None);
             for (l, b) in boxes.iter().enumerate() {
                 let one = tape.eval(b, None);
                 assert!(
-                    bits(one.0) == bits(lanes[l].0) && bits(one.1) == bits(lanes[l].1),
+                    same_bits(one, lanes[l]),
                     "{:?} box {l} {b:?}: {one:?} alone, {:?} in lanes",
                     T::PRECISION,
                     lanes[l]
@@ -1568,16 +1602,7 @@ mod tests {
     #[test]
     fn lanes_give_the_one_box_bits() {
         fn check<T: Bound + std::fmt::Debug>(tape: &Tape, sides: &[(f64, f64)]) {
-            let iv = |(lo, hi): (f64, f64)| (T::lo_of(lo), T::hi_of(hi));
-            let boxes: Vec<TapeBox<T>> = (0..64)
-                .map(|k| {
-                    [
-                        iv(sides[k % sides.len()]),
-                        iv(sides[(k * 7 + 3) % sides.len()]),
-                        iv(sides[(k * 5 + 1) % sides.len()]),
-                    ]
-                })
-                .collect();
+            let boxes: Vec<TapeBox<T>> = lane_boxes(64, sides);
             let same = |a: T, b: T| a.to_f64().to_bits() == b.to_f64().to_bits();
             // Slots fresh, and slots left by other passes (the render keeps them between
             // groups and never refills them): here a reversed interval in every slot, more
@@ -1613,20 +1638,7 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(root.join("tests/data/models/prospero.vm")).unwrap();
         let tape = Tape::new(Expression::parse_tape(&text).unwrap().ir()).unwrap();
-        let (inf, max, tiny) = (f64::INFINITY, f64::MAX, 5e-324);
-        let sides = [
-            (-0.5, -0.25),
-            (0.1, 0.1),
-            (-1.0, 1.0),
-            (-inf, inf),
-            (-inf, 0.0),
-            (0.0, inf),
-            (max, inf),
-            (-tiny, tiny),
-            (-0.0, 0.0),
-            (f64::NAN, f64::NAN),
-            (0.3, 0.30000000000000004),
-        ];
+        let sides = lane_sides();
         check::<f64>(&tape, &sides);
         check::<f32>(&tape, &sides);
     }
