@@ -324,13 +324,18 @@ fn render_depth(
     report_fallback(&eval);
     let [x0, x1, y0, y1] = region;
     let (dx, dy) = ((x1 - x0) / width as f64, (y1 - y0) / height as f64);
-    let rays = map.rays().map_err(|e| failure(e, text))?;
-    let start = Instant::now();
     // Pruned when asked, and by default where the plain search would run on the CPU and the
     // expression has a min or max (the pruned search runs on the CPU only; measured in
     // docs/render.md: the colonnade's map several times faster pruned).
     let prune =
         args.prune || (!args.no_prune && eval.backend() == Backend::Cpu && search::prunes(&expr));
+    // The pruned search takes the rays made here (not timed); the plain one makes them itself.
+    let rays = if prune {
+        map.rays().map_err(|e| failure(e, text))?
+    } else {
+        Vec::new()
+    };
+    let start = Instant::now();
     if prune {
         // Blocks of rays with pruned tapes (CPU); a block size of 1 would prune for every
         // ray, so the last block's rays are searched with its tape instead.
@@ -376,13 +381,17 @@ fn render_depth(
             format,
         );
     }
-    let found = ray::first_hits(&eval, &rays, 8).map_err(|e| failure(e, &composed))?;
+    // The map's rays made by the search (on a GPU, by the device).
+    let found = map
+        .first_hits(&eval, 8)
+        .map_err(|e| failure(e, &composed))?;
     let first = start.elapsed().as_secs_f64();
     // With --repeat, the search again n times after the first (which loads the kernels).
     let mut times = Vec::new();
     for _ in 0..args.repeat.unwrap_or(0) {
         let start = Instant::now();
-        ray::first_hits(&eval, &rays, 8).map_err(|e| failure(e, &composed))?;
+        map.first_hits(&eval, 8)
+            .map_err(|e| failure(e, &composed))?;
         times.push(start.elapsed().as_secs_f64());
     }
     times.sort_by(f64::total_cmp);

@@ -490,6 +490,54 @@ fn ray_hits_on_the_gpu_equal_the_cpu() {
     );
 }
 
+/// A depth map's rays made by the device from the grid (`DepthMap::first_hits`) give the hits
+/// of the host's rays (`DepthMap::rays`) searched on the CPU, bit for bit: a ragged grid whose
+/// steps are not representable, in one part and in three (the kernel's deal of blocks), and a
+/// map whose segment overflows is the list's error.
+#[test]
+#[cfg_attr(
+    not(feature = "gpu-tests"),
+    ignore = "needs a GPU: --features gpu-tests"
+)]
+fn depth_map_rays_made_on_the_gpu_equal_the_cpu() {
+    crate::common::gpu::require_gpu("depth_map_rays_made_on_the_gpu_equal_the_cpu");
+    let surface =
+        Expression::parse("x^2 + 1.3*y^2 + z^2 - 0.8 + 0.3*x*y - 0.2*z^3 + 0.05*sqrt(x^2 + 1)")
+            .unwrap();
+    let map = ivjit::search::ray::DepthMap {
+        width: 333,
+        height: 129,
+        region: [-1.1, 0.9, -0.7, 1.3],
+        zrange: (-1.0, 1.2),
+        steps: 300,
+    };
+    let expr = map.along_rays(&surface).unwrap();
+    let rays = map.rays().unwrap();
+    for p in [Precision::F64, Precision::F32] {
+        let (cpu, gpu) = pair(expr.source(), p);
+        let a = first_hits(&cpu, &rays, 8).unwrap();
+        let hit = a.hits.iter().filter(|h| h.is_some()).count();
+        assert!(hit > rays.len() / 4 && hit < rays.len(), "{p:?}: {hit} hits");
+        for parts in [None, Some("3")] {
+            if let Some(k) = parts {
+                std::env::set_var("IVJIT_SEARCH_PARTS", k);
+            }
+            let b = map.first_hits(&gpu, 8).unwrap();
+            std::env::remove_var("IVJIT_SEARCH_PARTS");
+            assert!(a.hits == b.hits, "{p:?} parts {parts:?}: hits differ");
+            assert_eq!(a.boxes, b.boxes, "{p:?} parts {parts:?}");
+        }
+    }
+    let far = ivjit::search::ray::DepthMap {
+        zrange: (-f64::MAX, f64::MAX),
+        ..map
+    };
+    let (_, gpu) = pair(far.along_rays(&surface).unwrap().source(), Precision::F64);
+    let list = first_hits(&gpu, &far.rays().unwrap(), 8).unwrap_err();
+    let grid = far.first_hits(&gpu, 8).unwrap_err();
+    assert_eq!(list.to_string(), grid.to_string());
+}
+
 #[test]
 #[cfg_attr(
     not(feature = "gpu-tests"),

@@ -20,7 +20,7 @@ const RAY_STACK: usize = 48;
 /// The CUDA C of the ray kernel for element type `p`; the expression is `ivjit_eval`, linked in.
 pub(crate) fn ray_source(p: Precision) -> String {
     format!(
-        "{}#define RAY_STACK {RAY_STACK}\n{}",
+        "{}#define RAY_STACK {RAY_STACK}\n#define RAY_BLOCK {RAY_BLOCK}\n{}",
         kernels::prelude(p),
         include_str!("ray.cu")
     )
@@ -87,7 +87,7 @@ impl Deal {
 pub(crate) fn first_hits(
     eval: &Evaluator,
     s: crate::search::ray::Slots,
-    rays: &[crate::search::ray::Ray],
+    rays: crate::search::ray::Rays,
     split: u32,
 ) -> Result<crate::search::ray::Hits, Error> {
     if split > 32 {
@@ -185,7 +185,7 @@ pub(crate) fn first_hits(
     // Rays whose stack ran out: the CPU's search, which has no depth limit.
     if !rest.is_empty() {
         let expr_eval = eval.cpu_twin();
-        let again: Vec<_> = rest.iter().map(|&r| rays[r]).collect();
+        let again: Vec<_> = rest.iter().map(|&r| rays.ray(r)).collect();
         let h = crate::search::ray::cpu(&expr_eval, s, &again, split)?;
         for (&r, hit) in rest.iter().zip(h.hits) {
             out[r] = hit;
@@ -239,7 +239,7 @@ fn search_on(
     dk: &gpu::DeviceKernel,
     eval: &Evaluator,
     s: crate::search::ray::Slots,
-    rays: &[crate::search::ray::Ray],
+    rays: crate::search::ray::Rays,
     deal: Deal,
     split: u32,
 ) -> Result<Searched, Error> {
@@ -270,43 +270,64 @@ fn search_on(
     // SAFETY (the three): every value read is written first — the rays by the packing
     // below, hits and status by the copies back (of what the kernel wrote: every ray's
     // status, the hits of those with status 1, the only ones read).
+    let list = match rays {
+        crate::search::ray::Rays::List(list) => Some(list),
+        crate::search::ray::Rays::Grid(_) => None,
+    };
+    let packed = if list.is_some() { 5 * n } else { 0 };
     let mut host_rays =
-        unsafe { kernels::pinned_room(&stream, kept.host_rays.take(), 5 * n, what) }?;
+        unsafe { kernels::pinned_room(&stream, kept.host_rays.take(), packed.max(1), what) }?;
     let mut host_hits =
         unsafe { kernels::pinned_room(&stream, kept.host_hits.take(), 2 * n, what) }?;
     let mut host_status =
         unsafe { kernels::pinned_room(&stream, kept.host_status.take(), n, what) }?;
     mark("pinned");
-    // Packed in parallel, in place: at a million rays, one thread packing and unpacking
-    // takes longer than the search on the device.
-    host_rays.as_mut_slice().during(what)?[..5 * n]
-        .par_chunks_mut(5)
-        .enumerate()
-        .for_each(|(k, p)| {
-            let r = &rays[deal.ray(k)];
-            p.copy_from_slice(&[r.u, r.v, r.t0, r.t1, r.min_width]);
-        });
-    mark("packed");
-    let mut d_rays = kernels::room(&stream, kept.rays.take(), 5 * n, what)?;
+    let mut d_rays = kernels::room(&stream, kept.rays.take(), packed.max(1), what)?;
+    if let Some(list) = list {
+        // Packed in parallel, in place: at a million rays, one thread packing and unpacking
+        // takes longer than the search on the device.
+        host_rays.as_mut_slice().during(what)?[..packed]
+            .par_chunks_mut(5)
+            .enumerate()
+            .for_each(|(k, p)| {
+                let r = &list[deal.ray(k)];
+                p.copy_from_slice(&[r.u, r.v, r.t0, r.t1, r.min_width]);
+            });
+        mark("packed");
+        let upload = "uploading the rays";
+        stream
+            .memcpy_htod(&host_rays.as_slice().during(upload)?[..packed], &mut d_rays)
+            .during(upload)?;
+    }
     let mut d_hits = kernels::room(&stream, kept.hits.take(), 2 * n, what)?;
     let mut d_status = kernels::room(&stream, kept.status.take(), n, what)?;
     let mut d_boxes = kernels::room(&stream, kept.boxes.take(), 1, what)?;
-    let upload = "uploading the rays";
-    stream
-        .memcpy_htod(&host_rays.as_slice().during(upload)?[..5 * n], &mut d_rays)
-        .during(upload)?;
+    let upload = "starting the ray search";
     stream.memset_zeros(&mut d_boxes).during(upload)?;
     let slot = |k: Option<usize>| k.map_or(-1, |k| k as i32);
     let (kt, ku, kv) = (slot(s.t), slot(s.u), slot(s.v));
     let n32 = n as u32;
+    // The grid's rays are made by the kernel: the part's k-th ray is the grid's
+    // `deal.ray(k)` (the kernel's `deal`), the list's are read from `d_rays`.
+    let (is_grid, grid) = match rays {
+        crate::search::ray::Rays::Grid(g) => (1u32, g),
+        crate::search::ray::Rays::List(_) => (0u32, crate::search::ray::Grid::NONE),
+    };
+    let (part, parts) = (deal.part as u32, deal.parts as u32);
     let f = kept.function.clone();
     let mut b = stream.launch_builder(&f);
-    b.arg(&n32)
-        .arg(&d_rays)
-        .arg(&split)
-        .arg(&kt)
-        .arg(&ku)
-        .arg(&kv);
+    b.arg(&n32).arg(&is_grid).arg(&d_rays);
+    b.arg(&grid.width)
+        .arg(&part)
+        .arg(&parts)
+        .arg(&grid.x0)
+        .arg(&grid.dx)
+        .arg(&grid.y1)
+        .arg(&grid.dy)
+        .arg(&grid.t0)
+        .arg(&grid.t1)
+        .arg(&grid.min_width);
+    b.arg(&split).arg(&kt).arg(&ku).arg(&kv);
     b.arg(&mut d_hits).arg(&mut d_status).arg(&mut d_boxes);
     let cfg = LaunchConfig {
         grid_dim: (n.div_ceil(128).clamp(1, 1 << 20) as u32, 1, 1),
@@ -317,7 +338,8 @@ fn search_on(
     mark("uploaded");
     let start = std::time::Instant::now();
     // SAFETY: the arguments match the kernel's signature; `d_rays` holds 5n values (the
-    // first 5n written), `d_hits` 2n, `d_status` n, `d_boxes` one (zeroed).
+    // first 5n written) for a list (a grid's are not read), `d_hits` 2n, `d_status` n,
+    // `d_boxes` one (zeroed).
     unsafe { b.launch(cfg) }.during("launching the ray search")?;
     let down = "downloading the hits";
     stream

@@ -58,6 +58,85 @@ pub struct Hits {
 /// The first hit of every ray on the evaluator's backend (see the module documentation);
 /// `split >= 2` pieces per step.
 pub fn first_hits(eval: &Evaluator, rays: &[Ray], split: u32) -> Result<Hits, Error> {
+    hits_of(eval, Rays::List(rays), split)
+}
+
+/// The rays of a search: a list, or a grid whose rays the search makes (on a GPU, the device
+/// makes them: nothing is packed or uploaded).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Rays<'a> {
+    List(&'a [Ray]),
+    Grid(Grid),
+}
+
+impl Rays<'_> {
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Rays::List(r) => r.len(),
+            Rays::Grid(g) => g.len(),
+        }
+    }
+
+    /// Ray `i`.
+    pub(crate) fn ray(&self, i: usize) -> Ray {
+        match self {
+            Rays::List(r) => r[i],
+            Rays::Grid(g) => g.ray(i),
+        }
+    }
+}
+
+/// The vertical lines of a depth map's pixels, row-major: ray `p` is pixel (i, j) =
+/// (p / width, p % width), at `u = x0 + (j + 1/2) dx`, `v = y1 - (i + 1/2) dy` (each
+/// operation rounded to nearest; the GPU kernel computes the same with `__dadd_rn`, ...), all
+/// with the segment `[t0, t1]` and the same resolution.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Grid {
+    pub width: u32,
+    pub height: u32,
+    pub x0: f64,
+    pub dx: f64,
+    pub y1: f64,
+    pub dy: f64,
+    pub t0: f64,
+    pub t1: f64,
+    pub min_width: f64,
+}
+
+impl Grid {
+    /// No grid (the kernel's grid arguments of a search of a list).
+    pub(crate) const NONE: Grid = Grid {
+        width: 1,
+        height: 0,
+        x0: 0.0,
+        dx: 0.0,
+        y1: 0.0,
+        dy: 0.0,
+        t0: 0.0,
+        t1: 0.0,
+        min_width: 0.0,
+    };
+
+    pub(crate) fn len(&self) -> usize {
+        self.width as usize * self.height as usize
+    }
+
+    /// Ray `p`.
+    pub(crate) fn ray(&self, p: usize) -> Ray {
+        let w = self.width as usize;
+        let (i, j) = (p / w, p % w);
+        Ray {
+            u: self.x0 + (j as f64 + 0.5) * self.dx,
+            v: self.y1 - (i as f64 + 0.5) * self.dy,
+            t0: self.t0,
+            t1: self.t1,
+            min_width: self.min_width,
+        }
+    }
+}
+
+/// [`first_hits`] of a list or a grid of rays.
+fn hits_of(eval: &Evaluator, rays: Rays, split: u32) -> Result<Hits, Error> {
     let slots = slots(eval)?;
     if split < 2 {
         return Err(SearchError::Options(format!(
@@ -67,22 +146,26 @@ pub fn first_hits(eval: &Evaluator, rays: &[Ray], split: u32) -> Result<Hits, Er
     }
     // In parallel: one thread's scan of a million rays was most of the 6-8 ms a 1024² GPU
     // depth map spent outside its search (docs/gpu-runs.md, runs 161-162); the first bad ray
-    // is reported, as by a scan.
+    // is reported, as by a scan. A grid's rays share their segment: its first ray says.
     let bad = |r: &Ray| !(r.t0 <= r.t1 && r.t0.is_finite() && r.t1.is_finite());
-    let first_bad = super::on_pool(|| {
-        use rayon::prelude::*;
-        rays.par_iter().position_first(bad)
-    });
-    if let Some((i, r)) = first_bad.map(|i| (i, &rays[i])) {
+    let first_bad = match rays {
+        Rays::List(list) => super::on_pool(|| list.par_iter().position_first(bad)),
+        Rays::Grid(g) => (g.len() > 0 && bad(&g.ray(0))).then_some(0),
+    };
+    if let Some((i, r)) = first_bad.map(|i| (i, rays.ray(i))) {
         return Err(SearchError::Options(format!(
             "ray {i}: the segment [{}, {}] needs finite ends with t0 <= t1",
             r.t0, r.t1
         ))
         .into());
     }
-    match eval.backend() {
-        Backend::Cpu => super::on_pool(|| cpu(eval, slots, rays, split)),
-        Backend::Gpu => gpu::first_hits(eval, slots, rays, split),
+    match (eval.backend(), rays) {
+        (Backend::Cpu, Rays::List(list)) => super::on_pool(|| cpu(eval, slots, list, split)),
+        (Backend::Cpu, Rays::Grid(g)) => {
+            let list: Vec<Ray> = (0..g.len()).map(|p| g.ray(p)).collect();
+            super::on_pool(|| cpu(eval, slots, &list, split))
+        }
+        (Backend::Gpu, rays) => gpu::first_hits(eval, slots, rays, split),
     }
 }
 
@@ -165,36 +248,52 @@ impl DepthMap {
     /// for every pixel from its start (the ray, its stack, its hit and its height, about
     /// [`PER_PIXEL`] bytes) is more than the machine's memory, or the rays cannot be allocated.
     pub fn rays(&self) -> Result<Vec<Ray>, Error> {
+        let grid = self.grid()?;
+        let mut rays = Vec::new();
+        rays.try_reserve_exact(grid.len())
+            .map_err(|_| self.too_large())?;
+        rays.extend((0..grid.len()).map(|p| grid.ray(p)));
+        Ok(rays)
+    }
+
+    /// The first hit of every pixel's line, row-major: what [`first_hits`] gives for
+    /// [`DepthMap::rays`], with `eval` the evaluator of [`DepthMap::along_rays`]. On a GPU the
+    /// device makes the rays from the grid (nothing is packed or uploaded); on the CPU the
+    /// rays are made on the host.
+    pub fn first_hits(&self, eval: &Evaluator, split: u32) -> Result<Hits, Error> {
+        hits_of(eval, Rays::Grid(self.grid()?), split)
+    }
+
+    /// The map's rays as a grid, after the checks of the options and of the memory a search
+    /// of them holds.
+    fn grid(&self) -> Result<Grid, Error> {
         self.check()?;
         let [x0, x1, y0, y1] = self.region;
-        let (w, h) = (self.width as usize, self.height as usize);
-        let pixels = w * h; // at most 2^30 (check)
-        let short = || {
-            SearchError::OutOfMemory(format!(
-                "a depth map of {}x{} pixels needs about {} bytes",
-                self.width,
-                self.height,
-                pixels as u128 * PER_PIXEL
-            ))
-        };
-        if crate::gpu::machine_memory().is_some_and(|m| pixels as u128 * PER_PIXEL > m) {
-            return Err(short().into());
+        let pixels = self.width as u128 * self.height as u128; // at most 2^30 (check)
+        if crate::gpu::machine_memory().is_some_and(|m| pixels * PER_PIXEL > m) {
+            return Err(self.too_large().into());
         }
-        let mut rays = Vec::new();
-        rays.try_reserve_exact(pixels).map_err(|_| short())?;
-        let (dx, dy) = ((x1 - x0) / w as f64, (y1 - y0) / h as f64);
         let span = self.zrange.1 - self.zrange.0;
-        rays.extend((0..pixels).map(|p| {
-            let (i, j) = (p / w, p % w);
-            Ray {
-                u: x0 + (j as f64 + 0.5) * dx,
-                v: y1 - (i as f64 + 0.5) * dy,
-                t0: 0.0,
-                t1: span,
-                min_width: span / self.steps as f64,
-            }
-        }));
-        Ok(rays)
+        Ok(Grid {
+            width: self.width,
+            height: self.height,
+            x0,
+            dx: (x1 - x0) / self.width as f64,
+            y1,
+            dy: (y1 - y0) / self.height as f64,
+            t0: 0.0,
+            t1: span,
+            min_width: span / self.steps as f64,
+        })
+    }
+
+    fn too_large(&self) -> SearchError {
+        SearchError::OutOfMemory(format!(
+            "a depth map of {}x{} pixels needs about {} bytes",
+            self.width,
+            self.height,
+            self.width as u128 * self.height as u128 * PER_PIXEL
+        ))
     }
 
     /// Each pixel's height, `z1 - t_lo` of its hit; NaN where the line misses the surface.
@@ -384,6 +483,42 @@ mod tests {
             }
             assert!(h.boxes > 0);
         }
+    }
+
+    /// A depth map's search of its grid gives the hits of its rays' list; the rays are the
+    /// pixels' centers, row-major from the top row; a segment that overflows is an error.
+    #[test]
+    fn a_depth_maps_grid_gives_the_hits_of_its_rays() {
+        let map = DepthMap {
+            width: 7,
+            height: 5,
+            region: [-1.0, 1.0, -0.5, 1.5],
+            zrange: (-1.0, 1.0),
+            steps: 64,
+        };
+        let rays = map.rays().unwrap();
+        // Pixel (1, 2): x = -1 + 2.5 * 2/7, y = 1.5 - 1.5 * 2/5 (within rounding).
+        let r = rays[7 + 2];
+        assert!((r.u - (-1.0 + 5.0 / 7.0)).abs() < 1e-15 && (r.v - 0.9).abs() < 1e-15);
+        assert_eq!((r.t0, r.t1, r.min_width), (0.0, 2.0, 2.0 / 64.0));
+        let f = Expression::parse("x^2 + y^2 + z^2 - 0.9").unwrap();
+        let eval = Evaluator::new(
+            &map.along_rays(&f).unwrap(),
+            Precision::F64,
+            BackendChoice::Cpu,
+        )
+        .unwrap();
+        let (a, b) = (
+            first_hits(&eval, &rays, 4).unwrap(),
+            map.first_hits(&eval, 4).unwrap(),
+        );
+        assert_eq!(a, b);
+        assert!(a.hits.iter().any(|h| h.is_some()) && a.hits.iter().any(|h| h.is_none()));
+        let far = DepthMap {
+            zrange: (-f64::MAX, f64::MAX),
+            ..map
+        };
+        assert!(far.first_hits(&eval, 4).is_err());
     }
 
     #[test]

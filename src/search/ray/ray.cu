@@ -1,24 +1,39 @@
 // ivjit ray search kernel: src/search/ray/ray.cu.
 // Compiled after the prelude of src/search/kernels.rs (T, u32, u64, lo_of, hi_of)
-// and the #defines of ray.rs (RAY_STACK).
+// and the #defines of ray.rs (RAY_STACK, RAY_BLOCK).
 extern "C" __device__ void ivjit_eval(const T* in, T* out);
 
-// One thread per ray: rays[5r..] = u, v, t0, t1, min_width. status[r]: 0 no root, 1 hit
-// (hits[2r], hits[2r+1]), 2 stack exhausted (finish it elsewhere).
+// One thread per ray: a list's rays[5r..] = u, v, t0, t1, min_width, or (is_grid) the
+// grid's ray made here as search::ray::Grid::ray makes it, for the part's r-th ray: the
+// grid's ray g of blocks of RAY_BLOCK dealt round-robin to `parts` parts (ray::gpu::Deal).
+// status[r]: 0 no root, 1 hit (hits[2r], hits[2r+1]), 2 stack exhausted (finish it
+// elsewhere).
 extern "C" __global__ void ivjit_search_rays(
-    u32 n, const double* rays, u32 split, int kt, int ku, int kv,
+    u32 n, u32 is_grid, const double* rays,
+    u32 grid_width, u32 part, u32 parts, double x0, double dx, double y1, double dy,
+    double t0, double t1, double grid_min_width,
+    u32 split, int kt, int ku, int kv,
     double* hits, u32* status, u64* boxes)
 {
     u64 evaluated = 0;
     double frac[33], pts[33];
     for (u32 k = 0; k <= split; k++) frac[k] = __ddiv_rn((double)k, (double)split);
     for (u32 r = blockIdx.x * blockDim.x + threadIdx.x; r < n; r += gridDim.x * blockDim.x) {
-        double u = rays[5 * r], v = rays[5 * r + 1], min_width = rays[5 * r + 4];
         double st_lo[RAY_STACK], st_hi[RAY_STACK];
+        double u, v, min_width;
+        if (is_grid) {
+            u64 g = ((u64)(r / RAY_BLOCK) * parts + part) * RAY_BLOCK + r % RAY_BLOCK;
+            u = __dadd_rn(x0, __dmul_rn((double)(g % grid_width) + 0.5, dx));
+            v = __dadd_rn(y1, -__dmul_rn((double)(g / grid_width) + 0.5, dy));
+            min_width = grid_min_width;
+            st_lo[0] = t0; st_hi[0] = t1;
+        } else {
+            u = rays[5 * r]; v = rays[5 * r + 1]; min_width = rays[5 * r + 4];
+            st_lo[0] = rays[5 * r + 2]; st_hi[0] = rays[5 * r + 3];
+        }
         T in[6], out[2];
         if (ku >= 0) { in[2 * ku] = lo_of(u); in[2 * ku + 1] = hi_of(u); }
         if (kv >= 0) { in[2 * kv] = lo_of(v); in[2 * kv + 1] = hi_of(v); }
-        st_lo[0] = rays[5 * r + 2]; st_hi[0] = rays[5 * r + 3];
         int top = 1;
         u32 result = 0;
         while (true) {
