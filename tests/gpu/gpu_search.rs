@@ -517,7 +517,10 @@ fn depth_map_rays_made_on_the_gpu_equal_the_cpu() {
         let (cpu, gpu) = pair(expr.source(), p);
         let a = first_hits(&cpu, &rays, 8).unwrap();
         let hit = a.hits.iter().filter(|h| h.is_some()).count();
-        assert!(hit > rays.len() / 4 && hit < rays.len(), "{p:?}: {hit} hits");
+        assert!(
+            hit > rays.len() / 4 && hit < rays.len(),
+            "{p:?}: {hit} hits"
+        );
         for parts in [None, Some("3")] {
             if let Some(k) = parts {
                 std::env::set_var("IVJIT_SEARCH_PARTS", k);
@@ -528,6 +531,25 @@ fn depth_map_rays_made_on_the_gpu_equal_the_cpu() {
             assert_eq!(a.boxes, b.boxes, "{p:?} parts {parts:?}");
         }
     }
+    // Rays whose stack runs out on the device (every piece of `(z + 1e-300) - z` may hold a
+    // root: 32 pieces a step overflow the device's stack of 48 at the second step) are
+    // finished on the CPU from the grid's rays: the CPU's hits.
+    let flat = ivjit::search::ray::DepthMap {
+        width: 40,
+        height: 30,
+        steps: 1 << 20,
+        ..map
+    };
+    let expr = flat
+        .along_rays(&Expression::parse("(z + 1e-300) - z").unwrap())
+        .unwrap();
+    let (cpu, gpu) = pair(expr.source(), Precision::F64);
+    let a = first_hits(&cpu, &flat.rays().unwrap(), 32).unwrap();
+    let b = flat.first_hits(&gpu, 32).unwrap();
+    assert_eq!(b.finished_on_cpu, 1200);
+    assert!(a.hits == b.hits && a.hits.iter().all(|h| h.is_some()));
+    // The device also counts the first step's 32 pieces of each ray it gave up.
+    assert_eq!(a.boxes + 32 * 1200, b.boxes);
     let far = ivjit::search::ray::DepthMap {
         zrange: (-f64::MAX, f64::MAX),
         ..map
@@ -925,6 +947,38 @@ fn tracing_on_the_gpu_equals_the_cpu() {
                 .count();
             assert!(close * 100 >= 99 * a.rgb.len(), "{at}: pictures differ");
         }
+    }
+    // Rays whose stack runs out on the device (every piece of `(x + 1e-300) - x` may hold a
+    // root: 32 pieces a step overflow the stack of 48 at the second step) are finished on the
+    // CPU: the CPU's hits, frame after frame (the second reuses the first's buffers).
+    let scene = &raytrace_example::scenes()[0];
+    let cam = Camera::look_at(scene.eye, scene.center, scene.fov_degrees).unwrap();
+    let flat = "(x + 1e-300) - x";
+    let (ray_cpu, ray_gpu) = pair(
+        &raytrace_example::ray_expression(flat, &cam),
+        Precision::F64,
+    );
+    let (surf_cpu, surf_gpu) = pair(flat, Precision::F64);
+    let view = View {
+        width: 40,
+        height: 30,
+        center: scene.center,
+        radius: scene.radius,
+        steps: 1 << 20,
+        split: 32,
+    };
+    let a = trace(&ray_cpu, &surf_cpu, &cam, &view).unwrap();
+    for frame in 0..2 {
+        let b = trace(&ray_gpu, &surf_gpu, &cam, &view).unwrap();
+        assert!(
+            b.finished_on_cpu > 100,
+            "frame {frame}: {}",
+            b.finished_on_cpu
+        );
+        assert!(a.hits == b.hits, "frame {frame}: hits differ");
+        // The device also counts the first step's 32 pieces of each ray it gave up.
+        let given_up = 32 * b.finished_on_cpu as u64;
+        assert_eq!(a.boxes + given_up, b.boxes, "frame {frame}");
     }
 }
 

@@ -70,10 +70,31 @@ pub(crate) fn trace(
     let kernel = ray.gpu_kernel().expect("a GPU evaluator has a kernel");
     let dk = kernel.primary();
     let ctx = &dk.ctx;
+    let t0 = std::time::Instant::now();
+    let mut marks: Vec<(&str, f64)> = Vec::new();
+    let mut mark = |what: &'static str| marks.push((what, t0.elapsed().as_secs_f64() * 1e3));
     ctx.bind_to_thread()
         .during("binding the device's context")?;
-    let f = kernel_for(dk, ray, surface)?;
-    let stream = ctx.new_stream().during("creating a stream")?;
+    // What the last frame of this evaluator kept, if it traced the same surface.
+    let surface_text = program_key(surface.program());
+    let mut kept = match dk.kept.take::<TraceKept>() {
+        Some(k) if k.surface == surface_text => k,
+        _ => TraceKept {
+            surface: surface_text,
+            function: kernel_for(dk, ray, surface)?,
+            stream: ctx.new_stream().during("creating a stream")?,
+            cam: None,
+            hits: None,
+            status: None,
+            rgb: None,
+            boxes: None,
+            host_hits: None,
+            host_status: None,
+            host_rgb: None,
+        },
+    };
+    mark("kernel");
+    let stream = kept.stream.clone();
     let (w, h) = (view.width, view.height);
     let n = w * h;
     let mut params = Vec::with_capacity(18);
@@ -82,16 +103,30 @@ pub(crate) fn trace(
     }
     params.extend_from_slice(&[view.radius, view.steps as f64, 1e-5 * view.radius]);
     let alloc = "allocating the frame";
-    let d_cam = stream.clone_htod(&params).during(alloc)?;
-    // SAFETY: every element is written by the kernel before the host reads it.
-    let mut d_hits = unsafe { stream.alloc::<f64>(2 * n) }.during(alloc)?;
-    let mut d_status = unsafe { stream.alloc::<u32>(n) }.during(alloc)?;
-    let mut d_rgb = unsafe { stream.alloc::<u8>(3 * n) }.during(alloc)?;
-    let mut d_boxes: CudaSlice<u64> = stream.alloc_zeros(1).during(alloc)?;
+    let mut d_cam = kernels::room(&stream, kept.cam.take(), params.len(), alloc)?;
+    stream.memcpy_htod(&params, &mut d_cam).during(alloc)?;
+    // Every element read is written first: by the kernel (every pixel's status and colour,
+    // the hits of status 1, the only ones read), by the copies back, by the zeroing.
+    let mut d_hits = kernels::room(&stream, kept.hits.take(), 2 * n, alloc)?;
+    let mut d_status = kernels::room(&stream, kept.status.take(), n, alloc)?;
+    let mut d_rgb = kernels::room(&stream, kept.rgb.take(), 3 * n, alloc)?;
+    let mut d_boxes = kernels::room(&stream, kept.boxes.take(), 2, alloc)?;
+    stream
+        .memset_zeros(&mut d_boxes.slice_mut(..2))
+        .during(alloc)?;
+    // SAFETY (the three): written by the copies below before they are read.
+    let mut host_hits =
+        unsafe { kernels::pinned_room(&stream, kept.host_hits.take(), 2 * n, alloc) }?;
+    let mut host_status =
+        unsafe { kernels::pinned_room(&stream, kept.host_status.take(), n, alloc) }?;
+    let mut host_rgb =
+        unsafe { kernels::pinned_room(&stream, kept.host_rgb.take(), 3 * n, alloc) }?;
+    mark("buffers");
     let slot = |k: Option<usize>| k.map_or(-1, |k| k as i32);
     let (kt, ku, kv) = (slot(s.t), slot(s.u), slot(s.v));
     let (sx, sy, sz) = (slot(axes[0]), slot(axes[1]), slot(axes[2]));
     let (w32, h32) = (w as u32, h as u32);
+    let f = kept.function.clone();
     let mut b = stream.launch_builder(&f);
     b.arg(&w32).arg(&h32).arg(&d_cam).arg(&view.split);
     b.arg(&kt).arg(&ku).arg(&kv).arg(&sx).arg(&sy).arg(&sz);
@@ -104,22 +139,59 @@ pub(crate) fn trace(
         block_dim: (128, 1, 1),
         shared_mem_bytes: 0,
     };
-    // SAFETY: matches the kernel's signature; the buffers hold 2n, n, 3n and 1 elements and
-    // `d_cam` the 18 numbers the kernel reads.
+    // SAFETY: matches the kernel's signature; the buffers hold at least 2n, n, 3n and 2
+    // elements and `d_cam` the 18 numbers the kernel reads.
     unsafe { b.launch(cfg) }.during("launching the tracing kernel")?;
-    let mut rgb = stream.clone_dtoh(&d_rgb).during("downloading the image")?;
-    let status = stream
-        .clone_dtoh(&d_status)
-        .during("downloading the hits")?;
-    let flat = stream.clone_dtoh(&d_hits).during("downloading the hits")?;
-    let mut boxes = stream.clone_dtoh(&d_boxes).during("downloading the hits")?[0];
-    let mut hits: Vec<Option<(f64, f64)>> = status
-        .par_iter()
-        .enumerate()
-        .map(|(p, &st)| (st == 1).then(|| (flat[2 * p], flat[2 * p + 1])))
-        .collect();
+    let down = "downloading the frame";
+    stream
+        .memcpy_dtoh(&d_rgb.slice(..3 * n), &mut host_rgb)
+        .during(down)?;
+    stream
+        .memcpy_dtoh(&d_status.slice(..n), &mut host_status)
+        .during(down)?;
+    stream
+        .memcpy_dtoh(&d_hits.slice(..2 * n), &mut host_hits)
+        .during(down)?;
+    let counts = stream.clone_dtoh(&d_boxes.slice(..2)).during(down)?;
+    let (mut boxes, exhausted) = (counts[0], counts[1]);
+    mark("traced and back");
+    // Read where they arrived, in parallel (a million pixels).
+    let (mut rgb, mut hits, rest) = {
+        let status = &host_status.as_slice().during(down)?[..n];
+        let flat = &host_hits.as_slice().during(down)?[..2 * n];
+        let rgb = host_rgb.as_slice().during(down)?[..3 * n].to_vec();
+        let hits: Vec<Option<(f64, f64)>> = status
+            .par_iter()
+            .enumerate()
+            .map(|(p, &st)| (st == 1).then(|| (flat[2 * p], flat[2 * p + 1])))
+            .collect();
+        let rest: Vec<usize> = if exhausted == 0 {
+            Vec::new()
+        } else {
+            (0..n).into_par_iter().filter(|&p| status[p] == 2).collect()
+        };
+        (rgb, hits, rest)
+    };
+    mark("read");
+    if gpu::env::batch_trace() {
+        let shown: Vec<String> = marks.iter().map(|(w, t)| format!("{w} {t:.2}")).collect();
+        eprintln!(
+            "ivjit trace: {w}x{h} on device {}: ms {}",
+            dk.ordinal,
+            shown.join(", ")
+        );
+    }
+    (kept.cam, kept.hits, kept.status, kept.rgb, kept.boxes) = (
+        Some(d_cam),
+        Some(d_hits),
+        Some(d_status),
+        Some(d_rgb),
+        Some(d_boxes),
+    );
+    (kept.host_hits, kept.host_status, kept.host_rgb) =
+        (Some(host_hits), Some(host_status), Some(host_rgb));
+    dk.kept.put(kept);
     // Rays whose stack ran out: the CPU's search (no depth limit) and shading.
-    let rest: Vec<usize> = (0..n).filter(|&p| status[p] == 2).collect();
     if !rest.is_empty() {
         let rays: Vec<Ray> = rest
             .iter()
@@ -176,10 +248,61 @@ pub(crate) fn trace(
     })
 }
 
+/// What tells two programs apart for the kept kernel: their text (a program's NaN constants,
+/// which its products have, would make `==` false for the same program, and the frame would
+/// rebuild its kernel and buffers: 3-5 and 11-15 ms, run 165).
+fn program_key(p: &crate::scalar::Program) -> String {
+    format!("{p:?}")
+}
+
+/// What a device keeps from one traced frame for the next (grown on demand, never shrunk).
+struct TraceKept {
+    /// The surface program the function was built with, as `{:?}` writes it (a frame of
+    /// another surface builds its own).
+    surface: String,
+    /// The tracing kernel with the programs linked in (looking it up emits both programs'
+    /// PTX to key the module).
+    function: CudaFunction,
+    stream: std::sync::Arc<cudarc::driver::CudaStream>,
+    cam: Option<CudaSlice<f64>>,
+    hits: Option<CudaSlice<f64>>,
+    status: Option<CudaSlice<u32>>,
+    rgb: Option<CudaSlice<u8>>,
+    boxes: Option<CudaSlice<u64>>,
+    host_hits: Option<cudarc::driver::PinnedHostSlice<f64>>,
+    host_status: Option<cudarc::driver::PinnedHostSlice<u32>>,
+    host_rgb: Option<cudarc::driver::PinnedHostSlice<u8>>,
+}
+
 fn kernel_for(
     dk: &gpu::DeviceKernel,
     ray: &Evaluator,
     surface: &Evaluator,
 ) -> Result<CudaFunction, GpuError> {
     kernel(dk, ray.program(), surface.program())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{BackendChoice, Evaluator, Expression, Precision};
+
+    /// The same surface compiled twice has one key (a product's NaN constants make the
+    /// programs unequal by `==`), another surface another.
+    #[test]
+    fn a_surface_compiled_twice_has_one_key() {
+        let program = |text: &str| {
+            let e = Expression::parse(text).unwrap();
+            Evaluator::new(&e, Precision::F64, BackendChoice::Cpu)
+                .unwrap()
+                .program()
+                .clone()
+        };
+        let ks = "(x^2 + 3)*(y^2 + 3)*(z^2 + 3) - 32*(x*y*z + 1)";
+        let (a, b) = (program(ks), program(ks));
+        assert_eq!(super::program_key(&a), super::program_key(&b));
+        assert_ne!(
+            super::program_key(&a),
+            super::program_key(&program("x^2 + y^2 + z^2 - 1"))
+        );
+    }
 }

@@ -10,6 +10,7 @@ __device__ __forceinline__ double dot3(const double* a, const double* b) {
 
 // cam: eye[3], forward[3], right[3], up[3], center[3], radius, steps, step (shading).
 // status[p]: 0 no root (or no ray), 1 hit (hits[2p], hits[2p+1]), 2 stack exhausted.
+// boxes[0]: the boxes evaluated; boxes[1]: the rays of status 2.
 extern "C" __global__ void ivjit_trace(
     u32 w, u32 h, const double* cam, u32 split, int kt, int ku, int kv, int sx, int sy, int sz,
     double* hits, u32* status, unsigned char* rgb, u64* boxes)
@@ -89,6 +90,7 @@ extern "C" __global__ void ivjit_trace(
             }
         }
         status[p] = result;
+        if (result == 2) atomicAdd(boxes + 1, (u64)1); // rare: the host looks for them if any
         hits[2 * (size_t)p] = hit_lo;
         hits[2 * (size_t)p + 1] = hit_hi;
         unsigned char* px = rgb + 3 * (size_t)p;
