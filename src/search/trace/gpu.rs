@@ -143,6 +143,11 @@ pub(crate) fn trace(
     // elements and `d_cam` the 18 numbers the kernel reads.
     unsafe { b.launch(cfg) }.during("launching the tracing kernel")?;
     let down = "downloading the frame";
+    if gpu::env::batch_trace() {
+        // Only when traced: the kernel's end marked apart from the copies back.
+        stream.synchronize().during(down)?;
+        mark("traced");
+    }
     stream
         .memcpy_dtoh(&d_rgb.slice(..3 * n), &mut host_rgb)
         .during(down)?;
@@ -152,25 +157,29 @@ pub(crate) fn trace(
     stream
         .memcpy_dtoh(&d_hits.slice(..2 * n), &mut host_hits)
         .during(down)?;
+    // The image is copied out (waiting for its copy only: each page-locked slice has its own
+    // event) while the status and the hits come back.
+    let mut rgb = host_rgb.as_slice().during(down)?[..3 * n].to_vec();
+    mark("image");
     let counts = stream.clone_dtoh(&d_boxes.slice(..2)).during(down)?;
     let (mut boxes, exhausted) = (counts[0], counts[1]);
-    mark("traced and back");
+    mark("back");
     // Read where they arrived, in parallel (a million pixels).
-    let (mut rgb, mut hits, rest) = {
+    let (mut hits, rest) = {
         let status = &host_status.as_slice().during(down)?[..n];
         let flat = &host_hits.as_slice().during(down)?[..2 * n];
-        let rgb = host_rgb.as_slice().during(down)?[..3 * n].to_vec();
         let hits: Vec<Option<(f64, f64)>> = status
             .par_iter()
             .enumerate()
             .map(|(p, &st)| (st == 1).then(|| (flat[2 * p], flat[2 * p + 1])))
             .collect();
+        mark("hits");
         let rest: Vec<usize> = if exhausted == 0 {
             Vec::new()
         } else {
             (0..n).into_par_iter().filter(|&p| status[p] == 2).collect()
         };
-        (rgb, hits, rest)
+        (hits, rest)
     };
     mark("read");
     if gpu::env::batch_trace() {
