@@ -570,18 +570,19 @@ impl Function {
             .allow_threads(|| {
                 let f = ivjit::Expression::parse(self.expr.source())?;
                 let along = map.along_rays(&f)?;
-                let rays = map.rays()?;
                 let p = self.eval.precision();
                 let prune = prune.unwrap_or_else(|| {
                     self.eval.backend() == ivjit::Backend::Cpu && ivjit::search::prunes(&along)
                 });
                 let hits = if prune {
                     let blocks = if tiles.is_empty() { vec![32, 8] } else { tiles };
+                    let rays = map.rays()?;
                     ivjit::search::prune::first_hits_pruned(&along, p, &rays, width, &blocks, 8)?.0
                 } else {
                     let b = self.same_backend();
                     let eval = ivjit::Evaluator::new(&along, p, b)?;
-                    ivjit::search::ray::first_hits(&eval, &rays, 8)?
+                    // The rays made by the search (on a GPU, by the device).
+                    map.first_hits(&eval, 8)?
                 };
                 Ok::<_, ivjit::Error>(map.heights(&hits.hits))
             })

@@ -222,9 +222,7 @@ pub fn run(device: Option<&Device>, only: &[String]) -> Result<(Value, String), 
         for &p in precisions {
             let ev = Evaluator::new(&expr, p, choice).map_err(|e| e.to_string())?;
             let insts = model.scalar(p).map_err(|e| e.to_string())?.insts.len();
-            let (secs, hits) = timed(RUNS, || {
-                ray::first_hits(&ev, &rays, 8).map_err(|e| e.to_string())
-            })?;
+            let (secs, hits) = timed(RUNS, || map.first_hits(&ev, 8).map_err(|e| e.to_string()))?;
             let (pruned_secs, (pruned, levels)) = timed(RUNS, || {
                 first_hits_pruned(&expr, p, &rays, size, &[32, 8], 8).map_err(|e| e.to_string())
             })?;
