@@ -1480,12 +1480,6 @@ mod tests {
                 .flat_map(|&a| classes.iter().map(move |&b| (iv(a), iv(b))))
                 .collect();
             let n = pairs.len();
-            let same = |a: Iv<T>, b: Iv<T>| {
-                let bits = |v: T| v.to_f64().to_bits();
-                let eq =
-                    |x: T, y: T| bits(x) == bits(y) || (x.to_f64().is_nan() && y.to_f64().is_nan());
-                eq(a.0, b.0) && eq(a.1, b.1)
-            };
             for code in code::NEG..=code::HULL {
                 for out_at in [2 * n, 0] {
                     // Slots: the first operands at 0, the second ones at n, the results at
@@ -1497,7 +1491,7 @@ mod tests {
                     for (l, &(a, b)) in pairs.iter().enumerate() {
                         let want = T::apply(code, a, b);
                         assert!(
-                            same(slots[out_at + l], want),
+                            same_bits(slots[out_at + l], want),
                             "{:?} op {code} lane {l} of {a:?}, {b:?}: {:?} in lanes, {want:?} alone",
                             T::PRECISION,
                             slots[out_at + l]
