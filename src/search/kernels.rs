@@ -171,3 +171,37 @@ pub(super) fn prelude(p: Precision) -> String {
         include_str!("tile.cu")
     )
 }
+
+/// The milliseconds at which the steps of one device search ended, printed under
+/// `IVJIT_BATCH_TRACE` as `what ms, ...` (where a frame's host time goes).
+pub(super) struct Marks {
+    start: std::time::Instant,
+    marks: Vec<(&'static str, f64)>,
+}
+
+impl Marks {
+    pub(super) fn new() -> Marks {
+        Marks {
+            start: std::time::Instant::now(),
+            marks: Vec::new(),
+        }
+    }
+
+    /// Marks the end of step `what`.
+    pub(super) fn mark(&mut self, what: &'static str) {
+        let ms = self.start.elapsed().as_secs_f64() * 1e3;
+        self.marks.push((what, ms));
+    }
+
+    /// `{head}: ms what t, ...` on standard error when the batches are traced.
+    pub(super) fn print(&self, head: &str) {
+        if crate::gpu::env::batch_trace() {
+            let shown: Vec<String> = self
+                .marks
+                .iter()
+                .map(|(w, t)| format!("{w} {t:.2}"))
+                .collect();
+            eprintln!("{head}: ms {}", shown.join(", "));
+        }
+    }
+}

@@ -244,9 +244,7 @@ fn search_on(
     split: u32,
 ) -> Result<Searched, Error> {
     let ctx = &dk.ctx;
-    let t0 = std::time::Instant::now();
-    let mut marks: Vec<(&str, f64)> = Vec::new();
-    let mut mark = |what: &'static str| marks.push((what, t0.elapsed().as_secs_f64() * 1e3));
+    let mut marks = kernels::Marks::new();
     ctx.bind_to_thread()
         .during("binding the device's context")?;
     let n = deal.len();
@@ -264,7 +262,7 @@ fn search_on(
             host_status: None,
         },
     };
-    mark("kernel");
+    marks.mark("kernel");
     let stream = kept.stream.clone();
     let what = "allocating the ray search's buffers";
     // SAFETY (the three): every value read is written first — the rays by the packing
@@ -281,7 +279,7 @@ fn search_on(
         unsafe { kernels::pinned_room(&stream, kept.host_hits.take(), 2 * n, what) }?;
     let mut host_status =
         unsafe { kernels::pinned_room(&stream, kept.host_status.take(), n, what) }?;
-    mark("pinned");
+    marks.mark("pinned");
     let mut d_rays = kernels::room(&stream, kept.rays.take(), packed.max(1), what)?;
     if let Some(list) = list {
         // Packed in parallel, in place: at a million rays, one thread packing and unpacking
@@ -293,7 +291,7 @@ fn search_on(
                 let r = &list[deal.ray(k)];
                 p.copy_from_slice(&[r.u, r.v, r.t0, r.t1, r.min_width]);
             });
-        mark("packed");
+        marks.mark("packed");
         let upload = "uploading the rays";
         stream
             .memcpy_htod(&host_rays.as_slice().during(upload)?[..packed], &mut d_rays)
@@ -335,7 +333,7 @@ fn search_on(
         shared_mem_bytes: 0,
     };
     stream.synchronize().during(upload)?;
-    mark("uploaded");
+    marks.mark("uploaded");
     let start = std::time::Instant::now();
     // SAFETY: the arguments match the kernel's signature; `d_rays` holds 5n values (the
     // first 5n written) for a list (a grid's are not read), `d_hits` 2n, `d_status` n,
@@ -350,15 +348,8 @@ fn search_on(
         .during(down)?;
     let boxes = stream.clone_dtoh(&d_boxes).during(down)?[0];
     let device_seconds = start.elapsed().as_secs_f64();
-    mark("searched");
-    if gpu::env::batch_trace() {
-        let shown: Vec<String> = marks.iter().map(|(w, t)| format!("{w} {t:.2}")).collect();
-        eprintln!(
-            "ivjit search: {n} rays on device {}: ms {}",
-            dk.ordinal,
-            shown.join(", ")
-        );
-    }
+    marks.mark("searched");
+    marks.print(&format!("ivjit search: {n} rays on device {}", dk.ordinal));
     (kept.rays, kept.hits, kept.status, kept.boxes) =
         (Some(d_rays), Some(d_hits), Some(d_status), Some(d_boxes));
     (kept.host_rays, kept.host_hits, kept.host_status) =

@@ -70,9 +70,7 @@ pub(crate) fn trace(
     let kernel = ray.gpu_kernel().expect("a GPU evaluator has a kernel");
     let dk = kernel.primary();
     let ctx = &dk.ctx;
-    let t0 = std::time::Instant::now();
-    let mut marks: Vec<(&str, f64)> = Vec::new();
-    let mut mark = |what: &'static str| marks.push((what, t0.elapsed().as_secs_f64() * 1e3));
+    let mut marks = kernels::Marks::new();
     ctx.bind_to_thread()
         .during("binding the device's context")?;
     // What the last frame of this evaluator kept, if it traced the same surface.
@@ -93,7 +91,7 @@ pub(crate) fn trace(
             host_rgb: None,
         },
     };
-    mark("kernel");
+    marks.mark("kernel");
     let stream = kept.stream.clone();
     let (w, h) = (view.width, view.height);
     let n = w * h;
@@ -121,7 +119,7 @@ pub(crate) fn trace(
         unsafe { kernels::pinned_room(&stream, kept.host_status.take(), n, alloc) }?;
     let mut host_rgb =
         unsafe { kernels::pinned_room(&stream, kept.host_rgb.take(), 3 * n, alloc) }?;
-    mark("buffers");
+    marks.mark("buffers");
     let slot = |k: Option<usize>| k.map_or(-1, |k| k as i32);
     let (kt, ku, kv) = (slot(s.t), slot(s.u), slot(s.v));
     let (sx, sy, sz) = (slot(axes[0]), slot(axes[1]), slot(axes[2]));
@@ -146,7 +144,7 @@ pub(crate) fn trace(
     if gpu::env::batch_trace() {
         // Only when traced: the kernel's end marked apart from the copies back.
         stream.synchronize().during(down)?;
-        mark("traced");
+        marks.mark("traced");
     }
     stream
         .memcpy_dtoh(&d_rgb.slice(..3 * n), &mut host_rgb)
@@ -160,10 +158,10 @@ pub(crate) fn trace(
     // The image is copied out (waiting for its copy only: each page-locked slice has its own
     // event) while the status and the hits come back.
     let mut rgb = host_rgb.as_slice().during(down)?[..3 * n].to_vec();
-    mark("image");
+    marks.mark("image");
     let counts = stream.clone_dtoh(&d_boxes.slice(..2)).during(down)?;
     let (mut boxes, exhausted) = (counts[0], counts[1]);
-    mark("back");
+    marks.mark("back");
     // Read where they arrived, in parallel (a million pixels).
     let (mut hits, rest) = {
         let status = &host_status.as_slice().during(down)?[..n];
@@ -173,7 +171,7 @@ pub(crate) fn trace(
             .enumerate()
             .map(|(p, &st)| (st == 1).then(|| (flat[2 * p], flat[2 * p + 1])))
             .collect();
-        mark("hits");
+        marks.mark("hits");
         let rest: Vec<usize> = if exhausted == 0 {
             Vec::new()
         } else {
@@ -181,15 +179,8 @@ pub(crate) fn trace(
         };
         (hits, rest)
     };
-    mark("read");
-    if gpu::env::batch_trace() {
-        let shown: Vec<String> = marks.iter().map(|(w, t)| format!("{w} {t:.2}")).collect();
-        eprintln!(
-            "ivjit trace: {w}x{h} on device {}: ms {}",
-            dk.ordinal,
-            shown.join(", ")
-        );
-    }
+    marks.mark("read");
+    marks.print(&format!("ivjit trace: {w}x{h} on device {}", dk.ordinal));
     (kept.cam, kept.hits, kept.status, kept.rgb, kept.boxes) = (
         Some(d_cam),
         Some(d_hits),
