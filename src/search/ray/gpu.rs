@@ -1,4 +1,5 @@
-//! The *first root along a ray* rule on the GPU: one thread per ray runs its whole search.
+//! The *first root along a ray* rule on the GPU: a persistent kernel whose threads each search
+//! one ray at a time, taking the next as theirs ends (`ray.cu`).
 
 use crate::search::kernels;
 use rayon::prelude::*;
@@ -42,6 +43,26 @@ fn ray_kernel(
         },
     )?;
     Ok(k[0].clone())
+}
+
+/// The kernel's `source` for a list of rays, a grid's, a camera's (`ray.cu`).
+pub(crate) const RAYS_LIST: u32 = 0;
+pub(crate) const RAYS_GRID: u32 = 1;
+pub(crate) const RAYS_CAMERA: u32 = 2;
+
+/// The launch of the persistent ray kernel for `n` rays: the blocks the device holds at once
+/// (`blocks`), or fewer when there are fewer rays than threads.
+pub(crate) fn persistent_grid(n: usize, blocks: u32) -> LaunchConfig {
+    let b = kernels::PERSISTENT_BLOCK;
+    LaunchConfig {
+        grid_dim: (
+            (n.div_ceil(b as usize)).clamp(1, blocks.max(1) as usize) as u32,
+            1,
+            1,
+        ),
+        block_dim: (b, 1, 1),
+        shared_mem_bytes: 0,
+    }
 }
 
 /// Rays in a search worth splitting among the GPUs (fewer run on the first alone). A choice,
@@ -171,13 +192,18 @@ pub(crate) fn first_hits(
         })
         .collect();
     let t_out = t_start.elapsed().as_secs_f64() * 1e3;
-    let rest: Vec<usize> = (0..n)
-        .into_par_iter()
-        .filter(|&i| {
-            let (part, k) = at(i);
-            views[part].0[k] == 2
-        })
-        .collect();
+    let given_up: u64 = searched.iter().map(|f| f.given_up).sum();
+    let rest: Vec<usize> = if given_up == 0 {
+        Vec::new()
+    } else {
+        (0..n)
+            .into_par_iter()
+            .filter(|&i| {
+                let (part, k) = at(i);
+                views[part].0[k] == 2
+            })
+            .collect()
+    };
     drop(views);
     for (f, dk) in searched.into_iter().zip(devices.iter().cycle()) {
         dk.kept.put(f.kept);
@@ -215,6 +241,8 @@ pub(crate) fn first_hits(
 struct Searched {
     kept: RayKept,
     boxes: u64,
+    /// Rays whose stack ran out (status 2).
+    given_up: u64,
     device_seconds: f64,
 }
 
@@ -223,6 +251,8 @@ struct RayKept {
     /// The search kernel with the device kernel's program linked in (looking it up emits the
     /// program's PTX to key the module: 0.7 ms a search for the colonnade, run 161).
     function: CudaFunction,
+    /// Its grid: the blocks the device holds at once ([`kernels::resident_blocks`]).
+    blocks: u32,
     stream: Arc<CudaStream>,
     rays: Option<CudaSlice<f64>>,
     hits: Option<CudaSlice<f64>>,
@@ -250,17 +280,21 @@ fn search_on(
     let n = deal.len();
     let mut kept = match dk.kept.take::<RayKept>() {
         Some(k) => k,
-        None => RayKept {
-            function: ray_kernel(dk, eval.program())?,
-            stream: ctx.new_stream().during("creating a stream")?,
-            rays: None,
-            hits: None,
-            status: None,
-            boxes: None,
-            host_rays: None,
-            host_hits: None,
-            host_status: None,
-        },
+        None => {
+            let function = ray_kernel(dk, eval.program())?;
+            RayKept {
+                blocks: kernels::resident_blocks(ctx, &function)?,
+                function,
+                stream: ctx.new_stream().during("creating a stream")?,
+                rays: None,
+                hits: None,
+                status: None,
+                boxes: None,
+                host_rays: None,
+                host_hits: None,
+                host_status: None,
+            }
+        }
     };
     marks.mark("kernel");
     let stream = kept.stream.clone();
@@ -299,22 +333,24 @@ fn search_on(
     }
     let mut d_hits = kernels::room(&stream, kept.hits.take(), 2 * n, what)?;
     let mut d_status = kernels::room(&stream, kept.status.take(), n, what)?;
-    let mut d_boxes = kernels::room(&stream, kept.boxes.take(), 1, what)?;
+    let mut d_boxes = kernels::room(&stream, kept.boxes.take(), 3, what)?;
     let upload = "starting the ray search";
-    stream.memset_zeros(&mut d_boxes).during(upload)?;
+    stream
+        .memset_zeros(&mut d_boxes.slice_mut(..3))
+        .during(upload)?;
     let slot = |k: Option<usize>| k.map_or(-1, |k| k as i32);
     let (kt, ku, kv) = (slot(s.t), slot(s.u), slot(s.v));
     let n32 = n as u32;
     // The grid's rays are made by the kernel: the part's k-th ray is the grid's
     // `deal.ray(k)` (the kernel's `deal`), the list's are read from `d_rays`.
-    let (is_grid, grid) = match rays {
-        crate::search::ray::Rays::Grid(g) => (1u32, g),
-        crate::search::ray::Rays::List(_) => (0u32, crate::search::ray::Grid::NONE),
+    let (source, grid) = match rays {
+        crate::search::ray::Rays::Grid(g) => (RAYS_GRID, g),
+        crate::search::ray::Rays::List(_) => (RAYS_LIST, crate::search::ray::Grid::NONE),
     };
     let (part, parts) = (deal.part as u32, deal.parts as u32);
     let f = kept.function.clone();
     let mut b = stream.launch_builder(&f);
-    b.arg(&n32).arg(&is_grid).arg(&d_rays);
+    b.arg(&n32).arg(&source).arg(&d_rays);
     b.arg(&grid.width)
         .arg(&part)
         .arg(&parts)
@@ -327,17 +363,13 @@ fn search_on(
         .arg(&grid.min_width);
     b.arg(&split).arg(&kt).arg(&ku).arg(&kv);
     b.arg(&mut d_hits).arg(&mut d_status).arg(&mut d_boxes);
-    let cfg = LaunchConfig {
-        grid_dim: (n.div_ceil(128).clamp(1, 1 << 20) as u32, 1, 1),
-        block_dim: (128, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = persistent_grid(n, kept.blocks);
     stream.synchronize().during(upload)?;
     marks.mark("uploaded");
     let start = std::time::Instant::now();
     // SAFETY: the arguments match the kernel's signature; `d_rays` holds 5n values (the
     // first 5n written) for a list (a grid's are not read), `d_hits` 2n, `d_status` n,
-    // `d_boxes` one (zeroed).
+    // `d_boxes` three (zeroed).
     unsafe { b.launch(cfg) }.during("launching the ray search")?;
     let down = "downloading the hits";
     stream
@@ -346,7 +378,8 @@ fn search_on(
     stream
         .memcpy_dtoh(&d_hits.slice(..2 * n), &mut host_hits)
         .during(down)?;
-    let boxes = stream.clone_dtoh(&d_boxes).during(down)?[0];
+    let counts = stream.clone_dtoh(&d_boxes.slice(..3)).during(down)?;
+    let (boxes, given_up) = (counts[0], counts[1]);
     let device_seconds = start.elapsed().as_secs_f64();
     marks.mark("searched");
     marks.print(&format!("ivjit search: {n} rays on device {}", dk.ordinal));
@@ -357,6 +390,7 @@ fn search_on(
     Ok(Searched {
         kept,
         boxes,
+        given_up,
         device_seconds,
     })
 }

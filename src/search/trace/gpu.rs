@@ -1,34 +1,30 @@
-//! Ray tracing on the GPU: one thread per pixel makes its ray, clips it, runs the ray rule's
-//! search (the composed expression linked in as `ivjit_eval`) and shades the hit (the surface
-//! linked in as `ivjit_surface`); the host receives the image and the hits.
+//! Ray tracing on the GPU: the ray search's persistent kernel (`search/ray/ray.cu`, the
+//! composed expression linked in as `ivjit_eval`) makes each pixel's ray, clips it and searches
+//! it; a second kernel (`trace.cu`, the surface linked in as `ivjit_surface`) shades the hits.
+//! The host receives the image (and the hits).
 
 use crate::search::kernels;
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 
 use crate::gpu::{self, Context, GpuError};
+use crate::search::ray::gpu::{persistent_grid, ray_source, RAYS_CAMERA};
 use crate::search::ray::{first_hits, Ray};
 use crate::search::trace::{clip, shade, Camera, Frame, View};
 use crate::search::SearchError;
 use crate::{Error, Evaluator, Interval, Precision};
 
-/// The deepest stack a ray keeps on the device (as in the ray rule's kernel).
-const RAY_STACK: usize = 48;
-
+/// The CUDA C of the tracing module: the ray search's kernel and the shading kernel.
 pub(crate) fn source(p: Precision) -> String {
-    format!(
-        "{}#define RAY_STACK {RAY_STACK}\n{}",
-        kernels::prelude(p),
-        include_str!("trace.cu")
-    )
+    format!("{}{}", ray_source(p), include_str!("trace.cu"))
 }
 
-/// The tracing kernel with both programs linked in, on the device of `dk`.
-fn kernel(
+/// The search and shading kernels with both programs linked in, on the device of `dk`.
+fn kernels_for(
     dk: &gpu::DeviceKernel,
     ray: &crate::scalar::Program,
     surface: &crate::scalar::Program,
-) -> Result<CudaFunction, GpuError> {
+) -> Result<(CudaFunction, CudaFunction), GpuError> {
     let k = gpu::search_module::load(
         &dk.ctx,
         dk.ordinal,
@@ -39,10 +35,10 @@ fn kernel(
                 (ray, crate::ptx::FUNCTION_NAME.to_string()),
                 (surface, "ivjit_surface".to_string()),
             ],
-            kernels: &["ivjit_trace"],
+            kernels: &["ivjit_search_rays", "ivjit_shade"],
         },
     )?;
-    Ok(k[0].clone())
+    Ok((k[0].clone(), k[1].clone()))
 }
 
 /// [`crate::search::trace::trace`] on the GPU of `ray`.
@@ -77,19 +73,24 @@ pub(crate) fn trace(
     let surface_text = program_key(surface.program());
     let mut kept = match dk.kept.take::<TraceKept>() {
         Some(k) if k.surface == surface_text => k,
-        _ => TraceKept {
-            surface: surface_text,
-            function: kernel_for(dk, ray, surface)?,
-            stream: ctx.new_stream().during("creating a stream")?,
-            cam: None,
-            hits: None,
-            status: None,
-            rgb: None,
-            boxes: None,
-            host_hits: None,
-            host_status: None,
-            host_rgb: None,
-        },
+        _ => {
+            let (search, shade) = kernels_for(dk, ray.program(), surface.program())?;
+            TraceKept {
+                surface: surface_text,
+                blocks: kernels::resident_blocks(ctx, &search)?,
+                search,
+                shade,
+                stream: ctx.new_stream().during("creating a stream")?,
+                cam: None,
+                hits: None,
+                status: None,
+                rgb: None,
+                boxes: None,
+                host_hits: None,
+                host_status: None,
+                host_rgb: None,
+            }
+        }
     };
     marks.mark("kernel");
     let stream = kept.stream.clone();
@@ -108,9 +109,9 @@ pub(crate) fn trace(
     let mut d_hits = kernels::room(&stream, kept.hits.take(), 2 * n, alloc)?;
     let mut d_status = kernels::room(&stream, kept.status.take(), n, alloc)?;
     let mut d_rgb = kernels::room(&stream, kept.rgb.take(), 3 * n, alloc)?;
-    let mut d_boxes = kernels::room(&stream, kept.boxes.take(), 2, alloc)?;
+    let mut d_boxes = kernels::room(&stream, kept.boxes.take(), 3, alloc)?;
     stream
-        .memset_zeros(&mut d_boxes.slice_mut(..2))
+        .memset_zeros(&mut d_boxes.slice_mut(..3))
         .during(alloc)?;
     // SAFETY (the three): written by the copies below before they are read.
     let mut host_hits =
@@ -123,23 +124,36 @@ pub(crate) fn trace(
     let slot = |k: Option<usize>| k.map_or(-1, |k| k as i32);
     let (kt, ku, kv) = (slot(s.t), slot(s.u), slot(s.v));
     let (sx, sy, sz) = (slot(axes[0]), slot(axes[1]), slot(axes[2]));
-    let (w32, h32) = (w as u32, h as u32);
-    let f = kept.function.clone();
-    let mut b = stream.launch_builder(&f);
-    b.arg(&w32).arg(&h32).arg(&d_cam).arg(&view.split);
-    b.arg(&kt).arg(&ku).arg(&kv).arg(&sx).arg(&sy).arg(&sz);
-    b.arg(&mut d_hits)
-        .arg(&mut d_status)
-        .arg(&mut d_rgb)
-        .arg(&mut d_boxes);
+    let (w32, n32) = (w as u32, n as u32);
+    // The search: the ray kernel's camera rays (pixel r of a w-wide image; the grid's
+    // numbers unused).
+    let search = kept.search.clone();
+    let none = crate::search::ray::Grid::NONE;
+    let (part, parts) = (0u32, 1u32);
+    let mut b = stream.launch_builder(&search);
+    b.arg(&n32).arg(&RAYS_CAMERA).arg(&d_cam);
+    b.arg(&w32).arg(&part).arg(&parts);
+    b.arg(&none.x0).arg(&none.dx).arg(&none.y1).arg(&none.dy);
+    b.arg(&none.t0).arg(&none.t1).arg(&none.min_width);
+    b.arg(&view.split).arg(&kt).arg(&ku).arg(&kv);
+    b.arg(&mut d_hits).arg(&mut d_status).arg(&mut d_boxes);
+    // SAFETY: matches the kernel's signature; `d_cam` holds the 18 numbers the kernel
+    // reads, `d_hits` 2n, `d_status` n and `d_boxes` three (zeroed).
+    unsafe { b.launch(persistent_grid(n, kept.blocks)) }.during("launching the tracing search")?;
+    let h32 = h as u32;
+    let shading = kept.shade.clone();
+    let mut b = stream.launch_builder(&shading);
+    b.arg(&w32).arg(&h32).arg(&d_cam);
+    b.arg(&sx).arg(&sy).arg(&sz);
+    b.arg(&d_hits).arg(&d_status).arg(&mut d_rgb);
     let cfg = LaunchConfig {
         grid_dim: (n.div_ceil(128).clamp(1, 1 << 20) as u32, 1, 1),
         block_dim: (128, 1, 1),
         shared_mem_bytes: 0,
     };
-    // SAFETY: matches the kernel's signature; the buffers hold at least 2n, n, 3n and 2
-    // elements and `d_cam` the 18 numbers the kernel reads.
-    unsafe { b.launch(cfg) }.during("launching the tracing kernel")?;
+    // SAFETY: matches the kernel's signature; the search wrote every pixel's status and
+    // the hits of status 1 (the only ones read); `d_rgb` holds 3n bytes.
+    unsafe { b.launch(cfg) }.during("launching the shading")?;
     let down = "downloading the frame";
     if gpu::env::batch_trace() {
         // Only when traced: the kernel's end marked apart from the copies back.
@@ -260,9 +274,12 @@ struct TraceKept {
     /// The surface program the function was built with, as `{:?}` writes it (a frame of
     /// another surface builds its own).
     surface: String,
-    /// The tracing kernel with the programs linked in (looking it up emits both programs'
-    /// PTX to key the module).
-    function: CudaFunction,
+    /// The search and shading kernels with the programs linked in (looking them up emits
+    /// both programs' PTX to key the module).
+    search: CudaFunction,
+    shade: CudaFunction,
+    /// The search's grid ([`kernels::resident_blocks`]).
+    blocks: u32,
     stream: std::sync::Arc<cudarc::driver::CudaStream>,
     cam: Option<CudaSlice<f64>>,
     hits: Option<CudaSlice<f64>>,
@@ -272,14 +289,6 @@ struct TraceKept {
     host_hits: Option<cudarc::driver::PinnedHostSlice<f64>>,
     host_status: Option<cudarc::driver::PinnedHostSlice<u32>>,
     host_rgb: Option<cudarc::driver::PinnedHostSlice<u8>>,
-}
-
-fn kernel_for(
-    dk: &gpu::DeviceKernel,
-    ray: &Evaluator,
-    surface: &Evaluator,
-) -> Result<CudaFunction, GpuError> {
-    kernel(dk, ray.program(), surface.program())
 }
 
 #[cfg(test)]

@@ -1,107 +1,30 @@
-// ivjit ray-tracing kernel: src/search/trace/trace.cu.
-// Compiled after the prelude of src/search/kernels.rs (T, u32, u64, lo_of, hi_of)
-// and the #defines of trace.rs (RAY_STACK).
-extern "C" __device__ void ivjit_eval(const T* in, T* out);
+// ivjit ray-tracing shading kernel: src/search/trace/trace.cu.
+// Compiled after src/search/ray/ray.cu (whose ivjit_search_rays searches the camera's rays:
+// camera_ray, the camera's numbers) and its prelude.
 extern "C" __device__ void ivjit_surface(const T* in, T* out);
 
-__device__ __forceinline__ double dot3(const double* a, const double* b) {
-    return __dadd_rn(__dadd_rn(__dmul_rn(a[0], b[0]), __dmul_rn(a[1], b[1])), __dmul_rn(a[2], b[2]));
-}
-
-// cam: eye[3], forward[3], right[3], up[3], center[3], radius, steps, step (shading).
-// status[p]: 0 no root (or no ray), 1 hit (hits[2p], hits[2p+1]), 2 stack exhausted.
-// boxes[0]: the boxes evaluated; boxes[1]: the rays of status 2.
-extern "C" __global__ void ivjit_trace(
-    u32 w, u32 h, const double* cam, u32 split, int kt, int ku, int kv, int sx, int sy, int sz,
-    double* hits, u32* status, unsigned char* rgb, u64* boxes)
+// The image of a searched frame (search::trace::shade): per pixel, the hit's colour from the
+// surface's values at its middle point +- step along each axis, or the background (also where
+// the search gave up: the host redoes those pixels).
+extern "C" __global__ void ivjit_shade(
+    u32 w, u32 h, const double* cam, int sx, int sy, int sz,
+    const double* hits, const u32* status, unsigned char* rgb)
 {
-    const double* eye = cam; const double* fw = cam + 3; const double* rt = cam + 6;
-    const double* up = cam + 9; const double* center = cam + 12;
-    double radius = cam[15], steps = cam[16], step = cam[17];
-    double frac[33], pts[33];
-    for (u32 k = 0; k <= split; k++) frac[k] = __ddiv_rn((double)k, (double)split);
-    u64 evaluated = 0;
+    const double* eye = cam;
+    double step = cam[17];
     u32 n = w * h;
     for (u32 p = blockIdx.x * blockDim.x + threadIdx.x; p < n; p += gridDim.x * blockDim.x) {
-        u32 col = p % w, row = p / w;
-        // Camera::screen, Camera::direction and clip, operation for operation.
-        double aspect = __ddiv_rn((double)w, (double)h);
-        double u = __dmul_rn(__dadd_rn(__dmul_rn(__ddiv_rn(__dadd_rn((double)col, 0.5), (double)w), 2.0), -1.0), aspect);
-        double v = __dadd_rn(1.0, -__dmul_rn(__ddiv_rn(__dadd_rn((double)row, 0.5), (double)h), 2.0));
-        double d[3], o[3];
-        for (int k = 0; k < 3; k++) {
-            d[k] = __dadd_rn(__dadd_rn(fw[k], __dmul_rn(u, rt[k])), __dmul_rn(v, up[k]));
-            o[k] = __dadd_rn(eye[k], -center[k]);
-        }
-        double a = dot3(d, d), b = dot3(o, d);
-        double c = __dadd_rn(dot3(o, o), -__dmul_rn(radius, radius));
-        double disc = __dadd_rn(__dmul_rn(b, b), -__dmul_rn(a, c));
-        u32 result = 0;
-        double hit_lo = 0, hit_hi = 0;
-        bool clipped = disc >= 0.0;
-        double t0 = 0, t1 = 0;
-        if (clipped) {
-            double s = __dsqrt_rn(disc);
-            t0 = __ddiv_rn(__dadd_rn(-b, -s), a);
-            t1 = __ddiv_rn(__dadd_rn(-b, s), a);
-            clipped = !(t1 <= 0.0);
-        }
-        if (clipped) {
-            double pad = __dmul_rn(1e-9, __dadd_rn(fabs(t0), fabs(t1)));
-            t0 = fmax(__dadd_rn(t0, -pad), 0.0);
-            t1 = __dadd_rn(t1, pad);
-            double min_width = __ddiv_rn(__dadd_rn(t1, -t0), steps);
-            double st_lo[RAY_STACK], st_hi[RAY_STACK];
-            T in[6], out[2];
-            if (ku >= 0) { in[2 * ku] = lo_of(u); in[2 * ku + 1] = hi_of(u); }
-            if (kv >= 0) { in[2 * kv] = lo_of(v); in[2 * kv + 1] = hi_of(v); }
-            st_lo[0] = t0; st_hi[0] = t1;
-            int top = 1;
-            while (true) {
-                top--;
-                double lo = st_lo[top], hi = st_hi[top];
-                double width = __dadd_rn(hi, -lo);
-                pts[0] = lo;
-                pts[split] = hi;
-                for (u32 k = 1; k < split; k++) pts[k] = __dadd_rn(lo, __dmul_rn(width, frac[k]));
-                u32 keep = 0;
-                for (u32 k = 0; k < split; k++) {
-                    if (kt >= 0) {
-                        in[2 * kt] = lo_of(pts[k]);
-                        in[2 * kt + 1] = hi_of(pts[k + 1]);
-                    }
-                    ivjit_eval(in, out);
-                    evaluated++;
-                    if (out[0] <= (T)0 && (T)0 <= out[1]) keep |= 1u << k;
-                }
-                if (top + __popc(keep) > RAY_STACK) { result = 2; break; }
-                for (int k = (int)split - 1; k >= 0; k--)
-                    if (keep >> k & 1) {
-                        st_lo[top] = pts[k];
-                        st_hi[top] = pts[k + 1];
-                        top++;
-                    }
-                if (top == 0) break;
-                double x = st_lo[top - 1], y = st_hi[top - 1];
-                if (__dadd_rn(y, -x) <= min_width || y <= x) {
-                    hit_lo = x; hit_hi = y; result = 1;
-                    break;
-                }
-            }
-        }
-        status[p] = result;
-        if (result == 2) atomicAdd(boxes + 1, (u64)1); // rare: the host looks for them if any
-        hits[2 * (size_t)p] = hit_lo;
-        hits[2 * (size_t)p + 1] = hit_hi;
+        u32 row = p / w;
         unsigned char* px = rgb + 3 * (size_t)p;
-        if (result != 1) {
-            // Background (search::trace::background); stack-exhausted rays are redone on the host.
+        if (status[p] != 1) {
+            // Background (search::trace::background).
             double g = 20.0 + 30.0 * (double)row / (double)h;
             px[0] = (unsigned char)g; px[1] = (unsigned char)g; px[2] = (unsigned char)(g + 12.0);
             continue;
         }
-        // Shading (search::trace::shade): f at the hit's middle point +- step along each axis.
-        double t = 0.5 * hit_lo + 0.5 * hit_hi;
+        double u, v, d[3];
+        camera_ray(cam, p, w, h, &u, &v, d);
+        double t = 0.5 * hits[2 * (size_t)p] + 0.5 * hits[2 * (size_t)p + 1];
         double x[3], val[6];
         for (int k = 0; k < 3; k++) x[k] = eye[k] + t * d[k];
         for (int s = 0; s < 6; s++) {
@@ -132,6 +55,4 @@ extern "C" __global__ void ivjit_trace(
         double base[3] = { 1.0, 0.72, 0.38 };
         for (int k = 0; k < 3; k++) px[k] = (unsigned char)fmin(fmax(round(255.0 * cc * base[k]), 0.0), 255.0);
     }
-    for (int dd = 16; dd > 0; dd /= 2) evaluated += __shfl_down_sync(0xffffffffu, evaluated, dd);
-    if ((threadIdx.x & 31) == 0) atomicAdd(boxes, evaluated);
 }
