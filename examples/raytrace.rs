@@ -39,7 +39,7 @@
 //! **Shading** is cosmetic: a normal by central differences of f (midpoints of point
 //! enclosures) at the midpoint of the hit piece, with a headlight and a fixed key light.
 use clap::Parser;
-use ivjit::search::trace::{shade_hits, trace, View};
+use ivjit::search::trace::{shade_hits, trace, trace_image, View};
 use ivjit::{Backend, BackendChoice, Evaluator, Expression, Precision};
 use rayon::iter::Either;
 use rayon::prelude::*;
@@ -222,7 +222,7 @@ impl Surface {
     }
 
     /// The interval search, shaded: the library's tracer (`ivjit::search::trace`), on the GPU
-    /// one kernel that makes, clips and searches the rays and shades the hits.
+    /// a kernel that makes, clips and searches the rays and one that shades the hits.
     pub fn render(&self, o: &Options) -> Result<Frame, String> {
         let t = Instant::now();
         let f = trace(&self.ray, &self.surf, &self.cam, &view(o)).map_err(|e| e.to_string())?;
@@ -231,6 +231,28 @@ impl Surface {
             width: o.width,
             height: o.height,
             hits: f.hits,
+            search_seconds,
+            shade_seconds: 0.0,
+            compile_seconds: 0.0,
+            on_cpu: f.finished_on_cpu,
+            boxes: f.boxes as usize,
+            backend: self.ray.backend(),
+            fallback: self.ray.fallback_reason().map(str::to_string),
+            rgb: f.rgb,
+        })
+    }
+
+    /// [`Surface::render`]'s image alone (`ivjit::search::trace::trace_image`: on the GPU the
+    /// hits stay on the device), as a viewer renders frames; the frame's `hits` are empty.
+    pub fn render_image(&self, o: &Options) -> Result<Frame, String> {
+        let t = Instant::now();
+        let f =
+            trace_image(&self.ray, &self.surf, &self.cam, &view(o)).map_err(|e| e.to_string())?;
+        let search_seconds = t.elapsed().as_secs_f64();
+        Ok(Frame {
+            width: o.width,
+            height: o.height,
+            hits: Vec::new(),
             search_seconds,
             shade_seconds: 0.0,
             compile_seconds: 0.0,
@@ -538,6 +560,11 @@ struct Cli {
     /// time (the first frame pays for allocations the next ones reuse from the driver).
     #[arg(long, default_value_t = 0)]
     repeat: usize,
+    /// Trace the image alone, as a viewer does (`trace_image`: on the GPU the hits stay on the
+    /// device), the first frame and the repeated ones; no hit count is printed. Not with
+    /// --compare or `table`, which compare hits.
+    #[arg(long, conflicts_with = "compare")]
+    images: bool,
 }
 
 fn parse_vec3(text: &str, what: &str) -> Result<[f64; 3], String> {
@@ -620,7 +647,7 @@ fn hit_count(hits: &[Option<(f64, f64)>]) -> usize {
 fn describe(frame: &Frame) -> String {
     format!(
         "{}x{} on the {}: search {:.4} s ({:.3e} boxes, {} rays finished on the CPU), shade {:.3} s, frame {:.3} s \
-         (compile {:.3} s); {} hit pixels",
+         (compile {:.3} s); {}",
         frame.width,
         frame.height,
         frame.backend.name(),
@@ -630,14 +657,29 @@ fn describe(frame: &Frame) -> String {
         frame.shade_seconds,
         frame.search_seconds + frame.shade_seconds,
         frame.compile_seconds,
-        hit_count(&frame.hits)
+        if frame.hits.is_empty() && frame.width * frame.height > 0 {
+            "hits not read (--images)".to_string()
+        } else {
+            format!("{} hit pixels", hit_count(&frame.hits))
+        }
     )
 }
 
 fn render_scene(cli: &Cli, scene: &Scene, backend: BackendChoice) -> Result<Frame, String> {
     let o = options_for(cli, scene, backend)?;
     std::fs::create_dir_all(&cli.out_dir).map_err(|e| format!("{}: {e}", cli.out_dir.display()))?;
-    let (surface, frame) = compile_and_render(scene.expr, &o)?;
+    let (surface, frame) = if cli.images {
+        let t0 = Instant::now();
+        let surface = Surface::compile(scene.expr, &o)?;
+        let compile_seconds = t0.elapsed().as_secs_f64();
+        let frame = Frame {
+            compile_seconds,
+            ..surface.render_image(&o)?
+        };
+        (surface, frame)
+    } else {
+        compile_and_render(scene.expr, &o)?
+    };
     if let Some(why) = &frame.fallback {
         eprintln!("note: no GPU ({why}); rendering on the CPU evaluator");
     }
@@ -647,13 +689,18 @@ fn render_scene(cli: &Cli, scene: &Scene, backend: BackendChoice) -> Result<Fram
     if cli.repeat > 0 {
         let mut times = Vec::with_capacity(cli.repeat);
         for _ in 0..cli.repeat {
-            let f = surface.render(&o)?;
+            let f = if cli.images {
+                surface.render_image(&o)?
+            } else {
+                surface.render(&o)?
+            };
             times.push(f.search_seconds + f.shade_seconds);
         }
         times.sort_by(f64::total_cmp);
         println!(
-            "  {} more frames: fastest {:.2} ms, median {:.2} ms",
+            "  {} more {}: fastest {:.2} ms, median {:.2} ms",
             cli.repeat,
+            if cli.images { "images" } else { "frames" },
             times[0] * 1e3,
             times[times.len() / 2] * 1e3
         );
@@ -724,8 +771,10 @@ fn run() -> Result<(), String> {
                 ("tangle", 900.0, 3.0),
                 ("gumdrop-torus", 1080.0, 3.0),
             ];
-            // The paper's size on both backends, unless --size says otherwise.
+            // The paper's size on both backends, unless --size says otherwise; the hits are
+            // compared, so they are read back.
             let mut cli = cli.clone();
+            cli.images = false;
             cli.size.get_or_insert_with(|| "1024x1024".to_string());
             let cli = &cli;
             let mut rows = Vec::new();

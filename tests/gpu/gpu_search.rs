@@ -908,16 +908,17 @@ fn exclusion_on_the_gpu_equals_the_cpu() {
 #[allow(dead_code)]
 mod raytrace_example;
 
-/// The tracer: the GPU makes, clips and searches every pixel's ray in one kernel; its hits
-/// equal the CPU's bit for bit (no point functions), and the pictures agree but for
-/// rounding in the cosmetic shading.
+/// The tracer: the GPU makes, clips and searches every pixel's ray (the ray search's kernel)
+/// and shades the hits; its hits equal the CPU's bit for bit (no point functions), the
+/// pictures agree but for rounding in the cosmetic shading, and the image alone
+/// (`trace_image`, the hits left on the device) is the frame's.
 #[test]
 #[cfg_attr(
     not(feature = "gpu-tests"),
     ignore = "needs a GPU: --features gpu-tests"
 )]
 fn tracing_on_the_gpu_equals_the_cpu() {
-    use ivjit::search::trace::{trace, Camera, View};
+    use ivjit::search::trace::{trace, trace_image, Camera, View};
     crate::common::gpu::require_gpu("tracing_on_the_gpu_equals_the_cpu");
     for scene in raytrace_example::scenes().into_iter().take(4) {
         for p in [Precision::F64, Precision::F32] {
@@ -946,6 +947,10 @@ fn tracing_on_the_gpu_equals_the_cpu() {
                 .filter(|(x, y)| x.abs_diff(**y) <= 2)
                 .count();
             assert!(close * 100 >= 99 * a.rgb.len(), "{at}: pictures differ");
+            // The image alone (the hits left on the device) is the frame's, bit for bit.
+            let c = trace_image(&ray_gpu, &surf_gpu, &cam, &view).unwrap();
+            assert!(c.rgb == b.rgb, "{at}: the image alone differs");
+            assert_eq!((c.boxes, c.finished_on_cpu), (b.boxes, 0), "{at}");
         }
     }
     // Rays whose stack runs out on the device (every piece of `(x + 1e-300) - x` may hold a
@@ -979,6 +984,12 @@ fn tracing_on_the_gpu_equals_the_cpu() {
         // The device also counts the two steps' 64 pieces of each ray it gave up.
         let given_up = 64 * b.finished_on_cpu as u64;
         assert_eq!(a.boxes + given_up, b.boxes, "frame {frame}");
+        // The image alone finds the given-up rays without the hits and shades them as the
+        // frame does.
+        let c = trace_image(&ray_gpu, &surf_gpu, &cam, &view).unwrap();
+        assert_eq!(c.finished_on_cpu, b.finished_on_cpu, "frame {frame}");
+        assert_eq!(c.boxes, b.boxes, "frame {frame}");
+        assert!(c.rgb == b.rgb, "frame {frame}: the image alone differs");
     }
 }
 

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use crate::gpu::{self, Context, GpuError};
 use crate::search::ray::gpu::{persistent_grid, ray_source, RAYS_CAMERA};
 use crate::search::ray::{first_hits, Ray};
-use crate::search::trace::{clip, shade, Camera, Frame, View};
+use crate::search::trace::{clip, shade, Camera, Frame, View, Want};
 use crate::search::SearchError;
 use crate::{Error, Evaluator, Interval, Precision};
 
@@ -41,13 +41,15 @@ fn kernels_for(
     Ok((k[0].clone(), k[1].clone()))
 }
 
-/// [`crate::search::trace::trace`] on the GPU of `ray`.
+/// [`crate::search::trace::trace`] on the GPU of `ray` (the frame's hits left empty when
+/// `want` is the image alone: they are not copied back).
 pub(crate) fn trace(
     ray: &Evaluator,
     surface: &Evaluator,
     axes: [Option<usize>; 3],
     cam: &Camera,
     view: &View,
+    want: Want,
 ) -> Result<Frame, Error> {
     if view.split < 2 || view.split > 32 {
         return Err(SearchError::Options(format!(
@@ -113,14 +115,7 @@ pub(crate) fn trace(
     stream
         .memset_zeros(&mut d_boxes.slice_mut(..3))
         .during(alloc)?;
-    // SAFETY (the three): written by the copies below before they are read.
-    let mut host_hits =
-        unsafe { kernels::pinned_room(&stream, kept.host_hits.take(), 2 * n, alloc) }?;
-    let mut host_status =
-        unsafe { kernels::pinned_room(&stream, kept.host_status.take(), n, alloc) }?;
-    let mut host_rgb =
-        unsafe { kernels::pinned_room(&stream, kept.host_rgb.take(), 3 * n, alloc) }?;
-    marks.mark("buffers");
+    marks.mark("device buffers");
     let slot = |k: Option<usize>| k.map_or(-1, |k| k as i32);
     let (kt, ku, kv) = (slot(s.t), slot(s.u), slot(s.v));
     let (sx, sy, sz) = (slot(axes[0]), slot(axes[1]), slot(axes[2]));
@@ -154,6 +149,23 @@ pub(crate) fn trace(
     // SAFETY: matches the kernel's signature; the search wrote every pixel's status and
     // the hits of status 1 (the only ones read); `d_rgb` holds 3n bytes.
     unsafe { b.launch(cfg) }.during("launching the shading")?;
+    marks.mark("launched");
+    // While the kernels run: the page-locked memory the frame comes back to (a process's
+    // first 1024² image allocates 3 MB of it: 1.3-2 ms, run 174) and the image's vector with
+    // its pages touched (a fresh vector's first touches: 0.5-2.2 ms after the copy, run 174).
+    // SAFETY (the three): written by the copies below before they are read. The hits' and
+    // the status's page-locked memory only when the hits are wanted (at 1024², 20 of a
+    // first frame's 23 MB: most of its 9-13 ms of allocation, run 167).
+    let wants_hits = want == Want::Hits;
+    let (mut host_hits, mut host_status) = (kept.host_hits.take(), kept.host_status.take());
+    if wants_hits {
+        host_hits = Some(unsafe { kernels::pinned_room(&stream, host_hits, 2 * n, alloc) }?);
+        host_status = Some(unsafe { kernels::pinned_room(&stream, host_status, n, alloc) }?);
+    }
+    let mut host_rgb =
+        unsafe { kernels::pinned_room(&stream, kept.host_rgb.take(), 3 * n, alloc) }?;
+    let mut rgb = touched(3 * n);
+    marks.mark("buffers");
     let down = "downloading the frame";
     if gpu::env::batch_trace() {
         // Only when traced: the kernel's end marked apart from the copies back.
@@ -163,35 +175,59 @@ pub(crate) fn trace(
     stream
         .memcpy_dtoh(&d_rgb.slice(..3 * n), &mut host_rgb)
         .during(down)?;
-    stream
-        .memcpy_dtoh(&d_status.slice(..n), &mut host_status)
-        .during(down)?;
-    stream
-        .memcpy_dtoh(&d_hits.slice(..2 * n), &mut host_hits)
-        .during(down)?;
+    let hits_back = host_hits
+        .as_mut()
+        .zip(host_status.as_mut())
+        .filter(|_| wants_hits);
+    if let Some((host_hits, host_status)) = hits_back {
+        stream
+            .memcpy_dtoh(&d_status.slice(..n), host_status)
+            .during(down)?;
+        stream
+            .memcpy_dtoh(&d_hits.slice(..2 * n), host_hits)
+            .during(down)?;
+    }
     // The image is copied out (waiting for its copy only: each page-locked slice has its own
     // event) while the status and the hits come back.
-    let mut rgb = host_rgb.as_slice().during(down)?[..3 * n].to_vec();
+    let image = &host_rgb.as_slice().during(down)?[..3 * n];
+    marks.mark("image back");
+    if image.len() < PARALLEL_BYTES {
+        rgb.copy_from_slice(image);
+    } else {
+        rgb.par_chunks_mut(PARALLEL_BYTES)
+            .zip(image.par_chunks(PARALLEL_BYTES))
+            .for_each(|(to, from)| to.copy_from_slice(from));
+    }
     marks.mark("image");
     let counts = stream.clone_dtoh(&d_boxes.slice(..2)).during(down)?;
     let (mut boxes, exhausted) = (counts[0], counts[1]);
     marks.mark("back");
-    // Read where they arrived, in parallel (a million pixels).
-    let (mut hits, rest) = {
-        let status = &host_status.as_slice().during(down)?[..n];
-        let flat = &host_hits.as_slice().during(down)?[..2 * n];
-        let hits: Vec<Option<(f64, f64)>> = status
-            .par_iter()
-            .enumerate()
-            .map(|(p, &st)| (st == 1).then(|| (flat[2 * p], flat[2 * p + 1])))
-            .collect();
-        marks.mark("hits");
-        let rest: Vec<usize> = if exhausted == 0 {
+    let given_up = |status: &[u32]| -> Vec<usize> {
+        if exhausted == 0 {
             Vec::new()
         } else {
             (0..n).into_par_iter().filter(|&p| status[p] == 2).collect()
-        };
-        (hits, rest)
+        }
+    };
+    let (mut hits, rest) = match host_hits.as_ref().zip(host_status.as_ref()) {
+        Some((host_hits, host_status)) if wants_hits => {
+            // Read where they arrived, in parallel (a million pixels).
+            let status = &host_status.as_slice().during(down)?[..n];
+            let flat = &host_hits.as_slice().during(down)?[..2 * n];
+            let hits: Vec<Option<(f64, f64)>> = status
+                .par_iter()
+                .enumerate()
+                .map(|(p, &st)| (st == 1).then(|| (flat[2 * p], flat[2 * p + 1])))
+                .collect();
+            marks.mark("hits");
+            (hits, given_up(status))
+        }
+        // The image alone: the status comes back only when some ray was given up (rare).
+        _ if exhausted == 0 => (Vec::new(), Vec::new()),
+        _ => {
+            let status = stream.clone_dtoh(&d_status.slice(..n)).during(down)?;
+            (Vec::new(), given_up(&status))
+        }
     };
     marks.mark("read");
     marks.print(&format!("ivjit trace: {w}x{h} on device {}", dk.ordinal));
@@ -202,8 +238,7 @@ pub(crate) fn trace(
         Some(d_rgb),
         Some(d_boxes),
     );
-    (kept.host_hits, kept.host_status, kept.host_rgb) =
-        (Some(host_hits), Some(host_status), Some(host_rgb));
+    (kept.host_hits, kept.host_status, kept.host_rgb) = (host_hits, host_status, Some(host_rgb));
     dk.kept.put(kept);
     // Rays whose stack ran out: the CPU's search (no depth limit) and shading.
     if !rest.is_empty() {
@@ -226,7 +261,9 @@ pub(crate) fn trace(
         boxes += found.boxes;
         let surf = surface.cpu_twin();
         for ((&p, r), hit) in rest.iter().zip(&rays).zip(found.hits) {
-            hits[p] = hit;
+            if wants_hits {
+                hits[p] = hit;
+            }
             let Some((lo, hi)) = hit else {
                 continue;
             };
@@ -260,6 +297,23 @@ pub(crate) fn trace(
         boxes,
         finished_on_cpu: rest.len(),
     })
+}
+
+/// Bytes below which a copy or a first touch runs on the calling thread.
+const PARALLEL_BYTES: usize = 1 << 18;
+
+/// `len` bytes whose pages have been written (in parallel when there are many): a fresh
+/// allocation's pages are mapped at their first touch, one fault per page, which a frame
+/// pays while its kernels run rather than during its copy.
+fn touched(len: usize) -> Vec<u8> {
+    let mut v = vec![0u8; len];
+    let page = 4096;
+    if len < PARALLEL_BYTES {
+        v.iter_mut().step_by(page).for_each(|b| *b = 1);
+    } else {
+        v.par_chunks_mut(page).for_each(|p| p[0] = 1);
+    }
+    v
 }
 
 /// What tells two programs apart for the kept kernel: their text (a program's NaN constants,
