@@ -150,20 +150,22 @@ pub(crate) fn trace(
     // the hits of status 1 (the only ones read); `d_rgb` holds 3n bytes.
     unsafe { b.launch(cfg) }.during("launching the shading")?;
     marks.mark("launched");
-    // While the kernels run: the page-locked memory the frame comes back to (a process's
-    // first 1024² image allocates 3 MB of it: 1.3-2 ms, run 174) and the image's vector with
-    // its pages touched (a fresh vector's first touches: 0.5-2.2 ms after the copy, run 174).
-    // SAFETY (the three): written by the copies below before they are read. The hits' and
-    // the status's page-locked memory only when the hits are wanted (at 1024², 20 of a
-    // first frame's 23 MB: most of its 9-13 ms of allocation, run 167).
+    // While the kernels run: the page-locked memory the hits come back to (only when they
+    // are wanted: at 1024², 23 MB, most of a first frame's 9-13 ms of allocation, run 167)
+    // and the image's vector with its pages touched (a fresh vector's first touches took
+    // 0.5-2.2 ms after the copy, run 174).
     let wants_hits = want == Want::Hits;
-    let (mut host_hits, mut host_status) = (kept.host_hits.take(), kept.host_status.take());
+    let (mut host_hits, mut host_status, mut host_rgb) = (
+        kept.host_hits.take(),
+        kept.host_status.take(),
+        kept.host_rgb.take(),
+    );
     if wants_hits {
+        // SAFETY (the three): written by the copies below before they are read.
         host_hits = Some(unsafe { kernels::pinned_room(&stream, host_hits, 2 * n, alloc) }?);
         host_status = Some(unsafe { kernels::pinned_room(&stream, host_status, n, alloc) }?);
+        host_rgb = Some(unsafe { kernels::pinned_room(&stream, host_rgb, 3 * n, alloc) }?);
     }
-    let mut host_rgb =
-        unsafe { kernels::pinned_room(&stream, kept.host_rgb.take(), 3 * n, alloc) }?;
     let mut rgb = touched(3 * n);
     marks.mark("buffers");
     let down = "downloading the frame";
@@ -172,31 +174,35 @@ pub(crate) fn trace(
         stream.synchronize().during(down)?;
         marks.mark("traced");
     }
-    stream
-        .memcpy_dtoh(&d_rgb.slice(..3 * n), &mut host_rgb)
-        .during(down)?;
-    let hits_back = host_hits
-        .as_mut()
-        .zip(host_status.as_mut())
-        .filter(|_| wants_hits);
-    if let Some((host_hits, host_status)) = hits_back {
-        stream
-            .memcpy_dtoh(&d_status.slice(..n), host_status)
-            .during(down)?;
-        stream
-            .memcpy_dtoh(&d_hits.slice(..2 * n), host_hits)
-            .during(down)?;
-    }
-    // The image is copied out (waiting for its copy only: each page-locked slice has its own
-    // event) while the status and the hits come back.
-    let image = &host_rgb.as_slice().during(down)?[..3 * n];
-    marks.mark("image back");
-    if image.len() < PARALLEL_BYTES {
-        rgb.copy_from_slice(image);
-    } else {
-        rgb.par_chunks_mut(PARALLEL_BYTES)
-            .zip(image.par_chunks(PARALLEL_BYTES))
-            .for_each(|(to, from)| to.copy_from_slice(from));
+    match (host_hits.as_mut(), host_status.as_mut(), host_rgb.as_mut()) {
+        (Some(host_hits), Some(host_status), Some(host_rgb)) if wants_hits => {
+            // All three into page-locked memory, the image first; the image is copied out
+            // (waiting for its copy only: each page-locked slice has its own event) while the
+            // status and the hits come back.
+            stream
+                .memcpy_dtoh(&d_rgb.slice(..3 * n), host_rgb)
+                .during(down)?;
+            stream
+                .memcpy_dtoh(&d_status.slice(..n), host_status)
+                .during(down)?;
+            stream
+                .memcpy_dtoh(&d_hits.slice(..2 * n), host_hits)
+                .during(down)?;
+            let image = &host_rgb.as_slice().during(down)?[..3 * n];
+            if image.len() < PARALLEL_BYTES {
+                rgb.copy_from_slice(image);
+            } else {
+                rgb.par_chunks_mut(PARALLEL_BYTES)
+                    .zip(image.par_chunks(PARALLEL_BYTES))
+                    .for_each(|(to, from)| to.copy_from_slice(from));
+            }
+        }
+        // The image alone: straight into its vector (pageable memory: no page-locked memory
+        // to allocate in a process's first frame, 1.3-2 ms at 1024², run 174; as fast as the
+        // page-locked copy and the copy out, run 176).
+        _ => stream
+            .memcpy_dtoh(&d_rgb.slice(..3 * n), &mut rgb)
+            .during(down)?,
     }
     marks.mark("image");
     let counts = stream.clone_dtoh(&d_boxes.slice(..2)).during(down)?;
@@ -238,7 +244,7 @@ pub(crate) fn trace(
         Some(d_rgb),
         Some(d_boxes),
     );
-    (kept.host_hits, kept.host_status, kept.host_rgb) = (host_hits, host_status, Some(host_rgb));
+    (kept.host_hits, kept.host_status, kept.host_rgb) = (host_hits, host_status, host_rgb);
     dk.kept.put(kept);
     // Rays whose stack ran out: the CPU's search (no depth limit) and shading.
     if !rest.is_empty() {
