@@ -254,6 +254,26 @@ impl Program {
         verify::verify(self)
     }
 
+    /// The same program bit for bit: what `==` would say if constants compared by their bits
+    /// (`==` on floats makes a program with a NaN constant, which products have, unequal to
+    /// itself, and a `-0` constant equal to a `+0`). For caches keyed by a program.
+    pub fn same_bits(&self, other: &Program) -> bool {
+        let same_inst = |a: &Inst, b: &Inst| match (a, b) {
+            (Inst::Const(x), Inst::Const(y)) => x.to_bits() == y.to_bits(),
+            _ => a == b,
+        };
+        self.precision == other.precision
+            && self.var_names == other.var_names
+            && self.outputs == other.outputs
+            && self.code_outputs == other.code_outputs
+            && self.insts.len() == other.insts.len()
+            && self
+                .insts
+                .iter()
+                .zip(&other.insts)
+                .all(|(a, b)| same_inst(a, b))
+    }
+
     /// The number of input variables.
     pub fn n_vars(&self) -> usize {
         self.var_names.len()

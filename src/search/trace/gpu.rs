@@ -72,13 +72,12 @@ pub(crate) fn trace(
     ctx.bind_to_thread()
         .during("binding the device's context")?;
     // What the last frame of this evaluator kept, if it traced the same surface.
-    let surface_text = program_key(surface.program());
     let mut kept = match dk.kept.take::<TraceKept>() {
-        Some(k) if k.surface == surface_text => k,
+        Some(k) if k.surface.same_bits(surface.program()) => k,
         _ => {
             let (search, shade) = kernels_for(dk, ray.program(), surface.program())?;
             TraceKept {
-                surface: surface_text,
+                surface: surface.program().clone(),
                 blocks: kernels::resident_blocks(ctx, &search)?,
                 search,
                 shade,
@@ -322,18 +321,13 @@ fn touched(len: usize) -> Vec<u8> {
     v
 }
 
-/// What tells two programs apart for the kept kernel: their text (a program's NaN constants,
-/// which its products have, would make `==` false for the same program, and the frame would
-/// rebuild its kernel and buffers: 3-5 and 11-15 ms, run 165).
-fn program_key(p: &crate::scalar::Program) -> String {
-    format!("{p:?}")
-}
-
 /// What a device keeps from one traced frame for the next (grown on demand, never shrunk).
 struct TraceKept {
-    /// The surface program the function was built with, as `{:?}` writes it (a frame of
-    /// another surface builds its own).
-    surface: String,
+    /// The surface program the kernels were built with (a frame of another surface builds
+    /// its own; compared by [`crate::scalar::Program::same_bits`]: a product's NaN constants
+    /// make `==` false for the same program, and each frame rebuilt its kernel and buffers,
+    /// 3-5 and 11-15 ms, run 165).
+    surface: crate::scalar::Program,
     /// The search and shading kernels with the programs linked in (looking them up emits
     /// both programs' PTX to key the module).
     search: CudaFunction,
@@ -353,12 +347,15 @@ struct TraceKept {
 
 #[cfg(test)]
 mod tests {
+    use crate::scalar::{Inst, Program, Value};
     use crate::{BackendChoice, Evaluator, Expression, Precision};
 
-    /// The same surface compiled twice has one key (a product's NaN constants make the
-    /// programs unequal by `==`), another surface another.
+    /// The same surface compiled twice is the same program bit for bit (Kusner–Schmitt's
+    /// products hold NaN constants, which made a first version of the kept kernel's key,
+    /// `==`, rebuild every frame), another surface is not, and neither is a constant of the
+    /// other sign (`==` says `-0 == +0`).
     #[test]
-    fn a_surface_compiled_twice_has_one_key() {
+    fn a_surface_compiled_twice_is_the_same_program() {
         let program = |text: &str| {
             let e = Expression::parse(text).unwrap();
             Evaluator::new(&e, Precision::F64, BackendChoice::Cpu)
@@ -367,11 +364,16 @@ mod tests {
                 .clone()
         };
         let ks = "(x^2 + 3)*(y^2 + 3)*(z^2 + 3) - 32*(x*y*z + 1)";
-        let (a, b) = (program(ks), program(ks));
-        assert_eq!(super::program_key(&a), super::program_key(&b));
-        assert_ne!(
-            super::program_key(&a),
-            super::program_key(&program("x^2 + y^2 + z^2 - 1"))
-        );
+        assert!(program(ks).same_bits(&program(ks)));
+        assert!(!program(ks).same_bits(&program("x^2 + y^2 + z^2 - 1")));
+        let zero = |z: f64| Program {
+            precision: Precision::F64,
+            var_names: Vec::new(),
+            insts: vec![Inst::Const(z)],
+            outputs: vec![(Value(0), Value(0))],
+            code_outputs: 0,
+        };
+        assert!(zero(0.0) == zero(-0.0) && !zero(0.0).same_bits(&zero(-0.0)));
+        assert!(zero(f64::NAN).same_bits(&zero(f64::NAN)));
     }
 }
