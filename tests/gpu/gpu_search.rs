@@ -550,14 +550,32 @@ fn depth_map_rays_made_on_the_gpu_equal_the_cpu() {
     assert!(a.hits == b.hits && a.hits.iter().all(|h| h.is_some()));
     // The device also counts the two steps' 64 pieces of each ray it gave up.
     assert_eq!(a.boxes + 64 * 1200, b.boxes);
+    // The largest spans that do not overflow (the largest floats among the pixels' centres
+    // and the lines' ends): the device's rays and hits are the host's, bit for bit.
+    let max = f64::MAX;
+    let wide = ivjit::search::ray::DepthMap {
+        width: 33,
+        height: 17,
+        region: [-max / 2.0, max / 2.0, 0.0, max],
+        zrange: (-max / 2.0, max / 2.0),
+        steps: 300,
+    };
+    for p in [Precision::F64, Precision::F32] {
+        let (cpu, gpu) = pair(wide.along_rays(&surface).unwrap().source(), p);
+        let a = first_hits(&cpu, &wide.rays().unwrap(), 8).unwrap();
+        let b = wide.first_hits(&gpu, 8).unwrap();
+        assert!(a.hits == b.hits, "{p:?}: the widest map's hits differ");
+        assert_eq!(a.boxes, b.boxes, "{p:?}: the widest map");
+    }
+    // A span that overflows is the options' error, on the device as on the host.
     let far = ivjit::search::ray::DepthMap {
-        zrange: (-f64::MAX, f64::MAX),
+        region: [-max, max, -0.7, 1.3],
         ..map
     };
-    let (_, gpu) = pair(far.along_rays(&surface).unwrap().source(), Precision::F64);
-    let list = first_hits(&gpu, &far.rays().unwrap(), 8).unwrap_err();
-    let grid = far.first_hits(&gpu, 8).unwrap_err();
-    assert_eq!(list.to_string(), grid.to_string());
+    let (_, gpu) = pair(map.along_rays(&surface).unwrap().source(), Precision::F64);
+    let grid = far.first_hits(&gpu, 8).unwrap_err().to_string();
+    assert!(grid.contains("span"), "{grid}");
+    assert_eq!(far.rays().unwrap_err().to_string(), grid);
 }
 
 #[test]

@@ -150,6 +150,21 @@ fn bad_options_are_errors_with_what_to_do() {
         ],
         "z0 < z1",
     );
+    // A depth map by rays whose region is wider than the largest float: its pixels' step
+    // overflows (the voxel search, the default, takes any finite region).
+    fails(
+        &[
+            "render",
+            "x + z",
+            "--rays",
+            "--region=-1.7e308,1.7e308,0,1",
+            "-o",
+            p(&out),
+            "--backend",
+            "cpu",
+        ],
+        "must be at most the largest float",
+    );
     fails(
         &["render", "x", "--size", "12", "-o", p(&out)],
         "WIDTHxHEIGHT",

@@ -185,9 +185,10 @@ pub struct DepthMap {
     pub width: u32,
     /// Rows.
     pub height: u32,
-    /// `[x0, x1, y0, y1]`, finite, `x0 < x1`, `y0 < y1`.
+    /// `[x0, x1, y0, y1]`, finite, `x0 < x1`, `y0 < y1`, with finite spans `x1 - x0` and
+    /// `y1 - y0` (a wider region's step overflows, and with it the pixels' centres).
     pub region: [f64; 4],
-    /// `(z0, z1)`, finite, `z0 < z1`.
+    /// `(z0, z1)`, finite, `z0 < z1`, with a finite span `z1 - z0` (the lines' length).
     pub zrange: (f64, f64),
     /// The resolution along each line: 1/steps of the z range.
     pub steps: usize,
@@ -203,8 +204,15 @@ impl DepthMap {
             Some("the image needs at least one pixel".to_string())
         } else if !(finite && x0 < x1 && y0 < y1 && z0 < z1) {
             Some(format!(
-                "region {x0},{x1},{y0},{y1} and heights {z0},{z1}: finite, with x0 < x1, y0 < y1 \
-                 and z0 < z1"
+                "region {x0:?},{x1:?},{y0:?},{y1:?} and heights {z0:?},{z1:?}: finite, with \
+                 x0 < x1, y0 < y1 and z0 < z1"
+            ))
+        } else if !((x1 - x0).is_finite() && (y1 - y0).is_finite() && (z1 - z0).is_finite()) {
+            Some(format!(
+                "region {x0:?},{x1:?},{y0:?},{y1:?} and heights {z0:?},{z1:?}: each span \
+                 (x1 - x0, y1 - y0, z1 - z0) must be at most the largest float, {:?}; make the \
+                 map in parts",
+                f64::MAX
             ))
         } else if self.steps == 0 {
             Some("steps must be at least 1".to_string())
@@ -486,7 +494,9 @@ mod tests {
     }
 
     /// A depth map's search of its grid gives the hits of its rays' list; the rays are the
-    /// pixels' centers, row-major from the top row; a segment that overflows is an error.
+    /// pixels' centers, row-major from the top row; a span that overflows (the region's, whose
+    /// step would be infinite and its pixels' centres with it, or the heights') is an error
+    /// that says so, while the largest spans that do not overflow give finite rays.
     #[test]
     fn a_depth_maps_grid_gives_the_hits_of_its_rays() {
         let map = DepthMap {
@@ -514,11 +524,31 @@ mod tests {
         );
         assert_eq!(a, b);
         assert!(a.hits.iter().any(|h| h.is_some()) && a.hits.iter().any(|h| h.is_none()));
-        let far = DepthMap {
-            zrange: (-f64::MAX, f64::MAX),
+        let max = f64::MAX;
+        for (region, zrange) in [
+            ([-max, max, -0.5, 1.5], (-1.0, 1.0)),
+            ([-1.0, 1.0, -max, max], (-1.0, 1.0)),
+            ([-1.0, 1.0, -0.5, 1.5], (-max, max)),
+        ] {
+            let far = DepthMap {
+                region,
+                zrange,
+                ..map
+            };
+            let e = far.first_hits(&eval, 4).unwrap_err().to_string();
+            assert!(e.contains("span"), "{region:?} {zrange:?}: {e}");
+            assert_eq!(far.rays().unwrap_err().to_string(), e);
+        }
+        let wide = DepthMap {
+            region: [-max / 2.0, max / 2.0, 0.0, max],
+            zrange: (-max / 2.0, max / 2.0),
             ..map
         };
-        assert!(far.first_hits(&eval, 4).is_err());
+        let rays = wide.rays().unwrap();
+        assert!(rays.iter().all(|r| [r.u, r.v, r.t0, r.t1, r.min_width]
+            .iter()
+            .all(|v| v.is_finite())));
+        assert!(rays[0].u < -max / 3.0 && rays[6].u > max / 3.0);
     }
 
     #[test]
