@@ -320,24 +320,25 @@ def mesh(f, depth=7, region=(-1.0, 1.0, -1.0, 1.0, -1.0, 1.0), witness_levels=3,
 class Frame(NamedTuple):
     """A traced camera frame: each pixel's first candidate root along its ray, and a picture."""
 
-    hits: object  # (height, width, 2) float64: [t_lo, t_hi] of the first hit, NaN where none
+    hits: object  # (height, width, 2) float64: [t_lo, t_hi] of the first hit, NaN where none (None: hits=False)
     rgb: object  # (height, width, 3) uint8, top row first (the shading is cosmetic)
     boxes: int  # boxes evaluated
 
 
 def trace(f, width, height, eye, center=(0.0, 0.0, 0.0), fov=40.0, scene=(0.0, 0.0, 0.0), radius=2.0,
-          steps=1024, split=8, precision="f64", backend="auto"):
+          steps=1024, split=8, precision="f64", backend="auto", hits=True):
     """Ray traces the surface f(x, y, z) = 0 with a pinhole camera at `eye` looking at `center`
     (y up; field of view `fov` degrees) on a `width` x `height` image: every pixel's ray
     `eye + t d` is clipped to the ball of `radius` around `scene` and searched for its first
     root to 1/`steps` of its clipped length (`split` pieces per round), with interval
     arithmetic: a pixel with no hit provably sees no point of the surface inside the ball. The
-    whole frame runs on the function's backend (on a GPU: one kernel for rays, search and
-    shading). Returns a `Frame`. docs/raytrace.md."""
+    whole frame runs on the function's backend (on a GPU: a kernel for rays and search, one for
+    shading). Returns a `Frame`; with `hits=False` its hits are None (the image alone, as a
+    viewer draws frames: on a GPU the hits stay on the device). docs/raytrace.md."""
     f = _function(f, precision, backend)
     v3 = lambda p: tuple(float(c) for c in p)  # noqa: E731
     hits, rgb, boxes = f._native._trace(int(width), int(height), v3(eye), v3(center), float(fov), v3(scene),
-                                        float(radius), int(steps), int(split))
+                                        float(radius), int(steps), int(split), bool(hits))
     return Frame(hits, rgb, boxes)
 
 

@@ -667,7 +667,8 @@ impl Function {
     /// camera `Camera::look_at(eye, center, fov)` and the rays clipped to the ball (`scene`,
     /// `radius`), on the function's precision and backend. Returns (hits, rgb, boxes): hits a
     /// (height, width, 2) float64 array of each pixel's first candidate root [t_lo, t_hi] along
-    /// its ray (NaN where the ray misses), rgb a (height, width, 3) uint8 image. Ctrl-C stops it
+    /// its ray (NaN where the ray misses), or None without `with_hits` (`trace_image`: on a GPU
+    /// the hits stay on the device), rgb a (height, width, 3) uint8 image. Ctrl-C stops it
     /// between rounds (`search`).
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn _trace<'py>(
@@ -682,8 +683,9 @@ impl Function {
         radius: f64,
         steps: usize,
         split: u32,
-    ) -> PyResult<(pyo3::Bound<'py, PyAny>, pyo3::Bound<'py, PyAny>, u64)> {
-        use ivjit::search::trace::{ray_expression, trace, Camera, View};
+        with_hits: bool,
+    ) -> PyResult<(Option<pyo3::Bound<'py, PyAny>>, pyo3::Bound<'py, PyAny>, u64)> {
+        use ivjit::search::trace::{ray_expression, trace, trace_image, Camera, Frame, View};
         let source = self.expr.source();
         let cam = Camera::look_at(eye, center, fov).map_err(PyValueError::new_err)?;
         let frame = search(py, source, || {
@@ -698,19 +700,35 @@ impl Function {
                 steps,
                 split,
             };
-            trace(&ray, &self.eval, &cam, &view)
+            if with_hits {
+                trace(&ray, &self.eval, &cam, &view)
+            } else {
+                let image = trace_image(&ray, &self.eval, &cam, &view)?;
+                Ok(Frame {
+                    hits: Vec::new(),
+                    rgb: image.rgb,
+                    boxes: image.boxes,
+                    finished_on_cpu: image.finished_on_cpu,
+                })
+            }
         })?;
-        let hits: Vec<f64> = frame
-            .hits
-            .iter()
-            .flat_map(|h| match h {
-                Some((lo, hi)) => [*lo, *hi],
-                None => [f64::NAN; 2],
-            })
-            .collect();
-        let hits = PyArray1::from_vec(py, hits)
-            .reshape([height, width, 2])?
-            .into_any();
+        let hits = if with_hits {
+            let flat: Vec<f64> = frame
+                .hits
+                .iter()
+                .flat_map(|h| match h {
+                    Some((lo, hi)) => [*lo, *hi],
+                    None => [f64::NAN; 2],
+                })
+                .collect();
+            Some(
+                PyArray1::from_vec(py, flat)
+                    .reshape([height, width, 2])?
+                    .into_any(),
+            )
+        } else {
+            None
+        };
         let rgb = PyArray1::from_vec(py, frame.rgb)
             .reshape([height, width, 3])?
             .into_any();

@@ -329,6 +329,11 @@ def test_trace_of_a_ball_finds_its_first_root():
                 elif disc < -1e-6:
                     assert np.isnan(lo) and np.isnan(hi), (i, j, lo, hi)
     assert hit > 50
+    # The image alone is the frame's image, without the hits.
+    image = ivjit.trace("x^2 + y^2 + z^2 - 0.64", n, n, eye=(0, 0, 3), fov=40, radius=2, steps=steps,
+                        backend="cpu", hits=False)
+    assert image.hits is None and image.boxes == frame.boxes
+    assert np.array_equal(image.rgb, frame.rgb)
     with pytest.raises(ValueError):
         ivjit.trace("x^2 + y^2 + z^2 - 0.64", 4, 4, eye=(0, 0, 0), backend="cpu")
 
