@@ -39,7 +39,7 @@
 //! **Shading** is cosmetic: a normal by central differences of f (midpoints of point
 //! enclosures) at the midpoint of the hit piece, with a headlight and a fixed key light.
 use clap::Parser;
-use ivjit::search::trace::{shade_hits, trace, trace_image, View};
+use ivjit::search::trace::{shade_hits, trace, trace_image, Image, View};
 use ivjit::{Backend, BackendChoice, Evaluator, Expression, Precision};
 use rayon::iter::Either;
 use rayon::prelude::*;
@@ -224,43 +224,43 @@ impl Surface {
     /// The interval search, shaded: the library's tracer (`ivjit::search::trace`), on the GPU
     /// a kernel that makes, clips and searches the rays and one that shades the hits.
     pub fn render(&self, o: &Options) -> Result<Frame, String> {
-        let t = Instant::now();
-        let f = trace(&self.ray, &self.surf, &self.cam, &view(o)).map_err(|e| e.to_string())?;
-        let search_seconds = t.elapsed().as_secs_f64();
-        Ok(Frame {
-            width: o.width,
-            height: o.height,
-            hits: f.hits,
-            search_seconds,
-            shade_seconds: 0.0,
-            compile_seconds: 0.0,
-            on_cpu: f.finished_on_cpu,
-            boxes: f.boxes as usize,
-            backend: self.ray.backend(),
-            fallback: self.ray.fallback_reason().map(str::to_string),
-            rgb: f.rgb,
-        })
+        self.traced(o, true)
     }
 
     /// [`Surface::render`]'s image alone (`ivjit::search::trace::trace_image`: on the GPU the
     /// hits stay on the device), as a viewer renders frames; the frame's `hits` are empty.
     pub fn render_image(&self, o: &Options) -> Result<Frame, String> {
+        self.traced(o, false)
+    }
+
+    fn traced(&self, o: &Options, with_hits: bool) -> Result<Frame, String> {
         let t = Instant::now();
-        let f =
-            trace_image(&self.ray, &self.surf, &self.cam, &view(o)).map_err(|e| e.to_string())?;
+        let (hits, image) = if with_hits {
+            let f = trace(&self.ray, &self.surf, &self.cam, &view(o)).map_err(|e| e.to_string())?;
+            let image = Image {
+                rgb: f.rgb,
+                boxes: f.boxes,
+                finished_on_cpu: f.finished_on_cpu,
+            };
+            (f.hits, image)
+        } else {
+            let image = trace_image(&self.ray, &self.surf, &self.cam, &view(o))
+                .map_err(|e| e.to_string())?;
+            (Vec::new(), image)
+        };
         let search_seconds = t.elapsed().as_secs_f64();
         Ok(Frame {
             width: o.width,
             height: o.height,
-            hits: Vec::new(),
+            hits,
             search_seconds,
             shade_seconds: 0.0,
             compile_seconds: 0.0,
-            on_cpu: f.finished_on_cpu,
-            boxes: f.boxes as usize,
+            on_cpu: image.finished_on_cpu,
+            boxes: image.boxes as usize,
             backend: self.ray.backend(),
             fallback: self.ray.fallback_reason().map(str::to_string),
-            rgb: f.rgb,
+            rgb: image.rgb,
         })
     }
 
