@@ -198,7 +198,9 @@ pub(crate) fn trace(
         }
         // The image alone: straight into its vector (pageable memory: no page-locked memory
         // to allocate in a process's first frame, 1.3-2 ms at 1024², run 174; as fast as the
-        // page-locked copy and the copy out, run 176).
+        // page-locked copy and the copy out, run 176). A copy from the device to pageable
+        // memory returns once it has completed (CUDA's API synchronization behavior), as
+        // `clone_dtoh` below relies on too.
         _ => stream
             .memcpy_dtoh(&d_rgb.slice(..3 * n), &mut rgb)
             .during(down)?,
