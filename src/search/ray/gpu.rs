@@ -21,7 +21,9 @@ const RAY_STACK: usize = 48;
 /// The CUDA C of the ray kernel for element type `p`; the expression is `ivjit_eval`, linked in.
 pub(crate) fn ray_source(p: Precision) -> String {
     format!(
-        "{}#define RAY_STACK {RAY_STACK}\n#define RAY_BLOCK {RAY_BLOCK}\n{}",
+        "{}#define RAY_STACK {RAY_STACK}\n#define RAY_BLOCK {RAY_BLOCK}\n\
+         #define RAYS_LIST {RAYS_LIST}\n#define RAYS_GRID {RAYS_GRID}\n\
+         #define RAYS_CAMERA {RAYS_CAMERA}\n{}",
         kernels::prelude(p),
         include_str!("ray.cu")
     )
@@ -45,7 +47,8 @@ fn ray_kernel(
     Ok(k[0].clone())
 }
 
-/// The kernel's `source` for a list of rays, a grid's, a camera's (`ray.cu`).
+/// The kernel's `source` for a list of rays, a grid's, a camera's (`ray.cu`, which has them
+/// as `#define`s from here).
 pub(crate) const RAYS_LIST: u32 = 0;
 pub(crate) const RAYS_GRID: u32 = 1;
 pub(crate) const RAYS_CAMERA: u32 = 2;

@@ -1,12 +1,10 @@
 // ivjit ray search kernel: src/search/ray/ray.cu.
 // Compiled after the prelude of src/search/kernels.rs (T, u32, u64, lo_of, hi_of)
-// and the #defines of ray.rs (RAY_STACK, RAY_BLOCK).
+// and the #defines of ray/gpu.rs (RAY_STACK, RAY_BLOCK, and where a search's rays come from,
+// the kernel's `source`: RAYS_LIST, rays[5r..] = u, v, t0, t1, min_width; RAYS_GRID,
+// search::ray::Grid's, made here for the part's r-th ray; RAYS_CAMERA, search::trace's
+// pinhole camera, rays = its numbers, below).
 extern "C" __device__ void ivjit_eval(const T* in, T* out);
-
-// Where a search's rays come from (the kernel's `source`).
-#define RAYS_LIST 0   // rays[5r..] = u, v, t0, t1, min_width
-#define RAYS_GRID 1   // search::ray::Grid's, made here for the part's r-th ray
-#define RAYS_CAMERA 2 // search::trace's pinhole camera: rays = its numbers (below)
 
 __device__ __forceinline__ double dot3(const double* a, const double* b) {
     return __dadd_rn(__dadd_rn(__dmul_rn(a[0], b[0]), __dmul_rn(a[1], b[1])), __dmul_rn(a[2], b[2]));
