@@ -39,7 +39,7 @@
 //! **Shading** is cosmetic: a normal by central differences of f (midpoints of point
 //! enclosures) at the midpoint of the hit piece, with a headlight and a fixed key light.
 use clap::Parser;
-use ivjit::search::trace::{shade_hits, trace, trace_image, Image, View};
+use ivjit::search::trace::{shade_hits, trace, trace_image, View};
 use ivjit::{Backend, BackendChoice, Evaluator, Expression, Precision};
 use rayon::iter::Either;
 use rayon::prelude::*;
@@ -236,13 +236,9 @@ impl Surface {
     fn traced(&self, o: &Options, with_hits: bool) -> Result<Frame, String> {
         let t = Instant::now();
         let (hits, image) = if with_hits {
-            let f = trace(&self.ray, &self.surf, &self.cam, &view(o)).map_err(|e| e.to_string())?;
-            let image = Image {
-                rgb: f.rgb,
-                boxes: f.boxes,
-                finished_on_cpu: f.finished_on_cpu,
-            };
-            (f.hits, image)
+            trace(&self.ray, &self.surf, &self.cam, &view(o))
+                .map_err(|e| e.to_string())?
+                .into_parts()
         } else {
             let image = trace_image(&self.ray, &self.surf, &self.cam, &view(o))
                 .map_err(|e| e.to_string())?;

@@ -703,13 +703,7 @@ impl Function {
             if with_hits {
                 trace(&ray, &self.eval, &cam, &view)
             } else {
-                let image = trace_image(&ray, &self.eval, &cam, &view)?;
-                Ok(Frame {
-                    hits: Vec::new(),
-                    rgb: image.rgb,
-                    boxes: image.boxes,
-                    finished_on_cpu: image.finished_on_cpu,
-                })
+                trace_image(&ray, &self.eval, &cam, &view).map(Frame::from)
             }
         })?;
         let hits = if with_hits {

@@ -148,10 +148,6 @@ pub(crate) fn load_entry_if(
     let function = module
         .load_function(entry)
         .during("looking up the kernel in the loaded module")?;
-    let sms = ctx
-        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-        .during("querying the multiprocessor count")?
-        .max(1) as u32;
     extern "C" fn no_dynamic_shared_memory(_block_size: std::ffi::c_int) -> usize {
         0
     }
@@ -159,14 +155,29 @@ pub(crate) fn load_entry_if(
         .occupancy_max_potential_block_size(no_dynamic_shared_memory, 0, 0, None)
         .during("querying the occupancy-optimal block size")?;
     let block = if block == 0 { 128 } else { block };
+    Ok(Some(Loaded {
+        max_grid: resident_blocks(ctx, &function, block)?,
+        function,
+        block,
+        disk,
+    }))
+}
+
+/// Blocks of `block` threads of `function` that the device of `ctx` holds at once (its
+/// multiprocessors times the blocks each holds, at least one): the grid beyond which a
+/// grid-stride or persistent kernel gains no more threads.
+pub(crate) fn resident_blocks(
+    ctx: &Arc<CudaContext>,
+    function: &CudaFunction,
+    block: u32,
+) -> Result<u32, GpuError> {
+    let sms = ctx
+        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .during("querying the multiprocessor count")?
+        .max(1) as u32;
     let per_sm = function
         .occupancy_max_active_blocks_per_multiprocessor(block, 0, None)
         .during("querying the resident blocks per multiprocessor")?
         .max(1);
-    Ok(Some(Loaded {
-        function,
-        block,
-        max_grid: sms.saturating_mul(per_sm).max(1),
-        disk,
-    }))
+    Ok(sms.saturating_mul(per_sm).max(1))
 }

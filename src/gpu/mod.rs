@@ -45,6 +45,7 @@ pub(crate) use device::{context, driver_version};
 pub(crate) use error::{describe, Context};
 pub(crate) use kernel::DeviceKernel;
 pub(crate) use link::{link_cubin_at, load_module};
+pub(crate) use load::resident_blocks;
 
 pub use pin::{machine_memory, HostBuffer};
 

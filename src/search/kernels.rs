@@ -43,23 +43,13 @@ pub(super) fn fill(
 /// rays as theirs end, so the grid is what the device holds at once, not one thread a ray).
 pub(super) const PERSISTENT_BLOCK: u32 = 128;
 
-/// Blocks of [`PERSISTENT_BLOCK`] threads of `function` that the device of `ctx` holds at once
-/// (its multiprocessors times the blocks each holds): the grid of a persistent kernel.
+/// Blocks of [`PERSISTENT_BLOCK`] threads of `function` that the device of `ctx` holds at once:
+/// the grid of a persistent kernel.
 pub(super) fn resident_blocks(
     ctx: &std::sync::Arc<cudarc::driver::CudaContext>,
     function: &cudarc::driver::CudaFunction,
 ) -> Result<u32, crate::gpu::GpuError> {
-    use crate::gpu::Context;
-    use cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT;
-    let sms = ctx
-        .attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-        .during("querying the multiprocessor count")?
-        .max(1) as u32;
-    let per_sm = function
-        .occupancy_max_active_blocks_per_multiprocessor(PERSISTENT_BLOCK, 0, None)
-        .during("querying the resident blocks per multiprocessor")?
-        .max(1);
-    Ok(sms * per_sm)
+    crate::gpu::resident_blocks(ctx, function, PERSISTENT_BLOCK)
 }
 
 /// `old` if it has room for `n` elements (at least one), else a new buffer whose elements are

@@ -10,9 +10,9 @@ use rayon::prelude::*;
 use crate::gpu::{self, Context, GpuError};
 use crate::search::ray::gpu::{persistent_grid, ray_source, RAYS_CAMERA};
 use crate::search::ray::{first_hits, Ray};
-use crate::search::trace::{clip, shade, Camera, Frame, View, Want};
+use crate::search::trace::{clip, hit_colors, Camera, Frame, View, Want};
 use crate::search::SearchError;
-use crate::{Error, Evaluator, Interval, Precision};
+use crate::{Error, Evaluator, Precision};
 
 /// The CUDA C of the tracing module: the ray search's kernel and the shading kernel.
 pub(crate) fn source(p: Precision) -> String {
@@ -266,36 +266,16 @@ pub(crate) fn trace(
             .collect();
         let found = first_hits(&ray.cpu_twin(), &rays, view.split)?;
         boxes += found.boxes;
-        let surf = surface.cpu_twin();
-        for ((&p, r), hit) in rest.iter().zip(&rays).zip(found.hits) {
+        let mut found_hits = Vec::new();
+        for (&p, hit) in rest.iter().zip(found.hits) {
             if wants_hits {
                 hits[p] = hit;
             }
-            let Some((lo, hi)) = hit else {
-                continue;
-            };
-            let d = cam.direction(r.u, r.v);
-            let t = 0.5 * lo + 0.5 * hi;
-            let x = [0, 1, 2].map(|a| cam.eye[a] + t * d[a]);
-            let mut values = [(0.0, 0.0); 6];
-            for (s, value) in values.iter_mut().enumerate() {
-                let mut q = x;
-                q[s / 2] += if s % 2 == 0 {
-                    1e-5 * view.radius
-                } else {
-                    -1e-5 * view.radius
-                };
-                let mut b: Vec<(usize, f64)> =
-                    (0..3).filter_map(|a| axes[a].map(|k| (k, q[a]))).collect();
-                b.sort_by_key(|e| e.0);
-                let point: Vec<Interval> = b
-                    .iter()
-                    .map(|&(_, c)| Interval::from_bounds(c, c))
-                    .collect();
-                let out = surf.eval(&point)?;
-                *value = (out[0].lo, out[0].hi);
-            }
-            rgb[3 * p..3 * p + 3].copy_from_slice(&shade(values, d));
+            found_hits.extend(hit.map(|hit| (p, hit)));
+        }
+        let colors = hit_colors(&surface.cpu_twin(), axes, cam, view, &found_hits)?;
+        for (p, c) in colors {
+            rgb[3 * p..3 * p + 3].copy_from_slice(&c);
         }
     }
     Ok(Frame {

@@ -190,6 +190,30 @@ pub struct Frame {
     pub finished_on_cpu: usize,
 }
 
+impl Frame {
+    /// The hits and the picture, apart.
+    pub fn into_parts(self) -> (Vec<Option<(f64, f64)>>, Image) {
+        let image = Image {
+            rgb: self.rgb,
+            boxes: self.boxes,
+            finished_on_cpu: self.finished_on_cpu,
+        };
+        (self.hits, image)
+    }
+}
+
+impl From<Image> for Frame {
+    /// The frame of a picture traced without its hits (`hits` empty).
+    fn from(image: Image) -> Frame {
+        Frame {
+            hits: Vec::new(),
+            rgb: image.rgb,
+            boxes: image.boxes,
+            finished_on_cpu: image.finished_on_cpu,
+        }
+    }
+}
+
 /// Where x, y and z go among the surface's variables (`None`: it does not use that axis); an
 /// error for any other variable.
 pub fn axes(surface: &Evaluator) -> Result<[Option<usize>; 3], Error> {
@@ -322,24 +346,53 @@ pub fn shade_hits(
     hits: &[Option<(f64, f64)>],
 ) -> Result<Vec<u8>, Error> {
     let (w, h) = (view.width, view.height);
-    let k = axes_of;
+    let found: Vec<(usize, (f64, f64))> = hits
+        .par_iter()
+        .enumerate()
+        .filter_map(|(p, hit)| hit.map(|hit| (p, hit)))
+        .collect();
+    let colors = hit_colors(surface, axes_of, cam, view, &found)?;
+    let mut rgb = vec![0u8; 3 * w * h];
+    rgb.par_chunks_mut(3 * w)
+        .enumerate()
+        .for_each(|(row, line)| {
+            let c = background(row, h);
+            for px in line.chunks_mut(3) {
+                px.copy_from_slice(&c);
+            }
+        });
+    for (p, c) in colors {
+        rgb[3 * p..3 * p + 3].copy_from_slice(&c);
+    }
+    Ok(rgb)
+}
+
+/// The colour of each hit `(pixel, hit)`, in their order: shaded from the surface's values at
+/// the six points around the hit's middle, all in one batch on the surface evaluator's
+/// backend. The one shading rule of the CPU (the GPU's `ivjit_shade` makes the same bytes).
+pub(crate) fn hit_colors(
+    surface: &Evaluator,
+    axes_of: [Option<usize>; 3],
+    cam: &Camera,
+    view: &View,
+    hits: &[(usize, (f64, f64))],
+) -> Result<Vec<(usize, [u8; 3])>, Error> {
+    let (w, h) = (view.width, view.height);
     // f at p +- step along each axis, for every hit, in one batch.
     let step = 1e-5 * view.radius;
     let points: Vec<(usize, [f64; 3], [f64; 3])> = hits
         .par_iter()
-        .enumerate()
-        .filter_map(|(p, hit)| {
-            let (lo, hi) = (*hit)?;
+        .map(|&(p, (lo, hi))| {
             let (u, v) = Camera::screen(p % w, p / w, w, h);
             let d = cam.direction(u, v);
             let t = 0.5 * lo + 0.5 * hi;
-            Some((p, [0, 1, 2].map(|a| cam.eye[a] + t * d[a]), d))
+            (p, [0, 1, 2].map(|a| cam.eye[a] + t * d[a]), d)
         })
         .collect();
     let nv = surface.program().n_vars();
     let n = 6 * points.len();
     let mut inputs = vec![0.0; 2 * nv * n];
-    for (axis, slot) in k.iter().enumerate() {
+    for (axis, slot) in axes_of.iter().enumerate() {
         let Some(slot) = *slot else { continue };
         let (lo, hi) = inputs[2 * slot * n..2 * (slot + 1) * n].split_at_mut(n);
         lo.par_chunks_mut(6)
@@ -358,27 +411,14 @@ pub fn shade_hits(
     } else {
         Vec::new()
     };
-    let mut rgb = vec![0u8; 3 * w * h];
-    rgb.par_chunks_mut(3 * w)
-        .enumerate()
-        .for_each(|(row, line)| {
-            let c = background(row, h);
-            for px in line.chunks_mut(3) {
-                px.copy_from_slice(&c);
-            }
-        });
-    let colors: Vec<(usize, [u8; 3])> = points
+    Ok(points
         .par_iter()
         .enumerate()
         .map(|(q, (p, _, d))| {
             let v = std::array::from_fn(|s| (values[6 * q + s], values[n + 6 * q + s]));
             (*p, shade(v, *d))
         })
-        .collect();
-    for (p, c) in colors {
-        rgb[3 * p..3 * p + 3].copy_from_slice(&c);
-    }
-    Ok(rgb)
+        .collect())
 }
 
 fn cpu(
