@@ -11,8 +11,16 @@
 //!   one thread, for tangle and trig.
 //! - [`fidget_render_2d`]: Fidget's 2-D rasterizer on the Prospero model, 1024x1024.
 //! - [`fidget_render_3d`]: Fidget's 3-D voxel (depth + normal image) renderer on the colonnade
-//!   model, 512^3.
+//!   model, 512^3 (and the sizes of `PEERS_3D_SIZES`).
+//! - [`fidget_mesh`]: Fidget's mesher (manifold dual contouring on an octree) on bear and
+//!   colonnade, depth 6 (and the depths of `PEERS_MESH_DEPTHS`).
 //! - [`machine`]: CPU model and whether it has AVX-512F.
+//!
+//! Environment (for machines other than the 2-core development machine, e.g. the GPU host):
+//! `PEERS_ONLY` (comma-separated families: `inari`, `interval`, `2d`, `3d`, `mesh`; default all),
+//! `PEERS_THREADS` (thread counts of the render and mesh rows; default `1,2`),
+//! `PEERS_3D_SIZES` (default `512`), `PEERS_MESH_DEPTHS` (default `6`), `PEERS_MESH_MODELS`
+//! (default `bear,colonnade`: files `MODEL.vm` of the models folder).
 //!
 //! Models are read from `../../tests/data/models` relative to this crate's manifest (i.e. the
 //! ivjit repository's `tests/data/models`), or from `$IVJIT_MODELS_DIR` if that is set.
@@ -46,6 +54,27 @@ const INTERVAL_PASSES: usize = 5;
 const RENDER_2D_PASSES: usize = 10;
 /// Timed renders for the 3-D rows (after one untimed warm-up).
 const RENDER_3D_PASSES: usize = 5;
+/// Timed meshes (after one untimed warm-up).
+const MESH_PASSES: usize = 3;
+
+/// The comma-separated numbers of environment variable `name`, or `default`.
+fn env_list(name: &str, default: &[usize]) -> Vec<usize> {
+    match std::env::var(name) {
+        Ok(v) => v
+            .split(',')
+            .filter_map(|t| t.trim().parse().ok())
+            .collect(),
+        Err(_) => default.to_vec(),
+    }
+}
+
+/// Whether row family `family` is asked for (`PEERS_ONLY`, default every family).
+fn wanted(family: &str) -> bool {
+    match std::env::var("PEERS_ONLY") {
+        Ok(v) => v.split(',').any(|t| t.trim() == family),
+        Err(_) => true,
+    }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Output
@@ -480,7 +509,7 @@ fn fidget_render_2d() {
              (64 points) with the JIT float-slice evaluator",
         ),
     ];
-    for threads in [1, 2] {
+    for threads in env_list("PEERS_THREADS", &[1, 2]) {
         for (label, tile_sizes, what) in configs {
             let name = format!(
                 "fidget prospero 2D 1024^2 {label} {threads} thread{}",
@@ -520,51 +549,105 @@ fn fidget_render_2d() {
     }
 }
 
-/// Rows "fidget colonnade 3D ...": milliseconds per 512^3 voxel render of the colonnade over
-/// [-1, 1]^3 (`voxel::RenderConfig::from_size(512)`, identity world-to-model, `voxel::render`;
-/// the result is a 512x512 image of depth + normal per pixel), Fidget's default 3-D tile sizes
+/// Rows "fidget colonnade 3D ...": milliseconds per N^3 voxel render of the colonnade over
+/// [-1, 1]^3 (`voxel::RenderConfig::from_size(N)`, identity world-to-model, `voxel::render`;
+/// the result is an NxN image of depth + normal per pixel), Fidget's default 3-D tile sizes
 /// for the JIT, best of `RENDER_3D_PASSES` after one untimed warm-up.
 fn fidget_render_3d() {
     let shape = load_jit_shape("colonnade.vm");
-    for threads in [1, 2] {
-        let name = format!(
-            "fidget colonnade 3D 512^3 {threads} thread{}",
-            plural(threads)
-        );
-        let note = format!(
-            "voxel::render, tile_sizes None = JitFunction::tile_sizes_3d() = [64, 16, 8]: \
-             interval evaluation (with tape simplification) on 64^3, 16^3, 8^3 tiles front to \
-             back, JIT float-slice evaluation of the 512 voxels of each remaining 8^3 tile, JIT \
-             gradient evaluation at the first inside voxel of each column; output: depth + \
-             normal image 512x512; f32, not rigorous; {}; best of {RENDER_3D_PASSES} after 1 \
-             warm-up",
-            threads_note(threads)
-        );
-        row(&name, &note, || {
-            let shape = shape.as_ref().map_err(String::clone)?;
-            let pool = thread_pool(threads)?;
-            let eval_config = voxel::EvalConfig {
-                tile_sizes: None,
-                threads: pool.as_ref(),
-                cancel: CancelToken::new(),
-            };
-            let render_config = voxel::RenderConfig::from_size(VoxelSize::from(512));
-            let render = || {
-                voxel::render(shape.clone(), &render_config, &eval_config)
-                    .ok_or_else(|| "render was cancelled".to_string())
-            };
-            let image = render()?; // warm-up
-            let covered = image.iter().filter(|p| p.depth > 0).count();
-            let timing = best_of(RENDER_3D_PASSES, render)?;
-            Ok(Measured {
-                value: timing.best.as_secs_f64() * 1e3,
-                unit: "ms",
-                extra_note: format!(
-                    "{covered} pixels with depth > 0; {}",
-                    timing.parallelism_note()
-                ),
-            })
-        });
+    for size in env_list("PEERS_3D_SIZES", &[512]) {
+        for threads in env_list("PEERS_THREADS", &[1, 2]) {
+            let name = format!(
+                "fidget colonnade 3D {size}^3 {threads} thread{}",
+                plural(threads)
+            );
+            let note = format!(
+                "voxel::render, tile_sizes None = JitFunction::tile_sizes_3d() = [64, 16, 8]: \
+                 interval evaluation (with tape simplification) on 64^3, 16^3, 8^3 tiles front \
+                 to back, JIT float-slice evaluation of the 512 voxels of each remaining 8^3 \
+                 tile, JIT gradient evaluation at the first inside voxel of each column; \
+                 output: depth + normal image {size}x{size}; f32, not rigorous; {}; best of \
+                 {RENDER_3D_PASSES} after 1 warm-up",
+                threads_note(threads)
+            );
+            row(&name, &note, || {
+                let shape = shape.as_ref().map_err(String::clone)?;
+                let pool = thread_pool(threads)?;
+                let eval_config = voxel::EvalConfig {
+                    tile_sizes: None,
+                    threads: pool.as_ref(),
+                    cancel: CancelToken::new(),
+                };
+                let render_config = voxel::RenderConfig::from_size(VoxelSize::from(size as u32));
+                let render = || {
+                    voxel::render(shape.clone(), &render_config, &eval_config)
+                        .ok_or_else(|| "render was cancelled".to_string())
+                };
+                let image = render()?; // warm-up
+                let covered = image.iter().filter(|p| p.depth > 0).count();
+                let timing = best_of(RENDER_3D_PASSES, render)?;
+                Ok(Measured {
+                    value: timing.best.as_secs_f64() * 1e3,
+                    unit: "ms",
+                    extra_note: format!(
+                        "{covered} pixels with depth > 0; {}",
+                        timing.parallelism_note()
+                    ),
+                })
+            });
+        }
+    }
+}
+
+/// Rows "fidget mesh MODEL depth D ...": milliseconds per mesh of MODEL over [-1, 1]^3 by
+/// `fidget::mesh::Octree::build` (an octree of depth D: 2^D cells a side, cells proven empty or
+/// full by interval evaluation are not split) and `walk_dual` (manifold dual contouring: one
+/// vertex per leaf cell placed by a QEF), best of `MESH_PASSES` after one untimed warm-up.
+fn fidget_mesh() {
+    let models = std::env::var("PEERS_MESH_MODELS").unwrap_or_else(|_| "bear,colonnade".into());
+    for label in models.split(',').map(str::trim).filter(|m| !m.is_empty()) {
+        let shape = load_jit_shape(&format!("{label}.vm"));
+        for depth in env_list("PEERS_MESH_DEPTHS", &[6]) {
+            for threads in env_list("PEERS_THREADS", &[1, 2]) {
+                let name = format!(
+                    "fidget mesh {label} depth {depth} {threads} thread{}",
+                    plural(threads)
+                );
+                let note = format!(
+                    "mesh::Octree::build (depth {depth}: {} cells a side, [-1, 1]^3) then \
+                     walk_dual (manifold dual contouring); f32 point samples and QEF vertices, \
+                     not rigorous, thin parts between samples may be lost; {}; best of \
+                     {MESH_PASSES} after 1 warm-up",
+                    1u64 << depth,
+                    threads_note(threads)
+                );
+                row(&name, &note, || {
+                    let shape = shape.as_ref().map_err(String::clone)?;
+                    let pool = thread_pool(threads)?;
+                    let settings = fidget::mesh::Settings {
+                        depth: depth as u8,
+                        threads: pool.as_ref(),
+                        ..Default::default()
+                    };
+                    let mesh = || {
+                        fidget::mesh::Octree::build(shape, &settings)
+                            .map(|o| o.walk_dual())
+                            .ok_or_else(|| "meshing was cancelled".to_string())
+                    };
+                    let m = mesh()?; // warm-up
+                    let (triangles, vertices) = (m.triangles.len(), m.vertices.len());
+                    let timing = best_of(MESH_PASSES, mesh)?;
+                    Ok(Measured {
+                        value: timing.best.as_secs_f64() * 1e3,
+                        unit: "ms",
+                        extra_note: format!(
+                            "{triangles} triangles, {vertices} vertices; {}",
+                            timing.parallelism_note()
+                        ),
+                    })
+                });
+            }
+        }
     }
 }
 
@@ -629,10 +712,22 @@ fn machine() {
 
 fn main() {
     machine();
-    let boxes = Boxes::generate();
-    inari_tangle(&boxes);
-    fidget_interval(&boxes);
-    drop(boxes);
-    fidget_render_2d();
-    fidget_render_3d();
+    if wanted("inari") || wanted("interval") {
+        let boxes = Boxes::generate();
+        if wanted("inari") {
+            inari_tangle(&boxes);
+        }
+        if wanted("interval") {
+            fidget_interval(&boxes);
+        }
+    }
+    if wanted("2d") {
+        fidget_render_2d();
+    }
+    if wanted("3d") {
+        fidget_render_3d();
+    }
+    if wanted("mesh") {
+        fidget_mesh();
+    }
 }
