@@ -14,10 +14,12 @@
 //!   model, 512^3 (and the sizes of `PEERS_3D_SIZES`).
 //! - [`fidget_mesh`]: Fidget's mesher (manifold dual contouring on an octree) on bear and
 //!   colonnade, depth 6 (and the depths of `PEERS_MESH_DEPTHS`).
+//! - [`fidget_thin_wall`]: the triangles of Fidget's mesh of a wall thinner than its cells.
 //! - [`machine`]: CPU model and whether it has AVX-512F.
 //!
 //! Environment (for machines other than the 2-core development machine, e.g. the GPU host):
-//! `PEERS_ONLY` (comma-separated families: `inari`, `interval`, `2d`, `3d`, `mesh`; default all),
+//! `PEERS_ONLY` (comma-separated families: `inari`, `interval`, `2d`, `3d`, `mesh`, `wall`; default
+//! all),
 //! `PEERS_THREADS` (thread counts of the render and mesh rows; default `1,2`),
 //! `PEERS_3D_SIZES` (default `512`), `PEERS_MESH_DEPTHS` (default `6`), `PEERS_MESH_MODELS`
 //! (default `bear,colonnade`: files `MODEL.vm` of the models folder).
@@ -651,6 +653,41 @@ fn fidget_mesh() {
     }
 }
 
+/// Rows "fidget mesh thin wall depth D": the triangles of Fidget's mesh of a wall 0.002 thick at
+/// z = 0.013, `abs(z - 0.013) - 0.001`, over [-1, 1]^3 at depth D (cells 2/2^D wide), the
+/// example of docs/mesh.md: a mesher that samples f at points keeps the wall only where a sample
+/// falls inside it. (ivjit's mesh at depth 5 with 4 witness levels is a closed sheet there.)
+fn fidget_thin_wall() {
+    for depth in [5u8, 6, 7, 8] {
+        let name = format!("fidget mesh thin wall depth {depth}");
+        let note = format!(
+            "abs(z - 0.013) - 0.001 (a wall 0.002 thick) by mesh::Octree::build (depth \
+             {depth}: cells {} wide) then walk_dual; the value is the mesh's triangle count \
+             (0: the wall is lost)",
+            2.0 / f64::from(1u32 << depth)
+        );
+        row(&name, &note, || {
+            let (_, _, z) = Tree::axes();
+            let tree = (z - 0.013).abs() - 0.001;
+            let shape = BoundShape::try_from(JitShape::from(tree))
+                .map_err(|e| format!("unbound variable: {e:?}"))?;
+            let settings = fidget::mesh::Settings {
+                depth,
+                threads: None,
+                ..Default::default()
+            };
+            let m = fidget::mesh::Octree::build(&shape, &settings)
+                .map(|o| o.walk_dual())
+                .ok_or_else(|| "meshing was cancelled".to_string())?;
+            Ok(Measured {
+                value: m.triangles.len() as f64,
+                unit: "triangles",
+                extra_note: format!("{} vertices", m.vertices.len()),
+            })
+        });
+    }
+}
+
 fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
@@ -729,5 +766,8 @@ fn main() {
     }
     if wanted("mesh") {
         fidget_mesh();
+    }
+    if wanted("wall") {
+        fidget_thin_wall();
     }
 }
