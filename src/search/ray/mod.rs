@@ -524,6 +524,32 @@ mod tests {
         );
         assert_eq!(a, b);
         assert!(a.hits.iter().any(|h| h.is_some()) && a.hits.iter().any(|h| h.is_none()));
+        // Against the sphere's exact roots (not the search's own rays): pixel (i, j)'s line
+        // x = -1 + (j + 1/2) 2/7, y = 1.5 - (i + 1/2) 2/5, z = 1 - t meets it first at
+        // t* = 1 - sqrt(0.9 - x^2 - y^2) where x^2 + y^2 <= 0.9. z^2 of a piece is exact up
+        // to rounding and x, y are points, so the hit piece holds t* and a line that misses
+        // the sphere by more than rounding has no hit.
+        for (p, hit) in a.hits.iter().enumerate() {
+            let (i, j) = ((p / 7) as f64, (p % 7) as f64);
+            let (x, y) = (-1.0 + (j + 0.5) * 2.0 / 7.0, 1.5 - (i + 0.5) * 2.0 / 5.0);
+            assert!(
+                (rays[p].u - x).abs() < 1e-15 && (rays[p].v - y).abs() < 1e-15,
+                "{p}"
+            );
+            let r2 = x * x + y * y;
+            match hit {
+                Some((lo, hi)) if r2 < 0.9 - 1e-9 => {
+                    let t = 1.0 - (0.9 - r2).sqrt();
+                    assert!(
+                        *lo - 1e-12 <= t && t <= *hi + 1e-12,
+                        "{p}: {t} in {lo}..{hi}"
+                    );
+                    assert!(hi - lo <= 2.0 / 64.0, "{p}: {lo}..{hi}");
+                }
+                None if r2 > 0.9 + 1e-9 => {}
+                _ => panic!("pixel {p} (x^2 + y^2 = {r2}): {hit:?}"),
+            }
+        }
         let max = f64::MAX;
         for (region, zrange) in [
             ([-max, max, -0.5, 1.5], (-1.0, 1.0)),
