@@ -202,9 +202,17 @@ impl Lattice {
         let mut triangles: Vec<[u64; 3]> = Vec::new();
         while !round.is_empty() {
             stats.marched_cells += round.len() as u64;
+            // Each worker's cells into one pair of lists (not two per cell); `collect` keeps
+            // the folds in the round's order, so the triangles come in the cells' order.
             let marched: Vec<(Vec<[u64; 3]>, Vec<u64>)> = round
                 .par_iter()
-                .map(|&k| self.march_cell(unpack(k), n, cells))
+                .fold(
+                    || (Vec::new(), Vec::new()),
+                    |(mut triangles, mut across), &k| {
+                        self.march_cell(unpack(k), n, cells, &mut triangles, &mut across);
+                        (triangles, across)
+                    },
+                )
                 .collect();
             triangles.par_extend(marched.par_iter().flat_map_iter(|(t, _)| t.iter().copied()));
             let mut next = Vec::new();
@@ -231,12 +239,25 @@ impl Lattice {
         }
     }
 
-    /// One cell's triangles (each vertex named by its lattice edge, inside end first), and
-    /// the cells across its faces whose vertices differ in sign.
-    fn march_cell(&self, c: [u32; 3], n: i64, cells: &Cells) -> (Vec<[u64; 3]>, Vec<u64>) {
-        let (mut triangles, mut across) = (Vec::new(), Vec::new());
+    /// One cell's triangles (each vertex named by its lattice edge, inside end first) onto
+    /// `triangles`, and the cells across its faces whose vertices differ in sign onto `across`.
+    fn march_cell(
+        &self,
+        c: [u32; 3],
+        n: i64,
+        cells: &Cells,
+        triangles: &mut Vec<[u64; 3]>,
+        across: &mut Vec<u64>,
+    ) {
         let m = center(c);
         let sm = self.sign(m, cells);
+        // The eight corners' signs, each looked up once (each is a vertex of three faces):
+        // corner `o` lies at +1 along axis d where bit d of `o` is set, else at -1.
+        let corner = |v: [u32; 3]| (0..3).map(|d| usize::from(v[d] > m[d]) << d).sum::<usize>();
+        let corners: [bool; 8] = std::array::from_fn(|o| {
+            let v = [0, 1, 2].map(|d| if o >> d & 1 == 1 { m[d] + 1 } else { m[d] - 1 });
+            self.sign(v, cells)
+        });
         for axis in 0..3 {
             let (a1, a2) = ((axis + 1) % 3, (axis + 2) % 3);
             for side in [-1, 1] {
@@ -244,13 +265,13 @@ impl Lattice {
                 let q =
                     [(-1, -1), (1, -1), (1, 1), (-1, 1)].map(|(u, w)| step(step(f, a1, u), a2, w));
                 let sf = self.sign(f, cells);
-                let sq = q.map(|v| self.sign(v, cells));
+                let sq = q.map(|v| corners[corner(v)]);
                 let mixed = sq.iter().any(|&s| s != sf);
                 if mixed || sm != sf {
                     for i in 0..4 {
                         let j = (i + 1) % 4;
                         let tet = [(m, sm), (f, sf), (q[i], sq[i]), (q[j], sq[j])];
-                        march_tetrahedron(&tet, &mut triangles);
+                        march_tetrahedron(&tet, triangles);
                     }
                 }
                 let next = c[axis] as i64 + side as i64;
@@ -261,7 +282,6 @@ impl Lattice {
                 }
             }
         }
-        (triangles, across)
     }
 }
 
