@@ -142,7 +142,7 @@ pub(crate) fn place(
             b[..3].copy_from_slice(&p.bracket.0);
             b[3..].copy_from_slice(&p.bracket.1);
         });
-    let proven: Vec<u8> = placed.par_iter().map(|p| p.proven as u8).collect();
+    let mut proven: Vec<u8> = placed.par_iter().map(|p| p.proven as u8).collect();
     let up = "uploading the mesh's vertices";
     let mut d_brackets = stream.clone_htod(&brackets).during(up)?;
     let mut d_proven = stream.clone_htod(&proven).during(up)?;
@@ -165,8 +165,13 @@ pub(crate) fn place(
     let down = "reading the mesh's vertices";
     stream.synchronize().during(down)?;
     clock.step("placement: bisections");
-    let brackets = stream.clone_dtoh(&d_brackets).during(down)?;
-    let proven = stream.clone_dtoh(&d_proven).during(down)?;
+    // Back into the lists they came from, whose pages are already mapped (a fresh 0.5 GB
+    // list at depth 9 paid a fault per page during the copy). A copy into pageable memory
+    // returns once it has completed (CUDA's API synchronization behavior).
+    stream
+        .memcpy_dtoh(&d_brackets, &mut brackets)
+        .during(down)?;
+    stream.memcpy_dtoh(&d_proven, &mut proven).during(down)?;
     clock.step("placement: downloaded");
     placed
         .par_iter_mut()
