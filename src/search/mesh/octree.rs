@@ -4,6 +4,7 @@
 //! cell's tape is pruned on it and its children run the pruned one: a boundary cell keeps its
 //! parent's, which every later evaluation inside it runs ([`Cells::tape_for`]).
 
+use rayon::prelude::*;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::{pack, Field, MeshStats, Space, TapeId};
@@ -38,27 +39,43 @@ pub(crate) fn classify_cells(
         // A cell of level l spans 2^(depth - l) finest cells: 2^(depth - l + 1) half cells.
         let side = 2u64 << (depth - l);
         let boxes: Vec<(TapeId, [[f64; 2]; 3])> = level
-            .iter()
+            .par_iter()
             .map(|&(c, tape)| {
                 let lo = c.map(|i| i as u64 * side);
                 (tape, space.box_of(lo, lo.map(|t| t + side), 2 * n as u64))
             })
             .collect();
         let (enclosures, tapes) = field.classify(&boxes, l < depth)?;
-        let mut next = Vec::new();
-        let leaves = 1u64 << (3 * (depth - l));
-        for ((&(c, tape), [lo, hi]), child_tape) in level.iter().zip(enclosures).zip(tapes) {
-            match classify(lo, hi) {
-                BOUNDARY if l < depth => {
-                    for d in 0..8u32 {
+        let classes: Vec<u8> = enclosures
+            .par_iter()
+            .map(|&[lo, hi]| classify(lo, hi))
+            .collect();
+        // The children of the cut cells, in the level's order (a cut cell's children run its
+        // pruned tape).
+        let next: Vec<([u32; 3], TapeId)> = if l < depth {
+            level
+                .par_iter()
+                .zip(&classes)
+                .zip(&tapes)
+                .filter(|((_, class), _)| **class == BOUNDARY)
+                .flat_map_iter(|((&(c, _), _), &child_tape)| {
+                    (0..8u32).map(move |d| {
                         let child = [
                             2 * c[0] + (d & 1),
                             2 * c[1] + (d >> 1 & 1),
                             2 * c[2] + (d >> 2),
                         ];
-                        next.push((child, child_tape));
-                    }
-                }
+                        (child, child_tape)
+                    })
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let leaves = 1u64 << (3 * (depth - l));
+        for (&(c, tape), &class) in level.iter().zip(&classes) {
+            match class {
+                BOUNDARY if l < depth => {}
                 BOUNDARY => {
                     boundary.push(c);
                     boundary_set.insert(pack(c), tape);
